@@ -1,0 +1,350 @@
+//! The bitboard core: [`Board`] (side to move and opponent), move generation, flips,
+//! play, pass, game end, disc counts and the final score.
+//!
+//! A `Board` is relative to the side to move, which is what search, hashing and books
+//! need; [`crate::position::Position`] adds the absolute colour for notation and games.
+//! Everything here is allocation-free and branch-light: it is the hot path of perft,
+//! search and Thor replay.
+
+use std::fmt;
+
+use crate::square::Square;
+
+/// A disc colour, also used for the side to move.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum Color {
+    /// Black moves first.
+    Black,
+    /// White.
+    White,
+}
+
+impl Color {
+    /// The other colour.
+    #[inline]
+    pub fn opposite(self) -> Color {
+        match self {
+            Color::Black => Color::White,
+            Color::White => Color::Black,
+        }
+    }
+
+    /// `X` for black, `O` for white (FFO/Edax board text).
+    pub fn symbol(self) -> char {
+        match self {
+            Color::Black => 'X',
+            Color::White => 'O',
+        }
+    }
+}
+
+impl fmt::Display for Color {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Color::Black => "black",
+            Color::White => "white",
+        })
+    }
+}
+
+/// Named square sets.
+pub mod masks {
+    /// a1, h1, a8, h8.
+    pub const CORNERS: u64 = 0x8100_0000_0000_0081;
+    /// The diagonal neighbours of the corners: b2, g2, b7, g7.
+    pub const X_SQUARES: u64 = 0x0042_0000_0000_4200;
+    /// The edge neighbours of the corners: b1, g1, a2, h2, a7, h7, b8, g8.
+    pub const C_SQUARES: u64 = 0x4281_0000_0000_8142;
+    /// All 28 edge squares.
+    pub const EDGES: u64 = 0xFF81_8181_8181_81FF;
+    /// Every square except the a- and h-files: stops horizontal wrap-around.
+    pub const NOT_A_H_FILES: u64 = 0x7E7E_7E7E_7E7E_7E7E;
+    /// The four centre squares d4, e4, d5, e5.
+    pub const CENTER: u64 = 0x0000_0018_1800_0000;
+}
+
+/// A position relative to the side to move: `player` has the move, `opponent` waits.
+///
+/// Invariant: `player & opponent == 0`. 16 bytes, `Copy`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Board {
+    /// Discs of the side to move.
+    pub player: u64,
+    /// Discs of the other side.
+    pub opponent: u64,
+}
+
+/// Rays from each square in the 8 directions, without the square itself. Directions
+/// 0..4 go towards higher indices (+1, +7, +8, +9), 4..8 towards lower ones
+/// (-1, -7, -8, -9): `flips` scans the first group from the low end and the second
+/// from the high end.
+static RAYS: [[u64; 8]; 64] = build_rays();
+
+const fn build_rays() -> [[u64; 8]; 64] {
+    // (dcol, drow) per direction, in the order documented on RAYS.
+    const DIRS: [(i32, i32); 8] = [(1, 0), (-1, 1), (0, 1), (1, 1), (-1, 0), (1, -1), (0, -1), (-1, -1)];
+    let mut rays = [[0u64; 8]; 64];
+    let mut sq = 0;
+    while sq < 64 {
+        let mut d = 0;
+        while d < 8 {
+            let (dc, dr) = DIRS[d];
+            let mut c = (sq % 8) as i32 + dc;
+            let mut r = (sq / 8) as i32 + dr;
+            let mut ray = 0u64;
+            while c >= 0 && c < 8 && r >= 0 && r < 8 {
+                ray |= 1u64 << (r * 8 + c);
+                c += dc;
+                r += dr;
+            }
+            rays[sq][d] = ray;
+            d += 1;
+        }
+        sq += 1;
+    }
+    rays
+}
+
+/// Squares where a disc of `p` would flip at least one disc of `o` (legal moves).
+///
+/// Kogge–Stone flood with doubling: for each of the 8 directions, three shift steps
+/// cover runs of up to six opponent discs.
+#[inline]
+pub fn legal_moves(p: u64, o: u64) -> u64 {
+    let empty = !(p | o);
+    let inner = o & masks::NOT_A_H_FILES;
+    let moves = flood_left(p, inner, 1)
+        | flood_right(p, inner, 1)
+        | flood_left(p, o, 8)
+        | flood_right(p, o, 8)
+        | flood_left(p, inner, 7)
+        | flood_right(p, inner, 7)
+        | flood_left(p, inner, 9)
+        | flood_right(p, inner, 9);
+    moves & empty
+}
+
+#[inline(always)]
+fn flood_left(p: u64, m: u64, s: u32) -> u64 {
+    let mut f = m & (p << s);
+    f |= m & (f << s);
+    let pre = m & (m << s);
+    f |= pre & (f << (2 * s));
+    f |= pre & (f << (2 * s));
+    f << s
+}
+
+#[inline(always)]
+fn flood_right(p: u64, m: u64, s: u32) -> u64 {
+    let mut f = m & (p >> s);
+    f |= m & (f >> s);
+    let pre = m & (m >> s);
+    f |= pre & (f >> (2 * s));
+    f |= pre & (f >> (2 * s));
+    f >> s
+}
+
+/// Discs of `o` flipped when `p` plays on the empty square `sq` (0 if the move is illegal).
+///
+/// Per ray, the first square that is not an opponent disc is found with one
+/// trailing/leading-zero count; the run before it flips when that square is `p`'s.
+#[inline]
+pub fn flips(p: u64, o: u64, sq: Square) -> u64 {
+    let rays = &RAYS[sq.index()];
+    let mut flipped = 0u64;
+    let mut d = 0;
+    while d < 4 {
+        let ray = rays[d];
+        let stop = ray & !o;
+        let first = stop & stop.wrapping_neg();
+        let run = first.wrapping_sub(1) & ray;
+        flipped |= run & 0u64.wrapping_sub(((first & p) != 0) as u64);
+        d += 1;
+    }
+    while d < 8 {
+        let ray = rays[d];
+        // Bit 0 is a sentinel so leading_zeros stays below 64; `first & ray` rejects it.
+        let stop = (ray & !o) | 1;
+        let first = (1u64 << 63) >> stop.leading_zeros();
+        let run = ray & (first.wrapping_neg() << 1);
+        flipped |= run & 0u64.wrapping_sub(((first & p & ray) != 0) as u64);
+        d += 1;
+    }
+    flipped
+}
+
+/// Empty squares adjacent to at least one disc of `o` (potential mobility).
+#[inline]
+pub fn adjacent_empties(o: u64, empty: u64) -> u64 {
+    const NOT_H: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    const NOT_A: u64 = 0xFEFE_FEFE_FEFE_FEFE;
+    // Discs on the h-file have no neighbour to their right, those on the a-file none to the left.
+    let (l, r) = (o & NOT_A, o & NOT_H);
+    let around = (r << 1) | (l >> 1) | (o << 8) | (o >> 8) | (l << 7) | (r >> 7) | (r << 9) | (l >> 9);
+    around & empty
+}
+
+impl Board {
+    /// The standard start position, black (the side to move) on d5 and e4.
+    pub const START: Board = Board { player: 0x0000_0008_1000_0000, opponent: 0x0000_0010_0800_0000 };
+
+    /// A board from the two disc sets. `None` if they overlap.
+    pub fn new(player: u64, opponent: u64) -> Option<Board> {
+        (player & opponent == 0).then_some(Board { player, opponent })
+    }
+
+    /// Legal moves of the side to move, as a square set.
+    #[inline]
+    pub fn legal_moves(&self) -> u64 {
+        legal_moves(self.player, self.opponent)
+    }
+
+    /// Legal moves of the side that waits.
+    #[inline]
+    pub fn opponent_moves(&self) -> u64 {
+        legal_moves(self.opponent, self.player)
+    }
+
+    /// Whether `sq` is a legal move for the side to move.
+    #[inline]
+    pub fn is_legal(&self, sq: Square) -> bool {
+        self.empties() & sq.bit() != 0 && flips(self.player, self.opponent, sq) != 0
+    }
+
+    /// Discs flipped by the side to move playing `sq` (0 if illegal or occupied).
+    #[inline]
+    pub fn flips(&self, sq: Square) -> u64 {
+        if self.empties() & sq.bit() == 0 {
+            return 0;
+        }
+        flips(self.player, self.opponent, sq)
+    }
+
+    /// The board after the side to move plays `sq` flipping `flipped`; the turn passes.
+    /// The caller guarantees that `flipped == self.flips(sq) != 0`.
+    #[inline]
+    pub fn play_flips(&self, sq: Square, flipped: u64) -> Board {
+        Board { player: self.opponent ^ flipped, opponent: self.player | flipped | sq.bit() }
+    }
+
+    /// The board after the side to move plays `sq`, or `None` if it is not legal.
+    #[inline]
+    pub fn play(&self, sq: Square) -> Option<Board> {
+        let f = self.flips(sq);
+        (f != 0).then(|| self.play_flips(sq, f))
+    }
+
+    /// The board with the turn handed to the opponent (a pass).
+    #[inline]
+    pub fn pass(&self) -> Board {
+        Board { player: self.opponent, opponent: self.player }
+    }
+
+    /// Empty squares.
+    #[inline]
+    pub fn empties(&self) -> u64 {
+        !(self.player | self.opponent)
+    }
+
+    /// Number of empty squares.
+    #[inline]
+    pub fn empty_count(&self) -> u32 {
+        self.empties().count_ones()
+    }
+
+    /// Discs of the side to move.
+    #[inline]
+    pub fn player_count(&self) -> u32 {
+        self.player.count_ones()
+    }
+
+    /// Discs of the opponent.
+    #[inline]
+    pub fn opponent_count(&self) -> u32 {
+        self.opponent.count_ones()
+    }
+
+    /// True if the side to move must pass (no move, but the opponent has one).
+    #[inline]
+    pub fn must_pass(&self) -> bool {
+        self.legal_moves() == 0 && self.opponent_moves() != 0
+    }
+
+    /// True when neither side can move.
+    #[inline]
+    pub fn is_game_over(&self) -> bool {
+        self.legal_moves() == 0 && self.opponent_moves() == 0
+    }
+
+    /// The final disc differential for the side to move, empty squares to the winner
+    /// (the WTHOR/FFO/federation rule). Meaningful when the game is over.
+    #[inline]
+    pub fn final_score(&self) -> i32 {
+        let p = self.player_count() as i32;
+        let o = self.opponent_count() as i32;
+        let e = 64 - p - o;
+        let diff = p - o;
+        match diff.cmp(&0) {
+            std::cmp::Ordering::Greater => diff + e,
+            std::cmp::Ordering::Less => diff - e,
+            std::cmp::Ordering::Equal => 0,
+        }
+    }
+
+    /// The side to move's disc count with empties given to the winner, as stored in
+    /// WTHOR (black's score when black is `player`). Always `(64 + final_score) / 2`.
+    #[inline]
+    pub fn final_discs(&self) -> i32 {
+        (64 + self.final_score()) / 2
+    }
+}
+
+impl fmt::Debug for Board {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "Board {{ player: {:#018x}, opponent: {:#018x} }}", self.player, self.opponent)?;
+        for row in 0..8u8 {
+            for col in 0..8u8 {
+                let bit = 1u64 << (row * 8 + col);
+                let c = if self.player & bit != 0 {
+                    'P'
+                } else if self.opponent & bit != 0 {
+                    'o'
+                } else {
+                    '.'
+                };
+                write!(f, "{c}")?;
+            }
+            writeln!(f)?;
+        }
+        Ok(())
+    }
+}
+
+/// Iterates the squares of a bitboard, lowest first.
+#[derive(Clone, Copy)]
+pub struct Squares(pub u64);
+
+impl Iterator for Squares {
+    type Item = Square;
+
+    #[inline]
+    fn next(&mut self) -> Option<Square> {
+        if self.0 == 0 {
+            return None;
+        }
+        let sq = Square::new(self.0.trailing_zeros() as u8);
+        self.0 &= self.0 - 1;
+        Some(sq)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.0.count_ones() as usize;
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for Squares {}
+
+#[cfg(test)]
+#[path = "board_tests.rs"]
+mod tests;

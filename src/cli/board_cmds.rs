@@ -1,0 +1,106 @@
+//! `perft` and `show`.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Args;
+use serde::Serialize;
+
+use super::PositionArgs;
+use crate::board::Squares;
+use crate::perft;
+
+/// Arguments of `thorbook perft`.
+#[derive(Args, Debug)]
+pub struct PerftArgs {
+    /// Depth in plies (a pass is a ply).
+    pub depth: u32,
+    #[command(flatten)]
+    pub position: PositionArgs,
+    /// Worker threads (1 = on the calling thread, no pool).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Print every depth from 1 up to DEPTH.
+    #[arg(long)]
+    pub divide_depths: bool,
+}
+
+/// Arguments of `thorbook show`.
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    #[command(flatten)]
+    pub position: PositionArgs,
+    /// Print JSON instead of a diagram.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub(super) fn perft(args: PerftArgs) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(args.threads >= 1, "--threads must be at least 1");
+    let pos = args.position.position()?;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build()?;
+    let first = if args.divide_depths { 1 } else { args.depth };
+    for depth in first..=args.depth {
+        let start = Instant::now();
+        let count = if args.threads == 1 {
+            perft::perft(&pos.board, depth)
+        } else {
+            pool.install(|| perft::perft_parallel(&pos.board, depth))
+        };
+        let secs = start.elapsed().as_secs_f64();
+        println!(
+            "perft {depth}: {count} leaves in {secs:.3} s ({:.1} M leaves/s, {} thread{})",
+            count as f64 / secs.max(1e-9) / 1e6,
+            args.threads,
+            if args.threads == 1 { "" } else { "s" }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Serialize)]
+struct ShowJson {
+    board: String,
+    side_to_move: String,
+    legal_moves: Vec<String>,
+    black_discs: u32,
+    white_discs: u32,
+    empties: u32,
+    must_pass: bool,
+    game_over: bool,
+    canonical_key: String,
+}
+
+pub(super) fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
+    let pos = args.position.position()?;
+    let b = pos.board;
+    let info = ShowJson {
+        board: pos.to_board_text(),
+        side_to_move: pos.side.to_string(),
+        legal_moves: Squares(b.legal_moves()).map(|s| s.to_string()).collect(),
+        black_discs: pos.black().count_ones(),
+        white_discs: pos.white().count_ones(),
+        empties: b.empty_count(),
+        must_pass: b.must_pass(),
+        game_over: b.is_game_over(),
+        canonical_key: format!("{:016x}", b.canonical_key()),
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&info)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", pos.diagram());
+    println!("board:  {}", info.board);
+    let status = if info.game_over {
+        format!("game over, final score {:+} for {}", b.final_score(), pos.side)
+    } else if info.must_pass {
+        format!("{} must pass", pos.side)
+    } else {
+        format!("{} to move", pos.side)
+    };
+    println!("{status}");
+    println!("legal:  {}", if info.legal_moves.is_empty() { "none".to_string() } else { info.legal_moves.join(" ") });
+    println!("discs:  black {}  white {}  empty {}", info.black_discs, info.white_discs, info.empties);
+    println!("key:    {}", info.canonical_key);
+    Ok(ExitCode::SUCCESS)
+}

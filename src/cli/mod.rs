@@ -1,0 +1,60 @@
+//! The command line: clap argument structs, their conversion into library inputs, and
+//! text/JSON output. Only this module (and `main.rs`) prints or reads arguments.
+
+mod board_cmds;
+
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::position::Position;
+
+/// thorbook: Othello opening books from WTHOR archives, and an engine that plays them.
+#[derive(Parser, Debug)]
+#[command(name = "thorbook", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Count the leaves of the game tree (move-generation check and speed test).
+    Perft(board_cmds::PerftArgs),
+    /// Show a position: diagram, side to move, legal moves, disc counts.
+    Show(board_cmds::ShowArgs),
+}
+
+/// A position given on the command line: a move sequence from the start, or board text.
+#[derive(Args, Debug, Clone, Default)]
+pub struct PositionArgs {
+    /// Moves from the start position, e.g. `f5d6c3` or "f5 d6 c3" (passes are inferred).
+    #[arg(long, conflicts_with = "board")]
+    pub moves: Option<String>,
+    /// Board text: 64 squares A1..H8 (X, O, -) then the side to move (X or O).
+    #[arg(long)]
+    pub board: Option<String>,
+}
+
+impl PositionArgs {
+    /// The position these arguments name (the start position when neither is given).
+    pub fn position(&self) -> anyhow::Result<Position> {
+        if let Some(text) = &self.board {
+            return Ok(Position::parse_board_text(text)?);
+        }
+        match &self.moves {
+            Some(seq) => Ok(Position::from_moves(seq)?),
+            None => Ok(Position::START),
+        }
+    }
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Perft(args) => board_cmds::perft(args),
+        Command::Show(args) => board_cmds::show(args),
+    }
+}

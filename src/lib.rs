@@ -1,0 +1,27 @@
+//! thorbook: an Othello (Reversi) toolkit for WTHOR game archives, opening books and a
+//! book-playing engine.
+//!
+//! Layers, each using only those listed before it:
+//! - [`square`]: squares, moves and their notation;
+//! - [`board`]: the bitboard core (move generation, flips, scores);
+//! - [`position`]: absolute colours, board text and checked move sequences;
+//! - [`symmetry`]: the 8 board symmetries and canonical forms;
+//! - [`zobrist`]: stable 64-bit keys, incremental and canonical;
+//! - [`perft`]: move-generation counts;
+//! - [`cli`]: the command line, a thin layer over the library.
+#![deny(missing_docs)]
+
+pub mod board;
+pub mod cli;
+pub mod error;
+pub mod perft;
+pub mod position;
+pub mod square;
+pub mod symmetry;
+pub mod testutil;
+pub mod zobrist;
+
+pub use board::{Board, Color};
+pub use position::Position;
+pub use square::{Move, Square};
+pub use symmetry::Transform;

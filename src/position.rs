@@ -1,0 +1,261 @@
+//! [`Position`]: a [`Board`] with the absolute colour of the side to move, its text
+//! forms (FFO/Edax 64-character boards, a readable diagram) and checked play of move
+//! sequences with errors that name the ply.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::board::{Board, Color, Squares};
+use crate::error::{ParseError, PlayError, PositionError};
+use crate::square::{parse_move_sequence, Move, Square};
+
+/// A board plus who is to move, in absolute colours.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct Position {
+    /// The board relative to the side to move.
+    pub board: Board,
+    /// The colour of `board.player`.
+    pub side: Color,
+}
+
+impl Default for Position {
+    fn default() -> Self {
+        Position::START
+    }
+}
+
+impl Position {
+    /// The start position, black to move.
+    pub const START: Position = Position { board: Board::START, side: Color::Black };
+
+    /// A position from absolute disc sets.
+    pub fn from_colors(black: u64, white: u64, side: Color) -> Option<Position> {
+        let board = match side {
+            Color::Black => Board::new(black, white)?,
+            Color::White => Board::new(white, black)?,
+        };
+        Some(Position { board, side })
+    }
+
+    /// Black's discs.
+    pub fn black(&self) -> u64 {
+        match self.side {
+            Color::Black => self.board.player,
+            Color::White => self.board.opponent,
+        }
+    }
+
+    /// White's discs.
+    pub fn white(&self) -> u64 {
+        match self.side {
+            Color::Black => self.board.opponent,
+            Color::White => self.board.player,
+        }
+    }
+
+    /// The position after a pass.
+    pub fn pass(&self) -> Position {
+        Position { board: self.board.pass(), side: self.side.opposite() }
+    }
+
+    /// Plays `mv`, checking it. `ply` (1-based) is only used to label the error.
+    pub fn try_play(&self, mv: Move, ply: usize) -> Result<Position, PlayError> {
+        match mv {
+            Move::Pass => {
+                if self.board.legal_moves() != 0 {
+                    Err(PlayError::PassWithMoves { ply, color: self.side })
+                } else if self.board.opponent_moves() == 0 {
+                    Err(PlayError::GameOver { ply, mv })
+                } else {
+                    Ok(self.pass())
+                }
+            }
+            Move::Place(sq) => match self.board.play(sq) {
+                Some(board) => Ok(Position { board, side: self.side.opposite() }),
+                None if self.board.is_game_over() => Err(PlayError::GameOver { ply, mv }),
+                None => Err(PlayError::Illegal { ply, mv, color: self.side }),
+            },
+        }
+    }
+
+    /// Plays a sequence from `self`. Passes may be written explicitly or left out: when
+    /// the side to move has no legal move and the next move is not a pass, the pass is
+    /// inferred (as in WTHOR transcripts).
+    pub fn play_sequence(&self, moves: &[Move]) -> Result<Position, PlayError> {
+        let mut pos = *self;
+        for (i, &mv) in moves.iter().enumerate() {
+            if mv != Move::Pass && pos.board.must_pass() {
+                pos = pos.pass();
+            }
+            pos = pos.try_play(mv, i + 1)?;
+        }
+        Ok(pos)
+    }
+
+    /// The position reached from the start by a move sequence such as `f5d6c3`.
+    pub fn from_moves(text: &str) -> Result<Position, PositionError> {
+        let moves = parse_move_sequence(text)?;
+        Ok(Position::START.play_sequence(&moves)?)
+    }
+
+    /// Parses FFO/Edax board text: 64 squares A1, B1, … H8 (`X`/`x`/`*`/`B` black,
+    /// `O`/`o`/`W` white, `-`/`.` empty; whitespace ignored), then the side to move
+    /// (`X`/`B`/`black` or `O`/`W`/`white`). Anything after the side (e.g. `;` and
+    /// scored moves in `.obf` files) is ignored.
+    pub fn parse_board_text(text: &str) -> Result<Position, ParseError> {
+        let mut black = 0u64;
+        let mut white = 0u64;
+        let mut n = 0usize;
+        let mut chars = text.char_indices();
+        for (at, c) in chars.by_ref() {
+            if c.is_whitespace() {
+                continue;
+            }
+            let bit = 1u64 << n;
+            match c {
+                'X' | 'x' | '*' | 'B' | 'b' => black |= bit,
+                'O' | 'o' | 'W' | 'w' | '0' => white |= bit,
+                '-' | '.' | '_' => {}
+                _ => {
+                    return Err(ParseError::Board(format!(
+                        "character {} (`{c}`) at square {} is not X, O or -",
+                        at + 1,
+                        Square::new(n as u8)
+                    )))
+                }
+            }
+            n += 1;
+            if n == 64 {
+                break;
+            }
+        }
+        if n < 64 {
+            return Err(ParseError::Board(format!("only {n} squares, expected 64")));
+        }
+        let rest: String = chars.map(|(_, c)| c).collect();
+        let side_word = rest.split(|c: char| c.is_whitespace() || c == ';').find(|w| !w.is_empty());
+        let side = match side_word.map(|w| w.to_ascii_lowercase()) {
+            Some(w) if ["x", "b", "*", "black"].contains(&w.as_str()) => Color::Black,
+            Some(w) if ["o", "w", "0", "white"].contains(&w.as_str()) => Color::White,
+            Some(w) => return Err(ParseError::Board(format!("side to move `{w}` is not X or O"))),
+            None => return Err(ParseError::Board("the side to move (X or O) is missing after the 64 squares".into())),
+        };
+        Ok(Position::from_colors(black, white, side).expect("a square holds one colour"))
+    }
+
+    /// FFO/Edax board text: 64 squares then a space and `X` or `O`.
+    pub fn to_board_text(&self) -> String {
+        let (black, white) = (self.black(), self.white());
+        let mut s = String::with_capacity(66);
+        for sq in Square::ALL {
+            s.push(if black & sq.bit() != 0 {
+                'X'
+            } else if white & sq.bit() != 0 {
+                'O'
+            } else {
+                '-'
+            });
+        }
+        s.push(' ');
+        s.push(self.side.symbol());
+        s
+    }
+
+    /// A readable diagram: `X` black, `O` white, `.` empty, `*` legal moves.
+    pub fn diagram(&self) -> String {
+        let (black, white) = (self.black(), self.white());
+        let legal = self.board.legal_moves();
+        let mut s = String::from("  a b c d e f g h\n");
+        for row in 0..8u8 {
+            s.push((b'1' + row) as char);
+            for col in 0..8u8 {
+                let bit = 1u64 << (row * 8 + col);
+                s.push(' ');
+                s.push(if black & bit != 0 {
+                    'X'
+                } else if white & bit != 0 {
+                    'O'
+                } else if legal & bit != 0 {
+                    '*'
+                } else {
+                    '.'
+                });
+            }
+            s.push(' ');
+            s.push((b'1' + row) as char);
+            s.push('\n');
+        }
+        s.push_str("  a b c d e f g h\n");
+        s
+    }
+
+    /// Legal moves as squares, lowest index first.
+    pub fn legal_squares(&self) -> Vec<Square> {
+        Squares(self.board.legal_moves()).collect()
+    }
+}
+
+impl FromStr for Position {
+    type Err = ParseError;
+
+    fn from_str(s: &str) -> Result<Position, ParseError> {
+        Position::parse_board_text(s)
+    }
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_board_text())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn board_text_round_trips() {
+        let pos = Position::from_moves("f5d6c3d3c4").unwrap();
+        let text = pos.to_board_text();
+        assert_eq!(text.len(), 66);
+        assert_eq!(Position::parse_board_text(&text).unwrap(), pos);
+        assert_eq!(Position::START.to_board_text(), format!("{}OX{}XO{} X", "-".repeat(27), "-".repeat(6), "-".repeat(27)));
+    }
+
+    #[test]
+    fn obf_lines_parse() {
+        let line = "--XXXXX--OOOXX-O-OOOXXOX-OXOXOXXOXXXOXXX--XOXOXX-XXXOOO--OOOOO-- X; G8:+18; H1:+12;";
+        let pos = Position::parse_board_text(line).unwrap();
+        assert_eq!(pos.side, Color::Black);
+        assert_eq!(pos.board.empty_count(), 14);
+    }
+
+    #[test]
+    fn illegal_move_names_ply_move_and_colour() {
+        let err = Position::from_moves("f5d6c3d3c4f4c5b3c2a1").unwrap_err();
+        assert_eq!(err.to_string(), "ply 10: a1 is not legal for white");
+        let err = Position::from_moves("f5 f5").unwrap_err();
+        assert_eq!(err.to_string(), "ply 2: f5 is not legal for white");
+        let err = Position::from_moves("f5 pass").unwrap_err();
+        assert_eq!(err.to_string(), "ply 2: white cannot pass, it has a legal move");
+        let err = Position::from_moves("f5 q7").unwrap_err();
+        assert_eq!(err.to_string(), "move 2: `q7` is not a square or a pass");
+    }
+
+    #[test]
+    fn malformed_board_text_is_an_error() {
+        assert!(Position::parse_board_text("XO-").unwrap_err().to_string().contains("only 3 squares"));
+        let bad = format!("{}Z{} X", "-".repeat(10), "-".repeat(53));
+        assert!(Position::parse_board_text(&bad).unwrap_err().to_string().contains("square c2"));
+        let no_side = "-".repeat(64);
+        assert!(Position::parse_board_text(&no_side).unwrap_err().to_string().contains("side to move"));
+    }
+
+    #[test]
+    fn diagram_marks_legal_moves() {
+        let d = Position::START.diagram();
+        assert_eq!(d.matches('*').count(), 4);
+        assert!(d.contains("4 . . * O X . . . 4"), "{d}");
+        assert!(d.contains("5 . . . X O * . . 5"), "{d}");
+    }
+}

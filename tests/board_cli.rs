@@ -1,0 +1,54 @@
+use thorbook::perft::{perft, perft_parallel};
+use thorbook::Board;
+
+use crate::util::thorbook;
+
+const START_COUNTS: [u64; 12] = [1, 4, 12, 56, 244, 1396, 8200, 55092, 390216, 3005288, 24571284, 212258800];
+
+#[test]
+fn perft_matches_published_counts_through_depth_11() {
+    for (depth, &want) in START_COUNTS.iter().enumerate() {
+        assert_eq!(perft(&Board::START, depth as u32), want, "depth {depth}");
+    }
+}
+
+#[test]
+#[ignore = "about 4 s in release; run with --ignored"]
+fn perft_12() {
+    assert_eq!(perft_parallel(&Board::START, 12), 1_939_886_636);
+}
+
+#[test]
+fn perft_command_prints_the_count() {
+    let out = thorbook(&["perft", "9"]);
+    assert!(out.ok().contains("perft 9: 3005288 leaves"), "{}", out.stdout);
+    let out = thorbook(&["perft", "8", "--threads", "2"]);
+    assert!(out.ok().contains("perft 8: 390216 leaves"), "{}", out.stdout);
+    // The 4 first moves are symmetric, so each subtree holds a quarter of perft(9).
+    let out = thorbook(&["perft", "8", "--moves", "f5"]);
+    assert!(out.ok().contains(&format!("perft 8: {} leaves", 3005288 / 4)), "{}", out.stdout);
+}
+
+#[test]
+fn show_prints_diagram_and_moves() {
+    let out = thorbook(&["show", "--moves", "f5d6"]);
+    let text = out.ok();
+    assert!(text.contains("legal:  c3 c4 c5 c6 c7"), "{text}");
+    assert!(text.contains("black to move"));
+    let out = thorbook(&["show", "--moves", "f5", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
+    assert_eq!(v["side_to_move"], "white");
+    assert_eq!(v["legal_moves"], serde_json::json!(["f4", "d6", "f6"]));
+}
+
+#[test]
+fn bad_input_names_what_and_where() {
+    let err = thorbook(&["show", "--moves", "f5d6c3d3c4f4c5b3c2a1"]).fails().to_string();
+    assert!(err.contains("thorbook: ply 10: a1 is not legal for white"), "{err}");
+    let err = thorbook(&["show", "--moves", "f5 j9"]).fails().to_string();
+    assert!(err.contains("move 2: `j9` is not a square"), "{err}");
+    let err = thorbook(&["perft", "3", "--board", "XXO"]).fails().to_string();
+    assert!(err.contains("board text: only 3 squares"), "{err}");
+    let err = thorbook(&["perft", "notanumber"]).fails().to_string();
+    assert!(err.contains("invalid value"), "{err}");
+}

@@ -1,0 +1,5 @@
+//! Integration tests: the library through its public API and the real binary.
+
+mod util;
+
+mod board_cli;
