@@ -12,23 +12,8 @@ use magpie::othello::{Board as MBoard, Stone};
 use thorbook::board::Board;
 use thorbook::perft::{perft, perft_parallel};
 
-const COUNTS: [u64; 15] = [
-    1,
-    4,
-    12,
-    56,
-    244,
-    1396,
-    8200,
-    55092,
-    390216,
-    3005288,
-    24571284,
-    212258800,
-    1939886636,
-    18429641748,
-    184042084512,
-];
+const COUNTS: [u64; 15] =
+    [1, 4, 12, 56, 244, 1396, 8200, 55092, 390216, 3005288, 24571284, 212258800, 1939886636, 18429641748, 184042084512];
 
 /// The same algorithm as `thorbook::perft`, written on magpie's API.
 fn magpie_perft(board: &MBoard, stone: Stone, depth: u32) -> u64 {

@@ -77,7 +77,11 @@ fn adjacent_empties_match_naive() {
             for dc in -1..=1 {
                 for dr in -1..=1 {
                     let (nc, nr) = (c + dc, r + dr);
-                    if (dc, dr) != (0, 0) && (0..8).contains(&nc) && (0..8).contains(&nr) && o & (1u64 << (nr * 8 + nc)) != 0 {
+                    if (dc, dr) != (0, 0)
+                        && (0..8).contains(&nc)
+                        && (0..8).contains(&nr)
+                        && o & (1u64 << (nr * 8 + nc)) != 0
+                    {
                         want |= sq.bit();
                     }
                 }

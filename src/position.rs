@@ -219,7 +219,10 @@ mod tests {
         let text = pos.to_board_text();
         assert_eq!(text.len(), 66);
         assert_eq!(Position::parse_board_text(&text).unwrap(), pos);
-        assert_eq!(Position::START.to_board_text(), format!("{}OX{}XO{} X", "-".repeat(27), "-".repeat(6), "-".repeat(27)));
+        assert_eq!(
+            Position::START.to_board_text(),
+            format!("{}OX{}XO{} X", "-".repeat(27), "-".repeat(6), "-".repeat(27))
+        );
     }
 
     #[test]
