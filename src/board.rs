@@ -11,7 +11,8 @@ use std::fmt;
 use crate::square::Square;
 
 /// A disc colour, also used for the side to move.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Color {
     /// Black moves first.
     Black,

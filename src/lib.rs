@@ -8,17 +8,21 @@
 //! - [`symmetry`]: the 8 board symmetries and canonical forms;
 //! - [`zobrist`]: stable 64-bit keys, incremental and canonical;
 //! - [`perft`]: move-generation counts;
+//! - [`fileio`]: memory maps and atomic writes;
+//! - [`thor`]: WTHOR archives: read, replay, validate, index, search, write;
 //! - [`cli`]: the command line, a thin layer over the library.
 #![deny(missing_docs)]
 
 pub mod board;
 pub mod cli;
 pub mod error;
+pub mod fileio;
 pub mod perft;
 pub mod position;
 pub mod square;
 pub mod symmetry;
 pub mod testutil;
+pub mod thor;
 pub mod zobrist;
 
 pub use board::{Board, Color};

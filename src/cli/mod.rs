@@ -2,6 +2,7 @@
 //! text/JSON output. Only this module (and `main.rs`) prints or reads arguments.
 
 mod board_cmds;
+mod thor_cmds;
 
 use std::process::ExitCode;
 
@@ -25,6 +26,9 @@ pub enum Command {
     Perft(board_cmds::PerftArgs),
     /// Show a position: diagram, side to move, legal moves, disc counts.
     Show(board_cmds::ShowArgs),
+    /// WTHOR archives: info, games, stats, check, export.
+    #[command(subcommand)]
+    Thor(thor_cmds::ThorCommand),
 }
 
 /// A position given on the command line: a move sequence from the start, or board text.
@@ -56,5 +60,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Perft(args) => board_cmds::perft(args),
         Command::Show(args) => board_cmds::show(args),
+        Command::Thor(cmd) => thor_cmds::run(cmd),
     }
 }

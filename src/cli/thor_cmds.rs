@@ -1,0 +1,538 @@
+//! `thorbook thor …`: info, games, stats, check, export.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::{Args, Subcommand, ValueEnum};
+use serde::Serialize;
+
+use super::PositionArgs;
+use crate::board::Color;
+use crate::thor::format::{FileKind, Header, Records, ThorFile};
+use crate::thor::{
+    atomic_write, bundled_sources, expand_paths, GameFilter, LoadOptions, SortKey, Source, ThorDatabase, ThorGame,
+};
+
+/// The `thor` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum ThorCommand {
+    /// Per file and in total: games, years, P3, finished / early / unfinished, players, tournaments.
+    Info(InfoArgs),
+    /// List games (year, tournament, players, scores, transcript), filtered and sorted.
+    Games(GamesArgs),
+    /// Statistics of the games reaching a position, move by move (WZebra's database window).
+    Stats(StatsArgs),
+    /// Validate archives: every anomaly with file, record, byte offset and ply.
+    Check(CheckArgs),
+    /// Export games for training pipelines (transcripts, CSV, JSON lines) or as a new WTHOR file.
+    Export(ExportArgs),
+}
+
+/// Archives to load and how strictly.
+#[derive(Args, Debug, Clone)]
+pub struct ArchiveArgs {
+    /// WTHOR files or directories (default: the archives bundled in the binary, 2013–2015).
+    pub paths: Vec<PathBuf>,
+    /// Fail on the first damaged file or game instead of skipping it with a warning.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+impl ArchiveArgs {
+    fn sources(&self) -> anyhow::Result<Vec<Source>> {
+        if self.paths.is_empty() {
+            return Ok(bundled_sources());
+        }
+        let mut sources = Vec::new();
+        for p in expand_paths(&self.paths)? {
+            sources.push(Source::open(&p)?);
+        }
+        Ok(sources)
+    }
+
+    fn load(&self, index: bool) -> anyhow::Result<ThorDatabase> {
+        let db = ThorDatabase::load(&self.sources()?, LoadOptions { strict: self.strict, index })?;
+        warn_skipped(&db);
+        Ok(db)
+    }
+}
+
+fn warn_skipped(db: &ThorDatabase) {
+    if db.anomalies.is_empty() {
+        return;
+    }
+    for a in db.anomalies.iter().take(5) {
+        eprintln!("warning: skipped: {a}");
+    }
+    if db.anomalies.len() > 5 {
+        eprintln!("warning: … and {} more", db.anomalies.len() - 5);
+    }
+    eprintln!(
+        "warning: {} anomalies; the damaged games or files were skipped (`thorbook thor check` lists them, --strict fails)",
+        db.anomalies.len()
+    );
+}
+
+/// Which games.
+#[derive(Args, Debug, Clone, Default)]
+pub struct FilterArgs {
+    /// Games of a player (case-insensitive substring of the name).
+    #[arg(long)]
+    pub player: Option<String>,
+    /// With --player: the colour the player had.
+    #[arg(long = "as", value_enum, default_value_t = PlayerSide::Either)]
+    pub side: PlayerSide,
+    /// Games of a tournament (case-insensitive substring).
+    #[arg(long)]
+    pub tournament: Option<String>,
+    /// Years, inclusive: `1990..2000`, `1990`, `1990..`, `..2000`.
+    #[arg(long, value_parser = parse_years)]
+    pub years: Option<(u16, u16)>,
+    #[command(flatten)]
+    pub position: PositionArgs,
+}
+
+/// The colour a player had.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum PlayerSide {
+    /// Black.
+    Black,
+    /// White.
+    White,
+    /// Either.
+    #[default]
+    Either,
+}
+
+fn parse_years(s: &str) -> Result<(u16, u16), String> {
+    let bad = || format!("`{s}` is not a year range (1990..2000, 1990, 1990.., ..2000)");
+    let year = |t: &str, default: u16| -> Result<u16, String> {
+        if t.is_empty() {
+            Ok(default)
+        } else {
+            t.trim().parse().map_err(|_| bad())
+        }
+    };
+    let (lo, hi) = match s.split_once("..") {
+        Some((a, b)) => (year(a, 0)?, year(b.trim_start_matches('='), u16::MAX)?),
+        None => {
+            let y = year(s, 0)?;
+            (y, y)
+        }
+    };
+    if lo > hi {
+        return Err(bad());
+    }
+    Ok((lo, hi))
+}
+
+impl FilterArgs {
+    fn filter(&self) -> anyhow::Result<GameFilter> {
+        let position = if self.position.moves.is_some() || self.position.board.is_some() {
+            Some(self.position.position()?)
+        } else {
+            None
+        };
+        Ok(GameFilter {
+            player: self.player.clone(),
+            player_color: match self.side {
+                PlayerSide::Black => Some(Color::Black),
+                PlayerSide::White => Some(Color::White),
+                PlayerSide::Either => None,
+            },
+            tournament: self.tournament.clone(),
+            years: self.years,
+            position,
+        })
+    }
+}
+
+/// Arguments of `thor info`.
+#[derive(Args, Debug)]
+pub struct InfoArgs {
+    #[command(flatten)]
+    archives: ArchiveArgs,
+    /// JSON output.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Output formats of game listings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GameFormat {
+    /// Aligned columns.
+    Table,
+    /// One transcript per line (`f5d6c3…`).
+    Transcript,
+    /// CSV with a header line.
+    Csv,
+    /// One JSON object per line.
+    Jsonl,
+    /// A WTHOR `.wtb` file (export only, needs -o).
+    Wtb,
+}
+
+/// Arguments of `thor games`.
+#[derive(Args, Debug)]
+pub struct GamesArgs {
+    #[command(flatten)]
+    archives: ArchiveArgs,
+    #[command(flatten)]
+    filter: FilterArgs,
+    /// At most this many games (0: all).
+    #[arg(long, default_value_t = 50)]
+    limit: usize,
+    /// Order: year, black, white, tournament, score.
+    #[arg(long, default_value = "year")]
+    sort: SortKey,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = GameFormat::Table)]
+    format: GameFormat,
+    /// JSON lines (same as --format jsonl).
+    #[arg(long)]
+    json: bool,
+}
+
+/// Arguments of `thor export`.
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    archives: ArchiveArgs,
+    #[command(flatten)]
+    filter: FilterArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = GameFormat::Transcript)]
+    format: GameFormat,
+    /// Write here (atomically) instead of standard output; required for --format wtb.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+}
+
+/// Arguments of `thor stats`.
+#[derive(Args, Debug)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    archives: ArchiveArgs,
+    #[command(flatten)]
+    filter: FilterArgs,
+    /// JSON output.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Arguments of `thor check`.
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// WTHOR files or directories (default: the bundled archives).
+    paths: Vec<PathBuf>,
+    /// JSON output.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(super) fn run(cmd: ThorCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        ThorCommand::Info(a) => info(a),
+        ThorCommand::Games(a) => games(a),
+        ThorCommand::Stats(a) => stats(a),
+        ThorCommand::Check(a) => check(a),
+        ThorCommand::Export(a) => export(a),
+    }
+}
+
+#[derive(Serialize)]
+struct InfoJson<'a> {
+    files: &'a [crate::thor::database::FileSummary],
+    total_games: usize,
+    finished: usize,
+    finished_early: usize,
+    unfinished: usize,
+    years: Option<(u16, u16)>,
+    players: usize,
+    tournaments: usize,
+    anomalies: usize,
+    load_seconds: f64,
+}
+
+fn info(args: InfoArgs) -> anyhow::Result<ExitCode> {
+    let start = Instant::now();
+    let db = args.archives.load(false)?;
+    let secs = start.elapsed().as_secs_f64();
+    let sum = |f: fn(&crate::thor::database::FileSummary) -> usize| db.files.iter().map(f).sum::<usize>();
+    let years = db.games.iter().map(|g| g.year).fold(None, |acc: Option<(u16, u16)>, y| {
+        Some(acc.map_or((y, y), |(lo, hi)| (lo.min(y), hi.max(y))))
+    });
+    let out = InfoJson {
+        files: &db.files,
+        total_games: db.games.len(),
+        finished: sum(|f| f.finished),
+        finished_early: sum(|f| f.finished_early),
+        unfinished: sum(|f| f.unfinished),
+        years,
+        players: db.players.len(),
+        tournaments: db.tournaments.len(),
+        anomalies: db.anomalies.len(),
+        load_seconds: secs,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{:<24} {:>6} {:>4} {:>3} {:>8} {:>8} {:>6} {:>10} {:>9}",
+        "file", "kind", "year", "P3", "records", "finished", "early", "unfinished", "anomalies"
+    );
+    for f in &db.files {
+        let kind = match f.kind {
+            FileKind::Games => "games",
+            FileKind::Games10 => "10x10",
+            FileKind::Players => "JOU",
+            FileKind::Tournaments => "TRN",
+        };
+        let is_games = matches!(f.kind, FileKind::Games | FileKind::Games10);
+        let year = if is_games { f.header.game_year.to_string() } else { "-".into() };
+        let depth = if is_games { f.header.depth.to_string() } else { "-".into() };
+        let name = std::path::Path::new(&f.name).file_name().map_or(f.name.clone(), |n| n.to_string_lossy().into());
+        println!(
+            "{:<24} {:>6} {:>4} {:>3} {:>8} {:>8} {:>6} {:>10} {:>9}",
+            name, kind, year, depth, f.records, f.finished, f.finished_early, f.unfinished, f.anomalies
+        );
+    }
+    println!();
+    let span = years.map_or("-".to_string(), |(lo, hi)| format!("{lo}–{hi}"));
+    println!("games:       {} ({span})", out.total_games);
+    println!("finished:    {} with 60 moves, {} before 60 moves", out.finished, out.finished_early);
+    println!("unfinished:  {} (stored score is not a final score)", out.unfinished);
+    println!("players:     {}", out.players);
+    println!("tournaments: {}", out.tournaments);
+    println!("anomalies:   {}", out.anomalies);
+    if db.files.iter().any(|f| f.kind == FileKind::Games10) {
+        println!("note: 10x10 files are counted from their records but not replayed (thorbook plays 8x8 only)");
+    }
+    println!("loaded and replayed in {secs:.3} s");
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Serialize)]
+struct GameJson {
+    year: u16,
+    file: String,
+    record: u32,
+    tournament: String,
+    black: String,
+    white: String,
+    black_score: u8,
+    theoretical_score: u8,
+    theoretical_depth: u8,
+    outcome: crate::thor::Outcome,
+    moves: String,
+}
+
+fn game_json(db: &ThorDatabase, g: &ThorGame) -> GameJson {
+    GameJson {
+        year: g.year,
+        file: db.files[g.file as usize].name.clone(),
+        record: g.record,
+        tournament: db.tournament_name(g.raw.tournament),
+        black: db.player_name(g.raw.black),
+        white: db.player_name(g.raw.white),
+        black_score: g.raw.black_score,
+        theoretical_score: g.raw.theoretical_score,
+        theoretical_depth: g.depth,
+        outcome: g.replay.outcome,
+        moves: g.transcript(),
+    }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn write_games(out: &mut dyn Write, db: &ThorDatabase, ids: &[usize], format: GameFormat) -> anyhow::Result<()> {
+    match format {
+        GameFormat::Table => {
+            writeln!(out, "{:<4}  {:<24}  {:<22}  {:<22}  {:>5}  {:>5}  moves", "year", "tournament", "black", "white", "score", "theor")?;
+            for &i in ids {
+                let g = game_json(db, &db.games[i]);
+                let score = format!("{}-{}", g.black_score, 64 - g.black_score as i32);
+                let mark = if g.outcome == crate::thor::Outcome::Unfinished { "*" } else { "" };
+                writeln!(
+                    out,
+                    "{:<4}  {:<24.24}  {:<22.22}  {:<22.22}  {:>5}  {:>5}  {}{mark}",
+                    g.year, g.tournament, g.black, g.white, score, g.theoretical_score, g.moves
+                )?;
+            }
+        }
+        GameFormat::Transcript => {
+            for &i in ids {
+                writeln!(out, "{}", db.games[i].transcript())?;
+            }
+        }
+        GameFormat::Csv => {
+            writeln!(out, "year,tournament,black,white,black_score,theoretical_score,theoretical_depth,outcome,moves")?;
+            for &i in ids {
+                let g = game_json(db, &db.games[i]);
+                let outcome = serde_json::to_value(g.outcome)?.as_str().unwrap_or_default().to_string();
+                writeln!(
+                    out,
+                    "{},{},{},{},{},{},{},{},{}",
+                    g.year,
+                    csv_field(&g.tournament),
+                    csv_field(&g.black),
+                    csv_field(&g.white),
+                    g.black_score,
+                    g.theoretical_score,
+                    g.theoretical_depth,
+                    outcome,
+                    g.moves
+                )?;
+            }
+        }
+        GameFormat::Jsonl => {
+            for &i in ids {
+                writeln!(out, "{}", serde_json::to_string(&game_json(db, &db.games[i]))?)?;
+            }
+        }
+        GameFormat::Wtb => anyhow::bail!("--format wtb writes a file: use `thorbook thor export --format wtb -o FILE`"),
+    }
+    Ok(())
+}
+
+fn games(args: GamesArgs) -> anyhow::Result<ExitCode> {
+    let filter = args.filter.filter()?;
+    let db = args.archives.load(filter.position.is_some())?;
+    let mut ids = db.select(&filter);
+    db.sort_games(&mut ids, args.sort);
+    let total = ids.len();
+    if args.limit > 0 {
+        ids.truncate(args.limit);
+    }
+    let format = if args.json { GameFormat::Jsonl } else { args.format };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    write_games(&mut out, &db, &ids, format)?;
+    out.flush()?;
+    if format == GameFormat::Table {
+        eprintln!("{} of {total} matching games shown (--limit 0 shows all; * marks unfinished games)", ids.len());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
+    let filter = args.filter.filter()?;
+    let db = args.archives.load(filter.position.is_some())?;
+    let ids = db.select(&filter);
+    if args.format == GameFormat::Wtb {
+        let path = args.output.as_ref().context("--format wtb needs -o FILE")?;
+        let file = wtb_of(&db, &ids);
+        atomic_write(path, &file.to_bytes()).with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("wrote {} games to {}", ids.len(), path.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut buf = Vec::new();
+    write_games(&mut buf, &db, &ids, args.format)?;
+    match &args.output {
+        Some(path) => {
+            atomic_write(path, &buf).with_context(|| format!("writing {}", path.display()))?;
+            eprintln!("wrote {} games to {}", ids.len(), path.display());
+        }
+        None => std::io::stdout().lock().write_all(&buf)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A `.wtb` holding the selected games, with the year and P3 of the first one.
+fn wtb_of(db: &ThorDatabase, ids: &[usize]) -> ThorFile {
+    let first = ids.first().map(|&i| &db.games[i]);
+    let mut header = first.map_or(Header::new(0, 24), |g| db.files[g.file as usize].header);
+    header.n2 = 0;
+    let games = ids.iter().map(|&i| db.games[i].raw).collect();
+    ThorFile { name: String::new(), kind: FileKind::Games, header, records: Records::Games(games) }
+}
+
+fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
+    let mut filter = args.filter.filter()?;
+    let pos = filter.position.take().unwrap_or_default();
+    let start = Instant::now();
+    let db = args.archives.load(true)?;
+    let loaded = start.elapsed().as_secs_f64();
+    let query = Instant::now();
+    let s = db.stats(&pos, &filter);
+    let query_secs = query.elapsed().as_secs_f64();
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&s)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", pos.diagram());
+    println!("{} to move", pos.side);
+    if s.games == 0 {
+        println!("no game reaches this position");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let pct = |n: usize| 100.0 * n as f64 / s.games as f64;
+    println!(
+        "{} games: black wins {} ({:.1}%), draws {} ({:.1}%), white wins {} ({:.1}%)",
+        s.games,
+        s.black_wins,
+        pct(s.black_wins),
+        s.draws,
+        pct(s.draws),
+        s.white_wins,
+        pct(s.white_wins)
+    );
+    println!("black score: average {:.2}, median {:.1}", s.average_black_score, s.median_black_score);
+    if s.ended_here > 0 {
+        println!("{} games end here", s.ended_here);
+    }
+    println!();
+    println!("{:<5} {:>7} {:>7} {:>10} {:>10}", "move", "games", "share", "black win", "avg black");
+    for m in &s.moves {
+        println!(
+            "{:<5} {:>7} {:>6.1}% {:>9.1}% {:>10.2}",
+            m.mv,
+            m.games,
+            100.0 * m.share,
+            100.0 * m.black_win_rate,
+            m.average_black_score
+        );
+    }
+    eprintln!("({} positions indexed in {loaded:.3} s; query {:.1} ms)", db.index_len(), query_secs * 1e3);
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Serialize)]
+struct CheckJson<'a> {
+    files: usize,
+    records: usize,
+    games_valid: usize,
+    anomalies: &'a [crate::thor::Anomaly],
+}
+
+fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let archives = ArchiveArgs { paths: args.paths, strict: false };
+    let sources = archives.sources()?;
+    let db = ThorDatabase::load(&sources, LoadOptions { strict: false, index: false })?;
+    let records: usize = db.files.iter().map(|f| f.records).sum();
+    if args.json {
+        let out = CheckJson { files: sources.len(), records, games_valid: db.games.len(), anomalies: &db.anomalies };
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        for a in &db.anomalies {
+            println!("{a}");
+        }
+        println!(
+            "checked {} files, {records} records: {} valid games, {} anomalies",
+            sources.len(),
+            db.games.len(),
+            db.anomalies.len()
+        );
+    }
+    Ok(if db.anomalies.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}

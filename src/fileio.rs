@@ -1,0 +1,62 @@
+//! File plumbing shared by the Thor and book layers: read-only memory maps and atomic
+//! writes (a temporary file in the same directory, flushed, then renamed over the
+//! target, so a reader never sees a half-written file and a crash loses nothing).
+
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+
+use memmap2::Mmap;
+
+/// Maps a file read-only. Empty files are returned as an empty map-free buffer by
+/// the caller's choice: mapping zero bytes fails on some systems, so they get `None`.
+pub fn map_file(path: &Path) -> std::io::Result<Option<Mmap>> {
+    let file = File::open(path)?;
+    if file.metadata()?.len() == 0 {
+        return Ok(None);
+    }
+    // SAFETY: the map is read-only and thorbook never writes to a file it has mapped
+    // (writes go to a temporary and are renamed). Another process truncating the file
+    // while it is mapped is outside what any memory-mapped reader can defend against.
+    let map = unsafe { Mmap::map(&file)? };
+    Ok(Some(map))
+}
+
+/// Writes `bytes` to `path` atomically: temporary file beside it, fsync, rename.
+pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.bin");
+        atomic_write(&path, b"first").unwrap();
+        atomic_write(&path, b"second").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"second");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        assert_eq!(&map_file(&path).unwrap().unwrap()[..], b"second");
+    }
+
+    #[test]
+    fn atomic_write_into_missing_directory_fails_cleanly() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(atomic_write(&dir.path().join("no/such/dir/out.bin"), b"x").is_err());
+    }
+}
