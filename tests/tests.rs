@@ -3,3 +3,5 @@
 mod util;
 
 mod board_cli;
+mod thor_corrupt;
+mod thor_data;

@@ -262,9 +262,11 @@ fn info(args: InfoArgs) -> anyhow::Result<ExitCode> {
     let db = args.archives.load(false)?;
     let secs = start.elapsed().as_secs_f64();
     let sum = |f: fn(&crate::thor::database::FileSummary) -> usize| db.files.iter().map(f).sum::<usize>();
-    let years = db.games.iter().map(|g| g.year).fold(None, |acc: Option<(u16, u16)>, y| {
-        Some(acc.map_or((y, y), |(lo, hi)| (lo.min(y), hi.max(y))))
-    });
+    let years = db
+        .games
+        .iter()
+        .map(|g| g.year)
+        .fold(None, |acc: Option<(u16, u16)>, y| Some(acc.map_or((y, y), |(lo, hi)| (lo.min(y), hi.max(y)))));
     let out = InfoJson {
         files: &db.files,
         total_games: db.games.len(),
@@ -358,7 +360,11 @@ fn csv_field(s: &str) -> String {
 fn write_games(out: &mut dyn Write, db: &ThorDatabase, ids: &[usize], format: GameFormat) -> anyhow::Result<()> {
     match format {
         GameFormat::Table => {
-            writeln!(out, "{:<4}  {:<24}  {:<22}  {:<22}  {:>5}  {:>5}  moves", "year", "tournament", "black", "white", "score", "theor")?;
+            writeln!(
+                out,
+                "{:<4}  {:<24}  {:<22}  {:<22}  {:>5}  {:>5}  moves",
+                "year", "tournament", "black", "white", "score", "theor"
+            )?;
             for &i in ids {
                 let g = game_json(db, &db.games[i]);
                 let score = format!("{}-{}", g.black_score, 64 - g.black_score as i32);

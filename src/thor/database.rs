@@ -269,8 +269,10 @@ impl ThorDatabase {
                 .enumerate()
                 .map(|(i, raw)| {
                     let (replay, faults) = validate(raw);
-                    let mut found: Vec<Anomaly> =
-                        faults.into_iter().map(|f| Anomaly::game(&file.name, i, (f.ply > 0).then_some(f.ply), f.kind)).collect();
+                    let mut found: Vec<Anomaly> = faults
+                        .into_iter()
+                        .map(|f| Anomaly::game(&file.name, i, (f.ply > 0).then_some(f.ply), f.kind))
+                        .collect();
                     found.extend(self.id_anomalies(raw).into_iter().map(|k| Anomaly::game(&file.name, i, None, k)));
                     (i, raw, replay, found)
                 })

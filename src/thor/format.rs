@@ -311,9 +311,6 @@ impl ThorFile {
         if !matches!(header.board_size, 0 | 8 | 10) {
             return Err(file_anomaly(AnomalyKind::BoardSize { p1: header.board_size }));
         }
-        if kind == FileKind::Games && header.board_size == 10 {
-            return Err(file_anomaly(AnomalyKind::BoardSize { p1: 10 }));
-        }
         let record_len = kind.record_len();
         let declared = match kind {
             FileKind::Games | FileKind::Games10 => header.n1 as usize,

@@ -42,14 +42,16 @@ pub enum AnomalyKind {
     /// A solitaire file (P2 = 1), whose records are not games.
     #[error("a solitaire file (P2 = 1): its records are puzzles, not games; not supported")]
     Solitaire,
-    /// P1 is not 0, 8 or 10 (or 10 in a `.wtb` file).
-    #[error("board size P1 = {p1} is not supported here (8x8 files have P1 = 0 or 8; 10x10 files are .wtd)")]
+    /// P1 is not 0, 8 or 10.
+    #[error("board size P1 = {p1} is not a WTHOR board size (0 or 8 for 8x8, 10 for 10x10)")]
     BoardSize {
         /// The header's P1.
         p1: u8,
     },
     /// The record count in the header disagrees with the file size.
-    #[error("header says {declared} records of {record_len} bytes ({expected} bytes in all), the file has {actual} bytes")]
+    #[error(
+        "header says {declared} records of {record_len} bytes ({expected} bytes in all), the file has {actual} bytes"
+    )]
     SizeMismatch {
         /// N1 or N2.
         declared: usize,

@@ -221,10 +221,10 @@ mod tests {
     #[test]
     fn passes_are_inferred_and_early_ends_detected() {
         // The shortest game: black wipes white out in 9 moves.
-        let r = replay(&raw_from("f5f6e6f4e3c5c4e7d8", 0)).unwrap_or_else(|e| panic!("{e:?}"));
+        let r = replay(&raw_from("d3c3b3d2e1d6d7e3f4", 0)).unwrap_or_else(|e| panic!("{e:?}"));
         assert_eq!(r.outcome, Outcome::FinishedEarly);
         assert_eq!(r.black_final_discs(), 64);
-        let (_, faults) = validate(&raw_from("f5f6e6f4e3c5c4e7d8", 13));
+        let (_, faults) = validate(&raw_from("d3c3b3d2e1d6d7e3f4", 13));
         assert!(matches!(faults[0].kind, AnomalyKind::ScoreMismatch { stored: 13, replayed: 64 }));
     }
 }

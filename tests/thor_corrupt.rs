@@ -1,0 +1,163 @@
+//! Damaged WTHOR input: every problem is reported with file, record, byte and ply;
+//! `thor check` reports them all; other commands skip and warn, or fail under --strict.
+//! Nothing panics.
+
+use std::path::{Path, PathBuf};
+
+use thorbook::thor::format::{ThorFile, GAME_RECORD_LEN, HEADER_LEN, MOVES_OFFSET};
+use thorbook::thor::{bundled_sources, AnomalyKind};
+
+use crate::util::thorbook;
+
+fn bundled(name: &str) -> Vec<u8> {
+    bundled_sources().into_iter().find(|s| s.name == name).unwrap().bytes().to_vec()
+}
+
+/// Offset of move `ply` (1-based) of record `record`.
+fn move_at(record: usize, ply: usize) -> usize {
+    HEADER_LEN + record * GAME_RECORD_LEN + MOVES_OFFSET + ply - 1
+}
+
+/// A copy of WTH_2015.wtb with one damage per listed record.
+fn damaged_games() -> Vec<u8> {
+    let mut b = bundled("WTH_2015.wtb");
+    b[move_at(3, 5)] = 19; // not a square
+    b[move_at(4, 1)] = 90; // not a square
+    let prev = b[move_at(5, 11)];
+    b[move_at(5, 12)] = prev; // occupied at ply 12
+    b[move_at(6, 3)] = 11; // a1: empty but illegal at ply 3
+    b[move_at(7, 10)] = 0; // a zero in the middle of the list
+    b
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+#[test]
+fn each_damage_is_located_precisely() {
+    let bytes = damaged_games();
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "WTH_2015.wtb", &bytes);
+    let out = thorbook(&["thor", "check", p.to_str().unwrap()]);
+    let report = out.stdout.clone();
+    out.fails();
+    let name = p.display().to_string();
+    for want in [
+        format!("{name}: record 3 (byte {}), ply 5: move byte 19 is not a square", move_at(3, 5)),
+        format!("{name}: record 4 (byte {}), ply 1: move byte 90 is not a square", move_at(4, 1)),
+        format!("{name}: record 5 (byte {}), ply 12: ", move_at(5, 12)),
+        format!("{name}: record 6 (byte {}), ply 3: a1 is not legal for black", move_at(6, 3)),
+        format!("{name}: record 7 (byte {}), ply 10: a zero ends the move list", move_at(7, 10)),
+    ] {
+        assert!(report.contains(&want), "missing `{want}` in\n{report}");
+    }
+    assert!(report.contains("is already occupied"), "{report}");
+    assert!(report.contains("1921 valid games, 5 anomalies"), "{report}");
+}
+
+#[test]
+fn other_commands_skip_and_warn_or_fail_when_strict() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "WTH_2015.wtb", &damaged_games());
+    let path = p.to_str().unwrap();
+    let out = thorbook(&["thor", "info", "--json", path]);
+    let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
+    assert_eq!(v["total_games"], 1926 - 5);
+    assert_eq!(v["anomalies"], 5);
+    assert!(out.stderr.contains("warning: skipped:") && out.stderr.contains("5 anomalies"), "{}", out.stderr);
+
+    let err = thorbook(&["thor", "info", "--strict", path]).fails().to_string();
+    assert!(err.contains("record 3") && err.contains("ply 5") && err.contains("move byte 19"), "{err}");
+
+    let out = thorbook(&["thor", "stats", "--moves", "f5", "--json", path]);
+    let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
+    assert_eq!(v["games"], 1921);
+}
+
+#[test]
+fn truncated_and_miscounted_files_keep_their_complete_records() {
+    let full = bundled("WTH_2014.wtb");
+    let dir = tempfile::tempdir().unwrap();
+    // Cut in the middle of record 100.
+    let cut = HEADER_LEN + 100 * GAME_RECORD_LEN + 30;
+    let p = write(dir.path(), "WTH_2014.wtb", &full[..cut]);
+    let out = thorbook(&["thor", "check", p.to_str().unwrap()]);
+    let report = out.stdout.clone();
+    out.fails();
+    assert!(
+        report.contains(&format!(
+            "header says 1817 records of 68 bytes ({} bytes in all), the file has {cut} bytes",
+            full.len()
+        )),
+        "{report}"
+    );
+    assert!(report.contains("100 valid games"), "{report}");
+
+    // N1 larger than the file.
+    let mut bad_n1 = full.clone();
+    bad_n1[4..8].copy_from_slice(&1900u32.to_le_bytes());
+    let (file, anomalies) = ThorFile::parse("n1.wtb", &bad_n1).unwrap();
+    assert_eq!(file.len(), 1817);
+    assert!(matches!(anomalies[0].kind, AnomalyKind::SizeMismatch { declared: 1900, .. }));
+
+    // Shorter than a header.
+    let err = ThorFile::parse("tiny.wtb", &full[..10]).unwrap_err();
+    assert_eq!(err.to_string(), "tiny.wtb: 10 bytes, shorter than the 16-byte header");
+}
+
+#[test]
+fn name_files_of_the_wrong_length_are_reported() {
+    let jou = bundled("WTHOR.JOU");
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "WTHOR.JOU", &jou[..jou.len() - 7]);
+    let out = thorbook(&["thor", "check", p.to_str().unwrap()]);
+    let report = out.stdout.clone();
+    out.fails();
+    assert!(report.contains("header says 3760 records of 20 bytes"), "{report}");
+    let trn = bundled("WTHOR.TRN");
+    let p = write(dir.path(), "WTHOR.TRN", &[&trn[..], &[0u8; 3]].concat());
+    let report = thorbook(&["thor", "check", p.to_str().unwrap()]).stdout;
+    assert!(report.contains("header says 436 records of 26 bytes"), "{report}");
+}
+
+#[test]
+fn solitaire_and_10x10_files_are_never_read_as_8x8_games() {
+    let mut sol = bundled("WTH_2013.wtb");
+    sol[13] = 1;
+    let err = ThorFile::parse("WTH_SOL.wtb", &sol).unwrap_err();
+    assert!(err.to_string().contains("solitaire"), "{err}");
+
+    // A 10x10 file: P1 = 10, 104-byte records.
+    let mut wtd = bundled("WTH_2013.wtb")[..HEADER_LEN].to_vec();
+    wtd[4..8].copy_from_slice(&2u32.to_le_bytes());
+    wtd[12] = 10;
+    wtd.extend(std::iter::repeat_n(7u8, 2 * 104));
+    let (file, anomalies) = ThorFile::parse("games.wtd", &wtd).unwrap();
+    assert!(anomalies.is_empty());
+    assert_eq!(file.len(), 2);
+    assert_eq!(file.to_bytes(), wtd);
+    // Named .wtb, the header's P1 = 10 still wins: read as 10x10, not misread as 8x8.
+    let (file, _) = ThorFile::parse("games.wtb", &wtd).unwrap();
+    assert_eq!(file.kind, thorbook::thor::FileKind::Games10);
+    // An unknown board size is refused.
+    let mut odd = wtd.clone();
+    odd[12] = 6;
+    assert!(ThorFile::parse("odd.wtb", &odd).unwrap_err().to_string().contains("P1 = 6"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "games.wtd", &wtd);
+    let out = thorbook(&["thor", "info", p.to_str().unwrap()]);
+    assert!(out.ok().contains("10x10"), "{}", out.stdout);
+}
+
+#[test]
+fn missing_paths_are_clear_errors() {
+    let err = thorbook(&["thor", "info", "/no/such/WTH_1999.wtb"]).fails().to_string();
+    assert!(err.contains("/no/such/WTH_1999.wtb: no such file or directory"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let err = thorbook(&["thor", "info", dir.path().to_str().unwrap()]).fails().to_string();
+    assert!(err.contains("holds no WTHOR files"), "{err}");
+}

@@ -1,0 +1,182 @@
+//! WTHOR tooling against the real archives: the bundled subset always, the full shared
+//! set (`../shared/thor`) when present. Expectations come from `../shared/README.md`,
+//! which an independent replayer produced.
+
+use std::path::Path;
+
+use thorbook::square::Move;
+use thorbook::thor::format::ThorFile;
+use thorbook::thor::{bundled_sources, expand_paths, GameFilter, LoadOptions, Outcome, Source, ThorDatabase};
+use thorbook::{Position, Transform};
+
+use crate::util::{shared, thorbook};
+
+fn load_shared(index: bool) -> Option<ThorDatabase> {
+    let dir = shared("thor")?;
+    let sources: Vec<Source> = expand_paths(&[dir]).unwrap().iter().map(|p| Source::open(p).unwrap()).collect();
+    Some(ThorDatabase::load(&sources, LoadOptions { strict: true, index }).unwrap())
+}
+
+#[test]
+fn shared_archive_facts() {
+    let Some(db) = load_shared(false) else { return };
+    assert_eq!(db.games.len(), 115_820);
+    assert_eq!(db.files.iter().filter(|f| f.records > 0 && f.header.n1 > 0).count(), 39);
+    assert!(db.anomalies.is_empty(), "{:?}", &db.anomalies[..db.anomalies.len().min(3)]);
+    let f5: Move = "f5".parse().unwrap();
+    let mut unfinished = 0;
+    let mut early = 0;
+    let mut with_pass = 0;
+    for g in &db.games {
+        assert_eq!(g.moves_with_passes()[0], f5, "{:?}", g.record);
+        assert_eq!(g.depth, 24);
+        match g.replay.outcome {
+            Outcome::Unfinished => unfinished += 1,
+            // Strict loading already failed on any mismatch; check again explicitly.
+            Outcome::FinishedEarly => {
+                early += 1;
+                assert_eq!(g.replay.black_final_discs(), g.raw.black_score);
+            }
+            Outcome::Finished => assert_eq!(g.replay.black_final_discs(), g.raw.black_score),
+        }
+        with_pass += (g.replay.passes > 0) as usize;
+    }
+    assert_eq!(unfinished, 433);
+    assert_eq!(early, 5_150);
+    assert_eq!(with_pass, 66_488);
+    assert_eq!(db.players.len(), 3_760);
+    assert_eq!(db.tournaments.len(), 436);
+}
+
+#[test]
+fn every_shared_and_bundled_file_round_trips_byte_for_byte() {
+    let mut files: Vec<(String, Vec<u8>)> =
+        bundled_sources().iter().map(|s| (s.name.clone(), s.bytes().to_vec())).collect();
+    if let Some(dir) = shared("thor") {
+        for p in expand_paths(&[dir]).unwrap() {
+            files.push((p.display().to_string(), std::fs::read(&p).unwrap()));
+        }
+    }
+    for (name, bytes) in &files {
+        let (file, anomalies) = ThorFile::parse(name, bytes).unwrap();
+        assert!(anomalies.is_empty(), "{name}: {anomalies:?}");
+        assert!(file.to_bytes() == *bytes, "{name}: bytes differ after a round trip");
+    }
+    assert!(files.len() >= 5);
+}
+
+fn check_stats_after_f5(db: &ThorDatabase) {
+    let after_f5 = Position::from_moves("f5").unwrap();
+    let s = db.stats(&after_f5, &GameFilter::default());
+    assert_eq!(s.games, db.games.len(), "every game starts f5");
+    let continuing: usize = s.moves.iter().map(|m| m.games).sum();
+    assert_eq!(continuing + s.ended_here, s.games);
+    assert_eq!(s.black_wins + s.draws + s.white_wins, s.games);
+
+    // The same position in another orientation: d3 is f5 reflected in the a8-h1 diagonal.
+    let after_d3 = Position::from_moves("d3").unwrap();
+    let t = Transform::ANTI_TRANSPOSE;
+    let mirrored = db.stats(&after_d3, &GameFilter::default());
+    assert_eq!(mirrored.games, s.games);
+    assert_eq!(mirrored.moves.len(), s.moves.len());
+    for m in &s.moves {
+        let sq: Move = m.mv.parse().unwrap();
+        let want = t.apply_move(sq).to_string();
+        let got = mirrored.moves.iter().find(|x| x.mv == want).unwrap_or_else(|| panic!("{want} missing"));
+        assert_eq!((got.games, got.black_wins, got.draws), (m.games, m.black_wins, m.draws));
+    }
+}
+
+#[test]
+fn stats_after_f5_count_every_game_in_any_orientation() {
+    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: true }).unwrap();
+    assert!(db.games.len() > 6_000);
+    check_stats_after_f5(&db);
+    if let Some(db) = load_shared(true) {
+        check_stats_after_f5(&db);
+    }
+}
+
+#[test]
+fn shared_move_order_counts() {
+    let Some(db) = load_shared(true) else { return };
+    let count = |seq: &str| {
+        let s = db.stats(&Position::from_moves(seq).unwrap(), &GameFilter::default());
+        s.moves.iter().map(|m| (m.mv.clone(), m.games)).collect::<std::collections::HashMap<_, _>>()
+    };
+    let after_f5 = count("f5");
+    assert_eq!((after_f5["d6"], after_f5["f6"], after_f5["f4"]), (75_766, 38_800, 1_254));
+    let after_f5d6 = count("f5d6");
+    assert_eq!(["c3", "c5", "c4", "c6", "c7"].map(|m| after_f5d6[m]), [39_169, 20_055, 15_439, 908, 195]);
+    let after_f5f6 = count("f5f6");
+    assert_eq!(["e6", "c4", "d3", "f7"].map(|m| after_f5f6[m]), [38_138, 308, 266, 88]);
+    assert_eq!(count("f5f4")["e3"], 1_143);
+}
+
+#[test]
+fn transpositions_merge_in_the_position_filter() {
+    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: true }).unwrap();
+    // f5d6c3d3c4 and f5d6c4d3c3 reach the same position by different move orders.
+    let a = Position::from_moves("f5d6c3d3c4").unwrap();
+    let b = Position::from_moves("f5d6c4d3c3").unwrap();
+    assert_eq!(a, b);
+    let by_filter = db.select(&GameFilter { position: Some(a), ..Default::default() });
+    // Naive reference: replay every game and compare every position's canonical form.
+    let canon = a.board.canonical().0;
+    let naive: Vec<usize> = (0..db.games.len())
+        .filter(|&g| {
+            let mut pos = Position::START;
+            for mv in db.games[g].moves_with_passes() {
+                if pos.side == a.side && pos.board.canonical().0 == canon {
+                    return true;
+                }
+                pos = pos.try_play(mv, 0).unwrap();
+            }
+            pos.side == a.side && pos.board.canonical().0 == canon
+        })
+        .collect();
+    assert!(!naive.is_empty());
+    assert_eq!(by_filter, naive);
+}
+
+#[test]
+fn cli_info_stats_games_on_bundled_defaults() {
+    let out = thorbook(&["thor", "info", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
+    assert_eq!(v["total_games"], 6139);
+    assert_eq!(v["anomalies"], 0);
+
+    let out = thorbook(&["thor", "stats", "--moves", "f5", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
+    assert_eq!(v["games"], 6139);
+
+    let out = thorbook(&["thor", "games", "--moves", "f5d6c3", "--sort", "score", "--limit", "5", "--format", "csv"]);
+    let text = out.ok();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 6, "{text}");
+    assert!(lines[1..].iter().all(|l| l.ends_with(|c: char| c.is_ascii_digit()) && l.contains(",f5d6c3")));
+
+    let out = thorbook(&["thor", "export", "--years", "2014", "--format", "jsonl"]);
+    let n = out.ok().lines().count();
+    assert_eq!(n, 1817);
+}
+
+#[test]
+fn export_wtb_writes_a_loadable_subset() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("subset.wtb");
+    let p = path.to_str().unwrap();
+    thorbook(&["thor", "export", "--years", "2015", "--moves", "f5f6", "--format", "wtb", "-o", p]).ok();
+    let bytes = std::fs::read(&path).unwrap();
+    let (file, anomalies) = ThorFile::parse("subset.wtb", &bytes).unwrap();
+    assert!(anomalies.is_empty());
+    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: true }).unwrap();
+    let want = db.select(&GameFilter {
+        years: Some((2015, 2015)),
+        position: Some(Position::from_moves("f5f6").unwrap()),
+        ..Default::default()
+    });
+    assert_eq!(file.len(), want.len());
+    assert_eq!(file.header.game_year, 2015);
+    assert!(Path::new(&path).exists());
+}
