@@ -310,27 +310,33 @@ impl ThorDatabase {
 
     /// Builds the position index (done by `load` when asked).
     pub fn build_index(&mut self) {
-        let mut index: Vec<IndexEntry> = self
-            .games
-            .par_iter()
-            .enumerate()
-            .flat_map_iter(|(g, game)| {
-                let mut entries = Vec::with_capacity(64);
-                let mut ply = 0u8;
-                let _ = replay_with(&game.raw, |pos, mv| {
-                    let (key, t) = position_key(pos);
-                    let next = match mv {
-                        Some(Move::Place(sq)) => sq.index() as u8,
-                        Some(Move::Pass) => NEXT_PASS,
-                        None => NEXT_END,
-                    };
-                    entries.push(IndexEntry { key, game: g as u32, ply, transform: t.code(), next });
-                    ply += 1;
-                });
-                entries
-            })
-            .collect();
-        index.par_sort_unstable_by_key(|e| (e.key, e.game));
+        // Each game's entry count is known from its replay, so the entries are written
+        // in place into one exact-size array, game by game in parallel.
+        let counts: Vec<usize> =
+            self.games.iter().map(|g| g.replay.move_count as usize + g.replay.passes as usize + 1).collect();
+        let empty = IndexEntry { key: 0, game: 0, ply: 0, transform: 0, next: 0 };
+        let mut index = vec![empty; counts.iter().sum()];
+        let mut slices = Vec::with_capacity(self.games.len());
+        let mut rest: &mut [IndexEntry] = &mut index;
+        for &n in &counts {
+            let (head, tail) = rest.split_at_mut(n);
+            slices.push(head);
+            rest = tail;
+        }
+        slices.into_par_iter().zip(self.games.par_iter()).enumerate().for_each(|(g, (slots, game))| {
+            let mut ply = 0usize;
+            let _ = replay_with(&game.raw, |pos, mv| {
+                let (key, t) = position_key(pos);
+                let next = match mv {
+                    Some(Move::Place(sq)) => sq.index() as u8,
+                    Some(Move::Pass) => NEXT_PASS,
+                    None => NEXT_END,
+                };
+                slots[ply] = IndexEntry { key, game: g as u32, ply: ply as u8, transform: t.code(), next };
+                ply += 1;
+            });
+        });
+        index.par_sort_unstable_by_key(|e| e.key);
         self.index = index;
     }
 
