@@ -8,6 +8,10 @@
 //! - [`symmetry`]: the 8 board symmetries and canonical forms;
 //! - [`zobrist`]: stable 64-bit keys, incremental and canonical;
 //! - [`perft`]: move-generation counts;
+//! - [`stability`]: stable discs;
+//! - [`obf`]: FFO/Edax problem files;
+//! - [`eval`]: static evaluation;
+//! - [`search`]: endgame solver, midgame search, transposition table;
 //! - [`fileio`]: memory maps and atomic writes;
 //! - [`thor`]: WTHOR archives: read, replay, validate, index, search, write;
 //! - [`cli`]: the command line, a thin layer over the library.
@@ -16,10 +20,14 @@
 pub mod board;
 pub mod cli;
 pub mod error;
+pub mod eval;
 pub mod fileio;
+pub mod obf;
 pub mod perft;
 pub mod position;
+pub mod search;
 pub mod square;
+pub mod stability;
 pub mod symmetry;
 pub mod testutil;
 pub mod thor;

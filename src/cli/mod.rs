@@ -2,6 +2,7 @@
 //! text/JSON output. Only this module (and `main.rs`) prints or reads arguments.
 
 mod board_cmds;
+mod search_cmds;
 mod thor_cmds;
 
 use std::process::ExitCode;
@@ -26,6 +27,8 @@ pub enum Command {
     Perft(board_cmds::PerftArgs),
     /// Show a position: diagram, side to move, legal moves, disc counts.
     Show(board_cmds::ShowArgs),
+    /// Solve the positions of a problem file exactly (FFO/Edax `.obf`), checking listed scores.
+    Solve(search_cmds::SolveArgs),
     /// WTHOR archives: info, games, stats, check, export.
     #[command(subcommand)]
     Thor(thor_cmds::ThorCommand),
@@ -61,5 +64,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Perft(args) => board_cmds::perft(args),
         Command::Show(args) => board_cmds::show(args),
         Command::Thor(cmd) => thor_cmds::run(cmd),
+        Command::Solve(args) => search_cmds::solve(args),
     }
 }

@@ -1,0 +1,133 @@
+//! `solve`, `analyze`, `bestmove`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::Args;
+use serde::Serialize;
+
+use crate::obf::parse_obf;
+use crate::eval::ClassicEval;
+use crate::search::{table_pv, Limits, Search, Solved, Solver, TranspositionTable};
+use crate::square::{format_moves, Move};
+
+/// Arguments of `thorbook solve`.
+#[derive(Args, Debug)]
+pub struct SolveArgs {
+    /// Problem file (FFO/Edax `.obf`: board, side, then `MV:+S;` scores).
+    pub file: PathBuf,
+    /// Threads.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Only win / draw / loss.
+    #[arg(long)]
+    pub wld: bool,
+    /// Transposition table size in MiB.
+    #[arg(long, default_value_t = 256)]
+    pub hash_mib: usize,
+    /// JSON lines output, one per problem.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct SolveLine {
+    line: usize,
+    empties: u32,
+    best_move: String,
+    score: i32,
+    expected_score: Option<i32>,
+    score_ok: Option<bool>,
+    move_ok: Option<bool>,
+    nodes: u64,
+    seconds: f64,
+    nodes_per_second: f64,
+    pv: String,
+}
+
+pub(super) fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(args.threads >= 1, "--threads must be at least 1");
+    let text = std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
+    let problems = parse_obf(&text).with_context(|| format!("{}", args.file.display()))?;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build()?;
+    let tt = TranspositionTable::new(args.hash_mib);
+    let stop = AtomicBool::new(false);
+    let (mut total_nodes, mut total_secs, mut wrong_scores, mut wrong_moves) = (0u64, 0f64, 0, 0);
+    if !args.json {
+        println!(
+            "{:>4} {:>3} {:>5} {:>6} {:>14} {:>9} {:>12}  pv",
+            "#", "emp", "move", "score", "nodes", "time s", "nodes/s"
+        );
+    }
+    for (n, p) in problems.iter().enumerate() {
+        tt.new_search();
+        let start = Instant::now();
+        let (solved, nodes) = pool.install(|| {
+            if args.wld {
+                let mut solver = Solver::new(&tt, &stop, args.threads);
+                let r = solver.solve(&p.position.board, -1, 1);
+                (r, solver.nodes)
+            } else {
+                let mut search = Search::new(&ClassicEval, &tt, &stop, args.threads);
+                let r = search.run(&p.position.board, Limits { exact: true, ..Limits::default() }, false);
+                let best = r.moves.first().map(|m| Solved { score: m.score, best: Some(m.mv) });
+                (best.unwrap_or(Solved { score: p.position.board.final_score(), best: None }), r.nodes)
+            }
+        });
+        let secs = start.elapsed().as_secs_f64();
+        let expected = p.best_score().map(|s| if args.wld { s.signum() } else { s });
+        let score = if args.wld { solved.score.signum() } else { solved.score };
+        let score_ok = expected.map(|e| e == score);
+        let best = solved.best.unwrap_or(Move::Pass);
+        let move_ok = if p.scores.is_empty() || args.wld { None } else { Some(p.best_moves().contains(&best)) };
+        wrong_scores += (score_ok == Some(false)) as usize;
+        wrong_moves += (move_ok == Some(false)) as usize;
+        total_nodes += nodes;
+        total_secs += secs;
+        let pv = format_moves(&table_pv(&tt, &p.position.board, 60));
+        let line = SolveLine {
+            line: p.line,
+            empties: p.position.board.empty_count(),
+            best_move: best.to_string(),
+            score,
+            expected_score: expected,
+            score_ok,
+            move_ok,
+            nodes,
+            seconds: secs,
+            nodes_per_second: nodes as f64 / secs.max(1e-9),
+            pv,
+        };
+        if args.json {
+            println!("{}", serde_json::to_string(&line)?);
+        } else {
+            let flag = match (score_ok, move_ok) {
+                (Some(false), _) => "  WRONG SCORE",
+                (_, Some(false)) => "  WRONG MOVE",
+                _ => "",
+            };
+            println!(
+                "{:>4} {:>3} {:>5} {:>+6} {:>14} {:>9.3} {:>12.0}  {}{flag}",
+                n + 1,
+                line.empties,
+                line.best_move,
+                line.score,
+                line.nodes,
+                line.seconds,
+                line.nodes_per_second,
+                line.pv
+            );
+        }
+    }
+    if !args.json {
+        println!(
+            "total: {} positions, {total_nodes} nodes, {total_secs:.3} s, {:.0} nodes/s; wrong scores {wrong_scores}, wrong moves {wrong_moves}",
+            problems.len(),
+            total_nodes as f64 / total_secs.max(1e-9)
+        );
+    }
+    Ok(if wrong_scores + wrong_moves > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}

@@ -1,0 +1,630 @@
+//! The exact endgame solver: the final disc differential (empties to the winner) under
+//! perfect play, or only win/draw/loss.
+//!
+//! Layers by number of empty squares, because the best technique changes with the
+//! size of the tree:
+//! - 1–4 empties: dedicated code over explicit square lists, no move generation, no
+//!   table (most nodes of any solve live here; they must be cheap);
+//! - 5–[`SHALLOW_MAX`]: null-window search with parity ordering (moves in quadrants
+//!   with an odd number of empties first) and stability cut-offs;
+//! - above: null-window search with a transposition table (bounds and best move),
+//!   fastest-first ordering (fewest opponent replies first, corners counted double,
+//!   potential mobility as tie-break, the table's move before all), stability
+//!   cut-offs, and, with more than one thread, the remaining moves of a node split
+//!   between threads once its first move has been searched (young brothers wait).
+//!
+//! PV nodes use principal-variation search: the first move with the full window, the
+//! others with a null window and a re-search when they fail high.
+//!
+//! Where the time goes (FFO #20–39, one thread, `perf` sampling): roughly 60% in the
+//! 1–4-empty solvers (flip computation dominates), 20% in the parity-ordered shallow
+//! search, the rest in move ordering (child mobility) and table probes at the top.
+
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use super::tt::TranspositionTable;
+use crate::board::{flips, legal_moves, Board, Squares};
+use crate::square::{Move, Square};
+use crate::stability::stable_discs;
+
+/// Above this many empties the solver uses the transposition table and sorted moves.
+pub const SHALLOW_MAX: u32 = 7;
+/// From this many empties, children are looked up in the table before searching.
+const ETC_MIN: u32 = 14;
+/// From this many empties a node's moves may be split between threads.
+const SPLIT_MIN: u32 = 14;
+/// Nodes between checks of the stop flag.
+const STOP_CHECK_INTERVAL: u64 = 4096;
+
+/// Quadrant masks for parity ordering.
+const QUADRANTS: [u64; 4] = [0x0000_0000_0F0F_0F0F, 0x0000_0000_F0F0_F0F0, 0x0F0F_0F0F_0000_0000, 0xF0F0_F0F0_0000_0000];
+
+/// Alpha from which a stability cut-off is worth trying, by empties (a cut needs
+/// many stable opponent discs, so low alphas never cut).
+const STABILITY_THRESHOLD: [i32; 61] = {
+    let mut t = [99; 61];
+    let mut e = 4;
+    while e <= 60 {
+        let v = 2 * e as i32 - 2;
+        t[e] = if v > 64 { 64 } else { v };
+        e += 1;
+    }
+    t
+};
+
+/// Squares in quadrants holding an odd number of empties.
+#[inline]
+fn odd_quadrants(empty: u64) -> u64 {
+    let mut odd = 0;
+    for q in QUADRANTS {
+        if (empty & q).count_ones() & 1 == 1 {
+            odd |= q;
+        }
+    }
+    odd
+}
+
+/// The solver's state for one thread: shared table, own node counter.
+pub struct Solver<'a> {
+    tt: &'a TranspositionTable,
+    stop: &'a AtomicBool,
+    /// Nodes visited by this solver (and the helpers it spawned).
+    pub nodes: u64,
+    threads: usize,
+    next_check: u64,
+    aborted: bool,
+    /// Stop at this time (checked every few thousand nodes).
+    pub deadline: Option<Instant>,
+    /// Stop after this many nodes.
+    pub node_limit: u64,
+}
+
+/// A root move with its score.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RootMove {
+    /// The move.
+    pub mv: Move,
+    /// Its score for the side to move: exact when inside the window it was searched
+    /// with, otherwise a bound.
+    pub score: i32,
+}
+
+/// The result of an exact search of one position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Solved {
+    /// Exact score for the side to move (or −1/0/+1 in win/loss/draw mode, scaled as
+    /// the window it was searched with).
+    pub score: i32,
+    /// A best move (`Pass` when the side to move must pass, `None` when the game is over).
+    pub best: Option<Move>,
+}
+
+impl<'a> Solver<'a> {
+    /// A solver over a shared table; `threads` > 1 enables node splitting on the
+    /// current rayon pool.
+    pub fn new(tt: &'a TranspositionTable, stop: &'a AtomicBool, threads: usize) -> Solver<'a> {
+        Solver {
+            tt,
+            stop,
+            nodes: 0,
+            threads,
+            next_check: STOP_CHECK_INTERVAL,
+            aborted: false,
+            deadline: None,
+            node_limit: u64::MAX,
+        }
+    }
+
+    /// True once the stop flag was seen; results after that are meaningless.
+    pub fn aborted(&self) -> bool {
+        self.aborted
+    }
+
+    #[inline]
+    fn check_stop(&mut self) -> bool {
+        if self.nodes >= self.next_check {
+            self.next_check = self.nodes + STOP_CHECK_INTERVAL;
+            if self.stop.load(Relaxed)
+                || self.nodes >= self.node_limit
+                || self.deadline.is_some_and(|d| Instant::now() >= d)
+            {
+                self.aborted = true;
+            }
+        }
+        self.aborted
+    }
+
+    /// Exact score of `board` within (`alpha`, `beta`) (fail-soft), and a best move.
+    pub fn solve(&mut self, board: &Board, alpha: i32, beta: i32) -> Solved {
+        let moves = self.solve_root(board, alpha, beta, false);
+        match moves.first() {
+            Some(m) => Solved { score: m.score, best: Some(m.mv) },
+            None => Solved { score: board.final_score(), best: None },
+        }
+    }
+
+    /// Searches the root moves, best first. With `all`, every move gets an exact score
+    /// within the window (otherwise only the best is exact, the others are upper
+    /// bounds). Empty when the game is over; a single `Pass` when the side must pass.
+    pub fn solve_root(&mut self, board: &Board, alpha: i32, beta: i32, all: bool) -> Vec<RootMove> {
+        let moves = board.legal_moves();
+        if moves == 0 {
+            if board.opponent_moves() == 0 {
+                return Vec::new();
+            }
+            let v = -self.pvs(&board.pass(), -beta, -alpha).0;
+            return vec![RootMove { mv: Move::Pass, score: v }];
+        }
+        self.nodes += 1;
+        let tt_move = self.tt.probe(board.key()).and_then(|e| e.best);
+        let mut list = MoveList::new(board, moves, tt_move);
+        list.sort();
+        let mut out: Vec<RootMove> = Vec::with_capacity(list.len);
+        let mut best = -65;
+        let mut a = alpha;
+        for m in list.iter() {
+            let child = board.play_flips(m.square, m.flips);
+            let v = if out.is_empty() || all {
+                -self.pvs(&child, -beta, -a).0
+            } else {
+                let v = -self.nws(&child, -a - 1);
+                if v > a && !self.aborted {
+                    -self.pvs(&child, -beta, -a).0
+                } else {
+                    v
+                }
+            };
+            if self.aborted {
+                break;
+            }
+            out.push(RootMove { mv: Move::Place(m.square), score: v });
+            if v > best {
+                best = v;
+                if !all && v > a {
+                    a = v;
+                }
+            }
+            if !all && v >= beta {
+                break;
+            }
+        }
+        // Stable sort: among equal scores, the first searched (the exact one) stays first.
+        out.sort_by(|x, y| y.score.cmp(&x.score));
+        if let Some(first) = out.first() {
+            if let Move::Place(sq) = first.mv {
+                self.tt.store(board.key(), board.empty_count() as u8, alpha, beta, first.score, Some(sq));
+            }
+        }
+        out
+    }
+
+    /// Principal-variation search of a node with a full window.
+    fn pvs(&mut self, board: &Board, mut alpha: i32, beta: i32) -> (i32, Option<Square>) {
+        self.nodes += 1;
+        let empties = board.empty_count();
+        if empties <= SHALLOW_MAX {
+            return (self.pvs_small(board.player, board.opponent, alpha, beta), None);
+        }
+        let key = board.key();
+        let mut tt_move = None;
+        if let Some(e) = self.tt.probe(key) {
+            tt_move = e.best;
+            if e.depth as u32 >= empties {
+                if e.lower == e.upper || e.lower >= beta {
+                    return (e.lower, e.best);
+                }
+                if e.upper <= alpha {
+                    return (e.upper, e.best);
+                }
+            }
+        }
+        let moves = board.legal_moves();
+        if moves == 0 {
+            if board.opponent_moves() == 0 {
+                return (board.final_score(), None);
+            }
+            let (v, _) = self.pvs(&board.pass(), -beta, -alpha);
+            return (-v, None);
+        }
+        let mut list = MoveList::new(board, moves, tt_move);
+        list.sort();
+        let alpha0 = alpha;
+        let mut best = -65;
+        let mut best_move = None;
+        for (i, m) in list.iter().enumerate() {
+            let child = board.play_flips(m.square, m.flips);
+            let v = if i == 0 {
+                -self.pvs(&child, -beta, -alpha).0
+            } else {
+                let v = -self.nws(&child, -alpha - 1);
+                if v > alpha && v < beta && !self.aborted {
+                    -self.pvs(&child, -beta, -alpha).0
+                } else {
+                    v
+                }
+            };
+            if self.aborted {
+                return (0, None);
+            }
+            if v > best {
+                best = v;
+                best_move = Some(m.square);
+                if v > alpha {
+                    alpha = v;
+                    if v >= beta {
+                        break;
+                    }
+                }
+            }
+        }
+        self.tt.store(key, empties as u8, alpha0, beta, best, best_move);
+        (best, best_move)
+    }
+
+    /// Full-window search of a small position: the first move with the window, the
+    /// others with a null window, re-searched when they fall inside it.
+    fn pvs_small(&mut self, p: u64, o: u64, mut alpha: i32, beta: i32) -> i32 {
+        self.nodes += 1;
+        let moves = legal_moves(p, o);
+        if moves == 0 {
+            if legal_moves(o, p) == 0 {
+                return Board { player: p, opponent: o }.final_score();
+            }
+            return -self.pvs_small(o, p, -beta, -alpha);
+        }
+        let empties = (!(p | o)).count_ones();
+        let mut best = -65;
+        for (i, sq) in Squares(moves).enumerate() {
+            let f = flips(p, o, sq);
+            let (cp, co) = (o ^ f, p | f | sq.bit());
+            let mut v;
+            if i == 0 {
+                v = -self.pvs_small(cp, co, -beta, -alpha);
+            } else {
+                v = -self.nws_shallow(cp, co, -alpha - 1, empties - 1);
+                if v > alpha && v < beta {
+                    v = -self.pvs_small(cp, co, -beta, -alpha);
+                }
+            }
+            if v > best {
+                best = v;
+                if v > alpha {
+                    alpha = v;
+                    if v >= beta {
+                        break;
+                    }
+                }
+            }
+        }
+        best
+    }
+
+    /// Null-window search: the score if it is ≤ alpha (an upper bound), or a lower
+    /// bound above alpha.
+    pub fn nws(&mut self, board: &Board, alpha: i32) -> i32 {
+        let empties = board.empty_count();
+        if empties <= SHALLOW_MAX {
+            return self.nws_shallow(board.player, board.opponent, alpha, empties);
+        }
+        self.nodes += 1;
+        if self.check_stop() {
+            return 0;
+        }
+        let (p, o) = (board.player, board.opponent);
+        if alpha >= STABILITY_THRESHOLD[empties as usize] {
+            let upper = 64 - 2 * stable_discs(o, p).count_ones() as i32;
+            if upper <= alpha {
+                return upper;
+            }
+        }
+        let key = board.key();
+        let mut tt_move = None;
+        if let Some(e) = self.tt.probe(key) {
+            tt_move = e.best;
+            if e.depth as u32 >= empties {
+                if e.upper <= alpha {
+                    return e.upper;
+                }
+                if e.lower > alpha {
+                    return e.lower;
+                }
+            }
+        }
+        let moves = legal_moves(p, o);
+        if moves == 0 {
+            if legal_moves(o, p) == 0 {
+                return board.final_score();
+            }
+            return -self.nws(&board.pass(), -alpha - 1);
+        }
+        let mut list = MoveList::new(board, moves, tt_move);
+        if empties >= ETC_MIN {
+            // Enhanced transposition cut-off: a child already known to be bad enough
+            // for the opponent refutes this node without searching anything.
+            for m in list.iter() {
+                let child = board.play_flips(m.square, m.flips);
+                if let Some(e) = self.tt.probe(child.key()) {
+                    if e.depth as u32 >= empties - 1 && -e.upper > alpha {
+                        return -e.upper;
+                    }
+                }
+            }
+        }
+        list.sort();
+        let mut best = -65;
+        let mut best_move = None;
+        let n = list.len;
+        for (i, m) in list.iter().enumerate() {
+            let v = -self.nws(&board.play_flips(m.square, m.flips), -alpha - 1);
+            if v > best {
+                best = v;
+                best_move = Some(m.square);
+                if v > alpha {
+                    break;
+                }
+            }
+            if i == 0 && self.threads > 1 && empties >= SPLIT_MIN && n > 2 {
+                // The first move did not cut: the others are searched in parallel.
+                let (v, sq) = self.split(board, alpha, &list.moves[1..n]);
+                if v > best {
+                    best = v;
+                    best_move = Some(sq);
+                }
+                break;
+            }
+        }
+        if self.aborted {
+            return 0;
+        }
+        self.tt.store(key, empties as u8, alpha, alpha + 1, best, best_move);
+        best
+    }
+
+    /// Searches moves in parallel with a null window at `alpha`; returns the best.
+    fn split(&mut self, board: &Board, alpha: i32, moves: &[OrderedMove]) -> (i32, Square) {
+        let cut = AtomicBool::new(false);
+        let (tt, stop, threads) = (self.tt, self.stop, self.threads);
+        let results: Vec<(i32, Square, u64, bool)> = moves
+            .par_iter()
+            .map(|m| {
+                if cut.load(Relaxed) {
+                    return (-65, m.square, 0, false);
+                }
+                let mut helper = Solver::new(tt, stop, threads);
+                let v = -helper.nws(&board.play_flips(m.square, m.flips), -alpha - 1);
+                if v > alpha {
+                    cut.store(true, Relaxed);
+                }
+                (v, m.square, helper.nodes, helper.aborted)
+            })
+            .collect();
+        let mut best = (-65, moves[0].square);
+        for (v, sq, nodes, aborted) in results {
+            self.nodes += nodes;
+            self.aborted |= aborted;
+            if v > best.0 {
+                best = (v, sq);
+            }
+        }
+        best
+    }
+
+    /// Null-window search of 5–7 empties: parity ordering, stability cut-off, no table.
+    fn nws_shallow(&mut self, p: u64, o: u64, alpha: i32, empties: u32) -> i32 {
+        if empties <= 4 {
+            return self.solve_small(p, o, alpha);
+        }
+        self.nodes += 1;
+        if alpha >= STABILITY_THRESHOLD[empties as usize] {
+            let upper = 64 - 2 * stable_discs(o, p).count_ones() as i32;
+            if upper <= alpha {
+                return upper;
+            }
+        }
+        let moves = legal_moves(p, o);
+        if moves == 0 {
+            if legal_moves(o, p) == 0 {
+                return Board { player: p, opponent: o }.final_score();
+            }
+            return -self.nws_shallow(o, p, -alpha - 1, empties);
+        }
+        let odd = odd_quadrants(!(p | o));
+        let mut best = -65;
+        for set in [moves & odd, moves & !odd] {
+            for sq in Squares(set) {
+                let f = flips(p, o, sq);
+                let v = -self.nws_shallow(o ^ f, p | f | sq.bit(), -alpha - 1, empties - 1);
+                if v > best {
+                    best = v;
+                    if v > alpha {
+                        return v;
+                    }
+                }
+            }
+        }
+        best
+    }
+
+    /// Dispatch for 1–4 empties, squares ordered by parity.
+    #[inline]
+    fn solve_small(&mut self, p: u64, o: u64, alpha: i32) -> i32 {
+        let empty = !(p | o);
+        let odd = odd_quadrants(empty);
+        let mut sq = [Square::new(0); 4];
+        let mut n = 0;
+        for sq_ in Squares(empty & odd).chain(Squares(empty & !odd)) {
+            sq[n] = sq_;
+            n += 1;
+        }
+        match n {
+            4 => self.solve4(p, o, alpha, sq),
+            3 => self.solve3(p, o, alpha, sq[0], sq[1], sq[2]),
+            2 => self.solve2(p, o, alpha, sq[0], sq[1]),
+            1 => self.solve1(p, o, sq[0]),
+            _ => Board { player: p, opponent: o }.final_score(),
+        }
+    }
+
+    fn solve4(&mut self, p: u64, o: u64, alpha: i32, sq: [Square; 4]) -> i32 {
+        self.nodes += 1;
+        let mut best = -65;
+        for i in 0..4 {
+            let x = sq[i];
+            let f = flips(p, o, x);
+            if f != 0 {
+                let rest = match i {
+                    0 => [sq[1], sq[2], sq[3]],
+                    1 => [sq[0], sq[2], sq[3]],
+                    2 => [sq[0], sq[1], sq[3]],
+                    _ => [sq[0], sq[1], sq[2]],
+                };
+                let v = -self.solve3(o ^ f, p | f | x.bit(), -alpha - 1, rest[0], rest[1], rest[2]);
+                if v > best {
+                    best = v;
+                    if v > alpha {
+                        return v;
+                    }
+                }
+            }
+        }
+        if best > -65 {
+            return best;
+        }
+        if sq.iter().any(|&x| flips(o, p, x) != 0) {
+            return -self.solve4(o, p, -alpha - 1, sq);
+        }
+        Board { player: p, opponent: o }.final_score()
+    }
+
+    fn solve3(&mut self, p: u64, o: u64, alpha: i32, a: Square, b: Square, c: Square) -> i32 {
+        self.nodes += 1;
+        let mut best = -65;
+        for (x, y, z) in [(a, b, c), (b, a, c), (c, a, b)] {
+            let f = flips(p, o, x);
+            if f != 0 {
+                let v = -self.solve2(o ^ f, p | f | x.bit(), -alpha - 1, y, z);
+                if v > best {
+                    best = v;
+                    if v > alpha {
+                        return v;
+                    }
+                }
+            }
+        }
+        if best > -65 {
+            return best;
+        }
+        if flips(o, p, a) | flips(o, p, b) | flips(o, p, c) != 0 {
+            return -self.solve3(o, p, -alpha - 1, a, b, c);
+        }
+        Board { player: p, opponent: o }.final_score()
+    }
+
+    fn solve2(&mut self, p: u64, o: u64, alpha: i32, a: Square, b: Square) -> i32 {
+        self.nodes += 1;
+        let mut best = -65;
+        let f = flips(p, o, a);
+        if f != 0 {
+            best = -self.solve1(o ^ f, p | f | a.bit(), b);
+            if best > alpha {
+                return best;
+            }
+        }
+        let f = flips(p, o, b);
+        if f != 0 {
+            return best.max(-self.solve1(o ^ f, p | f | b.bit(), a));
+        }
+        if best > -65 {
+            return best;
+        }
+        if flips(o, p, a) | flips(o, p, b) != 0 {
+            return -self.solve2(o, p, -alpha - 1, a, b);
+        }
+        Board { player: p, opponent: o }.final_score()
+    }
+
+    /// One empty square: the last move decides everything.
+    #[inline]
+    fn solve1(&mut self, p: u64, o: u64, x: Square) -> i32 {
+        self.nodes += 1;
+        let discs = p.count_ones() as i32;
+        let n = flips(p, o, x).count_ones() as i32;
+        if n > 0 {
+            return 2 * (discs + n + 1) - 64;
+        }
+        let n = flips(o, p, x).count_ones() as i32;
+        if n > 0 {
+            return 2 * (discs - n) - 64;
+        }
+        // Nobody can play: 63 discs, the empty square goes to the winner.
+        if 2 * discs > 63 {
+            2 * discs - 62
+        } else {
+            2 * discs - 64
+        }
+    }
+}
+
+/// A move with what ordering needs.
+#[derive(Clone, Copy)]
+struct OrderedMove {
+    square: Square,
+    flips: u64,
+    /// Lower is searched first.
+    cost: i32,
+}
+
+/// The legal moves of a node, ordered fastest-first.
+struct MoveList {
+    moves: [OrderedMove; 32],
+    len: usize,
+}
+
+impl MoveList {
+    #[inline]
+    fn new(board: &Board, moves: u64, tt_move: Option<Square>) -> MoveList {
+        let mut list = MoveList { moves: [OrderedMove { square: Square::new(0), flips: 0, cost: 0 }; 32], len: 0 };
+        let odd = odd_quadrants(board.empties());
+        for sq in Squares(moves) {
+            let f = flips(board.player, board.opponent, sq);
+            let cost = if Some(sq) == tt_move {
+                i32::MIN
+            } else {
+                let child = board.play_flips(sq, f);
+                let replies = child.legal_moves();
+                // Fewest replies first; a reply on a corner counts double; potential
+                // mobility breaks ties; an odd quadrant is a slight bonus.
+                let potential = crate::board::adjacent_empties(child.opponent, child.empties()).count_ones() as i32;
+                let corner_stab = (child.opponent & crate::board::masks::CORNERS).count_ones() as i32;
+                (replies.count_ones() as i32 + (replies & crate::board::masks::CORNERS).count_ones() as i32) * 64
+                    + potential * 4
+                    - corner_stab * 32
+                    - if odd & sq.bit() != 0 { 8 } else { 0 }
+            };
+            list.moves[list.len] = OrderedMove { square: sq, flips: f, cost };
+            list.len += 1;
+        }
+        list
+    }
+
+    /// Insertion sort by cost (lists are short).
+    #[inline]
+    fn sort(&mut self) {
+        for i in 1..self.len {
+            let m = self.moves[i];
+            let mut j = i;
+            while j > 0 && self.moves[j - 1].cost > m.cost {
+                self.moves[j] = self.moves[j - 1];
+                j -= 1;
+            }
+            self.moves[j] = m;
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &OrderedMove> {
+        self.moves[..self.len].iter()
+    }
+}

@@ -1,0 +1,364 @@
+//! Midgame search: negamax with principal-variation search, the shared transposition
+//! table, move ordering (table move, then shallow-search or mobility ordering),
+//! aspiration windows and iterative deepening under a depth, node or time limit.
+//! When the remaining depth reaches the number of empty squares, the exact endgame
+//! solver takes over, so deep enough searches return proven scores.
+
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use super::endgame::{RootMove, Solver};
+use super::tt::TranspositionTable;
+use super::table_pv;
+use crate::board::{flips, Board, Squares};
+use crate::eval::Evaluator;
+use crate::square::{Move, Square};
+
+/// When to stop searching.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// Maximum depth in plies (`None`: until another limit, or exact).
+    pub depth: Option<u32>,
+    /// Node budget.
+    pub nodes: Option<u64>,
+    /// Time budget: no iteration starts that is predicted not to finish in it, and the
+    /// search stops at this time at the latest.
+    pub time: Option<Duration>,
+    /// Search to the end of the game (exact score).
+    pub exact: bool,
+}
+
+/// What a search found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchResult {
+    /// The root moves with scores, best first (scores of moves other than the best may
+    /// be bounds unless all moves were asked for).
+    pub moves: Vec<RootMove>,
+    /// Depth of the last completed iteration.
+    pub depth: u32,
+    /// True when the scores are exact (the search reached the end of the game).
+    pub exact: bool,
+    /// Nodes searched.
+    pub nodes: u64,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// Principal variation from the root.
+    pub pv: Vec<Move>,
+}
+
+impl SearchResult {
+    /// The best move, if the game is not over.
+    pub fn best_move(&self) -> Option<Move> {
+        self.moves.first().map(|m| m.mv)
+    }
+
+    /// The best score.
+    pub fn score(&self) -> Option<i32> {
+        self.moves.first().map(|m| m.score)
+    }
+}
+
+/// Depth below which moves are ordered by mobility rather than by a shallow search.
+const SORT_BY_SEARCH_MIN_DEPTH: u32 = 4;
+/// In an exact search, the midgame iterations stop this many plies short of the end;
+/// they only seed the table's move ordering for the exact solve.
+const EXACT_JUMP: u32 = 14;
+/// Nodes between time checks.
+const CHECK_INTERVAL: u64 = 2048;
+
+/// A midgame searcher for one thread.
+pub struct Search<'a, E: Evaluator> {
+    eval: &'a E,
+    tt: &'a TranspositionTable,
+    solver: Solver<'a>,
+    nodes: u64,
+    next_check: u64,
+    deadline: Option<Instant>,
+    node_limit: u64,
+    aborted: bool,
+}
+
+impl<'a, E: Evaluator> Search<'a, E> {
+    /// A searcher over a shared table; `threads` is passed to the endgame solver.
+    pub fn new(eval: &'a E, tt: &'a TranspositionTable, stop: &'a AtomicBool, threads: usize) -> Self {
+        Search {
+            eval,
+            tt,
+            solver: Solver::new(tt, stop, threads),
+            nodes: 0,
+            next_check: CHECK_INTERVAL,
+            deadline: None,
+            node_limit: u64::MAX,
+            aborted: false,
+        }
+    }
+
+    fn total_nodes(&self) -> u64 {
+        self.nodes + self.solver.nodes
+    }
+
+    #[inline]
+    fn check(&mut self) -> bool {
+        if self.nodes >= self.next_check {
+            self.next_check = self.nodes + CHECK_INTERVAL;
+            if self.total_nodes() >= self.node_limit || self.deadline.is_some_and(|d| Instant::now() >= d) {
+                self.aborted = true;
+            }
+        }
+        self.aborted || self.solver.aborted()
+    }
+
+    /// Iterative deepening from `board` under `limits`. With `all_moves`, every root
+    /// move gets a score with a full window at each depth (for analysis), otherwise
+    /// only the best move's score is exact.
+    pub fn run(&mut self, board: &Board, limits: Limits, all_moves: bool) -> SearchResult {
+        let start = Instant::now();
+        self.tt.new_search();
+        self.deadline = limits.time.map(|t| start + t);
+        self.node_limit = limits.nodes.unwrap_or(u64::MAX);
+        self.solver.deadline = self.deadline;
+        self.solver.node_limit = self.node_limit;
+        let empties = board.empty_count();
+        let max_depth = if limits.exact { 60 } else { limits.depth.unwrap_or(60) }.max(1);
+        let mut result = SearchResult {
+            moves: Vec::new(),
+            depth: 0,
+            exact: false,
+            nodes: 0,
+            elapsed: Duration::ZERO,
+            pv: Vec::new(),
+        };
+        if board.is_game_over() {
+            result.exact = true;
+            return result;
+        }
+        let mut last_iteration = Duration::ZERO;
+        let mut depth = if limits.exact && empties <= 14 { empties } else { 1 };
+        loop {
+            let exact = depth >= empties;
+            let it_start = Instant::now();
+            let moves = if exact {
+                let prev = result.score().unwrap_or(0);
+                self.solve_exact(board, prev, all_moves)
+            } else {
+                self.root(board, depth, result.score(), all_moves)
+            };
+            if self.aborted || self.solver.aborted() {
+                break;
+            }
+            result.moves = moves;
+            result.depth = depth.min(empties);
+            result.exact = exact;
+            let took = it_start.elapsed();
+            if exact || depth >= max_depth {
+                break;
+            }
+            if let Some(budget) = limits.time {
+                // Predict the next iteration from the growth of the last ones.
+                let growth = if last_iteration.as_secs_f64() > 1e-4 {
+                    (took.as_secs_f64() / last_iteration.as_secs_f64()).clamp(2.0, 8.0)
+                } else {
+                    3.0
+                };
+                if start.elapsed().as_secs_f64() + took.as_secs_f64() * growth > budget.as_secs_f64() {
+                    break;
+                }
+            }
+            last_iteration = took;
+            // Near the end, jump straight to the exact solve (it is cheaper than the
+            // midgame iterations it would replace).
+            depth = if limits.exact && depth + EXACT_JUMP >= empties { empties } else { depth + 1 };
+        }
+        result.nodes = self.total_nodes();
+        result.elapsed = start.elapsed();
+        result.pv = match result.best_move() {
+            Some(mv) => {
+                let mut pv = vec![mv];
+                if let Some(child) = play(board, mv) {
+                    pv.extend(table_pv(self.tt, &child, result.depth.saturating_sub(1) as usize));
+                }
+                pv
+            }
+            None => Vec::new(),
+        };
+        result
+    }
+
+    /// The exact solve of the root, with an aspiration window around `guess`.
+    fn solve_exact(&mut self, board: &Board, guess: i32, all: bool) -> Vec<RootMove> {
+        if all {
+            return self.solver.solve_root(board, -64, 64, true);
+        }
+        let (lo, hi) = ((guess - 2).max(-64), (guess + 2).min(64));
+        let moves = self.solver.solve_root(board, lo, hi, false);
+        match moves.first() {
+            Some(m) if m.score > lo && m.score < hi => moves,
+            _ => self.solver.solve_root(board, -64, 64, false),
+        }
+    }
+
+    /// One iteration at the root, with an aspiration window around the last score.
+    fn root(&mut self, board: &Board, depth: u32, guess: Option<i32>, all: bool) -> Vec<RootMove> {
+        if let (Some(g), false) = (guess, all) {
+            let (lo, hi) = ((g - 4).max(-64), (g + 4).min(64));
+            let moves = self.root_window(board, depth, lo, hi, false);
+            match moves.first() {
+                Some(m) if m.score > lo && m.score < hi => return moves,
+                _ if self.aborted => return moves,
+                _ => {}
+            }
+        }
+        self.root_window(board, depth, -64, 64, all)
+    }
+
+    fn root_window(&mut self, board: &Board, depth: u32, alpha: i32, beta: i32, all: bool) -> Vec<RootMove> {
+        let moves = board.legal_moves();
+        if moves == 0 {
+            let v = -self.pvs(&board.pass(), -beta, -alpha, depth);
+            return vec![RootMove { mv: Move::Pass, score: v }];
+        }
+        let ordered = self.order(board, moves, depth);
+        let mut out = Vec::with_capacity(ordered.len);
+        let mut a = alpha;
+        for (i, &(sq, f)) in ordered.moves[..ordered.len].iter().enumerate() {
+            let child = board.play_flips(sq, f);
+            let v = if i == 0 || all {
+                -self.pvs(&child, -beta, -a, depth - 1)
+            } else {
+                let v = -self.pvs(&child, -a - 1, -a, depth - 1);
+                if v > a && v < beta && !self.aborted {
+                    -self.pvs(&child, -beta, -a, depth - 1)
+                } else {
+                    v
+                }
+            };
+            if self.aborted {
+                return out;
+            }
+            out.push(RootMove { mv: Move::Place(sq), score: v });
+            if !all && v > a {
+                a = v;
+                if v >= beta {
+                    break;
+                }
+            }
+        }
+        out.sort_by(|x, y| y.score.cmp(&x.score));
+        if let Some(RootMove { mv: Move::Place(sq), score }) = out.first().copied() {
+            self.tt.store(board.key(), depth as u8, alpha, beta, score, Some(sq));
+        }
+        out
+    }
+
+    /// Principal-variation search to `depth` plies (exact when that reaches the end).
+    fn pvs(&mut self, board: &Board, mut alpha: i32, beta: i32, depth: u32) -> i32 {
+        self.nodes += 1;
+        if self.check() {
+            return 0;
+        }
+        let empties = board.empty_count();
+        if depth >= empties {
+            return if beta == alpha + 1 {
+                self.solver.nws(board, alpha)
+            } else {
+                self.solver.solve(board, alpha, beta).score
+            };
+        }
+        if depth == 0 {
+            return self.eval.evaluate(board);
+        }
+        let key = board.key();
+        if let Some(e) = self.tt.probe(key) {
+            if e.depth as u32 >= depth {
+                if e.lower >= beta || e.lower == e.upper {
+                    return e.lower;
+                }
+                if e.upper <= alpha {
+                    return e.upper;
+                }
+            }
+        }
+        let moves = board.legal_moves();
+        if moves == 0 {
+            if board.opponent_moves() == 0 {
+                return board.final_score();
+            }
+            return -self.pvs(&board.pass(), -beta, -alpha, depth);
+        }
+        let alpha0 = alpha;
+        let mut best = -65;
+        let mut best_move = None;
+        let ordered = self.order(board, moves, depth);
+        for (i, &(sq, f)) in ordered.moves[..ordered.len].iter().enumerate() {
+            let child = board.play_flips(sq, f);
+            let v = if i == 0 {
+                -self.pvs(&child, -beta, -alpha, depth - 1)
+            } else {
+                let v = -self.pvs(&child, -alpha - 1, -alpha, depth - 1);
+                if v > alpha && v < beta {
+                    -self.pvs(&child, -beta, -alpha, depth - 1)
+                } else {
+                    v
+                }
+            };
+            if self.aborted {
+                return 0;
+            }
+            if v > best {
+                best = v;
+                best_move = Some(sq);
+                if v > alpha {
+                    alpha = v;
+                    if v >= beta {
+                        break;
+                    }
+                }
+            }
+        }
+        self.tt.store(key, depth as u8, alpha0, beta, best, best_move);
+        best
+    }
+
+    /// Moves ordered best first, without allocating: the table's move, then by a
+    /// shallow search (deep nodes) or by the opponent's mobility and the evaluation
+    /// (shallow nodes).
+    fn order(&mut self, board: &Board, moves: u64, depth: u32) -> SmallList {
+        let tt_move = self.tt.probe(board.key()).and_then(|e| e.best);
+        let mut list = SmallList { moves: [(Square::new(0), 0); 32], keys: [0; 32], len: 0 };
+        for sq in Squares(moves) {
+            let f = flips(board.player, board.opponent, sq);
+            let child = board.play_flips(sq, f);
+            let key = if Some(sq) == tt_move {
+                i32::MAX
+            } else if depth >= SORT_BY_SEARCH_MIN_DEPTH {
+                let d = if depth >= 8 { 2 } else { 1 };
+                -self.pvs(&child, -64, 64, d - 1) * 16
+            } else {
+                -(child.legal_moves().count_ones() as i32) * 16 - self.eval.evaluate(&child)
+            };
+            let mut j = list.len;
+            while j > 0 && list.keys[j - 1] < key {
+                list.keys[j] = list.keys[j - 1];
+                list.moves[j] = list.moves[j - 1];
+                j -= 1;
+            }
+            list.keys[j] = key;
+            list.moves[j] = (sq, f);
+            list.len += 1;
+        }
+        list
+    }
+}
+
+struct SmallList {
+    moves: [(Square, u64); 32],
+    keys: [i32; 32],
+    len: usize,
+}
+
+fn play(board: &Board, mv: Move) -> Option<Board> {
+    match mv {
+        Move::Pass => Some(board.pass()),
+        Move::Place(sq) => board.play(sq),
+    }
+}

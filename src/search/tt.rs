@@ -1,0 +1,203 @@
+//! The transposition table: fixed size (set in MiB), buckets of four 16-byte slots in
+//! one cache line, depth- and age-aware replacement, shared lock-free between threads.
+//!
+//! A slot stores the key XOR the data word, so a torn write by another thread reads as
+//! a miss instead of a wrong entry. Bounds, not a value and a flag, are kept: a search
+//! that fails low stores an upper bound, one that fails high a lower bound, and a
+//! second search of the same position at the same depth tightens them.
+
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
+
+use crate::square::Square;
+
+/// What the table knows of a position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TtEntry {
+    /// Score is at least this.
+    pub lower: i32,
+    /// Score is at most this.
+    pub upper: i32,
+    /// Best move found, if any.
+    pub best: Option<Square>,
+    /// Depth searched (≥ empties means exact to the end).
+    pub depth: u8,
+}
+
+#[derive(Default)]
+struct Slot {
+    check: AtomicU64,
+    data: AtomicU64,
+}
+
+#[repr(align(64))]
+#[derive(Default)]
+struct Bucket {
+    slots: [Slot; 4],
+}
+
+/// A shared, fixed-size transposition table.
+pub struct TranspositionTable {
+    buckets: Vec<Bucket>,
+    mask: u64,
+    age: AtomicU8,
+}
+
+const NO_MOVE: u64 = 0xFF;
+
+fn pack(lower: i32, upper: i32, best: Option<Square>, depth: u8, age: u8) -> u64 {
+    (lower as i8 as u8 as u64)
+        | (upper as i8 as u8 as u64) << 8
+        | best.map_or(NO_MOVE, |s| s.index() as u64) << 16
+        | (depth as u64) << 24
+        | (age as u64) << 32
+}
+
+fn unpack(d: u64) -> (TtEntry, u8) {
+    let best = (d >> 16) as u8;
+    (
+        TtEntry {
+            lower: d as u8 as i8 as i32,
+            upper: (d >> 8) as u8 as i8 as i32,
+            best: Square::try_new(best),
+            depth: (d >> 24) as u8,
+        },
+        (d >> 32) as u8,
+    )
+}
+
+impl TranspositionTable {
+    /// A table of about `mib` MiB (rounded down to a power of two buckets, at least 1).
+    pub fn new(mib: usize) -> TranspositionTable {
+        let bytes = mib.max(1) << 20;
+        let n = (bytes / std::mem::size_of::<Bucket>()).next_power_of_two() / 2;
+        let n = n.max(1);
+        let mut buckets = Vec::with_capacity(n);
+        buckets.resize_with(n, Bucket::default);
+        TranspositionTable { buckets, mask: n as u64 - 1, age: AtomicU8::new(0) }
+    }
+
+    /// Size in bytes.
+    pub fn size_bytes(&self) -> usize {
+        self.buckets.len() * std::mem::size_of::<Bucket>()
+    }
+
+    /// Starts a new search: older entries become preferred victims.
+    pub fn new_search(&self) {
+        self.age.fetch_add(1, Relaxed);
+    }
+
+    /// Empties the table.
+    pub fn clear(&mut self) {
+        for b in &mut self.buckets {
+            *b = Bucket::default();
+        }
+    }
+
+    #[inline]
+    fn bucket(&self, key: u64) -> &Bucket {
+        // High bits pick the bucket; the check word stores the whole key.
+        &self.buckets[((key >> 20) & self.mask) as usize]
+    }
+
+    /// Hint the CPU to fetch the bucket of `key`.
+    #[inline]
+    pub fn prefetch(&self, key: u64) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: prefetch is a hint; the pointer is in bounds.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch(self.bucket(key) as *const Bucket as *const i8, _MM_HINT_T0);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
+    }
+
+    /// The entry for `key`, if stored.
+    #[inline]
+    pub fn probe(&self, key: u64) -> Option<TtEntry> {
+        for slot in &self.bucket(key).slots {
+            let data = slot.data.load(Relaxed);
+            if slot.check.load(Relaxed) ^ data == key && data != 0 {
+                return Some(unpack(data).0);
+            }
+        }
+        None
+    }
+
+    /// Stores the result of a search of `key` to `depth` within (`alpha`, `beta`) that
+    /// returned `score` with best move `best`.
+    #[inline]
+    pub fn store(&self, key: u64, depth: u8, alpha: i32, beta: i32, score: i32, best: Option<Square>) {
+        let age = self.age.load(Relaxed);
+        let (mut lower, mut upper) = (-64, 64);
+        if score > alpha {
+            lower = score;
+        }
+        if score < beta {
+            upper = score;
+        }
+        let bucket = self.bucket(key);
+        let mut victim = &bucket.slots[0];
+        let mut victim_worth = i32::MAX;
+        for slot in &bucket.slots {
+            let data = slot.data.load(Relaxed);
+            let check = slot.check.load(Relaxed);
+            if check ^ data == key && data != 0 {
+                let (old, _) = unpack(data);
+                if old.depth > depth {
+                    return; // keep the deeper result
+                }
+                if old.depth == depth {
+                    lower = lower.max(old.lower);
+                    upper = upper.min(old.upper);
+                    if lower > upper {
+                        // Inconsistent (a different search path): trust the new bounds.
+                        (lower, upper) = (if score > alpha { score } else { -64 }, if score < beta { score } else { 64 });
+                    }
+                }
+                let best = best.or(old.best);
+                let d = pack(lower, upper, best, depth, age);
+                slot.data.store(d, Relaxed);
+                slot.check.store(key ^ d, Relaxed);
+                return;
+            }
+            let (old, old_age) = unpack(data);
+            // Worth keeping: depth, minus a large penalty for entries of past searches.
+            let worth = if data == 0 { i32::MIN } else { old.depth as i32 - if old_age != age { 256 } else { 0 } };
+            if worth < victim_worth {
+                victim_worth = worth;
+                victim = slot;
+            }
+        }
+        let d = pack(lower, upper, best, depth, age);
+        victim.data.store(d, Relaxed);
+        victim.check.store(key ^ d, Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_probe_and_tighten() {
+        let tt = TranspositionTable::new(1);
+        assert!(tt.size_bytes() <= 1 << 20);
+        let key = 0x1234_5678_9abc_def0;
+        assert_eq!(tt.probe(key), None);
+        let sq = Square::new(19);
+        tt.store(key, 10, -5, 5, 3, Some(sq));
+        assert_eq!(tt.probe(key), Some(TtEntry { lower: 3, upper: 3, best: Some(sq), depth: 10 }));
+        // Fail high then fail low at the same depth: bounds intersect.
+        let k2 = key ^ 0xFFFF;
+        tt.store(k2, 8, 0, 1, 4, None);
+        tt.store(k2, 8, 10, 11, 9, Some(sq));
+        assert_eq!(tt.probe(k2), Some(TtEntry { lower: 4, upper: 9, best: Some(sq), depth: 8 }));
+        // A shallower result does not overwrite a deeper one.
+        tt.store(k2, 2, -64, 64, -20, None);
+        assert_eq!(tt.probe(k2).unwrap().depth, 8);
+        // Negative scores survive packing.
+        tt.store(key ^ 1, 3, -64, 64, -64, None);
+        assert_eq!(tt.probe(key ^ 1).unwrap().lower, -64);
+    }
+}
