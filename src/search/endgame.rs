@@ -21,6 +21,7 @@
 //! search, the rest in move ordering (child mobility) and table probes at the top.
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -34,10 +35,13 @@ use crate::stability::stable_discs;
 pub const SHALLOW_MAX: u32 = 7;
 /// From this many empties, children are looked up in the table before searching.
 const ETC_MIN: u32 = 14;
+/// Moves searched alone before the rest of a node is split between threads: a node
+/// whose first moves did not cut is probably one where every move must be searched.
+const SPLIT_AFTER: usize = 3;
 /// From this many empties a node's moves may be split between threads.
 const SPLIT_MIN: u32 = 14;
 /// Nodes between checks of the stop flag.
-const STOP_CHECK_INTERVAL: u64 = 4096;
+const STOP_CHECK_INTERVAL: u64 = 1024;
 
 /// Quadrant masks for parity ordering.
 const QUADRANTS: [u64; 4] = [0x0000_0000_0F0F_0F0F, 0x0000_0000_F0F0_F0F0, 0x0F0F_0F0F_0000_0000, 0xF0F0_F0F0_0000_0000];
@@ -80,6 +84,8 @@ pub struct Solver<'a> {
     pub deadline: Option<Instant>,
     /// Stop after this many nodes.
     pub node_limit: u64,
+    /// Flags of the splits this solver works under: set when a sibling refuted the node.
+    cut_flags: Vec<Arc<AtomicBool>>,
 }
 
 /// A root move with its score.
@@ -115,6 +121,7 @@ impl<'a> Solver<'a> {
             aborted: false,
             deadline: None,
             node_limit: u64::MAX,
+            cut_flags: Vec::new(),
         }
     }
 
@@ -123,14 +130,19 @@ impl<'a> Solver<'a> {
         self.aborted
     }
 
+    /// Whether a stop was asked for: flag, deadline, node budget, or a refuted split above.
+    fn must_stop(&self) -> bool {
+        self.stop.load(Relaxed)
+            || self.nodes >= self.node_limit
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
+            || self.cut_flags.iter().any(|f| f.load(Relaxed))
+    }
+
     #[inline]
     fn check_stop(&mut self) -> bool {
         if self.nodes >= self.next_check {
             self.next_check = self.nodes + STOP_CHECK_INTERVAL;
-            if self.stop.load(Relaxed)
-                || self.nodes >= self.node_limit
-                || self.deadline.is_some_and(|d| Instant::now() >= d)
-            {
+            if self.must_stop() {
                 self.aborted = true;
             }
         }
@@ -366,9 +378,9 @@ impl<'a> Solver<'a> {
                     break;
                 }
             }
-            if i == 0 && self.threads > 1 && empties >= SPLIT_MIN && n > 2 {
+            if i + 1 == SPLIT_AFTER && self.threads > 1 && empties >= SPLIT_MIN && n > SPLIT_AFTER + 1 {
                 // The first move did not cut: the others are searched in parallel.
-                let (v, sq) = self.split(board, alpha, &list.moves[1..n]);
+                let (v, sq) = self.split(board, alpha, &list.moves[SPLIT_AFTER..n]);
                 if v > best {
                     best = v;
                     best_move = Some(sq);
@@ -385,31 +397,56 @@ impl<'a> Solver<'a> {
 
     /// Searches moves in parallel with a null window at `alpha`; returns the best.
     fn split(&mut self, board: &Board, alpha: i32, moves: &[OrderedMove]) -> (i32, Square) {
-        let cut = AtomicBool::new(false);
-        let (tt, stop, threads) = (self.tt, self.stop, self.threads);
-        let results: Vec<(i32, Square, u64, bool)> = moves
-            .par_iter()
-            .map(|m| {
-                if cut.load(Relaxed) {
-                    return (-65, m.square, 0, false);
-                }
-                let mut helper = Solver::new(tt, stop, threads);
-                let v = -helper.nws(&board.play_flips(m.square, m.flips), -alpha - 1);
-                if v > alpha {
-                    cut.store(true, Relaxed);
-                }
-                (v, m.square, helper.nodes, helper.aborted)
-            })
-            .collect();
         let mut best = (-65, moves[0].square);
-        for (v, sq, nodes, aborted) in results {
-            self.nodes += nodes;
-            self.aborted |= aborted;
-            if v > best.0 {
-                best = (v, sq);
+        for (v, m) in self.parallel_nws(board, alpha, moves, true).into_iter().zip(moves) {
+            if let Some(v) = v.filter(|&v| v > best.0) {
+                best = (v, m.square);
             }
         }
         best
+    }
+
+    /// Null-window searches of `moves` at `alpha`, spread over the rayon pool. With
+    /// `stop_on_cut`, the first move above alpha stops the others (their entries are
+    /// `None`); otherwise every move gets its bound.
+    fn parallel_nws(&mut self, board: &Board, alpha: i32, moves: &[OrderedMove], stop_on_cut: bool) -> Vec<Option<i32>> {
+        let cut = Arc::new(AtomicBool::new(false));
+        let results: Vec<(Option<i32>, u64)> = moves
+            .par_iter()
+            .map(|m| {
+                if cut.load(Relaxed) {
+                    return (None, 0);
+                }
+                // A helper stops as soon as a sibling refutes the node (or any
+                // ancestor split is refuted): its work would be thrown away.
+                let mut helper = Solver::new(self.tt, self.stop, self.threads);
+                helper.deadline = self.deadline;
+                helper.node_limit = self.node_limit.saturating_sub(self.nodes);
+                helper.cut_flags = self.cut_flags.clone();
+                if stop_on_cut {
+                    helper.cut_flags.push(cut.clone());
+                }
+                let v = -helper.nws(&board.play_flips(m.square, m.flips), -alpha - 1);
+                if helper.aborted {
+                    return (None, helper.nodes);
+                }
+                if v > alpha && stop_on_cut {
+                    cut.store(true, Relaxed);
+                }
+                (Some(v), helper.nodes)
+            })
+            .collect();
+        // Helpers stopped by this split's cut are fine; a stop from above is not.
+        if self.must_stop() {
+            self.aborted = true;
+        }
+        results
+            .into_iter()
+            .map(|(v, nodes)| {
+                self.nodes += nodes;
+                v
+            })
+            .collect()
     }
 
     /// Null-window search of 5–7 empties: parity ordering, stability cut-off, no table.

@@ -63,6 +63,8 @@ const SORT_BY_SEARCH_MIN_DEPTH: u32 = 4;
 /// In an exact search, the midgame iterations stop this many plies short of the end;
 /// they only seed the table's move ordering for the exact solve.
 const EXACT_JUMP: u32 = 14;
+/// ... and never go deeper than this: beyond it the seeding costs more than it saves.
+const EXACT_SEED_MAX_DEPTH: u32 = 10;
 /// Nodes between time checks.
 const CHECK_INTERVAL: u64 = 2048;
 
@@ -167,7 +169,11 @@ impl<'a, E: Evaluator> Search<'a, E> {
             last_iteration = took;
             // Near the end, jump straight to the exact solve (it is cheaper than the
             // midgame iterations it would replace).
-            depth = if limits.exact && depth + EXACT_JUMP >= empties { empties } else { depth + 1 };
+            depth = if limits.exact && (depth + EXACT_JUMP >= empties || depth >= EXACT_SEED_MAX_DEPTH) {
+                empties
+            } else {
+                depth + 1
+            };
         }
         result.nodes = self.total_nodes();
         result.elapsed = start.elapsed();
