@@ -77,10 +77,26 @@ fn a_file_to_byte(b: u64) -> u8 {
     ((b & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8
 }
 
-/// Unpacks a byte into the a-file.
+/// Unpacks a byte into the a-file (bit k → square a(k+1)).
 #[inline]
 fn byte_to_a_file(x: u8) -> u64 {
-    (((x as u64).wrapping_mul(0x8040_2010_0804_0201)) & 0x8080_8080_8080_8080) >> 7
+    // A multiplication would carry between overlapping partial products; a table cannot.
+    static TABLE: [u64; 256] = {
+        let mut t = [0u64; 256];
+        let mut x = 0;
+        while x < 256 {
+            let mut k = 0;
+            while k < 8 {
+                if x & (1 << k) != 0 {
+                    t[x] |= 1u64 << (8 * k);
+                }
+                k += 1;
+            }
+            x += 1;
+        }
+        t
+    };
+    TABLE[x as usize]
 }
 
 /// Discs of `p` stable within the four edges.
@@ -187,7 +203,8 @@ mod tests {
         let mut rng = Rng(77);
         let mut found = 0;
         for _ in 0..300 {
-            let b = crate::testutil::random_position(&mut rng, 6 + rng.below(3) as u32);
+            let empties = 6 + rng.below(3) as u32;
+            let b = crate::testutil::random_position(&mut rng, empties);
             let s = stable_discs(b.player, b.opponent);
             assert_eq!(s & !b.player, 0);
             let truth = never_flipped(b, true, 64);
@@ -195,6 +212,46 @@ mod tests {
             found += s.count_ones();
         }
         assert!(found > 1000, "the bound finds stable discs: {found}");
+    }
+
+    #[test]
+    fn file_packing_round_trips() {
+        for x in 0..=255u8 {
+            assert_eq!(a_file_to_byte(byte_to_a_file(x)), x);
+            assert_eq!(byte_to_a_file(x) & !0x0101_0101_0101_0101, 0);
+        }
+    }
+
+    #[test]
+    fn full_lines_match_naive() {
+        let mut rng = Rng(5);
+        for _ in 0..20_000 {
+            let occ = rng.next_u64() | rng.next_u64() | rng.next_u64();
+            for (step, got) in [(9, full_diagonals(occ, 9)), (7, full_diagonals(occ, 7))] {
+                for sq in 0..64 {
+                    let (c, r) = (sq % 8, sq / 8);
+                    let dc = if step == 9 { 1 } else { -1 };
+                    let mut full = true;
+                    for dir in [-1, 1] {
+                        let (mut cc, mut rr) = (c, r);
+                        while (0..8).contains(&cc) && (0..8).contains(&rr) {
+                            full &= occ & (1u64 << (rr * 8 + cc)) != 0;
+                            cc += dc * dir;
+                            rr += dir;
+                        }
+                    }
+                    assert_eq!(got & (1u64 << sq) != 0, full, "step {step} sq {sq} occ {occ:#x}");
+                }
+            }
+            let rows = full_rows(occ);
+            let cols = full_columns(occ);
+            for sq in 0..64 {
+                let row = 0xFFu64 << (sq / 8 * 8);
+                let col = 0x0101_0101_0101_0101u64 << (sq % 8);
+                assert_eq!(rows & (1 << sq) != 0, occ & row == row);
+                assert_eq!(cols & (1 << sq) != 0, occ & col == col);
+            }
+        }
     }
 
     #[test]
