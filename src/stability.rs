@@ -9,7 +9,6 @@
 
 use std::sync::OnceLock;
 
-
 /// `EDGE[p][o]`: the bits of `p` stable within an 8-square line where `p` and `o` are
 /// the two colours (bit i = square i of the line).
 fn edge_table() -> &'static [u8] {
@@ -166,8 +165,10 @@ pub fn stable_discs(p: u64, o: u64) -> u64 {
         let s = stable;
         let h = full_h | (s << 1) & !0x0101_0101_0101_0101 | (s >> 1) & !0x8080_8080_8080_8080 | 0x8181_8181_8181_8181;
         let v = full_v | (s << 8) | (s >> 8) | 0xFF00_0000_0000_00FF;
-        let d9 = full_d9 | (s << 9) & !0x0101_0101_0101_0101 | (s >> 9) & !0x8080_8080_8080_8080 | 0xFF81_8181_8181_81FF;
-        let d7 = full_d7 | (s << 7) & !0x8080_8080_8080_8080 | (s >> 7) & !0x0101_0101_0101_0101 | 0xFF81_8181_8181_81FF;
+        let d9 =
+            full_d9 | (s << 9) & !0x0101_0101_0101_0101 | (s >> 9) & !0x8080_8080_8080_8080 | 0xFF81_8181_8181_81FF;
+        let d7 =
+            full_d7 | (s << 7) & !0x8080_8080_8080_8080 | (s >> 7) & !0x0101_0101_0101_0101 | 0xFF81_8181_8181_81FF;
         stable |= p & h & v & d9 & d7;
         if stable == s {
             return stable;

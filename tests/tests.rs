@@ -3,5 +3,6 @@
 mod util;
 
 mod board_cli;
+mod search;
 mod thor_corrupt;
 mod thor_data;

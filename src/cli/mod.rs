@@ -29,6 +29,10 @@ pub enum Command {
     Show(board_cmds::ShowArgs),
     /// Solve the positions of a problem file exactly (FFO/Edax `.obf`), checking listed scores.
     Solve(search_cmds::SolveArgs),
+    /// Every legal move of a position with its score, best first, and the principal variation.
+    Analyze(search_cmds::AnalyzeArgs),
+    /// The engine's move for a position under a depth, node or time limit.
+    Bestmove(search_cmds::BestmoveArgs),
     /// WTHOR archives: info, games, stats, check, export.
     #[command(subcommand)]
     Thor(thor_cmds::ThorCommand),
@@ -65,5 +69,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Show(args) => board_cmds::show(args),
         Command::Thor(cmd) => thor_cmds::run(cmd),
         Command::Solve(args) => search_cmds::solve(args),
+        Command::Analyze(args) => search_cmds::analyze(args),
+        Command::Bestmove(args) => search_cmds::bestmove(args),
     }
 }

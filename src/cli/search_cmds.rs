@@ -3,15 +3,18 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
 use serde::Serialize;
 
-use crate::obf::parse_obf;
+use super::PositionArgs;
+use crate::board::Board;
 use crate::eval::ClassicEval;
-use crate::search::{table_pv, Limits, Search, Solved, Solver, TranspositionTable};
+use crate::obf::parse_obf;
+use crate::position::Position;
+use crate::search::{table_pv, Limits, Search, SearchResult, Solved, Solver, TranspositionTable};
 use crate::square::{format_moves, Move};
 
 /// Arguments of `thorbook solve`.
@@ -130,4 +133,166 @@ pub(super) fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(if wrong_scores + wrong_moves > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// Search limits and resources shared by `analyze` and `bestmove`.
+#[derive(Args, Debug, Clone)]
+pub struct EngineArgs {
+    /// Search this many plies deep.
+    #[arg(long, conflicts_with_all = ["exact"])]
+    pub depth: Option<u32>,
+    /// Time budget in seconds.
+    #[arg(long)]
+    pub time: Option<f64>,
+    /// Node budget.
+    #[arg(long)]
+    pub nodes: Option<u64>,
+    /// Search to the end of the game (exact scores).
+    #[arg(long)]
+    pub exact: bool,
+    /// Threads.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Transposition table size in MiB.
+    #[arg(long, default_value_t = 256)]
+    pub hash_mib: usize,
+}
+
+impl EngineArgs {
+    fn limits(&self, default_depth: u32) -> anyhow::Result<Limits> {
+        anyhow::ensure!(self.threads >= 1, "--threads must be at least 1");
+        if let Some(t) = self.time {
+            anyhow::ensure!(t > 0.0 && t.is_finite(), "--time must be a positive number of seconds, got {t}");
+        }
+        let unlimited = self.depth.is_none() && self.time.is_none() && self.nodes.is_none() && !self.exact;
+        Ok(Limits {
+            depth: if unlimited { Some(default_depth) } else { self.depth },
+            nodes: self.nodes,
+            time: self.time.map(Duration::from_secs_f64),
+            exact: self.exact,
+        })
+    }
+
+    /// Runs a search of `board` on a pool of the requested size.
+    pub fn search(&self, board: &Board, default_depth: u32, all_moves: bool) -> anyhow::Result<SearchResult> {
+        let limits = self.limits(default_depth)?;
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(self.threads).build()?;
+        let tt = TranspositionTable::new(self.hash_mib);
+        let stop = AtomicBool::new(false);
+        Ok(pool.install(|| Search::new(&ClassicEval, &tt, &stop, self.threads).run(board, limits, all_moves)))
+    }
+}
+
+/// Arguments of `thorbook analyze`.
+#[derive(Args, Debug)]
+pub struct AnalyzeArgs {
+    #[command(flatten)]
+    pub position: PositionArgs,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `thorbook bestmove`.
+#[derive(Args, Debug)]
+pub struct BestmoveArgs {
+    #[command(flatten)]
+    pub position: PositionArgs,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct MoveJson {
+    #[serde(rename = "move")]
+    mv: String,
+    score: i32,
+    pv: String,
+}
+
+#[derive(Serialize)]
+struct AnalysisJson {
+    board: String,
+    side_to_move: String,
+    depth: u32,
+    exact: bool,
+    nodes: u64,
+    seconds: f64,
+    moves: Vec<MoveJson>,
+}
+
+fn analysis_json(pos: &Position, r: &SearchResult, tt_pv: impl Fn(Move) -> String) -> AnalysisJson {
+    AnalysisJson {
+        board: pos.to_board_text(),
+        side_to_move: pos.side.to_string(),
+        depth: r.depth,
+        exact: r.exact,
+        nodes: r.nodes,
+        seconds: r.elapsed.as_secs_f64(),
+        moves: r.moves.iter().map(|m| MoveJson { mv: m.mv.to_string(), score: m.score, pv: tt_pv(m.mv) }).collect(),
+    }
+}
+
+pub(super) fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
+    let pos = args.position.position()?;
+    let r = args.engine.search(&pos.board, 10, true)?;
+    let best_pv = format_moves(&r.pv);
+    let out = analysis_json(&pos, &r, |mv| if Some(mv) == r.best_move() { best_pv.clone() } else { mv.to_string() });
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", pos.diagram());
+    if r.moves.is_empty() {
+        println!("game over: {:+} for {}", pos.board.final_score(), pos.side);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{} to move; {} {}, {} nodes in {:.3} s",
+        pos.side,
+        if r.exact { "exact, depth" } else { "depth" },
+        r.depth,
+        r.nodes,
+        r.elapsed.as_secs_f64()
+    );
+    for m in &out.moves {
+        println!("{:<5} {:>+4}  {}", m.mv, m.score, m.pv);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) fn bestmove(args: BestmoveArgs) -> anyhow::Result<ExitCode> {
+    let pos = args.position.position()?;
+    let r = args.engine.search(&pos.board, 12, false)?;
+    let Some(best) = r.best_move() else {
+        anyhow::bail!("the game is over ({:+} for {}): there is no move", pos.board.final_score(), pos.side);
+    };
+    if args.json {
+        let out = serde_json::json!({
+            "move": best.to_string(),
+            "score": r.score(),
+            "depth": r.depth,
+            "exact": r.exact,
+            "nodes": r.nodes,
+            "seconds": r.elapsed.as_secs_f64(),
+            "pv": format_moves(&r.pv),
+        });
+        println!("{out}");
+    } else {
+        println!(
+            "{best} (score {:+}, {} {}, {} nodes, {:.3} s, pv {})",
+            r.score().unwrap_or(0),
+            if r.exact { "exact" } else { "depth" },
+            r.depth,
+            r.nodes,
+            r.elapsed.as_secs_f64(),
+            format_moves(&r.pv)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }

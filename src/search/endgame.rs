@@ -44,7 +44,8 @@ const SPLIT_MIN: u32 = 14;
 const STOP_CHECK_INTERVAL: u64 = 1024;
 
 /// Quadrant masks for parity ordering.
-const QUADRANTS: [u64; 4] = [0x0000_0000_0F0F_0F0F, 0x0000_0000_F0F0_F0F0, 0x0F0F_0F0F_0000_0000, 0xF0F0_F0F0_0000_0000];
+const QUADRANTS: [u64; 4] =
+    [0x0000_0000_0F0F_0F0F, 0x0000_0000_F0F0_F0F0, 0x0F0F_0F0F_0000_0000, 0xF0F0_F0F0_0000_0000];
 
 /// Alpha from which a stability cut-off is worth trying, by empties (a cut needs
 /// many stable opponent discs, so low alphas never cut).
@@ -204,7 +205,7 @@ impl<'a> Solver<'a> {
             }
         }
         // Stable sort: among equal scores, the first searched (the exact one) stays first.
-        out.sort_by(|x, y| y.score.cmp(&x.score));
+        out.sort_by_key(|m| std::cmp::Reverse(m.score));
         if let Some(first) = out.first() {
             if let Move::Place(sq) = first.mv {
                 self.tt.store(board.key(), board.empty_count() as u8, alpha, beta, first.score, Some(sq));
@@ -409,7 +410,13 @@ impl<'a> Solver<'a> {
     /// Null-window searches of `moves` at `alpha`, spread over the rayon pool. With
     /// `stop_on_cut`, the first move above alpha stops the others (their entries are
     /// `None`); otherwise every move gets its bound.
-    fn parallel_nws(&mut self, board: &Board, alpha: i32, moves: &[OrderedMove], stop_on_cut: bool) -> Vec<Option<i32>> {
+    fn parallel_nws(
+        &mut self,
+        board: &Board,
+        alpha: i32,
+        moves: &[OrderedMove],
+        stop_on_cut: bool,
+    ) -> Vec<Option<i32>> {
         let cut = Arc::new(AtomicBool::new(false));
         let results: Vec<(Option<i32>, u64)> = moves
             .par_iter()

@@ -8,8 +8,8 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use super::endgame::{RootMove, Solver};
-use super::tt::TranspositionTable;
 use super::table_pv;
+use super::tt::TranspositionTable;
 use crate::board::{flips, Board, Squares};
 use crate::eval::Evaluator;
 use crate::square::{Move, Square};
@@ -249,7 +249,7 @@ impl<'a, E: Evaluator> Search<'a, E> {
                 }
             }
         }
-        out.sort_by(|x, y| y.score.cmp(&x.score));
+        out.sort_by_key(|m| std::cmp::Reverse(m.score));
         if let Some(RootMove { mv: Move::Place(sq), score }) = out.first().copied() {
             self.tt.store(board.key(), depth as u8, alpha, beta, score, Some(sq));
         }

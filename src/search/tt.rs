@@ -152,7 +152,8 @@ impl TranspositionTable {
                     upper = upper.min(old.upper);
                     if lower > upper {
                         // Inconsistent (a different search path): trust the new bounds.
-                        (lower, upper) = (if score > alpha { score } else { -64 }, if score < beta { score } else { 64 });
+                        (lower, upper) =
+                            (if score > alpha { score } else { -64 }, if score < beta { score } else { 64 });
                     }
                 }
                 let best = best.or(old.best);

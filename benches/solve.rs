@@ -1,0 +1,83 @@
+//! Exact solving of FFO #20–39 (`../shared/ffo/fforum-20-39.obf`) with 1 and 2 threads:
+//! per-position nodes and times, totals, nodes/s and the speed-up. Then the margin by
+//! which time-limited searches overshoot their deadline.
+//!
+//! `cargo bench --bench solve` (or `-- FILE.obf` for another problem set).
+
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use thorbook::eval::ClassicEval;
+use thorbook::obf::parse_obf;
+use thorbook::search::{Limits, Search, TranspositionTable};
+use thorbook::testutil::{random_position, Rng};
+
+fn main() {
+    let path = std::env::args()
+        .skip(1)
+        .find(|a| a.ends_with(".obf"))
+        .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/ffo/fforum-20-39.obf").to_string());
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        println!("skipping: {path} is absent");
+        return;
+    };
+    let problems = parse_obf(&text).unwrap();
+    let mut totals = Vec::new();
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        println!("{threads} thread(s): {path}");
+        println!(
+            "{:>3} {:>4} {:>5} {:>6} {:>13} {:>9} {:>10}",
+            "#", "emp", "move", "score", "nodes", "seconds", "Mnodes/s"
+        );
+        let (mut nodes, mut secs) = (0u64, 0f64);
+        for (i, p) in problems.iter().enumerate() {
+            let tt = TranspositionTable::new(256);
+            let stop = AtomicBool::new(false);
+            let start = Instant::now();
+            let r = pool.install(|| {
+                Search::new(&ClassicEval, &tt, &stop, threads).run(
+                    &p.position.board,
+                    Limits { exact: true, ..Default::default() },
+                    false,
+                )
+            });
+            let s = start.elapsed().as_secs_f64();
+            assert_eq!(r.score(), p.best_score(), "line {}", p.line);
+            println!(
+                "{:>3} {:>4} {:>5} {:>+6} {:>13} {:>9.3} {:>10.1}",
+                i + 1,
+                p.position.board.empty_count(),
+                r.best_move().unwrap().to_string(),
+                r.score().unwrap(),
+                r.nodes,
+                s,
+                r.nodes as f64 / s / 1e6
+            );
+            nodes += r.nodes;
+            secs += s;
+        }
+        println!("total: {nodes} nodes, {secs:.3} s, {:.1} M nodes/s\n", nodes as f64 / secs / 1e6);
+        totals.push(secs);
+    }
+    println!("speed-up with 2 threads: {:.2}x", totals[0] / totals[1]);
+
+    // Time control: how far past its budget a time-limited search returns.
+    let mut rng = Rng(7);
+    let mut worst = Duration::ZERO;
+    for i in 0..12 {
+        let b = random_position(&mut rng, 24 + i * 2);
+        let tt = TranspositionTable::new(64);
+        let stop = AtomicBool::new(false);
+        let budget = Duration::from_millis(300);
+        let start = Instant::now();
+        let r = Search::new(&ClassicEval, &tt, &stop, 1).run(
+            &b,
+            Limits { time: Some(budget), ..Default::default() },
+            false,
+        );
+        assert!(r.best_move().is_some());
+        worst = worst.max(start.elapsed().saturating_sub(budget));
+    }
+    println!("time limit 300 ms: worst overshoot {:.2} ms over 12 positions", worst.as_secs_f64() * 1e3);
+}

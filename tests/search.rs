@@ -1,0 +1,213 @@
+//! The search against independent truth: FFO exact scores, WTHOR theoretical scores,
+//! a plain alpha-beta without enhancements, and legality of every returned move.
+
+use std::sync::atomic::AtomicBool;
+
+use thorbook::board::Board;
+use thorbook::eval::ClassicEval;
+use thorbook::obf::{parse_obf, Problem};
+use thorbook::search::{Limits, Search, Solver, TranspositionTable};
+use thorbook::testutil::{random_position, Rng};
+use thorbook::thor::{bundled_sources, expand_paths, LoadOptions, Source, ThorDatabase};
+use thorbook::{Color, Move, Position};
+
+use crate::util::{shared, thorbook};
+
+fn problems(name: &str) -> Option<Vec<Problem>> {
+    let path = shared(&format!("ffo/{name}"))?;
+    Some(parse_obf(&std::fs::read_to_string(path).unwrap()).unwrap())
+}
+
+fn exact(board: &Board, threads: usize) -> (i32, Option<Move>) {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    let tt = TranspositionTable::new(64);
+    let stop = AtomicBool::new(false);
+    let r = pool.install(|| {
+        Search::new(&ClassicEval, &tt, &stop, threads).run(board, Limits { exact: true, ..Default::default() }, false)
+    });
+    assert!(r.exact);
+    (r.score().unwrap_or(board.final_score()), r.best_move())
+}
+
+fn check_problem_set(name: &str, threads: usize) {
+    let Some(set) = problems(name) else { return };
+    for p in &set {
+        let (score, best) = exact(&p.position.board, threads);
+        assert_eq!(Some(score), p.best_score(), "{name} line {}", p.line);
+        let best = best.expect("positions have moves");
+        assert!(p.best_moves().contains(&best), "{name} line {}: {best} is not among {:?}", p.line, p.best_moves());
+    }
+}
+
+#[test]
+fn ffo_1_to_19_exact_scores_and_best_moves() {
+    check_problem_set("fforum-1-19.obf", 1);
+}
+
+#[test]
+fn ffo_20_to_39_exact_scores_and_best_moves() {
+    check_problem_set("fforum-20-39.obf", 2);
+}
+
+#[test]
+fn every_listed_move_score_of_some_positions() {
+    let Some(set) = problems("fforum-1-19.obf") else { return };
+    for p in set.iter().step_by(6) {
+        let tt = TranspositionTable::new(32);
+        let stop = AtomicBool::new(false);
+        let moves = Solver::new(&tt, &stop, 1).solve_root(&p.position.board, -64, 64, true);
+        assert_eq!(moves.len(), p.scores.len(), "line {}", p.line);
+        for &(mv, score) in &p.scores {
+            let got = moves.iter().find(|m| m.mv == mv).unwrap_or_else(|| panic!("{mv} missing"));
+            assert_eq!(got.score, score, "line {} move {mv}", p.line);
+        }
+    }
+}
+
+/// Plain negamax with alpha-beta: no table, no ordering, no cut-offs but beta's.
+fn plain_alpha_beta(b: &Board, mut alpha: i32, beta: i32) -> i32 {
+    let moves = b.legal_moves();
+    if moves == 0 {
+        if b.opponent_moves() == 0 {
+            return b.final_score();
+        }
+        return -plain_alpha_beta(&b.pass(), -beta, -alpha);
+    }
+    let mut best = -65;
+    for sq in thorbook::board::Squares(moves) {
+        let v = -plain_alpha_beta(&b.play(sq).unwrap(), -beta, -alpha);
+        best = best.max(v);
+        alpha = alpha.max(v);
+        if alpha >= beta {
+            break;
+        }
+    }
+    best
+}
+
+#[test]
+fn solver_equals_plain_alpha_beta_on_random_positions() {
+    let mut rng = Rng(2024);
+    for i in 0..120 {
+        let empties = 4 + (i % 9) as u32; // 4..=12
+        let b = random_position(&mut rng, empties);
+        let want = plain_alpha_beta(&b, -64, 64);
+        let tt = TranspositionTable::new(4);
+        let stop = AtomicBool::new(false);
+        let mut solver = Solver::new(&tt, &stop, 1);
+        assert_eq!(solver.solve(&b, -64, 64).score, want, "{b:?}");
+        // Null windows around the truth bracket it from both sides.
+        assert!(solver.nws(&b, want - 1) > want - 1);
+        assert!(solver.nws(&b, want) <= want);
+        // Win/draw/loss mode agrees in sign.
+        assert_eq!(solver.solve(&b, -1, 1).score.signum(), want.signum());
+    }
+}
+
+#[test]
+fn midgame_search_always_returns_a_legal_move() {
+    let mut rng = Rng(99);
+    for i in 0..40 {
+        let b = random_position(&mut rng, 20 + (i % 35));
+        let tt = TranspositionTable::new(8);
+        let stop = AtomicBool::new(false);
+        for depth in [1, 3, 6] {
+            let r = Search::new(&ClassicEval, &tt, &stop, 1).run(
+                &b,
+                Limits { depth: Some(depth), ..Default::default() },
+                false,
+            );
+            match r.best_move().unwrap() {
+                Move::Place(sq) => assert!(b.is_legal(sq), "{sq} at depth {depth}: {b:?}"),
+                Move::Pass => assert!(b.legal_moves() == 0),
+            }
+            assert!(r.score().unwrap().abs() <= 64);
+        }
+    }
+}
+
+/// Replays games to the position with `depth` empties and checks that the exact solve
+/// gives the stored theoretical score (black's discs, empties to the winner).
+fn check_theoretical_scores(db: &ThorDatabase, sample: usize) -> usize {
+    let step = (db.games.len() / sample).max(1);
+    let mut checked = 0;
+    for g in db.games.iter().step_by(step).take(sample) {
+        let depth = g.depth as u32;
+        let mut pos = Position::START;
+        let mut reached = None;
+        for mv in g.moves_with_passes() {
+            if pos.board.empty_count() == depth && !pos.board.must_pass() {
+                reached = Some(pos);
+                break;
+            }
+            pos = pos.try_play(mv, 0).unwrap();
+        }
+        let Some(pos) = reached else { continue };
+        let stored = g.raw.theoretical_score as i32;
+        let want = if pos.side == Color::Black { 2 * stored - 64 } else { 64 - 2 * stored };
+        // A window of one point around the stored score: a result inside it proves the
+        // score exact, a wrong stored score (or a wrong solver) falls outside it. A
+        // shallow search first seeds the table's move ordering, as the exact search does.
+        let t = std::time::Instant::now();
+        let tt = TranspositionTable::new(64);
+        let stop = AtomicBool::new(false);
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let got = pool.install(|| {
+            Search::new(&ClassicEval, &tt, &stop, 2).run(
+                &pos.board,
+                Limits { depth: Some(10), ..Default::default() },
+                false,
+            );
+            Solver::new(&tt, &stop, 2).solve(&pos.board, want - 1, want + 1).score
+        });
+        eprintln!("theoretical score of game {} verified in {:.2} s", g.record, t.elapsed().as_secs_f64());
+        assert_eq!(got, want, "game {} of {}: {}", g.record, db.files[g.file as usize].name, pos.to_board_text());
+        checked += 1;
+    }
+    checked
+}
+
+fn shared_database() -> Option<ThorDatabase> {
+    let dir = shared("thor")?;
+    let sources: Vec<Source> = expand_paths(&[dir]).unwrap().iter().map(|p| Source::open(p).unwrap()).collect();
+    Some(ThorDatabase::load(&sources, LoadOptions { strict: true, index: false }).unwrap())
+}
+
+/// A few games (24-empty solves take seconds each); the 100-game sample is ignored below.
+#[test]
+fn thor_theoretical_scores_match_exact_solves() {
+    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: false }).unwrap();
+    assert_eq!(check_theoretical_scores(&db, 4), 4);
+    if let Some(db) = shared_database() {
+        assert!(check_theoretical_scores(&db, 8) >= 6);
+    }
+}
+
+#[test]
+#[ignore = "100 exact 24-empty solves: several minutes; run with --ignored"]
+fn thor_theoretical_scores_of_100_shared_games() {
+    if let Some(db) = shared_database() {
+        assert!(check_theoretical_scores(&db, 100) >= 90);
+    }
+}
+
+#[test]
+fn cli_solve_analyze_bestmove() {
+    let Some(path) = shared("ffo/fforum-1-19.obf") else { return };
+    let out = thorbook(&["solve", path.to_str().unwrap(), "--threads", "2"]);
+    assert!(out.ok().contains("wrong scores 0, wrong moves 0"), "{}", out.stdout);
+
+    let out = thorbook(&["analyze", "--moves", "f5d6c3d3c4", "--depth", "6", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
+    assert_eq!(v["moves"].as_array().unwrap().len(), 6);
+
+    let out = thorbook(&["bestmove", "--moves", "f5d6c3d3c4", "--time", "0.2", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
+    let mv: thorbook::square::Square = v["move"].as_str().unwrap().parse().unwrap();
+    assert!(Position::from_moves("f5d6c3d3c4").unwrap().board.is_legal(mv));
+
+    let err = thorbook(&["bestmove", "--moves", "f5", "--time=-1"]).fails().to_string();
+    assert!(err.contains("--time must be a positive number"), "{err}");
+    let err = thorbook(&["solve", "/no/such.obf"]).fails().to_string();
+    assert!(err.contains("/no/such.obf"), "{err}");
+}
