@@ -178,10 +178,22 @@ impl<'a> Solver<'a> {
         let mut out: Vec<RootMove> = Vec::with_capacity(list.len);
         let mut best = -65;
         let mut a = alpha;
-        for m in list.iter() {
+        // Every root move must be searched, so once the first has set alpha the others'
+        // null-window bounds are computed in parallel without speculation; those above
+        // the alpha they were searched with are searched again in order.
+        let mut bounds = Vec::new();
+        let mut bounds_alpha = a;
+        for (i, m) in list.iter().enumerate() {
+            if i == 1 && !all && self.threads > 1 && list.len > 2 && board.empty_count() >= SPLIT_MIN {
+                bounds = self.parallel_nws(board, a, &list.moves[1..list.len], false);
+                bounds_alpha = a;
+            }
+            let known = bounds.get(i.wrapping_sub(1)).copied().flatten().filter(|&v| v <= bounds_alpha);
             let child = board.play_flips(m.square, m.flips);
             let v = if out.is_empty() || all {
                 -self.pvs(&child, -beta, -a).0
+            } else if let Some(v) = known {
+                v
             } else {
                 let v = -self.nws(&child, -a - 1);
                 if v > a && !self.aborted {

@@ -5,6 +5,8 @@
 //! solver takes over, so deep enough searches return proven scores.
 
 use std::sync::atomic::AtomicBool;
+
+use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
 use super::endgame::{RootMove, Solver};
@@ -78,6 +80,8 @@ pub struct Search<'a, E: Evaluator> {
     deadline: Option<Instant>,
     node_limit: u64,
     aborted: bool,
+    stop: &'a AtomicBool,
+    threads: usize,
 }
 
 impl<'a, E: Evaluator> Search<'a, E> {
@@ -92,7 +96,50 @@ impl<'a, E: Evaluator> Search<'a, E> {
             deadline: None,
             node_limit: u64::MAX,
             aborted: false,
+            stop,
+            threads,
         }
+    }
+
+    /// A searcher for another thread, with the same table, limits and stop flag.
+    fn helper(&self) -> Search<'a, E> {
+        let mut h = Search::new(self.eval, self.tt, self.stop, self.threads);
+        h.deadline = self.deadline;
+        h.node_limit = self.node_limit.saturating_sub(self.total_nodes());
+        h.solver.deadline = self.deadline;
+        h.solver.node_limit = h.node_limit;
+        h
+    }
+
+    /// Searches `moves` from `board` in parallel, each with the window (`alpha`,
+    /// `beta`); `None` where a search was stopped.
+    fn parallel_children(
+        &mut self,
+        board: &Board,
+        moves: &[(Square, u64)],
+        alpha: i32,
+        beta: i32,
+        depth: u32,
+    ) -> Vec<Option<i32>> {
+        let results: Vec<(Option<i32>, u64)> = moves
+            .par_iter()
+            .map(|&(sq, f)| {
+                let mut h = self.helper();
+                let v = -h.pvs(&board.play_flips(sq, f), -beta, -alpha, depth - 1);
+                let stopped = h.aborted || h.solver.aborted();
+                ((!stopped).then_some(v), h.total_nodes())
+            })
+            .collect();
+        results
+            .into_iter()
+            .map(|(v, n)| {
+                self.nodes += n;
+                if v.is_none() {
+                    self.aborted = true;
+                }
+                v
+            })
+            .collect()
     }
 
     fn total_nodes(&self) -> u64 {
@@ -224,30 +271,53 @@ impl<'a, E: Evaluator> Search<'a, E> {
             return vec![RootMove { mv: Move::Pass, score: v }];
         }
         let ordered = self.order(board, moves, depth);
-        let mut out = Vec::with_capacity(ordered.len);
-        let mut a = alpha;
-        for (i, &(sq, f)) in ordered.moves[..ordered.len].iter().enumerate() {
-            let child = board.play_flips(sq, f);
-            let v = if i == 0 || all {
-                -self.pvs(&child, -beta, -a, depth - 1)
-            } else {
-                let v = -self.pvs(&child, -a - 1, -a, depth - 1);
-                if v > a && v < beta && !self.aborted {
+        let list = &ordered.moves[..ordered.len];
+        let parallel = self.threads > 1 && list.len() > 2;
+        let mut out = Vec::with_capacity(list.len());
+        if all && parallel {
+            // Analysis: every move with the full window, independent of each other.
+            for (v, &(sq, _)) in self.parallel_children(board, list, alpha, beta, depth).into_iter().zip(list) {
+                out.extend(v.map(|score| RootMove { mv: Move::Place(sq), score }));
+            }
+        } else {
+            // Upper bounds of the later moves, searched in parallel once the first move
+            // has set alpha, and the alpha they were searched with.
+            let mut bounds = Vec::new();
+            let mut bounds_alpha = alpha;
+            let mut a = alpha;
+            for (i, &(sq, f)) in list.iter().enumerate() {
+                if i == 1 && parallel && !all {
+                    bounds = self.parallel_children(board, &list[1..], a, a + 1, depth);
+                    bounds_alpha = a;
+                }
+                let known = bounds.get(i.wrapping_sub(1)).copied().flatten().filter(|&v| v <= bounds_alpha);
+                let child = board.play_flips(sq, f);
+                let v = if i == 0 || all {
                     -self.pvs(&child, -beta, -a, depth - 1)
-                } else {
+                } else if let Some(v) = known {
                     v
+                } else {
+                    let v = -self.pvs(&child, -a - 1, -a, depth - 1);
+                    if v > a && v < beta && !self.aborted {
+                        -self.pvs(&child, -beta, -a, depth - 1)
+                    } else {
+                        v
+                    }
+                };
+                if self.aborted {
+                    return out;
                 }
-            };
-            if self.aborted {
-                return out;
-            }
-            out.push(RootMove { mv: Move::Place(sq), score: v });
-            if !all && v > a {
-                a = v;
-                if v >= beta {
-                    break;
+                out.push(RootMove { mv: Move::Place(sq), score: v });
+                if !all && v > a {
+                    a = v;
+                    if v >= beta {
+                        break;
+                    }
                 }
             }
+        }
+        if self.aborted {
+            return out;
         }
         out.sort_by_key(|m| std::cmp::Reverse(m.score));
         if let Some(RootMove { mv: Move::Place(sq), score }) = out.first().copied() {
