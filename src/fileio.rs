@@ -22,6 +22,34 @@ pub fn map_file(path: &Path) -> std::io::Result<Option<Mmap>> {
     Ok(Some(map))
 }
 
+/// Bytes that live in the binary, in a memory map, or in memory.
+pub enum Bytes {
+    /// Embedded in the binary.
+    Static(&'static [u8]),
+    /// A read-only memory map.
+    Mapped(Mmap),
+    /// Owned.
+    Owned(Vec<u8>),
+}
+
+impl AsRef<[u8]> for Bytes {
+    fn as_ref(&self) -> &[u8] {
+        match self {
+            Bytes::Static(b) => b,
+            Bytes::Mapped(m) => m,
+            Bytes::Owned(v) => v,
+        }
+    }
+}
+
+/// A file's bytes, memory-mapped (an empty file gives an empty buffer).
+pub fn read_mapped(path: &Path) -> std::io::Result<Bytes> {
+    Ok(match map_file(path)? {
+        Some(m) => Bytes::Mapped(m),
+        None => Bytes::Owned(Vec::new()),
+    })
+}
+
 /// Writes `bytes` to `path` atomically: temporary file beside it, fsync, rename.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));

@@ -14,10 +14,12 @@
 //! - [`search`]: endgame solver, midgame search, transposition table;
 //! - [`fileio`]: memory maps and atomic writes;
 //! - [`thor`]: WTHOR archives: read, replay, validate, index, search, write;
+//! - [`book`]: opening books: format, probing, building;
 //! - [`cli`]: the command line, a thin layer over the library.
 #![deny(missing_docs)]
 
 pub mod board;
+pub mod book;
 pub mod cli;
 pub mod error;
 pub mod eval;

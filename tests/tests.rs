@@ -3,6 +3,7 @@
 mod util;
 
 mod board_cli;
+mod book;
 mod search;
 mod thor_corrupt;
 mod thor_data;

@@ -2,6 +2,7 @@
 //! text/JSON output. Only this module (and `main.rs`) prints or reads arguments.
 
 mod board_cmds;
+mod book_cmds;
 mod search_cmds;
 mod thor_cmds;
 
@@ -33,6 +34,9 @@ pub enum Command {
     Analyze(search_cmds::AnalyzeArgs),
     /// The engine's move for a position under a depth, node or time limit.
     Bestmove(search_cmds::BestmoveArgs),
+    /// Opening books: build, query, info, verify, export, import, merge.
+    #[command(subcommand)]
+    Book(book_cmds::BookCommand),
     /// WTHOR archives: info, games, stats, check, export.
     #[command(subcommand)]
     Thor(thor_cmds::ThorCommand),
@@ -68,6 +72,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Perft(args) => board_cmds::perft(args),
         Command::Show(args) => board_cmds::show(args),
         Command::Thor(cmd) => thor_cmds::run(cmd),
+        Command::Book(cmd) => book_cmds::run(cmd),
         Command::Solve(args) => search_cmds::solve(args),
         Command::Analyze(args) => search_cmds::analyze(args),
         Command::Bestmove(args) => search_cmds::bestmove(args),

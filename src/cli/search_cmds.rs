@@ -9,7 +9,11 @@ use anyhow::Context;
 use clap::Args;
 use serde::Serialize;
 
+use super::book_cmds::open_book;
 use super::PositionArgs;
+use crate::book::query::{book_line, book_moves, choose_move};
+use crate::book::Book;
+use crate::fileio::Bytes;
 use crate::board::Board;
 use crate::eval::ClassicEval;
 use crate::obf::parse_obf;
@@ -156,9 +160,36 @@ pub struct EngineArgs {
     /// Transposition table size in MiB.
     #[arg(long, default_value_t = 256)]
     pub hash_mib: usize,
+    /// Opening book consulted before searching (default: the bundled book).
+    #[arg(long, conflicts_with = "no_book")]
+    pub book: Option<PathBuf>,
+    /// Do not consult any book.
+    #[arg(long)]
+    pub no_book: bool,
+    /// Play uniformly among book moves within this many discs of the best.
+    #[arg(long, default_value_t = 0)]
+    pub book_randomness: i32,
+    /// Seed for --book-randomness (default: from the clock).
+    #[arg(long)]
+    pub seed: Option<u64>,
 }
 
 impl EngineArgs {
+    /// The book to consult, if any.
+    fn book(&self) -> anyhow::Result<Option<Book<Bytes>>> {
+        if self.no_book {
+            return Ok(None);
+        }
+        anyhow::ensure!(self.book_randomness >= 0, "--book-randomness must be 0 or more discs");
+        Ok(Some(open_book(self.book.as_deref())?))
+    }
+
+    fn seed(&self) -> u64 {
+        self.seed.unwrap_or_else(|| {
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+        })
+    }
+
     fn limits(&self, default_depth: u32) -> anyhow::Result<Limits> {
         anyhow::ensure!(self.threads >= 1, "--threads must be at least 1");
         if let Some(t) = self.time {
@@ -170,6 +201,7 @@ impl EngineArgs {
             nodes: self.nodes,
             time: self.time.map(Duration::from_secs_f64),
             exact: self.exact,
+            exclude: 0,
         })
     }
 
@@ -240,20 +272,39 @@ fn analysis_json(pos: &Position, r: &SearchResult, tt_pv: impl Fn(Move) -> Strin
 
 pub(super) fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let pos = args.position.position()?;
+    let book = args.engine.book()?;
+    let in_book = book.as_ref().map(|b| book_moves(b, &pos.board)).unwrap_or_default();
+    let line = book.as_ref().map(|b| book_line(b, &pos, 60)).unwrap_or_default();
     let r = args.engine.search(&pos.board, 10, true)?;
-    let best_pv = format_moves(&r.pv);
+    // The principal variation follows the book while the book knows the position.
+    let best_pv = if !line.is_empty() && in_book.first().map(|m| m.mv) == r.best_move() {
+        format_moves(&line)
+    } else {
+        format_moves(&r.pv)
+    };
     let out = analysis_json(&pos, &r, |mv| if Some(mv) == r.best_move() { best_pv.clone() } else { mv.to_string() });
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        let mut v = serde_json::to_value(&out)?;
+        v["book"] = serde_json::to_value(&in_book)?;
+        v["book_line"] = serde_json::Value::String(format_moves(&line));
+        println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
     }
     print!("{}", pos.diagram());
+    if !in_book.is_empty() {
+        println!("book:");
+        for m in &in_book {
+            let src = if m.in_book { format!("book, {} games", m.games) } else { format!("leaf, depth {}", m.depth) };
+            println!("  {:<5} {:>+4}  {src}", m.mv.to_string(), m.score);
+        }
+        println!("  book line: {}", format_moves(&line));
+    }
     if r.moves.is_empty() {
         println!("game over: {:+} for {}", pos.board.final_score(), pos.side);
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "{} to move; {} {}, {} nodes in {:.3} s",
+        "search: {} to move; {} {}, {} nodes in {:.3} s",
         pos.side,
         if r.exact { "exact, depth" } else { "depth" },
         r.depth,
@@ -261,21 +312,40 @@ pub(super) fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         r.elapsed.as_secs_f64()
     );
     for m in &out.moves {
-        println!("{:<5} {:>+4}  {}", m.mv, m.score, m.pv);
+        println!("  {:<5} {:>+4}  {}", m.mv, m.score, m.pv);
     }
     Ok(ExitCode::SUCCESS)
 }
 
 pub(super) fn bestmove(args: BestmoveArgs) -> anyhow::Result<ExitCode> {
     let pos = args.position.position()?;
-    let r = args.engine.search(&pos.board, 12, false)?;
-    let Some(best) = r.best_move() else {
+    if pos.board.is_game_over() {
         anyhow::bail!("the game is over ({:+} for {}): there is no move", pos.board.final_score(), pos.side);
-    };
+    }
+    let book = args.engine.book()?;
+    if let Some(b) = &book {
+        if let Some((mv, score)) = choose_move(b, &pos.board, args.engine.book_randomness, args.engine.seed()) {
+            let after = pos.try_play(mv, 1)?;
+            let mut pv = vec![mv];
+            pv.extend(book_line(b, &after, 59));
+            if args.json {
+                let out = serde_json::json!({
+                    "move": mv.to_string(), "score": score, "source": "book", "pv": format_moves(&pv),
+                });
+                println!("{out}");
+            } else {
+                println!("{mv} (book, score {score:+}, pv {})", format_moves(&pv));
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    let r = args.engine.search(&pos.board, 12, false)?;
+    let best = r.best_move().expect("the game is not over");
     if args.json {
         let out = serde_json::json!({
             "move": best.to_string(),
             "score": r.score(),
+            "source": "search",
             "depth": r.depth,
             "exact": r.exact,
             "nodes": r.nodes,
@@ -285,7 +355,7 @@ pub(super) fn bestmove(args: BestmoveArgs) -> anyhow::Result<ExitCode> {
         println!("{out}");
     } else {
         println!(
-            "{best} (score {:+}, {} {}, {} nodes, {:.3} s, pv {})",
+            "{best} (search, score {:+}, {} {}, {} nodes, {:.3} s, pv {})",
             r.score().unwrap_or(0),
             if r.exact { "exact" } else { "depth" },
             r.depth,

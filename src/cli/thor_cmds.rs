@@ -53,7 +53,8 @@ impl ArchiveArgs {
         Ok(sources)
     }
 
-    fn load(&self, index: bool) -> anyhow::Result<ThorDatabase> {
+    /// Loads the archives, warning about (or with --strict failing on) damaged data.
+    pub fn load(&self, index: bool) -> anyhow::Result<ThorDatabase> {
         let db = ThorDatabase::load(&self.sources()?, LoadOptions { strict: self.strict, index })?;
         warn_skipped(&db);
         Ok(db)

@@ -90,6 +90,8 @@ pub struct Solver<'a> {
     pub node_limit: u64,
     /// Flags of the splits this solver works under: set when a sibling refuted the node.
     cut_flags: Vec<Arc<AtomicBool>>,
+    /// Root moves [`Solver::solve_root`] skips.
+    pub root_exclude: u64,
 }
 
 /// A root move with its score.
@@ -126,6 +128,7 @@ impl<'a> Solver<'a> {
             deadline: None,
             node_limit: u64::MAX,
             cut_flags: Vec::new(),
+            root_exclude: 0,
         }
     }
 
@@ -176,7 +179,7 @@ impl<'a> Solver<'a> {
         }
         self.nodes += 1;
         let tt_move = self.tt.probe(board.key()).and_then(|e| e.best);
-        let mut list = MoveList::new(board, moves, tt_move);
+        let mut list = MoveList::new(board, moves & !self.root_exclude, tt_move);
         list.sort();
         let mut out: Vec<RootMove> = Vec::with_capacity(list.len);
         let mut best = -65;
@@ -221,7 +224,7 @@ impl<'a> Solver<'a> {
         }
         // Stable sort: among equal scores, the first searched (the exact one) stays first.
         out.sort_by_key(|m| std::cmp::Reverse(m.score));
-        if let Some(first) = out.first() {
+        if let (Some(first), 0) = (out.first(), self.root_exclude) {
             if let Move::Place(sq) = first.mv {
                 self.tt.store(board.key(), board.empty_count() as u8, alpha, beta, first.score, Some(sq));
             }

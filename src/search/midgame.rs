@@ -28,6 +28,9 @@ pub struct Limits {
     pub time: Option<Duration>,
     /// Search to the end of the game (exact score).
     pub exact: bool,
+    /// Root moves not to search (a book builder looks for the best move leaving the
+    /// book). The result lists only the other moves; empty if none is left.
+    pub exclude: u64,
 }
 
 /// What a search found.
@@ -82,6 +85,7 @@ pub struct Search<'a, E: Evaluator> {
     aborted: bool,
     stop: &'a AtomicBool,
     threads: usize,
+    root_exclude: u64,
 }
 
 impl<'a, E: Evaluator> Search<'a, E> {
@@ -98,6 +102,7 @@ impl<'a, E: Evaluator> Search<'a, E> {
             aborted: false,
             stop,
             threads,
+            root_exclude: 0,
         }
     }
 
@@ -167,6 +172,8 @@ impl<'a, E: Evaluator> Search<'a, E> {
         self.node_limit = limits.nodes.unwrap_or(u64::MAX);
         self.solver.deadline = self.deadline;
         self.solver.node_limit = self.node_limit;
+        self.solver.root_exclude = limits.exclude;
+        self.root_exclude = limits.exclude;
         let empties = board.empty_count();
         let max_depth = if limits.exact { 60 } else { limits.depth.unwrap_or(60) }.max(1);
         let mut result = SearchResult {
@@ -177,8 +184,9 @@ impl<'a, E: Evaluator> Search<'a, E> {
             elapsed: Duration::ZERO,
             pv: Vec::new(),
         };
-        if board.is_game_over() {
-            result.exact = true;
+        let legal = board.legal_moves();
+        if board.is_game_over() || (legal != 0 && legal & !limits.exclude == 0) {
+            result.exact = board.is_game_over();
             return result;
         }
         let mut last_iteration = Duration::ZERO;
@@ -265,8 +273,9 @@ impl<'a, E: Evaluator> Search<'a, E> {
     }
 
     fn root_window(&mut self, board: &Board, depth: u32, alpha: i32, beta: i32, all: bool) -> Vec<RootMove> {
-        let moves = board.legal_moves();
-        if moves == 0 {
+        let legal = board.legal_moves();
+        let moves = legal & !self.root_exclude;
+        if legal == 0 {
             let v = -self.pvs(&board.pass(), -beta, -alpha, depth);
             return vec![RootMove { mv: Move::Pass, score: v }];
         }
@@ -320,7 +329,8 @@ impl<'a, E: Evaluator> Search<'a, E> {
             return out;
         }
         out.sort_by_key(|m| std::cmp::Reverse(m.score));
-        if let Some(RootMove { mv: Move::Place(sq), score }) = out.first().copied() {
+        // A restricted root is not the position's true value: keep it out of the table.
+        if let (Some(RootMove { mv: Move::Place(sq), score }), 0) = (out.first().copied(), self.root_exclude) {
             self.tt.store(board.key(), depth as u8, alpha, beta, score, Some(sq));
         }
         out

@@ -1,0 +1,383 @@
+//! Building a book from games: collect every position up to a ply limit (merged over
+//! the 8 symmetries, full boards kept so a key collision is an error, never a silent
+//! merge), score each position's best move leaving the book with a deep search in
+//! parallel, back the values up by negamax over the book graph, and produce the
+//! records. Finished searches are appended to a checkpoint file as they complete, so a
+//! build that is interrupted resumes without redoing them.
+//!
+//! Scoring is deterministic at a fixed depth: every position is searched on one
+//! thread with its own fresh transposition table, so neither the thread count nor an
+//! interruption changes the book. (`--time-per-position` is not deterministic.)
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use byteorder::{ByteOrder, LittleEndian as LE};
+use rayon::prelude::*;
+use thiserror::Error;
+
+use super::format::{BuildParams, Record, FLAG_LEAF_EXACT, MOVE_NONE, MOVE_PASS};
+use crate::board::{Board, Color, Squares};
+use crate::eval::ClassicEval;
+use crate::position::Position;
+use crate::search::{Limits, Search, TranspositionTable};
+use crate::square::Move;
+
+/// What to build.
+#[derive(Clone, Debug)]
+pub struct BuildConfig {
+    /// Collect positions up to this many plies (moves and passes) from the start.
+    pub max_ply: u32,
+    /// Leave out positions reached by fewer games.
+    pub min_games: u32,
+    /// Leaf search depth.
+    pub depth: u32,
+    /// Leaf search time instead of a depth (not deterministic).
+    pub time_per_position: Option<Duration>,
+    /// Solve positions with at most this many empties exactly.
+    pub exact_at: u32,
+    /// Transposition table per search, in MiB.
+    pub hash_mib: usize,
+}
+
+impl BuildConfig {
+    /// The parameters recorded in the book's header.
+    pub fn params(&self) -> BuildParams {
+        BuildParams {
+            max_ply: self.max_ply.min(255) as u8,
+            depth: if self.time_per_position.is_some() { 0 } else { self.depth.min(255) as u8 },
+            exact_at: self.exact_at.min(255) as u8,
+            min_games: self.min_games,
+        }
+    }
+}
+
+/// A game to learn from: its moves (passes included) and black's final disc count.
+#[derive(Clone, Debug)]
+pub struct GameLine {
+    /// Moves from the start, passes included.
+    pub moves: Vec<Move>,
+    /// Black's stored score (discs, empties to the winner).
+    pub black_score: u8,
+}
+
+/// A collected position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Node {
+    /// Zobrist key of `board`.
+    pub key: u64,
+    /// The canonical board.
+    pub board: Board,
+    /// Games through it.
+    pub games: u32,
+    /// Won by the side to move.
+    pub wins: u32,
+    /// Drawn.
+    pub draws: u32,
+}
+
+/// The best move leaving the book from a position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Leaf {
+    /// Move code: square, [`MOVE_PASS`] or [`MOVE_NONE`].
+    pub mv: u8,
+    /// Score for the side to move.
+    pub score: i8,
+    /// Search depth.
+    pub depth: u8,
+    /// Solved to the end.
+    pub exact: bool,
+}
+
+/// Why a build failed.
+#[derive(Debug, Error)]
+pub enum BuildError {
+    /// Two different positions with the same key.
+    #[error("Zobrist key collision: {key:#018x} is the key of both {a} and {b}; the book cannot hold both")]
+    KeyCollision {
+        /// The key.
+        key: u64,
+        /// One board (FFO text).
+        a: String,
+        /// The other.
+        b: String,
+    },
+    /// A game's move is not legal.
+    #[error("game {game}: {source}")]
+    Game {
+        /// Index of the game in the input.
+        game: usize,
+        /// The error.
+        source: crate::error::PlayError,
+    },
+    /// The checkpoint cannot be used.
+    #[error("checkpoint {path}: {message}")]
+    Checkpoint {
+        /// Its path.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Collects every position of `games` up to `max_ply`, merged by canonical board, and
+/// keeps those reached by at least `min_games` games, sorted by key.
+pub fn collect(games: &[GameLine], max_ply: u32, min_games: u32) -> Result<Vec<Node>, BuildError> {
+    let mut map: HashMap<Board, Node> = HashMap::new();
+    for (g, game) in games.iter().enumerate() {
+        let mut pos = Position::START;
+        let black = game.black_score as i32;
+        for ply in 0..=max_ply as usize {
+            let canon = pos.board.canonical().0;
+            let node = map.entry(canon).or_insert(Node { key: canon.key(), board: canon, games: 0, wins: 0, draws: 0 });
+            node.games += 1;
+            let mover = if pos.side == Color::Black { black } else { 64 - black };
+            node.wins += (mover > 32) as u32;
+            node.draws += (mover == 32) as u32;
+            let Some(&mv) = game.moves.get(ply) else { break };
+            if ply == max_ply as usize {
+                break;
+            }
+            pos = pos.try_play(mv, ply + 1).map_err(|source| BuildError::Game { game: g, source })?;
+        }
+    }
+    let mut nodes: Vec<Node> = map.into_values().filter(|n| n.games >= min_games.max(1)).collect();
+    nodes.sort_unstable_by_key(|n| (n.key, n.board));
+    for w in nodes.windows(2) {
+        if w[0].key == w[1].key {
+            let text = |b: &Board| Position { board: *b, side: Color::Black }.to_board_text();
+            return Err(BuildError::KeyCollision { key: w[0].key, a: text(&w[0].board), b: text(&w[1].board) });
+        }
+    }
+    Ok(nodes)
+}
+
+/// Canonical keys of the moves of `board` that stay in the book, as a move set, plus
+/// the child key per move.
+fn book_moves(board: &Board, in_book: &impl Fn(u64) -> bool) -> u64 {
+    let mut set = 0;
+    for sq in Squares(board.legal_moves()) {
+        let child = board.play(sq).expect("legal");
+        if in_book(child.canonical_key()) {
+            set |= sq.bit();
+        }
+    }
+    set
+}
+
+/// Scores the best move leaving the book from `board` (canonical), searching only the
+/// moves whose children are not book positions.
+pub fn score_leaf(board: &Board, in_book: &impl Fn(u64) -> bool, config: &BuildConfig, tt: &TranspositionTable) -> Leaf {
+    let none = Leaf { mv: MOVE_NONE, score: 0, depth: 0, exact: true };
+    let legal = board.legal_moves();
+    if legal == 0 {
+        let passed = board.pass();
+        if passed.legal_moves() == 0 {
+            return Leaf { mv: MOVE_NONE, score: board.final_score() as i8, depth: 0, exact: true };
+        }
+        if in_book(passed.canonical_key()) {
+            return none;
+        }
+        let child = score_leaf_search(&passed, 0, config, tt);
+        return Leaf { mv: MOVE_PASS, score: -child.score, ..child };
+    }
+    let exclude = book_moves(board, in_book);
+    if exclude == legal {
+        return none;
+    }
+    score_leaf_search(board, exclude, config, tt)
+}
+
+fn score_leaf_search(board: &Board, exclude: u64, config: &BuildConfig, tt: &TranspositionTable) -> Leaf {
+    let stop = AtomicBool::new(false);
+    let exact = board.empty_count() <= config.exact_at;
+    let limits = Limits {
+        depth: if config.time_per_position.is_some() { None } else { Some(config.depth) },
+        time: config.time_per_position,
+        exact,
+        exclude,
+        nodes: None,
+    };
+    let r = Search::new(&ClassicEval, tt, &stop, 1).run(board, limits, false);
+    match r.moves.first() {
+        Some(m) => Leaf {
+            mv: match m.mv {
+                Move::Place(sq) => sq.index() as u8,
+                Move::Pass => MOVE_PASS,
+            },
+            score: m.score as i8,
+            depth: r.depth.min(255) as u8,
+            exact: r.exact,
+        },
+        None => Leaf { mv: MOVE_NONE, score: 0, depth: 0, exact: true },
+    }
+}
+
+/// Scores every node's leaf in parallel. `done` holds leaves known from a checkpoint
+/// (they are not searched again); `on_leaf` is called for each new one (from worker
+/// threads) so the caller can checkpoint it and show progress.
+pub fn score_all(
+    nodes: &[Node],
+    config: &BuildConfig,
+    done: &HashMap<u64, Leaf>,
+    on_leaf: &(dyn Fn(u64, Leaf) + Sync),
+) -> Vec<Leaf> {
+    let in_book = |k: u64| nodes.binary_search_by_key(&k, |n| n.key).is_ok();
+    nodes
+        .par_iter()
+        .map_init(
+            || TranspositionTable::new(config.hash_mib),
+            |tt, node| {
+                if let Some(leaf) = done.get(&node.key) {
+                    return *leaf;
+                }
+                tt.clear();
+                let leaf = score_leaf(&node.board, &in_book, config, tt);
+                on_leaf(node.key, leaf);
+                leaf
+            },
+        )
+        .collect()
+}
+
+/// Negamax values over the book graph: a position's value is the best of its leaf
+/// score and minus the values of its book children.
+pub fn back_up(nodes: &[Node], leaves: &[Leaf]) -> Vec<i8> {
+    let mut values: Vec<Option<i8>> = vec![None; nodes.len()];
+    for i in 0..nodes.len() {
+        value_of(i, nodes, leaves, &mut values);
+    }
+    values.into_iter().map(|v| v.expect("every node valued")).collect()
+}
+
+fn value_of(i: usize, nodes: &[Node], leaves: &[Leaf], values: &mut [Option<i8>]) -> i8 {
+    if let Some(v) = values[i] {
+        return v;
+    }
+    let index = |k: u64| nodes.binary_search_by_key(&k, |n| n.key).ok();
+    let board = nodes[i].board;
+    let leaf = leaves[i];
+    // A leaf score counts if there is a leaf move, or if the game is over (the final score).
+    let mut best = if leaf.mv != MOVE_NONE || board.is_game_over() { leaf.score as i32 } else { i32::MIN };
+    let children: Vec<Board> = if board.legal_moves() == 0 {
+        if board.opponent_moves() == 0 {
+            Vec::new()
+        } else {
+            vec![board.pass()]
+        }
+    } else {
+        Squares(board.legal_moves()).map(|sq| board.play(sq).expect("legal")).collect()
+    };
+    for child in children {
+        if let Some(c) = index(child.canonical_key()) {
+            best = best.max(-(value_of(c, nodes, leaves, values) as i32));
+        }
+    }
+    let v = best.clamp(-64, 64) as i8;
+    values[i] = Some(v);
+    v
+}
+
+/// The book records from nodes, leaves and values.
+pub fn records(nodes: &[Node], leaves: &[Leaf], values: &[i8]) -> Vec<Record> {
+    nodes
+        .iter()
+        .zip(leaves)
+        .zip(values)
+        .map(|((n, l), &v)| Record {
+            key: n.key,
+            value: v,
+            leaf_move: l.mv,
+            leaf_score: l.score,
+            leaf_depth: l.depth,
+            games: n.games,
+            wins: n.wins,
+            draws: n.draws.min(u16::MAX as u32) as u16,
+            flags: if l.exact { FLAG_LEAF_EXACT } else { 0 },
+        })
+        .collect()
+}
+
+/// Checkpoint file: a 16-byte header (magic and the build parameters), then one
+/// 16-byte entry per scored position (key, move, score, depth, flags), appended and
+/// flushed as each search finishes. A partial last entry (a kill mid-write) is ignored.
+pub struct Checkpoint {
+    file: Mutex<File>,
+}
+
+const CHECKPOINT_MAGIC: &[u8; 8] = b"TBCKPT01";
+
+fn checkpoint_header(config: &BuildConfig) -> [u8; 16] {
+    let p = config.params();
+    let mut h = [0u8; 16];
+    h[..8].copy_from_slice(CHECKPOINT_MAGIC);
+    h[8] = p.max_ply;
+    h[9] = p.depth;
+    h[10] = p.exact_at;
+    h[11] = config.time_per_position.map_or(0, |t| t.as_millis().min(255) as u8);
+    LE::write_u32(&mut h[12..16], p.min_games);
+    h
+}
+
+impl Checkpoint {
+    /// The checkpoint path for a book path.
+    pub fn path_for(book: &Path) -> PathBuf {
+        let mut s = book.as_os_str().to_owned();
+        s.push(".checkpoint");
+        PathBuf::from(s)
+    }
+
+    /// Reads the leaves of an existing checkpoint made with the same parameters.
+    pub fn load(path: &Path, config: &BuildConfig) -> Result<HashMap<u64, Leaf>, BuildError> {
+        let err = |message: String| BuildError::Checkpoint { path: path.display().to_string(), message };
+        let mut bytes = Vec::new();
+        File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(|e| err(e.to_string()))?;
+        if bytes.len() < 16 || &bytes[..8] != CHECKPOINT_MAGIC {
+            return Err(err("not a thorbook checkpoint".into()));
+        }
+        if bytes[..16] != checkpoint_header(config) {
+            return Err(err("made with other build parameters (max-ply, depth, exact-at, min-games): rebuild without --resume".into()));
+        }
+        let mut done = HashMap::new();
+        for e in bytes[16..].chunks_exact(16) {
+            let leaf = Leaf { mv: e[8], score: e[9] as i8, depth: e[10], exact: e[11] & 1 != 0 };
+            done.insert(LE::read_u64(&e[..8]), leaf);
+        }
+        Ok(done)
+    }
+
+    /// Starts a checkpoint (a new file, or appending to a resumed one).
+    pub fn create(path: &Path, config: &BuildConfig, append: bool) -> std::io::Result<Checkpoint> {
+        let mut file = if append {
+            let f = OpenOptions::new().append(true).open(path)?;
+            // Drop a partial trailing entry so that new entries stay aligned.
+            let len = f.metadata()?.len();
+            let whole = 16 + (len.saturating_sub(16) / 16) * 16;
+            f.set_len(whole)?;
+            f
+        } else {
+            let mut f = File::create(path)?;
+            f.write_all(&checkpoint_header(config))?;
+            f
+        };
+        file.flush()?;
+        Ok(Checkpoint { file: Mutex::new(file) })
+    }
+
+    /// Appends one scored position.
+    pub fn append(&self, key: u64, leaf: Leaf) -> std::io::Result<()> {
+        let mut e = [0u8; 16];
+        LE::write_u64(&mut e[..8], key);
+        e[8] = leaf.mv;
+        e[9] = leaf.score as u8;
+        e[10] = leaf.depth;
+        e[11] = leaf.exact as u8;
+        let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        f.write_all(&e)
+    }
+}

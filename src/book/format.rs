@@ -1,0 +1,276 @@
+//! The book file: a 64-byte header, then fixed-width 24-byte records sorted by key,
+//! read straight from a memory map (no parsing, no index: a probe is a search over the
+//! sorted keys). The layout is specified in `book-format.md`; this module is its
+//! reference implementation.
+
+use byteorder::{ByteOrder, LittleEndian as LE};
+use thiserror::Error;
+
+use crate::board::Board;
+use crate::square::{Move, Square};
+
+/// File magic.
+pub const MAGIC: [u8; 8] = *b"THORBOOK";
+/// Format version this code reads and writes.
+pub const VERSION: u32 = 1;
+/// Header bytes.
+pub const HEADER_LEN: usize = 64;
+/// Bytes per record.
+pub const RECORD_LEN: usize = 24;
+
+/// Leaf flag: the leaf score is exact (solved to the end).
+pub const FLAG_LEAF_EXACT: u8 = 1;
+/// Leaf move code for a pass.
+pub const MOVE_PASS: u8 = 64;
+/// Leaf move code for "no move leaves the book" (every move is in the book, or the game is over).
+pub const MOVE_NONE: u8 = 255;
+
+/// How the book was built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
+pub struct BuildParams {
+    /// Positions were collected up to this ply (moves and passes from the start).
+    pub max_ply: u8,
+    /// Leaves were searched to this depth (0: by time).
+    pub depth: u8,
+    /// Positions with at most this many empties were solved exactly.
+    pub exact_at: u8,
+    /// Positions reached by fewer games were left out.
+    pub min_games: u32,
+}
+
+/// One book position, as stored (canonical orientation, side-to-move relative).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// Zobrist key of the canonical board.
+    pub key: u64,
+    /// Negamax value for the side to move: the best of the leaf and the book children.
+    pub value: i8,
+    /// The best move that leaves the book (canonical orientation): 0..64 a square,
+    /// [`MOVE_PASS`], or [`MOVE_NONE`].
+    pub leaf_move: u8,
+    /// Score of the leaf move for the side to move.
+    pub leaf_score: i8,
+    /// Depth of the leaf search.
+    pub leaf_depth: u8,
+    /// Games that reached the position.
+    pub games: u32,
+    /// Of those, games won by the side to move.
+    pub wins: u32,
+    /// Drawn games.
+    pub draws: u16,
+    /// [`FLAG_LEAF_EXACT`] and reserved bits.
+    pub flags: u8,
+}
+
+impl Record {
+    /// Decodes 24 bytes.
+    pub fn decode(b: &[u8]) -> Record {
+        Record {
+            key: LE::read_u64(&b[0..8]),
+            value: b[8] as i8,
+            leaf_move: b[9],
+            leaf_score: b[10] as i8,
+            leaf_depth: b[11],
+            games: LE::read_u32(&b[12..16]),
+            wins: LE::read_u32(&b[16..20]),
+            draws: LE::read_u16(&b[20..22]),
+            flags: b[22],
+        }
+    }
+
+    /// Appends its 24 bytes.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        let mut b = [0u8; RECORD_LEN];
+        LE::write_u64(&mut b[0..8], self.key);
+        b[8] = self.value as u8;
+        b[9] = self.leaf_move;
+        b[10] = self.leaf_score as u8;
+        b[11] = self.leaf_depth;
+        LE::write_u32(&mut b[12..16], self.games);
+        LE::write_u32(&mut b[16..20], self.wins);
+        LE::write_u16(&mut b[20..22], self.draws);
+        b[22] = self.flags;
+        out.extend_from_slice(&b);
+    }
+
+    /// The leaf move in canonical orientation.
+    pub fn leaf(&self) -> Option<Move> {
+        match self.leaf_move {
+            MOVE_PASS => Some(Move::Pass),
+            m => Square::try_new(m).map(Move::Place),
+        }
+    }
+
+    /// Whether the leaf score is exact.
+    pub fn leaf_exact(&self) -> bool {
+        self.flags & FLAG_LEAF_EXACT != 0
+    }
+}
+
+/// What is wrong with a book file.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum BookError {
+    /// Shorter than a header.
+    #[error("{len} bytes, shorter than the {HEADER_LEN}-byte header: not a thorbook book, or truncated")]
+    TooShort {
+        /// File length.
+        len: usize,
+    },
+    /// Wrong magic.
+    #[error("not a thorbook book (magic {found:?}, expected \"THORBOOK\")")]
+    Magic {
+        /// The first 8 bytes.
+        found: String,
+    },
+    /// Another format version.
+    #[error("book format version {found}, this thorbook reads version {VERSION}: rebuild with `thorbook book build`")]
+    Version {
+        /// The file's version.
+        found: u32,
+    },
+    /// The header's own checksum fails.
+    #[error("header checksum mismatch (stored {stored:#010x}, computed {computed:#010x}): the header is damaged")]
+    HeaderChecksum {
+        /// Stored.
+        stored: u32,
+        /// Computed.
+        computed: u32,
+    },
+    /// Record size or count disagree with the file.
+    #[error("header says {count} records of {record_len} bytes ({expected} bytes in all), the file has {actual} bytes")]
+    Size {
+        /// Records declared.
+        count: u64,
+        /// Record size declared.
+        record_len: u32,
+        /// Size implied.
+        expected: u64,
+        /// Actual size.
+        actual: u64,
+    },
+    /// The keys were made with other Zobrist constants.
+    #[error("the book's Zobrist fingerprint {found:#018x} is not this thorbook's {expected:#018x}: rebuild the book")]
+    Fingerprint {
+        /// Stored.
+        found: u64,
+        /// Ours.
+        expected: u64,
+    },
+    /// The records' checksum fails.
+    #[error("record checksum mismatch (stored {stored:#010x}, computed {computed:#010x}): the records are damaged")]
+    RecordChecksum {
+        /// Stored.
+        stored: u32,
+        /// Computed.
+        computed: u32,
+    },
+    /// Keys out of order or repeated.
+    #[error("record {index}: key {key:#018x} is not above the previous key: the records are damaged")]
+    Order {
+        /// Record index.
+        index: u64,
+        /// Its key.
+        key: u64,
+    },
+    /// A field out of range.
+    #[error("record {index} (key {key:#018x}): {what}")]
+    Field {
+        /// Record index.
+        index: u64,
+        /// Its key.
+        key: u64,
+        /// What is wrong.
+        what: String,
+    },
+}
+
+/// The Zobrist fingerprint stored in every book: the key of the start position.
+pub fn fingerprint() -> u64 {
+    Board::START.key()
+}
+
+/// The header fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BookHeader {
+    /// Number of records.
+    pub count: u64,
+    /// Build parameters.
+    pub params: BuildParams,
+    /// CRC-32 of the record bytes.
+    pub records_crc: u32,
+}
+
+impl BookHeader {
+    /// The 64 header bytes.
+    pub fn encode(&self) -> [u8; HEADER_LEN] {
+        let mut b = [0u8; HEADER_LEN];
+        b[0..8].copy_from_slice(&MAGIC);
+        LE::write_u32(&mut b[8..12], VERSION);
+        LE::write_u32(&mut b[12..16], HEADER_LEN as u32);
+        LE::write_u32(&mut b[16..20], RECORD_LEN as u32);
+        LE::write_u64(&mut b[20..28], self.count);
+        LE::write_u64(&mut b[28..36], fingerprint());
+        b[36] = self.params.max_ply;
+        b[37] = self.params.depth;
+        b[38] = self.params.exact_at;
+        LE::write_u32(&mut b[40..44], self.params.min_games);
+        LE::write_u32(&mut b[56..60], self.records_crc);
+        let crc = crc32fast::hash(&b[..60]);
+        LE::write_u32(&mut b[60..64], crc);
+        b
+    }
+
+    /// Checks and decodes a header; `file_len` is the whole file's size.
+    pub fn decode(bytes: &[u8]) -> Result<BookHeader, BookError> {
+        if bytes.len() < HEADER_LEN {
+            return Err(BookError::TooShort { len: bytes.len() });
+        }
+        let b = &bytes[..HEADER_LEN];
+        if b[0..8] != MAGIC {
+            return Err(BookError::Magic { found: String::from_utf8_lossy(&b[0..8]).into_owned() });
+        }
+        let version = LE::read_u32(&b[8..12]);
+        if version != VERSION {
+            return Err(BookError::Version { found: version });
+        }
+        let stored = LE::read_u32(&b[60..64]);
+        let computed = crc32fast::hash(&b[..60]);
+        if stored != computed {
+            return Err(BookError::HeaderChecksum { stored, computed });
+        }
+        let record_len = LE::read_u32(&b[16..20]);
+        let header_len = LE::read_u32(&b[12..16]) as u64;
+        let count = LE::read_u64(&b[20..28]);
+        let expected = header_len.saturating_add(count.saturating_mul(record_len as u64));
+        if record_len as usize != RECORD_LEN || header_len != HEADER_LEN as u64 || expected != bytes.len() as u64 {
+            return Err(BookError::Size { count, record_len, expected, actual: bytes.len() as u64 });
+        }
+        let found = LE::read_u64(&b[28..36]);
+        if found != fingerprint() {
+            return Err(BookError::Fingerprint { found, expected: fingerprint() });
+        }
+        Ok(BookHeader {
+            count,
+            params: BuildParams {
+                max_ply: b[36],
+                depth: b[37],
+                exact_at: b[38],
+                min_games: LE::read_u32(&b[40..44]),
+            },
+            records_crc: LE::read_u32(&b[56..60]),
+        })
+    }
+}
+
+/// Serialises records (sorted by key, unique) into a complete book file.
+pub fn encode_book(records: &[Record], params: BuildParams) -> Vec<u8> {
+    let mut body = Vec::with_capacity(records.len() * RECORD_LEN);
+    for r in records {
+        r.encode_into(&mut body);
+    }
+    let header = BookHeader { count: records.len() as u64, params, records_crc: crc32fast::hash(&body) };
+    let mut out = Vec::with_capacity(HEADER_LEN + body.len());
+    out.extend_from_slice(&header.encode());
+    out.extend_from_slice(&body);
+    out
+}

@@ -1,0 +1,242 @@
+//! Opening books: the file format ([`format`]), reading and probing a book straight
+//! from its bytes ([`Book`]), and building one from game archives ([`build`]).
+//!
+//! Positions are stored once per symmetry class, under the Zobrist key of their
+//! canonical image, relative to the side to move. A probe canonicalises the board,
+//! finds the key, and maps the stored leaf move back to the board's orientation.
+
+pub mod build;
+pub mod format;
+pub mod query;
+
+use std::collections::HashMap;
+
+use crate::board::{Board, Squares};
+use crate::square::Move;
+use crate::symmetry::Transform;
+
+pub use format::{BookError, BuildParams, Record};
+
+/// A book over bytes: a `Vec<u8>`, a static slice (the bundled book) or a memory map.
+/// Opening checks the header and size only (constant time); [`Book::verify`] checks
+/// every record.
+pub struct Book<D: AsRef<[u8]>> {
+    data: D,
+    header: format::BookHeader,
+}
+
+/// A position found in the book, seen from the probed board's orientation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BookHit {
+    /// The stored record (canonical orientation).
+    pub record: Record,
+    /// The transform from the probed board onto the canonical one.
+    pub transform: Transform,
+}
+
+impl BookHit {
+    /// Negamax value for the side to move.
+    pub fn value(&self) -> i32 {
+        self.record.value as i32
+    }
+
+    /// The best move leaving the book, in the probed board's orientation.
+    pub fn leaf_move(&self) -> Option<Move> {
+        self.record.leaf().map(|m| self.transform.inverse().apply_move(m))
+    }
+}
+
+impl<D: AsRef<[u8]>> Book<D> {
+    /// Opens a book, checking magic, version, header checksum, sizes and the Zobrist
+    /// fingerprint (not the records: see [`Book::verify`]).
+    pub fn open(data: D) -> Result<Book<D>, BookError> {
+        let header = format::BookHeader::decode(data.as_ref())?;
+        Ok(Book { data, header })
+    }
+
+    /// Opens and verifies every record.
+    pub fn open_verified(data: D) -> Result<Book<D>, BookError> {
+        let book = Book::open(data)?;
+        book.verify()?;
+        Ok(book)
+    }
+
+    /// Number of positions.
+    pub fn len(&self) -> usize {
+        self.header.count as usize
+    }
+
+    /// True for a book without positions.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// How the book was built.
+    pub fn params(&self) -> BuildParams {
+        self.header.params
+    }
+
+    /// Size of the file in bytes.
+    pub fn size_bytes(&self) -> usize {
+        self.data.as_ref().len()
+    }
+
+    fn records_bytes(&self) -> &[u8] {
+        &self.data.as_ref()[format::HEADER_LEN..]
+    }
+
+    /// Record `i` (0-based, in key order).
+    pub fn record(&self, i: usize) -> Record {
+        let at = i * format::RECORD_LEN;
+        Record::decode(&self.records_bytes()[at..at + format::RECORD_LEN])
+    }
+
+    #[inline]
+    fn key_at(&self, i: usize) -> u64 {
+        let at = i * format::RECORD_LEN;
+        u64::from_le_bytes(self.records_bytes()[at..at + 8].try_into().expect("8 bytes"))
+    }
+
+    /// All records in key order.
+    pub fn records(&self) -> impl Iterator<Item = Record> + '_ {
+        (0..self.len()).map(|i| self.record(i))
+    }
+
+    /// The record with canonical key `key`.
+    pub fn get(&self, key: u64) -> Option<Record> {
+        let (mut lo, mut hi) = (0usize, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.key_at(mid).cmp(&key) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(self.record(mid)),
+            }
+        }
+        None
+    }
+
+    /// The book's knowledge of `board` (any orientation), if it is a book position.
+    #[inline]
+    pub fn probe(&self, board: &Board) -> Option<BookHit> {
+        let (canon, transform) = board.canonical();
+        self.get(canon.key()).map(|record| BookHit { record, transform })
+    }
+
+    /// Checks every record: checksum, strictly increasing keys, fields in range.
+    pub fn verify(&self) -> Result<(), BookError> {
+        let computed = crc32fast::hash(self.records_bytes());
+        if computed != self.header.records_crc {
+            return Err(BookError::RecordChecksum { stored: self.header.records_crc, computed });
+        }
+        let mut prev = None;
+        for (i, r) in self.records().enumerate() {
+            let field = |what: String| BookError::Field { index: i as u64, key: r.key, what };
+            if prev.is_some_and(|p| p >= r.key) {
+                return Err(BookError::Order { index: i as u64, key: r.key });
+            }
+            prev = Some(r.key);
+            if !(-64..=64).contains(&r.value) || !(-64..=64).contains(&r.leaf_score) {
+                return Err(field(format!("value {} or leaf score {} outside -64..64", r.value, r.leaf_score)));
+            }
+            if r.leaf_move > format::MOVE_PASS && r.leaf_move != format::MOVE_NONE {
+                return Err(field(format!("leaf move code {} is not a square, a pass or none", r.leaf_move)));
+            }
+            if r.wins as u64 + r.draws as u64 > r.games as u64 {
+                return Err(field(format!("{} wins and {} draws exceed {} games", r.wins, r.draws, r.games)));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The bytes of the book built from the bundled archives, embedded in the binary.
+pub fn bundled_bytes() -> &'static [u8] {
+    include_bytes!("../../data/book.tbk")
+}
+
+/// The bundled book.
+pub fn bundled() -> Result<Book<&'static [u8]>, BookError> {
+    Book::open(bundled_bytes())
+}
+
+/// The book positions reachable from the start through book positions, by key, with
+/// their canonical boards (the file stores keys only; boards are found by play).
+pub fn walk<D: AsRef<[u8]>>(book: &Book<D>) -> HashMap<u64, Board> {
+    let mut seen = HashMap::new();
+    let mut stack = vec![Board::START];
+    while let Some(b) = stack.pop() {
+        let canon = b.canonical().0;
+        let key = canon.key();
+        if seen.contains_key(&key) || book.get(key).is_none() {
+            continue;
+        }
+        seen.insert(key, canon);
+        if canon.legal_moves() == 0 {
+            if canon.opponent_moves() != 0 {
+                stack.push(canon.pass());
+            }
+            continue;
+        }
+        stack.extend(Squares(canon.legal_moves()).map(|sq| canon.play(sq).expect("legal")));
+    }
+    seen
+}
+
+/// Merges two books. Per position: an exact leaf beats a searched one, then the deeper
+/// leaf, then the higher leaf score, then the lower move code; game counts come from
+/// the record with more games (then more wins, then more draws). Values are then
+/// backed up again by negamax over the positions reachable from the start; others
+/// keep the value of the record chosen. Every choice depends only on the two records,
+/// so `merge(a, b)` and `merge(b, a)` are the same book.
+pub fn merge<A: AsRef<[u8]>, B: AsRef<[u8]>>(a: &Book<A>, b: &Book<B>) -> Vec<Record> {
+    let mut by_key: std::collections::BTreeMap<u64, Record> = a.records().map(|r| (r.key, r)).collect();
+    for r in b.records() {
+        by_key
+            .entry(r.key)
+            .and_modify(|old| {
+                let leaf_rank = |x: &Record| (x.leaf_exact(), x.leaf_depth, x.leaf_score, std::cmp::Reverse(x.leaf_move));
+                let count_rank = |x: &Record| (x.games, x.wins, x.draws);
+                let leaf = if leaf_rank(&r) > leaf_rank(old) { r } else { *old };
+                let counts = if count_rank(&r) > count_rank(old) { r } else { *old };
+                let value = if (leaf_rank(&r), count_rank(&r)) > (leaf_rank(old), count_rank(old)) { r.value } else { old.value };
+                *old = Record { games: counts.games, wins: counts.wins, draws: counts.draws, value, ..leaf };
+            })
+            .or_insert(r);
+    }
+    let mut records: Vec<Record> = by_key.into_values().collect();
+    let merged_bytes = format::encode_book(&records, BuildParams::default());
+    let merged = Book::open(&merged_bytes[..]).expect("freshly encoded");
+    let boards = walk(&merged);
+    let mut values: HashMap<u64, i8> = HashMap::new();
+    fn value_of<D: AsRef<[u8]>>(key: u64, board: &Board, book: &Book<D>, values: &mut HashMap<u64, i8>) -> i8 {
+        if let Some(&v) = values.get(&key) {
+            return v;
+        }
+        let r = book.get(key).expect("walked positions are in the book");
+        let mut best = if r.leaf_move != format::MOVE_NONE || board.is_game_over() { r.leaf_score as i32 } else { i32::MIN };
+        let children: Vec<Board> = match board.legal_moves() {
+            0 if board.opponent_moves() != 0 => vec![board.pass()],
+            0 => Vec::new(),
+            m => Squares(m).map(|sq| board.play(sq).expect("legal")).collect(),
+        };
+        for child in children {
+            let canon = child.canonical().0;
+            if book.get(canon.key()).is_some() {
+                best = best.max(-(value_of(canon.key(), &canon, book, values) as i32));
+            }
+        }
+        let v = if best == i32::MIN { r.value } else { best.clamp(-64, 64) as i8 };
+        values.insert(key, v);
+        v
+    }
+    for (key, board) in &boards {
+        value_of(*key, board, &merged, &mut values);
+    }
+    for r in &mut records {
+        if let Some(&v) = values.get(&r.key) {
+            r.value = v;
+        }
+    }
+    records
+}

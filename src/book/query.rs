@@ -1,0 +1,119 @@
+//! Questions asked of a book: the moves of a position with their book values and
+//! leaf, the principal line through the book, and the engine's choice of book move.
+
+use serde::Serialize;
+
+use super::Book;
+use crate::board::{Board, Squares};
+use crate::position::Position;
+use crate::square::Move;
+
+/// The principal variation through the book: at each position the move that realises
+/// its value (the most played among equals), ending with the leaf move.
+pub fn book_line<D: AsRef<[u8]>>(book: &Book<D>, from: &Position, max_len: usize) -> Vec<Move> {
+    let mut line = Vec::new();
+    let mut pos = *from;
+    while line.len() < max_len {
+        let Some(hit) = book.probe(&pos.board) else { break };
+        let choices = book_moves(book, &pos.board);
+        let best = choices
+            .iter()
+            .filter(|c| c.in_book && c.score == hit.value())
+            .max_by_key(|c| c.games)
+            .map(|c| c.mv);
+        match best {
+            Some(mv) => {
+                line.push(mv);
+                pos = pos.try_play(mv, 0).expect("book moves are legal");
+            }
+            None => {
+                if let Some(leaf) = hit.leaf_move() {
+                    line.push(leaf);
+                }
+                break;
+            }
+        }
+    }
+    line
+}
+
+/// A move from a book position as the query shows it.
+#[derive(Clone, Debug, Serialize)]
+pub struct BookMove {
+    /// The move in the query's orientation.
+    #[serde(serialize_with = "ser_move")]
+    pub mv: Move,
+    /// Score for the side to move (book value of the child, or the leaf score).
+    pub score: i32,
+    /// True for a book move (the child is a book position).
+    pub in_book: bool,
+    /// True for the searched best move leaving the book.
+    pub leaf: bool,
+    /// Leaf search depth (leaf moves only).
+    pub depth: u8,
+    /// Whether the score is exact.
+    pub exact: bool,
+    /// Games that played it (book moves).
+    pub games: u32,
+    /// Black's win rate (wins + draws / 2) in those games.
+    pub black_win_rate: Option<f64>,
+}
+
+fn ser_move<S: serde::Serializer>(m: &Move, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(m)
+}
+
+/// The book moves and the leaf of `board` (best first); empty if not a book position.
+pub fn book_moves<D: AsRef<[u8]>>(book: &Book<D>, board: &Board) -> Vec<BookMove> {
+    let mut out = Vec::new();
+    let Some(hit) = book.probe(board) else { return out };
+    let children: Vec<(Move, Board)> = if board.legal_moves() == 0 {
+        if board.opponent_moves() == 0 {
+            Vec::new()
+        } else {
+            vec![(Move::Pass, board.pass())]
+        }
+    } else {
+        Squares(board.legal_moves()).map(|sq| (Move::Place(sq), board.play(sq).expect("legal"))).collect()
+    };
+    for (mv, child) in children {
+        if let Some(c) = book.probe(&child) {
+            let r = c.record;
+            // The child's record counts wins for its side to move, our opponent.
+            let opp_rate = (r.wins as f64 + r.draws as f64 / 2.0) / r.games.max(1) as f64;
+            out.push(BookMove {
+                mv,
+                score: -c.value(),
+                in_book: true,
+                leaf: false,
+                depth: 0,
+                exact: false,
+                games: r.games,
+                black_win_rate: Some(opp_rate),
+            });
+        } else if hit.leaf_move() == Some(mv) {
+            out.push(BookMove {
+                mv,
+                score: hit.record.leaf_score as i32,
+                in_book: false,
+                leaf: true,
+                depth: hit.record.leaf_depth,
+                exact: hit.record.leaf_exact(),
+                games: 0,
+                black_win_rate: None,
+            });
+        }
+    }
+    out.sort_by_key(|m| std::cmp::Reverse((m.score, m.games)));
+    out
+}
+
+/// A book move for the engine: among the book's choices within `randomness` discs of
+/// the best, one picked uniformly (`randomness` 0: the best, most played first).
+pub fn choose_move<D: AsRef<[u8]>>(book: &Book<D>, board: &Board, randomness: i32, seed: u64) -> Option<(Move, i32)> {
+    let moves = book_moves(book, board);
+    let best = moves.first()?.score;
+    let near: Vec<&BookMove> = moves.iter().filter(|m| m.score >= best - randomness.max(0)).collect();
+    let pick = if near.len() > 1 { (seed % near.len() as u64) as usize } else { 0 };
+    Some((near[pick].mv, near[pick].score))
+}

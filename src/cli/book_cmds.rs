@@ -1,0 +1,491 @@
+//! `thorbook book …`: build, query, info, verify, export, import, merge; and the book
+//! lookups `bestmove`/`analyze` make before searching.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use super::thor_cmds::ArchiveArgs;
+use super::PositionArgs;
+use crate::board::{Board, Color, Squares};
+use crate::book::build::{self, BuildConfig, Checkpoint, GameLine};
+use crate::book::format::{encode_book, BuildParams, Record, FLAG_LEAF_EXACT, MOVE_NONE, MOVE_PASS};
+use crate::book::query::{book_line, book_moves, BookMove};
+use crate::book::{walk, Book};
+use crate::fileio::{atomic_write, read_mapped, Bytes};
+use crate::position::Position;
+use crate::square::{format_moves, Move};
+use crate::symmetry::Transform;
+
+/// The `book` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum BookCommand {
+    /// Build a book from WTHOR archives (default: the bundled ones).
+    Build(BuildArgs),
+    /// Every legal move of a position with its book value, leaf, games and black win rate.
+    Query(QueryArgs),
+    /// Counts, depth histogram, build parameters, checksum state.
+    Info(BookFileArgs),
+    /// Check checksums and structure; report damage.
+    Verify(BookFileArgs),
+    /// One position per line, as text, for other tools.
+    Export(ExportArgs),
+    /// Rebuild a book file from `book export` text.
+    Import(ImportArgs),
+    /// Merge two books: exact leaves beat searched ones, deeper beat shallower.
+    Merge(MergeArgs),
+}
+
+/// Which book to open.
+#[derive(Args, Debug, Clone, Default)]
+pub struct BookFileArgs {
+    /// Book file (default: the book bundled in the binary).
+    #[arg(long)]
+    pub book: Option<PathBuf>,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Opens a book (or the bundled one) and verifies every record.
+pub fn open_book(path: Option<&Path>) -> anyhow::Result<Book<Bytes>> {
+    match path {
+        Some(p) => {
+            let bytes = read_mapped(p).with_context(|| format!("book {}", p.display()))?;
+            Book::open_verified(bytes).with_context(|| format!("book {}", p.display()))
+        }
+        None => Ok(Book::open(Bytes::Static(crate::book::bundled_bytes()))?),
+    }
+}
+
+/// Arguments of `book build`.
+#[derive(Args, Debug)]
+pub struct BuildArgs {
+    #[command(flatten)]
+    archives: ArchiveArgs,
+    /// Output book file (written atomically).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Collect positions up to this ply.
+    #[arg(long, default_value_t = 20)]
+    max_ply: u32,
+    /// Keep positions reached by at least this many games.
+    #[arg(long, default_value_t = 2)]
+    min_games: u32,
+    /// Leaf search depth.
+    #[arg(long, default_value_t = 8, conflicts_with = "time_per_position")]
+    depth: u32,
+    /// Leaf search time in seconds instead of a depth (the book is then not reproducible).
+    #[arg(long)]
+    time_per_position: Option<f64>,
+    /// Solve positions with at most this many empties exactly.
+    #[arg(long, default_value_t = 22)]
+    exact_at: u32,
+    /// Threads.
+    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get()))]
+    threads: usize,
+    /// Transposition table per search, MiB.
+    #[arg(long, default_value_t = 4)]
+    hash_mib: usize,
+    /// Continue an interrupted build from its checkpoint (FILE.checkpoint).
+    #[arg(long)]
+    resume: bool,
+}
+
+pub(super) fn run(cmd: BookCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        BookCommand::Build(a) => build_cmd(a),
+        BookCommand::Query(a) => query(a),
+        BookCommand::Info(a) => info(a),
+        BookCommand::Verify(a) => verify(a),
+        BookCommand::Export(a) => export(a),
+        BookCommand::Import(a) => import(a),
+        BookCommand::Merge(a) => merge(a),
+    }
+}
+
+fn build_cmd(args: BuildArgs) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(args.threads >= 1, "--threads must be at least 1");
+    anyhow::ensure!((1..=60).contains(&args.depth), "--depth must be 1..60");
+    let time = match args.time_per_position {
+        Some(t) if t > 0.0 && t.is_finite() => Some(Duration::from_secs_f64(t)),
+        Some(t) => anyhow::bail!("--time-per-position must be a positive number of seconds, got {t}"),
+        None => None,
+    };
+    let config = BuildConfig {
+        max_ply: args.max_ply,
+        min_games: args.min_games,
+        depth: args.depth,
+        time_per_position: time,
+        exact_at: args.exact_at,
+        hash_mib: args.hash_mib,
+    };
+    let start = Instant::now();
+    let db = args.archives.load(false)?;
+    let games: Vec<GameLine> =
+        db.games.iter().map(|g| GameLine { moves: g.moves_with_passes(), black_score: g.raw.black_score }).collect();
+    let nodes = build::collect(&games, config.max_ply, config.min_games)?;
+    eprintln!(
+        "collected {} positions from {} games (ply <= {}, >= {} games) in {:.2} s",
+        nodes.len(),
+        games.len(),
+        config.max_ply,
+        config.min_games,
+        start.elapsed().as_secs_f64()
+    );
+    let ckpt_path = Checkpoint::path_for(&args.output);
+    let done = if args.resume && ckpt_path.exists() { build::Checkpoint::load(&ckpt_path, &config)? } else { HashMap::new() };
+    if args.resume {
+        eprintln!("resuming: {} positions already scored in {}", done.len(), ckpt_path.display());
+    }
+    let ckpt = Checkpoint::create(&ckpt_path, &config, args.resume && ckpt_path.exists())
+        .with_context(|| format!("checkpoint {}", ckpt_path.display()))?;
+    let todo = nodes.iter().filter(|n| !done.contains_key(&n.key)).count() as u64;
+    let bar = ProgressBar::new(todo).with_style(
+        ProgressStyle::with_template("scoring {bar:40} {pos}/{len} positions, {per_sec}, ETA {eta}")
+            .expect("valid template"),
+    );
+    let write_error = std::sync::Mutex::new(None);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build()?;
+    let score_start = Instant::now();
+    let leaves = pool.install(|| {
+        build::score_all(&nodes, &config, &done, &|key, leaf| {
+            if let Err(e) = ckpt.append(key, leaf) {
+                write_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+            }
+            bar.inc(1);
+        })
+    });
+    bar.finish_and_clear();
+    if let Some(e) = write_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e).with_context(|| format!("checkpoint {}", ckpt_path.display()));
+    }
+    let score_secs = score_start.elapsed().as_secs_f64();
+    let values = build::back_up(&nodes, &leaves);
+    let records = build::records(&nodes, &leaves, &values);
+    let bytes = encode_book(&records, config.params());
+    atomic_write(&args.output, &bytes).with_context(|| format!("writing {}", args.output.display()))?;
+    let _ = std::fs::remove_file(&ckpt_path);
+    eprintln!(
+        "scored {todo} positions in {score_secs:.1} s ({:.1} positions/s, {} threads); wrote {} ({} bytes, {} positions) in {:.1} s total",
+        todo as f64 / score_secs.max(1e-9),
+        args.threads,
+        args.output.display(),
+        bytes.len(),
+        records.len(),
+        start.elapsed().as_secs_f64()
+    );
+    let book = Book::open(bytes)?;
+    let line = thor_orientation(&book_line(&book, &Position::START, 30));
+    let value = book.probe(&Board::START).map(|h| h.value());
+    println!(
+        "best opening line: {} (value {} for black)",
+        format_moves(&line),
+        value.map_or("?".into(), |v| format!("{v:+}"))
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A line from the start shown as WTHOR shows games: turned so that it starts with f5.
+fn thor_orientation(line: &[Move]) -> Vec<Move> {
+    let f5 = Move::Place("f5".parse().expect("a square"));
+    let turn = Transform::ALL
+        .into_iter()
+        .find(|t| t.board(&Board::START) == Board::START && line.first().map(|&m| t.apply_move(m)) == Some(f5));
+    match turn {
+        Some(t) => line.iter().map(|&m| t.apply_move(m)).collect(),
+        None => line.to_vec(),
+    }
+}
+
+/// Arguments of `book query`.
+#[derive(Args, Debug)]
+pub struct QueryArgs {
+    #[command(flatten)]
+    position: PositionArgs,
+    #[command(flatten)]
+    book: BookFileArgs,
+}
+
+#[derive(Serialize)]
+struct QueryJson {
+    board: String,
+    side_to_move: String,
+    in_book: bool,
+    value: Option<i32>,
+    games: Option<u32>,
+    moves: Vec<BookMove>,
+    not_in_book: Vec<String>,
+    line: String,
+}
+
+fn query(args: QueryArgs) -> anyhow::Result<ExitCode> {
+    let pos = args.position.position()?;
+    let book = open_book(args.book.book.as_deref())?;
+    let hit = book.probe(&pos.board);
+    let mut moves = book_moves(&book, &pos.board);
+    // Book moves carry the child's side-to-move win rate: turn it into black's.
+    for m in &mut moves {
+        if let Some(r) = m.black_win_rate {
+            m.black_win_rate = Some(if pos.side == Color::Black { 1.0 - r } else { r });
+        }
+    }
+    let listed: Vec<Move> = moves.iter().map(|m| m.mv).collect();
+    let not_in_book: Vec<String> =
+        Squares(pos.board.legal_moves()).map(Move::Place).filter(|m| !listed.contains(m)).map(|m| m.to_string()).collect();
+    let out = QueryJson {
+        board: pos.to_board_text(),
+        side_to_move: pos.side.to_string(),
+        in_book: hit.is_some(),
+        value: hit.map(|h| h.value()),
+        games: hit.map(|h| h.record.games),
+        moves,
+        not_in_book,
+        line: format_moves(&book_line(&book, &pos, 60)),
+    };
+    if args.book.json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", pos.diagram());
+    let Some(h) = hit else {
+        println!("{} to move: not in the book", pos.side);
+        return Ok(ExitCode::SUCCESS);
+    };
+    println!("{} to move: book value {:+} ({} games)", pos.side, h.value(), h.record.games);
+    println!("{:<5} {:>6}  {:<22} {:>7} {:>10}", "move", "value", "source", "games", "black win");
+    for m in &out.moves {
+        let source = if m.in_book {
+            "book".to_string()
+        } else {
+            format!("leaf, {} {}", if m.exact { "exact" } else { "depth" }, m.depth)
+        };
+        let rate = m.black_win_rate.map_or(String::new(), |r| format!("{:.1}%", 100.0 * r));
+        let games = if m.in_book { m.games.to_string() } else { String::new() };
+        println!("{:<5} {:>+6}  {:<22} {:>7} {:>10}", m.mv.to_string(), m.score, source, games, rate);
+    }
+    if !out.not_in_book.is_empty() {
+        println!("not in book: {}", out.not_in_book.join(" "));
+    }
+    println!("book line: {}", out.line);
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Serialize)]
+struct InfoJson {
+    positions: usize,
+    bytes: usize,
+    bytes_per_position: f64,
+    params: BuildParams,
+    checksum_ok: bool,
+    exact_leaves: usize,
+    no_leaf: usize,
+    positions_by_empties: Vec<(u32, usize)>,
+    games_at_root: Option<u32>,
+}
+
+fn info(args: BookFileArgs) -> anyhow::Result<ExitCode> {
+    let book = match &args.book {
+        Some(p) => Book::open(read_mapped(p).with_context(|| format!("book {}", p.display()))?)
+            .with_context(|| format!("book {}", p.display()))?,
+        None => Book::open(Bytes::Static(crate::book::bundled_bytes()))?,
+    };
+    let checksum_ok = book.verify().is_ok();
+    let boards = walk(&book);
+    let mut hist: std::collections::BTreeMap<u32, usize> = Default::default();
+    for b in boards.values() {
+        *hist.entry(b.empty_count()).or_default() += 1;
+    }
+    let out = InfoJson {
+        positions: book.len(),
+        bytes: book.size_bytes(),
+        bytes_per_position: book.size_bytes() as f64 / book.len().max(1) as f64,
+        params: book.params(),
+        checksum_ok,
+        exact_leaves: book.records().filter(|r| r.leaf_exact() && r.leaf_move != MOVE_NONE).count(),
+        no_leaf: book.records().filter(|r| r.leaf_move == MOVE_NONE).count(),
+        positions_by_empties: hist.into_iter().rev().collect(),
+        games_at_root: book.probe(&Board::START).map(|h| h.record.games),
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("positions:   {} ({} bytes, {:.1} bytes/position)", out.positions, out.bytes, out.bytes_per_position);
+    let p = out.params;
+    println!(
+        "built with:  max ply {}, min games {}, depth {}, exact at {} empties",
+        p.max_ply,
+        p.min_games,
+        if p.depth == 0 { "by time".to_string() } else { p.depth.to_string() },
+        p.exact_at
+    );
+    println!("checksums:   {}", if checksum_ok { "ok" } else { "DAMAGED (run `thorbook book verify`)" });
+    println!("leaves:      {} exact, {} positions with every move in the book", out.exact_leaves, out.no_leaf);
+    println!("games:       {} at the start position", out.games_at_root.unwrap_or(0));
+    println!("reachable from the start, by ply:");
+    for (empties, n) in &out.positions_by_empties {
+        println!("  ply {:>2}: {n}", 60 - empties);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn verify(args: BookFileArgs) -> anyhow::Result<ExitCode> {
+    let name = args.book.as_ref().map_or("(bundled)".to_string(), |p| p.display().to_string());
+    let bytes = match &args.book {
+        Some(p) => read_mapped(p).with_context(|| format!("book {name}"))?,
+        None => Bytes::Static(crate::book::bundled_bytes()),
+    };
+    let book = Book::open(bytes).with_context(|| format!("book {name}"))?;
+    book.verify().with_context(|| format!("book {name}"))?;
+    println!("book {name}: ok ({} positions, header, checksums, key order and fields verified)", book.len());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments of `book export`.
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    book: BookFileArgs,
+    /// Write here (atomically) instead of standard output.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+}
+
+fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
+    let book = open_book(args.book.book.as_deref())?;
+    let boards = walk(&book);
+    let p = book.params();
+    let mut text = format!(
+        "# thorbook book export: key value leaf_move leaf_score leaf_depth exact games wins draws board\n\
+         # params max_ply={} depth={} exact_at={} min_games={}\n",
+        p.max_ply, p.depth, p.exact_at, p.min_games
+    );
+    for r in book.records() {
+        let leaf = match r.leaf_move {
+            MOVE_NONE => "-".to_string(),
+            m => r.leaf().map_or(format!("?{m}"), |mv| mv.to_string()),
+        };
+        let board = boards
+            .get(&r.key)
+            .map_or("?".to_string(), |b| Position { board: *b, side: Color::Black }.to_board_text()[..64].to_string());
+        text.push_str(&format!(
+            "{:016x} {} {} {} {} {} {} {} {} {}\n",
+            r.key,
+            r.value,
+            leaf,
+            r.leaf_score,
+            r.leaf_depth,
+            r.leaf_exact() as u8,
+            r.games,
+            r.wins,
+            r.draws,
+            board
+        ));
+    }
+    match &args.output {
+        Some(path) => atomic_write(path, text.as_bytes()).with_context(|| format!("writing {}", path.display()))?,
+        None => print!("{text}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments of `book import`.
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// Text written by `book export`.
+    input: PathBuf,
+    /// Output book file.
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(&args.input).with_context(|| format!("reading {}", args.input.display()))?;
+    let mut params = BuildParams::default();
+    let mut records = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let at = || format!("{}: line {}", args.input.display(), i + 1);
+        if let Some(rest) = line.strip_prefix("# params ") {
+            for kv in rest.split_whitespace() {
+                let (k, v) = kv.split_once('=').with_context(at)?;
+                let v: u32 = v.parse().with_context(at)?;
+                match k {
+                    "max_ply" => params.max_ply = v as u8,
+                    "depth" => params.depth = v as u8,
+                    "exact_at" => params.exact_at = v as u8,
+                    "min_games" => params.min_games = v,
+                    _ => anyhow::bail!("{}: unknown parameter `{k}`", at()),
+                }
+            }
+            continue;
+        }
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.split_whitespace().collect();
+        anyhow::ensure!(f.len() >= 9, "{}: expected at least 9 fields, found {}", at(), f.len());
+        let leaf_move = match f[2] {
+            "-" => MOVE_NONE,
+            m => match m.parse::<Move>().with_context(at)? {
+                Move::Pass => MOVE_PASS,
+                Move::Place(sq) => sq.index() as u8,
+            },
+        };
+        records.push(Record {
+            key: u64::from_str_radix(f[0], 16).with_context(at)?,
+            value: f[1].parse().with_context(at)?,
+            leaf_move,
+            leaf_score: f[3].parse().with_context(at)?,
+            leaf_depth: f[4].parse().with_context(at)?,
+            flags: if f[5] == "1" { FLAG_LEAF_EXACT } else { 0 },
+            games: f[6].parse().with_context(at)?,
+            wins: f[7].parse().with_context(at)?,
+            draws: f[8].parse().with_context(at)?,
+        });
+    }
+    records.sort_by_key(|r| r.key);
+    if let Some(w) = records.windows(2).find(|w| w[0].key == w[1].key) {
+        anyhow::bail!("{}: key {:016x} appears twice", args.input.display(), w[0].key);
+    }
+    let bytes = encode_book(&records, params);
+    Book::open_verified(&bytes[..]).with_context(|| format!("{}", args.input.display()))?;
+    atomic_write(&args.output, &bytes).with_context(|| format!("writing {}", args.output.display()))?;
+    eprintln!("wrote {} ({} positions)", args.output.display(), records.len());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments of `book merge`.
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// First book.
+    a: PathBuf,
+    /// Second book.
+    b: PathBuf,
+    /// Output book.
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
+    let a = open_book(Some(&args.a))?;
+    let b = open_book(Some(&args.b))?;
+    let records = crate::book::merge(&a, &b);
+    let (pa, pb) = (a.params(), b.params());
+    let params = BuildParams {
+        max_ply: pa.max_ply.max(pb.max_ply),
+        depth: pa.depth.max(pb.depth),
+        exact_at: pa.exact_at.max(pb.exact_at),
+        min_games: pa.min_games.min(pb.min_games),
+    };
+    let bytes = encode_book(&records, params);
+    atomic_write(&args.output, &bytes).with_context(|| format!("writing {}", args.output.display()))?;
+    eprintln!("wrote {} ({} positions: {} + {} before merging)", args.output.display(), records.len(), a.len(), b.len());
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,327 @@
+//! Opening books: building from games, the file format, queries under symmetry,
+//! negamax consistency, exact leaves, round trips, damage, interrupted builds.
+
+use std::collections::HashMap;
+use std::process::{Command, Stdio};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use thorbook::book::build::{back_up, collect, records, score_all, BuildConfig, GameLine};
+use thorbook::book::format::{encode_book, MOVE_NONE, MOVE_PASS};
+use thorbook::book::query::{book_line, book_moves};
+use thorbook::book::{bundled, merge, walk, Book, Record};
+use thorbook::board::{Board, Squares};
+use thorbook::search::{Solver, TranspositionTable};
+use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
+use thorbook::{Move, Position, Transform};
+
+use crate::util::thorbook;
+
+fn bundled_games(n: usize) -> Vec<GameLine> {
+    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: false }).unwrap();
+    db.games
+        .iter()
+        .take(n)
+        .map(|g| GameLine { moves: g.moves_with_passes(), black_score: g.raw.black_score })
+        .collect()
+}
+
+fn config(max_ply: u32, depth: u32, exact_at: u32) -> BuildConfig {
+    BuildConfig { max_ply, min_games: 1, depth, time_per_position: None, exact_at, hash_mib: 2 }
+}
+
+fn build_records(games: &[GameLine], cfg: &BuildConfig) -> Vec<Record> {
+    let nodes = collect(games, cfg.max_ply, cfg.min_games).unwrap();
+    let leaves = score_all(&nodes, cfg, &HashMap::new(), &|_, _| {});
+    let values = back_up(&nodes, &leaves);
+    records(&nodes, &leaves, &values)
+}
+
+fn build_book(games: &[GameLine], cfg: &BuildConfig) -> Book<Vec<u8>> {
+    Book::open_verified(encode_book(&build_records(games, cfg), cfg.params())).unwrap()
+}
+
+#[test]
+fn a_book_holds_exactly_the_positions_of_its_games_with_right_counts() {
+    let games = bundled_games(5);
+    let max_ply = 12;
+    // Naive reference: every position of every game up to the ply limit, by canonical board.
+    let mut want: HashMap<Board, (u32, u32)> = HashMap::new();
+    for g in &games {
+        let mut pos = Position::START;
+        for ply in 0..=max_ply {
+            let e = want.entry(pos.board.canonical().0).or_default();
+            e.0 += 1;
+            let mover_black = pos.side == thorbook::Color::Black;
+            let score = if mover_black { g.black_score as i32 } else { 64 - g.black_score as i32 };
+            e.1 += (score > 32) as u32;
+            if ply == max_ply {
+                break;
+            }
+            pos = pos.try_play(g.moves[ply], 0).unwrap();
+        }
+    }
+    let book = build_book(&games, &config(max_ply as u32, 2, 0));
+    assert_eq!(book.len(), want.len());
+    for (board, (games_n, wins)) in &want {
+        let r = book.get(board.key()).expect("every game position is in the book");
+        assert_eq!((r.games, r.wins), (*games_n, *wins));
+    }
+    assert_eq!(book.probe(&Board::START).unwrap().record.games, 5);
+}
+
+#[test]
+fn queries_agree_under_all_symmetries() {
+    let games = bundled_games(30);
+    let book = build_book(&games, &config(10, 3, 0));
+    let pos = Position::from_moves("f5d6c3d3c4").unwrap();
+    let base = book_moves(&book, &pos.board);
+    assert!(!base.is_empty());
+    for t in Transform::ALL {
+        let img = t.board(&pos.board);
+        let moves = book_moves(&book, &img);
+        let mapped: Vec<(Move, i32, u32)> = base.iter().map(|m| (t.apply_move(m.mv), m.score, m.games)).collect();
+        let mut got: Vec<(Move, i32, u32)> = moves.iter().map(|m| (m.mv, m.score, m.games)).collect();
+        let mut mapped_sorted = mapped.clone();
+        mapped_sorted.sort();
+        got.sort();
+        assert_eq!(got, mapped_sorted, "{t:?}");
+        assert_eq!(book.probe(&img).unwrap().value(), book.probe(&pos.board).unwrap().value());
+        let leaf = book.probe(&img).unwrap().leaf_move();
+        assert_eq!(leaf, book.probe(&pos.board).unwrap().leaf_move().map(|m| t.apply_move(m)));
+    }
+}
+
+/// value = max(leaf score, −value of every book child), at every reachable position.
+fn check_negamax<D: AsRef<[u8]>>(book: &Book<D>, built: bool) -> usize {
+    let boards = walk(book);
+    for (key, board) in &boards {
+        let r = book.get(*key).unwrap();
+        let mut best = if r.leaf_move != MOVE_NONE || board.is_game_over() { r.leaf_score as i32 } else { -99 };
+        let children: Vec<Board> = match board.legal_moves() {
+            0 if board.opponent_moves() != 0 => vec![board.pass()],
+            0 => vec![],
+            m => Squares(m).map(|sq| board.play(sq).unwrap()).collect(),
+        };
+        for c in children {
+            if let Some(hit) = book.probe(&c) {
+                best = best.max(-hit.value());
+            }
+        }
+        assert_eq!(r.value as i32, best, "key {key:016x}");
+        // In a built book a leaf move never leads into the book (after a merge it may:
+        // the other book can hold that child).
+        if let (true, Some(Move::Place(sq))) = (built, r.leaf()) {
+            assert!(book.probe(&board.play(sq).unwrap()).is_none());
+        }
+    }
+    boards.len()
+}
+
+#[test]
+fn negamax_values_are_consistent_over_whole_books() {
+    let book = build_book(&bundled_games(200), &config(14, 3, 0));
+    assert!(check_negamax(&book, true) > 500);
+    let bundled = bundled().unwrap();
+    bundled.verify().unwrap();
+    assert!(check_negamax(&bundled, true) > 1000);
+}
+
+#[test]
+fn leaf_scores_near_the_end_equal_exact_solves() {
+    // Deep plies, so that positions have few empties and are solved exactly.
+    let games = bundled_games(3);
+    let cfg = config(60, 4, 12);
+    let nodes = collect(&games, cfg.max_ply, 1).unwrap();
+    let leaves = score_all(&nodes, &cfg, &HashMap::new(), &|_, _| {});
+    let keys: std::collections::HashSet<u64> = nodes.iter().map(|n| n.key).collect();
+    let mut checked = 0;
+    for (n, leaf) in nodes.iter().zip(&leaves) {
+        if n.board.empty_count() > 12 || leaf.mv == MOVE_NONE {
+            continue;
+        }
+        assert!(leaf.exact);
+        // The best exact score among moves whose child is not in the book.
+        let tt = TranspositionTable::new(4);
+        let stop = AtomicBool::new(false);
+        let mut solver = Solver::new(&tt, &stop, 1);
+        let want = if leaf.mv == MOVE_PASS {
+            -solver.solve(&n.board.pass(), -64, 64).score
+        } else {
+            Squares(n.board.legal_moves())
+                .map(|sq| n.board.play(sq).unwrap())
+                .filter(|c| !keys.contains(&c.canonical_key()))
+                .map(|c| -solver.solve(&c, -64, 64).score)
+                .max()
+                .unwrap()
+        };
+        assert_eq!(leaf.score as i32, want, "{:?}", n.board);
+        checked += 1;
+    }
+    assert!(checked >= 20, "{checked}");
+}
+
+#[test]
+fn build_write_map_query_export_import_merge_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = bundled_games(40);
+    let cfg = config(10, 3, 0);
+    let recs = build_records(&games, &cfg);
+    let path = dir.path().join("a.tbk");
+    thorbook::fileio::atomic_write(&path, &encode_book(&recs, cfg.params())).unwrap();
+    let mapped = Book::open_verified(thorbook::fileio::read_mapped(&path).unwrap()).unwrap();
+    assert_eq!(mapped.records().collect::<Vec<_>>(), recs);
+    for r in &recs {
+        assert_eq!(mapped.get(r.key), Some(*r));
+    }
+
+    let p = path.to_str().unwrap();
+    let txt = dir.path().join("a.txt");
+    thorbook(&["book", "export", "--book", p, "-o", txt.to_str().unwrap()]).ok();
+    let back = dir.path().join("b.tbk");
+    thorbook(&["book", "import", txt.to_str().unwrap(), "-o", back.to_str().unwrap()]).ok();
+    assert!(std::fs::read(&back).unwrap() == std::fs::read(&path).unwrap(), "export then import changed the book");
+
+    // Merge: a book of other games, in both orders.
+    let other = dir.path().join("o.tbk");
+    let other_recs = build_records(&bundled_games(80)[40..], &config(10, 4, 0));
+    std::fs::write(&other, encode_book(&other_recs, cfg.params())).unwrap();
+    let (ab, ba) = (dir.path().join("ab.tbk"), dir.path().join("ba.tbk"));
+    thorbook(&["book", "merge", p, other.to_str().unwrap(), "-o", ab.to_str().unwrap()]).ok();
+    thorbook(&["book", "merge", other.to_str().unwrap(), p, "-o", ba.to_str().unwrap()]).ok();
+    let ab_bytes = std::fs::read(&ab).unwrap();
+    assert!(ab_bytes == std::fs::read(&ba).unwrap(), "merge depends on the order");
+    let merged = Book::open_verified(ab_bytes).unwrap();
+    let union: std::collections::HashSet<u64> = recs.iter().chain(&other_recs).map(|r| r.key).collect();
+    assert_eq!(merged.len(), union.len());
+    check_negamax(&merged, false);
+    // The deeper leaf wins where both books have the position.
+    for r in &other_recs {
+        if recs.iter().any(|x| x.key == r.key) && r.leaf_move != MOVE_NONE {
+            assert_eq!(merged.get(r.key).unwrap().leaf_depth, r.leaf_depth.max(recs.iter().find(|x| x.key == r.key).unwrap().leaf_depth));
+        }
+    }
+}
+
+#[test]
+fn damaged_books_are_refused_with_a_clear_error() {
+    let recs = build_records(&bundled_games(3), &config(6, 2, 0));
+    let good = encode_book(&recs, config(6, 2, 0).params());
+    assert!(Book::open_verified(&good[..]).is_ok());
+    for i in 0..good.len() {
+        let mut bad = good.clone();
+        bad[i] ^= 0x10;
+        assert!(Book::open_verified(&bad[..]).is_err(), "flipping byte {i} went unnoticed");
+    }
+    for cut in [0, 10, 63, 64, good.len() - 1] {
+        assert!(Book::open(&good[..cut]).is_err(), "truncated to {cut}");
+    }
+    let mut magic = good.clone();
+    magic[0] = b'X';
+    assert!(Book::open(&magic[..]).err().unwrap().to_string().contains("not a thorbook book"));
+    let mut version = good.clone();
+    version[8] = 9;
+    assert!(Book::open(&version[..]).err().unwrap().to_string().contains("version 9"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.tbk");
+    let mut bad = good.clone();
+    bad[good.len() - 5] ^= 1;
+    std::fs::write(&path, &bad).unwrap();
+    let p = path.to_str().unwrap();
+    for args in [
+        vec!["book", "query", "--book", p, "--moves", "f5"],
+        vec!["book", "verify", "--book", p],
+        vec!["book", "export", "--book", p],
+        vec!["bestmove", "--book", p, "--moves", "f5"],
+    ] {
+        let err = thorbook(&args).fails().to_string();
+        assert!(err.contains(&format!("book {p}")) && err.contains("checksum"), "{args:?}: {err}");
+    }
+    std::fs::write(&path, &good[..100]).unwrap();
+    let err = thorbook(&["book", "info", "--book", p]).fails().to_string();
+    assert!(err.contains("the file has 100 bytes"), "{err}");
+}
+
+#[test]
+fn an_interrupted_build_resumes_to_the_same_book() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = dir.path().join("full.tbk");
+    let resumed = dir.path().join("resumed.tbk");
+    let args = |out: &std::path::Path| {
+        vec![
+            "book".to_string(),
+            "build".into(),
+            "-o".into(),
+            out.display().to_string(),
+            "--max-ply".into(),
+            "14".into(),
+            "--depth".into(),
+            "7".into(),
+            "--threads".into(),
+            "2".into(),
+        ]
+    };
+    thorbook(&args(&full).iter().map(String::as_str).collect::<Vec<_>>()).ok();
+    // Start again, kill it once part of the work is checkpointed, then resume.
+    let ckpt = dir.path().join("resumed.tbk.checkpoint");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_thorbook"))
+        .args(args(&resumed))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while std::fs::metadata(&ckpt).map_or(0, |m| m.len()) < 16 + 16 * 200 && start.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!resumed.exists(), "the build finished before it could be interrupted");
+    let scored = (std::fs::metadata(&ckpt).unwrap().len() - 16) / 16;
+    assert!(scored >= 200);
+    let mut resume_args = args(&resumed);
+    resume_args.push("--resume".into());
+    let out = thorbook(&resume_args.iter().map(String::as_str).collect::<Vec<_>>());
+    out.ok();
+    assert!(out.stderr.contains(&format!("resuming: {scored} positions already scored")), "{}", out.stderr);
+    assert!(std::fs::read(&full).unwrap() == std::fs::read(&resumed).unwrap(), "resumed build differs");
+    assert!(!ckpt.exists(), "checkpoint removed after success");
+}
+
+#[test]
+fn engine_and_query_use_the_bundled_book() {
+    let out = thorbook(&["book", "query", "--moves", "f5", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
+    assert_eq!(v["in_book"], true);
+    assert!(v["games"].as_u64().unwrap() > 6000);
+    assert!(!v["line"].as_str().unwrap().is_empty());
+
+    let out = thorbook(&["bestmove", "--moves", "f5", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
+    assert_eq!(v["source"], "book");
+    let book = bundled().unwrap();
+    let pos = Position::from_moves("f5").unwrap();
+    let best = book_moves(&book, &pos.board)[0].score;
+    let mv: Move = v["move"].as_str().unwrap().parse().unwrap();
+    let chosen = book_moves(&book, &pos.board).into_iter().find(|m| m.mv == mv).unwrap();
+    assert_eq!(chosen.score, best);
+
+    let out = thorbook(&["bestmove", "--moves", "f5", "--no-book", "--depth", "4", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
+    assert_eq!(v["source"], "search");
+
+    // Randomness stays within R discs of the best.
+    for seed in 0..10 {
+        let s = seed.to_string();
+        let out = thorbook(&["bestmove", "--moves", "f5d6", "--book-randomness", "3", "--seed", &s, "--json"]);
+        let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
+        assert!(v["score"].as_i64().unwrap() >= book_moves(&book, &Position::from_moves("f5d6").unwrap().board)[0].score as i64 - 3);
+    }
+    let line = book_line(&book, &Position::START, 60);
+    assert!(line.len() >= 10, "{line:?}");
+    let out = thorbook(&["book", "info", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
+    assert!(v["bytes_per_position"].as_f64().unwrap() <= 24.1);
+    assert_eq!(v["checksum_ok"], true);
+}
