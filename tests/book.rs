@@ -6,11 +6,11 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+use thorbook::board::{Board, Squares};
 use thorbook::book::build::{back_up, collect, records, score_all, BuildConfig, GameLine};
 use thorbook::book::format::{encode_book, MOVE_NONE, MOVE_PASS};
 use thorbook::book::query::{book_line, book_moves};
-use thorbook::book::{bundled, merge, walk, Book, Record};
-use thorbook::board::{Board, Squares};
+use thorbook::book::{bundled, walk, Book, Record};
 use thorbook::search::{Solver, TranspositionTable};
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 use thorbook::{Move, Position, Transform};
@@ -19,11 +19,7 @@ use crate::util::thorbook;
 
 fn bundled_games(n: usize) -> Vec<GameLine> {
     let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: false }).unwrap();
-    db.games
-        .iter()
-        .take(n)
-        .map(|g| GameLine { moves: g.moves_with_passes(), black_score: g.raw.black_score })
-        .collect()
+    db.games.iter().take(n).map(|g| GameLine { moves: g.moves_with_passes(), black_score: g.raw.black_score }).collect()
 }
 
 fn config(max_ply: u32, depth: u32, exact_at: u32) -> BuildConfig {
@@ -198,7 +194,10 @@ fn build_write_map_query_export_import_merge_round_trips() {
     // The deeper leaf wins where both books have the position.
     for r in &other_recs {
         if recs.iter().any(|x| x.key == r.key) && r.leaf_move != MOVE_NONE {
-            assert_eq!(merged.get(r.key).unwrap().leaf_depth, r.leaf_depth.max(recs.iter().find(|x| x.key == r.key).unwrap().leaf_depth));
+            assert_eq!(
+                merged.get(r.key).unwrap().leaf_depth,
+                r.leaf_depth.max(recs.iter().find(|x| x.key == r.key).unwrap().leaf_depth)
+            );
         }
     }
 }
@@ -272,7 +271,8 @@ fn an_interrupted_build_resumes_to_the_same_book() {
         .spawn()
         .unwrap();
     let start = Instant::now();
-    while std::fs::metadata(&ckpt).map_or(0, |m| m.len()) < 16 + 16 * 200 && start.elapsed() < Duration::from_secs(120) {
+    while std::fs::metadata(&ckpt).map_or(0, |m| m.len()) < 16 + 16 * 200 && start.elapsed() < Duration::from_secs(120)
+    {
         std::thread::sleep(Duration::from_millis(20));
     }
     child.kill().unwrap();
@@ -316,7 +316,10 @@ fn engine_and_query_use_the_bundled_book() {
         let s = seed.to_string();
         let out = thorbook(&["bestmove", "--moves", "f5d6", "--book-randomness", "3", "--seed", &s, "--json"]);
         let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
-        assert!(v["score"].as_i64().unwrap() >= book_moves(&book, &Position::from_moves("f5d6").unwrap().board)[0].score as i64 - 3);
+        assert!(
+            v["score"].as_i64().unwrap()
+                >= book_moves(&book, &Position::from_moves("f5d6").unwrap().board)[0].score as i64 - 3
+        );
     }
     let line = book_line(&book, &Position::START, 60);
     assert!(line.len() >= 10, "{line:?}");

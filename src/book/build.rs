@@ -172,7 +172,12 @@ fn book_moves(board: &Board, in_book: &impl Fn(u64) -> bool) -> u64 {
 
 /// Scores the best move leaving the book from `board` (canonical), searching only the
 /// moves whose children are not book positions.
-pub fn score_leaf(board: &Board, in_book: &impl Fn(u64) -> bool, config: &BuildConfig, tt: &TranspositionTable) -> Leaf {
+pub fn score_leaf(
+    board: &Board,
+    in_book: &impl Fn(u64) -> bool,
+    config: &BuildConfig,
+    tt: &TranspositionTable,
+) -> Leaf {
     let none = Leaf { mv: MOVE_NONE, score: 0, depth: 0, exact: true };
     let legal = board.legal_moves();
     if legal == 0 {
@@ -341,7 +346,10 @@ impl Checkpoint {
             return Err(err("not a thorbook checkpoint".into()));
         }
         if bytes[..16] != checkpoint_header(config) {
-            return Err(err("made with other build parameters (max-ply, depth, exact-at, min-games): rebuild without --resume".into()));
+            return Err(err(
+                "made with other build parameters (max-ply, depth, exact-at, min-games): rebuild without --resume"
+                    .into(),
+            ));
         }
         let mut done = HashMap::new();
         for e in bytes[16..].chunks_exact(16) {

@@ -137,7 +137,9 @@ pub enum BookError {
         computed: u32,
     },
     /// Record size or count disagree with the file.
-    #[error("header says {count} records of {record_len} bytes ({expected} bytes in all), the file has {actual} bytes")]
+    #[error(
+        "header says {count} records of {record_len} bytes ({expected} bytes in all), the file has {actual} bytes"
+    )]
     Size {
         /// Records declared.
         count: u64,
@@ -251,12 +253,7 @@ impl BookHeader {
         }
         Ok(BookHeader {
             count,
-            params: BuildParams {
-                max_ply: b[36],
-                depth: b[37],
-                exact_at: b[38],
-                min_games: LE::read_u32(&b[40..44]),
-            },
+            params: BuildParams { max_ply: b[36], depth: b[37], exact_at: b[38], min_games: LE::read_u32(&b[40..44]) },
             records_crc: LE::read_u32(&b[56..60]),
         })
     }

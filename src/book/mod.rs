@@ -183,8 +183,8 @@ pub fn walk<D: AsRef<[u8]>>(book: &Book<D>) -> HashMap<u64, Board> {
     seen
 }
 
-/// Merges two books. Per position: an exact leaf beats a searched one, then the deeper
-/// leaf, then the higher leaf score, then the lower move code; game counts come from
+/// Merges two books. Per position: a leaf beats none, an exact leaf beats a searched
+/// one, then the deeper leaf, then the higher leaf score, then the lower move code; game counts come from
 /// the record with more games (then more wins, then more draws). Values are then
 /// backed up again by negamax over the positions reachable from the start; others
 /// keep the value of the record chosen. Every choice depends only on the two records,
@@ -195,11 +195,18 @@ pub fn merge<A: AsRef<[u8]>, B: AsRef<[u8]>>(a: &Book<A>, b: &Book<B>) -> Vec<Re
         by_key
             .entry(r.key)
             .and_modify(|old| {
-                let leaf_rank = |x: &Record| (x.leaf_exact(), x.leaf_depth, x.leaf_score, std::cmp::Reverse(x.leaf_move));
+                let leaf_rank = |x: &Record| {
+                    let has_leaf = x.leaf_move != format::MOVE_NONE;
+                    (has_leaf, x.leaf_exact(), x.leaf_depth, x.leaf_score, std::cmp::Reverse(x.leaf_move))
+                };
                 let count_rank = |x: &Record| (x.games, x.wins, x.draws);
                 let leaf = if leaf_rank(&r) > leaf_rank(old) { r } else { *old };
                 let counts = if count_rank(&r) > count_rank(old) { r } else { *old };
-                let value = if (leaf_rank(&r), count_rank(&r)) > (leaf_rank(old), count_rank(old)) { r.value } else { old.value };
+                let value = if (leaf_rank(&r), count_rank(&r)) > (leaf_rank(old), count_rank(old)) {
+                    r.value
+                } else {
+                    old.value
+                };
                 *old = Record { games: counts.games, wins: counts.wins, draws: counts.draws, value, ..leaf };
             })
             .or_insert(r);
@@ -214,7 +221,8 @@ pub fn merge<A: AsRef<[u8]>, B: AsRef<[u8]>>(a: &Book<A>, b: &Book<B>) -> Vec<Re
             return v;
         }
         let r = book.get(key).expect("walked positions are in the book");
-        let mut best = if r.leaf_move != format::MOVE_NONE || board.is_game_over() { r.leaf_score as i32 } else { i32::MIN };
+        let mut best =
+            if r.leaf_move != format::MOVE_NONE || board.is_game_over() { r.leaf_score as i32 } else { i32::MIN };
         let children: Vec<Board> = match board.legal_moves() {
             0 if board.opponent_moves() != 0 => vec![board.pass()],
             0 => Vec::new(),

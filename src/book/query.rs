@@ -16,11 +16,7 @@ pub fn book_line<D: AsRef<[u8]>>(book: &Book<D>, from: &Position, max_len: usize
     while line.len() < max_len {
         let Some(hit) = book.probe(&pos.board) else { break };
         let choices = book_moves(book, &pos.board);
-        let best = choices
-            .iter()
-            .filter(|c| c.in_book && c.score == hit.value())
-            .max_by_key(|c| c.games)
-            .map(|c| c.mv);
+        let best = choices.iter().filter(|c| c.in_book && c.score == hit.value()).max_by_key(|c| c.games).map(|c| c.mv);
         match best {
             Some(mv) => {
                 line.push(mv);

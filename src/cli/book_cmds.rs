@@ -140,7 +140,8 @@ fn build_cmd(args: BuildArgs) -> anyhow::Result<ExitCode> {
         start.elapsed().as_secs_f64()
     );
     let ckpt_path = Checkpoint::path_for(&args.output);
-    let done = if args.resume && ckpt_path.exists() { build::Checkpoint::load(&ckpt_path, &config)? } else { HashMap::new() };
+    let done =
+        if args.resume && ckpt_path.exists() { build::Checkpoint::load(&ckpt_path, &config)? } else { HashMap::new() };
     if args.resume {
         eprintln!("resuming: {} positions already scored in {}", done.len(), ckpt_path.display());
     }
@@ -237,8 +238,11 @@ fn query(args: QueryArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let listed: Vec<Move> = moves.iter().map(|m| m.mv).collect();
-    let not_in_book: Vec<String> =
-        Squares(pos.board.legal_moves()).map(Move::Place).filter(|m| !listed.contains(m)).map(|m| m.to_string()).collect();
+    let not_in_book: Vec<String> = Squares(pos.board.legal_moves())
+        .map(Move::Place)
+        .filter(|m| !listed.contains(m))
+        .map(|m| m.to_string())
+        .collect();
     let out = QueryJson {
         board: pos.to_board_text(),
         side_to_move: pos.side.to_string(),
@@ -486,6 +490,12 @@ fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     };
     let bytes = encode_book(&records, params);
     atomic_write(&args.output, &bytes).with_context(|| format!("writing {}", args.output.display()))?;
-    eprintln!("wrote {} ({} positions: {} + {} before merging)", args.output.display(), records.len(), a.len(), b.len());
+    eprintln!(
+        "wrote {} ({} positions: {} + {} before merging)",
+        args.output.display(),
+        records.len(),
+        a.len(),
+        b.len()
+    );
     Ok(ExitCode::SUCCESS)
 }

@@ -11,11 +11,11 @@ use serde::Serialize;
 
 use super::book_cmds::open_book;
 use super::PositionArgs;
+use crate::board::Board;
 use crate::book::query::{book_line, book_moves, choose_move};
 use crate::book::Book;
-use crate::fileio::Bytes;
-use crate::board::Board;
 use crate::eval::ClassicEval;
+use crate::fileio::Bytes;
 use crate::obf::parse_obf;
 use crate::position::Position;
 use crate::search::{table_pv, Limits, Search, SearchResult, Solved, Solver, TranspositionTable};
