@@ -37,7 +37,7 @@ pub fn book_line<D: AsRef<[u8]>>(book: &Book<D>, from: &Position, max_len: usize
 #[derive(Clone, Debug, Serialize)]
 pub struct BookMove {
     /// The move in the query's orientation.
-    #[serde(serialize_with = "ser_move")]
+    #[serde(rename = "move", serialize_with = "ser_move")]
     pub mv: Move,
     /// Score for the side to move (book value of the child, or the leaf score).
     pub score: i32,

@@ -322,6 +322,8 @@ pub(super) fn bestmove(args: BestmoveArgs) -> anyhow::Result<ExitCode> {
     if pos.board.is_game_over() {
         anyhow::bail!("the game is over ({:+} for {}): there is no move", pos.board.final_score(), pos.side);
     }
+    // Check the search limits even when the book answers: bad arguments are errors.
+    args.engine.limits(12)?;
     let book = args.engine.book()?;
     if let Some(b) = &book {
         if let Some((mv, score)) = choose_move(b, &pos.board, args.engine.book_randomness, args.engine.seed()) {
