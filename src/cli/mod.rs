@@ -31,9 +31,9 @@ pub enum Command {
     /// Solve the positions of a problem file exactly (FFO/Edax `.obf`), checking listed scores.
     Solve(search_cmds::SolveArgs),
     /// Every legal move of a position with its score, best first, and the principal variation.
-    Analyze(search_cmds::AnalyzeArgs),
+    Analyze(search_cmds::EngineCommandArgs),
     /// The engine's move for a position under a depth, node or time limit.
-    Bestmove(search_cmds::BestmoveArgs),
+    Bestmove(search_cmds::EngineCommandArgs),
     /// Opening books: build, query, info, verify, export, import, merge.
     #[command(subcommand)]
     Book(book_cmds::BookCommand),

@@ -215,21 +215,9 @@ impl EngineArgs {
     }
 }
 
-/// Arguments of `thorbook analyze`.
+/// Arguments of `thorbook analyze` and `thorbook bestmove`.
 #[derive(Args, Debug)]
-pub struct AnalyzeArgs {
-    #[command(flatten)]
-    pub position: PositionArgs,
-    #[command(flatten)]
-    pub engine: EngineArgs,
-    /// JSON output.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// Arguments of `thorbook bestmove`.
-#[derive(Args, Debug)]
-pub struct BestmoveArgs {
+pub struct EngineCommandArgs {
     #[command(flatten)]
     pub position: PositionArgs,
     #[command(flatten)]
@@ -270,7 +258,7 @@ fn analysis_json(pos: &Position, r: &SearchResult, tt_pv: impl Fn(Move) -> Strin
     }
 }
 
-pub(super) fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn analyze(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
     let pos = args.position.position()?;
     let book = args.engine.book()?;
     let in_book = book.as_ref().map(|b| book_moves(b, &pos.board)).unwrap_or_default();
@@ -317,7 +305,7 @@ pub(super) fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub(super) fn bestmove(args: BestmoveArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn bestmove(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
     let pos = args.position.position()?;
     if pos.board.is_game_over() {
         anyhow::bail!("the game is over ({:+} for {}): there is no move", pos.board.final_score(), pos.side);

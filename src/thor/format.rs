@@ -127,9 +127,9 @@ impl Header {
     }
 }
 
-/// One 8×8 game record as stored.
+/// A game record as stored, with `MOVES` move bytes: 60 for 8×8 games, 96 for 10×10.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RawGame {
+pub struct GameRecord<const MOVES: usize> {
     /// Tournament id (index into `WTHOR.TRN`).
     pub tournament: u16,
     /// Black player id (index into `WTHOR.JOU`).
@@ -140,16 +140,21 @@ pub struct RawGame {
     pub black_score: u8,
     /// Black's disc count under perfect play from the position with P3 empties.
     pub theoretical_score: u8,
-    /// Move bytes, `10 * row + col`, zero-padded.
-    pub moves: [u8; 60],
+    /// Move bytes, `10 * row + col`, zero-padded (kept raw for 10×10 games).
+    pub moves: [u8; MOVES],
 }
 
-impl RawGame {
-    /// Decodes one 68-byte record.
-    pub fn decode(b: &[u8]) -> RawGame {
-        let mut moves = [0u8; 60];
-        moves.copy_from_slice(&b[MOVES_OFFSET..GAME_RECORD_LEN]);
-        RawGame {
+/// An 8×8 game record (68 bytes).
+pub type RawGame = GameRecord<60>;
+/// A 10×10 game record (104 bytes): the metadata is read; the moves are kept, not replayed.
+pub type RawGame10 = GameRecord<96>;
+
+impl<const MOVES: usize> GameRecord<MOVES> {
+    /// Decodes one record of `MOVES_OFFSET + MOVES` bytes.
+    pub fn decode(b: &[u8]) -> Self {
+        let mut moves = [0u8; MOVES];
+        moves.copy_from_slice(&b[MOVES_OFFSET..MOVES_OFFSET + MOVES]);
+        GameRecord {
             tournament: LE::read_u16(&b[0..2]),
             black: LE::read_u16(&b[2..4]),
             white: LE::read_u16(&b[4..6]),
@@ -159,52 +164,8 @@ impl RawGame {
         }
     }
 
-    /// Appends the 68 bytes of this record.
+    /// Appends the bytes of this record.
     pub fn encode_into(&self, out: &mut Vec<u8>) {
-        let mut b = [0u8; MOVES_OFFSET];
-        LE::write_u16(&mut b[0..2], self.tournament);
-        LE::write_u16(&mut b[2..4], self.black);
-        LE::write_u16(&mut b[4..6], self.white);
-        b[6] = self.black_score;
-        b[7] = self.theoretical_score;
-        out.extend_from_slice(&b);
-        out.extend_from_slice(&self.moves);
-    }
-}
-
-/// One 10×10 game record: the metadata is read; the moves are kept but not replayed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RawGame10 {
-    /// Tournament id.
-    pub tournament: u16,
-    /// Black player id.
-    pub black: u16,
-    /// White player id.
-    pub white: u16,
-    /// Black's real score.
-    pub black_score: u8,
-    /// Black's theoretical score.
-    pub theoretical_score: u8,
-    /// 96 move bytes (`10 * row + col` on a 10×10 board uses two digits per axis
-    /// differently; they are kept raw).
-    pub moves: [u8; 96],
-}
-
-impl RawGame10 {
-    fn decode(b: &[u8]) -> RawGame10 {
-        let mut moves = [0u8; 96];
-        moves.copy_from_slice(&b[MOVES_OFFSET..GAME10_RECORD_LEN]);
-        RawGame10 {
-            tournament: LE::read_u16(&b[0..2]),
-            black: LE::read_u16(&b[2..4]),
-            white: LE::read_u16(&b[4..6]),
-            black_score: b[6],
-            theoretical_score: b[7],
-            moves,
-        }
-    }
-
-    fn encode_into(&self, out: &mut Vec<u8>) {
         let mut b = [0u8; MOVES_OFFSET];
         LE::write_u16(&mut b[0..2], self.tournament);
         LE::write_u16(&mut b[2..4], self.black);
