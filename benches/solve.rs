@@ -31,8 +31,11 @@ fn main() {
             "#", "emp", "move", "score", "nodes", "seconds", "Mnodes/s"
         );
         let (mut nodes, mut secs) = (0u64, 0f64);
+        // One table for the whole set, as `thorbook solve` does: allocating and zeroing
+        // 256 MiB per position would be timed as serial work.
+        let tt = TranspositionTable::new(256);
         for (i, p) in problems.iter().enumerate() {
-            let tt = TranspositionTable::new(256);
+            tt.new_search();
             let stop = AtomicBool::new(false);
             let start = Instant::now();
             let r = pool.install(|| {
