@@ -291,6 +291,7 @@ struct InfoJson {
     exact_leaves: usize,
     no_leaf: usize,
     positions_by_empties: Vec<(u32, usize)>,
+    leaves_by_depth: Vec<(u8, usize)>,
     games_at_root: Option<u32>,
 }
 
@@ -315,6 +316,13 @@ fn info(args: BookFileArgs) -> anyhow::Result<ExitCode> {
         exact_leaves: book.records().filter(|r| r.leaf_exact() && r.leaf_move != MOVE_NONE).count(),
         no_leaf: book.records().filter(|r| r.leaf_move == MOVE_NONE).count(),
         positions_by_empties: hist.into_iter().rev().collect(),
+        leaves_by_depth: {
+            let mut by_depth: std::collections::BTreeMap<u8, usize> = Default::default();
+            for r in book.records().filter(|r| r.leaf_move != MOVE_NONE) {
+                *by_depth.entry(r.leaf_depth).or_default() += 1;
+            }
+            by_depth.into_iter().collect()
+        },
         games_at_root: book.probe(&Board::START).map(|h| h.record.games),
     };
     if args.json {
@@ -332,6 +340,8 @@ fn info(args: BookFileArgs) -> anyhow::Result<ExitCode> {
     );
     println!("checksums:   {}", if checksum_ok { "ok" } else { "DAMAGED (run `thorbook book verify`)" });
     println!("leaves:      {} exact, {} positions with every move in the book", out.exact_leaves, out.no_leaf);
+    let depths: Vec<String> = out.leaves_by_depth.iter().map(|(d, n)| format!("depth {d}: {n}")).collect();
+    println!("leaf depths: {}", depths.join(", "));
     println!("games:       {} at the start position", out.games_at_root.unwrap_or(0));
     println!("reachable from the start, by ply:");
     for (empties, n) in &out.positions_by_empties {
