@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use crate::square::Square;
+use crate::square::{Move, Square};
 
 /// A disc colour, also used for the side to move.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord, serde::Serialize)]
@@ -239,6 +239,17 @@ impl Board {
     #[inline]
     pub fn pass(&self) -> Board {
         Board { player: self.opponent, opponent: self.player }
+    }
+
+    /// The positions after each legal move, lowest square first, or after the pass
+    /// when the side to move must pass; nothing when the game is over.
+    pub fn successors(&self) -> impl Iterator<Item = (Move, Board)> {
+        let board = *self;
+        let moves = board.legal_moves();
+        let pass = (moves == 0 && board.opponent_moves() != 0).then(|| (Move::Pass, board.pass()));
+        Squares(moves)
+            .map(move |sq| (Move::Place(sq), board.play_flips(sq, flips(board.player, board.opponent, sq))))
+            .chain(pass)
     }
 
     /// Empty squares.

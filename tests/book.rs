@@ -71,11 +71,11 @@ fn queries_agree_under_all_symmetries() {
     let games = bundled_games(30);
     let book = build_book(&games, &config(10, 3, 0));
     let pos = Position::from_moves("f5d6c3d3c4").unwrap();
-    let base = book_moves(&book, &pos.board);
+    let base = book_moves(&book, &pos);
     assert!(!base.is_empty());
     for t in Transform::ALL {
         let img = t.board(&pos.board);
-        let moves = book_moves(&book, &img);
+        let moves = book_moves(&book, &Position { board: img, side: pos.side });
         let mapped: Vec<(Move, i32, u32)> = base.iter().map(|m| (t.apply_move(m.mv), m.score, m.games)).collect();
         let mut got: Vec<(Move, i32, u32)> = moves.iter().map(|m| (m.mv, m.score, m.games)).collect();
         let mut mapped_sorted = mapped.clone();
@@ -289,6 +289,25 @@ fn an_interrupted_build_resumes_to_the_same_book() {
     assert!(!ckpt.exists(), "checkpoint removed after success");
 }
 
+/// The book's game counts and black win rates agree with the Thor database's own
+/// statistics of the same archives, for black to move and for white to move.
+#[test]
+fn book_counts_and_win_rates_match_thor_statistics() {
+    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: true }).unwrap();
+    let book = bundled().unwrap();
+    for seq in ["", "f5", "f5d6", "f5d6c3"] {
+        let pos = Position::from_moves(seq).unwrap();
+        let stats = db.stats(&pos, &Default::default());
+        let moves = book_moves(&book, &pos);
+        for m in stats.moves.iter().filter(|m| m.games >= 2) {
+            let b = moves.iter().find(|b| b.mv.to_string() == m.mv).unwrap_or_else(|| panic!("{seq} {} missing", m.mv));
+            assert_eq!(b.games as usize, m.games, "{seq} {}", m.mv);
+            let rate = b.black_win_rate.unwrap();
+            assert!((rate - m.black_win_rate).abs() < 1e-9, "{seq} {}: {rate} vs {}", m.mv, m.black_win_rate);
+        }
+    }
+}
+
 #[test]
 fn engine_and_query_use_the_bundled_book() {
     let out = thorbook(&["book", "query", "--moves", "f5", "--json"]);
@@ -302,9 +321,9 @@ fn engine_and_query_use_the_bundled_book() {
     assert_eq!(v["source"], "book");
     let book = bundled().unwrap();
     let pos = Position::from_moves("f5").unwrap();
-    let best = book_moves(&book, &pos.board)[0].score;
+    let best = book_moves(&book, &pos)[0].score;
     let mv: Move = v["move"].as_str().unwrap().parse().unwrap();
-    let chosen = book_moves(&book, &pos.board).into_iter().find(|m| m.mv == mv).unwrap();
+    let chosen = book_moves(&book, &pos).into_iter().find(|m| m.mv == mv).unwrap();
     assert_eq!(chosen.score, best);
 
     let out = thorbook(&["bestmove", "--moves", "f5", "--no-book", "--depth", "4", "--json"]);
@@ -318,7 +337,7 @@ fn engine_and_query_use_the_bundled_book() {
         let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
         assert!(
             v["score"].as_i64().unwrap()
-                >= book_moves(&book, &Position::from_moves("f5d6").unwrap().board)[0].score as i64 - 3
+                >= book_moves(&book, &Position::from_moves("f5d6").unwrap())[0].score as i64 - 3
         );
     }
     let line = book_line(&book, &Position::START, 60);

@@ -9,7 +9,7 @@
 //! thread with its own fresh transposition table, so neither the thread count nor an
 //! interruption changes the book. (`--time-per-position` is not deterministic.)
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -21,7 +21,8 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 use rayon::prelude::*;
 use thiserror::Error;
 
-use super::format::{BuildParams, Record, FLAG_LEAF_EXACT, MOVE_NONE, MOVE_PASS};
+use super::format::{encode_book, BuildParams, Record, FLAG_LEAF_EXACT, MOVE_NONE, MOVE_PASS};
+use super::{walk, Book};
 use crate::board::{Board, Color, Squares};
 use crate::eval::ClassicEval;
 use crate::position::Position;
@@ -157,9 +158,8 @@ pub fn collect(games: &[GameLine], max_ply: u32, min_games: u32) -> Result<Vec<N
     Ok(nodes)
 }
 
-/// Canonical keys of the moves of `board` that stay in the book, as a move set, plus
-/// the child key per move.
-fn book_moves(board: &Board, in_book: &impl Fn(u64) -> bool) -> u64 {
+/// The moves of `board` whose children are book positions, as a square set.
+fn moves_into_book(board: &Board, in_book: &impl Fn(u64) -> bool) -> u64 {
     let mut set = 0;
     for sq in Squares(board.legal_moves()) {
         let child = board.play(sq).expect("legal");
@@ -191,7 +191,7 @@ pub fn score_leaf(
         let child = score_leaf_search(&passed, 0, config, tt);
         return Leaf { mv: MOVE_PASS, score: -child.score, ..child };
     }
-    let exclude = book_moves(board, in_book);
+    let exclude = moves_into_book(board, in_book);
     if exclude == legal {
         return none;
     }
@@ -253,39 +253,94 @@ pub fn score_all(
 /// Negamax values over the book graph: a position's value is the best of its leaf
 /// score and minus the values of its book children.
 pub fn back_up(nodes: &[Node], leaves: &[Leaf]) -> Vec<i8> {
-    let mut values: Vec<Option<i8>> = vec![None; nodes.len()];
-    for i in 0..nodes.len() {
-        value_of(i, nodes, leaves, &mut values);
-    }
-    values.into_iter().map(|v| v.expect("every node valued")).collect()
+    let leaf_of = |key: u64| {
+        let i = nodes.binary_search_by_key(&key, |n| n.key).ok()?;
+        Some(leaf_score(&nodes[i].board, leaves[i].mv, leaves[i].score))
+    };
+    let mut memo = HashMap::new();
+    nodes
+        .iter()
+        .map(|n| negamax(&n.board, &leaf_of, &mut memo).expect("a position without a leaf has book children") as i8)
+        .collect()
 }
 
-fn value_of(i: usize, nodes: &[Node], leaves: &[Leaf], values: &mut [Option<i8>]) -> i8 {
-    if let Some(v) = values[i] {
+/// The score a leaf contributes: its score if there is a leaf move, the final score
+/// if the game is over, nothing if every move stays in the book.
+pub fn leaf_score(board: &Board, leaf_move: u8, score: i8) -> Option<i32> {
+    (leaf_move != MOVE_NONE || board.is_game_over()).then_some(score as i32)
+}
+
+/// The negamax value of the book position `board` (canonical): the best of its leaf
+/// and minus the values of its book children, memoised by key. `leaf_of(key)` is
+/// `None` for a key outside the book, else the leaf's contribution. `None` when the
+/// position has neither a leaf nor a book child.
+pub fn negamax(
+    board: &Board,
+    leaf_of: &impl Fn(u64) -> Option<Option<i32>>,
+    memo: &mut HashMap<u64, Option<i32>>,
+) -> Option<i32> {
+    let key = board.key();
+    if let Some(&v) = memo.get(&key) {
         return v;
     }
-    let index = |k: u64| nodes.binary_search_by_key(&k, |n| n.key).ok();
-    let board = nodes[i].board;
-    let leaf = leaves[i];
-    // A leaf score counts if there is a leaf move, or if the game is over (the final score).
-    let mut best = if leaf.mv != MOVE_NONE || board.is_game_over() { leaf.score as i32 } else { i32::MIN };
-    let children: Vec<Board> = if board.legal_moves() == 0 {
-        if board.opponent_moves() == 0 {
-            Vec::new()
-        } else {
-            vec![board.pass()]
-        }
-    } else {
-        Squares(board.legal_moves()).map(|sq| board.play(sq).expect("legal")).collect()
-    };
-    for child in children {
-        if let Some(c) = index(child.canonical_key()) {
-            best = best.max(-(value_of(c, nodes, leaves, values) as i32));
+    let mut best = leaf_of(key).flatten();
+    for (_, child) in board.successors() {
+        let canon = child.canonical().0;
+        if leaf_of(canon.key()).is_some() {
+            if let Some(v) = negamax(&canon, leaf_of, memo) {
+                best = Some(best.map_or(-v, |b| b.max(-v)));
+            }
         }
     }
-    let v = best.clamp(-64, 64) as i8;
-    values[i] = Some(v);
-    v
+    let value = best.map(|v| v.clamp(-64, 64));
+    memo.insert(key, value);
+    value
+}
+
+/// Merges two books. Per position: a leaf beats none, an exact leaf beats a searched
+/// one, then the deeper leaf, then the higher leaf score, then the lower move code;
+/// game counts come from the record with more games (then more wins, then more
+/// draws). Values are then backed up again by negamax over the positions reachable
+/// from the start; others keep the value of the record chosen. Every choice depends
+/// only on the two records, so `merge(a, b)` and `merge(b, a)` are the same book.
+pub fn merge<A: AsRef<[u8]>, B: AsRef<[u8]>>(a: &Book<A>, b: &Book<B>) -> Vec<Record> {
+    let leaf_rank = |x: &Record| {
+        let has_leaf = x.leaf_move != MOVE_NONE;
+        (has_leaf, x.leaf_exact(), x.leaf_depth, x.leaf_score, std::cmp::Reverse(x.leaf_move))
+    };
+    let count_rank = |x: &Record| (x.games, x.wins, x.draws);
+    let mut by_key: BTreeMap<u64, Record> = a.records().map(|r| (r.key, r)).collect();
+    for r in b.records() {
+        by_key
+            .entry(r.key)
+            .and_modify(|old| {
+                let leaf = if leaf_rank(&r) > leaf_rank(old) { r } else { *old };
+                let counts = if count_rank(&r) > count_rank(old) { r } else { *old };
+                let first = (leaf_rank(&r), count_rank(&r)) > (leaf_rank(old), count_rank(old));
+                let value = if first { r.value } else { old.value };
+                *old = Record { games: counts.games, wins: counts.wins, draws: counts.draws, value, ..leaf };
+            })
+            .or_insert(r);
+    }
+    let mut records: Vec<Record> = by_key.into_values().collect();
+    let merged_bytes = encode_book(&records, BuildParams::default());
+    let merged = Book::open(&merged_bytes[..]).expect("freshly encoded");
+    let boards = walk(&merged);
+    let leaf_of = |key: u64| {
+        let r = merged.get(key)?;
+        // Every reachable position is in `boards`; an unreachable child cannot occur.
+        let board = boards.get(&key)?;
+        Some(leaf_score(board, r.leaf_move, r.leaf_score))
+    };
+    let mut memo = HashMap::new();
+    for r in &mut records {
+        if let Some(board) = boards.get(&r.key) {
+            if let Some(v) = negamax(board, &leaf_of, &mut memo) {
+                r.value = v as i8;
+            }
+        }
+    }
+    records
 }
 
 /// The book records from nodes, leaves and values.

@@ -11,10 +11,11 @@ pub mod query;
 
 use std::collections::HashMap;
 
-use crate::board::{Board, Squares};
+use crate::board::Board;
 use crate::square::Move;
 use crate::symmetry::Transform;
 
+pub use build::merge;
 pub use format::{BookError, BuildParams, Record};
 
 /// A book over bytes: a `Vec<u8>`, a static slice (the bundled book) or a memory map.
@@ -193,79 +194,7 @@ pub fn walk<D: AsRef<[u8]>>(book: &Book<D>) -> HashMap<u64, Board> {
             continue;
         }
         seen.insert(key, canon);
-        if canon.legal_moves() == 0 {
-            if canon.opponent_moves() != 0 {
-                stack.push(canon.pass());
-            }
-            continue;
-        }
-        stack.extend(Squares(canon.legal_moves()).map(|sq| canon.play(sq).expect("legal")));
+        stack.extend(canon.successors().map(|(_, child)| child));
     }
     seen
-}
-
-/// Merges two books. Per position: a leaf beats none, an exact leaf beats a searched
-/// one, then the deeper leaf, then the higher leaf score, then the lower move code; game counts come from
-/// the record with more games (then more wins, then more draws). Values are then
-/// backed up again by negamax over the positions reachable from the start; others
-/// keep the value of the record chosen. Every choice depends only on the two records,
-/// so `merge(a, b)` and `merge(b, a)` are the same book.
-pub fn merge<A: AsRef<[u8]>, B: AsRef<[u8]>>(a: &Book<A>, b: &Book<B>) -> Vec<Record> {
-    let mut by_key: std::collections::BTreeMap<u64, Record> = a.records().map(|r| (r.key, r)).collect();
-    for r in b.records() {
-        by_key
-            .entry(r.key)
-            .and_modify(|old| {
-                let leaf_rank = |x: &Record| {
-                    let has_leaf = x.leaf_move != format::MOVE_NONE;
-                    (has_leaf, x.leaf_exact(), x.leaf_depth, x.leaf_score, std::cmp::Reverse(x.leaf_move))
-                };
-                let count_rank = |x: &Record| (x.games, x.wins, x.draws);
-                let leaf = if leaf_rank(&r) > leaf_rank(old) { r } else { *old };
-                let counts = if count_rank(&r) > count_rank(old) { r } else { *old };
-                let value = if (leaf_rank(&r), count_rank(&r)) > (leaf_rank(old), count_rank(old)) {
-                    r.value
-                } else {
-                    old.value
-                };
-                *old = Record { games: counts.games, wins: counts.wins, draws: counts.draws, value, ..leaf };
-            })
-            .or_insert(r);
-    }
-    let mut records: Vec<Record> = by_key.into_values().collect();
-    let merged_bytes = format::encode_book(&records, BuildParams::default());
-    let merged = Book::open(&merged_bytes[..]).expect("freshly encoded");
-    let boards = walk(&merged);
-    let mut values: HashMap<u64, i8> = HashMap::new();
-    fn value_of<D: AsRef<[u8]>>(key: u64, board: &Board, book: &Book<D>, values: &mut HashMap<u64, i8>) -> i8 {
-        if let Some(&v) = values.get(&key) {
-            return v;
-        }
-        let r = book.get(key).expect("walked positions are in the book");
-        let mut best =
-            if r.leaf_move != format::MOVE_NONE || board.is_game_over() { r.leaf_score as i32 } else { i32::MIN };
-        let children: Vec<Board> = match board.legal_moves() {
-            0 if board.opponent_moves() != 0 => vec![board.pass()],
-            0 => Vec::new(),
-            m => Squares(m).map(|sq| board.play(sq).expect("legal")).collect(),
-        };
-        for child in children {
-            let canon = child.canonical().0;
-            if book.get(canon.key()).is_some() {
-                best = best.max(-(value_of(canon.key(), &canon, book, values) as i32));
-            }
-        }
-        let v = if best == i32::MIN { r.value } else { best.clamp(-64, 64) as i8 };
-        values.insert(key, v);
-        v
-    }
-    for (key, board) in &boards {
-        value_of(*key, board, &merged, &mut values);
-    }
-    for r in &mut records {
-        if let Some(&v) = values.get(&r.key) {
-            r.value = v;
-        }
-    }
-    records
 }

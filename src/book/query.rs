@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::Book;
-use crate::board::{Board, Squares};
+use crate::board::Color;
 use crate::position::Position;
 use crate::square::Move;
 
@@ -15,7 +15,7 @@ pub fn book_line<D: AsRef<[u8]>>(book: &Book<D>, from: &Position, max_len: usize
     let mut pos = *from;
     while line.len() < max_len {
         let Some(hit) = book.probe(&pos.board) else { break };
-        let choices = book_moves(book, &pos.board);
+        let choices = book_moves(book, &pos);
         let best = choices.iter().filter(|c| c.in_book && c.score == hit.value()).max_by_key(|c| c.games).map(|c| c.mv);
         match best {
             Some(mv) => {
@@ -59,24 +59,16 @@ fn ser_move<S: serde::Serializer>(m: &Move, s: S) -> Result<S::Ok, S::Error> {
     s.collect_str(m)
 }
 
-/// The book moves and the leaf of `board` (best first); empty if not a book position.
-pub fn book_moves<D: AsRef<[u8]>>(book: &Book<D>, board: &Board) -> Vec<BookMove> {
+/// The book moves and the leaf of `pos` (best first); empty if not a book position.
+pub fn book_moves<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position) -> Vec<BookMove> {
     let mut out = Vec::new();
-    let Some(hit) = book.probe(board) else { return out };
-    let children: Vec<(Move, Board)> = if board.legal_moves() == 0 {
-        if board.opponent_moves() == 0 {
-            Vec::new()
-        } else {
-            vec![(Move::Pass, board.pass())]
-        }
-    } else {
-        Squares(board.legal_moves()).map(|sq| (Move::Place(sq), board.play(sq).expect("legal"))).collect()
-    };
-    for (mv, child) in children {
+    let Some(hit) = book.probe(&pos.board) else { return out };
+    for (mv, child) in pos.board.successors() {
         if let Some(c) = book.probe(&child) {
             let r = c.record;
-            // The child's record counts wins for its side to move, our opponent.
-            let opp_rate = (r.wins as f64 + r.draws as f64 / 2.0) / r.games.max(1) as f64;
+            // The child's record counts results for its side to move: the other colour.
+            let child_mover = (r.wins as f64 + r.draws as f64 / 2.0) / r.games.max(1) as f64;
+            let black = if pos.side == Color::Black { 1.0 - child_mover } else { child_mover };
             out.push(BookMove {
                 mv,
                 score: -c.value(),
@@ -85,7 +77,7 @@ pub fn book_moves<D: AsRef<[u8]>>(book: &Book<D>, board: &Board) -> Vec<BookMove
                 depth: 0,
                 exact: false,
                 games: r.games,
-                black_win_rate: Some(opp_rate),
+                black_win_rate: Some(black),
             });
         } else if hit.leaf_move() == Some(mv) {
             out.push(BookMove {
@@ -106,8 +98,8 @@ pub fn book_moves<D: AsRef<[u8]>>(book: &Book<D>, board: &Board) -> Vec<BookMove
 
 /// A book move for the engine: among the book's choices within `randomness` discs of
 /// the best, one picked uniformly (`randomness` 0: the best, most played first).
-pub fn choose_move<D: AsRef<[u8]>>(book: &Book<D>, board: &Board, randomness: i32, seed: u64) -> Option<(Move, i32)> {
-    let moves = book_moves(book, board);
+pub fn choose_move<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position, randomness: i32, seed: u64) -> Option<(Move, i32)> {
+    let moves = book_moves(book, pos);
     let best = moves.first()?.score;
     let near: Vec<&BookMove> = moves.iter().filter(|m| m.score >= best - randomness.max(0)).collect();
     let pick = if near.len() > 1 { (seed % near.len() as u64) as usize } else { 0 };

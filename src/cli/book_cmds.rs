@@ -230,13 +230,7 @@ fn query(args: QueryArgs) -> anyhow::Result<ExitCode> {
     let pos = args.position.position()?;
     let book = open_book(args.book.book.as_deref())?;
     let hit = book.probe(&pos.board);
-    let mut moves = book_moves(&book, &pos.board);
-    // Book moves carry the child's side-to-move win rate: turn it into black's.
-    for m in &mut moves {
-        if let Some(r) = m.black_win_rate {
-            m.black_win_rate = Some(if pos.side == Color::Black { 1.0 - r } else { r });
-        }
-    }
+    let moves = book_moves(&book, &pos);
     let listed: Vec<Move> = moves.iter().map(|m| m.mv).collect();
     let not_in_book: Vec<String> = Squares(pos.board.legal_moves())
         .map(Move::Place)

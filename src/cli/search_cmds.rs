@@ -261,7 +261,7 @@ fn analysis_json(pos: &Position, r: &SearchResult, tt_pv: impl Fn(Move) -> Strin
 pub(super) fn analyze(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
     let pos = args.position.position()?;
     let book = args.engine.book()?;
-    let in_book = book.as_ref().map(|b| book_moves(b, &pos.board)).unwrap_or_default();
+    let in_book = book.as_ref().map(|b| book_moves(b, &pos)).unwrap_or_default();
     let line = book.as_ref().map(|b| book_line(b, &pos, 60)).unwrap_or_default();
     let r = args.engine.search(&pos.board, 10, true)?;
     // The principal variation follows the book while the book knows the position.
@@ -314,7 +314,7 @@ pub(super) fn bestmove(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
     args.engine.limits(12)?;
     let book = args.engine.book()?;
     if let Some(b) = &book {
-        if let Some((mv, score)) = choose_move(b, &pos.board, args.engine.book_randomness, args.engine.seed()) {
+        if let Some((mv, score)) = choose_move(b, &pos, args.engine.book_randomness, args.engine.seed()) {
             let after = pos.try_play(mv, 1)?;
             let mut pv = vec![mv];
             pv.extend(book_line(b, &after, 59));
