@@ -279,7 +279,8 @@ impl<'a, E: Evaluator> Search<'a, E> {
             let v = -self.pvs(&board.pass(), -beta, -alpha, depth);
             return vec![RootMove { mv: Move::Pass, score: v }];
         }
-        let ordered = self.order(board, moves, depth);
+        let tt_move = self.tt.probe(board.key()).and_then(|e| e.best);
+        let ordered = self.order(board, moves, depth, tt_move);
         let list = &ordered.moves[..ordered.len];
         let parallel = self.threads > 1 && list.len() > 2;
         let mut out = Vec::with_capacity(list.len());
@@ -354,7 +355,8 @@ impl<'a, E: Evaluator> Search<'a, E> {
             return self.eval.evaluate(board);
         }
         let key = board.key();
-        if let Some(e) = self.tt.probe(key) {
+        let entry = self.tt.probe(key);
+        if let Some(e) = entry {
             if e.depth as u32 >= depth {
                 if e.lower >= beta || e.lower == e.upper {
                     return e.lower;
@@ -374,7 +376,7 @@ impl<'a, E: Evaluator> Search<'a, E> {
         let alpha0 = alpha;
         let mut best = -65;
         let mut best_move = None;
-        let ordered = self.order(board, moves, depth);
+        let ordered = self.order(board, moves, depth, entry.and_then(|e| e.best));
         for (i, &(sq, f)) in ordered.moves[..ordered.len].iter().enumerate() {
             let child = board.play_flips(sq, f);
             let v = if i == 0 {
@@ -408,8 +410,7 @@ impl<'a, E: Evaluator> Search<'a, E> {
     /// Moves ordered best first, without allocating: the table's move, then by a
     /// shallow search (deep nodes) or by the opponent's mobility and the evaluation
     /// (shallow nodes).
-    fn order(&mut self, board: &Board, moves: u64, depth: u32) -> SmallList {
-        let tt_move = self.tt.probe(board.key()).and_then(|e| e.best);
+    fn order(&mut self, board: &Board, moves: u64, depth: u32, tt_move: Option<Square>) -> SmallList {
         let mut list = SmallList { moves: [(Square::new(0), 0); 32], keys: [0; 32], len: 0 };
         for sq in Squares(moves) {
             let f = flips(board.player, board.opponent, sq);
