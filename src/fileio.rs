@@ -8,8 +8,8 @@ use std::path::Path;
 
 use memmap2::Mmap;
 
-/// Maps a file read-only. Empty files are returned as an empty map-free buffer by
-/// the caller's choice: mapping zero bytes fails on some systems, so they get `None`.
+/// Maps a file read-only; `None` for an empty file (mapping zero bytes fails on some
+/// systems).
 pub fn map_file(path: &Path) -> std::io::Result<Option<Mmap>> {
     let file = File::open(path)?;
     if file.metadata()?.len() == 0 {

@@ -11,10 +11,9 @@ use serde::Serialize;
 
 use super::PositionArgs;
 use crate::board::Color;
+use crate::fileio::atomic_write;
 use crate::thor::format::{FileKind, Header, Records, ThorFile};
-use crate::thor::{
-    atomic_write, bundled_sources, expand_paths, GameFilter, LoadOptions, SortKey, Source, ThorDatabase, ThorGame,
-};
+use crate::thor::{bundled_sources, expand_paths, GameFilter, LoadOptions, SortKey, Source, ThorDatabase, ThorGame};
 
 /// The `thor` subcommands.
 #[derive(Subcommand, Debug)]

@@ -21,7 +21,7 @@ use crate::square::Square;
 pub use database::{GameFilter, LoadOptions, PositionStats, Reach, SortKey, ThorDatabase, ThorGame};
 pub use format::{FileKind, Header, RawGame, ThorFile};
 pub use replay::{Outcome, Replay};
-pub use source::{atomic_write, bundled_sources, expand_paths, Source};
+pub use source::{bundled_sources, expand_paths, Source};
 
 /// What is wrong with a file or a game record.
 #[derive(Debug, Clone, PartialEq, Eq, Error, Serialize)]

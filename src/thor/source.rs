@@ -3,11 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use memmap2::Mmap;
-
 use super::{Anomaly, AnomalyKind, ThorError};
-pub use crate::fileio::atomic_write;
-use crate::fileio::map_file;
+use crate::fileio::{read_mapped, Bytes};
 
 /// The bundled archives: a few recent years plus the player and tournament files.
 const BUNDLED: [(&str, &[u8]); 5] = [
@@ -22,39 +19,27 @@ const BUNDLED: [(&str, &[u8]); 5] = [
 pub struct Source {
     /// File name or path as the user gave it.
     pub name: String,
-    data: Data,
-}
-
-enum Data {
-    Static(&'static [u8]),
-    Mapped(Mmap),
-    Empty,
+    data: Bytes,
 }
 
 impl Source {
     /// Bytes from memory (the bundled archives).
     pub fn from_static(name: &str, bytes: &'static [u8]) -> Source {
-        Source { name: name.to_string(), data: Data::Static(bytes) }
+        Source { name: name.to_string(), data: Bytes::Static(bytes) }
     }
 
     /// A file on disk, memory-mapped.
     pub fn open(path: &Path) -> Result<Source, Anomaly> {
         let name = path.display().to_string();
-        let data = match map_file(path) {
-            Ok(Some(map)) => Data::Mapped(map),
-            Ok(None) => Data::Empty,
-            Err(e) => return Err(Anomaly::file(&name, AnomalyKind::Io { message: e.to_string() })),
-        };
-        Ok(Source { name, data })
+        match read_mapped(path) {
+            Ok(data) => Ok(Source { name, data }),
+            Err(e) => Err(Anomaly::file(&name, AnomalyKind::Io { message: e.to_string() })),
+        }
     }
 
     /// The file's bytes.
     pub fn bytes(&self) -> &[u8] {
-        match &self.data {
-            Data::Static(b) => b,
-            Data::Mapped(m) => m,
-            Data::Empty => &[],
-        }
+        self.data.as_ref()
     }
 }
 
