@@ -15,12 +15,15 @@
 //! - [`fileio`]: memory maps and atomic writes;
 //! - [`thor`]: WTHOR archives: read, replay, validate, index, search, write;
 //! - [`book`]: opening books: format, probing, building;
+//! - [`engine`]: the book-then-search player, its levels, GTP, NBoard, terminal play
+//!   and engine matches;
 //! - [`cli`]: the command line, a thin layer over the library.
 #![deny(missing_docs)]
 
 pub mod board;
 pub mod book;
 pub mod cli;
+pub mod engine;
 pub mod error;
 pub mod eval;
 pub mod fileio;

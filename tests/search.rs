@@ -207,7 +207,7 @@ fn cli_solve_analyze_bestmove() {
     assert!(Position::from_moves("f5d6c3d3c4").unwrap().board.is_legal(mv));
 
     let err = thorbook(&["bestmove", "--moves", "f5", "--time=-1"]).fails().to_string();
-    assert!(err.contains("--time must be a positive number"), "{err}");
+    assert!(err.contains("--time must be a positive number of seconds"), "{err}");
     let err = thorbook(&["solve", "/no/such.obf"]).fails().to_string();
     assert!(err.contains("/no/such.obf"), "{err}");
 }

@@ -3,6 +3,7 @@
 
 mod board_cmds;
 mod book_cmds;
+mod engine_cmds;
 mod search_cmds;
 mod thor_cmds;
 
@@ -32,8 +33,16 @@ pub enum Command {
     Solve(search_cmds::SolveArgs),
     /// Every legal move of a position with its score, best first, and the principal variation.
     Analyze(search_cmds::EngineCommandArgs),
-    /// The engine's move for a position under a depth, node or time limit.
+    /// The engine's move for a position: from the book, else by search.
     Bestmove(search_cmds::EngineCommandArgs),
+    /// Run the engine under the Go Text Protocol (Othello conventions) on stdin/stdout.
+    Gtp(engine_cmds::ProtocolArgs),
+    /// Run the engine under the NBoard protocol (version 2) on stdin/stdout.
+    Nboard(engine_cmds::ProtocolArgs),
+    /// Play a game against the engine in the terminal (or from scripted input).
+    Play(engine_cmds::PlayArgs),
+    /// Engine-versus-engine match (GTP or NBoard engines, or `self`): W/D/L and Elo.
+    Match(engine_cmds::MatchArgs),
     /// Opening books: build, query, info, verify, export, import, merge.
     #[command(subcommand)]
     Book(book_cmds::BookCommand),
@@ -48,8 +57,9 @@ pub struct PositionArgs {
     /// Moves from the start position, e.g. `f5d6c3` or "f5 d6 c3" (passes are inferred).
     #[arg(long, conflicts_with = "board")]
     pub moves: Option<String>,
-    /// Board text: 64 squares A1..H8 (X, O, -) then the side to move (X or O).
-    #[arg(long)]
+    /// Board text: 64 squares A1..H8 (X, O, -) then the side to move (X or O). Board
+    /// text usually starts with `-`: `--board "---…"` and `--board=---…` both work.
+    #[arg(long, allow_hyphen_values = true)]
     pub board: Option<String>,
 }
 
@@ -76,5 +86,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Solve(args) => search_cmds::solve(args),
         Command::Analyze(args) => search_cmds::analyze(args),
         Command::Bestmove(args) => search_cmds::bestmove(args),
+        Command::Gtp(args) => engine_cmds::gtp(args),
+        Command::Nboard(args) => engine_cmds::nboard(args),
+        Command::Play(args) => engine_cmds::play(args),
+        Command::Match(args) => engine_cmds::run_match(args),
     }
 }

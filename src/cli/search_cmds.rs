@@ -3,22 +3,18 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::Context;
 use clap::Args;
 use serde::Serialize;
 
-use super::book_cmds::open_book;
+use super::engine_cmds::EngineArgs;
 use super::PositionArgs;
-use crate::board::Board;
-use crate::book::query::{book_line, book_moves, choose_move};
-use crate::book::Book;
+use crate::engine::{Engine, EngineConfig, MoveSource};
 use crate::eval::ClassicEval;
-use crate::fileio::Bytes;
 use crate::obf::parse_obf;
-use crate::position::Position;
-use crate::search::{table_pv, Limits, Search, SearchResult, Solved, Solver, TranspositionTable};
+use crate::search::{table_pv, Limits, Search, Solved, Solver, TranspositionTable};
 use crate::square::{format_moves, Move};
 
 /// Arguments of `thorbook solve`.
@@ -56,11 +52,16 @@ struct SolveLine {
 }
 
 pub(super) fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
-    anyhow::ensure!(args.threads >= 1, "--threads must be at least 1");
+    anyhow::ensure!(
+        (1..=crate::engine::MAX_THREADS).contains(&args.threads),
+        "--threads must be 1..={}, got {}",
+        crate::engine::MAX_THREADS,
+        args.threads
+    );
+    let tt = TranspositionTable::try_new(args.hash_mib)?;
     let text = std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
     let problems = parse_obf(&text).with_context(|| format!("{}", args.file.display()))?;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build()?;
-    let tt = TranspositionTable::new(args.hash_mib);
     let stop = AtomicBool::new(false);
     let (mut total_nodes, mut total_secs, mut wrong_scores, mut wrong_moves) = (0u64, 0f64, 0, 0);
     if !args.json {
@@ -139,82 +140,6 @@ pub(super) fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
     Ok(if wrong_scores + wrong_moves > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
-/// Search limits and resources shared by `analyze` and `bestmove`.
-#[derive(Args, Debug, Clone)]
-pub struct EngineArgs {
-    /// Search this many plies deep.
-    #[arg(long, conflicts_with_all = ["exact"])]
-    pub depth: Option<u32>,
-    /// Time budget in seconds.
-    #[arg(long)]
-    pub time: Option<f64>,
-    /// Node budget.
-    #[arg(long)]
-    pub nodes: Option<u64>,
-    /// Search to the end of the game (exact scores).
-    #[arg(long)]
-    pub exact: bool,
-    /// Threads.
-    #[arg(long, default_value_t = 1)]
-    pub threads: usize,
-    /// Transposition table size in MiB.
-    #[arg(long, default_value_t = 256)]
-    pub hash_mib: usize,
-    /// Opening book consulted before searching (default: the bundled book).
-    #[arg(long, conflicts_with = "no_book")]
-    pub book: Option<PathBuf>,
-    /// Do not consult any book.
-    #[arg(long)]
-    pub no_book: bool,
-    /// Play uniformly among book moves within this many discs of the best.
-    #[arg(long, default_value_t = 0)]
-    pub book_randomness: i32,
-    /// Seed for --book-randomness (default: from the clock).
-    #[arg(long)]
-    pub seed: Option<u64>,
-}
-
-impl EngineArgs {
-    /// The book to consult, if any.
-    fn book(&self) -> anyhow::Result<Option<Book<Bytes>>> {
-        if self.no_book {
-            return Ok(None);
-        }
-        anyhow::ensure!(self.book_randomness >= 0, "--book-randomness must be 0 or more discs");
-        Ok(Some(open_book(self.book.as_deref())?))
-    }
-
-    fn seed(&self) -> u64 {
-        self.seed.unwrap_or_else(|| {
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
-        })
-    }
-
-    fn limits(&self, default_depth: u32) -> anyhow::Result<Limits> {
-        anyhow::ensure!(self.threads >= 1, "--threads must be at least 1");
-        if let Some(t) = self.time {
-            anyhow::ensure!(t > 0.0 && t.is_finite(), "--time must be a positive number of seconds, got {t}");
-        }
-        let unlimited = self.depth.is_none() && self.time.is_none() && self.nodes.is_none() && !self.exact;
-        Ok(Limits {
-            depth: if unlimited { Some(default_depth) } else { self.depth },
-            nodes: self.nodes,
-            time: self.time.map(Duration::from_secs_f64),
-            exact: self.exact,
-            exclude: 0,
-        })
-    }
-
-    /// Runs a search of `board` on a pool of the requested size.
-    pub fn search(&self, board: &Board, default_depth: u32, all_moves: bool) -> anyhow::Result<SearchResult> {
-        let limits = self.limits(default_depth)?;
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(self.threads).build()?;
-        let tt = TranspositionTable::new(self.hash_mib);
-        let stop = AtomicBool::new(false);
-        Ok(pool.install(|| Search::new(&ClassicEval, &tt, &stop, self.threads).run(board, limits, all_moves)))
-    }
-}
-
 /// Arguments of `thorbook analyze` and `thorbook bestmove`.
 #[derive(Args, Debug)]
 pub struct EngineCommandArgs {
@@ -235,71 +160,57 @@ struct MoveJson {
     pv: String,
 }
 
-#[derive(Serialize)]
-struct AnalysisJson {
-    board: String,
-    side_to_move: String,
-    depth: u32,
-    exact: bool,
-    nodes: u64,
-    seconds: f64,
-    moves: Vec<MoveJson>,
-}
-
-fn analysis_json(pos: &Position, r: &SearchResult, tt_pv: impl Fn(Move) -> String) -> AnalysisJson {
-    AnalysisJson {
-        board: pos.to_board_text(),
-        side_to_move: pos.side.to_string(),
-        depth: r.depth,
-        exact: r.exact,
-        nodes: r.nodes,
-        seconds: r.elapsed.as_secs_f64(),
-        moves: r.moves.iter().map(|m| MoveJson { mv: m.mv.to_string(), score: m.score, pv: tt_pv(m.mv) }).collect(),
-    }
-}
-
 pub(super) fn analyze(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
     let pos = args.position.position()?;
-    let book = args.engine.book()?;
-    let in_book = book.as_ref().map(|b| book_moves(b, &pos)).unwrap_or_default();
-    let line = book.as_ref().map(|b| book_line(b, &pos, 60)).unwrap_or_default();
-    let r = args.engine.search(&pos.board, 10, true)?;
-    // The principal variation follows the book while the book knows the position.
-    let best_pv = if !line.is_empty() && in_book.first().map(|m| m.mv) == r.best_move() {
-        format_moves(&line)
-    } else {
-        format_moves(&r.pv)
-    };
-    let out = analysis_json(&pos, &r, |mv| if Some(mv) == r.best_move() { best_pv.clone() } else { mv.to_string() });
+    let mut engine = Engine::new(EngineConfig::try_from(&args.engine)?)?;
+    let a = engine.analyze(&pos, None);
+    let r = &a.search;
+    let best_pv = format_moves(&a.pv);
+    let moves: Vec<MoveJson> = r
+        .moves
+        .iter()
+        .map(|m| MoveJson {
+            mv: m.mv.to_string(),
+            score: m.score,
+            pv: if Some(m.mv) == r.best_move() { best_pv.clone() } else { m.mv.to_string() },
+        })
+        .collect();
     if args.json {
-        let mut v = serde_json::to_value(&out)?;
-        v["book"] = serde_json::to_value(&in_book)?;
-        v["book_line"] = serde_json::Value::String(format_moves(&line));
+        let v = serde_json::json!({
+            "board": pos.to_board_text(),
+            "side_to_move": pos.side.to_string(),
+            "depth": r.depth,
+            "exact": r.exact,
+            "nodes": r.nodes,
+            "seconds": r.elapsed.as_secs_f64(),
+            "moves": moves,
+            "book": a.book,
+            "book_line": format_moves(&a.book_line),
+            "game_over": pos.board.is_game_over(),
+        });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
     }
     print!("{}", pos.diagram());
-    if !in_book.is_empty() {
+    if !a.book.is_empty() {
         println!("book:");
-        for m in &in_book {
+        for m in &a.book {
             let src = if m.in_book { format!("book, {} games", m.games) } else { format!("leaf, depth {}", m.depth) };
             println!("  {:<5} {:>+4}  {src}", m.mv.to_string(), m.score);
         }
-        println!("  book line: {}", format_moves(&line));
+        println!("  book line: {}", format_moves(&a.book_line));
     }
-    if r.moves.is_empty() {
+    if pos.board.is_game_over() {
         println!("game over: {:+} for {}", pos.board.final_score(), pos.side);
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
-        "search: {} to move; {} {}, {} nodes in {:.3} s",
-        pos.side,
-        if r.exact { "exact, depth" } else { "depth" },
-        r.depth,
-        r.nodes,
-        r.elapsed.as_secs_f64()
-    );
-    for m in &out.moves {
+    let kind = match (r.exact, r.depth) {
+        (true, d) => format!("exact, depth {d}"),
+        (false, 0) => "stopped before depth 1: moves ordered by the static evaluation".to_string(),
+        (false, d) => format!("depth {d}"),
+    };
+    println!("search: {} to move; {kind}, {} nodes in {:.3} s", pos.side, r.nodes, r.elapsed.as_secs_f64());
+    for m in &moves {
         println!("  {:<5} {:>+4}  {}", m.mv, m.score, m.pv);
     }
     Ok(ExitCode::SUCCESS)
@@ -307,52 +218,26 @@ pub(super) fn analyze(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
 
 pub(super) fn bestmove(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
     let pos = args.position.position()?;
-    if pos.board.is_game_over() {
-        anyhow::bail!("the game is over ({:+} for {}): there is no move", pos.board.final_score(), pos.side);
-    }
-    // Check the search limits even when the book answers: bad arguments are errors.
-    args.engine.limits(12)?;
-    let book = args.engine.book()?;
-    if let Some(b) = &book {
-        if let Some((mv, score)) = choose_move(b, &pos, args.engine.book_randomness, args.engine.seed()) {
-            let after = pos.try_play(mv, 1)?;
-            let mut pv = vec![mv];
-            pv.extend(book_line(b, &after, 59));
-            if args.json {
-                let out = serde_json::json!({
-                    "move": mv.to_string(), "score": score, "source": "book", "pv": format_moves(&pv),
-                });
-                println!("{out}");
-            } else {
-                println!("{mv} (book, score {score:+}, pv {})", format_moves(&pv));
-            }
-            return Ok(ExitCode::SUCCESS);
-        }
-    }
-    let r = args.engine.search(&pos.board, 12, false)?;
-    let best = r.best_move().expect("the game is not over");
+    let mut engine = Engine::new(EngineConfig::try_from(&args.engine)?)?;
+    let m = engine.choose(&pos)?;
     if args.json {
-        let out = serde_json::json!({
-            "move": best.to_string(),
-            "score": r.score(),
-            "source": "search",
-            "depth": r.depth,
-            "exact": r.exact,
-            "nodes": r.nodes,
-            "seconds": r.elapsed.as_secs_f64(),
-            "pv": format_moves(&r.pv),
-        });
-        println!("{out}");
-    } else {
-        println!(
-            "{best} (search, score {:+}, {} {}, {} nodes, {:.3} s, pv {})",
-            r.score().unwrap_or(0),
-            if r.exact { "exact" } else { "depth" },
-            r.depth,
-            r.nodes,
-            r.elapsed.as_secs_f64(),
-            format_moves(&r.pv)
-        );
+        let mut v = serde_json::to_value(&m)?;
+        v["seconds"] = v["time"].clone();
+        println!("{v}");
+        return Ok(ExitCode::SUCCESS);
     }
+    let detail = match m.source {
+        MoveSource::Book => format!("book, score {:+}", m.score),
+        MoveSource::Forced => format!("forced, score {:+}", m.score),
+        MoveSource::Search => format!(
+            "search, score {:+}, {} {}, {} nodes, {:.3} s",
+            m.score,
+            if m.exact { "exact" } else { "depth" },
+            m.depth,
+            m.nodes,
+            m.time.as_secs_f64()
+        ),
+    };
+    println!("{} ({detail}, pv {})", m.mv, format_moves(&m.pv));
     Ok(ExitCode::SUCCESS)
 }

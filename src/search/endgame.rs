@@ -30,6 +30,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::tt::TranspositionTable;
+use super::MAX_MOVES;
 use crate::board::{flips, legal_moves, Board, Squares};
 use crate::square::{Move, Square};
 use crate::stability::stable_discs;
@@ -639,16 +640,18 @@ struct OrderedMove {
     cost: i32,
 }
 
-/// The legal moves of a node, ordered fastest-first.
+/// The legal moves of a node, ordered fastest-first. Sized for any board: a
+/// position can have more legal moves than any game reaches (35 and more).
 struct MoveList {
-    moves: [OrderedMove; 32],
+    moves: [OrderedMove; MAX_MOVES],
     len: usize,
 }
 
 impl MoveList {
     #[inline]
     fn new(board: &Board, moves: u64, tt_move: Option<Square>) -> MoveList {
-        let mut list = MoveList { moves: [OrderedMove { square: Square::new(0), flips: 0, cost: 0 }; 32], len: 0 };
+        let mut list =
+            MoveList { moves: [OrderedMove { square: Square::new(0), flips: 0, cost: 0 }; MAX_MOVES], len: 0 };
         let odd = odd_quadrants(board.empties());
         for sq in Squares(moves) {
             let f = flips(board.player, board.opponent, sq);

@@ -10,8 +10,8 @@ use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
 use super::endgame::{RootMove, Solver};
-use super::table_pv;
 use super::tt::TranspositionTable;
+use super::{table_pv, MAX_MOVES};
 use crate::board::{flips, Board, Squares};
 use crate::eval::Evaluator;
 use crate::square::{Move, Square};
@@ -39,7 +39,8 @@ pub struct SearchResult {
     /// The root moves with scores, best first (scores of moves other than the best may
     /// be bounds unless all moves were asked for).
     pub moves: Vec<RootMove>,
-    /// Depth of the last completed iteration.
+    /// Depth of the last completed iteration; 0 when the search was stopped before
+    /// the first one completed and the moves are ordered by the static evaluation.
     pub depth: u32,
     /// True when the scores are exact (the search reached the end of the game).
     pub exact: bool,
@@ -230,6 +231,13 @@ impl<'a, E: Evaluator> Search<'a, E> {
                 depth + 1
             };
         }
+        if result.moves.is_empty() {
+            // Stopped before the first iteration completed (a node budget of 1, a zero
+            // time budget): there is still a legal move to return.
+            result.moves = static_order(board, legal & !limits.exclude, self.eval);
+            result.depth = 0;
+            result.exact = false;
+        }
         result.nodes = self.total_nodes();
         result.elapsed = start.elapsed();
         result.pv = match result.best_move() {
@@ -411,7 +419,7 @@ impl<'a, E: Evaluator> Search<'a, E> {
     /// shallow search (deep nodes) or by the opponent's mobility and the evaluation
     /// (shallow nodes).
     fn order(&mut self, board: &Board, moves: u64, depth: u32, tt_move: Option<Square>) -> SmallList {
-        let mut list = SmallList { moves: [(Square::new(0), 0); 32], keys: [0; 32], len: 0 };
+        let mut list = SmallList { moves: [(Square::new(0), 0); MAX_MOVES], keys: [0; MAX_MOVES], len: 0 };
         for sq in Squares(moves) {
             let f = flips(board.player, board.opponent, sq);
             let child = board.play_flips(sq, f);
@@ -437,10 +445,24 @@ impl<'a, E: Evaluator> Search<'a, E> {
     }
 }
 
+/// Moves with their ordering keys, sized for any board (see [`MAX_MOVES`]).
 struct SmallList {
-    moves: [(Square, u64); 32],
-    keys: [i32; 32],
+    moves: [(Square, u64); MAX_MOVES],
+    keys: [i32; MAX_MOVES],
     len: usize,
+}
+
+/// The moves of `board` (a pass when `moves` is empty) scored by the static evaluation
+/// of the position after them, best first: the answer when no iteration completed.
+fn static_order<E: Evaluator>(board: &Board, moves: u64, eval: &E) -> Vec<RootMove> {
+    if moves == 0 {
+        return vec![RootMove { mv: Move::Pass, score: -eval.evaluate(&board.pass()) }];
+    }
+    let mut out: Vec<RootMove> = Squares(moves)
+        .map(|sq| RootMove { mv: Move::Place(sq), score: -eval.evaluate(&board.play_flips(sq, board.flips(sq))) })
+        .collect();
+    out.sort_by_key(|m| std::cmp::Reverse(m.score));
+    out
 }
 
 fn play(board: &Board, mv: Move) -> Option<Board> {

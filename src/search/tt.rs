@@ -44,6 +44,45 @@ pub struct TranspositionTable {
 
 const NO_MOVE: u64 = 0xFF;
 
+/// The largest table accepted, in MiB (1 TiB): beyond any machine this runs on, and
+/// small enough that the size in bytes cannot overflow.
+pub const MAX_TABLE_MIB: usize = 1 << 20;
+
+/// A table that cannot be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TableError {
+    /// Zero or absurdly large.
+    #[error("a transposition table of {mib} MiB is out of range (1..={MAX_TABLE_MIB} MiB)")]
+    Size {
+        /// The size asked for.
+        mib: usize,
+    },
+    /// More than the system has free.
+    #[error("a transposition table of {mib} MiB is more than the {available} MiB of memory available")]
+    MoreThanAvailable {
+        /// The size asked for.
+        mib: usize,
+        /// `MemAvailable` of the system, in MiB.
+        available: usize,
+    },
+    /// The allocator refused.
+    #[error("cannot allocate a transposition table of {mib} MiB")]
+    Allocation {
+        /// The size asked for.
+        mib: usize,
+    },
+}
+
+/// The memory the system reports available (Linux `MemAvailable`), in MiB; `None`
+/// where that cannot be read. Checked before allocating because an over-committed
+/// table is killed by the kernel when first touched, not refused by the allocator.
+fn available_memory_mib() -> Option<usize> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024)
+}
+
 fn pack(lower: i32, upper: i32, best: Option<Square>, depth: u8, age: u8) -> u64 {
     (lower as i8 as u8 as u64)
         | (upper as i8 as u8 as u64) << 8
@@ -67,13 +106,33 @@ fn unpack(d: u64) -> (TtEntry, u8) {
 
 impl TranspositionTable {
     /// A table of about `mib` MiB (rounded down to a power of two buckets, at least 1).
+    ///
+    /// # Panics
+    /// When the memory cannot be had; use [`TranspositionTable::try_new`] for sizes a
+    /// user chose.
     pub fn new(mib: usize) -> TranspositionTable {
-        let bytes = mib.max(1) << 20;
+        TranspositionTable::try_new(mib).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A table of about `mib` MiB, or an error naming the size when it is larger than
+    /// [`MAX_TABLE_MIB`], than the memory the system reports available, or than the
+    /// allocator will give.
+    pub fn try_new(mib: usize) -> Result<TranspositionTable, TableError> {
+        if mib == 0 || mib > MAX_TABLE_MIB {
+            return Err(TableError::Size { mib });
+        }
+        if let Some(available) = available_memory_mib() {
+            if mib > available {
+                return Err(TableError::MoreThanAvailable { mib, available });
+            }
+        }
+        let bytes = mib << 20;
         let n = (bytes / std::mem::size_of::<Bucket>()).next_power_of_two() / 2;
         let n = n.max(1);
-        let mut buckets = Vec::with_capacity(n);
+        let mut buckets = Vec::new();
+        buckets.try_reserve_exact(n).map_err(|_| TableError::Allocation { mib })?;
         buckets.resize_with(n, Bucket::default);
-        TranspositionTable { buckets, mask: n as u64 - 1, age: AtomicU8::new(0) }
+        Ok(TranspositionTable { buckets, mask: n as u64 - 1, age: AtomicU8::new(0) })
     }
 
     /// Size in bytes.

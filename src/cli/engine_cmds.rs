@@ -1,0 +1,378 @@
+//! `gtp`, `nboard`, `play`, `match`, and the engine options every engine command shares
+//! ([`EngineArgs`], converted into a validated [`EngineConfig`]).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+
+use crate::board::Color;
+use crate::engine::level::Level;
+use crate::engine::matches::{self, MatchConfig, Outcome, PlayerSpec, Protocol, Side};
+use crate::engine::{BookSource, Engine, EngineConfig, Strength, MAX_THREADS};
+
+/// Engine options shared by `bestmove`, `analyze`, `gtp`, `nboard`, `play` and `match`'s
+/// `self` engines.
+#[derive(Args, Debug, Clone, Default)]
+pub struct EngineArgs {
+    /// Playing level 1..12 (depth and exact-solve threshold; see the README's table).
+    /// Default 7 unless --depth, --time, --nodes or --exact says otherwise.
+    #[arg(long)]
+    pub level: Option<u8>,
+    /// Midgame search depth in plies (overrides the level's).
+    #[arg(long, conflicts_with = "exact")]
+    pub depth: Option<u32>,
+    /// Solve exactly at this many empty squares or fewer (overrides the level's).
+    #[arg(long, conflicts_with = "exact")]
+    pub exact_at: Option<u32>,
+    /// Time budget per move in seconds.
+    #[arg(long)]
+    pub time: Option<f64>,
+    /// Node budget per move.
+    #[arg(long)]
+    pub nodes: Option<u64>,
+    /// Always search to the end of the game (exact scores).
+    #[arg(long)]
+    pub exact: bool,
+    /// Search threads.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Transposition table size in MiB.
+    #[arg(long, default_value_t = 64)]
+    pub hash_mib: usize,
+    /// Opening book consulted before searching (default: the bundled book).
+    #[arg(long, conflicts_with = "no_book")]
+    pub book: Option<PathBuf>,
+    /// Do not consult any book.
+    #[arg(long)]
+    pub no_book: bool,
+    /// Play among book moves within this many discs of the best.
+    #[arg(long, default_value_t = 0)]
+    pub book_randomness: i32,
+    /// Do not play a book move that loses by more than this many discs: search instead.
+    #[arg(long, default_value_t = 64)]
+    pub book_max_loss: i32,
+    /// Seed for --book-randomness (default: from the clock).
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+/// Seconds from the command line as a duration: positive, finite, at most a year.
+fn seconds(value: f64, flag: &str) -> anyhow::Result<Duration> {
+    anyhow::ensure!(
+        value > 0.0 && value <= 31_536_000.0,
+        "{flag} must be a positive number of seconds up to a year, got {value}"
+    );
+    Duration::try_from_secs_f64(value).with_context(|| format!("{flag} {value}"))
+}
+
+impl TryFrom<&EngineArgs> for EngineConfig {
+    type Error = anyhow::Error;
+
+    fn try_from(a: &EngineArgs) -> anyhow::Result<EngineConfig> {
+        let level = match a.level {
+            Some(n) => Some(Level::new(n).with_context(|| format!("--level must be 1..={}, got {n}", Level::MAX))?),
+            None => None,
+        };
+        let time = a.time.map(|t| seconds(t, "--time")).transpose()?;
+        anyhow::ensure!(a.nodes != Some(0), "--nodes must be at least 1");
+        if let Some(d) = a.depth {
+            anyhow::ensure!((1..=60).contains(&d), "--depth must be 1..=60, got {d}");
+        }
+        if let Some(e) = a.exact_at {
+            anyhow::ensure!(e <= 60, "--exact-at must be 0..=60 empties, got {e}");
+        }
+        anyhow::ensure!(
+            (1..=MAX_THREADS).contains(&a.threads),
+            "--threads must be 1..={MAX_THREADS}, got {}",
+            a.threads
+        );
+        anyhow::ensure!(
+            (1..=crate::search::tt::MAX_TABLE_MIB).contains(&a.hash_mib),
+            "--hash-mib must be 1..={}, got {}",
+            crate::search::tt::MAX_TABLE_MIB,
+            a.hash_mib
+        );
+        anyhow::ensure!(
+            (0..=128).contains(&a.book_randomness),
+            "--book-randomness must be 0..=128 discs, got {}",
+            a.book_randomness
+        );
+        anyhow::ensure!(
+            (0..=64).contains(&a.book_max_loss),
+            "--book-max-loss must be 0..=64 discs, got {}",
+            a.book_max_loss
+        );
+        let budget_only = level.is_none() && (a.depth.is_some() || time.is_some() || a.nodes.is_some());
+        let strength = if a.exact {
+            Strength { depth: None, exact_at: 60, time, nodes: a.nodes }
+        } else if budget_only {
+            // Explicit limits without a level: the depth given (or none: deepen until the
+            // budget), exact solving sized to the time budget.
+            let exact_at = a.exact_at.unwrap_or_else(|| match (a.depth, time) {
+                (None, Some(t)) => Strength::exact_at_for_time(t),
+                _ => Level::DEFAULT.spec().exact_at.min(a.depth.map_or(60, |d| d + 6)),
+            });
+            Strength { depth: a.depth, exact_at, time, nodes: a.nodes }
+        } else {
+            let spec = level.unwrap_or_default().spec();
+            Strength {
+                depth: Some(a.depth.unwrap_or(spec.depth)),
+                exact_at: a.exact_at.unwrap_or(spec.exact_at),
+                time,
+                nodes: a.nodes,
+            }
+        };
+        let book = match (&a.book, a.no_book) {
+            (_, true) => BookSource::None,
+            (Some(p), false) => BookSource::File(p.clone()),
+            (None, false) => BookSource::Bundled,
+        };
+        let seed = a.seed.unwrap_or_else(|| {
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+        });
+        let config = EngineConfig {
+            level: Some(level.unwrap_or_default()).filter(|l| Strength::level(*l) == strength),
+            strength,
+            threads: a.threads,
+            hash_mib: a.hash_mib,
+            book,
+            book_randomness: a.book_randomness,
+            book_max_loss: a.book_max_loss,
+            seed,
+        };
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+/// Arguments of `thorbook gtp` and `thorbook nboard`.
+#[derive(Args, Debug)]
+pub struct ProtocolArgs {
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+pub(super) fn gtp(args: ProtocolArgs) -> anyhow::Result<ExitCode> {
+    let mut engine = Engine::new(EngineConfig::try_from(&args.engine)?)?;
+    crate::engine::gtp::run(&mut engine, std::io::stdin().lock(), std::io::stdout().lock())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) fn nboard(args: ProtocolArgs) -> anyhow::Result<ExitCode> {
+    let mut engine = Engine::new(EngineConfig::try_from(&args.engine)?)?;
+    crate::engine::nboard::run(&mut engine, std::io::stdin().lock(), std::io::stdout().lock(), std::io::stderr())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The colour a person plays.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ColorArg {
+    /// Black moves first.
+    Black,
+    /// White.
+    White,
+}
+
+/// Arguments of `thorbook play`.
+#[derive(Args, Debug)]
+pub struct PlayArgs {
+    /// Your colour.
+    #[arg(long, value_enum, default_value = "black")]
+    pub color: ColorArg,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+pub(super) fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
+    let mut engine = Engine::new(EngineConfig::try_from(&args.engine)?)?;
+    let human = match args.color {
+        ColorArg::Black => Color::Black,
+        ColorArg::White => Color::White,
+    };
+    crate::engine::play::run(&mut engine, human, std::io::stdin().lock(), std::io::stdout().lock())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The protocol of a match engine.
+#[derive(Clone, Copy, Debug, ValueEnum, Default)]
+pub enum ProtocolArg {
+    /// Go Text Protocol (Othello conventions).
+    #[default]
+    Gtp,
+    /// NBoard protocol, version 2.
+    Nboard,
+}
+
+/// Arguments of `thorbook match`.
+#[derive(Args, Debug)]
+pub struct MatchArgs {
+    /// Engine A: a command line (`"/usr/games/gtp-rhino -l 4"`) or `self` followed by
+    /// engine options (`"self --level 5"`).
+    #[arg(long)]
+    pub a: String,
+    /// Engine B, as --a.
+    #[arg(long)]
+    pub b: String,
+    /// Protocol of engine A.
+    #[arg(long, value_enum, default_value = "gtp")]
+    pub a_protocol: ProtocolArg,
+    /// Protocol of engine B.
+    #[arg(long, value_enum, default_value = "gtp")]
+    pub b_protocol: ProtocolArg,
+    /// Games (each opening is played twice, colours swapped).
+    #[arg(long, default_value_t = 20)]
+    pub games: usize,
+    /// Openings file, one move sequence a line (default: the bundled `data/openings.txt`).
+    #[arg(long)]
+    pub openings: Option<PathBuf>,
+    /// Time per move given to the engines, in seconds (GTP `time_settings 0 S 1`).
+    #[arg(long)]
+    pub time_per_move: Option<f64>,
+    /// A move slower than this many seconds loses the game (default: 10 × the time per
+    /// move + 5, or 120 without one).
+    #[arg(long)]
+    pub move_timeout: Option<f64>,
+    /// Also write every game as JSON lines here (moves, result, forfeits, times).
+    #[arg(long)]
+    pub games_out: Option<PathBuf>,
+}
+
+fn player(command: &str, protocol: ProtocolArg) -> anyhow::Result<PlayerSpec> {
+    let words = shlex::split(command).with_context(|| format!("cannot split the engine command `{command}`"))?;
+    anyhow::ensure!(!words.is_empty(), "empty engine command");
+    let protocol = match protocol {
+        ProtocolArg::Gtp => Protocol::Gtp,
+        ProtocolArg::Nboard => Protocol::NBoard,
+    };
+    let (command, name) = if words[0] == "self" {
+        let exe = std::env::current_exe().context("cannot find the thorbook executable")?;
+        let mode = if protocol == Protocol::Gtp { "gtp" } else { "nboard" };
+        let mut cmd = vec![exe.to_string_lossy().into_owned(), mode.to_string()];
+        cmd.extend(words[1..].iter().cloned());
+        let name = if words.len() > 1 { format!("thorbook {}", words[1..].join(" ")) } else { "thorbook".into() };
+        (cmd, name)
+    } else {
+        let name = words.join(" ");
+        (words, name)
+    };
+    Ok(PlayerSpec { command, protocol, name })
+}
+
+impl TryFrom<&MatchArgs> for MatchConfig {
+    type Error = anyhow::Error;
+
+    fn try_from(a: &MatchArgs) -> anyhow::Result<MatchConfig> {
+        anyhow::ensure!((1..=100_000).contains(&a.games), "--games must be 1..=100000, got {}", a.games);
+        let openings = match &a.openings {
+            Some(p) => {
+                let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+                matches::parse_openings(&text).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?
+            }
+            None => matches::bundled_openings(),
+        };
+        let time_per_move = a.time_per_move.map(|t| seconds(t, "--time-per-move")).transpose()?;
+        let move_timeout = match a.move_timeout {
+            Some(t) => seconds(t, "--move-timeout")?,
+            None => time_per_move.map_or(Duration::from_secs(120), |t| t * 10 + Duration::from_secs(5)),
+        };
+        Ok(MatchConfig {
+            a: player(&a.a, a.a_protocol)?,
+            b: player(&a.b, a.b_protocol)?,
+            games: a.games,
+            openings,
+            time_per_move,
+            move_timeout,
+        })
+    }
+}
+
+fn fmt_elo(e: Option<f64>) -> String {
+    e.map_or("inf".into(), |v| format!("{v:+.0}"))
+}
+
+fn fmt_time(t: Option<Duration>) -> String {
+    t.map_or("-".into(), |d| format!("{:.1} ms", d.as_secs_f64() * 1000.0))
+}
+
+pub(super) fn run_match(args: MatchArgs) -> anyhow::Result<ExitCode> {
+    let config = MatchConfig::try_from(&args)?;
+    let mut games_out = match &args.games_out {
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
+        )),
+        None => None,
+    };
+    println!("A: {}\nB: {}", config.a.name, config.b.name);
+    let mut write_error = None;
+    let summary = matches::run_match(&config, |r| {
+        let result = match (&r.forfeit, r.black_score) {
+            (Some(f), _) => format!("{} forfeits: {}", if f.side == Side::A { "A" } else { "B" }, f.reason),
+            (None, Some(s)) => match s {
+                0 => "draw".to_string(),
+                s if s > 0 => format!("B+{s}"),
+                s => format!("W+{}", -s),
+            },
+            (None, None) => "?".into(),
+        };
+        let points = r.a_points();
+        let verdict = match r.outcome() {
+            Outcome::AWins => "A wins",
+            Outcome::Draw => "draw",
+            Outcome::BWins => "B wins",
+        };
+        println!(
+            "game {:>3}  opening {:>3}  A {:<5}  {:<8}  {verdict:<6}  {}",
+            r.number,
+            r.opening + 1,
+            r.a_color.to_string(),
+            result,
+            matches::transcript(r)
+        );
+        if let Some(w) = games_out.as_mut() {
+            use std::io::Write;
+            let line = serde_json::json!({
+                "game": r.number,
+                "opening": r.opening + 1,
+                "a_color": r.a_color.to_string(),
+                "moves": matches::transcript(r),
+                "black_score": r.black_score,
+                "forfeit": r.forfeit.as_ref().map(|f| serde_json::json!({
+                    "side": if f.side == Side::A { "A" } else { "B" }, "reason": f.reason })),
+                "a_points": points,
+            });
+            if let Err(e) = writeln!(w, "{line}") {
+                write_error.get_or_insert(e);
+            }
+        }
+    })?;
+    if let Some(mut w) = games_out {
+        use std::io::Write;
+        if let Some(e) = write_error {
+            return Err(e).context("writing --games-out");
+        }
+        w.flush().context("writing --games-out")?;
+    }
+    let s = summary;
+    println!(
+        "A: {} wins, {} draws, {} losses in {} games (score {:.1}%); forfeits A {}, B {}",
+        s.wins,
+        s.draws,
+        s.losses,
+        s.games,
+        100.0 * (s.wins as f64 + s.draws as f64 / 2.0) / s.games.max(1) as f64,
+        s.forfeits.0,
+        s.forfeits.1
+    );
+    if let Some(d) = s.average_disc_diff {
+        println!("A's average disc difference: {d:+.2}");
+    }
+    println!("Elo A - B: {} (95% interval {} .. {})", fmt_elo(s.elo.elo), fmt_elo(s.elo.low), fmt_elo(s.elo.high));
+    println!("time per move      >40 empties  21-40 empties  <=20 empties");
+    for (name, t) in [("A", s.time_per_move[0]), ("B", s.time_per_move[1])] {
+        println!("  {name}               {:>11}  {:>13}  {:>12}", fmt_time(t[0]), fmt_time(t[1]), fmt_time(t[2]));
+    }
+    Ok(ExitCode::SUCCESS)
+}

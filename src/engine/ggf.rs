@@ -1,0 +1,209 @@
+//! GGF, the Generic Game Format of GGS and NBoard, for Othello games:
+//! `(;GM[Othello]PB[..]PW[..]TY[8]BO[8 <64 squares> <side>]B[F5]W[D6//1.2]…;)`.
+//!
+//! Reading keeps what a game needs (players, start board, moves with passes, result,
+//! time control) and checks every move by replay; errors name the byte offset and, for
+//! moves, the ply. Writing produces what NBoard and GGS read.
+
+use super::game::Game;
+use crate::board::Color;
+use crate::position::Position;
+use crate::square::{Move, Square};
+
+/// An Othello game read from GGF.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GgfGame {
+    /// Black's name (`PB`).
+    pub black: String,
+    /// White's name (`PW`).
+    pub white: String,
+    /// The result as written (`RE`), if any.
+    pub result: Option<String>,
+    /// The time control as written (`TI`), if any.
+    pub time: Option<String>,
+    /// The game, replayed and checked, from the `BO` start position.
+    pub game: Game,
+}
+
+/// Text that is not a GGF Othello game.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("GGF byte {offset}: {message}")]
+pub struct GgfError {
+    /// Byte offset in the text.
+    pub offset: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+fn err(offset: usize, message: impl Into<String>) -> GgfError {
+    GgfError { offset, message: message.into() }
+}
+
+/// Parses the board of a `BO[...]` tag: the size `8`, 64 squares (`*`/`X` black,
+/// `O` white, `-`/`.` empty; spaces between rows allowed), then the side to move.
+fn parse_board(value: &str, offset: usize) -> Result<Position, GgfError> {
+    let mut words = value.split_whitespace();
+    match words.next() {
+        Some("8") => {}
+        Some(size) => return Err(err(offset, format!("board size `{size}` is not 8"))),
+        None => return Err(err(offset, "empty BO tag")),
+    }
+    let rest: Vec<&str> = words.collect();
+    let (side_word, squares) = rest.split_last().ok_or_else(|| err(offset, "BO has no squares"))?;
+    let squares: String = squares.concat();
+    if squares.chars().count() != 64 {
+        return Err(err(offset, format!("BO has {} squares, expected 64", squares.chars().count())));
+    }
+    let (mut black, mut white) = (0u64, 0u64);
+    for (i, c) in squares.chars().enumerate() {
+        match c {
+            '*' | 'X' | 'x' | '#' => black |= 1 << i,
+            'O' | 'o' => white |= 1 << i,
+            '-' | '.' => {}
+            _ => return Err(err(offset, format!("BO square {} is `{c}`", Square::new(i as u8)))),
+        }
+    }
+    let side = match *side_word {
+        "*" | "X" | "x" | "B" | "b" => Color::Black,
+        "O" | "o" | "W" | "w" => Color::White,
+        s => return Err(err(offset, format!("BO side to move `{s}` is not * or O"))),
+    };
+    Ok(Position::from_colors(black, white, side).expect("one colour per square"))
+}
+
+/// Parses one GGF game (the first in `text`).
+pub fn parse(text: &str) -> Result<GgfGame, GgfError> {
+    let start = text.find("(;").ok_or_else(|| err(0, "no `(;` game start"))?;
+    let bytes = text.as_bytes();
+    let mut i = start + 2;
+    let (mut black, mut white, mut result, mut time) = (String::new(), String::new(), None, None);
+    let mut game: Option<Game> = None;
+    let mut pending_moves: Vec<(usize, Color, String)> = Vec::new();
+    loop {
+        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i >= bytes.len() {
+            return Err(err(i, "the game does not end with `;)`"));
+        }
+        if text[i..].starts_with(";)") {
+            break;
+        }
+        let name_start = i;
+        while i < bytes.len() && bytes[i].is_ascii_alphanumeric() {
+            i += 1;
+        }
+        let name = &text[name_start..i];
+        if name.is_empty() || i >= bytes.len() || bytes[i] != b'[' {
+            return Err(err(name_start, "expected a tag such as `PB[name]`"));
+        }
+        let value_start = i + 1;
+        let mut j = value_start;
+        let mut value = String::new();
+        loop {
+            match bytes.get(j) {
+                None => return Err(err(value_start, format!("tag {name} is not closed by `]`"))),
+                Some(b']') => break,
+                Some(b'\\') if j + 1 < bytes.len() => {
+                    let c = text[j + 1..].chars().next().expect("in bounds");
+                    value.push(c);
+                    j += 1 + c.len_utf8();
+                }
+                Some(_) => {
+                    let c = text[j..].chars().next().expect("in bounds");
+                    value.push(c);
+                    j += c.len_utf8();
+                }
+            }
+        }
+        i = j + 1;
+        match name {
+            "GM" if !value.eq_ignore_ascii_case("othello") => {
+                return Err(err(value_start, format!("game `{value}` is not Othello")))
+            }
+            "TY" if !value.trim_start().starts_with('8') => {
+                return Err(err(value_start, format!("board type `{value}` is not 8x8")))
+            }
+            "PB" => black = value,
+            "PW" => white = value,
+            "RE" => result = Some(value),
+            "TI" => time = Some(value),
+            "BO" => game = Some(Game::new(parse_board(&value, value_start)?)),
+            "B" | "W" => {
+                let color = if name == "B" { Color::Black } else { Color::White };
+                pending_moves.push((value_start, color, value));
+            }
+            _ => {}
+        }
+    }
+    let mut game = game.unwrap_or_default();
+    for (ply, (offset, color, value)) in pending_moves.into_iter().enumerate() {
+        let word = value.split('/').next().unwrap_or("").trim();
+        let mv: Move = word.parse().map_err(|_| err(offset, format!("ply {}: `{word}` is not a move", ply + 1)))?;
+        game.play_for(color, mv).map_err(|e| err(offset, format!("ply {}: {color} {mv}: {e}", ply + 1)))?;
+    }
+    Ok(GgfGame { black, white, result, time, game })
+}
+
+/// Writes `game` as GGF, with the players' names and a time control (`TI`) if given.
+pub fn write(game: &Game, black: &str, white: &str, time: Option<&str>) -> String {
+    let start = game.start();
+    let mut board = String::with_capacity(66);
+    let (b, w) = (start.black(), start.white());
+    for sq in Square::ALL {
+        board.push(if b & sq.bit() != 0 {
+            '*'
+        } else if w & sq.bit() != 0 {
+            'O'
+        } else {
+            '-'
+        });
+    }
+    let side = if start.side == Color::Black { '*' } else { 'O' };
+    let escape = |s: &str| s.replace('\\', "\\\\").replace(']', "\\]");
+    let mut out = format!("(;GM[Othello]PC[thorbook]PB[{}]PW[{}]", escape(black), escape(white));
+    if let Some(t) = time {
+        out.push_str(&format!("TI[{}]", escape(t)));
+    }
+    out.push_str(&format!("TY[8]BO[8 {board} {side}]"));
+    for (pos, mv) in game.positions().iter().zip(game.moves()) {
+        let tag = if pos.side == Color::Black { 'B' } else { 'W' };
+        let text = match mv {
+            Move::Pass => "PA".to_string(),
+            Move::Place(sq) => sq.to_string().to_ascii_uppercase(),
+        };
+        out.push_str(&format!("{tag}[{text}]"));
+    }
+    out.push_str(";)");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NBOARD_EXAMPLE: &str = "(;GM[Othello]PC[NBoard]DT[2014-02-21 20:52:27 GMT]PB[./mEdax]PW[chris]RE[?]TI[15:00]TY[8]BO[8 ---------------------------O*------*O--------------------------- *]B[F5]W[F6]B[D3]W[C5]B[E6]W[F7]B[E7]W[F4];)";
+
+    #[test]
+    fn nboard_games_parse_and_round_trip() {
+        let g = parse(NBOARD_EXAMPLE).unwrap();
+        assert_eq!((g.black.as_str(), g.white.as_str()), ("./mEdax", "chris"));
+        assert_eq!(g.game.start(), Position::START);
+        assert_eq!(g.game.position(), Position::from_moves("f5f6d3c5e6f7e7f4").unwrap());
+        let again = parse(&write(&g.game, &g.black, &g.white, g.time.as_deref())).unwrap();
+        assert_eq!((again.game, again.black, again.white, again.time), (g.game, g.black, g.white, g.time));
+    }
+
+    #[test]
+    fn bad_games_are_located_errors() {
+        let e =
+            parse("(;GM[Othello]BO[8 ---------------------------O*------*O--------------------------- *]B[F5]W[A1];)")
+                .unwrap_err();
+        assert!(e.message.contains("ply 2"), "{e}");
+        assert!(parse("(;GM[Chess];)").unwrap_err().message.contains("not Othello"));
+        assert!(parse("(;GM[Othello]PB[x").unwrap_err().message.contains("not closed"));
+        assert!(parse("nothing here").is_err());
+        assert!(parse("(;GM[Othello]BO[8 --- *];)").unwrap_err().message.contains("expected 64"));
+        assert!(parse("(;GM[Othello]B[F5]").unwrap_err().message.contains(";)"));
+    }
+}

@@ -1,0 +1,363 @@
+//! GTP (Go Text Protocol, version 2) with the Othello conventions GRhino and other
+//! Othello GTP engines use: squares `A1`..`H8`, colours `b`/`w`, `pass`, results
+//! `B+N`/`W+N`/`0` with empty squares to the winner.
+//!
+//! A line parses into a [`Request`] (optional numeric id and a [`Command`]); a
+//! [`GtpSession`] answers it from its game, clocks and engine; [`run`] is the loop over
+//! any reader and writer. A bad line is answered `? message` and the loop goes on.
+
+use std::io::{BufRead, Write};
+use std::time::{Duration, Instant};
+
+use super::clock::{Clock, TimeControl};
+use super::game::Game;
+use super::{Engine, EngineError};
+use crate::board::Color;
+use crate::eval::Evaluator;
+use crate::position::Position;
+use crate::square::Move;
+
+/// The commands thorbook answers, as `list_commands` prints them.
+pub const COMMANDS: &[&str] = &[
+    "protocol_version",
+    "name",
+    "version",
+    "known_command",
+    "list_commands",
+    "boardsize",
+    "clear_board",
+    "komi",
+    "play",
+    "genmove",
+    "undo",
+    "final_score",
+    "showboard",
+    "time_settings",
+    "time_left",
+    "quit",
+];
+
+/// A parsed GTP command.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    /// `protocol_version`
+    ProtocolVersion,
+    /// `name`
+    Name,
+    /// `version`
+    Version,
+    /// `known_command NAME`
+    KnownCommand(String),
+    /// `list_commands`
+    ListCommands,
+    /// `boardsize N` (only 8 is accepted when handled)
+    BoardSize(u32),
+    /// `clear_board`
+    ClearBoard,
+    /// `komi K` (accepted, meaningless in Othello)
+    Komi,
+    /// `play COLOR MOVE`
+    Play(Color, Move),
+    /// `genmove COLOR`
+    Genmove(Color),
+    /// `undo`
+    Undo,
+    /// `final_score`
+    FinalScore,
+    /// `showboard`
+    ShowBoard,
+    /// `time_settings MAIN BYO_YOMI STONES`
+    TimeSettings(TimeControl),
+    /// `time_left COLOR TIME STONES`
+    TimeLeft(Color, Duration, u32),
+    /// `quit`
+    Quit,
+}
+
+/// One line: an optional id and a command.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Request {
+    /// The numeric id, echoed in the response.
+    pub id: Option<u64>,
+    /// The command.
+    pub command: Command,
+}
+
+/// A line that is not a valid command; the id (if one parsed) is echoed in the error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadLine {
+    /// The id, if the line started with one.
+    pub id: Option<u64>,
+    /// What is wrong.
+    pub message: String,
+}
+
+fn parse_color(word: Option<&str>) -> Result<Color, String> {
+    match word.map(str::to_ascii_lowercase).as_deref() {
+        Some("b" | "black") => Ok(Color::Black),
+        Some("w" | "white") => Ok(Color::White),
+        Some(w) => Err(format!("invalid color `{w}` (expected b, w, black or white)")),
+        None => Err("missing color".into()),
+    }
+}
+
+/// Seconds as GTP gives them: a whole, non-negative number below a year.
+fn parse_seconds(word: Option<&str>, what: &str) -> Result<Duration, String> {
+    let w = word.ok_or_else(|| format!("missing {what}"))?;
+    let secs: f64 = w.parse().map_err(|_| format!("{what} `{w}` is not a number"))?;
+    if !(0.0..=31_536_000.0).contains(&secs) {
+        return Err(format!("{what} {w} is out of range (0 to a year in seconds)"));
+    }
+    Duration::try_from_secs_f64(secs).map_err(|e| format!("{what} {w}: {e}"))
+}
+
+fn parse_count(word: Option<&str>, what: &str) -> Result<u32, String> {
+    let w = word.ok_or_else(|| format!("missing {what}"))?;
+    w.parse().map_err(|_| format!("{what} `{w}` is not a whole number"))
+}
+
+/// Parses one input line; `Ok(None)` for an empty line or a comment.
+pub fn parse_line(line: &str) -> Result<Option<Request>, BadLine> {
+    // GTP preprocessing: drop control characters, tabs are spaces, `#` starts a comment.
+    let cleaned: String = line
+        .split('#')
+        .next()
+        .unwrap_or("")
+        .chars()
+        .map(|c| if c == '\t' { ' ' } else { c })
+        .filter(|c| !c.is_control())
+        .collect();
+    let mut words = cleaned.split_whitespace().peekable();
+    let Some(first) = words.peek().copied() else { return Ok(None) };
+    let id = if first.bytes().all(|b| b.is_ascii_digit()) {
+        words.next();
+        Some(first.parse::<u64>().map_err(|_| BadLine { id: None, message: format!("id `{first}` is too large") })?)
+    } else {
+        None
+    };
+    let bad = |message: String| BadLine { id, message };
+    let Some(name) = words.next() else { return Err(bad("missing command".into())) };
+    let command = match name {
+        "protocol_version" => Command::ProtocolVersion,
+        "name" => Command::Name,
+        "version" => Command::Version,
+        "known_command" => Command::KnownCommand(words.next().unwrap_or("").to_string()),
+        "list_commands" => Command::ListCommands,
+        "boardsize" => Command::BoardSize(parse_count(words.next(), "board size").map_err(bad)?),
+        "clear_board" => Command::ClearBoard,
+        "komi" => {
+            let k = words.next().ok_or_else(|| bad("missing komi".into()))?;
+            k.parse::<f64>().map_err(|_| bad(format!("komi `{k}` is not a number")))?;
+            Command::Komi
+        }
+        "play" => {
+            let color = parse_color(words.next()).map_err(bad)?;
+            let mv = words.next().ok_or_else(|| bad("missing move".into()))?;
+            let mv: Move = mv.parse().map_err(|_| bad(format!("invalid move `{mv}` (expected A1..H8 or pass)")))?;
+            Command::Play(color, mv)
+        }
+        "genmove" => Command::Genmove(parse_color(words.next()).map_err(bad)?),
+        "undo" => Command::Undo,
+        "final_score" => Command::FinalScore,
+        "showboard" => Command::ShowBoard,
+        "time_settings" => {
+            let main = parse_seconds(words.next(), "main time").map_err(bad)?;
+            let byo_yomi = parse_seconds(words.next(), "byo-yomi time").map_err(bad)?;
+            let stones = parse_count(words.next(), "byo-yomi stones").map_err(bad)?;
+            Command::TimeSettings(TimeControl { main, byo_yomi, stones })
+        }
+        "time_left" => {
+            let color = parse_color(words.next()).map_err(bad)?;
+            let left = parse_seconds(words.next(), "time left").map_err(bad)?;
+            let stones = parse_count(words.next(), "stones").map_err(bad)?;
+            Command::TimeLeft(color, left, stones)
+        }
+        "quit" => Command::Quit,
+        other => return Err(bad(format!("unknown command `{other}`"))),
+    };
+    Ok(Some(Request { id, command }))
+}
+
+/// A GTP game against an engine: the game record, the clocks, the engine.
+pub struct GtpSession<'e, E: Evaluator> {
+    engine: &'e mut Engine<E>,
+    game: Game,
+    control: Option<TimeControl>,
+    clocks: [Option<Clock>; 2],
+}
+
+fn color_index(c: Color) -> usize {
+    match c {
+        Color::Black => 0,
+        Color::White => 1,
+    }
+}
+
+impl<'e, E: Evaluator> GtpSession<'e, E> {
+    /// A session on a new game from the start position.
+    pub fn new(engine: &'e mut Engine<E>) -> GtpSession<'e, E> {
+        engine.new_game();
+        GtpSession { engine, game: Game::default(), control: None, clocks: [None, None] }
+    }
+
+    /// The game so far.
+    pub fn game(&self) -> &Game {
+        &self.game
+    }
+
+    /// Answers one command: `Ok(text)` for `=`, `Err(message)` for `?`.
+    pub fn handle(&mut self, command: &Command) -> Result<String, String> {
+        match command {
+            Command::ProtocolVersion => Ok("2".into()),
+            Command::Name => Ok("thorbook".into()),
+            Command::Version => Ok(env!("CARGO_PKG_VERSION").into()),
+            Command::KnownCommand(name) => Ok(COMMANDS.contains(&name.as_str()).to_string()),
+            Command::ListCommands => Ok(COMMANDS.join("\n")),
+            Command::BoardSize(8) => Ok(String::new()),
+            Command::BoardSize(_) => Err("unacceptable size".into()),
+            Command::ClearBoard => {
+                self.game = Game::default();
+                self.engine.new_game();
+                self.clocks = [self.control.map(Clock::new), self.control.map(Clock::new)];
+                Ok(String::new())
+            }
+            Command::Komi => Ok(String::new()),
+            Command::Play(color, mv) => {
+                if self.game.is_over() {
+                    return Err(format!("the game is over ({}): {mv} cannot be played", self.game.result_text()));
+                }
+                self.game.play_for(*color, *mv).map_err(|e| format!("illegal move: {e}"))?;
+                Ok(String::new())
+            }
+            Command::Genmove(color) => self.genmove(*color),
+            Command::Undo => match self.game.undo() {
+                Some(_) => Ok(String::new()),
+                None => Err("cannot undo".into()),
+            },
+            Command::FinalScore => {
+                if self.game.is_over() {
+                    Ok(self.game.result_text())
+                } else {
+                    Err("the game is not over".into())
+                }
+            }
+            Command::ShowBoard => Ok(showboard(&self.game.position())),
+            Command::TimeSettings(control) => {
+                self.control = Some(*control);
+                self.clocks = [Some(Clock::new(*control)), Some(Clock::new(*control))];
+                Ok(String::new())
+            }
+            Command::TimeLeft(color, left, stones) => {
+                let control = self.control.unwrap_or(TimeControl { main: *left, byo_yomi: Duration::ZERO, stones: 0 });
+                let clock = self.clocks[color_index(*color)].get_or_insert_with(|| Clock::new(control));
+                clock.set_left(*left, *stones);
+                Ok(String::new())
+            }
+            Command::Quit => Ok(String::new()),
+        }
+    }
+
+    fn genmove(&mut self, color: Color) -> Result<String, String> {
+        if self.game.is_over() {
+            return Ok("pass".into());
+        }
+        let pos = self.game.position();
+        let to_move = if pos.side == color {
+            pos
+        } else if pos.board.must_pass() {
+            pos.pass()
+        } else {
+            return Err(format!("it is {}'s turn, not {color}'s", pos.side));
+        };
+        let start = Instant::now();
+        let budget = self.clocks[color_index(color)].and_then(|c| c.budget(to_move.board.empty_count()));
+        let chosen = match self.engine.choose_with_time(&to_move, budget) {
+            Ok(m) => m,
+            Err(EngineError::GameOver { .. }) => return Ok("pass".into()),
+            Err(e) => return Err(e.to_string()),
+        };
+        if let Some(clock) = self.clocks[color_index(color)].as_mut() {
+            clock.spend(start.elapsed());
+        }
+        self.game.play_for(color, chosen.mv).map_err(|e| format!("internal error: the engine chose {e}"))?;
+        Ok(match chosen.mv {
+            Move::Pass => "pass".into(),
+            Move::Place(sq) => sq.to_string().to_ascii_uppercase(),
+        })
+    }
+}
+
+/// The board as `showboard` prints it: diagram, side to move, disc counts.
+pub fn showboard(pos: &Position) -> String {
+    let (b, w) = (pos.black().count_ones(), pos.white().count_ones());
+    let status = if pos.board.is_game_over() {
+        "game over".to_string()
+    } else if pos.board.must_pass() {
+        format!("{} to move (must pass)", pos.side)
+    } else {
+        format!("{} to move", pos.side)
+    };
+    format!("\n{}black (X) {b}, white (O) {w}; {status}", pos.diagram())
+}
+
+/// Runs the GTP loop until `quit` or the end of the input.
+pub fn run<E: Evaluator>(engine: &mut Engine<E>, input: impl BufRead, mut output: impl Write) -> std::io::Result<()> {
+    let mut session = GtpSession::new(engine);
+    for line in input.lines() {
+        let line = match line {
+            Ok(l) => l,
+            // Invalid UTF-8 is a bad line, not the end of the session.
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                write!(output, "? input is not UTF-8 text\n\n")?;
+                output.flush()?;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let (id, reply) = match parse_line(&line) {
+            Ok(None) => continue,
+            Ok(Some(req)) => (req.id, session.handle(&req.command).map(|t| (t, req.command == Command::Quit))),
+            Err(bad) => (bad.id, Err(bad.message)),
+        };
+        let id = id.map(|i| i.to_string()).unwrap_or_default();
+        match reply {
+            Ok((text, quit)) => {
+                let sep = if text.is_empty() || text.starts_with('\n') { "" } else { " " };
+                write!(output, "={id}{sep}{text}\n\n")?;
+                output.flush()?;
+                if quit {
+                    return Ok(());
+                }
+            }
+            Err(message) => {
+                write!(output, "?{id} {message}\n\n")?;
+                output.flush()?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_parse_with_ids_comments_and_errors() {
+        let r = parse_line("12 play B f5 # comment").unwrap().unwrap();
+        assert_eq!(r.id, Some(12));
+        assert_eq!(r.command, Command::Play(Color::Black, "f5".parse().unwrap()));
+        assert_eq!(parse_line("  # only a comment").unwrap(), None);
+        assert_eq!(parse_line("").unwrap(), None);
+        assert_eq!(parse_line("genmove white").unwrap().unwrap().command, Command::Genmove(Color::White));
+        assert_eq!(parse_line("play w PASS").unwrap().unwrap().command, Command::Play(Color::White, Move::Pass));
+        let e = parse_line("7 play x f5").unwrap_err();
+        assert_eq!(e.id, Some(7));
+        assert!(e.message.contains("invalid color"), "{}", e.message);
+        assert!(parse_line("play b z9").unwrap_err().message.contains("invalid move"));
+        assert!(parse_line("frobnicate").unwrap_err().message.contains("unknown command"));
+        assert!(parse_line("time_settings 1e30 0 0").unwrap_err().message.contains("out of range"));
+        assert!(parse_line("time_left b -1 0").unwrap_err().message.contains("out of range"));
+        assert!(parse_line("99999999999999999999999 name").is_err());
+    }
+}

@@ -1,0 +1,90 @@
+//! Playing levels: one number a person can choose, mapped to a search depth, the number
+//! of empty squares from which the engine solves exactly, and a guide to the time a move
+//! takes. The table is the single place these pairs are defined.
+
+use std::fmt;
+
+/// A playing level, 1 (instant, weak) to [`Level::MAX`] (strong, slow).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Level(u8);
+
+/// What a level means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LevelSpec {
+    /// Midgame search depth in plies.
+    pub depth: u32,
+    /// Solve exactly (final disc difference) at this many empty squares or fewer.
+    pub exact_at: u32,
+    /// Typical time of the slowest moves on one thread, for the README's table.
+    pub time_guide: &'static str,
+}
+
+const TABLE: [LevelSpec; 12] = [
+    LevelSpec { depth: 1, exact_at: 6, time_guide: "< 1 ms" },
+    LevelSpec { depth: 2, exact_at: 8, time_guide: "< 1 ms" },
+    LevelSpec { depth: 3, exact_at: 10, time_guide: "1 ms" },
+    LevelSpec { depth: 4, exact_at: 12, time_guide: "5 ms" },
+    LevelSpec { depth: 6, exact_at: 14, time_guide: "20 ms" },
+    LevelSpec { depth: 8, exact_at: 16, time_guide: "0.1 s" },
+    LevelSpec { depth: 9, exact_at: 18, time_guide: "0.3 s" },
+    LevelSpec { depth: 10, exact_at: 20, time_guide: "1 s" },
+    LevelSpec { depth: 11, exact_at: 21, time_guide: "2 s" },
+    LevelSpec { depth: 12, exact_at: 22, time_guide: "5 s" },
+    LevelSpec { depth: 14, exact_at: 23, time_guide: "20 s" },
+    LevelSpec { depth: 16, exact_at: 24, time_guide: "1 min" },
+];
+
+impl Level {
+    /// The strongest level.
+    pub const MAX: u8 = TABLE.len() as u8;
+    /// The level used when nothing else is asked for: strong, a fraction of a second a move.
+    pub const DEFAULT: Level = Level(7);
+
+    /// Level `n`, if it is 1..=[`Level::MAX`].
+    pub fn new(n: u8) -> Option<Level> {
+        (1..=Level::MAX).contains(&n).then_some(Level(n))
+    }
+
+    /// Every level, weakest first.
+    pub fn all() -> impl Iterator<Item = Level> {
+        (1..=Level::MAX).map(Level)
+    }
+
+    /// The number, 1..=[`Level::MAX`].
+    pub fn number(self) -> u8 {
+        self.0
+    }
+
+    /// What this level means.
+    pub fn spec(self) -> LevelSpec {
+        TABLE[self.0 as usize - 1]
+    }
+}
+
+impl Default for Level {
+    fn default() -> Level {
+        Level::DEFAULT
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_grow_monotonically() {
+        let specs: Vec<LevelSpec> = Level::all().map(Level::spec).collect();
+        assert_eq!(specs.len(), Level::MAX as usize);
+        for w in specs.windows(2) {
+            assert!(w[1].depth > w[0].depth && w[1].exact_at > w[0].exact_at, "{w:?}");
+        }
+        assert!(Level::new(0).is_none() && Level::new(Level::MAX + 1).is_none());
+        assert_eq!(Level::new(Level::MAX).unwrap().spec(), specs[specs.len() - 1]);
+    }
+}

@@ -1,0 +1,622 @@
+//! Engine-versus-engine matches: two engine processes (GTP or NBoard), both colours
+//! from each opening, every move checked, passes handled, and a fault (time-out,
+//! illegal move, crash, refused command) losing the game for the side at fault. The
+//! result is W/D/L, the average disc difference, an Elo estimate with a 95% interval
+//! and the time per move by game phase for each side.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use super::game::Game;
+use super::ggf;
+use crate::board::Color;
+use crate::position::Position;
+use crate::square::{format_moves, parse_move_sequence, Move};
+
+/// The protocol a match speaks to an engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    /// GTP (version 2, Othello conventions).
+    Gtp,
+    /// NBoard (version 2).
+    NBoard,
+}
+
+/// One side of a match: how to start it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlayerSpec {
+    /// Program and arguments.
+    pub command: Vec<String>,
+    /// How to talk to it.
+    pub protocol: Protocol,
+    /// A short name for reports.
+    pub name: String,
+}
+
+/// What a match plays.
+#[derive(Clone, Debug)]
+pub struct MatchConfig {
+    /// Engine A.
+    pub a: PlayerSpec,
+    /// Engine B.
+    pub b: PlayerSpec,
+    /// Games to play (pairs from each opening: A black, then B black).
+    pub games: usize,
+    /// Opening lines, played before the engines take over.
+    pub openings: Vec<Vec<Move>>,
+    /// Time per move given to the engines (GTP `time_settings 0 S 1`).
+    pub time_per_move: Option<Duration>,
+    /// A move slower than this loses the game.
+    pub move_timeout: Duration,
+}
+
+/// The two sides of a match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// Engine A.
+    A,
+    /// Engine B.
+    B,
+}
+
+impl Side {
+    fn other(self) -> Side {
+        match self {
+            Side::A => Side::B,
+            Side::B => Side::A,
+        }
+    }
+}
+
+/// A game lost by a fault rather than on the board.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Forfeit {
+    /// The side at fault.
+    pub side: Side,
+    /// What happened.
+    pub reason: String,
+}
+
+/// The result of a match game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Engine A won.
+    AWins,
+    /// A draw.
+    Draw,
+    /// Engine B won.
+    BWins,
+}
+
+/// One finished match game.
+#[derive(Clone, Debug)]
+pub struct GameRecord {
+    /// 1-based game number.
+    pub number: usize,
+    /// Index of the opening in the config.
+    pub opening: usize,
+    /// The colour A played.
+    pub a_color: Color,
+    /// Every move from the start, opening and passes included.
+    pub moves: Vec<Move>,
+    /// Black's final disc difference (empties to the winner), when finished on the board.
+    pub black_score: Option<i32>,
+    /// Set when the game was lost by a fault.
+    pub forfeit: Option<Forfeit>,
+    /// Each engine move: who, empties before it, time taken.
+    pub move_times: Vec<(Side, u32, Duration)>,
+}
+
+impl GameRecord {
+    /// Who won, forfeits included.
+    pub fn outcome(&self) -> Outcome {
+        match (&self.forfeit, self.a_disc_diff()) {
+            (Some(f), _) if f.side == Side::A => Outcome::BWins,
+            (Some(_), _) => Outcome::AWins,
+            (None, Some(d)) if d > 0 => Outcome::AWins,
+            (None, Some(d)) if d < 0 => Outcome::BWins,
+            _ => Outcome::Draw,
+        }
+    }
+
+    /// A's result: 1 win, ½ draw, 0 loss.
+    pub fn a_points(&self) -> f64 {
+        match self.outcome() {
+            Outcome::AWins => 1.0,
+            Outcome::Draw => 0.5,
+            Outcome::BWins => 0.0,
+        }
+    }
+
+    /// A's final disc difference, when the game finished on the board.
+    pub fn a_disc_diff(&self) -> Option<i32> {
+        self.black_score.map(|s| if self.a_color == Color::Black { s } else { -s })
+    }
+}
+
+/// Totals over a match.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatchSummary {
+    /// Games played.
+    pub games: usize,
+    /// A's wins, draws, losses.
+    pub wins: usize,
+    /// Draws.
+    pub draws: usize,
+    /// A's losses.
+    pub losses: usize,
+    /// Games lost by a fault, per side (A, B).
+    pub forfeits: (usize, usize),
+    /// A's average disc difference over games finished on the board.
+    pub average_disc_diff: Option<f64>,
+    /// A's Elo difference over B, with the 95% interval (`None` where infinite).
+    pub elo: EloEstimate,
+    /// Average time per move, per phase (> 40, 21–40, ≤ 20 empties), for A and B.
+    pub time_per_move: [[Option<Duration>; 3]; 2],
+}
+
+/// An Elo difference from a score, with a 95% interval.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EloEstimate {
+    /// The point estimate (`None`: a score of 0 or 1).
+    pub elo: Option<f64>,
+    /// Lower end of the 95% interval.
+    pub low: Option<f64>,
+    /// Upper end.
+    pub high: Option<f64>,
+}
+
+fn elo_of(score: f64) -> Option<f64> {
+    (score > 0.0 && score < 1.0).then(|| -400.0 * (1.0 / score - 1.0).log10())
+}
+
+/// Elo of a W/D/L record with a 95% interval: the Wilson score interval of the score
+/// fraction (draws count half), which stays finite for all-win or all-loss records.
+pub fn elo_estimate(wins: usize, draws: usize, losses: usize) -> EloEstimate {
+    let n = (wins + draws + losses) as f64;
+    if n == 0.0 {
+        return EloEstimate { elo: None, low: None, high: None };
+    }
+    let s = (wins as f64 + draws as f64 / 2.0) / n;
+    let z: f64 = 1.96;
+    let denominator = 1.0 + z * z / n;
+    let centre = (s + z * z / (2.0 * n)) / denominator;
+    let margin = z * (s * (1.0 - s) / n + z * z / (4.0 * n * n)).sqrt() / denominator;
+    EloEstimate { elo: elo_of(s), low: elo_of(centre - margin), high: elo_of(centre + margin) }
+}
+
+/// Reads an openings file: one move sequence a line from the start position, `#`
+/// comments and blank lines ignored; every line checked by replay.
+pub fn parse_openings(text: &str) -> Result<Vec<Vec<Move>>, String> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let moves = parse_move_sequence(line).map_err(|e| format!("line {}: {e}", i + 1))?;
+        let end = Position::START.play_sequence(&moves).map_err(|e| format!("line {}: {e}", i + 1))?;
+        if end.board.is_game_over() {
+            return Err(format!("line {}: the opening ends the game", i + 1));
+        }
+        out.push(moves);
+    }
+    if out.is_empty() {
+        return Err("no openings".into());
+    }
+    Ok(out)
+}
+
+/// The openings bundled in the binary (`data/openings.txt`).
+pub fn bundled_openings() -> Vec<Vec<Move>> {
+    parse_openings(include_str!("../../data/openings.txt")).expect("the bundled openings are valid")
+}
+
+/// What went wrong talking to an engine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Fault {
+    Timeout(Duration),
+    Crashed,
+    Refused(String),
+    Garbled(String),
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fault::Timeout(d) => write!(f, "no answer within {:.1} s", d.as_secs_f64()),
+            Fault::Crashed => write!(f, "the engine exited"),
+            Fault::Refused(m) => write!(f, "the engine refused: {m}"),
+            Fault::Garbled(m) => write!(f, "unreadable answer: {m}"),
+        }
+    }
+}
+
+/// A running engine process.
+struct Client {
+    spec: PlayerSpec,
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    pings: u64,
+}
+
+/// Commands for set-up exchanges (not moves): generous, but bounded.
+const SETUP_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl Client {
+    fn spawn(spec: &PlayerSpec) -> std::io::Result<Client> {
+        let (program, args) = spec
+            .command
+            .split_first()
+            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty engine command"))?;
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = child.stdout.take().expect("piped");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut client = Client { spec: spec.clone(), child, stdin, lines: rx, pings: 0 };
+        if spec.protocol == Protocol::NBoard {
+            client.send("nboard 2").map_err(|f| std::io::Error::other(f.to_string()))?;
+        }
+        Ok(client)
+    }
+
+    fn send(&mut self, line: &str) -> Result<(), Fault> {
+        writeln!(self.stdin, "{line}").and_then(|_| self.stdin.flush()).map_err(|_| Fault::Crashed)
+    }
+
+    fn recv(&mut self, deadline: Instant, timeout: Duration) -> Result<String, Fault> {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        match self.lines.recv_timeout(wait) {
+            Ok(line) => Ok(line),
+            Err(RecvTimeoutError::Timeout) => Err(Fault::Timeout(timeout)),
+            Err(RecvTimeoutError::Disconnected) => Err(Fault::Crashed),
+        }
+    }
+
+    /// One GTP exchange: the answer's text, or the engine's `?` message as a fault.
+    fn gtp(&mut self, command: &str, timeout: Duration) -> Result<String, Fault> {
+        self.send(command)?;
+        let deadline = Instant::now() + timeout;
+        let first = loop {
+            let line = self.recv(deadline, timeout)?;
+            if line.starts_with('=') || line.starts_with('?') {
+                break line;
+            }
+        };
+        let mut text = first[1..].trim_start_matches(|c: char| c.is_ascii_digit()).trim().to_string();
+        loop {
+            let line = self.recv(deadline, timeout)?;
+            if line.trim().is_empty() {
+                break;
+            }
+            text.push('\n');
+            text.push_str(&line);
+        }
+        if first.starts_with('?') {
+            Err(Fault::Refused(format!("`{command}`: {text}")))
+        } else {
+            Ok(text)
+        }
+    }
+
+    /// NBoard: waits until the engine has handled everything sent so far.
+    fn sync(&mut self) -> Result<(), Fault> {
+        self.pings += 1;
+        let n = self.pings;
+        self.send(&format!("ping {n}"))?;
+        let deadline = Instant::now() + SETUP_TIMEOUT;
+        let want = format!("pong {n}");
+        while self.recv(deadline, SETUP_TIMEOUT)?.trim() != want {}
+        Ok(())
+    }
+
+    /// Sets up a new game at the end of `game` (the opening).
+    fn new_game(&mut self, game: &Game, time_per_move: Option<Duration>) -> Result<(), Fault> {
+        match self.spec.protocol {
+            Protocol::Gtp => {
+                self.gtp("boardsize 8", SETUP_TIMEOUT)?;
+                self.gtp("clear_board", SETUP_TIMEOUT)?;
+                if let Some(t) = time_per_move {
+                    // Byo-yomi of one stone: `t` seconds for every move. Engines that
+                    // ignore time controls may refuse it; that is not a fault.
+                    let _ = self.gtp(&format!("time_settings 0 {} 1", t.as_secs_f64().max(0.001)), SETUP_TIMEOUT);
+                }
+                for (pos, mv) in game.positions().iter().zip(game.moves()) {
+                    self.tell(pos.side, mv)?;
+                }
+                Ok(())
+            }
+            Protocol::NBoard => {
+                let ti = time_per_move.map(|t| format!("{:.3}", t.as_secs_f64()));
+                self.send(&format!("set game {}", ggf::write(game, "black", "white", ti.as_deref())))?;
+                self.sync()
+            }
+        }
+    }
+
+    /// Tells the engine a move `color` played (its own, for NBoard, too).
+    fn tell(&mut self, color: Color, mv: Move) -> Result<(), Fault> {
+        match (self.spec.protocol, mv) {
+            // GTP engines infer passes (GRhino refuses `play X pass`).
+            (Protocol::Gtp, Move::Pass) => Ok(()),
+            (Protocol::Gtp, Move::Place(sq)) => {
+                let c = if color == Color::Black { "b" } else { "w" };
+                self.gtp(&format!("play {c} {}", sq.to_string().to_ascii_uppercase()), SETUP_TIMEOUT).map(|_| ())
+            }
+            (Protocol::NBoard, Move::Pass) => self.send("move PA"),
+            (Protocol::NBoard, Move::Place(sq)) => self.send(&format!("move {}", sq.to_string().to_ascii_uppercase())),
+        }
+    }
+
+    /// Asks for `color`'s move.
+    fn ask(&mut self, color: Color, timeout: Duration) -> Result<Move, Fault> {
+        let answer = match self.spec.protocol {
+            Protocol::Gtp => self.gtp(if color == Color::Black { "genmove b" } else { "genmove w" }, timeout)?,
+            Protocol::NBoard => {
+                self.send("go")?;
+                let deadline = Instant::now() + timeout;
+                loop {
+                    let line = self.recv(deadline, timeout)?;
+                    if let Some(rest) = line.strip_prefix("===") {
+                        break rest.trim().split(['/', ' ']).next().unwrap_or("").to_string();
+                    }
+                }
+            }
+        };
+        let word = answer.split_whitespace().next().unwrap_or("");
+        word.parse::<Move>().map_err(|_| Fault::Garbled(format!("`{answer}` is not a move")))
+    }
+
+    fn quit(mut self) {
+        let _ = self.send("quit");
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Errors that stop a match (faults inside games only lose those games).
+#[derive(Debug, thiserror::Error)]
+pub enum MatchError {
+    /// An engine cannot be started at all.
+    #[error("cannot start engine {name} (`{command}`): {source}")]
+    Spawn {
+        /// The engine's name.
+        name: String,
+        /// Its command line.
+        command: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Nothing to play.
+    #[error("{0}")]
+    Config(String),
+}
+
+fn spawn(spec: &PlayerSpec) -> Result<Client, MatchError> {
+    Client::spawn(spec).map_err(|source| MatchError::Spawn {
+        name: spec.name.clone(),
+        command: spec.command.join(" "),
+        source,
+    })
+}
+
+/// Plays one game; `clients[0]` is A, `clients[1]` B.
+fn play_game(
+    config: &MatchConfig,
+    clients: &mut [Client; 2],
+    number: usize,
+    opening: usize,
+    a_color: Color,
+) -> GameRecord {
+    let mut game = Game::default();
+    for &mv in &config.openings[opening] {
+        let pos = game.position();
+        if mv != Move::Pass && pos.board.must_pass() {
+            game.play(Move::Pass).expect("a forced pass");
+        }
+        game.play(mv).expect("openings are checked when loaded");
+    }
+    let mut record = GameRecord {
+        number,
+        opening,
+        a_color,
+        moves: Vec::new(),
+        black_score: None,
+        forfeit: None,
+        move_times: Vec::new(),
+    };
+    let side_of = |color: Color| if color == a_color { Side::A } else { Side::B };
+    let index = |side: Side| if side == Side::A { 0 } else { 1 };
+    for side in [Side::A, Side::B] {
+        if let Err(f) = clients[index(side)].new_game(&game, config.time_per_move) {
+            record.forfeit = Some(Forfeit { side, reason: format!("setting up the game: {f}") });
+            record.moves = game.moves();
+            return record;
+        }
+    }
+    while !game.is_over() {
+        let pos = game.position();
+        if pos.board.must_pass() {
+            game.play(Move::Pass).expect("a forced pass");
+            for side in [Side::A, Side::B] {
+                if let Err(f) = clients[index(side)].tell(pos.side, Move::Pass) {
+                    record.forfeit = Some(Forfeit { side, reason: format!("after a pass: {f}") });
+                    record.moves = game.moves();
+                    return record;
+                }
+            }
+            continue;
+        }
+        let mover = side_of(pos.side);
+        let start = Instant::now();
+        let answer = clients[index(mover)].ask(pos.side, config.move_timeout);
+        let took = start.elapsed();
+        record.move_times.push((mover, pos.board.empty_count(), took));
+        let fault = match answer {
+            Err(f) => Some(format!("{} to move at ply {}: {f}", pos.side, game.ply() + 1)),
+            Ok(mv) => match game.play(mv) {
+                Err(e) => Some(format!("illegal move: {e}")),
+                Ok(()) => None,
+            },
+        };
+        if let Some(reason) = fault {
+            record.forfeit = Some(Forfeit { side: mover, reason });
+            record.moves = game.moves();
+            return record;
+        }
+        let mv = *game.moves().last().expect("just played");
+        let mut listeners = vec![mover.other()];
+        if clients[index(mover)].spec.protocol == Protocol::NBoard {
+            listeners.push(mover);
+        }
+        for side in listeners {
+            if let Err(f) = clients[index(side)].tell(pos.side, mv) {
+                record.forfeit = Some(Forfeit { side, reason: format!("told {mv}: {f}") });
+                record.moves = game.moves();
+                return record;
+            }
+        }
+    }
+    record.moves = game.moves();
+    record.black_score = Some(game.black_score());
+    record
+}
+
+/// Plays the match, calling `on_game` after each game.
+pub fn run_match(config: &MatchConfig, mut on_game: impl FnMut(&GameRecord)) -> Result<MatchSummary, MatchError> {
+    if config.openings.is_empty() {
+        return Err(MatchError::Config("no openings".into()));
+    }
+    if config.games == 0 {
+        return Err(MatchError::Config("a match needs at least one game".into()));
+    }
+    let mut clients = [spawn(&config.a)?, spawn(&config.b)?];
+    let mut records = Vec::with_capacity(config.games);
+    for g in 0..config.games {
+        let opening = (g / 2) % config.openings.len();
+        let a_color = if g % 2 == 0 { Color::Black } else { Color::White };
+        let record = play_game(config, &mut clients, g + 1, opening, a_color);
+        if let Some(f) = &record.forfeit {
+            // The faulty engine may be in any state: start it again.
+            let i = if f.side == Side::A { 0 } else { 1 };
+            let spec = if f.side == Side::A { &config.a } else { &config.b };
+            let fresh = spawn(spec)?;
+            std::mem::replace(&mut clients[i], fresh).quit();
+        }
+        on_game(&record);
+        records.push(record);
+    }
+    let [a, b] = clients;
+    a.quit();
+    b.quit();
+    Ok(summarize(&records))
+}
+
+/// Totals of a set of games.
+pub fn summarize(records: &[GameRecord]) -> MatchSummary {
+    let (mut wins, mut draws, mut losses) = (0, 0, 0);
+    let mut forfeits = (0, 0);
+    let (mut disc_sum, mut disc_n) = (0i64, 0usize);
+    let mut times = [[(Duration::ZERO, 0u32); 3]; 2];
+    for r in records {
+        match r.outcome() {
+            Outcome::AWins => wins += 1,
+            Outcome::Draw => draws += 1,
+            Outcome::BWins => losses += 1,
+        }
+        match r.forfeit.as_ref().map(|f| f.side) {
+            Some(Side::A) => forfeits.0 += 1,
+            Some(Side::B) => forfeits.1 += 1,
+            None => {}
+        }
+        if let Some(d) = r.a_disc_diff() {
+            disc_sum += d as i64;
+            disc_n += 1;
+        }
+        for &(side, empties, took) in &r.move_times {
+            let phase = match empties {
+                41.. => 0,
+                21..=40 => 1,
+                _ => 2,
+            };
+            let slot = &mut times[if side == Side::A { 0 } else { 1 }][phase];
+            slot.0 += took;
+            slot.1 += 1;
+        }
+    }
+    let time_per_move = times.map(|side| side.map(|(total, n)| (n > 0).then(|| total / n)));
+    MatchSummary {
+        games: records.len(),
+        wins,
+        draws,
+        losses,
+        forfeits,
+        average_disc_diff: (disc_n > 0).then(|| disc_sum as f64 / disc_n as f64),
+        elo: elo_estimate(wins, draws, losses),
+        time_per_move,
+    }
+}
+
+/// A game's moves as a transcript, for reports.
+pub fn transcript(record: &GameRecord) -> String {
+    format_moves(&record.moves)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elo_of_known_scores() {
+        let e = elo_estimate(75, 0, 25);
+        assert!((e.elo.unwrap() - 190.85).abs() < 0.1, "{e:?}");
+        assert!(e.low.unwrap() < e.elo.unwrap() && e.high.unwrap() > e.elo.unwrap());
+        assert_eq!(elo_estimate(5, 0, 5).elo, Some(0.0));
+        let all = elo_estimate(3, 0, 0);
+        assert_eq!(all.elo, None);
+        // Three wins in three games: the score could be as low as 44% (Wilson).
+        assert!((all.low.unwrap() + 43.0).abs() < 1.0 && all.high.is_none(), "{all:?}");
+        assert_eq!(elo_estimate(0, 0, 0).elo, None);
+    }
+
+    #[test]
+    fn openings_are_checked() {
+        assert_eq!(parse_openings("f5d6 # tiger-ish\n\nf5f6\n").unwrap().len(), 2);
+        assert!(parse_openings("f5f5").unwrap_err().contains("line 1"));
+        assert!(parse_openings("# nothing").is_err());
+        assert!(!bundled_openings().is_empty());
+    }
+}

@@ -1,0 +1,300 @@
+//! The NBoard protocol, version 2, so thorbook runs inside NBoard-compatible GUIs.
+//!
+//! From the GUI: `nboard 2`, `set depth N`, `set game GGF`, `set contempt N`,
+//! `move MV[/EVAL[/TIME]]`, `hint N`, `go`, `ping N`, `learn`, `analyze`, `quit`. To the
+//! GUI: `set myname`, `pong N`, `status TEXT`, `nodestats NODES SECONDS`,
+//! `=== MV/EVAL/TIME`, `search PV EVAL 0 DEPTH` and `book PV EVAL GAMES DEPTH` (hints),
+//! `analysis N EVAL`, `learned`. Moves are `F5` or `PA` (pass); evaluations are discs
+//! for the side to move. A line that cannot be used is reported on the error stream and
+//! the loop goes on (the protocol has no error reply).
+
+use std::io::{BufRead, Write};
+
+use super::game::Game;
+use super::ggf::{self, GgfGame};
+use super::level::Level;
+use super::{Engine, EngineError, MoveSource, Strength};
+use crate::eval::Evaluator;
+use crate::square::{format_moves, Move};
+
+/// A parsed NBoard command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// `nboard VERSION`
+    NBoard(u32),
+    /// `set depth N`
+    SetDepth(u32),
+    /// `set game GGF`
+    SetGame(Box<GgfGame>),
+    /// `set contempt N` (centidiscs)
+    SetContempt(i32),
+    /// `move MV[/EVAL[/TIME]]`
+    Move(Move),
+    /// `hint N`
+    Hint(u32),
+    /// `go`
+    Go,
+    /// `ping N`
+    Ping(String),
+    /// `learn`
+    Learn,
+    /// `analyze`
+    Analyze,
+    /// `quit`
+    Quit,
+}
+
+/// Parses one line; `Ok(None)` for an empty line.
+pub fn parse_line(line: &str) -> Result<Option<Command>, String> {
+    let line = line.trim();
+    let (word, rest) = line.split_once(char::is_whitespace).map_or((line, ""), |(w, r)| (w, r.trim()));
+    let number = |what: &str, text: &str| -> Result<u32, String> {
+        text.split_whitespace()
+            .next()
+            .ok_or_else(|| format!("{what}: missing number"))?
+            .parse::<u32>()
+            .map_err(|_| format!("{what}: `{text}` is not a whole number"))
+    };
+    Ok(Some(match word {
+        "" => return Ok(None),
+        "nboard" => Command::NBoard(number("nboard", rest)?),
+        "set" => {
+            let (what, value) = rest.split_once(char::is_whitespace).map_or((rest, ""), |(w, v)| (w, v.trim()));
+            match what {
+                "depth" => {
+                    let d = number("set depth", value)?;
+                    if !(1..=60).contains(&d) {
+                        return Err(format!("set depth: {d} is not 1..60"));
+                    }
+                    Command::SetDepth(d)
+                }
+                "game" => Command::SetGame(Box::new(ggf::parse(value).map_err(|e| format!("set game: {e}"))?)),
+                "contempt" => Command::SetContempt(
+                    value.parse().map_err(|_| format!("set contempt: `{value}` is not a whole number"))?,
+                ),
+                other => return Err(format!("unknown setting `{other}`")),
+            }
+        }
+        "move" => {
+            let mv = rest.split('/').next().unwrap_or("").trim();
+            Command::Move(mv.parse().map_err(|_| format!("move: `{mv}` is not a move"))?)
+        }
+        "hint" => {
+            let n = number("hint", rest)?;
+            if n == 0 {
+                return Err("hint: the number of moves must be at least 1".into());
+            }
+            Command::Hint(n)
+        }
+        "go" => Command::Go,
+        "ping" => Command::Ping(rest.to_string()),
+        "learn" => Command::Learn,
+        "analyze" => Command::Analyze,
+        "quit" => Command::Quit,
+        other => return Err(format!("unknown command `{other}`")),
+    }))
+}
+
+fn move_text(mv: Move) -> String {
+    match mv {
+        Move::Pass => "PA".into(),
+        Move::Place(sq) => sq.to_string().to_ascii_uppercase(),
+    }
+}
+
+/// The strength NBoard's `set depth N` asks for: depth N in the midgame, and the exact
+/// threshold of the level with the nearest depth.
+pub fn strength_for_depth(depth: u32) -> Strength {
+    let level = Level::all().min_by_key(|l| l.spec().depth.abs_diff(depth)).unwrap_or_default();
+    Strength { depth: Some(depth), exact_at: level.spec().exact_at, time: None, nodes: None }
+}
+
+/// An NBoard session: the game the GUI set, the engine.
+pub struct NBoardSession<'e, E: Evaluator> {
+    engine: &'e mut Engine<E>,
+    game: Game,
+    contempt: i32,
+}
+
+impl<'e, E: Evaluator> NBoardSession<'e, E> {
+    /// A session on a new game from the start position.
+    pub fn new(engine: &'e mut Engine<E>) -> NBoardSession<'e, E> {
+        engine.new_game();
+        NBoardSession { engine, game: Game::default(), contempt: 0 }
+    }
+
+    /// The game so far.
+    pub fn game(&self) -> &Game {
+        &self.game
+    }
+
+    /// The contempt the GUI set, in centidiscs (recorded; the search scores draws as 0).
+    pub fn contempt(&self) -> i32 {
+        self.contempt
+    }
+
+    /// Handles one command, writing replies to `out`; `Err` is a message for the error
+    /// stream.
+    pub fn handle(&mut self, command: Command, out: &mut impl Write) -> std::io::Result<Result<(), String>> {
+        match command {
+            Command::NBoard(2) => writeln!(out, "set myname thorbook")?,
+            Command::NBoard(v) => return Ok(Err(format!("protocol version {v} is not supported (thorbook speaks 2)"))),
+            Command::SetDepth(d) => self.engine.set_strength(strength_for_depth(d), None),
+            Command::SetGame(g) => {
+                if g.game.start() != self.game.start() || !self.game.moves().starts_with(&g.game.moves()) {
+                    self.engine.new_game();
+                }
+                self.game = g.game;
+            }
+            Command::SetContempt(c) => self.contempt = c,
+            Command::Move(mv) => {
+                let pos = self.game.position();
+                let played = if mv != Move::Pass && pos.board.must_pass() {
+                    self.game.play_for(pos.side.opposite(), mv)
+                } else {
+                    self.game.play(mv)
+                };
+                if let Err(e) = played {
+                    return Ok(Err(format!("move {mv}: {e}")));
+                }
+            }
+            Command::Hint(n) => self.hint(n, out)?,
+            Command::Go => return self.go(out),
+            Command::Ping(n) => writeln!(out, "pong {n}")?,
+            Command::Learn => writeln!(out, "learned")?,
+            Command::Analyze => self.analyze(out)?,
+            Command::Quit => {}
+        }
+        Ok(Ok(()))
+    }
+
+    fn go(&mut self, out: &mut impl Write) -> std::io::Result<Result<(), String>> {
+        writeln!(out, "status thorbook is thinking")?;
+        out.flush()?;
+        let pos = self.game.position();
+        let chosen = match self.engine.choose(&pos) {
+            Ok(m) => m,
+            Err(EngineError::GameOver { .. }) => {
+                writeln!(out, "status thorbook is waiting")?;
+                return Ok(Err("go: the game is over".into()));
+            }
+            Err(e) => return Ok(Err(format!("go: {e}"))),
+        };
+        if chosen.source == MoveSource::Book {
+            writeln!(out, "status thorbook plays from its book")?;
+        }
+        let secs = chosen.time.as_secs_f64();
+        writeln!(out, "nodestats {} {secs:.2}", chosen.nodes)?;
+        writeln!(out, "=== {}/{:.2}/{secs:.1}", move_text(chosen.mv), chosen.score as f64)?;
+        writeln!(out, "status thorbook is waiting")?;
+        Ok(Ok(()))
+    }
+
+    fn hint(&mut self, n: u32, out: &mut impl Write) -> std::io::Result<()> {
+        writeln!(out, "status thorbook is thinking")?;
+        out.flush()?;
+        let pos = self.game.position();
+        if pos.board.is_game_over() {
+            writeln!(out, "status thorbook is waiting")?;
+            return Ok(());
+        }
+        let analysis = self.engine.analyze(&pos, None);
+        let mut sent = 0;
+        for m in analysis.book.iter().take(n as usize) {
+            let depth = if m.exact { "100%".to_string() } else { m.depth.to_string() };
+            if m.in_book {
+                writeln!(out, "book {} {:.2} {} {depth}", move_text(m.mv), m.score as f64, m.games)?;
+                sent += 1;
+            }
+        }
+        let r = &analysis.search;
+        let depth = if r.exact { "100%".to_string() } else { r.depth.to_string() };
+        let shown: Vec<Move> = analysis.book.iter().filter(|m| m.in_book).map(|m| m.mv).collect();
+        for (i, m) in r.moves.iter().filter(|m| !shown.contains(&m.mv)).enumerate() {
+            if sent >= n {
+                break;
+            }
+            let pv = if i == 0 && r.best_move() == Some(m.mv) { format_moves(&r.pv) } else { move_text(m.mv) };
+            writeln!(out, "search {} {:.2} 0 {depth}", pv.to_ascii_uppercase(), m.score as f64)?;
+            sent += 1;
+        }
+        writeln!(out, "nodestats {} {:.2}", r.nodes, r.elapsed.as_secs_f64())?;
+        writeln!(out, "status thorbook is waiting")?;
+        Ok(())
+    }
+
+    /// Scores every position of the game, last first, for the side to move there.
+    fn analyze(&mut self, out: &mut impl Write) -> std::io::Result<()> {
+        writeln!(out, "status thorbook is analyzing")?;
+        out.flush()?;
+        let positions = self.game.positions();
+        for (n, pos) in positions.iter().enumerate().rev() {
+            let eval = if pos.board.is_game_over() {
+                pos.board.final_score()
+            } else {
+                match self.engine.choose(pos) {
+                    Ok(m) => m.score,
+                    Err(_) => continue,
+                }
+            };
+            writeln!(out, "analysis {n} {:.2}", eval as f64)?;
+            out.flush()?;
+        }
+        writeln!(out, "status thorbook is waiting")?;
+        Ok(())
+    }
+}
+
+/// Runs the NBoard loop until `quit` or the end of the input; unusable lines are
+/// reported on `errors` and the loop goes on.
+pub fn run<E: Evaluator>(
+    engine: &mut Engine<E>,
+    input: impl BufRead,
+    mut output: impl Write,
+    mut errors: impl Write,
+) -> std::io::Result<()> {
+    let mut session = NBoardSession::new(engine);
+    for line in input.lines() {
+        let line = match line {
+            Ok(l) => l,
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                writeln!(errors, "thorbook nboard: input is not UTF-8 text")?;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let outcome = match parse_line(&line) {
+            Ok(None) => continue,
+            Ok(Some(Command::Quit)) => return Ok(()),
+            Ok(Some(cmd)) => session.handle(cmd, &mut output)?,
+            Err(message) => Err(message),
+        };
+        if let Err(message) = outcome {
+            writeln!(errors, "thorbook nboard: {message}")?;
+            errors.flush()?;
+        }
+        output.flush()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_parse() {
+        assert_eq!(parse_line("nboard 2").unwrap(), Some(Command::NBoard(2)));
+        assert_eq!(parse_line("set depth 12").unwrap(), Some(Command::SetDepth(12)));
+        assert_eq!(parse_line("move F5/0.5/1.2").unwrap(), Some(Command::Move("f5".parse().unwrap())));
+        assert_eq!(parse_line("move PA").unwrap(), Some(Command::Move(Move::Pass)));
+        assert_eq!(parse_line("ping 7").unwrap(), Some(Command::Ping("7".into())));
+        assert_eq!(parse_line("   ").unwrap(), None);
+        assert!(parse_line("set depth 0").is_err());
+        assert!(parse_line("set depth x").is_err());
+        assert!(parse_line("hint 0").is_err());
+        assert!(parse_line("move Z9").is_err());
+        assert!(parse_line("set game (;GM[Othello]B[Z9];)").is_err());
+        assert!(parse_line("fly").is_err());
+    }
+}

@@ -1,0 +1,182 @@
+//! A game against the engine as text: the board with coordinates and the legal moves
+//! marked, the person's moves typed as squares, undo, hints with the engine's score
+//! for every move, a level that can change mid-game, and the final score. Reads any
+//! line source, so it works at a terminal and from a script alike.
+
+use std::io::{BufRead, Write};
+
+use super::game::Game;
+use super::level::Level;
+use super::{Engine, MoveSource, Strength};
+use crate::board::Color;
+use crate::eval::Evaluator;
+use crate::position::Position;
+use crate::square::{format_moves, Move};
+
+const HELP: &str = "commands: a square (e.g. d3) to play it, `pass` when you have no move, `undo` \
+(takes back your last move and the reply), `hint` (the engine's score for each of your moves), \
+`level N` (1..12), `board`, `new`, `help`, `quit`";
+
+/// The board as the player sees it: coordinates, discs, legal moves, the last move,
+/// counts and the side to move.
+pub fn render(pos: &Position, last: Option<Move>) -> String {
+    let mut s = pos.diagram();
+    let (b, w) = (pos.black().count_ones(), pos.white().count_ones());
+    s.push_str(&format!("black (X) {b}  white (O) {w}"));
+    if let Some(mv) = last {
+        s.push_str(&format!("  last move {mv}"));
+    }
+    s.push('\n');
+    s
+}
+
+fn final_line(game: &Game) -> String {
+    let pos = game.position();
+    let (b, w) = (pos.black().count_ones(), pos.white().count_ones());
+    let score = game.black_score();
+    let verdict = match score {
+        0 => "a draw".to_string(),
+        s if s > 0 => format!("black wins by {s}"),
+        s => format!("white wins by {}", -s),
+    };
+    format!(
+        "game over: black {b}, white {w} on the board; {verdict} ({}), moves {}",
+        game.result_text(),
+        format_moves(&game.moves())
+    )
+}
+
+/// Plays a game: the person has `human`, the engine the other colour. Returns the
+/// finished (or abandoned) game.
+pub fn run<E: Evaluator>(
+    engine: &mut Engine<E>,
+    human: Color,
+    input: impl BufRead,
+    mut out: impl Write,
+) -> std::io::Result<Game> {
+    engine.new_game();
+    let mut game = Game::default();
+    let mut lines = input.lines();
+    writeln!(out, "You play {human}; thorbook plays {}. {HELP}", human.opposite())?;
+    let mut last: Option<Move> = None;
+    let mut show = true;
+    loop {
+        let pos = game.position();
+        if pos.board.is_game_over() {
+            write!(out, "{}", render(&pos, last))?;
+            writeln!(out, "{}", final_line(&game))?;
+            return Ok(game);
+        }
+        if pos.side != human {
+            let m = match engine.choose(&pos) {
+                Ok(m) => m,
+                Err(e) => {
+                    writeln!(out, "engine error: {e}")?;
+                    return Ok(game);
+                }
+            };
+            game.play(m.mv).expect("the engine plays legal moves");
+            last = Some(m.mv);
+            let how = match m.source {
+                MoveSource::Book => "book".to_string(),
+                MoveSource::Forced => "forced".to_string(),
+                MoveSource::Search if m.exact => format!("exact, {} nodes", m.nodes),
+                MoveSource::Search => format!("depth {}, {} nodes", m.depth, m.nodes),
+            };
+            writeln!(out, "thorbook plays {} ({how}, score {:+}, {:.2} s)", m.mv, m.score, m.time.as_secs_f64())?;
+            show = true;
+            continue;
+        }
+        if pos.board.must_pass() {
+            writeln!(out, "{human} has no legal move and passes")?;
+            game.play(Move::Pass).expect("a forced pass is legal");
+            last = Some(Move::Pass);
+            continue;
+        }
+        if show {
+            write!(out, "{}", render(&pos, last))?;
+            show = false;
+        }
+        write!(out, "your move ({human}): ")?;
+        out.flush()?;
+        let Some(line) = lines.next() else {
+            writeln!(out, "\nend of input: the game is left unfinished")?;
+            return Ok(game);
+        };
+        let line = line?;
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            [] => {}
+            ["quit" | "exit"] => return Ok(game),
+            ["help" | "?"] => writeln!(out, "{HELP}")?,
+            ["board"] => show = true,
+            ["new"] => {
+                engine.new_game();
+                game = Game::default();
+                last = None;
+                show = true;
+            }
+            ["undo"] => {
+                // Back to the person's previous turn: the engine's reply and the move.
+                let mut undone = 0;
+                while let Some(_mv) = game.undo() {
+                    undone += 1;
+                    if game.position().side == human && !game.position().board.must_pass() {
+                        break;
+                    }
+                }
+                last = None;
+                show = true;
+                if undone == 0 {
+                    writeln!(out, "nothing to undo")?;
+                }
+            }
+            ["hint"] => {
+                let a = engine.analyze(&pos, None);
+                writeln!(out, "{}", hint_text(&a))?;
+            }
+            ["level", n] => match n.parse::<u8>().ok().and_then(Level::new) {
+                Some(level) => {
+                    engine.set_strength(Strength::level(level), Some(level));
+                    writeln!(
+                        out,
+                        "level {level}: depth {}, exact from {} empties",
+                        level.spec().depth,
+                        level.spec().exact_at
+                    )?;
+                }
+                None => writeln!(out, "level must be 1..{}", Level::MAX)?,
+            },
+            [word] => match word.parse::<Move>() {
+                Ok(mv) => match game.play(mv) {
+                    Ok(()) => {
+                        last = Some(mv);
+                        show = true;
+                    }
+                    Err(e) => writeln!(out, "{e}; legal: {}", legal_list(&pos))?,
+                },
+                Err(_) => writeln!(out, "`{word}` is not a move or a command; {HELP}")?,
+            },
+            _ => writeln!(out, "`{line}` is not a move or a command; {HELP}")?,
+        }
+    }
+}
+
+fn legal_list(pos: &Position) -> String {
+    pos.legal_squares().iter().map(|s| s.to_string()).collect::<Vec<_>>().join(" ")
+}
+
+fn hint_text(a: &super::Analysis) -> String {
+    let mut s = String::new();
+    for m in &a.book {
+        let what = if m.in_book { format!("book, {} games", m.games) } else { format!("book leaf, depth {}", m.depth) };
+        s.push_str(&format!("  {:<4} {:>+4}  {what}\n", m.mv.to_string(), m.score));
+    }
+    let r = &a.search;
+    let kind = if r.exact { "exact".to_string() } else { format!("depth {}", r.depth) };
+    for m in &r.moves {
+        s.push_str(&format!("  {:<4} {:>+4}  search, {kind}\n", m.mv.to_string(), m.score));
+    }
+    s.push_str(&format!("  best line: {}", format_moves(&a.pv)));
+    s
+}
