@@ -4,6 +4,7 @@ mod util;
 
 mod board_cli;
 mod book;
+mod engine;
 mod search;
 mod thor_corrupt;
 mod thor_data;

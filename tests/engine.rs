@@ -1,0 +1,341 @@
+//! The engine through its protocols and commands: scripted GTP, NBoard and terminal
+//! sessions through the real binary, matches checked by replay, and a property test
+//! that `Engine::choose` answers every board legally under the harshest limits.
+
+use std::time::Duration;
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use thorbook::board::Board;
+use thorbook::engine::{BookSource, Engine, EngineConfig, EngineError, Game, MoveSource, Strength};
+use thorbook::square::{format_moves, parse_move_sequence, Move};
+use thorbook::thor::{bundled_sources, LoadOptions, Outcome, ThorDatabase};
+use thorbook::{Color, Position};
+
+use crate::util::thorbook_stdin;
+
+/// A board with 35 legal moves for black (more than any fixed list of 32 held).
+const WIDE_BOARD: &str = "---------O-OXO-O-OXXXO-X-XX--X---OXO--OX--XX-X---OOOOXO-------X- X";
+
+/// A finished bundled Thor game with at least one pass: its moves (passes left out, as
+/// WTHOR stores them) and black's stored final disc count.
+fn thor_game_with_pass() -> (Vec<Move>, i32) {
+    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: false }).unwrap();
+    let g = db
+        .games
+        .iter()
+        .find(|g| g.replay.passes > 0 && g.replay.outcome == Outcome::Finished)
+        .expect("the bundled archives hold games with passes");
+    let moves: Vec<Move> = g.moves_with_passes().into_iter().filter(|&m| m != Move::Pass).collect();
+    (moves, g.raw.black_score as i32)
+}
+
+fn gtp_color(pos: &Position) -> &'static str {
+    if pos.side == Color::Black {
+        "b"
+    } else {
+        "w"
+    }
+}
+
+#[test]
+fn gtp_session_plays_a_whole_game_with_a_pass() {
+    let (moves, black_discs) = thor_game_with_pass();
+    let mut script = String::from("protocol_version\nname\nboardsize 8\nboardsize 10\nclear_board\nkomi 0\n");
+    let mut pos = Position::START;
+    let mut expected = Vec::new();
+    for (i, &mv) in moves.iter().enumerate() {
+        if pos.board.must_pass() {
+            pos = pos.pass();
+        }
+        if i == 3 {
+            // An illegal move, a bad command and an undo in the middle: the loop goes on.
+            script.push_str(&format!("play {} a1\nfrobnicate\n", gtp_color(&pos)));
+            script.push_str(&format!("play {} {}\nundo\n", gtp_color(&pos), mv.to_string().to_uppercase()));
+            expected.extend(["?", "?", "=", "="]);
+        }
+        script.push_str(&format!("play {} {}\n", gtp_color(&pos), mv.to_string().to_uppercase()));
+        expected.push("=");
+        pos = pos.try_play(mv, i + 1).unwrap();
+    }
+    assert!(pos.board.is_game_over());
+    script.push_str("final_score\ngenmove b\nshowboard\nquit\n");
+    let out = thorbook_stdin(&["gtp", "--level", "1"], &script);
+    let replies: Vec<&str> = out.ok().split("\n\n").filter(|r| !r.trim().is_empty()).collect();
+    assert_eq!(replies[0], "= 2");
+    assert_eq!(replies[1], "= thorbook");
+    assert_eq!(replies[2], "=");
+    assert!(replies[3].starts_with("? unacceptable size"), "{}", replies[3]);
+    for (i, want) in expected.iter().enumerate() {
+        assert!(replies[6 + i].starts_with(want), "reply {}: {} (wanted {want})", 6 + i, replies[6 + i]);
+    }
+    let score = replies[6 + expected.len()];
+    // WTHOR stores black's discs with the empties given to the winner: an independent count.
+    let diff = 2 * black_discs - 64;
+    let want = match diff {
+        0 => "= 0".to_string(),
+        d if d > 0 => format!("= B+{d}"),
+        d => format!("= W+{}", -d),
+    };
+    assert_eq!(score, want);
+    assert_eq!(replies[7 + expected.len()], "= pass", "genmove after the end");
+    assert!(replies[8 + expected.len()].contains("game over"));
+}
+
+#[test]
+fn gtp_engine_plays_both_sides_to_the_end() {
+    // The engine's own moves, genmove after genmove, with passes answered `pass`.
+    let mut script = String::from("clear_board\n");
+    for i in 0..70 {
+        script.push_str(if i % 2 == 0 { "genmove b\n" } else { "genmove w\n" });
+    }
+    script.push_str("final_score\n");
+    let out = thorbook_stdin(&["gtp", "--level", "2", "--no-book"], &script);
+    let replies: Vec<&str> = out.ok().split("\n\n").filter(|r| !r.trim().is_empty()).collect();
+    let mut game = Game::default();
+    for (i, r) in replies[1..71].iter().enumerate() {
+        let color = if i % 2 == 0 { Color::Black } else { Color::White };
+        if r.starts_with('?') {
+            // Asked for the side that is not to move while the other has a move.
+            assert!(r.contains("turn"), "{r}");
+            continue;
+        }
+        let word = r.trim_start_matches('=').trim();
+        if game.is_over() {
+            assert_eq!(word, "pass");
+            continue;
+        }
+        let mv: Move = word.parse().unwrap();
+        game.play_for(color, mv).unwrap_or_else(|e| panic!("reply {i} `{r}`: {e}"));
+    }
+    assert!(game.is_over(), "70 genmoves finish a game: {}", format_moves(&game.moves()));
+    assert_eq!(replies[71], format!("= {}", game.result_text()));
+}
+
+#[test]
+fn nboard_session_answers_go_hint_ping_and_survives_bad_lines() {
+    let (moves, _) = thor_game_with_pass();
+    let ggf = "(;GM[Othello]PC[NBoard]PB[a]PW[b]RE[?]TI[15:00]TY[8]BO[8 ---------------------------O*------*O--------------------------- *]B[F5]W[F6]B[D3]W[C5];)";
+    let mut script =
+        format!("nboard 2\nset depth 4\nset game {ggf}\nping 1\ngo\nhint 3\nfly away\nmove A1\nmove E6\nping 2\ngo\n");
+    // A whole game with a pass, move by move from the start, then analysis of it.
+    script.push_str(
+        "set game (;GM[Othello]TY[8]BO[8 ---------------------------O*------*O--------------------------- *];)\n",
+    );
+    for mv in &moves {
+        script.push_str(&format!("move {}\n", mv.to_string().to_uppercase()));
+    }
+    script.push_str("ping 3\ngo\nlearn\nquit\n");
+    let out = thorbook_stdin(&["nboard", "--no-book"], &script);
+    let text = out.ok();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "set myname thorbook");
+    assert!(lines.contains(&"pong 1") && lines.contains(&"pong 2") && lines.contains(&"pong 3"), "{text}");
+    let answers: Vec<&str> = lines.iter().filter_map(|l| l.strip_prefix("=== ")).collect();
+    assert_eq!(answers.len(), 2, "{text}");
+    let after4 = Position::from_moves("f5f6d3c5").unwrap();
+    let mv: Move = answers[0].split('/').next().unwrap().parse().unwrap();
+    assert!(after4.try_play(mv, 1).is_ok(), "{mv} is legal");
+    let after5 = Position::from_moves("f5f6d3c5e6").unwrap();
+    let mv: Move = answers[1].split('/').next().unwrap().parse().unwrap();
+    assert!(after5.try_play(mv, 1).is_ok(), "{mv} is legal after e6");
+    let hints: Vec<&str> = lines.iter().copied().filter(|l| l.starts_with("search ")).collect();
+    assert_eq!(hints.len(), 3, "{text}");
+    let scores: Vec<f64> = hints.iter().map(|h| h.split(' ').nth(2).unwrap().parse().unwrap()).collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "hints best first: {hints:?}");
+    assert!(lines.contains(&"learned"));
+    // Errors go to stderr and the loop goes on; `go` after the end of the game is one.
+    assert!(out.stderr.contains("unknown command `fly`"), "{}", out.stderr);
+    assert!(out.stderr.contains("move a1"), "{}", out.stderr);
+    assert!(out.stderr.contains("game is over"), "{}", out.stderr);
+}
+
+#[test]
+fn nboard_reports_book_moves_as_book_moves() {
+    let script = "nboard 2\nset depth 4\nset game (;GM[Othello]TY[8]BO[8 ---------------------------O*------*O--------------------------- *]B[F5];)\nhint 2\ngo\nquit\n";
+    let out = thorbook_stdin(&["nboard"], script);
+    let text = out.ok();
+    assert!(text.lines().any(|l| l.starts_with("book ")), "{text}");
+    assert!(text.contains("status thorbook plays from its book"), "{text}");
+}
+
+#[test]
+fn terminal_play_finishes_a_scripted_game() {
+    // The person answers with every square in turn: the first legal one is played.
+    let all: String = thorbook::square::Square::ALL.iter().map(|s| format!("{s}\n")).collect();
+    let script = format!("hint\nundo\nlevel 99\nlevel 2\nxyz\n{}", all.repeat(40));
+    let out = thorbook_stdin(&["play", "--color", "white", "--level", "1", "--no-book"], &script);
+    let text = out.ok();
+    assert!(text.contains("thorbook plays"), "{text}");
+    assert!(text.contains("level must be 1..12"), "{text}");
+    assert!(text.contains("level 2: depth 2"), "{text}");
+    assert!(text.contains("is not a move or a command"), "{text}");
+    let last = text.lines().rev().find(|l| l.starts_with("game over:")).expect("the game ends");
+    let moves = last.rsplit("moves ").next().unwrap();
+    let seq = parse_move_sequence(moves).unwrap();
+    let mut game = Game::default();
+    for mv in seq {
+        game.play(mv).unwrap();
+    }
+    assert!(game.is_over());
+    assert!(last.contains(&format!("({})", game.result_text())), "{last}");
+}
+
+#[test]
+fn match_results_agree_with_a_replay_of_the_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = dir.path().join("games.jsonl");
+    let out = thorbook_stdin(
+        &[
+            "match",
+            "--a",
+            "self --level 3 --no-book",
+            "--b",
+            "self --level 1",
+            "--b-protocol",
+            "nboard",
+            "--games",
+            "4",
+            "--games-out",
+            games.to_str().unwrap(),
+        ],
+        "",
+    );
+    let text = out.ok().to_string();
+    let (mut w, mut d, mut l) = (0, 0, 0);
+    for line in std::fs::read_to_string(&games).unwrap().lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(v["forfeit"].is_null(), "{line}");
+        let mut game = Game::default();
+        for mv in parse_move_sequence(v["moves"].as_str().unwrap()).unwrap() {
+            game.play(mv).unwrap();
+        }
+        assert!(game.is_over(), "{line}");
+        assert_eq!(v["black_score"].as_i64().unwrap() as i32, game.black_score(), "{line}");
+        let a_black = v["a_color"] == "black";
+        let a_diff = if a_black { game.black_score() } else { -game.black_score() };
+        match a_diff.signum() {
+            1 => w += 1,
+            0 => d += 1,
+            _ => l += 1,
+        }
+    }
+    assert_eq!(w + d + l, 4);
+    assert!(text.contains(&format!("A: {w} wins, {d} draws, {l} losses in 4 games")), "{text}");
+}
+
+#[test]
+fn a_crashing_engine_forfeits_and_the_match_goes_on() {
+    let out =
+        thorbook_stdin(&["match", "--a", "self --level 1", "--b", "false", "--games", "2", "--move-timeout", "5"], "");
+    let text = out.ok();
+    assert_eq!(text.matches("B forfeits").count(), 2, "{text}");
+    assert!(text.contains("A: 2 wins, 0 draws, 0 losses"), "{text}");
+}
+
+#[test]
+fn engine_commands_reject_absurd_arguments_without_crashing() {
+    for (args, want) in [
+        (vec!["bestmove", "--moves", "f5d6", "--time", "1e20"], "--time must be"),
+        (vec!["bestmove", "--moves", "f5d6", "--hash-mib", "100000000"], "--hash-mib must be"),
+        (vec!["bestmove", "--level", "0"], "--level must be"),
+        (vec!["bestmove", "--threads", "0"], "--threads must be"),
+        (vec!["gtp", "--depth", "99"], "--depth must be"),
+        (vec!["match", "--a", "self", "--b", "self", "--games", "0"], "--games must be"),
+        (vec!["match", "--a", "self", "--b", "self", "--openings", "/no/such/file"], "/no/such/file"),
+    ] {
+        let err = thorbook_stdin(&args, "").fails().to_string();
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn wide_boards_and_cut_short_searches_still_give_a_legal_move() {
+    let pos = Position::parse_board_text(WIDE_BOARD).unwrap();
+    assert_eq!(pos.board.legal_moves().count_ones(), 35);
+    for args in [
+        vec!["bestmove", "--board", WIDE_BOARD, "--depth", "3", "--json"],
+        vec!["analyze", "--board", WIDE_BOARD, "--depth", "2", "--json"],
+        vec!["bestmove", "--board", WIDE_BOARD, "--nodes", "1", "--json"],
+    ] {
+        let out = thorbook_stdin(&args, "");
+        let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
+        let mv = if args[0] == "analyze" { v["moves"][0]["move"].clone() } else { v["move"].clone() };
+        let mv: Move = mv.as_str().unwrap().parse().unwrap();
+        assert!(pos.try_play(mv, 1).is_ok(), "{args:?}: {mv}");
+        if args[0] == "analyze" {
+            assert_eq!(v["moves"].as_array().unwrap().len(), 35);
+        }
+    }
+    // 14 empties, an exact solve stopped after 1000 nodes: a move, not a panic or "game over".
+    let ffo1 = "--XXXXX--OOOXX-O-OOOXXOX-OXOXOXXOXXXOXXX--XOXOXX-XXXOOO--OOOOO-- X";
+    let out = thorbook_stdin(&["analyze", "--board", ffo1, "--exact", "--nodes", "1000"], "");
+    assert!(!out.ok().contains("game over"), "{}", out.stdout);
+    let out =
+        thorbook_stdin(&["bestmove", format!("--board={ffo1}").as_str(), "--exact", "--nodes", "1000", "--json"], "");
+    let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
+    let mv: Move = v["move"].as_str().unwrap().parse().unwrap();
+    assert!(Position::parse_board_text(ffo1).unwrap().try_play(mv, 1).is_ok());
+}
+
+/// Boards of every density, either side to move, some with dozens of legal moves.
+fn any_board() -> impl Strategy<Value = (Position, u8)> {
+    (any::<u64>(), any::<u64>(), any::<u64>(), 0u8..4, any::<bool>(), 0u8..6).prop_map(
+        |(a, b, c, density, white, limit)| {
+            let occupied = match density {
+                0 => a & b,
+                1 => a,
+                2 => a | b,
+                _ => a & b & c,
+            };
+            let black = occupied & c;
+            let white_discs = occupied & !c;
+            let side = if white { Color::White } else { Color::Black };
+            (Position::from_colors(black, white_discs, side).unwrap(), limit)
+        },
+    )
+}
+
+#[test]
+fn engine_choose_answers_any_board_legally() {
+    let config = EngineConfig { hash_mib: 1, book: BookSource::None, ..EngineConfig::default() };
+    let engine = std::sync::Mutex::new(Engine::new(config).unwrap());
+    let wide = Position::parse_board_text(WIDE_BOARD).unwrap();
+    let mut runner = TestRunner::new(Config { cases: 400, ..Config::default() });
+    let check = |pos: Position, limit: u8| -> Result<(), TestCaseError> {
+        let strength = match limit {
+            0 => Strength { depth: Some(1), exact_at: 0, time: None, nodes: None },
+            1 => Strength { depth: Some(4), exact_at: 10, time: None, nodes: None },
+            2 => Strength { depth: None, exact_at: 60, time: None, nodes: Some(1) },
+            3 => Strength { depth: None, exact_at: 14, time: Some(Duration::ZERO), nodes: None },
+            4 => Strength { depth: Some(3), exact_at: 60, time: Some(Duration::ZERO), nodes: Some(1) },
+            _ => Strength { depth: Some(2), exact_at: 8, time: None, nodes: None },
+        };
+        let mut engine = engine.lock().unwrap();
+        engine.set_strength(strength, None);
+        let board: Board = pos.board;
+        match engine.choose(&pos) {
+            Err(EngineError::GameOver { score }) => {
+                prop_assert!(board.is_game_over());
+                prop_assert_eq!(score, board.final_score());
+            }
+            Err(e) => prop_assert!(false, "{e}"),
+            Ok(m) => {
+                prop_assert!(!board.is_game_over());
+                if board.must_pass() {
+                    prop_assert_eq!(m.mv, Move::Pass);
+                    prop_assert_eq!(m.source, MoveSource::Forced);
+                } else {
+                    prop_assert!(m.mv != Move::Pass && pos.try_play(m.mv, 1).is_ok(), "{} in {}", m.mv, pos);
+                }
+                prop_assert!((-64..=64).contains(&m.score));
+            }
+        }
+        Ok(())
+    };
+    for limit in 0..6 {
+        check(wide, limit).unwrap();
+        check(wide.pass(), limit).unwrap();
+    }
+    runner.run(&any_board(), |(pos, limit)| check(pos, limit)).unwrap();
+}
