@@ -143,19 +143,26 @@ impl Position {
         Ok(Position::from_colors(black, white, side).expect("a square holds one colour"))
     }
 
+    /// The 64 squares A1 … H8 as characters, with the symbols given (board text, GGF).
+    pub fn squares_text(&self, black_char: char, white_char: char, empty_char: char) -> String {
+        let (black, white) = (self.black(), self.white());
+        Square::ALL
+            .iter()
+            .map(|sq| {
+                if black & sq.bit() != 0 {
+                    black_char
+                } else if white & sq.bit() != 0 {
+                    white_char
+                } else {
+                    empty_char
+                }
+            })
+            .collect()
+    }
+
     /// FFO/Edax board text: 64 squares then a space and `X` or `O`.
     pub fn to_board_text(&self) -> String {
-        let (black, white) = (self.black(), self.white());
-        let mut s = String::with_capacity(66);
-        for sq in Square::ALL {
-            s.push(if black & sq.bit() != 0 {
-                'X'
-            } else if white & sq.bit() != 0 {
-                'O'
-            } else {
-                '-'
-            });
-        }
+        let mut s = self.squares_text('X', 'O', '-');
         s.push(' ');
         s.push(self.side.symbol());
         s

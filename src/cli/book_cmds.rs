@@ -110,22 +110,47 @@ pub(super) fn run(cmd: BookCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
+impl TryFrom<&BuildArgs> for BuildConfig {
+    type Error = anyhow::Error;
+
+    /// Checks every range of `book build`'s arguments (the thread count included, which
+    /// the pool rather than the config holds).
+    fn try_from(args: &BuildArgs) -> anyhow::Result<BuildConfig> {
+        let max_threads = crate::engine::MAX_THREADS;
+        anyhow::ensure!(
+            (1..=max_threads).contains(&args.threads),
+            "--threads must be 1..={max_threads}, got {}",
+            args.threads
+        );
+        anyhow::ensure!((1..=60).contains(&args.depth), "--depth must be 1..=60, got {}", args.depth);
+        anyhow::ensure!((1..=60).contains(&args.max_ply), "--max-ply must be 1..=60, got {}", args.max_ply);
+        anyhow::ensure!(args.min_games >= 1, "--min-games must be at least 1");
+        anyhow::ensure!(args.exact_at <= 60, "--exact-at must be 0..=60 empties, got {}", args.exact_at);
+        anyhow::ensure!(
+            (1..=4096).contains(&args.hash_mib),
+            "--hash-mib must be 1..=4096 per search, got {}",
+            args.hash_mib
+        );
+        let time = match args.time_per_position {
+            Some(t) if t > 0.0 && t <= 86_400.0 => {
+                Some(Duration::try_from_secs_f64(t).with_context(|| format!("--time-per-position {t}"))?)
+            }
+            Some(t) => anyhow::bail!("--time-per-position must be a positive number of seconds up to a day, got {t}"),
+            None => None,
+        };
+        Ok(BuildConfig {
+            max_ply: args.max_ply,
+            min_games: args.min_games,
+            depth: args.depth,
+            time_per_position: time,
+            exact_at: args.exact_at,
+            hash_mib: args.hash_mib,
+        })
+    }
+}
+
 fn build_cmd(args: BuildArgs) -> anyhow::Result<ExitCode> {
-    anyhow::ensure!(args.threads >= 1, "--threads must be at least 1");
-    anyhow::ensure!((1..=60).contains(&args.depth), "--depth must be 1..60");
-    let time = match args.time_per_position {
-        Some(t) if t > 0.0 && t.is_finite() => Some(Duration::from_secs_f64(t)),
-        Some(t) => anyhow::bail!("--time-per-position must be a positive number of seconds, got {t}"),
-        None => None,
-    };
-    let config = BuildConfig {
-        max_ply: args.max_ply,
-        min_games: args.min_games,
-        depth: args.depth,
-        time_per_position: time,
-        exact_at: args.exact_at,
-        hash_mib: args.hash_mib,
-    };
+    let config = BuildConfig::try_from(&args)?;
     let start = Instant::now();
     let db = args.archives.load(false)?;
     let games: Vec<GameLine> =

@@ -148,17 +148,7 @@ pub fn parse(text: &str) -> Result<GgfGame, GgfError> {
 /// Writes `game` as GGF, with the players' names and a time control (`TI`) if given.
 pub fn write(game: &Game, black: &str, white: &str, time: Option<&str>) -> String {
     let start = game.start();
-    let mut board = String::with_capacity(66);
-    let (b, w) = (start.black(), start.white());
-    for sq in Square::ALL {
-        board.push(if b & sq.bit() != 0 {
-            '*'
-        } else if w & sq.bit() != 0 {
-            'O'
-        } else {
-            '-'
-        });
-    }
+    let board = start.squares_text('*', 'O', '-');
     let side = if start.side == Color::Black { '*' } else { 'O' };
     let escape = |s: &str| s.replace('\\', "\\\\").replace(']', "\\]");
     let mut out = format!("(;GM[Othello]PC[thorbook]PB[{}]PW[{}]", escape(black), escape(white));
