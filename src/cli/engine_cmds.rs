@@ -376,3 +376,44 @@ pub(super) fn run_match(args: MatchArgs) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(f: impl FnOnce(&mut EngineArgs)) -> anyhow::Result<EngineConfig> {
+        let mut a = EngineArgs { threads: 1, hash_mib: 16, book_max_loss: 64, ..EngineArgs::default() };
+        f(&mut a);
+        EngineConfig::try_from(&a)
+    }
+
+    #[test]
+    fn arguments_become_strengths() {
+        let c = config(|_| {}).unwrap();
+        assert_eq!((c.level, c.strength), (Some(Level::DEFAULT), Strength::level(Level::DEFAULT)));
+        let c = config(|a| a.level = Some(3)).unwrap();
+        assert_eq!((c.strength.depth, c.strength.exact_at), (Some(3), 10));
+        let c = config(|a| a.time = Some(0.4)).unwrap();
+        assert_eq!((c.level, c.strength.depth, c.strength.exact_at), (None, None, 18));
+        assert_eq!(c.strength.time, Some(Duration::from_millis(400)));
+        let c = config(|a| {
+            a.level = Some(5);
+            a.exact_at = Some(20);
+        })
+        .unwrap();
+        assert_eq!((c.level, c.strength.depth, c.strength.exact_at), (None, Some(6), 20));
+        let c = config(|a| a.exact = true).unwrap();
+        assert_eq!((c.strength.depth, c.strength.exact_at), (None, 60));
+        assert_eq!(config(|a| a.no_book = true).unwrap().book, BookSource::None);
+        for bad in [
+            config(|a| a.time = Some(f64::NAN)),
+            config(|a| a.time = Some(0.0)),
+            config(|a| a.nodes = Some(0)),
+            config(|a| a.level = Some(13)),
+            config(|a| a.book_randomness = -1),
+            config(|a| a.hash_mib = 0),
+        ] {
+            assert!(bad.is_err());
+        }
+    }
+}
