@@ -234,6 +234,23 @@ fn a_crashing_engine_forfeits_and_the_match_goes_on() {
 }
 
 #[test]
+fn silent_and_illegal_engines_forfeit() {
+    let out = thorbook_stdin(
+        &["match", "--a", "self --level 1", "--b", "sleep 30", "--games", "1", "--move-timeout", "1"],
+        "",
+    );
+    let text = out.ok();
+    assert!(text.contains("B forfeits: setting up the game: no answer within 1.0 s"), "{text}");
+    // A GTP engine that answers A1 to everything: its first genmove is illegal.
+    let liar = "sh -c 'while read l; do echo \"= A1\"; echo; done'";
+    let out =
+        thorbook_stdin(&["match", "--a", liar, "--b", "self --level 1", "--games", "2", "--move-timeout", "5"], "");
+    let text = out.ok();
+    assert_eq!(text.matches("A forfeits: illegal move").count(), 2, "{text}");
+    assert!(text.contains("A: 0 wins, 0 draws, 2 losses"), "{text}");
+}
+
+#[test]
 fn engine_commands_reject_absurd_arguments_without_crashing() {
     for (args, want) in [
         (vec!["bestmove", "--moves", "f5d6", "--time", "1e20"], "--time must be"),

@@ -241,13 +241,12 @@ struct Client {
     stdin: ChildStdin,
     lines: Receiver<String>,
     pings: u64,
+    /// The longest wait for any answer (the match's move time-out).
+    timeout: Duration,
 }
 
-/// Commands for set-up exchanges (not moves): generous, but bounded.
-const SETUP_TIMEOUT: Duration = Duration::from_secs(30);
-
 impl Client {
-    fn spawn(spec: &PlayerSpec) -> std::io::Result<Client> {
+    fn spawn(spec: &PlayerSpec, timeout: Duration) -> std::io::Result<Client> {
         let (program, args) = spec
             .command
             .split_first()
@@ -269,7 +268,7 @@ impl Client {
                 }
             }
         });
-        let mut client = Client { spec: spec.clone(), child, stdin, lines: rx, pings: 0 };
+        let mut client = Client { spec: spec.clone(), child, stdin, lines: rx, pings: 0, timeout };
         if spec.protocol == Protocol::NBoard {
             client.send("nboard 2").map_err(|f| std::io::Error::other(f.to_string()))?;
         }
@@ -320,9 +319,9 @@ impl Client {
         self.pings += 1;
         let n = self.pings;
         self.send(&format!("ping {n}"))?;
-        let deadline = Instant::now() + SETUP_TIMEOUT;
+        let deadline = Instant::now() + self.timeout;
         let want = format!("pong {n}");
-        while self.recv(deadline, SETUP_TIMEOUT)?.trim() != want {}
+        while self.recv(deadline, self.timeout)?.trim() != want {}
         Ok(())
     }
 
@@ -330,12 +329,12 @@ impl Client {
     fn new_game(&mut self, game: &Game, time_per_move: Option<Duration>) -> Result<(), Fault> {
         match self.spec.protocol {
             Protocol::Gtp => {
-                self.gtp("boardsize 8", SETUP_TIMEOUT)?;
-                self.gtp("clear_board", SETUP_TIMEOUT)?;
+                self.gtp("boardsize 8", self.timeout)?;
+                self.gtp("clear_board", self.timeout)?;
                 if let Some(t) = time_per_move {
                     // Byo-yomi of one stone: `t` seconds for every move. Engines that
                     // ignore time controls may refuse it; that is not a fault.
-                    let _ = self.gtp(&format!("time_settings 0 {} 1", t.as_secs_f64().max(0.001)), SETUP_TIMEOUT);
+                    let _ = self.gtp(&format!("time_settings 0 {} 1", t.as_secs_f64().max(0.001)), self.timeout);
                 }
                 for (pos, mv) in game.positions().iter().zip(game.moves()) {
                     self.tell(pos.side, mv)?;
@@ -357,7 +356,7 @@ impl Client {
             (Protocol::Gtp, Move::Pass) => Ok(()),
             (Protocol::Gtp, Move::Place(sq)) => {
                 let c = if color == Color::Black { "b" } else { "w" };
-                self.gtp(&format!("play {c} {}", sq.to_string().to_ascii_uppercase()), SETUP_TIMEOUT).map(|_| ())
+                self.gtp(&format!("play {c} {}", sq.to_string().to_ascii_uppercase()), self.timeout).map(|_| ())
             }
             (Protocol::NBoard, Move::Pass) => self.send("move PA"),
             (Protocol::NBoard, Move::Place(sq)) => self.send(&format!("move {}", sq.to_string().to_ascii_uppercase())),
@@ -425,8 +424,8 @@ pub enum MatchError {
     Config(String),
 }
 
-fn spawn(spec: &PlayerSpec) -> Result<Client, MatchError> {
-    Client::spawn(spec).map_err(|source| MatchError::Spawn {
+fn spawn(spec: &PlayerSpec, timeout: Duration) -> Result<Client, MatchError> {
+    Client::spawn(spec, timeout).map_err(|source| MatchError::Spawn {
         name: spec.name.clone(),
         command: spec.command.join(" "),
         source,
@@ -523,7 +522,7 @@ pub fn run_match(config: &MatchConfig, mut on_game: impl FnMut(&GameRecord)) -> 
     if config.games == 0 {
         return Err(MatchError::Config("a match needs at least one game".into()));
     }
-    let mut clients = [spawn(&config.a)?, spawn(&config.b)?];
+    let mut clients = [spawn(&config.a, config.move_timeout)?, spawn(&config.b, config.move_timeout)?];
     let mut records = Vec::with_capacity(config.games);
     for g in 0..config.games {
         let opening = (g / 2) % config.openings.len();
@@ -533,7 +532,7 @@ pub fn run_match(config: &MatchConfig, mut on_game: impl FnMut(&GameRecord)) -> 
             // The faulty engine may be in any state: start it again.
             let i = if f.side == Side::A { 0 } else { 1 };
             let spec = if f.side == Side::A { &config.a } else { &config.b };
-            let fresh = spawn(spec)?;
+            let fresh = spawn(spec, config.move_timeout)?;
             std::mem::replace(&mut clients[i], fresh).quit();
         }
         on_game(&record);
