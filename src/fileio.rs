@@ -50,7 +50,8 @@ pub fn read_mapped(path: &Path) -> std::io::Result<Bytes> {
     })
 }
 
-/// Writes `bytes` to `path` atomically: temporary file beside it, fsync, rename.
+/// Writes `bytes` to `path` atomically and durably: temporary file beside it, fsync,
+/// rename, then fsync of the directory so the rename itself survives a crash.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -59,12 +60,23 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let mut f = File::create(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
-        std::fs::rename(&tmp, path)
+        std::fs::rename(&tmp, path)?;
+        sync_dir(dir)
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Flushes a directory's entries (a rename) to disk. Directories cannot be opened for
+/// syncing everywhere (Windows); there the rename is as durable as the system makes it.
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    File::open(dir)?.sync_all()?;
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
 }
 
 #[cfg(test)]
