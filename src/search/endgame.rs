@@ -29,8 +29,8 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::moves::{MoveList, OrderedMove};
 use super::tt::TranspositionTable;
-use super::MAX_MOVES;
 use crate::board::{flips, legal_moves, Board, Squares};
 use crate::square::{Move, Square};
 use crate::stability::stable_discs;
@@ -180,9 +180,9 @@ impl<'a> Solver<'a> {
         }
         self.nodes += 1;
         let tt_move = self.tt.probe(board.key()).and_then(|e| e.best);
-        let mut list = MoveList::new(board, moves & !self.root_exclude, tt_move);
+        let mut list = fastest_first(board, moves & !self.root_exclude, tt_move);
         list.sort();
-        let mut out: Vec<RootMove> = Vec::with_capacity(list.len);
+        let mut out: Vec<RootMove> = Vec::with_capacity(list.len());
         let mut best = -65;
         let mut a = alpha;
         // Every root move must be searched, so once the first has set alpha the others'
@@ -191,8 +191,8 @@ impl<'a> Solver<'a> {
         let mut bounds = Vec::new();
         let mut bounds_alpha = a;
         for (i, m) in list.iter().enumerate() {
-            if i == 1 && !all && self.threads > 1 && list.len > 2 && board.empty_count() >= SPLIT_MIN {
-                bounds = self.parallel_nws(board, a, &list.moves[1..list.len], false);
+            if i == 1 && !all && self.threads > 1 && list.len() > 2 && board.empty_count() >= SPLIT_MIN {
+                bounds = self.parallel_nws(board, a, &list.as_slice()[1..], false);
                 bounds_alpha = a;
             }
             let known = bounds.get(i.wrapping_sub(1)).copied().flatten().filter(|&v| v <= bounds_alpha);
@@ -261,7 +261,7 @@ impl<'a> Solver<'a> {
             let (v, _) = self.pvs(&board.pass(), -beta, -alpha);
             return (-v, None);
         }
-        let mut list = MoveList::new(board, moves, tt_move);
+        let mut list = fastest_first(board, moves, tt_move);
         list.sort();
         let alpha0 = alpha;
         let mut best = -65;
@@ -372,7 +372,7 @@ impl<'a> Solver<'a> {
             }
             return -self.nws(&board.pass(), -alpha - 1);
         }
-        let mut list = MoveList::new(board, moves, tt_move);
+        let mut list = fastest_first(board, moves, tt_move);
         if empties >= ETC_MIN {
             // Enhanced transposition cut-off: a child already known to be bad enough
             // for the opponent refutes this node without searching anything.
@@ -388,7 +388,7 @@ impl<'a> Solver<'a> {
         list.sort();
         let mut best = -65;
         let mut best_move = None;
-        let n = list.len;
+        let n = list.len();
         for (i, m) in list.iter().enumerate() {
             let v = -self.nws(&board.play_flips(m.square, m.flips), -alpha - 1);
             if v > best {
@@ -400,7 +400,7 @@ impl<'a> Solver<'a> {
             }
             if i + 1 == SPLIT_AFTER && self.threads > 1 && empties >= SPLIT_MIN && n > SPLIT_AFTER + 1 {
                 // The first move did not cut: the others are searched in parallel.
-                let (v, sq) = self.split(board, alpha, &list.moves[SPLIT_AFTER..n]);
+                let (v, sq) = self.split(board, alpha, &list.as_slice()[SPLIT_AFTER..n]);
                 if v > best {
                     best = v;
                     best_move = Some(sq);
@@ -631,65 +631,28 @@ impl<'a> Solver<'a> {
     }
 }
 
-/// A move with what ordering needs.
-#[derive(Clone, Copy)]
-struct OrderedMove {
-    square: Square,
-    flips: u64,
-    /// Lower is searched first.
-    cost: i32,
-}
-
-/// The legal moves of a node, ordered fastest-first. Sized for any board: a
-/// position can have more legal moves than any game reaches (35 and more).
-struct MoveList {
-    moves: [OrderedMove; MAX_MOVES],
-    len: usize,
-}
-
-impl MoveList {
-    #[inline]
-    fn new(board: &Board, moves: u64, tt_move: Option<Square>) -> MoveList {
-        let mut list =
-            MoveList { moves: [OrderedMove { square: Square::new(0), flips: 0, cost: 0 }; MAX_MOVES], len: 0 };
-        let odd = odd_quadrants(board.empties());
-        for sq in Squares(moves) {
-            let f = flips(board.player, board.opponent, sq);
-            let cost = if Some(sq) == tt_move {
-                i32::MIN
-            } else {
-                let child = board.play_flips(sq, f);
-                let replies = child.legal_moves();
-                // Fewest replies first; a reply on a corner counts double; potential
-                // mobility breaks ties; an odd quadrant is a slight bonus.
-                let potential = crate::board::adjacent_empties(child.opponent, child.empties()).count_ones() as i32;
-                let corner_stab = (child.opponent & crate::board::masks::CORNERS).count_ones() as i32;
-                (replies.count_ones() as i32 + (replies & crate::board::masks::CORNERS).count_ones() as i32) * 64
-                    + potential * 4
-                    - corner_stab * 32
-                    - if odd & sq.bit() != 0 { 8 } else { 0 }
-            };
-            list.moves[list.len] = OrderedMove { square: sq, flips: f, cost };
-            list.len += 1;
-        }
-        list
+/// The moves of a node, fastest-first order's costs attached (sorted by the caller).
+#[inline]
+fn fastest_first(board: &Board, moves: u64, tt_move: Option<Square>) -> MoveList {
+    let mut list = MoveList::new();
+    let odd = odd_quadrants(board.empties());
+    for sq in Squares(moves) {
+        let f = flips(board.player, board.opponent, sq);
+        let cost = if Some(sq) == tt_move {
+            i32::MIN
+        } else {
+            let child = board.play_flips(sq, f);
+            let replies = child.legal_moves();
+            // Fewest replies first; a reply on a corner counts double; potential
+            // mobility breaks ties; an odd quadrant is a slight bonus.
+            let potential = crate::board::adjacent_empties(child.opponent, child.empties()).count_ones() as i32;
+            let corner_stab = (child.opponent & crate::board::masks::CORNERS).count_ones() as i32;
+            (replies.count_ones() as i32 + (replies & crate::board::masks::CORNERS).count_ones() as i32) * 64
+                + potential * 4
+                - corner_stab * 32
+                - if odd & sq.bit() != 0 { 8 } else { 0 }
+        };
+        list.push(OrderedMove { square: sq, flips: f, cost });
     }
-
-    /// Insertion sort by cost (lists are short).
-    #[inline]
-    fn sort(&mut self) {
-        for i in 1..self.len {
-            let m = self.moves[i];
-            let mut j = i;
-            while j > 0 && self.moves[j - 1].cost > m.cost {
-                self.moves[j] = self.moves[j - 1];
-                j -= 1;
-            }
-            self.moves[j] = m;
-        }
-    }
-
-    fn iter(&self) -> impl Iterator<Item = &OrderedMove> {
-        self.moves[..self.len].iter()
-    }
+    list
 }

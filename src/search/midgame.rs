@@ -10,8 +10,9 @@ use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
 use super::endgame::{RootMove, Solver};
+use super::moves::{MoveList, OrderedMove};
+use super::table_pv;
 use super::tt::TranspositionTable;
-use super::{table_pv, MAX_MOVES};
 use crate::board::{flips, Board, Squares};
 use crate::eval::Evaluator;
 use crate::square::{Move, Square};
@@ -122,16 +123,16 @@ impl<'a, E: Evaluator> Search<'a, E> {
     fn parallel_children(
         &mut self,
         board: &Board,
-        moves: &[(Square, u64)],
+        moves: &[OrderedMove],
         alpha: i32,
         beta: i32,
         depth: u32,
     ) -> Vec<Option<i32>> {
         let results: Vec<(Option<i32>, u64)> = moves
             .par_iter()
-            .map(|&(sq, f)| {
+            .map(|m| {
                 let mut h = self.helper();
-                let v = -h.pvs(&board.play_flips(sq, f), -beta, -alpha, depth - 1);
+                let v = -h.pvs(&board.play_flips(m.square, m.flips), -beta, -alpha, depth - 1);
                 let stopped = h.aborted || h.solver.aborted();
                 ((!stopped).then_some(v), h.total_nodes())
             })
@@ -289,13 +290,13 @@ impl<'a, E: Evaluator> Search<'a, E> {
         }
         let tt_move = self.tt.probe(board.key()).and_then(|e| e.best);
         let ordered = self.order(board, moves, depth, tt_move);
-        let list = &ordered.moves[..ordered.len];
+        let list = ordered.as_slice();
         let parallel = self.threads > 1 && list.len() > 2;
         let mut out = Vec::with_capacity(list.len());
         if all && parallel {
             // Analysis: every move with the full window, independent of each other.
-            for (v, &(sq, _)) in self.parallel_children(board, list, alpha, beta, depth).into_iter().zip(list) {
-                out.extend(v.map(|score| RootMove { mv: Move::Place(sq), score }));
+            for (v, m) in self.parallel_children(board, list, alpha, beta, depth).into_iter().zip(list) {
+                out.extend(v.map(|score| RootMove { mv: Move::Place(m.square), score }));
             }
         } else {
             // Upper bounds of the later moves, searched in parallel once the first move
@@ -303,7 +304,7 @@ impl<'a, E: Evaluator> Search<'a, E> {
             let mut bounds = Vec::new();
             let mut bounds_alpha = alpha;
             let mut a = alpha;
-            for (i, &(sq, f)) in list.iter().enumerate() {
+            for (i, &OrderedMove { square: sq, flips: f, .. }) in list.iter().enumerate() {
                 if i == 1 && parallel && !all {
                     bounds = self.parallel_children(board, &list[1..], a, a + 1, depth);
                     bounds_alpha = a;
@@ -385,7 +386,7 @@ impl<'a, E: Evaluator> Search<'a, E> {
         let mut best = -65;
         let mut best_move = None;
         let ordered = self.order(board, moves, depth, entry.and_then(|e| e.best));
-        for (i, &(sq, f)) in ordered.moves[..ordered.len].iter().enumerate() {
+        for (i, &OrderedMove { square: sq, flips: f, .. }) in ordered.iter().enumerate() {
             let child = board.play_flips(sq, f);
             let v = if i == 0 {
                 -self.pvs(&child, -beta, -alpha, depth - 1)
@@ -418,38 +419,24 @@ impl<'a, E: Evaluator> Search<'a, E> {
     /// Moves ordered best first, without allocating: the table's move, then by a
     /// shallow search (deep nodes) or by the opponent's mobility and the evaluation
     /// (shallow nodes).
-    fn order(&mut self, board: &Board, moves: u64, depth: u32, tt_move: Option<Square>) -> SmallList {
-        let mut list = SmallList { moves: [(Square::new(0), 0); MAX_MOVES], keys: [0; MAX_MOVES], len: 0 };
+    fn order(&mut self, board: &Board, moves: u64, depth: u32, tt_move: Option<Square>) -> MoveList {
+        let mut list = MoveList::new();
         for sq in Squares(moves) {
             let f = flips(board.player, board.opponent, sq);
             let child = board.play_flips(sq, f);
-            let key = if Some(sq) == tt_move {
-                i32::MAX
+            let cost = if Some(sq) == tt_move {
+                i32::MIN
             } else if depth >= SORT_BY_SEARCH_MIN_DEPTH {
                 let d = if depth >= 8 { 2 } else { 1 };
-                -self.pvs(&child, -64, 64, d - 1) * 16
+                self.pvs(&child, -64, 64, d - 1) * 16
             } else {
-                -(child.legal_moves().count_ones() as i32) * 16 - self.eval.evaluate(&child)
+                (child.legal_moves().count_ones() as i32) * 16 + self.eval.evaluate(&child)
             };
-            let mut j = list.len;
-            while j > 0 && list.keys[j - 1] < key {
-                list.keys[j] = list.keys[j - 1];
-                list.moves[j] = list.moves[j - 1];
-                j -= 1;
-            }
-            list.keys[j] = key;
-            list.moves[j] = (sq, f);
-            list.len += 1;
+            list.push(OrderedMove { square: sq, flips: f, cost });
         }
+        list.sort();
         list
     }
-}
-
-/// Moves with their ordering keys, sized for any board (see [`MAX_MOVES`]).
-struct SmallList {
-    moves: [(Square, u64); MAX_MOVES],
-    keys: [i32; MAX_MOVES],
-    len: usize,
 }
 
 /// The moves of `board` (a pass when `moves` is empty) scored by the static evaluation

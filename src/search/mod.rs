@@ -4,18 +4,15 @@
 
 pub mod endgame;
 pub mod midgame;
+pub mod moves;
 pub mod tt;
 
 pub use endgame::{RootMove, Solved, Solver};
 pub use midgame::{Limits, Search, SearchResult};
+pub use moves::MAX_MOVES;
 pub use tt::TranspositionTable;
 
 use crate::board::Board;
-
-/// Room for the legal moves of any board: at most one per empty square, and a board
-/// with a move has at most 60 empties. Reachable positions have at most 33, but any
-/// board text can be searched, so fixed lists never assume fewer.
-pub const MAX_MOVES: usize = 64;
 use crate::square::Move;
 
 /// The principal variation stored in the table from `board`: best moves while the
