@@ -155,7 +155,9 @@ fn nboard_reports_book_moves_as_book_moves() {
     let script = "nboard 2\nset depth 4\nset game (;GM[Othello]TY[8]BO[8 ---------------------------O*------*O--------------------------- *]B[F5];)\nhint 2\ngo\nquit\n";
     let out = thorbook_stdin(&["nboard"], script);
     let text = out.ok();
-    assert!(text.lines().any(|l| l.starts_with("book ")), "{text}");
+    let hints: Vec<&str> = text.lines().filter(|l| l.starts_with("book ") || l.starts_with("search ")).collect();
+    assert_eq!(hints.len(), 2, "{text}");
+    assert!(hints[0].starts_with("book "), "{text}");
     assert!(text.contains("status thorbook plays from its book"), "{text}");
 }
 
@@ -254,10 +256,11 @@ fn silent_and_illegal_engines_forfeit() {
 fn engine_commands_reject_absurd_arguments_without_crashing() {
     for (args, want) in [
         (vec!["bestmove", "--moves", "f5d6", "--time", "1e20"], "--time must be"),
-        (vec!["bestmove", "--moves", "f5d6", "--hash-mib", "100000000"], "--hash-mib must be"),
+        (vec!["bestmove", "--moves", "f5d6", "--hash-mib", "100000000"], "table of 100000000 MiB is out of range"),
         (vec!["bestmove", "--level", "0"], "--level must be"),
-        (vec!["bestmove", "--threads", "0"], "--threads must be"),
-        (vec!["gtp", "--depth", "99"], "--depth must be"),
+        (vec!["bestmove", "--threads", "0"], "threads must be 1..=256, got 0"),
+        (vec!["solve", "x.obf", "--threads", "0"], "--threads must be 1..=256, got 0"),
+        (vec!["gtp", "--depth", "99"], "depth must be 1..=60, got 99"),
         (vec!["match", "--a", "self", "--b", "self", "--games", "0"], "--games must be"),
         (vec!["match", "--a", "self", "--b", "self", "--openings", "/no/such/file"], "/no/such/file"),
     ] {
@@ -329,7 +332,7 @@ fn engine_choose_answers_any_board_legally() {
             _ => Strength { depth: Some(2), exact_at: 8, time: None, nodes: None },
         };
         let mut engine = engine.lock().unwrap();
-        engine.set_strength(strength, None);
+        engine.set_strength(strength);
         let board: Board = pos.board;
         match engine.choose(&pos) {
             Err(EngineError::GameOver { score }) => {

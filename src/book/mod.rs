@@ -10,8 +10,10 @@ pub mod format;
 pub mod query;
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 
 use crate::board::Board;
+use crate::fileio::{read_mapped, Bytes};
 use crate::square::Move;
 use crate::symmetry::Transform;
 
@@ -169,6 +171,58 @@ impl<D: AsRef<[u8]>> Book<D> {
             }
         }
         Ok(())
+    }
+}
+
+/// Where a book comes from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum BookSource {
+    /// No book.
+    None,
+    /// The book bundled in the binary (`data/book.tbk`).
+    #[default]
+    Bundled,
+    /// A book file, memory-mapped.
+    File(PathBuf),
+}
+
+/// A book that cannot be opened, with the file it came from.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The file cannot be read.
+    #[error("book {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The header is damaged or of another version.
+    #[error("book {path}: {source}")]
+    Format {
+        /// The file (`(bundled)` for the embedded book).
+        path: String,
+        /// What is wrong with it.
+        #[source]
+        source: BookError,
+    },
+}
+
+impl BookSource {
+    /// Opens the book in constant time (header, sizes, fingerprint; [`Book::verify`]
+    /// checks the records); `None` for [`BookSource::None`].
+    pub fn open(&self) -> Result<Option<Book<Bytes>>, OpenError> {
+        let (path, bytes) = match self {
+            BookSource::None => return Ok(None),
+            BookSource::Bundled => ("(bundled)".to_string(), Bytes::Static(bundled_bytes())),
+            BookSource::File(p) => {
+                let path = p.display().to_string();
+                let bytes = read_mapped(p).map_err(|source| OpenError::Io { path: path.clone(), source })?;
+                (path, bytes)
+            }
+        };
+        Book::open(bytes).map(Some).map_err(|source| OpenError::Format { path, source })
     }
 }
 

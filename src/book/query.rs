@@ -96,12 +96,31 @@ pub fn book_moves<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position) -> Vec<BookMov
     out
 }
 
-/// A book move for the engine: among the book's choices within `randomness` discs of
-/// the best, one picked uniformly (`randomness` 0: the best, most played first).
-pub fn choose_move<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position, randomness: i32, seed: u64) -> Option<(Move, i32)> {
-    let moves = book_moves(book, pos);
+/// How a player picks among book moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BookChoice {
+    /// Pick uniformly among moves within this many discs of the best (0: the best).
+    pub randomness: i32,
+    /// Never pick a move whose score is below −`max_loss` (64: any move).
+    pub max_loss: i32,
+}
+
+impl Default for BookChoice {
+    fn default() -> BookChoice {
+        BookChoice { randomness: 0, max_loss: 64 }
+    }
+}
+
+/// A book move to play in `pos`: among the book moves and leaf (each checked legal, so
+/// a damaged book cannot suggest an illegal move) that lose by at most `max_loss`, those
+/// within `randomness` of the best, one picked by `seed` (the best, most played first,
+/// when only one qualifies). `None` when the book has nothing to play here.
+pub fn choose_move<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position, choice: BookChoice, seed: u64) -> Option<BookMove> {
+    let moves: Vec<BookMove> = book_moves(book, pos)
+        .into_iter()
+        .filter(|m| m.score >= -choice.max_loss && pos.try_play(m.mv, 1).is_ok())
+        .collect();
     let best = moves.first()?.score;
-    let near: Vec<&BookMove> = moves.iter().filter(|m| m.score >= best - randomness.max(0)).collect();
-    let pick = if near.len() > 1 { (seed % near.len() as u64) as usize } else { 0 };
-    Some((near[pick].mv, near[pick].score))
+    let near = moves.iter().take_while(|m| m.score >= best - choice.randomness.max(0)).count();
+    Some(moves[(seed % near as u64) as usize].clone())
 }

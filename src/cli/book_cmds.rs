@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
@@ -17,8 +17,8 @@ use crate::board::{Board, Color, Squares};
 use crate::book::build::{self, BuildConfig, Checkpoint, GameLine};
 use crate::book::format::{encode_book, BuildParams, Record, FLAG_LEAF_EXACT, MOVE_NONE, MOVE_PASS};
 use crate::book::query::{book_line, book_moves, BookMove};
-use crate::book::{walk, Book};
-use crate::fileio::{atomic_write, read_mapped, Bytes};
+use crate::book::{walk, Book, BookSource};
+use crate::fileio::{atomic_write, Bytes};
 use crate::position::Position;
 use crate::square::{format_moves, Move};
 use crate::symmetry::Transform;
@@ -53,15 +53,20 @@ pub struct BookFileArgs {
     pub json: bool,
 }
 
-/// Opens a book (or the bundled one) and verifies every record.
+/// Opens a book file (or the bundled book) in constant time, records unchecked.
+fn open_unverified(path: Option<&Path>) -> anyhow::Result<Book<Bytes>> {
+    let source = path.map_or(BookSource::Bundled, |p| BookSource::File(p.to_path_buf()));
+    Ok(source.open()?.expect("a file or the bundled book"))
+}
+
+/// Opens a book file and verifies every record, or the bundled book (checked by the
+/// tests that built it).
 pub fn open_book(path: Option<&Path>) -> anyhow::Result<Book<Bytes>> {
-    match path {
-        Some(p) => {
-            let bytes = read_mapped(p).with_context(|| format!("book {}", p.display()))?;
-            Book::open_verified(bytes).with_context(|| format!("book {}", p.display()))
-        }
-        None => Ok(Book::open(Bytes::Static(crate::book::bundled_bytes()))?),
+    let book = open_unverified(path)?;
+    if let Some(p) = path {
+        book.verify().with_context(|| format!("book {}", p.display()))?;
     }
+    Ok(book)
 }
 
 /// Arguments of `book build`.
@@ -116,12 +121,7 @@ impl TryFrom<&BuildArgs> for BuildConfig {
     /// Checks every range of `book build`'s arguments (the thread count included, which
     /// the pool rather than the config holds).
     fn try_from(args: &BuildArgs) -> anyhow::Result<BuildConfig> {
-        let max_threads = crate::engine::MAX_THREADS;
-        anyhow::ensure!(
-            (1..=max_threads).contains(&args.threads),
-            "--threads must be 1..={max_threads}, got {}",
-            args.threads
-        );
+        crate::search::check_threads(args.threads).map_err(|e| anyhow::anyhow!("--{e}"))?;
         anyhow::ensure!((1..=60).contains(&args.depth), "--depth must be 1..=60, got {}", args.depth);
         anyhow::ensure!((1..=60).contains(&args.max_ply), "--max-ply must be 1..=60, got {}", args.max_ply);
         anyhow::ensure!(args.min_games >= 1, "--min-games must be at least 1");
@@ -131,13 +131,10 @@ impl TryFrom<&BuildArgs> for BuildConfig {
             "--hash-mib must be 1..=4096 per search, got {}",
             args.hash_mib
         );
-        let time = match args.time_per_position {
-            Some(t) if t > 0.0 && t <= 86_400.0 => {
-                Some(Duration::try_from_secs_f64(t).with_context(|| format!("--time-per-position {t}"))?)
-            }
-            Some(t) => anyhow::bail!("--time-per-position must be a positive number of seconds up to a day, got {t}"),
-            None => None,
-        };
+        let time = args
+            .time_per_position
+            .map(|t| crate::engine::clock::seconds(t, false).map_err(|e| anyhow::anyhow!("--time-per-position {e}")))
+            .transpose()?;
         Ok(BuildConfig {
             max_ply: args.max_ply,
             min_games: args.min_games,
@@ -315,11 +312,7 @@ struct InfoJson {
 }
 
 fn info(args: BookFileArgs) -> anyhow::Result<ExitCode> {
-    let book = match &args.book {
-        Some(p) => Book::open(read_mapped(p).with_context(|| format!("book {}", p.display()))?)
-            .with_context(|| format!("book {}", p.display()))?,
-        None => Book::open(Bytes::Static(crate::book::bundled_bytes()))?,
-    };
+    let book = open_unverified(args.book.as_deref())?;
     let checksum_ok = book.verify().is_ok();
     let boards = walk(&book);
     let mut hist: std::collections::BTreeMap<u32, usize> = Default::default();
@@ -371,11 +364,7 @@ fn info(args: BookFileArgs) -> anyhow::Result<ExitCode> {
 
 fn verify(args: BookFileArgs) -> anyhow::Result<ExitCode> {
     let name = args.book.as_ref().map_or("(bundled)".to_string(), |p| p.display().to_string());
-    let bytes = match &args.book {
-        Some(p) => read_mapped(p).with_context(|| format!("book {name}"))?,
-        None => Bytes::Static(crate::book::bundled_bytes()),
-    };
-    let book = Book::open(bytes).with_context(|| format!("book {name}"))?;
+    let book = open_unverified(args.book.as_deref())?;
     book.verify().with_context(|| format!("book {name}"))?;
     println!("book {name}: ok ({} positions, header, checksums, key order and fields verified)", book.len());
     Ok(ExitCode::SUCCESS)

@@ -11,7 +11,8 @@ use clap::{Args, ValueEnum};
 use crate::board::Color;
 use crate::engine::level::Level;
 use crate::engine::matches::{self, MatchConfig, Outcome, PlayerSpec, Protocol, Side};
-use crate::engine::{BookSource, Engine, EngineConfig, Strength, MAX_THREADS};
+use crate::engine::{clock, BookSource, Engine, EngineConfig, Strength};
+use crate::square::format_moves;
 
 /// Engine options shared by `bestmove`, `analyze`, `gtp`, `nboard`, `play` and `match`'s
 /// `self` engines.
@@ -59,72 +60,41 @@ pub struct EngineArgs {
     pub seed: Option<u64>,
 }
 
-/// Seconds from the command line as a duration: positive, finite, at most a year.
+/// Seconds from the command line, positive: the error names the flag.
 fn seconds(value: f64, flag: &str) -> anyhow::Result<Duration> {
-    anyhow::ensure!(
-        value > 0.0 && value <= 31_536_000.0,
-        "{flag} must be a positive number of seconds up to a year, got {value}"
-    );
-    Duration::try_from_secs_f64(value).with_context(|| format!("{flag} {value}"))
+    clock::seconds(value, false).map_err(|e| anyhow::anyhow!("{flag} {e}"))
 }
 
 impl TryFrom<&EngineArgs> for EngineConfig {
     type Error = anyhow::Error;
 
+    /// Turns the options into a configuration; [`EngineConfig::validate`] checks the
+    /// ranges (one place for the library and the command line).
     fn try_from(a: &EngineArgs) -> anyhow::Result<EngineConfig> {
         let level = match a.level {
             Some(n) => Some(Level::new(n).with_context(|| format!("--level must be 1..={}, got {n}", Level::MAX))?),
             None => None,
         };
         let time = a.time.map(|t| seconds(t, "--time")).transpose()?;
-        anyhow::ensure!(a.nodes != Some(0), "--nodes must be at least 1");
-        if let Some(d) = a.depth {
-            anyhow::ensure!((1..=60).contains(&d), "--depth must be 1..=60, got {d}");
-        }
-        if let Some(e) = a.exact_at {
-            anyhow::ensure!(e <= 60, "--exact-at must be 0..=60 empties, got {e}");
-        }
-        anyhow::ensure!(
-            (1..=MAX_THREADS).contains(&a.threads),
-            "--threads must be 1..={MAX_THREADS}, got {}",
-            a.threads
-        );
-        anyhow::ensure!(
-            (1..=crate::search::tt::MAX_TABLE_MIB).contains(&a.hash_mib),
-            "--hash-mib must be 1..={}, got {}",
-            crate::search::tt::MAX_TABLE_MIB,
-            a.hash_mib
-        );
-        anyhow::ensure!(
-            (0..=128).contains(&a.book_randomness),
-            "--book-randomness must be 0..=128 discs, got {}",
-            a.book_randomness
-        );
-        anyhow::ensure!(
-            (0..=64).contains(&a.book_max_loss),
-            "--book-max-loss must be 0..=64 discs, got {}",
-            a.book_max_loss
-        );
-        let budget_only = level.is_none() && (a.depth.is_some() || time.is_some() || a.nodes.is_some());
-        let strength = if a.exact {
-            Strength { depth: None, exact_at: 60, time, nodes: a.nodes }
-        } else if budget_only {
-            // Explicit limits without a level: the depth given (or none: deepen until the
-            // budget), exact solving sized to the time budget.
-            let exact_at = a.exact_at.unwrap_or_else(|| match (a.depth, time) {
-                (None, Some(t)) => Strength::exact_at_for_time(t),
-                _ => Level::DEFAULT.spec().exact_at.min(a.depth.map_or(60, |d| d + 6)),
-            });
-            Strength { depth: a.depth, exact_at, time, nodes: a.nodes }
-        } else {
-            let spec = level.unwrap_or_default().spec();
-            Strength {
-                depth: Some(a.depth.unwrap_or(spec.depth)),
-                exact_at: a.exact_at.unwrap_or(spec.exact_at),
-                time,
-                nodes: a.nodes,
+        // A level, or explicit limits without one: the depth given (with the exact
+        // threshold of the nearest level), or none (deepen until the time or node
+        // budget, solving exactly as the time allows).
+        let mut strength = match (level, a.depth, time, a.nodes) {
+            _ if a.exact => Strength { depth: None, exact_at: 60, time: None, nodes: None },
+            (None, Some(d), _, _) => Strength::for_depth(d),
+            (None, None, Some(t), _) => {
+                Strength { depth: None, exact_at: Strength::exact_at_for_time(t), time: None, nodes: None }
+            }
+            (None, None, None, Some(_)) => Strength { depth: None, ..Strength::default() },
+            (level, depth, _, _) => {
+                let mut s = Strength::level(level.unwrap_or_default());
+                s.depth = depth.or(s.depth);
+                s
             }
         };
+        strength.exact_at = a.exact_at.unwrap_or(strength.exact_at);
+        strength.time = time;
+        strength.nodes = a.nodes;
         let book = match (&a.book, a.no_book) {
             (_, true) => BookSource::None,
             (Some(p), false) => BookSource::File(p.clone()),
@@ -134,7 +104,6 @@ impl TryFrom<&EngineArgs> for EngineConfig {
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
         });
         let config = EngineConfig {
-            level: Some(level.unwrap_or_default()).filter(|l| Strength::level(*l) == strength),
             strength,
             threads: a.threads,
             hash_mib: a.hash_mib,
@@ -329,7 +298,7 @@ pub(super) fn run_match(args: MatchArgs) -> anyhow::Result<ExitCode> {
             r.opening + 1,
             r.a_color.to_string(),
             result,
-            matches::transcript(r)
+            format_moves(&r.moves)
         );
         if let Some(w) = games_out.as_mut() {
             use std::io::Write;
@@ -337,7 +306,7 @@ pub(super) fn run_match(args: MatchArgs) -> anyhow::Result<ExitCode> {
                 "game": r.number,
                 "opening": r.opening + 1,
                 "a_color": r.a_color.to_string(),
-                "moves": matches::transcript(r),
+                "moves": format_moves(&r.moves),
                 "black_score": r.black_score,
                 "forfeit": r.forfeit.as_ref().map(|f| serde_json::json!({
                     "side": if f.side == Side::A { "A" } else { "B" }, "reason": f.reason })),
@@ -389,19 +358,21 @@ mod tests {
 
     #[test]
     fn arguments_become_strengths() {
-        let c = config(|_| {}).unwrap();
-        assert_eq!((c.level, c.strength), (Some(Level::DEFAULT), Strength::level(Level::DEFAULT)));
+        assert_eq!(config(|_| {}).unwrap().strength, Strength::level(Level::DEFAULT));
         let c = config(|a| a.level = Some(3)).unwrap();
         assert_eq!((c.strength.depth, c.strength.exact_at), (Some(3), 10));
         let c = config(|a| a.time = Some(0.4)).unwrap();
-        assert_eq!((c.level, c.strength.depth, c.strength.exact_at), (None, None, 18));
+        assert_eq!((c.strength.depth, c.strength.exact_at), (None, 18));
         assert_eq!(c.strength.time, Some(Duration::from_millis(400)));
+        // A lone depth takes the exact threshold of the level with that depth.
+        let c = config(|a| a.depth = Some(9)).unwrap();
+        assert_eq!(c.strength, Strength::level(Level::DEFAULT));
         let c = config(|a| {
             a.level = Some(5);
             a.exact_at = Some(20);
         })
         .unwrap();
-        assert_eq!((c.level, c.strength.depth, c.strength.exact_at), (None, Some(6), 20));
+        assert_eq!((c.strength.depth, c.strength.exact_at), (Some(6), 20));
         let c = config(|a| a.exact = true).unwrap();
         assert_eq!((c.strength.depth, c.strength.exact_at), (None, 60));
         assert_eq!(config(|a| a.no_book = true).unwrap().book, BookSource::None);
@@ -412,6 +383,9 @@ mod tests {
             config(|a| a.level = Some(13)),
             config(|a| a.book_randomness = -1),
             config(|a| a.hash_mib = 0),
+            config(|a| a.threads = 0),
+            config(|a| a.depth = Some(61)),
+            config(|a| a.book_max_loss = 65),
         ] {
             assert!(bad.is_err());
         }

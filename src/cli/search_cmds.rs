@@ -52,12 +52,7 @@ struct SolveLine {
 }
 
 pub(super) fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
-    anyhow::ensure!(
-        (1..=crate::engine::MAX_THREADS).contains(&args.threads),
-        "--threads must be 1..={}, got {}",
-        crate::engine::MAX_THREADS,
-        args.threads
-    );
+    crate::search::check_threads(args.threads).map_err(|e| anyhow::anyhow!("--{e}"))?;
     let tt = TranspositionTable::try_new(args.hash_mib)?;
     let text = std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
     let problems = parse_obf(&text).with_context(|| format!("{}", args.file.display()))?;
@@ -221,9 +216,7 @@ pub(super) fn bestmove(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
     let mut engine = Engine::new(EngineConfig::try_from(&args.engine)?)?;
     let m = engine.choose(&pos)?;
     if args.json {
-        let mut v = serde_json::to_value(&m)?;
-        v["seconds"] = v["time"].clone();
-        println!("{v}");
+        println!("{}", serde_json::to_string(&m)?);
         return Ok(ExitCode::SUCCESS);
     }
     let detail = match m.source {

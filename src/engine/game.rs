@@ -110,6 +110,18 @@ impl Game {
         Ok(())
     }
 
+    /// Plays `mv`, first inferring the pass of the side to move when it has no legal
+    /// move and `mv` is not a pass (move lists that leave passes out: WTHOR, NBoard
+    /// GUIs, openings files).
+    pub fn play_inferring_pass(&mut self, mv: Move) -> Result<(), GameError> {
+        let pos = self.current;
+        if mv != Move::Pass && pos.board.must_pass() {
+            self.play_for(pos.side.opposite(), mv)
+        } else {
+            self.play(mv)
+        }
+    }
+
     /// Plays `mv` for `color`. When `color` is not to move but the side to move has no
     /// legal move, its pass is inferred first (GTP engines and WTHOR transcripts leave
     /// passes out). A pass for a side that must pass is accepted too.

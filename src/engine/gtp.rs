@@ -101,14 +101,11 @@ fn parse_color(word: Option<&str>) -> Result<Color, String> {
     }
 }
 
-/// Seconds as GTP gives them: a whole, non-negative number below a year.
+/// Seconds as GTP gives them: non-negative, at most a year.
 fn parse_seconds(word: Option<&str>, what: &str) -> Result<Duration, String> {
     let w = word.ok_or_else(|| format!("missing {what}"))?;
     let secs: f64 = w.parse().map_err(|_| format!("{what} `{w}` is not a number"))?;
-    if !(0.0..=31_536_000.0).contains(&secs) {
-        return Err(format!("{what} {w} is out of range (0 to a year in seconds)"));
-    }
-    Duration::try_from_secs_f64(secs).map_err(|e| format!("{what} {w}: {e}"))
+    super::clock::seconds(secs, true).map_err(|e| format!("{what} {e}"))
 }
 
 fn parse_count(word: Option<&str>, what: &str) -> Result<u32, String> {
@@ -303,17 +300,8 @@ pub fn showboard(pos: &Position) -> String {
 /// Runs the GTP loop until `quit` or the end of the input.
 pub fn run<E: Evaluator>(engine: &mut Engine<E>, input: impl BufRead, mut output: impl Write) -> std::io::Result<()> {
     let mut session = GtpSession::new(engine);
-    for line in input.lines() {
-        let line = match line {
-            Ok(l) => l,
-            // Invalid UTF-8 is a bad line, not the end of the session.
-            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                write!(output, "? input is not UTF-8 text\n\n")?;
-                output.flush()?;
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
+    for line in super::protocol_lines(input) {
+        let line = line?;
         let (id, reply) = match parse_line(&line) {
             Ok(None) => continue,
             Ok(Some(req)) => (req.id, session.handle(&req.command).map(|t| (t, req.command == Command::Quit))),
@@ -356,8 +344,23 @@ mod tests {
         assert!(e.message.contains("invalid color"), "{}", e.message);
         assert!(parse_line("play b z9").unwrap_err().message.contains("invalid move"));
         assert!(parse_line("frobnicate").unwrap_err().message.contains("unknown command"));
-        assert!(parse_line("time_settings 1e30 0 0").unwrap_err().message.contains("out of range"));
-        assert!(parse_line("time_left b -1 0").unwrap_err().message.contains("out of range"));
+        assert!(parse_line("time_settings 1e30 0 0").unwrap_err().message.contains("up to a year"));
+        assert!(parse_line("time_left b -1 0").unwrap_err().message.contains("from 0"));
         assert!(parse_line("99999999999999999999999 name").is_err());
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_a_bad_command_and_the_session_goes_on() {
+        let config = super::super::EngineConfig {
+            hash_mib: 1,
+            book: super::super::BookSource::None,
+            ..Default::default()
+        };
+        let mut engine = Engine::new(config).unwrap();
+        let mut out = Vec::new();
+        run(&mut engine, &b"\xff\xfe play\r\n2 name\r\n"[..], &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("? unknown command `\u{fffd}\u{fffd}`\n\n"), "{text:?}");
+        assert!(text.ends_with("=2 thorbook\n\n"), "{text:?}");
     }
 }

@@ -1,6 +1,7 @@
-//! Playing levels: one number a person can choose, mapped to a search depth, the number
-//! of empty squares from which the engine solves exactly, and a guide to the time a move
-//! takes. The table is the single place these pairs are defined.
+//! Playing levels: one number a person can choose, mapped to a search depth and the
+//! number of empty squares from which the engine solves exactly. The table is the single
+//! place these pairs are defined; the README's level table gives the measured time a
+//! move takes at each level (`scripts/level_ladder.sh`).
 
 use std::fmt;
 
@@ -15,23 +16,21 @@ pub struct LevelSpec {
     pub depth: u32,
     /// Solve exactly (final disc difference) at this many empty squares or fewer.
     pub exact_at: u32,
-    /// Typical time of the slowest moves on one thread, for the README's table.
-    pub time_guide: &'static str,
 }
 
 const TABLE: [LevelSpec; 12] = [
-    LevelSpec { depth: 1, exact_at: 6, time_guide: "< 1 ms" },
-    LevelSpec { depth: 2, exact_at: 8, time_guide: "< 1 ms" },
-    LevelSpec { depth: 3, exact_at: 10, time_guide: "1 ms" },
-    LevelSpec { depth: 4, exact_at: 12, time_guide: "5 ms" },
-    LevelSpec { depth: 6, exact_at: 14, time_guide: "20 ms" },
-    LevelSpec { depth: 8, exact_at: 16, time_guide: "0.1 s" },
-    LevelSpec { depth: 9, exact_at: 18, time_guide: "0.3 s" },
-    LevelSpec { depth: 10, exact_at: 20, time_guide: "1 s" },
-    LevelSpec { depth: 11, exact_at: 21, time_guide: "2 s" },
-    LevelSpec { depth: 12, exact_at: 22, time_guide: "5 s" },
-    LevelSpec { depth: 14, exact_at: 23, time_guide: "20 s" },
-    LevelSpec { depth: 16, exact_at: 24, time_guide: "1 min" },
+    LevelSpec { depth: 1, exact_at: 6 },
+    LevelSpec { depth: 2, exact_at: 8 },
+    LevelSpec { depth: 3, exact_at: 10 },
+    LevelSpec { depth: 4, exact_at: 12 },
+    LevelSpec { depth: 6, exact_at: 14 },
+    LevelSpec { depth: 8, exact_at: 16 },
+    LevelSpec { depth: 9, exact_at: 18 },
+    LevelSpec { depth: 10, exact_at: 20 },
+    LevelSpec { depth: 11, exact_at: 21 },
+    LevelSpec { depth: 12, exact_at: 22 },
+    LevelSpec { depth: 14, exact_at: 23 },
+    LevelSpec { depth: 16, exact_at: 24 },
 ];
 
 impl Level {

@@ -13,7 +13,7 @@ use super::game::Game;
 use super::ggf;
 use crate::board::Color;
 use crate::position::Position;
-use crate::square::{format_moves, parse_move_sequence, Move};
+use crate::square::{parse_move_sequence, Move};
 
 /// The protocol a match speaks to an engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -442,11 +442,7 @@ fn play_game(
 ) -> GameRecord {
     let mut game = Game::default();
     for &mv in &config.openings[opening] {
-        let pos = game.position();
-        if mv != Move::Pass && pos.board.must_pass() {
-            game.play(Move::Pass).expect("a forced pass");
-        }
-        game.play(mv).expect("openings are checked when loaded");
+        game.play_inferring_pass(mv).expect("openings are checked when loaded");
     }
     let mut record = GameRecord {
         number,
@@ -587,11 +583,6 @@ pub fn summarize(records: &[GameRecord]) -> MatchSummary {
         elo: elo_estimate(wins, draws, losses),
         time_per_move,
     }
-}
-
-/// A game's moves as a transcript, for reports.
-pub fn transcript(record: &GameRecord) -> String {
-    format_moves(&record.moves)
 }
 
 #[cfg(test)]

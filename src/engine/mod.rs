@@ -16,35 +16,23 @@ pub mod matches;
 pub mod nboard;
 pub mod play;
 
-use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::book::query::{book_line, book_moves, BookMove};
-use crate::book::{Book, BookError};
+use crate::book::query::{book_line, book_moves, choose_move, BookChoice, BookMove};
+use crate::book::{Book, OpenError};
 use crate::eval::{ClassicEval, Evaluator};
-use crate::fileio::{read_mapped, Bytes};
+use crate::fileio::Bytes;
 use crate::position::Position;
 use crate::search::tt::TableError;
 use crate::search::{Limits, Search, SearchResult, TranspositionTable};
 use crate::square::{format_moves, Move};
 
+pub use crate::book::BookSource;
 pub use game::{Game, GameError};
 pub use level::{Level, LevelSpec};
-
-/// Where the engine's book comes from.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum BookSource {
-    /// No book: always search.
-    None,
-    /// The book bundled in the binary (`data/book.tbk`).
-    #[default]
-    Bundled,
-    /// A book file, memory-mapped.
-    File(PathBuf),
-}
 
 /// How strong and how long the search is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +52,13 @@ impl Strength {
     pub fn level(level: Level) -> Strength {
         let spec = level.spec();
         Strength { depth: Some(spec.depth), exact_at: spec.exact_at, time: None, nodes: None }
+    }
+
+    /// Depth `depth` in the midgame, with the exact threshold of the level whose depth
+    /// is nearest (what NBoard's `set depth` and a lone `--depth` ask for).
+    pub fn for_depth(depth: u32) -> Strength {
+        let level = Level::all().min_by_key(|l| l.spec().depth.abs_diff(depth)).unwrap_or_default();
+        Strength { depth: Some(depth), exact_at: level.spec().exact_at, time: None, nodes: None }
     }
 
     /// The empties from which a search of about `budget` can solve exactly: the time
@@ -104,8 +99,6 @@ impl Default for Strength {
 /// (which [`Engine::new`] does).
 #[derive(Clone, Debug, PartialEq)]
 pub struct EngineConfig {
-    /// The level it was made from, for display (`None`: explicit limits).
-    pub level: Option<Level>,
     /// Depth, exact threshold and budgets.
     pub strength: Strength,
     /// Search threads (1..=256).
@@ -126,7 +119,6 @@ pub struct EngineConfig {
 impl Default for EngineConfig {
     fn default() -> EngineConfig {
         EngineConfig {
-            level: Some(Level::DEFAULT),
             strength: Strength::default(),
             threads: 1,
             hash_mib: 64,
@@ -138,9 +130,6 @@ impl Default for EngineConfig {
     }
 }
 
-/// The largest thread count accepted.
-pub const MAX_THREADS: usize = 256;
-
 /// A configuration or engine that cannot be made, or a position it cannot play.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -150,24 +139,9 @@ pub enum EngineError {
     /// The transposition table.
     #[error(transparent)]
     Table(#[from] TableError),
-    /// The book file.
-    #[error("book {path}: {source}")]
-    Book {
-        /// The file.
-        path: String,
-        /// What is wrong with it.
-        #[source]
-        source: BookError,
-    },
-    /// The book file cannot be read.
-    #[error("book {path}: {source}")]
-    BookIo {
-        /// The file.
-        path: String,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
+    /// The book.
+    #[error(transparent)]
+    Book(#[from] OpenError),
     /// The thread pool.
     #[error("cannot start {threads} search threads: {message}")]
     Threads {
@@ -188,9 +162,7 @@ impl EngineConfig {
     /// Checks every range; the error names the setting.
     pub fn validate(&self) -> Result<(), EngineError> {
         let bad = |m: String| Err(EngineError::Config(m));
-        if !(1..=MAX_THREADS).contains(&self.threads) {
-            return bad(format!("threads must be 1..={MAX_THREADS}, got {}", self.threads));
-        }
+        crate::search::check_threads(self.threads).map_err(EngineError::Config)?;
         if let Some(d) = self.strength.depth {
             if !(1..=60).contains(&d) {
                 return bad(format!("depth must be 1..=60, got {d}"));
@@ -247,8 +219,8 @@ pub struct EngineMove {
     pub pv: Vec<Move>,
     /// Nodes searched.
     pub nodes: u64,
-    /// Time taken.
-    #[serde(serialize_with = "ser_secs")]
+    /// Time taken (`seconds` in JSON).
+    #[serde(rename = "seconds", serialize_with = "ser_secs")]
     pub time: Duration,
 }
 
@@ -292,28 +264,12 @@ impl Engine<ClassicEval> {
     }
 }
 
-/// Opens the configured book in constant time (header and sizes; the records' checksum
-/// is `book verify`'s job, and every move the book suggests is checked before use).
-pub fn open_book(source: &BookSource) -> Result<Option<Book<Bytes>>, EngineError> {
-    match source {
-        BookSource::None => Ok(None),
-        BookSource::Bundled => Book::open(Bytes::Static(crate::book::bundled_bytes()))
-            .map(Some)
-            .map_err(|source| EngineError::Book { path: "(bundled)".into(), source }),
-        BookSource::File(p) => {
-            let path = p.display().to_string();
-            let bytes = read_mapped(p).map_err(|source| EngineError::BookIo { path: path.clone(), source })?;
-            Book::open(bytes).map(Some).map_err(|source| EngineError::Book { path, source })
-        }
-    }
-}
-
 impl<E: Evaluator> Engine<E> {
     /// An engine with the given evaluation; checks the configuration, opens the book,
     /// allocates the table and starts the threads.
     pub fn with_evaluator(config: EngineConfig, eval: E) -> Result<Engine<E>, EngineError> {
         config.validate()?;
-        let book = open_book(&config.book)?;
+        let book = config.book.open()?;
         let tt = TranspositionTable::try_new(config.hash_mib)?;
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(config.threads)
@@ -334,9 +290,8 @@ impl<E: Evaluator> Engine<E> {
     }
 
     /// Changes the depth, exact threshold and budgets (the table is kept).
-    pub fn set_strength(&mut self, strength: Strength, level: Option<Level>) {
+    pub fn set_strength(&mut self, strength: Strength) {
         self.config.strength = strength;
-        self.config.level = level;
     }
 
     /// Forgets the previous game: clears the table.
@@ -417,22 +372,14 @@ impl<E: Evaluator> Engine<E> {
         self.tt.probe(board.key()).filter(|e| e.lower == e.upper).map(|e| e.lower)
     }
 
-    /// A book move for `pos`, if the book has one worth playing: among the moves
-    /// within the randomness of the best, none losing by more than the allowed
-    /// margin, every one checked legal (a damaged book cannot make the engine play
-    /// an illegal move).
+    /// A book move for `pos`, if the book has one worth playing (see [`choose_move`]),
+    /// with the line through the book after it.
     fn book_move(&mut self, pos: &Position) -> Option<EngineMove> {
         let book = self.book.as_ref()?;
-        let moves: Vec<BookMove> = book_moves(book, pos)
-            .into_iter()
-            .filter(|m| pos.try_play(m.mv, 1).is_ok() && m.score >= -self.config.book_max_loss)
-            .collect();
-        let best = moves.first()?.score;
-        let near: Vec<&BookMove> = moves.iter().filter(|m| m.score >= best - self.config.book_randomness).collect();
+        let choice = BookChoice { randomness: self.config.book_randomness, max_loss: self.config.book_max_loss };
         self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let pick = if near.len() > 1 { (splitmix(self.rng) % near.len() as u64) as usize } else { 0 };
-        let chosen = near[pick];
-        let after = pos.try_play(chosen.mv, 1).ok()?;
+        let chosen = choose_move(book, pos, choice, splitmix(self.rng))?;
+        let after = pos.try_play(chosen.mv, 1).expect("choose_move checks legality");
         let mut pv = vec![chosen.mv];
         pv.extend(book_line(book, &after, 59));
         Some(EngineMove {
@@ -453,4 +400,15 @@ fn splitmix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+/// The lines of a protocol's input, CR-LF or LF, as text: bytes that are not UTF-8
+/// become U+FFFD, so a garbled line is answered as a bad command and the session goes
+/// on, instead of ending it as `BufRead::lines` would.
+fn protocol_lines(input: impl std::io::BufRead) -> impl Iterator<Item = std::io::Result<String>> {
+    input.split(b'\n').map(|line| {
+        let bytes = line?;
+        let text = String::from_utf8_lossy(&bytes);
+        Ok(text.strip_suffix('\r').unwrap_or(&text).to_string())
+    })
 }

@@ -12,8 +12,8 @@ use std::io::{BufRead, Write};
 
 use super::game::Game;
 use super::ggf::{self, GgfGame};
-use super::level::Level;
 use super::{Engine, EngineError, MoveSource, Strength};
+use crate::book::query::{book_moves, BookMove};
 use crate::eval::Evaluator;
 use crate::square::{format_moves, Move};
 
@@ -102,13 +102,6 @@ fn move_text(mv: Move) -> String {
     }
 }
 
-/// The strength NBoard's `set depth N` asks for: depth N in the midgame, and the exact
-/// threshold of the level with the nearest depth.
-pub fn strength_for_depth(depth: u32) -> Strength {
-    let level = Level::all().min_by_key(|l| l.spec().depth.abs_diff(depth)).unwrap_or_default();
-    Strength { depth: Some(depth), exact_at: level.spec().exact_at, time: None, nodes: None }
-}
-
 /// An NBoard session: the game the GUI set, the engine.
 pub struct NBoardSession<'e, E: Evaluator> {
     engine: &'e mut Engine<E>,
@@ -139,7 +132,7 @@ impl<'e, E: Evaluator> NBoardSession<'e, E> {
         match command {
             Command::NBoard(2) => writeln!(out, "set myname thorbook")?,
             Command::NBoard(v) => return Ok(Err(format!("protocol version {v} is not supported (thorbook speaks 2)"))),
-            Command::SetDepth(d) => self.engine.set_strength(strength_for_depth(d), None),
+            Command::SetDepth(d) => self.engine.set_strength(Strength::for_depth(d)),
             Command::SetGame(g) => {
                 if g.game.start() != self.game.start() || !self.game.moves().starts_with(&g.game.moves()) {
                     self.engine.new_game();
@@ -148,13 +141,7 @@ impl<'e, E: Evaluator> NBoardSession<'e, E> {
             }
             Command::SetContempt(c) => self.contempt = c,
             Command::Move(mv) => {
-                let pos = self.game.position();
-                let played = if mv != Move::Pass && pos.board.must_pass() {
-                    self.game.play_for(pos.side.opposite(), mv)
-                } else {
-                    self.game.play(mv)
-                };
-                if let Err(e) = played {
+                if let Err(e) = self.game.play_inferring_pass(mv) {
                     return Ok(Err(format!("move {mv}: {e}")));
                 }
             }
@@ -198,27 +185,28 @@ impl<'e, E: Evaluator> NBoardSession<'e, E> {
             writeln!(out, "status thorbook is waiting")?;
             return Ok(());
         }
-        let analysis = self.engine.analyze(&pos, None);
-        let mut sent = 0;
-        for m in analysis.book.iter().take(n as usize) {
-            let depth = if m.exact { "100%".to_string() } else { m.depth.to_string() };
-            if m.in_book {
-                writeln!(out, "book {} {:.2} {} {depth}", move_text(m.mv), m.score as f64, m.games)?;
-                sent += 1;
+        // Book moves first (as book moves), then searched moves, `n` lines in all.
+        // A book move's value rests on leaves searched to the book's build depth.
+        let (book, leaf_depth): (Vec<BookMove>, u8) = match self.engine.book() {
+            Some(b) => {
+                let moves = book_moves(b, &pos).into_iter().filter(|m| m.in_book).take(n as usize).collect();
+                (moves, b.params().depth)
             }
+            None => (Vec::new(), 0),
+        };
+        for m in &book {
+            writeln!(out, "book {} {:.2} {} {leaf_depth}", move_text(m.mv), m.score as f64, m.games)?;
         }
-        let r = &analysis.search;
-        let depth = if r.exact { "100%".to_string() } else { r.depth.to_string() };
-        let shown: Vec<Move> = analysis.book.iter().filter(|m| m.in_book).map(|m| m.mv).collect();
-        for (i, m) in r.moves.iter().filter(|m| !shown.contains(&m.mv)).enumerate() {
-            if sent >= n {
-                break;
+        if book.len() < n as usize {
+            let r = self.engine.analyze(&pos, None).search;
+            let depth = if r.exact { "100%".to_string() } else { r.depth.to_string() };
+            let searched = r.moves.iter().filter(|m| !book.iter().any(|b| b.mv == m.mv));
+            for m in searched.take(n as usize - book.len()) {
+                let pv = if r.best_move() == Some(m.mv) { format_moves(&r.pv) } else { move_text(m.mv) };
+                writeln!(out, "search {} {:.2} 0 {depth}", pv.to_ascii_uppercase(), m.score as f64)?;
             }
-            let pv = if i == 0 && r.best_move() == Some(m.mv) { format_moves(&r.pv) } else { move_text(m.mv) };
-            writeln!(out, "search {} {:.2} 0 {depth}", pv.to_ascii_uppercase(), m.score as f64)?;
-            sent += 1;
+            writeln!(out, "nodestats {} {:.2}", r.nodes, r.elapsed.as_secs_f64())?;
         }
-        writeln!(out, "nodestats {} {:.2}", r.nodes, r.elapsed.as_secs_f64())?;
         writeln!(out, "status thorbook is waiting")?;
         Ok(())
     }
@@ -254,15 +242,8 @@ pub fn run<E: Evaluator>(
     mut errors: impl Write,
 ) -> std::io::Result<()> {
     let mut session = NBoardSession::new(engine);
-    for line in input.lines() {
-        let line = match line {
-            Ok(l) => l,
-            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                writeln!(errors, "thorbook nboard: input is not UTF-8 text")?;
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
+    for line in super::protocol_lines(input) {
+        let line = line?;
         let outcome = match parse_line(&line) {
             Ok(None) => continue,
             Ok(Some(Command::Quit)) => return Ok(()),

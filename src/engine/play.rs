@@ -137,7 +137,7 @@ pub fn run<E: Evaluator>(
             }
             ["level", n] => match n.parse::<u8>().ok().and_then(Level::new) {
                 Some(level) => {
-                    engine.set_strength(Strength::level(level), Some(level));
+                    engine.set_strength(Strength::level(level));
                     writeln!(
                         out,
                         "level {level}: depth {}, exact from {} empties",

@@ -10,6 +10,18 @@ pub mod tt;
 pub use endgame::{RootMove, Solved, Solver};
 pub use midgame::{Limits, Search, SearchResult};
 pub use moves::MAX_MOVES;
+
+/// The largest thread count a search accepts.
+pub const MAX_THREADS: usize = 256;
+
+/// Checks a thread count: 1..=[`MAX_THREADS`].
+pub fn check_threads(threads: usize) -> Result<(), String> {
+    if (1..=MAX_THREADS).contains(&threads) {
+        Ok(())
+    } else {
+        Err(format!("threads must be 1..={MAX_THREADS}, got {threads}"))
+    }
+}
 pub use tt::TranspositionTable;
 
 use crate::board::Board;
