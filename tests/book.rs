@@ -340,6 +340,13 @@ fn engine_and_query_use_the_bundled_book() {
     let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
     assert_eq!(v["source"], "search");
 
+    // A book whose best move loses (white after f5) is left for a search under
+    // --book-max-loss 0, and followed without it.
+    assert!(book_moves(&book, &pos)[0].score < 0);
+    let out = thorbook(&["bestmove", "--moves", "f5", "--book-max-loss", "0", "--depth", "2", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
+    assert_eq!(v["source"], "search");
+
     // Randomness stays within R discs of the best.
     for seed in 0..10 {
         let s = seed.to_string();

@@ -9,6 +9,7 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 
 use crate::board::Color;
+use crate::book::query::BookChoice;
 use crate::engine::level::Level;
 use crate::engine::matches::{self, MatchConfig, Outcome, PlayerSpec, Protocol, Side};
 use crate::engine::{clock, BookSource, Engine, EngineConfig, Strength};
@@ -108,8 +109,7 @@ impl TryFrom<&EngineArgs> for EngineConfig {
             threads: a.threads,
             hash_mib: a.hash_mib,
             book,
-            book_randomness: a.book_randomness,
-            book_max_loss: a.book_max_loss,
+            book_choice: BookChoice { randomness: a.book_randomness, max_loss: a.book_max_loss },
             seed,
         };
         config.validate()?;

@@ -351,11 +351,8 @@ mod tests {
 
     #[test]
     fn a_line_that_is_not_utf8_is_a_bad_command_and_the_session_goes_on() {
-        let config = super::super::EngineConfig {
-            hash_mib: 1,
-            book: super::super::BookSource::None,
-            ..Default::default()
-        };
+        let config =
+            super::super::EngineConfig { hash_mib: 1, book: super::super::BookSource::None, ..Default::default() };
         let mut engine = Engine::new(config).unwrap();
         let mut out = Vec::new();
         run(&mut engine, &b"\xff\xfe play\r\n2 name\r\n"[..], &mut out).unwrap();

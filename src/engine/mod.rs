@@ -61,9 +61,9 @@ impl Strength {
         Strength { depth: Some(depth), exact_at: level.spec().exact_at, time: None, nodes: None }
     }
 
-    /// The empties from which a search of about `budget` can solve exactly: the time
-    /// an exact solve takes grows about 3× per empty square (FFO #20–39: 0.1–0.5 s at
-    /// 20 empties on one thread).
+    /// The empties from which a search of about `budget` can solve exactly: an exact
+    /// solve takes 2–3× longer per empty square (FFO #20–39 on one thread: 0.1–0.6 s
+    /// at 20 empties, 8 s at 24).
     pub fn exact_at_for_time(budget: Duration) -> u32 {
         match budget.as_secs_f64() {
             t if t < 0.05 => 14,
@@ -107,11 +107,9 @@ pub struct EngineConfig {
     pub hash_mib: usize,
     /// The book consulted before searching.
     pub book: BookSource,
-    /// Play among book moves within this many discs of the best (0: the best).
-    pub book_randomness: i32,
-    /// A book move that loses by more than this many discs (its value below
-    /// −`book_max_loss`) is not played: the engine searches instead, looking for better.
-    pub book_max_loss: i32,
+    /// How book moves are picked: randomness among the near-best, and the loss beyond
+    /// which the engine searches instead of playing a book move.
+    pub book_choice: BookChoice,
     /// Seed of the book's random choices.
     pub seed: u64,
 }
@@ -123,8 +121,7 @@ impl Default for EngineConfig {
             threads: 1,
             hash_mib: 64,
             book: BookSource::Bundled,
-            book_randomness: 0,
-            book_max_loss: 64,
+            book_choice: BookChoice::default(),
             seed: 0,
         }
     }
@@ -169,16 +166,17 @@ impl EngineConfig {
             }
         }
         if self.strength.exact_at > 60 {
-            return bad(format!("exact-at must be 0..=60 empties, got {}", self.strength.exact_at));
+            return bad(format!("the exact threshold must be 0..=60 empties, got {}", self.strength.exact_at));
         }
         if self.strength.nodes == Some(0) {
             return bad("a node budget must be at least 1".into());
         }
-        if !(0..=128).contains(&self.book_randomness) {
-            return bad(format!("book randomness must be 0..=128 discs, got {}", self.book_randomness));
+        let BookChoice { randomness, max_loss } = self.book_choice;
+        if !(0..=128).contains(&randomness) {
+            return bad(format!("book randomness must be 0..=128 discs, got {randomness}"));
         }
-        if !(0..=64).contains(&self.book_max_loss) {
-            return bad(format!("book max loss must be 0..=64 discs, got {}", self.book_max_loss));
+        if !(0..=64).contains(&max_loss) {
+            return bad(format!("book max loss must be 0..=64 discs, got {max_loss}"));
         }
         if self.hash_mib == 0 || self.hash_mib > crate::search::tt::MAX_TABLE_MIB {
             return Err(TableError::Size { mib: self.hash_mib }.into());
@@ -333,14 +331,15 @@ impl<E: Evaluator> Engine<E> {
         }
         let limits = self.config.strength.limits(board.empty_count(), time);
         let r = self.search(pos, limits, false);
-        let best = r.moves.first().copied().expect("a search of a position with legal moves returns one");
+        // A search of a position with a legal move always returns one (see `Search::run`).
+        let best = r.moves[0];
         Ok(EngineMove {
             mv: best.mv,
             score: best.score,
             source: MoveSource::Search,
             depth: r.depth,
             exact: r.exact,
-            pv: r.pv.clone(),
+            pv: r.pv,
             nodes: r.nodes,
             time: start.elapsed(),
         })
@@ -376,9 +375,8 @@ impl<E: Evaluator> Engine<E> {
     /// with the line through the book after it.
     fn book_move(&mut self, pos: &Position) -> Option<EngineMove> {
         let book = self.book.as_ref()?;
-        let choice = BookChoice { randomness: self.config.book_randomness, max_loss: self.config.book_max_loss };
         self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let chosen = choose_move(book, pos, choice, splitmix(self.rng))?;
+        let chosen = choose_move(book, pos, self.config.book_choice, splitmix(self.rng))?;
         let after = pos.try_play(chosen.mv, 1).expect("choose_move checks legality");
         let mut pv = vec![chosen.mv];
         pv.extend(book_line(book, &after, 59));
