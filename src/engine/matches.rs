@@ -62,10 +62,11 @@ pub enum Side {
 }
 
 impl Side {
-    fn other(self) -> Side {
+    /// Index into a pair ordered (A, B).
+    fn index(self) -> usize {
         match self {
-            Side::A => Side::B,
-            Side::B => Side::A,
+            Side::A => 0,
+            Side::B => 1,
         }
     }
 }
@@ -279,28 +280,29 @@ impl Client {
         writeln!(self.stdin, "{line}").and_then(|_| self.stdin.flush()).map_err(|_| Fault::Crashed)
     }
 
-    fn recv(&mut self, deadline: Instant, timeout: Duration) -> Result<String, Fault> {
+    /// The engine's next line, waiting until `deadline` at most.
+    fn recv(&mut self, deadline: Instant) -> Result<String, Fault> {
         let wait = deadline.saturating_duration_since(Instant::now());
         match self.lines.recv_timeout(wait) {
             Ok(line) => Ok(line),
-            Err(RecvTimeoutError::Timeout) => Err(Fault::Timeout(timeout)),
+            Err(RecvTimeoutError::Timeout) => Err(Fault::Timeout(self.timeout)),
             Err(RecvTimeoutError::Disconnected) => Err(Fault::Crashed),
         }
     }
 
     /// One GTP exchange: the answer's text, or the engine's `?` message as a fault.
-    fn gtp(&mut self, command: &str, timeout: Duration) -> Result<String, Fault> {
+    fn gtp(&mut self, command: &str) -> Result<String, Fault> {
         self.send(command)?;
-        let deadline = Instant::now() + timeout;
+        let deadline = Instant::now() + self.timeout;
         let first = loop {
-            let line = self.recv(deadline, timeout)?;
+            let line = self.recv(deadline)?;
             if line.starts_with('=') || line.starts_with('?') {
                 break line;
             }
         };
         let mut text = first[1..].trim_start_matches(|c: char| c.is_ascii_digit()).trim().to_string();
         loop {
-            let line = self.recv(deadline, timeout)?;
+            let line = self.recv(deadline)?;
             if line.trim().is_empty() {
                 break;
             }
@@ -321,7 +323,7 @@ impl Client {
         self.send(&format!("ping {n}"))?;
         let deadline = Instant::now() + self.timeout;
         let want = format!("pong {n}");
-        while self.recv(deadline, self.timeout)?.trim() != want {}
+        while self.recv(deadline)?.trim() != want {}
         Ok(())
     }
 
@@ -329,12 +331,12 @@ impl Client {
     fn new_game(&mut self, game: &Game, time_per_move: Option<Duration>) -> Result<(), Fault> {
         match self.spec.protocol {
             Protocol::Gtp => {
-                self.gtp("boardsize 8", self.timeout)?;
-                self.gtp("clear_board", self.timeout)?;
+                self.gtp("boardsize 8")?;
+                self.gtp("clear_board")?;
                 if let Some(t) = time_per_move {
                     // Byo-yomi of one stone: `t` seconds for every move. Engines that
                     // ignore time controls may refuse it; that is not a fault.
-                    let _ = self.gtp(&format!("time_settings 0 {} 1", t.as_secs_f64().max(0.001)), self.timeout);
+                    let _ = self.gtp(&format!("time_settings 0 {} 1", t.as_secs_f64().max(0.001)));
                 }
                 for (pos, mv) in game.positions().iter().zip(game.moves()) {
                     self.tell(pos.side, mv)?;
@@ -356,7 +358,7 @@ impl Client {
             (Protocol::Gtp, Move::Pass) => Ok(()),
             (Protocol::Gtp, Move::Place(sq)) => {
                 let c = if color == Color::Black { "b" } else { "w" };
-                self.gtp(&format!("play {c} {}", sq.to_string().to_ascii_uppercase()), self.timeout).map(|_| ())
+                self.gtp(&format!("play {c} {}", sq.to_string().to_ascii_uppercase())).map(|_| ())
             }
             (Protocol::NBoard, Move::Pass) => self.send("move PA"),
             (Protocol::NBoard, Move::Place(sq)) => self.send(&format!("move {}", sq.to_string().to_ascii_uppercase())),
@@ -364,14 +366,14 @@ impl Client {
     }
 
     /// Asks for `color`'s move.
-    fn ask(&mut self, color: Color, timeout: Duration) -> Result<Move, Fault> {
+    fn ask(&mut self, color: Color) -> Result<Move, Fault> {
         let answer = match self.spec.protocol {
-            Protocol::Gtp => self.gtp(if color == Color::Black { "genmove b" } else { "genmove w" }, timeout)?,
+            Protocol::Gtp => self.gtp(if color == Color::Black { "genmove b" } else { "genmove w" })?,
             Protocol::NBoard => {
                 self.send("go")?;
-                let deadline = Instant::now() + timeout;
+                let deadline = Instant::now() + self.timeout;
                 loop {
-                    let line = self.recv(deadline, timeout)?;
+                    let line = self.recv(deadline)?;
                     if let Some(rest) = line.strip_prefix("===") {
                         break rest.trim().split(['/', ' ']).next().unwrap_or("").to_string();
                     }
@@ -444,70 +446,56 @@ fn play_game(
     for &mv in &config.openings[opening] {
         game.play_inferring_pass(mv).expect("openings are checked when loaded");
     }
-    let mut record = GameRecord {
+    let mut move_times = Vec::new();
+    let forfeit = play_out(config, clients, &mut game, a_color, &mut move_times).err();
+    GameRecord {
         number,
         opening,
         a_color,
-        moves: Vec::new(),
-        black_score: None,
-        forfeit: None,
-        move_times: Vec::new(),
-    };
+        moves: game.moves(),
+        black_score: forfeit.is_none().then(|| game.black_score()),
+        forfeit,
+        move_times,
+    }
+}
+
+/// Plays `game` from the end of its opening to the end, or to the first fault.
+fn play_out(
+    config: &MatchConfig,
+    clients: &mut [Client; 2],
+    game: &mut Game,
+    a_color: Color,
+    move_times: &mut Vec<(Side, u32, Duration)>,
+) -> Result<(), Forfeit> {
     let side_of = |color: Color| if color == a_color { Side::A } else { Side::B };
-    let index = |side: Side| if side == Side::A { 0 } else { 1 };
+    let fault = |side: Side, reason: String| Forfeit { side, reason };
     for side in [Side::A, Side::B] {
-        if let Err(f) = clients[index(side)].new_game(&game, config.time_per_move) {
-            record.forfeit = Some(Forfeit { side, reason: format!("setting up the game: {f}") });
-            record.moves = game.moves();
-            return record;
-        }
+        clients[side.index()]
+            .new_game(game, config.time_per_move)
+            .map_err(|f| fault(side, format!("setting up the game: {f}")))?;
     }
     while !game.is_over() {
         let pos = game.position();
-        if pos.board.must_pass() {
-            game.play(Move::Pass).expect("a forced pass");
-            for side in [Side::A, Side::B] {
-                if let Err(f) = clients[index(side)].tell(pos.side, Move::Pass) {
-                    record.forfeit = Some(Forfeit { side, reason: format!("after a pass: {f}") });
-                    record.moves = game.moves();
-                    return record;
-                }
-            }
-            continue;
-        }
-        let mover = side_of(pos.side);
-        let start = Instant::now();
-        let answer = clients[index(mover)].ask(pos.side, config.move_timeout);
-        let took = start.elapsed();
-        record.move_times.push((mover, pos.board.empty_count(), took));
-        let fault = match answer {
-            Err(f) => Some(format!("{} to move at ply {}: {f}", pos.side, game.ply() + 1)),
-            Ok(mv) => match game.play(mv) {
-                Err(e) => Some(format!("illegal move: {e}")),
-                Ok(()) => None,
-            },
+        let mv = if pos.board.must_pass() {
+            Move::Pass
+        } else {
+            let mover = side_of(pos.side);
+            let start = Instant::now();
+            let answer = clients[mover.index()].ask(pos.side);
+            move_times.push((mover, pos.board.empty_count(), start.elapsed()));
+            answer.map_err(|f| fault(mover, format!("{} to move at ply {}: {f}", pos.side, game.ply() + 1)))?
         };
-        if let Some(reason) = fault {
-            record.forfeit = Some(Forfeit { side: mover, reason });
-            record.moves = game.moves();
-            return record;
-        }
-        let mv = *game.moves().last().expect("just played");
-        let mut listeners = vec![mover.other()];
-        if clients[index(mover)].spec.protocol == Protocol::NBoard {
-            listeners.push(mover);
-        }
-        for side in listeners {
-            if let Err(f) = clients[index(side)].tell(pos.side, mv) {
-                record.forfeit = Some(Forfeit { side, reason: format!("told {mv}: {f}") });
-                record.moves = game.moves();
-                return record;
+        // Checked for every answer, a pass while a move exists included.
+        game.play(mv).map_err(|e| fault(side_of(pos.side), format!("illegal move: {e}")))?;
+        // GTP engines know their own moves; NBoard engines are told every move.
+        for side in [Side::A, Side::B] {
+            let client = &mut clients[side.index()];
+            if side != side_of(pos.side) || client.spec.protocol == Protocol::NBoard {
+                client.tell(pos.side, mv).map_err(|f| fault(side, format!("told {mv}: {f}")))?;
             }
         }
     }
-    record.moves = game.moves();
-    record.black_score = Some(game.black_score());
-    record
+    Ok(())
 }
 
 /// Plays the match, calling `on_game` after each game.
@@ -526,10 +514,9 @@ pub fn run_match(config: &MatchConfig, mut on_game: impl FnMut(&GameRecord)) -> 
         let record = play_game(config, &mut clients, g + 1, opening, a_color);
         if let Some(f) = &record.forfeit {
             // The faulty engine may be in any state: start it again.
-            let i = if f.side == Side::A { 0 } else { 1 };
             let spec = if f.side == Side::A { &config.a } else { &config.b };
             let fresh = spawn(spec, config.move_timeout)?;
-            std::mem::replace(&mut clients[i], fresh).quit();
+            std::mem::replace(&mut clients[f.side.index()], fresh).quit();
         }
         on_game(&record);
         records.push(record);
