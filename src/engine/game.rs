@@ -127,17 +127,25 @@ impl Game {
     /// passes out). A pass for a side that must pass is accepted too.
     pub fn play_for(&mut self, color: Color, mv: Move) -> Result<(), GameError> {
         let pos = self.current;
-        if color == pos.side {
-            return self.play(mv);
-        }
-        if !pos.board.must_pass() {
-            return Err(GameError::NotYourTurn { to_move: pos.side, named: color });
-        }
-        let after_pass = pos.pass();
-        let next = after_pass.try_play(mv, self.ply() + 2)?;
-        self.turns.push(Turn { mv, inferred_pass: true, before: pos });
+        let mover = self.position_for(color)?;
+        let inferred_pass = mover != pos;
+        let next = mover.try_play(mv, self.ply() + 1 + inferred_pass as usize)?;
+        self.turns.push(Turn { mv, inferred_pass, before: pos });
         self.current = next;
         Ok(())
+    }
+
+    /// The position in which `color` moves next: the current one, or the one after the
+    /// pass of the side to move when that side has no legal move.
+    pub fn position_for(&self, color: Color) -> Result<Position, GameError> {
+        let pos = self.current;
+        if color == pos.side {
+            Ok(pos)
+        } else if pos.board.must_pass() {
+            Ok(pos.pass())
+        } else {
+            Err(GameError::NotYourTurn { to_move: pos.side, named: color })
+        }
     }
 
     /// Takes back the last turn (with the pass inferred before it); `None` at the start.
@@ -192,5 +200,27 @@ mod tests {
         assert!(g.is_over());
         assert_eq!(g.black_score(), 64);
         assert_eq!(g.result_text(), "B+64");
+    }
+
+    #[test]
+    fn passes_are_inferred_recorded_and_undone_with_their_move() {
+        let board = crate::testutil::random_games(7, 200)
+            .into_iter()
+            .find(|b| b.must_pass() && !b.is_game_over())
+            .expect("random games reach positions where the side to move must pass");
+        let start = Position { board, side: Color::Black };
+        let mv = Move::Place(crate::square::Square::lowest(board.pass().legal_moves()).unwrap());
+        let mut g = Game::new(start);
+        assert_eq!(g.position_for(Color::White).unwrap(), start.pass());
+        assert!(matches!(g.play_for(Color::Black, mv), Err(GameError::Play(_))), "black has no move");
+        g.play_for(Color::White, mv).unwrap();
+        assert_eq!(g.moves(), vec![Move::Pass, mv]);
+        assert_eq!(g.positions(), vec![start, start.pass(), start.pass().try_play(mv, 1).unwrap()]);
+        assert_eq!(g.ply(), 2);
+        let mut h = Game::new(start);
+        h.play_inferring_pass(mv).unwrap();
+        assert_eq!(h, g);
+        assert_eq!(g.undo(), Some(mv));
+        assert_eq!((g.position(), g.ply()), (start, 0));
     }
 }

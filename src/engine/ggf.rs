@@ -145,6 +145,14 @@ pub fn parse(text: &str) -> Result<GgfGame, GgfError> {
     Ok(GgfGame { black, white, result, time, game })
 }
 
+/// A move as GGF and NBoard write it: `F5`, or `PA` for a pass.
+pub fn move_text(mv: Move) -> String {
+    match mv {
+        Move::Pass => "PA".into(),
+        Move::Place(sq) => sq.to_string().to_ascii_uppercase(),
+    }
+}
+
 /// Writes `game` as GGF, with the players' names and a time control (`TI`) if given.
 pub fn write(game: &Game, black: &str, white: &str, time: Option<&str>) -> String {
     let start = game.start();
@@ -158,11 +166,7 @@ pub fn write(game: &Game, black: &str, white: &str, time: Option<&str>) -> Strin
     out.push_str(&format!("TY[8]BO[8 {board} {side}]"));
     for (pos, mv) in game.positions().iter().zip(game.moves()) {
         let tag = if pos.side == Color::Black { 'B' } else { 'W' };
-        let text = match mv {
-            Move::Pass => "PA".to_string(),
-            Move::Place(sq) => sq.to_string().to_ascii_uppercase(),
-        };
-        out.push_str(&format!("{tag}[{text}]"));
+        out.push_str(&format!("{tag}[{}]", move_text(mv)));
     }
     out.push_str(";)");
     out

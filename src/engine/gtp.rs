@@ -258,14 +258,7 @@ impl<'e, E: Evaluator> GtpSession<'e, E> {
         if self.game.is_over() {
             return Ok("pass".into());
         }
-        let pos = self.game.position();
-        let to_move = if pos.side == color {
-            pos
-        } else if pos.board.must_pass() {
-            pos.pass()
-        } else {
-            return Err(format!("it is {}'s turn, not {color}'s", pos.side));
-        };
+        let to_move = self.game.position_for(color).map_err(|e| e.to_string())?;
         let start = Instant::now();
         let budget = self.clocks[color_index(color)].and_then(|c| c.budget(to_move.board.empty_count()));
         let chosen = match self.engine.choose_with_time(&to_move, budget) {

@@ -356,12 +356,11 @@ impl Client {
         match (self.spec.protocol, mv) {
             // GTP engines infer passes (GRhino refuses `play X pass`).
             (Protocol::Gtp, Move::Pass) => Ok(()),
-            (Protocol::Gtp, Move::Place(sq)) => {
+            (Protocol::Gtp, Move::Place(_)) => {
                 let c = if color == Color::Black { "b" } else { "w" };
-                self.gtp(&format!("play {c} {}", sq.to_string().to_ascii_uppercase())).map(|_| ())
+                self.gtp(&format!("play {c} {}", ggf::move_text(mv))).map(|_| ())
             }
-            (Protocol::NBoard, Move::Pass) => self.send("move PA"),
-            (Protocol::NBoard, Move::Place(sq)) => self.send(&format!("move {}", sq.to_string().to_ascii_uppercase())),
+            (Protocol::NBoard, _) => self.send(&format!("move {}", ggf::move_text(mv))),
         }
     }
 

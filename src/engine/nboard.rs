@@ -11,7 +11,7 @@
 use std::io::{BufRead, Write};
 
 use super::game::Game;
-use super::ggf::{self, GgfGame};
+use super::ggf::{self, move_text, GgfGame};
 use super::{Engine, EngineError, MoveSource, Strength};
 use crate::book::query::{book_moves, BookMove};
 use crate::eval::Evaluator;
@@ -93,13 +93,6 @@ pub fn parse_line(line: &str) -> Result<Option<Command>, String> {
         "quit" => Command::Quit,
         other => return Err(format!("unknown command `{other}`")),
     }))
-}
-
-fn move_text(mv: Move) -> String {
-    match mv {
-        Move::Pass => "PA".into(),
-        Move::Place(sq) => sq.to_string().to_ascii_uppercase(),
-    }
 }
 
 /// An NBoard session: the game the GUI set, the engine.
