@@ -79,21 +79,20 @@ impl TryFrom<&EngineArgs> for EngineConfig {
         let time = a.time.map(|t| seconds(t, "--time")).transpose()?;
         // A level, or explicit limits without one: the depth given (with the exact
         // threshold of the nearest level), or none (deepen until the time or node
-        // budget, solving exactly as the time allows).
+        // budget, solving exactly as each move's time allows).
         let mut strength = match (level, a.depth, time, a.nodes) {
-            _ if a.exact => Strength { depth: None, exact_at: 60, time: None, nodes: None },
+            _ if a.exact => Strength { depth: None, exact_at: Some(60), time: None, nodes: None },
             (None, Some(d), _, _) => Strength::for_depth(d),
-            (None, None, Some(t), _) => {
-                Strength { depth: None, exact_at: Strength::exact_at_for_time(t), time: None, nodes: None }
+            (None, None, Some(_), _) | (None, None, None, Some(_)) => {
+                Strength { depth: None, exact_at: None, time: None, nodes: None }
             }
-            (None, None, None, Some(_)) => Strength { depth: None, ..Strength::default() },
             (level, depth, _, _) => {
                 let mut s = Strength::level(level.unwrap_or_default());
                 s.depth = depth.or(s.depth);
                 s
             }
         };
-        strength.exact_at = a.exact_at.unwrap_or(strength.exact_at);
+        strength.exact_at = a.exact_at.or(strength.exact_at);
         strength.time = time;
         strength.nodes = a.nodes;
         let book = match (&a.book, a.no_book) {
@@ -360,10 +359,19 @@ mod tests {
     fn arguments_become_strengths() {
         assert_eq!(config(|_| {}).unwrap().strength, Strength::level(Level::DEFAULT));
         let c = config(|a| a.level = Some(3)).unwrap();
-        assert_eq!((c.strength.depth, c.strength.exact_at), (Some(3), 10));
+        assert_eq!((c.strength.depth, c.strength.exact_at), (Some(3), Some(10)));
         let c = config(|a| a.time = Some(0.4)).unwrap();
-        assert_eq!((c.strength.depth, c.strength.exact_at), (None, 18));
+        assert_eq!((c.strength.depth, c.strength.exact_at), (None, None));
         assert_eq!(c.strength.time, Some(Duration::from_millis(400)));
+        // The exact threshold follows each move's budget: its own, or a clock's share.
+        assert!(c.strength.limits(18, None).exact && !c.strength.limits(19, None).exact);
+        assert!(c.strength.limits(22, Some(Duration::from_secs(5))).exact);
+        let c = config(|a| {
+            a.time = Some(0.4);
+            a.exact_at = Some(12);
+        })
+        .unwrap();
+        assert!(!c.strength.limits(13, Some(Duration::from_secs(5))).exact, "an explicit threshold stays");
         // A lone depth takes the exact threshold of the level with that depth.
         let c = config(|a| a.depth = Some(9)).unwrap();
         assert_eq!(c.strength, Strength::level(Level::DEFAULT));
@@ -372,9 +380,9 @@ mod tests {
             a.exact_at = Some(20);
         })
         .unwrap();
-        assert_eq!((c.strength.depth, c.strength.exact_at), (Some(6), 20));
+        assert_eq!((c.strength.depth, c.strength.exact_at), (Some(6), Some(20)));
         let c = config(|a| a.exact = true).unwrap();
-        assert_eq!((c.strength.depth, c.strength.exact_at), (None, 60));
+        assert_eq!((c.strength.depth, c.strength.exact_at), (None, Some(60)));
         assert_eq!(config(|a| a.no_book = true).unwrap().book, BookSource::None);
         for bad in [
             config(|a| a.time = Some(f64::NAN)),

@@ -39,8 +39,10 @@ pub use level::{Level, LevelSpec};
 pub struct Strength {
     /// Midgame depth limit (`None`: until the time or node budget).
     pub depth: Option<u32>,
-    /// Solve exactly at this many empties or fewer.
-    pub exact_at: u32,
+    /// Solve exactly at this many empties or fewer; `None`: as many as each move's
+    /// time budget allows ([`Strength::exact_at_for_time`]), or the default level's
+    /// threshold without a budget.
+    pub exact_at: Option<u32>,
     /// Time budget per move.
     pub time: Option<Duration>,
     /// Node budget per move.
@@ -51,14 +53,14 @@ impl Strength {
     /// The strength of a level: its depth and exact threshold, no budget.
     pub fn level(level: Level) -> Strength {
         let spec = level.spec();
-        Strength { depth: Some(spec.depth), exact_at: spec.exact_at, time: None, nodes: None }
+        Strength { depth: Some(spec.depth), exact_at: Some(spec.exact_at), time: None, nodes: None }
     }
 
     /// Depth `depth` in the midgame, with the exact threshold of the level whose depth
     /// is nearest (what NBoard's `set depth` and a lone `--depth` ask for).
     pub fn for_depth(depth: u32) -> Strength {
         let level = Level::all().min_by_key(|l| l.spec().depth.abs_diff(depth)).unwrap_or_default();
-        Strength { depth: Some(depth), exact_at: level.spec().exact_at, time: None, nodes: None }
+        Strength { depth: Some(depth), exact_at: Some(level.spec().exact_at), time: None, nodes: None }
     }
 
     /// The empties from which a search of about `budget` can solve exactly: an exact
@@ -79,11 +81,10 @@ impl Strength {
     /// replaced by `time` when given (a clock's share of the remaining time).
     pub fn limits(&self, empties: u32, time: Option<Duration>) -> Limits {
         let time = time.or(self.time);
-        let exact_at = match (time, self.time) {
-            // A clock's budget differs from move to move: size the exact solve to it.
-            (Some(t), None) => Strength::exact_at_for_time(t),
-            _ => self.exact_at,
-        };
+        let exact_at = self.exact_at.unwrap_or_else(|| match time {
+            Some(t) => Strength::exact_at_for_time(t),
+            None => Level::DEFAULT.spec().exact_at,
+        });
         Limits { depth: self.depth, nodes: self.nodes, time, exact: empties <= exact_at, exclude: 0 }
     }
 }
@@ -165,8 +166,8 @@ impl EngineConfig {
                 return bad(format!("depth must be 1..=60, got {d}"));
             }
         }
-        if self.strength.exact_at > 60 {
-            return bad(format!("the exact threshold must be 0..=60 empties, got {}", self.strength.exact_at));
+        if let Some(e) = self.strength.exact_at.filter(|&e| e > 60) {
+            return bad(format!("the exact threshold must be 0..=60 empties, got {e}"));
         }
         if self.strength.nodes == Some(0) {
             return bad("a node budget must be at least 1".into());
