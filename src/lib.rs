@@ -14,6 +14,7 @@
 //! - [`search`]: endgame solver, midgame search, transposition table;
 //! - [`fileio`]: memory maps and atomic writes;
 //! - [`thor`]: WTHOR archives: read, replay, validate, index, search, write;
+//! - [`train`]: training the pattern evaluation from games and exact solves;
 //! - [`book`]: opening books: format, probing, building;
 //! - [`engine`]: the book-then-search player, its levels, GTP, NBoard, terminal play
 //!   and engine matches;
@@ -36,6 +37,7 @@ pub mod stability;
 pub mod symmetry;
 pub mod testutil;
 pub mod thor;
+pub mod train;
 pub mod zobrist;
 
 pub use board::{Board, Color};

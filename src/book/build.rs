@@ -207,6 +207,7 @@ fn score_leaf_search(board: &Board, exclude: u64, config: &BuildConfig, tt: &Tra
         exact,
         exclude,
         nodes: None,
+        selectivity: None,
     };
     let r = Search::new(&ClassicEval, tt, &stop, 1).run(board, limits, false);
     match r.moves.first() {

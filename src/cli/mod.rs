@@ -6,6 +6,7 @@ mod book_cmds;
 mod engine_cmds;
 mod search_cmds;
 mod thor_cmds;
+mod train_cmds;
 
 use std::process::ExitCode;
 
@@ -49,6 +50,12 @@ pub enum Command {
     /// WTHOR archives: info, games, stats, check, export.
     #[command(subcommand)]
     Thor(thor_cmds::ThorCommand),
+    /// Train the pattern evaluation on WTHOR archives (theoretical scores and exact solves).
+    Train(train_cmds::TrainArgs),
+    /// The static evaluation of a position (per-pattern contributions with --verbose).
+    Eval(train_cmds::EvalCommandArgs),
+    /// Error of the evaluation (static or searched) against exact scores of archive games.
+    EvalError(train_cmds::EvalErrorArgs),
 }
 
 /// A position given on the command line: a move sequence from the start, or board text.
@@ -90,5 +97,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Nboard(args) => engine_cmds::nboard(args),
         Command::Play(args) => engine_cmds::play(args),
         Command::Match(args) => engine_cmds::run_match(args),
+        Command::Train(args) => train_cmds::train(args),
+        Command::Eval(args) => train_cmds::eval(args),
+        Command::EvalError(args) => train_cmds::eval_error(args),
     }
 }

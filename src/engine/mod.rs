@@ -85,7 +85,7 @@ impl Strength {
             Some(t) => Strength::exact_at_for_time(t),
             None => Level::DEFAULT.spec().exact_at,
         });
-        Limits { depth: self.depth, nodes: self.nodes, time, exact: empties <= exact_at, exclude: 0 }
+        Limits { depth: self.depth, nodes: self.nodes, time, exact: empties <= exact_at, exclude: 0, selectivity: None }
     }
 }
 

@@ -1,11 +1,18 @@
-//! Static evaluation: the [`Evaluator`] interface the search calls, and
-//! [`ClassicEval`], a first evaluation from the classic literature (mobility,
-//! potential mobility, corners, X- and C-squares, edge stability, parity).
+//! Static evaluation: the [`Evaluator`] interface the search calls; [`PatternEval`],
+//! the trained pattern evaluation every search uses by default ([`pattern`] owns the
+//! patterns, [`weights`] the weight file, [`trained`] the evaluator); and
+//! [`ClassicEval`], the hand-weighted evaluation it replaced, kept as a baseline for
+//! matches and error measurements.
 //!
 //! Scores are estimated final disc differentials for the side to move, kept strictly
-//! inside (−64, 64) so that an estimate is never mistaken for a proven result. A
-//! trained pattern evaluation plugs in by implementing [`Evaluator`]; the search is
-//! generic over it and needs no change.
+//! inside (−64, 64) so that an estimate is never mistaken for a proven result.
+
+pub mod pattern;
+pub mod trained;
+pub mod weights;
+
+pub use trained::PatternEval;
+pub use weights::{Weights, WeightsError};
 
 use crate::board::{adjacent_empties, masks, Board};
 use crate::stability::stable_discs;
@@ -17,6 +24,13 @@ pub trait Evaluator: Sync {
 
     /// A short name for logs and benchmarks.
     fn name(&self) -> &'static str;
+
+    /// Multi-ProbCut: the standard deviation, in discs, of a depth-`depth` search's
+    /// score around the score of its shallow companion search, at `empties` empties;
+    /// `None` where no cut is fitted (the search then searches everything).
+    fn probcut_sigma(&self, _empties: u32, _depth: u32) -> Option<f32> {
+        None
+    }
 }
 
 /// Hand-weighted features, interpolated between the opening and the endgame.

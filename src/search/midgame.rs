@@ -18,7 +18,7 @@ use crate::eval::Evaluator;
 use crate::square::{Move, Square};
 
 /// When to stop searching.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Limits {
     /// Maximum depth in plies (`None`: until another limit, or exact).
     pub depth: Option<u32>,
@@ -32,6 +32,23 @@ pub struct Limits {
     /// Root moves not to search (a book builder looks for the best move leaving the
     /// book). The result lists only the other moves; empty if none is left.
     pub exclude: u64,
+    /// Multi-ProbCut: cut a null-window node when a shallow search is this many
+    /// standard deviations beyond the window (`None`: search every move). Exact
+    /// solves are never cut.
+    pub selectivity: Option<f32>,
+}
+
+/// Multi-ProbCut is tried at this remaining depth and above.
+pub const PROBCUT_MIN_DEPTH: u32 = 3;
+
+/// The shallow companion depth of a ProbCut at `depth`: about half of it, with the
+/// same parity (evaluations at odd and even depths differ systematically).
+pub fn probcut_shallow(depth: u32) -> u32 {
+    let mut s = depth / 2;
+    if (depth - s) % 2 == 1 {
+        s -= 1;
+    }
+    s.max(1)
 }
 
 /// What a search found.
@@ -88,6 +105,7 @@ pub struct Search<'a, E: Evaluator> {
     stop: &'a AtomicBool,
     threads: usize,
     root_exclude: u64,
+    selectivity: Option<f32>,
 }
 
 impl<'a, E: Evaluator> Search<'a, E> {
@@ -105,6 +123,7 @@ impl<'a, E: Evaluator> Search<'a, E> {
             stop,
             threads,
             root_exclude: 0,
+            selectivity: None,
         }
     }
 
@@ -115,6 +134,7 @@ impl<'a, E: Evaluator> Search<'a, E> {
         h.node_limit = self.node_limit.saturating_sub(self.total_nodes());
         h.solver.deadline = self.deadline;
         h.solver.node_limit = h.node_limit;
+        h.selectivity = self.selectivity;
         h
     }
 
@@ -176,6 +196,7 @@ impl<'a, E: Evaluator> Search<'a, E> {
         self.solver.node_limit = self.node_limit;
         self.solver.root_exclude = limits.exclude;
         self.root_exclude = limits.exclude;
+        self.selectivity = limits.selectivity;
         let empties = board.empty_count();
         let max_depth = if limits.exact { 60 } else { limits.depth.unwrap_or(60) }.max(1);
         let mut result = SearchResult {
@@ -382,6 +403,11 @@ impl<'a, E: Evaluator> Search<'a, E> {
             }
             return -self.pvs(&board.pass(), -beta, -alpha, depth);
         }
+        if beta == alpha + 1 && depth >= PROBCUT_MIN_DEPTH {
+            if let Some(v) = self.probcut(board, alpha, depth, empties) {
+                return v;
+            }
+        }
         let alpha0 = alpha;
         let mut best = -65;
         let mut best_move = None;
@@ -414,6 +440,25 @@ impl<'a, E: Evaluator> Search<'a, E> {
         }
         self.tt.store(key, depth as u8, alpha0, beta, best, best_move);
         best
+    }
+
+    /// Multi-ProbCut at a null-window node: a shallow search far enough beyond the
+    /// window predicts the deep result; returns the bound it predicts.
+    fn probcut(&mut self, board: &Board, alpha: i32, depth: u32, empties: u32) -> Option<i32> {
+        let t = self.selectivity?;
+        let sigma = self.eval.probcut_sigma(empties, depth)?;
+        let margin = ((t * sigma).round() as i32).max(1);
+        let shallow = probcut_shallow(depth);
+        let beta = alpha + 1;
+        let high = beta + margin;
+        if high < 64 && self.pvs(board, high - 1, high, shallow) >= high {
+            return Some(beta);
+        }
+        let low = alpha - margin;
+        if low > -64 && self.pvs(board, low, low + 1, shallow) <= low {
+            return Some(alpha);
+        }
+        None
     }
 
     /// Moves ordered best first, without allocating: the table's move, then by a

@@ -1,0 +1,283 @@
+//! The weight file of the trained evaluation: its byte layout, reading with located
+//! errors, writing, and the bundled copy.
+//!
+//! Layout (little-endian; version 1), documented for other programs in `book-format.md`:
+//!
+//! | offset | size | field |
+//! |---|---|---|
+//! | 0 | 8 | magic `TBKEVAL\x1a` |
+//! | 8 | 4 | version (1) |
+//! | 12 | 4 | pattern set (1: the 11 patterns of [`super::pattern::PATTERNS`]) |
+//! | 16 | 4 | phases `P` |
+//! | 20 | 4 | weights per phase `S` (pattern slots; the bias is extra) |
+//! | 24 | 4 | scale: weight units per disc |
+//! | 28 | 4 | Multi-ProbCut depths `D` (0: no table) |
+//! | 32 | 4 | note length `N` |
+//! | 36 | N | note (UTF-8: how the weights were made) |
+//! | … | 4·P·D | ProbCut σ (f32, discs) per phase, then per deep depth 0..D |
+//! | … | 2·P·(1+S) | per phase: the bias, then the `S` slot weights (i16) |
+//! | end−4 | 4 | CRC-32 of every byte before it |
+//!
+//! The bundled file is stored gzip-compressed; [`Weights::from_bytes`] accepts either.
+
+use std::io::Read;
+use std::path::Path;
+
+use super::pattern::pattern_set;
+
+/// File magic.
+pub const MAGIC: &[u8; 8] = b"TBKEVAL\x1a";
+/// The version this build reads and writes.
+pub const VERSION: u32 = 1;
+/// The pattern set this build evaluates.
+pub const PATTERN_SET: u32 = 1;
+/// Game phases: one per two plies.
+pub const PHASES: usize = 30;
+/// Weight units per disc.
+pub const SCALE: i32 = 64;
+
+/// The phase of a position with `empties` empty squares (0..PHASES).
+#[inline]
+pub fn phase_of(empties: u32) -> usize {
+    ((60 - empties.min(60)) as usize / 2).min(PHASES - 1)
+}
+
+/// The empties a phase covers, most first.
+pub fn phase_empties(phase: usize) -> (u32, u32) {
+    let hi = 60 - 2 * phase as u32;
+    (hi, hi.saturating_sub(1))
+}
+
+/// A damaged, foreign or incompatible weight file.
+#[derive(Debug, thiserror::Error)]
+pub enum WeightsError {
+    /// The file could not be read.
+    #[error("{file}: {source}")]
+    Io {
+        /// The file.
+        file: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The bytes are not a valid weight file.
+    #[error("{file}: byte {offset}: {message}")]
+    Invalid {
+        /// The file.
+        file: String,
+        /// Byte offset of the fault (in the decompressed data).
+        offset: usize,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Trained weights as stored: per phase a bias and one weight per pattern slot, in
+/// units of 1/[`SCALE`] disc, plus the Multi-ProbCut table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Weights {
+    /// How the weights were made (free text).
+    pub note: String,
+    /// Per phase: the bias followed by the slot weights (`1 + slot_count` each).
+    pub values: Vec<i16>,
+    /// ProbCut σ in discs, `probcut[phase * probcut_depths + depth]`; 0 = no cut.
+    pub probcut: Vec<f32>,
+    /// Deep depths in the ProbCut table.
+    pub probcut_depths: usize,
+}
+
+impl Weights {
+    /// Weights per phase, the bias included.
+    pub fn phase_len() -> usize {
+        1 + pattern_set().slot_count
+    }
+
+    /// All zero (an evaluation that always says 0).
+    pub fn zero() -> Weights {
+        Weights { note: String::new(), values: vec![0; PHASES * Weights::phase_len()], probcut: Vec::new(), probcut_depths: 0 }
+    }
+
+    /// The weights of one phase (bias first).
+    pub fn phase(&self, phase: usize) -> &[i16] {
+        let n = Weights::phase_len();
+        &self.values[phase * n..(phase + 1) * n]
+    }
+
+    /// The file bytes (uncompressed).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(40 + self.note.len() + self.values.len() * 2 + self.probcut.len() * 4);
+        out.extend_from_slice(MAGIC);
+        for v in [
+            VERSION,
+            PATTERN_SET,
+            PHASES as u32,
+            pattern_set().slot_count as u32,
+            SCALE as u32,
+            self.probcut_depths as u32,
+            self.note.len() as u32,
+        ] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(self.note.as_bytes());
+        for s in &self.probcut {
+            out.extend_from_slice(&s.to_le_bytes());
+        }
+        for w in &self.values {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+        let crc = crc32fast::hash(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    /// The file bytes, gzip-compressed (how the bundled copy is stored).
+    pub fn to_gzip_bytes(&self) -> Vec<u8> {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        std::io::Write::write_all(&mut enc, &self.to_bytes()).expect("writing to memory");
+        enc.finish().expect("writing to memory")
+    }
+
+    /// Parses a weight file (plain or gzip-compressed); `file` names it in errors.
+    pub fn from_bytes(file: &str, bytes: &[u8]) -> Result<Weights, WeightsError> {
+        let invalid = |offset: usize, message: String| WeightsError::Invalid { file: file.to_string(), offset, message };
+        let plain;
+        let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
+            let mut out = Vec::new();
+            flate2::read::GzDecoder::new(bytes)
+                .take(1 << 30)
+                .read_to_end(&mut out)
+                .map_err(|e| invalid(0, format!("damaged gzip data: {e}")))?;
+            plain = out;
+            &plain[..]
+        } else {
+            bytes
+        };
+        if bytes.len() < 40 || &bytes[..8] != MAGIC {
+            return Err(invalid(0, "not a thorbook weight file (magic TBKEVAL)".into()));
+        }
+        let field = |i: usize| u32::from_le_bytes(bytes[8 + 4 * i..12 + 4 * i].try_into().expect("4 bytes"));
+        let version = field(0);
+        if version != VERSION {
+            return Err(invalid(8, format!("version {version}, this build reads version {VERSION}")));
+        }
+        if field(1) != PATTERN_SET {
+            return Err(invalid(12, format!("pattern set {}, this build evaluates set {PATTERN_SET}", field(1))));
+        }
+        if field(2) as usize != PHASES {
+            return Err(invalid(16, format!("{} phases, expected {PHASES}", field(2))));
+        }
+        let slots = pattern_set().slot_count;
+        if field(3) as usize != slots {
+            return Err(invalid(20, format!("{} weights per phase, expected {slots}", field(3))));
+        }
+        if field(4) as i32 != SCALE {
+            return Err(invalid(24, format!("scale {}, expected {SCALE}", field(4))));
+        }
+        let depths = field(5) as usize;
+        if depths > 64 {
+            return Err(invalid(28, format!("{depths} ProbCut depths (at most 64)")));
+        }
+        let note_len = field(6) as usize;
+        let values_len = PHASES * (1 + slots);
+        let expected = 36usize
+            .checked_add(note_len)
+            .and_then(|n| n.checked_add(4 * PHASES * depths + 2 * values_len + 4))
+            .ok_or_else(|| invalid(32, "note length out of range".into()))?;
+        if bytes.len() != expected {
+            return Err(invalid(
+                bytes.len().min(expected),
+                format!("file is {} bytes, its header describes {expected}", bytes.len()),
+            ));
+        }
+        let body = &bytes[..expected - 4];
+        let stored = u32::from_le_bytes(bytes[expected - 4..].try_into().expect("4 bytes"));
+        let actual = crc32fast::hash(body);
+        if stored != actual {
+            return Err(invalid(expected - 4, format!("checksum {stored:08x} does not match the data ({actual:08x})")));
+        }
+        let note = std::str::from_utf8(&bytes[36..36 + note_len])
+            .map_err(|e| invalid(36 + e.valid_up_to(), "note is not UTF-8".into()))?
+            .to_string();
+        let mut at = 36 + note_len;
+        let mut probcut = Vec::with_capacity(PHASES * depths);
+        for _ in 0..PHASES * depths {
+            let s = f32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+            if !(s.is_finite() && (0.0..=64.0).contains(&s)) {
+                return Err(invalid(at, format!("ProbCut σ {s} out of range 0..=64")));
+            }
+            probcut.push(s);
+            at += 4;
+        }
+        let values = bytes[at..at + 2 * values_len].chunks_exact(2).map(|c| i16::from_le_bytes([c[0], c[1]])).collect();
+        Ok(Weights { note, values, probcut, probcut_depths: depths })
+    }
+
+    /// Reads a weight file.
+    pub fn load(path: &Path) -> Result<Weights, WeightsError> {
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|source| WeightsError::Io { file: name.clone(), source })?;
+        Weights::from_bytes(&name, &bytes)
+    }
+
+    /// CRC-32 of the uncompressed file: identifies the evaluation (books record it).
+    pub fn digest(&self) -> u32 {
+        let bytes = self.to_bytes();
+        u32::from_le_bytes(bytes[bytes.len() - 4..].try_into().expect("4 bytes"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Weights {
+        let mut w = Weights::zero();
+        for (i, v) in w.values.iter_mut().enumerate() {
+            *v = (i as i64 * 7919 % 2001 - 1000) as i16;
+        }
+        w.note = "test weights".into();
+        w.probcut_depths = 3;
+        w.probcut = (0..PHASES * 3).map(|i| i as f32 / 10.0).collect();
+        w
+    }
+
+    #[test]
+    fn round_trip_plain_and_gzip() {
+        let w = sample();
+        assert_eq!(Weights::from_bytes("w", &w.to_bytes()).unwrap(), w);
+        let gz = w.to_gzip_bytes();
+        assert!(gz.len() < w.to_bytes().len());
+        assert_eq!(Weights::from_bytes("w.gz", &gz).unwrap(), w);
+    }
+
+    #[test]
+    fn damage_is_located() {
+        let bytes = sample().to_bytes();
+        let err = |b: &[u8]| Weights::from_bytes("x.tbe", b).unwrap_err().to_string();
+        assert!(err(&bytes[..20]).contains("x.tbe: byte 0: not a thorbook weight file"));
+        let mut v = bytes.clone();
+        v[8] = 9;
+        assert!(err(&v).contains("byte 8: version 9"));
+        let mut v = bytes.clone();
+        let n = v.len();
+        v[n - 10] ^= 1;
+        assert!(err(&v).contains(&format!("byte {}: checksum", n - 4)));
+        assert!(err(&bytes[..bytes.len() - 1]).contains("header describes"));
+        let mut gz = sample().to_gzip_bytes();
+        gz.truncate(gz.len() / 2);
+        assert!(err(&gz).contains("damaged gzip data"));
+    }
+
+    #[test]
+    fn phases_cover_the_game() {
+        assert_eq!(phase_of(60), 0);
+        assert_eq!(phase_of(59), 0);
+        assert_eq!(phase_of(58), 1);
+        assert_eq!(phase_of(1), PHASES - 1);
+        assert_eq!(phase_of(0), PHASES - 1);
+        for p in 0..PHASES {
+            let (hi, lo) = phase_empties(p);
+            assert_eq!(phase_of(hi), p);
+            assert_eq!(phase_of(lo), p);
+        }
+    }
+}

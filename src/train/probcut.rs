@@ -1,0 +1,165 @@
+//! Fitting Multi-ProbCut: how far a deep search's score strays from its shallow
+//! companion's ([`probcut_shallow`]), measured with the trained evaluation's own
+//! full-width searches on sample positions of every phase.
+//!
+//! The measured standard deviations per (phase, depth) are smoothed by a least-squares
+//! plane `σ = a + b·depth + c·empties` (weighted by sample count), which also gives
+//! the depths deeper than were measured.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+
+use rayon::prelude::*;
+
+use super::dataset::Dataset;
+use super::{Progress, ProgressFn, Stage};
+use crate::eval::weights::{phase_empties, PHASES};
+use crate::eval::Evaluator;
+use crate::search::midgame::{probcut_shallow, PROBCUT_MIN_DEPTH};
+use crate::search::{Limits, Search, TranspositionTable};
+
+/// Deep depths the table covers (0..PROBCUT_DEPTHS).
+pub const PROBCUT_DEPTHS: usize = 32;
+
+/// How to fit.
+#[derive(Clone, Debug)]
+pub struct ProbCutConfig {
+    /// Sample positions per phase.
+    pub positions_per_phase: usize,
+    /// Deepest search measured.
+    pub max_measured_depth: u32,
+}
+
+impl Default for ProbCutConfig {
+    fn default() -> Self {
+        ProbCutConfig { positions_per_phase: 60, max_measured_depth: 8 }
+    }
+}
+
+/// The fitted table, as the weight file stores it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProbCutTable {
+    /// σ in discs, `sigma[phase * depths + depth]`; 0 where no cut applies.
+    pub sigma: Vec<f32>,
+    /// Depths per phase.
+    pub depths: usize,
+    /// The plane `σ = a + b·depth + c·empties`.
+    pub plane: [f64; 3],
+}
+
+/// Measures search scores on sample positions of `data` and fits the table.
+pub fn fit_probcut<E: Evaluator>(eval: &E, data: &Dataset, config: &ProbCutConfig, progress: ProgressFn) -> ProbCutTable {
+    let max_depth = config.max_measured_depth;
+    let samples: Vec<_> = (0..PHASES)
+        .flat_map(|phase| {
+            let rows = data.phases.get(phase).map_or(&[][..], Vec::as_slice);
+            let step = (rows.len() / config.positions_per_phase.max(1)).max(1);
+            rows.iter().step_by(step).take(config.positions_per_phase).map(move |l| (phase, l.board))
+        })
+        .collect();
+    let total = samples.len() as u64;
+    let done = AtomicU64::new(0);
+    // Per sample: scores at depths 1..=max (index = depth), where the search is not exact.
+    let scores: Vec<(usize, u32, Vec<i32>)> = samples
+        .par_iter()
+        .map_init(
+            || TranspositionTable::new(8),
+            |tt, &(phase, board)| {
+                tt.clear();
+                let stop = AtomicBool::new(false);
+                let empties = board.empty_count();
+                let mut v = vec![0; max_depth as usize + 1];
+                for d in 1..=max_depth.min(empties.saturating_sub(1)) {
+                    let limits = Limits { depth: Some(d), ..Limits::default() };
+                    v[d as usize] = Search::new(eval, tt, &stop, 1).run(&board, limits, false).score().unwrap_or(0);
+                }
+                let n = done.fetch_add(1, Relaxed) + 1;
+                progress(Progress { stage: Stage::ProbCut, done: n, total });
+                (phase, empties, v)
+            },
+        )
+        .collect();
+    // Cells: (depth, mean empties, σ, count).
+    let mut cells = Vec::new();
+    for d in PROBCUT_MIN_DEPTH..=max_depth {
+        let s = probcut_shallow(d) as usize;
+        for phase in 0..PHASES {
+            let diffs: Vec<f64> = scores
+                .iter()
+                .filter(|(p, e, _)| *p == phase && *e > d)
+                .map(|(_, _, v)| (v[d as usize] - v[s]) as f64)
+                .collect();
+            if diffs.len() >= 8 {
+                let var = diffs.iter().map(|x| x * x).sum::<f64>() / diffs.len() as f64;
+                let (hi, lo) = phase_empties(phase);
+                cells.push((d as f64, (hi + lo) as f64 / 2.0, var.sqrt(), diffs.len() as f64));
+            }
+        }
+    }
+    let plane = fit_plane(&cells);
+    let mut sigma = vec![0f32; PHASES * PROBCUT_DEPTHS];
+    for phase in 0..PHASES {
+        let (hi, lo) = phase_empties(phase);
+        let e = (hi + lo) as f64 / 2.0;
+        for d in PROBCUT_MIN_DEPTH as usize..PROBCUT_DEPTHS {
+            if (d as u32) < lo {
+                let s = plane[0] + plane[1] * d as f64 + plane[2] * e;
+                sigma[phase * PROBCUT_DEPTHS + d] = s.clamp(0.5, 24.0) as f32;
+            }
+        }
+    }
+    ProbCutTable { sigma, depths: PROBCUT_DEPTHS, plane }
+}
+
+/// Weighted least squares of `σ = a + b·depth + c·empties` over (depth, empties, σ, weight).
+fn fit_plane(cells: &[(f64, f64, f64, f64)]) -> [f64; 3] {
+    let mut m = [[0f64; 3]; 3];
+    let mut r = [0f64; 3];
+    for &(d, e, s, w) in cells {
+        let x = [1.0, d, e];
+        for i in 0..3 {
+            for j in 0..3 {
+                m[i][j] += w * x[i] * x[j];
+            }
+            r[i] += w * x[i] * s;
+        }
+    }
+    solve3(m, r).unwrap_or([4.0, 0.0, 0.0])
+}
+
+/// Solves a 3×3 system by Gaussian elimination with partial pivoting.
+fn solve3(mut m: [[f64; 3]; 3], mut r: [f64; 3]) -> Option<[f64; 3]> {
+    for col in 0..3 {
+        let pivot = (col..3).max_by(|&a, &b| m[a][col].abs().total_cmp(&m[b][col].abs()))?;
+        if m[pivot][col].abs() < 1e-9 {
+            return None;
+        }
+        m.swap(col, pivot);
+        r.swap(col, pivot);
+        for row in col + 1..3 {
+            let f = m[row][col] / m[col][col];
+            for k in col..3 {
+                m[row][k] -= f * m[col][k];
+            }
+            r[row] -= f * r[col];
+        }
+    }
+    let mut x = [0f64; 3];
+    for i in (0..3).rev() {
+        x[i] = (r[i] - (i + 1..3).map(|k| m[i][k] * x[k]).sum::<f64>()) / m[i][i];
+    }
+    Some(x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plane_is_recovered() {
+        let cells: Vec<_> = (3..9)
+            .flat_map(|d| (10..50).step_by(5).map(move |e| (d as f64, e as f64, 1.5 + 0.3 * d as f64 + 0.05 * e as f64, 10.0)))
+            .collect();
+        let p = fit_plane(&cells);
+        assert!((p[0] - 1.5).abs() < 1e-6 && (p[1] - 0.3).abs() < 1e-6 && (p[2] - 0.05).abs() < 1e-6, "{p:?}");
+    }
+}
