@@ -19,8 +19,15 @@ fn main() {
     let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: false }).unwrap();
     let games: Vec<GameLine> =
         db.games.iter().map(|g| GameLine { moves: g.moves_with_passes(), black_score: g.raw.black_score }).collect();
-    let config =
-        BuildConfig { max_ply: 16, min_games: 2, depth: 8, time_per_position: None, exact_at: 22, hash_mib: 4 };
+    let config = BuildConfig {
+        max_ply: 16,
+        min_games: 2,
+        depth: 8,
+        time_per_position: None,
+        exact_at: 22,
+        hash_mib: 4,
+        eval: thorbook::eval::EvalSource::Bundled.load().unwrap(),
+    };
     let nodes = collect(&games, config.max_ply, config.min_games).unwrap();
     println!("{} positions (bundled archives, ply <= 16, >= 2 games), leaf depth 8", nodes.len());
     let mut rates = Vec::new();

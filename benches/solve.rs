@@ -7,7 +7,7 @@
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use thorbook::eval::ClassicEval;
+use thorbook::eval::PatternEval;
 use thorbook::obf::parse_obf;
 use thorbook::search::{Limits, Search, TranspositionTable};
 use thorbook::testutil::{random_position, Rng};
@@ -34,12 +34,13 @@ fn main() {
         // One table for the whole set, as `thorbook solve` does: allocating and zeroing
         // 256 MiB per position would be timed as serial work.
         let tt = TranspositionTable::new(256);
+        let eval = PatternEval::bundled();
         for (i, p) in problems.iter().enumerate() {
             tt.new_search();
             let stop = AtomicBool::new(false);
             let start = Instant::now();
             let r = pool.install(|| {
-                Search::new(&ClassicEval, &tt, &stop, threads).run(
+                Search::new(&eval, &tt, &stop, threads).run(
                     &p.position.board,
                     Limits { exact: true, ..Default::default() },
                     false,
@@ -71,14 +72,11 @@ fn main() {
     for i in 0..12 {
         let b = random_position(&mut rng, 24 + i * 2);
         let tt = TranspositionTable::new(64);
+        let eval = PatternEval::bundled();
         let stop = AtomicBool::new(false);
         let budget = Duration::from_millis(300);
         let start = Instant::now();
-        let r = Search::new(&ClassicEval, &tt, &stop, 1).run(
-            &b,
-            Limits { time: Some(budget), ..Default::default() },
-            false,
-        );
+        let r = Search::new(&eval, &tt, &stop, 1).run(&b, Limits { time: Some(budget), ..Default::default() }, false);
         assert!(r.best_move().is_some());
         worst = worst.max(start.elapsed().saturating_sub(budget));
     }

@@ -23,7 +23,15 @@ fn bundled_games(n: usize) -> Vec<GameLine> {
 }
 
 fn config(max_ply: u32, depth: u32, exact_at: u32) -> BuildConfig {
-    BuildConfig { max_ply, min_games: 1, depth, time_per_position: None, exact_at, hash_mib: 2 }
+    BuildConfig {
+        max_ply,
+        min_games: 1,
+        depth,
+        time_per_position: None,
+        exact_at,
+        hash_mib: 2,
+        eval: thorbook::eval::EvalSource::Bundled.load().unwrap(),
+    }
 }
 
 fn build_records(games: &[GameLine], cfg: &BuildConfig) -> Vec<Record> {

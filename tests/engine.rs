@@ -324,12 +324,26 @@ fn engine_choose_answers_any_board_legally() {
     let mut runner = TestRunner::new(Config { cases: 400, ..Config::default() });
     let check = |pos: Position, limit: u8| -> Result<(), TestCaseError> {
         let strength = match limit {
-            0 => Strength { depth: Some(1), exact_at: Some(0), time: None, nodes: None },
-            1 => Strength { depth: Some(4), exact_at: Some(10), time: None, nodes: None },
-            2 => Strength { depth: None, exact_at: Some(60), time: None, nodes: Some(1) },
-            3 => Strength { depth: None, exact_at: Some(14), time: Some(Duration::ZERO), nodes: None },
-            4 => Strength { depth: Some(3), exact_at: Some(60), time: Some(Duration::ZERO), nodes: Some(1) },
-            _ => Strength { depth: Some(2), exact_at: Some(8), time: None, nodes: None },
+            0 => Strength { depth: Some(1), exact_at: Some(0), time: None, nodes: None, selectivity: None },
+            1 => Strength {
+                depth: Some(4),
+                exact_at: Some(10),
+                time: None,
+                nodes: None,
+                selectivity: thorbook::search::Selectivity::from_sigmas(1.0),
+            },
+            2 => Strength { depth: None, exact_at: Some(60), time: None, nodes: Some(1), selectivity: None },
+            3 => {
+                Strength { depth: None, exact_at: Some(14), time: Some(Duration::ZERO), nodes: None, selectivity: None }
+            }
+            4 => Strength {
+                depth: Some(3),
+                exact_at: Some(60),
+                time: Some(Duration::ZERO),
+                nodes: Some(1),
+                selectivity: None,
+            },
+            _ => Strength { depth: Some(2), exact_at: Some(8), time: None, nodes: None, selectivity: None },
         };
         let mut engine = engine.lock().unwrap();
         engine.set_strength(strength);

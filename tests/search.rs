@@ -4,7 +4,7 @@
 use std::sync::atomic::AtomicBool;
 
 use thorbook::board::Board;
-use thorbook::eval::ClassicEval;
+use thorbook::eval::PatternEval;
 use thorbook::obf::{parse_obf, Problem};
 use thorbook::search::{Limits, Search, Solver, TranspositionTable};
 use thorbook::testutil::{random_position, Rng};
@@ -21,9 +21,10 @@ fn problems(name: &str) -> Option<Vec<Problem>> {
 fn exact(board: &Board, threads: usize) -> (i32, Option<Move>) {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
     let tt = TranspositionTable::new(64);
+    let eval = PatternEval::bundled();
     let stop = AtomicBool::new(false);
     let r = pool.install(|| {
-        Search::new(&ClassicEval, &tt, &stop, threads).run(board, Limits { exact: true, ..Default::default() }, false)
+        Search::new(&eval, &tt, &stop, threads).run(board, Limits { exact: true, ..Default::default() }, false)
     });
     assert!(r.exact);
     (r.score().unwrap_or(board.final_score()), r.best_move())
@@ -105,18 +106,37 @@ fn solver_equals_plain_alpha_beta_on_random_positions() {
 }
 
 #[test]
+fn evaluation_ordering_keeps_the_solver_exact() {
+    // Above EVAL_ORDER_MIN empties the trained evaluation orders moves; the scores
+    // must equal those of the fastest-first solver (itself checked against plain
+    // alpha-beta above), with full and null windows.
+    let eval = PatternEval::bundled();
+    let mut rng = Rng(77);
+    let stop = AtomicBool::new(false);
+    for i in 0..12 {
+        let empties = thorbook::search::endgame::EVAL_ORDER_MIN + (i % 4) as u32;
+        let b = random_position(&mut rng, empties);
+        let tt = TranspositionTable::new(16);
+        let want = Solver::new(&tt, &stop, 1).solve(&b, -64, 64).score;
+        let tt = TranspositionTable::new(16);
+        let mut solver = Solver::new(&tt, &stop, 1).with_eval(&eval);
+        assert_eq!(solver.solve(&b, -64, 64).score, want, "{b:?}");
+        assert!(solver.nws(&b, want - 1) > want - 1);
+        assert!(solver.nws(&b, want) <= want);
+    }
+}
+
+#[test]
 fn midgame_search_always_returns_a_legal_move() {
     let mut rng = Rng(99);
     for i in 0..40 {
         let b = random_position(&mut rng, 20 + (i % 35));
         let tt = TranspositionTable::new(8);
+        let eval = PatternEval::bundled();
         let stop = AtomicBool::new(false);
         for depth in [1, 3, 6] {
-            let r = Search::new(&ClassicEval, &tt, &stop, 1).run(
-                &b,
-                Limits { depth: Some(depth), ..Default::default() },
-                false,
-            );
+            let r =
+                Search::new(&eval, &tt, &stop, 1).run(&b, Limits { depth: Some(depth), ..Default::default() }, false);
             match r.best_move().unwrap() {
                 Move::Place(sq) => assert!(b.is_legal(sq), "{sq} at depth {depth}: {b:?}"),
                 Move::Pass => assert!(b.legal_moves() == 0),
@@ -150,14 +170,11 @@ fn check_theoretical_scores(db: &ThorDatabase, sample: usize) -> usize {
         // shallow search first seeds the table's move ordering, as the exact search does.
         let t = std::time::Instant::now();
         let tt = TranspositionTable::new(64);
+        let eval = PatternEval::bundled();
         let stop = AtomicBool::new(false);
         let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
         let got = pool.install(|| {
-            Search::new(&ClassicEval, &tt, &stop, 2).run(
-                &pos.board,
-                Limits { depth: Some(10), ..Default::default() },
-                false,
-            );
+            Search::new(&eval, &tt, &stop, 2).run(&pos.board, Limits { depth: Some(10), ..Default::default() }, false);
             Solver::new(&tt, &stop, 2).solve(&pos.board, want - 1, want + 1).score
         });
         eprintln!("theoretical score of game {} verified in {:.2} s", g.record, t.elapsed().as_secs_f64());

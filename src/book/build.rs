@@ -24,7 +24,7 @@ use thiserror::Error;
 use super::format::{encode_book, BuildParams, Record, FLAG_LEAF_EXACT, MOVE_NONE, MOVE_PASS};
 use super::{walk, Book};
 use crate::board::{Board, Color, Squares};
-use crate::eval::ClassicEval;
+use crate::eval::AnyEval;
 use crate::position::Position;
 use crate::search::{Limits, Search, TranspositionTable};
 use crate::square::Move;
@@ -44,6 +44,8 @@ pub struct BuildConfig {
     pub exact_at: u32,
     /// Transposition table per search, in MiB.
     pub hash_mib: usize,
+    /// The evaluation of the leaf searches.
+    pub eval: AnyEval,
 }
 
 impl BuildConfig {
@@ -209,7 +211,7 @@ fn score_leaf_search(board: &Board, exclude: u64, config: &BuildConfig, tt: &Tra
         nodes: None,
         selectivity: None,
     };
-    let r = Search::new(&ClassicEval, tt, &stop, 1).run(board, limits, false);
+    let r = Search::new(&config.eval, tt, &stop, 1).run(board, limits, false);
     match r.moves.first() {
         Some(m) => Leaf {
             mv: match m.mv {

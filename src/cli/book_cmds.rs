@@ -9,6 +9,8 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::eval::EvalSource;
 use serde::Serialize;
 
 use super::thor_cmds::ArchiveArgs;
@@ -98,6 +100,12 @@ pub struct BuildArgs {
     /// Transposition table per search, MiB.
     #[arg(long, default_value_t = 4)]
     hash_mib: usize,
+    /// Weight file of the leaf searches' evaluation (default: the bundled weights).
+    #[arg(long = "eval", value_name = "FILE", conflicts_with = "classic_eval")]
+    eval_file: Option<PathBuf>,
+    /// Score leaves with the classic hand-weighted evaluation (a baseline).
+    #[arg(long)]
+    classic_eval: bool,
     /// Continue an interrupted build from its checkpoint (FILE.checkpoint).
     #[arg(long)]
     resume: bool,
@@ -142,6 +150,12 @@ impl TryFrom<&BuildArgs> for BuildConfig {
             time_per_position: time,
             exact_at: args.exact_at,
             hash_mib: args.hash_mib,
+            eval: match (&args.eval_file, args.classic_eval) {
+                (_, true) => EvalSource::Classic,
+                (Some(p), false) => EvalSource::File(p.clone()),
+                (None, false) => EvalSource::Bundled,
+            }
+            .load()?,
         })
     }
 }

@@ -13,6 +13,8 @@ use crate::book::query::BookChoice;
 use crate::engine::level::Level;
 use crate::engine::matches::{self, MatchConfig, Outcome, PlayerSpec, Protocol, Side};
 use crate::engine::{clock, BookSource, Engine, EngineConfig, Strength};
+use crate::eval::EvalSource;
+use crate::search::Selectivity;
 use crate::square::format_moves;
 
 /// Engine options shared by `bestmove`, `analyze`, `gtp`, `nboard`, `play` and `match`'s
@@ -59,6 +61,15 @@ pub struct EngineArgs {
     /// Seed for --book-randomness (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Weight file of the pattern evaluation (default: the bundled weights).
+    #[arg(long = "eval", value_name = "FILE", conflicts_with = "classic_eval")]
+    pub eval_file: Option<PathBuf>,
+    /// Use the hand-weighted classic evaluation (a baseline for matches).
+    #[arg(long)]
+    pub classic_eval: bool,
+    /// Multi-ProbCut selectivity in standard deviations (default: the level's; 0: full width).
+    #[arg(long)]
+    pub selectivity: Option<f32>,
 }
 
 /// Seconds from the command line, positive: the error names the flag.
@@ -81,11 +92,15 @@ impl TryFrom<&EngineArgs> for EngineConfig {
         // threshold of the nearest level), or none (deepen until the time or node
         // budget, solving exactly as each move's time allows).
         let mut strength = match (level, a.depth, time, a.nodes) {
-            _ if a.exact => Strength { depth: None, exact_at: Some(60), time: None, nodes: None },
+            _ if a.exact => Strength { depth: None, exact_at: Some(60), time: None, nodes: None, selectivity: None },
             (None, Some(d), _, _) => Strength::for_depth(d),
-            (None, None, Some(_), _) | (None, None, None, Some(_)) => {
-                Strength { depth: None, exact_at: None, time: None, nodes: None }
-            }
+            (None, None, Some(_), _) | (None, None, None, Some(_)) => Strength {
+                depth: None,
+                exact_at: None,
+                time: None,
+                nodes: None,
+                selectivity: Level::DEFAULT.spec().selectivity(),
+            },
             (level, depth, _, _) => {
                 let mut s = Strength::level(level.unwrap_or_default());
                 s.depth = depth.or(s.depth);
@@ -93,6 +108,16 @@ impl TryFrom<&EngineArgs> for EngineConfig {
             }
         };
         strength.exact_at = a.exact_at.or(strength.exact_at);
+        match a.selectivity {
+            Some(0.0) => strength.selectivity = None,
+            Some(t) => {
+                strength.selectivity = Some(
+                    Selectivity::from_sigmas(t)
+                        .with_context(|| format!("--selectivity must be 0 (full width) or 0.1..=10, got {t}"))?,
+                )
+            }
+            None => {}
+        }
         strength.time = time;
         strength.nodes = a.nodes;
         let book = match (&a.book, a.no_book) {
@@ -110,6 +135,11 @@ impl TryFrom<&EngineArgs> for EngineConfig {
             book,
             book_choice: BookChoice { randomness: a.book_randomness, max_loss: a.book_max_loss },
             seed,
+            eval: match (&a.eval_file, a.classic_eval) {
+                (_, true) => EvalSource::Classic,
+                (Some(p), false) => EvalSource::File(p.clone()),
+                (None, false) => EvalSource::Bundled,
+            },
         };
         config.validate()?;
         Ok(config)

@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::engine_cmds::EngineArgs;
 use super::PositionArgs;
 use crate::engine::{Engine, EngineConfig, MoveSource};
-use crate::eval::ClassicEval;
+use crate::eval::EvalSource;
 use crate::obf::parse_obf;
 use crate::search::{table_pv, Limits, Search, Solved, Solver, TranspositionTable};
 use crate::square::{format_moves, Move};
@@ -34,6 +34,12 @@ pub struct SolveArgs {
     /// JSON lines output, one per problem.
     #[arg(long)]
     pub json: bool,
+    /// Weight file of the evaluation that orders moves (default: the bundled weights).
+    #[arg(long = "eval", value_name = "FILE", conflicts_with = "classic_eval")]
+    pub eval_file: Option<PathBuf>,
+    /// Order moves with the classic evaluation instead (a baseline).
+    #[arg(long)]
+    pub classic_eval: bool,
 }
 
 #[derive(Serialize)]
@@ -54,6 +60,12 @@ struct SolveLine {
 pub(super) fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
     crate::search::check_threads(args.threads).map_err(|e| anyhow::anyhow!("--{e}"))?;
     let tt = TranspositionTable::try_new(args.hash_mib)?;
+    let eval = match (&args.eval_file, args.classic_eval) {
+        (_, true) => EvalSource::Classic,
+        (Some(p), false) => EvalSource::File(p.clone()),
+        (None, false) => EvalSource::Bundled,
+    }
+    .load()?;
     let text = std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
     let problems = parse_obf(&text).with_context(|| format!("{}", args.file.display()))?;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build()?;
@@ -70,11 +82,11 @@ pub(super) fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
         let start = Instant::now();
         let (solved, nodes) = pool.install(|| {
             if args.wld {
-                let mut solver = Solver::new(&tt, &stop, args.threads);
+                let mut solver = Solver::new(&tt, &stop, args.threads).with_eval(&eval);
                 let r = solver.solve(&p.position.board, -1, 1);
                 (r, solver.nodes)
             } else {
-                let mut search = Search::new(&ClassicEval, &tt, &stop, args.threads);
+                let mut search = Search::new(&eval, &tt, &stop, args.threads);
                 let r = search.run(&p.position.board, Limits { exact: true, ..Limits::default() }, false);
                 let best = r.moves.first().map(|m| Solved { score: m.score, best: Some(m.mv) });
                 (best.unwrap_or(Solved { score: p.position.board.final_score(), best: None }), r.nodes)

@@ -13,9 +13,10 @@ use super::thor_cmds::ArchiveArgs;
 use super::PositionArgs;
 use crate::eval::{ClassicEval, Evaluator, PatternEval};
 use crate::fileio::atomic_write;
+use crate::search::Selectivity;
+use crate::train::dataset::games_digest;
 use crate::train::measure::{error_by_phase, MeasureConfig, PhaseError};
 use crate::train::probcut::{fit_probcut, ProbCutConfig};
-use crate::train::dataset::games_digest;
 use crate::train::{Dataset, Labeling, Progress, TrainConfig, TrainGame};
 
 /// `thorbook train`.
@@ -114,7 +115,8 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
     let start = Instant::now();
     let all = load_games(&args.archives)?;
     let (train_games, validation_games) = if args.validate.is_empty() {
-        let (v, t): (Vec<_>, Vec<_>) = all.into_iter().enumerate().partition(|(i, _)| held_out(*i, args.validation_share));
+        let (v, t): (Vec<_>, Vec<_>) =
+            all.into_iter().enumerate().partition(|(i, _)| held_out(*i, args.validation_share));
         (t.into_iter().map(|(_, g)| g).collect::<Vec<_>>(), v.into_iter().map(|(_, g)| g).collect())
     } else {
         let validate = ArchiveArgs { paths: args.validate.clone(), strict: args.archives.strict };
@@ -130,7 +132,8 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
     let cached = match &args.cache {
         Some(path) if path.exists() => {
             let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-            let sets = Dataset::from_cache_bytes(&path.display().to_string(), &bytes, digest).map_err(anyhow::Error::msg)?;
+            let sets =
+                Dataset::from_cache_bytes(&path.display().to_string(), &bytes, digest).map_err(anyhow::Error::msg)?;
             match sets {
                 Some(mut sets) if sets.len() == 2 => {
                     eprintln!("reusing the labeled positions in {}", path.display());
@@ -149,9 +152,10 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
         Some(sets) => sets,
         None => {
             let b = bar("collecting");
+            let order = PatternEval::bundled();
             let sets = pool.install(|| {
-                let t = Dataset::collect(&train_games, &labeling, &progress_to(&b));
-                let v = Dataset::collect(&validation_games, &labeling, &progress_to(&b));
+                let t = Dataset::collect(&train_games, &labeling, Some(&order), &progress_to(&b));
+                let v = Dataset::collect(&validation_games, &labeling, Some(&order), &progress_to(&b));
                 (t, v)
             });
             b.finish_and_clear();
@@ -181,15 +185,17 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
     let mut probcut_secs = 0.0;
     if args.probcut_positions > 0 {
         let pc_start = Instant::now();
-        let pc_config = ProbCutConfig {
-            positions_per_phase: args.probcut_positions,
-            max_measured_depth: args.probcut_depth,
-        };
+        let pc_config =
+            ProbCutConfig { positions_per_phase: args.probcut_positions, max_measured_depth: args.probcut_depth };
         let source = if validation_set.is_empty() { &train_set } else { &validation_set };
         let b = bar("probcut searches");
         let eval = PatternEval::new(&weights);
         let table = pool.install(|| fit_probcut(&eval, source, &pc_config, &progress_to(&b)));
         b.finish_and_clear();
+        eprintln!(
+            "probcut: sigma = {:.2} + {:.3} * depth + {:.3} * empties (fitted on {} positions per phase, depths 3..={})",
+            table.plane[0], table.plane[1], table.plane[2], args.probcut_positions, args.probcut_depth
+        );
         weights.probcut = table.sigma;
         weights.probcut_depths = table.depths;
         probcut_secs = pc_start.elapsed().as_secs_f64();
@@ -353,18 +359,20 @@ pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
     if args.every == 0 || args.depth > 30 || args.solve_at > 24 {
         bail!("--every must be >= 1, --depth <= 30, --solve-at <= 24");
     }
-    if let Some(t) = args.selectivity {
-        if !(t.is_finite() && t > 0.0 && t <= 10.0) {
-            bail!("--selectivity must be in (0, 10], got {t}");
+    let selectivity = match args.selectivity {
+        Some(t) => {
+            Some(Selectivity::from_sigmas(t).with_context(|| format!("--selectivity must be 0.1..=10, got {t}"))?)
         }
-    }
+        None => None,
+    };
     let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build()?;
     let games: Vec<TrainGame> = load_games(&args.archives)?.into_iter().step_by(args.every).collect();
-    let config = MeasureConfig { depth: args.depth, selectivity: args.selectivity, exact_only: args.exact_only };
+    let config = MeasureConfig { depth: args.depth, selectivity, exact_only: args.exact_only };
     let start = Instant::now();
     let b = bar("labeling");
     let labeling = Labeling { solve_at: args.solve_at, children: false };
-    let data = pool.install(|| Dataset::collect(&games, &labeling, &progress_to(&b)));
+    let order = PatternEval::bundled();
+    let data = pool.install(|| Dataset::collect(&games, &labeling, Some(&order), &progress_to(&b)));
     b.finish_and_clear();
     let b = bar("measuring");
     let rows = if args.classic {

@@ -16,21 +16,30 @@ pub struct LevelSpec {
     pub depth: u32,
     /// Solve exactly (final disc difference) at this many empty squares or fewer.
     pub exact_at: u32,
+    /// Multi-ProbCut selectivity in hundredths of a standard deviation (0: full width).
+    pub probcut_centisigmas: u16,
+}
+
+impl LevelSpec {
+    /// The level's Multi-ProbCut selectivity.
+    pub fn selectivity(&self) -> Option<crate::search::Selectivity> {
+        crate::search::Selectivity::from_sigmas(self.probcut_centisigmas as f32 / 100.0)
+    }
 }
 
 const TABLE: [LevelSpec; 12] = [
-    LevelSpec { depth: 1, exact_at: 6 },
-    LevelSpec { depth: 2, exact_at: 8 },
-    LevelSpec { depth: 3, exact_at: 10 },
-    LevelSpec { depth: 4, exact_at: 12 },
-    LevelSpec { depth: 6, exact_at: 14 },
-    LevelSpec { depth: 8, exact_at: 16 },
-    LevelSpec { depth: 9, exact_at: 18 },
-    LevelSpec { depth: 10, exact_at: 20 },
-    LevelSpec { depth: 11, exact_at: 21 },
-    LevelSpec { depth: 12, exact_at: 22 },
-    LevelSpec { depth: 14, exact_at: 23 },
-    LevelSpec { depth: 16, exact_at: 24 },
+    LevelSpec { depth: 1, exact_at: 6, probcut_centisigmas: 150 },
+    LevelSpec { depth: 2, exact_at: 8, probcut_centisigmas: 150 },
+    LevelSpec { depth: 3, exact_at: 10, probcut_centisigmas: 150 },
+    LevelSpec { depth: 4, exact_at: 12, probcut_centisigmas: 150 },
+    LevelSpec { depth: 6, exact_at: 14, probcut_centisigmas: 150 },
+    LevelSpec { depth: 8, exact_at: 16, probcut_centisigmas: 150 },
+    LevelSpec { depth: 9, exact_at: 18, probcut_centisigmas: 150 },
+    LevelSpec { depth: 10, exact_at: 20, probcut_centisigmas: 200 },
+    LevelSpec { depth: 11, exact_at: 21, probcut_centisigmas: 200 },
+    LevelSpec { depth: 12, exact_at: 22, probcut_centisigmas: 200 },
+    LevelSpec { depth: 14, exact_at: 23, probcut_centisigmas: 200 },
+    LevelSpec { depth: 16, exact_at: 24, probcut_centisigmas: 200 },
 ];
 
 impl Level {

@@ -23,11 +23,11 @@ use serde::Serialize;
 
 use crate::book::query::{book_line, book_moves, choose_move, BookChoice, BookMove};
 use crate::book::{Book, OpenError};
-use crate::eval::{ClassicEval, Evaluator};
+use crate::eval::{AnyEval, EvalSource, Evaluator, WeightsError};
 use crate::fileio::Bytes;
 use crate::position::Position;
 use crate::search::tt::TableError;
-use crate::search::{Limits, Search, SearchResult, TranspositionTable};
+use crate::search::{Limits, Search, SearchResult, Selectivity, TranspositionTable};
 use crate::square::{format_moves, Move};
 
 pub use crate::book::BookSource;
@@ -47,20 +47,34 @@ pub struct Strength {
     pub time: Option<Duration>,
     /// Node budget per move.
     pub nodes: Option<u64>,
+    /// Multi-ProbCut selectivity of the midgame search (`None`: full width).
+    pub selectivity: Option<Selectivity>,
 }
 
 impl Strength {
     /// The strength of a level: its depth and exact threshold, no budget.
     pub fn level(level: Level) -> Strength {
         let spec = level.spec();
-        Strength { depth: Some(spec.depth), exact_at: Some(spec.exact_at), time: None, nodes: None }
+        Strength {
+            depth: Some(spec.depth),
+            exact_at: Some(spec.exact_at),
+            time: None,
+            nodes: None,
+            selectivity: spec.selectivity(),
+        }
     }
 
     /// Depth `depth` in the midgame, with the exact threshold of the level whose depth
     /// is nearest (what NBoard's `set depth` and a lone `--depth` ask for).
     pub fn for_depth(depth: u32) -> Strength {
         let level = Level::all().min_by_key(|l| l.spec().depth.abs_diff(depth)).unwrap_or_default();
-        Strength { depth: Some(depth), exact_at: Some(level.spec().exact_at), time: None, nodes: None }
+        Strength {
+            depth: Some(depth),
+            exact_at: Some(level.spec().exact_at),
+            time: None,
+            nodes: None,
+            selectivity: level.spec().selectivity(),
+        }
     }
 
     /// The empties from which a search of about `budget` can solve exactly: an exact
@@ -85,7 +99,14 @@ impl Strength {
             Some(t) => Strength::exact_at_for_time(t),
             None => Level::DEFAULT.spec().exact_at,
         });
-        Limits { depth: self.depth, nodes: self.nodes, time, exact: empties <= exact_at, exclude: 0, selectivity: None }
+        Limits {
+            depth: self.depth,
+            nodes: self.nodes,
+            time,
+            exact: empties <= exact_at,
+            exclude: 0,
+            selectivity: self.selectivity,
+        }
     }
 }
 
@@ -113,6 +134,8 @@ pub struct EngineConfig {
     pub book_choice: BookChoice,
     /// Seed of the book's random choices.
     pub seed: u64,
+    /// The evaluation.
+    pub eval: EvalSource,
 }
 
 impl Default for EngineConfig {
@@ -124,6 +147,7 @@ impl Default for EngineConfig {
             book: BookSource::Bundled,
             book_choice: BookChoice::default(),
             seed: 0,
+            eval: EvalSource::Bundled,
         }
     }
 }
@@ -137,6 +161,9 @@ pub enum EngineError {
     /// The transposition table.
     #[error(transparent)]
     Table(#[from] TableError),
+    /// The evaluation's weight file.
+    #[error(transparent)]
+    Eval(#[from] WeightsError),
     /// The book.
     #[error(transparent)]
     Book(#[from] OpenError),
@@ -246,7 +273,7 @@ pub struct Analysis {
 }
 
 /// The book-then-search player.
-pub struct Engine<E: Evaluator = ClassicEval> {
+pub struct Engine<E: Evaluator = AnyEval> {
     config: EngineConfig,
     book: Option<Book<Bytes>>,
     tt: TranspositionTable,
@@ -256,10 +283,11 @@ pub struct Engine<E: Evaluator = ClassicEval> {
     rng: u64,
 }
 
-impl Engine<ClassicEval> {
-    /// An engine with the classic evaluation.
-    pub fn new(config: EngineConfig) -> Result<Engine<ClassicEval>, EngineError> {
-        Engine::with_evaluator(config, ClassicEval)
+impl Engine<AnyEval> {
+    /// An engine with the evaluation its configuration names.
+    pub fn new(config: EngineConfig) -> Result<Engine<AnyEval>, EngineError> {
+        let eval = config.eval.load()?;
+        Engine::with_evaluator(config, eval)
     }
 }
 

@@ -33,6 +33,63 @@ pub trait Evaluator: Sync {
     }
 }
 
+/// Which evaluation an engine or command uses.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum EvalSource {
+    /// The bundled trained weights.
+    #[default]
+    Bundled,
+    /// Trained weights from a file.
+    File(std::path::PathBuf),
+    /// The hand-weighted [`ClassicEval`] (a baseline).
+    Classic,
+}
+
+impl EvalSource {
+    /// Loads the evaluation.
+    pub fn load(&self) -> Result<AnyEval, WeightsError> {
+        Ok(match self {
+            EvalSource::Bundled => AnyEval::Pattern(PatternEval::bundled()),
+            EvalSource::File(path) => AnyEval::Pattern(PatternEval::load(path)?),
+            EvalSource::Classic => AnyEval::Classic(ClassicEval),
+        })
+    }
+}
+
+/// An evaluation chosen at run time (what the command line and the protocols use).
+#[derive(Clone, Debug)]
+pub enum AnyEval {
+    /// Trained patterns.
+    Pattern(PatternEval),
+    /// Hand-weighted features.
+    Classic(ClassicEval),
+}
+
+impl Evaluator for AnyEval {
+    #[inline]
+    fn evaluate(&self, board: &Board) -> i32 {
+        match self {
+            AnyEval::Pattern(e) => e.evaluate(board),
+            AnyEval::Classic(e) => e.evaluate(board),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            AnyEval::Pattern(e) => e.name(),
+            AnyEval::Classic(e) => e.name(),
+        }
+    }
+
+    #[inline]
+    fn probcut_sigma(&self, empties: u32, depth: u32) -> Option<f32> {
+        match self {
+            AnyEval::Pattern(e) => e.probcut_sigma(empties, depth),
+            AnyEval::Classic(e) => e.probcut_sigma(empties, depth),
+        }
+    }
+}
+
 /// Hand-weighted features, interpolated between the opening and the endgame.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ClassicEval;

@@ -225,7 +225,11 @@ mod tests {
 
     /// The ternary index computed square by square, the definition.
     fn naive_index(player: u64, opponent: u64, squares: &[u8]) -> usize {
-        squares.iter().enumerate().map(|(j, &s)| pow3(j) * (player >> s & 1) as usize + 2 * pow3(j) * (opponent >> s & 1) as usize).sum()
+        squares
+            .iter()
+            .enumerate()
+            .map(|(j, &s)| pow3(j) * (player >> s & 1) as usize + 2 * pow3(j) * (opponent >> s & 1) as usize)
+            .sum()
     }
 
     #[test]
@@ -243,7 +247,9 @@ mod tests {
 
     #[test]
     fn pext_matches_the_definition() {
-        for (x, m) in [(0xF0F0u64, 0xFF00u64), (u64::MAX, 0x8100_0000_0000_0081), (0x1234_5678_9ABC_DEF0, 0x0F0F_0F0F_0F0F_0F0F)] {
+        for (x, m) in
+            [(0xF0F0u64, 0xFF00u64), (u64::MAX, 0x8100_0000_0000_0081), (0x1234_5678_9ABC_DEF0, 0x0F0F_0F0F_0F0F_0F0F)]
+        {
             let mut naive = 0;
             for (k, s) in crate::board::Squares(m).enumerate() {
                 naive |= (x >> s.index() & 1) << k;
@@ -261,7 +267,10 @@ mod tests {
             // The first instance of each pattern is the identity reading.
             for (pi, p) in PATTERNS.iter().enumerate() {
                 let first = set.instances.iter().position(|i| i.pattern as usize == pi).unwrap();
-                assert_eq!(idx[first] as usize - set.offsets[pi] as usize, naive_index(b.player, b.opponent, p.squares));
+                assert_eq!(
+                    idx[first] as usize - set.offsets[pi] as usize,
+                    naive_index(b.player, b.opponent, p.squares)
+                );
             }
         }
     }

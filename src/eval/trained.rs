@@ -77,7 +77,8 @@ impl PatternEval {
     pub fn bundled() -> PatternEval {
         static EVAL: OnceLock<PatternEval> = OnceLock::new();
         EVAL.get_or_init(|| {
-            let w = Weights::from_bytes("bundled weights", BUNDLED).expect("the bundled weights are checked by the tests");
+            let w =
+                Weights::from_bytes("bundled weights", BUNDLED).expect("the bundled weights are checked by the tests");
             PatternEval::new(&w)
         })
         .clone()

@@ -93,7 +93,12 @@ impl Weights {
 
     /// All zero (an evaluation that always says 0).
     pub fn zero() -> Weights {
-        Weights { note: String::new(), values: vec![0; PHASES * Weights::phase_len()], probcut: Vec::new(), probcut_depths: 0 }
+        Weights {
+            note: String::new(),
+            values: vec![0; PHASES * Weights::phase_len()],
+            probcut: Vec::new(),
+            probcut_depths: 0,
+        }
     }
 
     /// The weights of one phase (bias first).
@@ -138,7 +143,8 @@ impl Weights {
 
     /// Parses a weight file (plain or gzip-compressed); `file` names it in errors.
     pub fn from_bytes(file: &str, bytes: &[u8]) -> Result<Weights, WeightsError> {
-        let invalid = |offset: usize, message: String| WeightsError::Invalid { file: file.to_string(), offset, message };
+        let invalid =
+            |offset: usize, message: String| WeightsError::Invalid { file: file.to_string(), offset, message };
         let plain;
         let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
             let mut out = Vec::new();

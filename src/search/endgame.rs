@@ -32,6 +32,7 @@ use rayon::prelude::*;
 use super::moves::{MoveList, OrderedMove};
 use super::tt::TranspositionTable;
 use crate::board::{flips, legal_moves, Board, Squares};
+use crate::eval::Evaluator;
 use crate::square::{Move, Square};
 use crate::stability::stable_discs;
 
@@ -44,6 +45,8 @@ const ETC_MIN: u32 = 14;
 const SPLIT_AFTER: usize = 3;
 /// From this many empties a node's moves may be split between threads.
 const SPLIT_MIN: u32 = 14;
+/// From this many empties moves are ordered with the evaluation too.
+pub const EVAL_ORDER_MIN: u32 = 16;
 /// Nodes between checks of the stop flag.
 const STOP_CHECK_INTERVAL: u64 = 1024;
 
@@ -91,6 +94,8 @@ pub struct Solver<'a> {
     pub node_limit: u64,
     /// Flags of the splits this solver works under: set when a sibling refuted the node.
     cut_flags: Vec<Arc<AtomicBool>>,
+    /// Orders moves at [`EVAL_ORDER_MIN`] empties and above (none: fastest-first only).
+    eval: Option<&'a dyn Evaluator>,
     /// Root moves [`Solver::solve_root`] skips.
     pub root_exclude: u64,
 }
@@ -129,7 +134,24 @@ impl<'a> Solver<'a> {
             deadline: None,
             node_limit: u64::MAX,
             cut_flags: Vec::new(),
+            eval: None,
             root_exclude: 0,
+        }
+    }
+
+    /// Orders moves far from the end with `eval` as well as by mobility: the
+    /// evaluation predicts which move is best where mobility alone guesses poorly.
+    pub fn with_eval(mut self, eval: &'a dyn Evaluator) -> Solver<'a> {
+        self.eval = Some(eval);
+        self
+    }
+
+    /// The moves of a node with ordering costs (sorted by the caller).
+    #[inline]
+    fn ordered(&self, board: &Board, moves: u64, tt_move: Option<Square>) -> MoveList {
+        match self.eval {
+            Some(eval) if board.empty_count() >= EVAL_ORDER_MIN => evaluated_first(board, moves, tt_move, eval),
+            _ => fastest_first(board, moves, tt_move),
         }
     }
 
@@ -180,7 +202,7 @@ impl<'a> Solver<'a> {
         }
         self.nodes += 1;
         let tt_move = self.tt.probe(board.key()).and_then(|e| e.best);
-        let mut list = fastest_first(board, moves & !self.root_exclude, tt_move);
+        let mut list = self.ordered(board, moves & !self.root_exclude, tt_move);
         list.sort();
         let mut out: Vec<RootMove> = Vec::with_capacity(list.len());
         let mut best = -65;
@@ -261,7 +283,7 @@ impl<'a> Solver<'a> {
             let (v, _) = self.pvs(&board.pass(), -beta, -alpha);
             return (-v, None);
         }
-        let mut list = fastest_first(board, moves, tt_move);
+        let mut list = self.ordered(board, moves, tt_move);
         list.sort();
         let alpha0 = alpha;
         let mut best = -65;
@@ -372,7 +394,7 @@ impl<'a> Solver<'a> {
             }
             return -self.nws(&board.pass(), -alpha - 1);
         }
-        let mut list = fastest_first(board, moves, tt_move);
+        let mut list = self.ordered(board, moves, tt_move);
         if empties >= ETC_MIN {
             // Enhanced transposition cut-off: a child already known to be bad enough
             // for the opponent refutes this node without searching anything.
@@ -446,6 +468,7 @@ impl<'a> Solver<'a> {
                 // A helper stops as soon as a sibling refutes the node (or any
                 // ancestor split is refuted): its work would be thrown away.
                 let mut helper = Solver::new(self.tt, self.stop, self.threads);
+                helper.eval = self.eval;
                 helper.deadline = self.deadline;
                 helper.node_limit = self.node_limit.saturating_sub(self.nodes);
                 helper.cut_flags = self.cut_flags.clone();
@@ -651,6 +674,26 @@ fn fastest_first(board: &Board, moves: u64, tt_move: Option<Square>) -> MoveList
                 + potential * 4
                 - corner_stab * 32
                 - if odd & sq.bit() != 0 { 8 } else { 0 }
+        };
+        list.push(OrderedMove { square: sq, flips: f, cost });
+    }
+    list
+}
+
+/// The moves of a node ordered by the opponent's mobility and the evaluation of the
+/// position after each move (one disc of evaluation weighs a quarter of a reply).
+#[inline]
+fn evaluated_first(board: &Board, moves: u64, tt_move: Option<Square>, eval: &dyn Evaluator) -> MoveList {
+    let mut list = MoveList::new();
+    for sq in Squares(moves) {
+        let f = flips(board.player, board.opponent, sq);
+        let cost = if Some(sq) == tt_move {
+            i32::MIN
+        } else {
+            let child = board.play_flips(sq, f);
+            let replies = child.legal_moves();
+            (replies.count_ones() as i32 + (replies & crate::board::masks::CORNERS).count_ones() as i32) * 64
+                + eval.evaluate(&child) * 16
         };
         list.push(OrderedMove { square: sq, flips: f, cost });
     }

@@ -18,7 +18,7 @@ use crate::eval::Evaluator;
 use crate::square::{Move, Square};
 
 /// When to stop searching.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Limits {
     /// Maximum depth in plies (`None`: until another limit, or exact).
     pub depth: Option<u32>,
@@ -35,7 +35,25 @@ pub struct Limits {
     /// Multi-ProbCut: cut a null-window node when a shallow search is this many
     /// standard deviations beyond the window (`None`: search every move). Exact
     /// solves are never cut.
-    pub selectivity: Option<f32>,
+    pub selectivity: Option<Selectivity>,
+}
+
+/// Multi-ProbCut confidence: how many standard deviations beyond the window a shallow
+/// search must be to cut (1.0 ≈ 84% of cuts right, 2.0 ≈ 98%). Kept in hundredths so
+/// that limits compare exactly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Selectivity(u16);
+
+impl Selectivity {
+    /// `t` standard deviations, 0.1..=10.
+    pub fn from_sigmas(t: f32) -> Option<Selectivity> {
+        (t.is_finite() && (0.1..=10.0).contains(&t)).then(|| Selectivity((t * 100.0).round() as u16))
+    }
+
+    /// The number of standard deviations.
+    pub fn sigmas(self) -> f32 {
+        self.0 as f32 / 100.0
+    }
 }
 
 /// Multi-ProbCut is tried at this remaining depth and above.
@@ -105,7 +123,7 @@ pub struct Search<'a, E: Evaluator> {
     stop: &'a AtomicBool,
     threads: usize,
     root_exclude: u64,
-    selectivity: Option<f32>,
+    selectivity: Option<Selectivity>,
 }
 
 impl<'a, E: Evaluator> Search<'a, E> {
@@ -114,7 +132,7 @@ impl<'a, E: Evaluator> Search<'a, E> {
         Search {
             eval,
             tt,
-            solver: Solver::new(tt, stop, threads),
+            solver: Solver::new(tt, stop, threads).with_eval(eval),
             nodes: 0,
             next_check: CHECK_INTERVAL,
             deadline: None,
@@ -445,7 +463,7 @@ impl<'a, E: Evaluator> Search<'a, E> {
     /// Multi-ProbCut at a null-window node: a shallow search far enough beyond the
     /// window predicts the deep result; returns the bound it predicts.
     fn probcut(&mut self, board: &Board, alpha: i32, depth: u32, empties: u32) -> Option<i32> {
-        let t = self.selectivity?;
+        let t = self.selectivity?.sigmas();
         let sigma = self.eval.probcut_sigma(empties, depth)?;
         let margin = ((t * sigma).round() as i32).max(1);
         let shallow = probcut_shallow(depth);

@@ -8,7 +8,7 @@ pub mod moves;
 pub mod tt;
 
 pub use endgame::{RootMove, Solved, Solver};
-pub use midgame::{Limits, Search, SearchResult};
+pub use midgame::{Limits, Search, SearchResult, Selectivity};
 pub use moves::MAX_MOVES;
 
 /// The largest thread count a search accepts.

@@ -14,6 +14,7 @@ use rayon::prelude::*;
 use super::{Progress, ProgressFn, Stage};
 use crate::board::Board;
 use crate::eval::weights::{phase_of, PHASES};
+use crate::eval::Evaluator;
 use crate::search::{Solver, TranspositionTable};
 use crate::square::Move;
 use crate::thor::ThorGame;
@@ -76,8 +77,14 @@ impl Dataset {
     }
 
     /// Labels `games` in parallel (on the current rayon pool); the result does not
-    /// depend on the thread count. Games that never reach 24 empties are skipped.
-    pub fn collect(games: &[TrainGame], labels: &Labeling, progress: ProgressFn) -> Dataset {
+    /// depend on the thread count, nor on `order`, an evaluation that only speeds the
+    /// solves up. Games that never reach 24 empties are skipped.
+    pub fn collect(
+        games: &[TrainGame],
+        labels: &Labeling,
+        order: Option<&dyn Evaluator>,
+        progress: ProgressFn,
+    ) -> Dataset {
         let solve_at = labels.solve_at;
         let done = AtomicU64::new(0);
         let total = games.len() as u64;
@@ -88,9 +95,12 @@ impl Dataset {
                 || TranspositionTable::new(if solve_at > 0 { 16 } else { 1 }),
                 |tt, game| {
                     let mut solver = Solver::new(tt, &stop, 1);
+                    if let Some(eval) = order {
+                        solver = solver.with_eval(eval);
+                    }
                     let out = label_game(game, labels, &mut solver);
                     let n = done.fetch_add(1, Relaxed) + 1;
-                    if n % 256 == 0 || n == total {
+                    if n.is_multiple_of(256) || n == total {
                         progress(Progress { stage: Stage::Collect, done: n, total });
                     }
                     out
@@ -165,7 +175,8 @@ impl Dataset {
             let n = body.get(at..at + 8).ok_or_else(|| bad(at, "truncated"))?;
             let n = u64::from_le_bytes(n.try_into().expect("8 bytes")) as usize;
             at += 8;
-            let len = n.checked_mul(CACHE_RECORD).filter(|&l| at + l <= body.len()).ok_or_else(|| bad(at, "truncated"))?;
+            let len =
+                n.checked_mul(CACHE_RECORD).filter(|&l| at + l <= body.len()).ok_or_else(|| bad(at, "truncated"))?;
             let mut rows = Vec::with_capacity(n);
             for r in body[at..at + len].chunks_exact(CACHE_RECORD) {
                 let player = u64::from_le_bytes(r[0..8].try_into().expect("8 bytes"));
@@ -248,10 +259,9 @@ mod tests {
     #[test]
     fn targets_follow_the_side_to_move_and_solves_are_exact() {
         // A real game's prefix with a made-up theoretical score of 40 (black +16).
-        let moves = crate::square::parse_move_sequence(
-            "f5d6c3d3c4f4f6f3e6e7d7c6b5e3c5g6f7g5h6e8g4h4h5h3e2c7c8b4a5b6a4a3d2d1",
-        )
-        .unwrap();
+        let moves =
+            crate::square::parse_move_sequence("f5d6c3d3c4f4f6f3e6e7d7c6b5e3c5g6f7g5h6e8g4h4h5h3e2c7c8b4a5b6a4a3d2d1")
+                .unwrap();
         let mut game = TrainGame { moves, theoretical: 40 };
         // Pad to 24 empties with legal moves.
         let mut b = crate::Position::START.play_sequence(&game.moves).unwrap();

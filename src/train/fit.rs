@@ -66,7 +66,12 @@ pub struct TrainReport {
 const CHUNKS: usize = 16;
 
 /// Fits weights on `train` and measures them on `validation`.
-pub fn train(train: &Dataset, validation: &Dataset, config: &TrainConfig, progress: ProgressFn) -> (Weights, TrainReport) {
+pub fn train(
+    train: &Dataset,
+    validation: &Dataset,
+    config: &TrainConfig,
+    progress: ProgressFn,
+) -> (Weights, TrainReport) {
     let set = pattern_set();
     let slots = set.slot_count;
     let unknowns = slots + 1; // the bias is the last unknown

@@ -9,7 +9,7 @@ use super::dataset::{Dataset, Labeled};
 use super::{Progress, ProgressFn, Stage};
 use crate::eval::weights::{phase_empties, PHASES};
 use crate::eval::Evaluator;
-use crate::search::{Limits, Search, TranspositionTable};
+use crate::search::{Limits, Search, Selectivity, TranspositionTable};
 
 /// Error of one phase.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -32,7 +32,7 @@ pub struct MeasureConfig {
     /// Search depth (0: the static evaluation).
     pub depth: u32,
     /// Multi-ProbCut selectivity of the search (`None`: full width).
-    pub selectivity: Option<f32>,
+    pub selectivity: Option<Selectivity>,
     /// Only positions whose target is exact.
     pub exact_only: bool,
 }
@@ -74,7 +74,7 @@ pub fn error_by_phase<E: Evaluator>(
                     |tt, l| {
                         let v = scored(eval, tt, l, config);
                         let n = done.fetch_add(1, Relaxed) + 1;
-                        if n % 64 == 0 || n == total {
+                        if n.is_multiple_of(64) || n == total {
                             progress(Progress { stage: Stage::Measure, done: n, total });
                         }
                         (v, l.target as i32)

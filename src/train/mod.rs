@@ -12,7 +12,6 @@ pub mod fit;
 pub mod measure;
 pub mod probcut;
 
-
 pub use dataset::{Dataset, Labeling, TrainGame};
 pub use fit::{train, PhaseReport, TrainConfig, TrainReport};
 

@@ -47,7 +47,12 @@ pub struct ProbCutTable {
 }
 
 /// Measures search scores on sample positions of `data` and fits the table.
-pub fn fit_probcut<E: Evaluator>(eval: &E, data: &Dataset, config: &ProbCutConfig, progress: ProgressFn) -> ProbCutTable {
+pub fn fit_probcut<E: Evaluator>(
+    eval: &E,
+    data: &Dataset,
+    config: &ProbCutConfig,
+    progress: ProgressFn,
+) -> ProbCutTable {
     let max_depth = config.max_measured_depth;
     let samples: Vec<_> = (0..PHASES)
         .flat_map(|phase| {
@@ -137,8 +142,9 @@ fn solve3(mut m: [[f64; 3]; 3], mut r: [f64; 3]) -> Option<[f64; 3]> {
         r.swap(col, pivot);
         for row in col + 1..3 {
             let f = m[row][col] / m[col][col];
-            for k in col..3 {
-                m[row][k] -= f * m[col][k];
+            let pivot_row = m[col];
+            for (x, p) in m[row][col..].iter_mut().zip(&pivot_row[col..]) {
+                *x -= f * p;
             }
             r[row] -= f * r[col];
         }
@@ -157,7 +163,9 @@ mod tests {
     #[test]
     fn the_plane_is_recovered() {
         let cells: Vec<_> = (3..9)
-            .flat_map(|d| (10..50).step_by(5).map(move |e| (d as f64, e as f64, 1.5 + 0.3 * d as f64 + 0.05 * e as f64, 10.0)))
+            .flat_map(|d| {
+                (10..50).step_by(5).map(move |e| (d as f64, e as f64, 1.5 + 0.3 * d as f64 + 0.05 * e as f64, 10.0))
+            })
             .collect();
         let p = fit_plane(&cells);
         assert!((p[0] - 1.5).abs() < 1e-6 && (p[1] - 0.3).abs() < 1e-6 && (p[2] - 0.05).abs() < 1e-6, "{p:?}");
