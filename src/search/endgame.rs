@@ -46,7 +46,7 @@ const SPLIT_AFTER: usize = 3;
 /// From this many empties a node's moves may be split between threads.
 const SPLIT_MIN: u32 = 14;
 /// From this many empties moves are ordered with the evaluation too.
-pub const EVAL_ORDER_MIN: u32 = 16;
+pub const EVAL_ORDER_MIN: u32 = 14;
 /// Nodes between checks of the stop flag.
 const STOP_CHECK_INTERVAL: u64 = 1024;
 

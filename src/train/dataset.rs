@@ -89,23 +89,26 @@ impl Dataset {
         let done = AtomicU64::new(0);
         let total = games.len() as u64;
         let stop = AtomicBool::new(false);
+        // One table per chunk of games: allocating one per rayon split costs more
+        // than the solves of a few games.
         let labeled: Vec<Vec<Labeled>> = games
-            .par_iter()
-            .map_init(
-                || TranspositionTable::new(if solve_at > 0 { 16 } else { 1 }),
-                |tt, game| {
-                    let mut solver = Solver::new(tt, &stop, 1);
+            .par_chunks(64)
+            .map(|chunk| {
+                let tt = TranspositionTable::new(if solve_at > 0 { 16 } else { 1 });
+                let mut out = Vec::with_capacity(chunk.len() * 60);
+                for game in chunk {
+                    let mut solver = Solver::new(&tt, &stop, 1);
                     if let Some(eval) = order {
                         solver = solver.with_eval(eval);
                     }
-                    let out = label_game(game, labels, &mut solver);
+                    out.extend(label_game(game, labels, &mut solver));
                     let n = done.fetch_add(1, Relaxed) + 1;
                     if n.is_multiple_of(256) || n == total {
                         progress(Progress { stage: Stage::Collect, done: n, total });
                     }
-                    out
-                },
-            )
+                }
+                out
+            })
             .collect();
         Dataset::from_positions(labeled.into_iter().flatten())
     }

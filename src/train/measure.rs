@@ -68,18 +68,22 @@ pub fn error_by_phase<E: Evaluator>(
                 .filter(|l| l.exact || !config.exact_only)
                 .collect();
             let results: Vec<(i32, i32)> = rows
-                .par_iter()
-                .map_init(
-                    || TranspositionTable::new(4),
-                    |tt, l| {
-                        let v = scored(eval, tt, l, config);
-                        let n = done.fetch_add(1, Relaxed) + 1;
-                        if n.is_multiple_of(64) || n == total {
-                            progress(Progress { stage: Stage::Measure, done: n, total });
-                        }
-                        (v, l.target as i32)
-                    },
-                )
+                .par_chunks(16)
+                .flat_map_iter(|chunk| {
+                    let mut tt = TranspositionTable::new(4);
+                    let out: Vec<(i32, i32)> = chunk
+                        .iter()
+                        .map(|l| {
+                            let v = scored(eval, &mut tt, l, config);
+                            let n = done.fetch_add(1, Relaxed) + 1;
+                            if n.is_multiple_of(64) || n == total {
+                                progress(Progress { stage: Stage::Measure, done: n, total });
+                            }
+                            (v, l.target as i32)
+                        })
+                        .collect();
+                    out
+                })
                 .collect();
             let n = results.len().max(1) as f64;
             let mae = results.iter().map(|(v, t)| (v - t).abs() as f64).sum::<f64>() / n;

@@ -65,23 +65,28 @@ pub fn fit_probcut<E: Evaluator>(
     let done = AtomicU64::new(0);
     // Per sample: scores at depths 1..=max (index = depth), where the search is not exact.
     let scores: Vec<(usize, u32, Vec<i32>)> = samples
-        .par_iter()
-        .map_init(
-            || TranspositionTable::new(8),
-            |tt, &(phase, board)| {
-                tt.clear();
-                let stop = AtomicBool::new(false);
-                let empties = board.empty_count();
-                let mut v = vec![0; max_depth as usize + 1];
-                for d in 1..=max_depth.min(empties.saturating_sub(1)) {
-                    let limits = Limits { depth: Some(d), ..Limits::default() };
-                    v[d as usize] = Search::new(eval, tt, &stop, 1).run(&board, limits, false).score().unwrap_or(0);
-                }
-                let n = done.fetch_add(1, Relaxed) + 1;
-                progress(Progress { stage: Stage::ProbCut, done: n, total });
-                (phase, empties, v)
-            },
-        )
+        .par_chunks(8)
+        .flat_map_iter(|chunk| {
+            let mut tt = TranspositionTable::new(8);
+            let stop = AtomicBool::new(false);
+            let out: Vec<_> = chunk
+                .iter()
+                .map(|&(phase, board)| {
+                    tt.clear();
+                    let empties = board.empty_count();
+                    let mut v = vec![0; max_depth as usize + 1];
+                    for d in 1..=max_depth.min(empties.saturating_sub(1)) {
+                        let limits = Limits { depth: Some(d), ..Limits::default() };
+                        v[d as usize] =
+                            Search::new(eval, &tt, &stop, 1).run(&board, limits, false).score().unwrap_or(0);
+                    }
+                    let n = done.fetch_add(1, Relaxed) + 1;
+                    progress(Progress { stage: Stage::ProbCut, done: n, total });
+                    (phase, empties, v)
+                })
+                .collect();
+            out
+        })
         .collect();
     // Cells: (depth, mean empties, σ, count).
     let mut cells = Vec::new();
