@@ -5,6 +5,7 @@ mod util;
 mod board_cli;
 mod book;
 mod engine;
+mod eval;
 mod search;
 mod thor_corrupt;
 mod thor_data;
