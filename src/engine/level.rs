@@ -34,12 +34,12 @@ const TABLE: [LevelSpec; 12] = [
     LevelSpec { depth: 4, exact_at: 12, probcut_centisigmas: 150 },
     LevelSpec { depth: 6, exact_at: 14, probcut_centisigmas: 150 },
     LevelSpec { depth: 8, exact_at: 16, probcut_centisigmas: 150 },
-    LevelSpec { depth: 9, exact_at: 18, probcut_centisigmas: 150 },
-    LevelSpec { depth: 10, exact_at: 20, probcut_centisigmas: 200 },
-    LevelSpec { depth: 11, exact_at: 21, probcut_centisigmas: 200 },
-    LevelSpec { depth: 12, exact_at: 22, probcut_centisigmas: 200 },
-    LevelSpec { depth: 14, exact_at: 23, probcut_centisigmas: 200 },
-    LevelSpec { depth: 16, exact_at: 24, probcut_centisigmas: 200 },
+    LevelSpec { depth: 12, exact_at: 18, probcut_centisigmas: 150 },
+    LevelSpec { depth: 14, exact_at: 20, probcut_centisigmas: 150 },
+    LevelSpec { depth: 16, exact_at: 21, probcut_centisigmas: 150 },
+    LevelSpec { depth: 18, exact_at: 22, probcut_centisigmas: 200 },
+    LevelSpec { depth: 20, exact_at: 23, probcut_centisigmas: 200 },
+    LevelSpec { depth: 22, exact_at: 24, probcut_centisigmas: 200 },
 ];
 
 impl Level {
