@@ -403,7 +403,7 @@ mod tests {
         .unwrap();
         assert!(!c.strength.limits(13, Some(Duration::from_secs(5))).exact, "an explicit threshold stays");
         // A lone depth takes the exact threshold of the level with that depth.
-        let c = config(|a| a.depth = Some(9)).unwrap();
+        let c = config(|a| a.depth = Some(Level::DEFAULT.spec().depth)).unwrap();
         assert_eq!(c.strength, Strength::level(Level::DEFAULT));
         let c = config(|a| {
             a.level = Some(5);
