@@ -289,15 +289,32 @@ fn an_interrupted_build_resumes_to_the_same_book() {
         .spawn()
         .unwrap();
     let start = Instant::now();
-    while std::fs::metadata(&ckpt).map_or(0, |m| m.len()) < 16 + 16 * 200 && start.elapsed() < Duration::from_secs(120)
+    while std::fs::metadata(&ckpt).map_or(0, |m| m.len()) < 48 + 16 * 200 && start.elapsed() < Duration::from_secs(120)
     {
         std::thread::sleep(Duration::from_millis(20));
     }
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(!resumed.exists(), "the build finished before it could be interrupted");
-    let scored = (std::fs::metadata(&ckpt).unwrap().len() - 16) / 16;
+    let scored = (std::fs::metadata(&ckpt).unwrap().len() - 48) / 16;
     assert!(scored >= 200);
+    // Resuming with other inputs is refused, naming what differs, and leaves the
+    // checkpoint as it was.
+    let before = std::fs::read(&ckpt).unwrap();
+    for (extra, what) in [
+        (vec!["data/thor/WTH_2014.wtb"], "other games"),
+        (vec!["--exact-at", "20"], "other build parameters"),
+        (vec!["--classic-eval"], "another evaluation"),
+        (vec!["--min-games", "3"], "other build parameters"),
+    ] {
+        let mut a = args(&resumed);
+        a.push("--resume".into());
+        a.extend(extra.iter().map(|s| s.to_string()));
+        let out = thorbook(&a.iter().map(String::as_str).collect::<Vec<_>>());
+        let err = out.fails();
+        assert!(err.contains(what) && err.contains("rebuild without --resume"), "{extra:?}: {err}");
+        assert_eq!(std::fs::read(&ckpt).unwrap(), before, "a refused resume changed the checkpoint");
+    }
     let mut resume_args = args(&resumed);
     resume_args.push("--resume".into());
     let out = thorbook(&resume_args.iter().map(String::as_str).collect::<Vec<_>>());

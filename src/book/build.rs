@@ -366,24 +366,76 @@ pub fn records(nodes: &[Node], leaves: &[Leaf], values: &[i8]) -> Vec<Record> {
         .collect()
 }
 
-/// Checkpoint file: a 16-byte header (magic and the build parameters), then one
-/// 16-byte entry per scored position (key, move, score, depth, flags), appended and
-/// flushed as each search finishes. A partial last entry (a kill mid-write) is ignored.
+/// What a build is made from: a checkpoint is resumed only by the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BuildIdentity {
+    /// Digest of the games (moves and scores) the positions were collected from.
+    pub games: u64,
+    /// Digest of the collected positions (keys, boards, game and win counts).
+    pub positions: u64,
+    /// Digest of the leaf searches' evaluation.
+    pub eval: u32,
+}
+
+impl BuildIdentity {
+    /// The identity of a build of `nodes`, collected from `games`, scored by `config`.
+    pub fn new(games: &[GameLine], nodes: &[Node], config: &BuildConfig) -> BuildIdentity {
+        let mut g = crc32fast::Hasher::new();
+        let mut g2 = crc32fast::Hasher::new_with_initial(0x9e37_79b9);
+        g.update(&(games.len() as u64).to_le_bytes());
+        for line in games {
+            let bytes: Vec<u8> = line.moves.iter().map(|m| m.square().map_or(64, |s| s.index() as u8)).collect();
+            g.update(&bytes);
+            g.update(&[255, line.black_score]);
+            g2.update(&bytes);
+        }
+        let mut p = crc32fast::Hasher::new();
+        let mut p2 = crc32fast::Hasher::new_with_initial(0x85eb_ca6b);
+        for n in nodes {
+            let mut b = [0u8; 32];
+            LE::write_u64(&mut b[..8], n.key);
+            LE::write_u64(&mut b[8..16], n.board.player);
+            LE::write_u64(&mut b[16..24], n.board.opponent);
+            LE::write_u32(&mut b[24..28], n.games);
+            LE::write_u32(&mut b[28..32], n.wins);
+            p.update(&b);
+            p2.update(&b[..8]);
+        }
+        BuildIdentity {
+            games: (g.finalize() as u64) << 32 | g2.finalize() as u64,
+            positions: (p.finalize() as u64) << 32 | p2.finalize() as u64,
+            eval: config.eval.digest(),
+        }
+    }
+}
+
+/// Checkpoint file: a 48-byte header (magic, the build parameters and the build's
+/// identity), then one 16-byte entry per scored position, appended as positions
+/// finish.
+///
+/// Header: magic `TBCKPT02` (8), max ply, depth, exact-at, 0 (4), min games (u32),
+/// time per position in ms (u32, 0: a depth), evaluation digest (u32), 4 zero bytes,
+/// games digest (u64), positions digest (u64).
 pub struct Checkpoint {
     file: Mutex<File>,
 }
 
-const CHECKPOINT_MAGIC: &[u8; 8] = b"TBCKPT01";
+const CHECKPOINT_MAGIC: &[u8; 8] = b"TBCKPT02";
+const CHECKPOINT_HEADER: usize = 48;
 
-fn checkpoint_header(config: &BuildConfig) -> [u8; 16] {
+fn checkpoint_header(config: &BuildConfig, identity: &BuildIdentity) -> [u8; CHECKPOINT_HEADER] {
     let p = config.params();
-    let mut h = [0u8; 16];
+    let mut h = [0u8; CHECKPOINT_HEADER];
     h[..8].copy_from_slice(CHECKPOINT_MAGIC);
     h[8] = p.max_ply;
     h[9] = p.depth;
     h[10] = p.exact_at;
-    h[11] = config.time_per_position.map_or(0, |t| t.as_millis().min(255) as u8);
     LE::write_u32(&mut h[12..16], p.min_games);
+    let millis = config.time_per_position.map_or(0, |t| u32::try_from(t.as_millis()).unwrap_or(u32::MAX));
+    LE::write_u32(&mut h[16..20], millis);
+    LE::write_u32(&mut h[20..24], identity.eval);
+    LE::write_u64(&mut h[32..40], identity.games);
+    LE::write_u64(&mut h[40..48], identity.positions);
     h
 }
 
@@ -395,22 +447,40 @@ impl Checkpoint {
         PathBuf::from(s)
     }
 
-    /// Reads the leaves of an existing checkpoint made with the same parameters.
-    pub fn load(path: &Path, config: &BuildConfig) -> Result<HashMap<u64, Leaf>, BuildError> {
+    /// Reads the leaves of an existing checkpoint made from the same inputs with the
+    /// same parameters; any difference is refused, naming what differs.
+    pub fn load(path: &Path, config: &BuildConfig, identity: &BuildIdentity) -> Result<HashMap<u64, Leaf>, BuildError> {
         let err = |message: String| BuildError::Checkpoint { path: path.display().to_string(), message };
         let mut bytes = Vec::new();
         File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(|e| err(e.to_string()))?;
-        if bytes.len() < 16 || &bytes[..8] != CHECKPOINT_MAGIC {
-            return Err(err("not a thorbook checkpoint".into()));
-        }
-        if bytes[..16] != checkpoint_header(config) {
+        if bytes.len() >= 8 && &bytes[..8] == b"TBCKPT01" {
             return Err(err(
-                "made with other build parameters (max-ply, depth, exact-at, min-games): rebuild without --resume"
-                    .into(),
+                "made by an older thorbook, which did not record its inputs: rebuild without --resume".into()
             ));
         }
+        if bytes.len() < CHECKPOINT_HEADER || &bytes[..8] != CHECKPOINT_MAGIC {
+            return Err(err("not a thorbook checkpoint (byte 0)".into()));
+        }
+        let want = checkpoint_header(config, identity);
+        let differs = |range: std::ops::Range<usize>| bytes[range.clone()] != want[range];
+        let what = if differs(8..16) {
+            Some("other build parameters (max-ply, depth, exact-at, min-games)")
+        } else if differs(16..20) {
+            Some("another --time-per-position")
+        } else if differs(20..24) {
+            Some("another evaluation (weights digest)")
+        } else if differs(32..40) {
+            Some("other games (archives)")
+        } else if differs(40..48) {
+            Some("another set of positions")
+        } else {
+            None
+        };
+        if let Some(what) = what {
+            return Err(err(format!("made from {what} than this build: rebuild without --resume")));
+        }
         let mut done = HashMap::new();
-        for e in bytes[16..].chunks_exact(16) {
+        for e in bytes[CHECKPOINT_HEADER..].chunks_exact(16) {
             let leaf = Leaf { mv: e[8], score: e[9] as i8, depth: e[10], exact: e[11] & 1 != 0 };
             done.insert(LE::read_u64(&e[..8]), leaf);
         }
@@ -418,17 +488,23 @@ impl Checkpoint {
     }
 
     /// Starts a checkpoint (a new file, or appending to a resumed one).
-    pub fn create(path: &Path, config: &BuildConfig, append: bool) -> std::io::Result<Checkpoint> {
+    pub fn create(
+        path: &Path,
+        config: &BuildConfig,
+        identity: &BuildIdentity,
+        append: bool,
+    ) -> std::io::Result<Checkpoint> {
         let mut file = if append {
             let f = OpenOptions::new().append(true).open(path)?;
             // Drop a partial trailing entry so that new entries stay aligned.
             let len = f.metadata()?.len();
-            let whole = 16 + (len.saturating_sub(16) / 16) * 16;
+            let header = CHECKPOINT_HEADER as u64;
+            let whole = header + (len.saturating_sub(header) / 16) * 16;
             f.set_len(whole)?;
             f
         } else {
             let mut f = File::create(path)?;
-            f.write_all(&checkpoint_header(config))?;
+            f.write_all(&checkpoint_header(config, identity))?;
             f
         };
         file.flush()?;

@@ -176,12 +176,16 @@ fn build_cmd(args: BuildArgs) -> anyhow::Result<ExitCode> {
         start.elapsed().as_secs_f64()
     );
     let ckpt_path = Checkpoint::path_for(&args.output);
-    let done =
-        if args.resume && ckpt_path.exists() { build::Checkpoint::load(&ckpt_path, &config)? } else { HashMap::new() };
+    let identity = build::BuildIdentity::new(&games, &nodes, &config);
+    let done = if args.resume && ckpt_path.exists() {
+        build::Checkpoint::load(&ckpt_path, &config, &identity)?
+    } else {
+        HashMap::new()
+    };
     if args.resume {
         eprintln!("resuming: {} positions already scored in {}", done.len(), ckpt_path.display());
     }
-    let ckpt = Checkpoint::create(&ckpt_path, &config, args.resume && ckpt_path.exists())
+    let ckpt = Checkpoint::create(&ckpt_path, &config, &identity, args.resume && ckpt_path.exists())
         .with_context(|| format!("checkpoint {}", ckpt_path.display()))?;
     let todo = nodes.iter().filter(|n| !done.contains_key(&n.key)).count() as u64;
     let bar = ProgressBar::new(todo).with_style(
