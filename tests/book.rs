@@ -185,6 +185,20 @@ fn build_write_map_query_export_import_merge_round_trips() {
     let back = dir.path().join("b.tbk");
     thorbook(&["book", "import", txt.to_str().unwrap(), "-o", back.to_str().unwrap()]).ok();
     assert!(std::fs::read(&back).unwrap() == std::fs::read(&path).unwrap(), "export then import changed the book");
+    // The header names the evaluation that scored the leaves, and the export carries it.
+    let digest = thorbook::eval::PatternEval::bundled().digest();
+    assert_eq!(mapped.params().eval_digest, digest);
+    assert!(thorbook(&["book", "info", "--book", p])
+        .ok()
+        .contains(&format!("weights {digest:08x} (the bundled weights)")));
+    assert!(std::fs::read_to_string(&txt).unwrap().contains(&format!("eval={digest:08x}")));
+    // A parameter out of its field's range is refused, not truncated.
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, std::fs::read_to_string(&txt).unwrap().replace("max_ply=10", "max_ply=266")).unwrap();
+    let err = thorbook(&["book", "import", bad.to_str().unwrap(), "-o", dir.path().join("x.tbk").to_str().unwrap()])
+        .fails()
+        .to_string();
+    assert!(err.contains("line 2") && err.contains("`max_ply` must be 0..=255, got `266`"), "{err}");
 
     // Merge: a book of other games, in both orders.
     let other = dir.path().join("o.tbk");

@@ -56,6 +56,7 @@ impl BuildConfig {
             depth: if self.time_per_position.is_some() { 0 } else { self.depth.min(255) as u8 },
             exact_at: self.exact_at.min(255) as u8,
             min_games: self.min_games,
+            eval_digest: self.eval.digest(),
         }
     }
 }

@@ -36,6 +36,9 @@ pub struct BuildParams {
     pub exact_at: u8,
     /// Positions reached by fewer games were left out.
     pub min_games: u32,
+    /// Digest of the evaluation that scored the leaves (the weight file's CRC-32;
+    /// 0: not recorded, as in books written before this field).
+    pub eval_digest: u32,
 }
 
 /// One book position, as stored (canonical orientation, side-to-move relative).
@@ -216,6 +219,7 @@ impl BookHeader {
         b[37] = self.params.depth;
         b[38] = self.params.exact_at;
         LE::write_u32(&mut b[40..44], self.params.min_games);
+        LE::write_u32(&mut b[44..48], self.params.eval_digest);
         LE::write_u32(&mut b[56..60], self.records_crc);
         let crc = crc32fast::hash(&b[..60]);
         LE::write_u32(&mut b[60..64], crc);
@@ -253,7 +257,13 @@ impl BookHeader {
         }
         Ok(BookHeader {
             count,
-            params: BuildParams { max_ply: b[36], depth: b[37], exact_at: b[38], min_games: LE::read_u32(&b[40..44]) },
+            params: BuildParams {
+                max_ply: b[36],
+                depth: b[37],
+                exact_at: b[38],
+                min_games: LE::read_u32(&b[40..44]),
+                eval_digest: LE::read_u32(&b[44..48]),
+            },
             records_crc: LE::read_u32(&b[56..60]),
         })
     }

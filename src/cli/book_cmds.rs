@@ -368,6 +368,14 @@ fn info(args: BookFileArgs) -> anyhow::Result<ExitCode> {
         if p.depth == 0 { "by time".to_string() } else { p.depth.to_string() },
         p.exact_at
     );
+    match p.eval_digest {
+        0 => println!("evaluation:  not recorded"),
+        d if d == u32::from_le_bytes(*b"CLAS") => println!("evaluation:  classic (hand-weighted)"),
+        d => println!(
+            "evaluation:  weights {d:08x}{}",
+            if d == crate::eval::PatternEval::bundled().digest() { " (the bundled weights)" } else { "" }
+        ),
+    }
     println!("checksums:   {}", if checksum_ok { "ok" } else { "DAMAGED (run `thorbook book verify`)" });
     println!("leaves:      {} exact, {} positions with every move in the book", out.exact_leaves, out.no_leaf);
     let depths: Vec<String> = out.leaves_by_depth.iter().map(|(d, n)| format!("depth {d}: {n}")).collect();
@@ -404,8 +412,8 @@ fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     let p = book.params();
     let mut text = format!(
         "# thorbook book export: key value leaf_move leaf_score leaf_depth exact games wins draws board\n\
-         # params max_ply={} depth={} exact_at={} min_games={}\n",
-        p.max_ply, p.depth, p.exact_at, p.min_games
+         # params max_ply={} depth={} exact_at={} min_games={} eval={:08x}\n",
+        p.max_ply, p.depth, p.exact_at, p.min_games, p.eval_digest
     );
     for r in book.records() {
         let leaf = match r.leaf_move {
@@ -455,12 +463,18 @@ fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
         if let Some(rest) = line.strip_prefix("# params ") {
             for kv in rest.split_whitespace() {
                 let (k, v) = kv.split_once('=').with_context(at)?;
-                let v: u32 = v.parse().with_context(at)?;
+                let byte = |v: &str| -> anyhow::Result<u8> {
+                    v.parse::<u8>().with_context(|| format!("{}: `{k}` must be 0..=255, got `{v}`", at()))
+                };
                 match k {
-                    "max_ply" => params.max_ply = v as u8,
-                    "depth" => params.depth = v as u8,
-                    "exact_at" => params.exact_at = v as u8,
-                    "min_games" => params.min_games = v,
+                    "max_ply" => params.max_ply = byte(v)?,
+                    "depth" => params.depth = byte(v)?,
+                    "exact_at" => params.exact_at = byte(v)?,
+                    "min_games" => params.min_games = v.parse().with_context(at)?,
+                    "eval" => {
+                        params.eval_digest = u32::from_str_radix(v, 16)
+                            .with_context(|| format!("{}: `eval` must be 8 hex digits, got `{v}`", at()))?
+                    }
                     _ => anyhow::bail!("{}: unknown parameter `{k}`", at()),
                 }
             }
@@ -523,6 +537,8 @@ fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
         depth: pa.depth.max(pb.depth),
         exact_at: pa.exact_at.max(pb.exact_at),
         min_games: pa.min_games.min(pb.min_games),
+        // One evaluation scored both, or the merge has none to name.
+        eval_digest: if pa.eval_digest == pb.eval_digest { pa.eval_digest } else { 0 },
     };
     let bytes = encode_book(&records, params);
     atomic_write(&args.output, &bytes).with_context(|| format!("writing {}", args.output.display()))?;
