@@ -275,6 +275,45 @@ fn damaged_books_are_refused_with_a_clear_error() {
 }
 
 #[test]
+fn the_library_builder_reports_progress_and_resumes_from_its_checkpoint() {
+    use std::sync::Mutex;
+    use thorbook::book::{BuildEvent, Builder};
+    let dir = tempfile::tempdir().unwrap();
+    let games = bundled_games(60);
+    let out = dir.path().join("lib.tbk");
+    let events = Mutex::new(Vec::new());
+    let summary = Builder::new(config(10, 3, 0), &out).run(&games, &|e| events.lock().unwrap().push(e)).unwrap();
+    let events = events.into_inner().unwrap();
+    let BuildEvent::Collected { positions, games: n } = events[0] else { panic!("{:?}", events[0]) };
+    assert_eq!((positions, n), (summary.positions, 60));
+    let scored: Vec<u64> = events
+        .iter()
+        .filter_map(|e| if let BuildEvent::Scored { done, .. } = e { Some(*done) } else { None })
+        .collect();
+    assert_eq!(scored.len() as u64, summary.searched);
+    assert_eq!(std::fs::read(&out).unwrap(), summary.bytes);
+    assert_eq!(summary.bytes, encode_book(&build_records(&games, &config(10, 3, 0)), config(10, 3, 0).params()));
+    assert!(!Builder::new(config(10, 3, 0), &out).checkpoint_path().exists(), "checkpoint left behind");
+
+    // A build whose final write fails (the output path is a directory) keeps its
+    // checkpoint; resuming it searches nothing and writes the same book, and a
+    // resume with other games is refused.
+    let target = dir.path().join("blocked.tbk");
+    std::fs::create_dir(&target).unwrap();
+    let err = Builder::new(config(10, 3, 0), &target).run(&games, &|_| {}).unwrap_err();
+    assert!(err.to_string().contains("blocked.tbk"), "{err}");
+    std::fs::remove_dir(&target).unwrap();
+    let other = Builder::new(config(10, 3, 0), &target).resume(true).run(&bundled_games(61), &|_| {});
+    assert!(other.unwrap_err().to_string().contains("other games"));
+    let events = Mutex::new(Vec::new());
+    let resumed =
+        Builder::new(config(10, 3, 0), &target).resume(true).run(&games, &|e| events.lock().unwrap().push(e)).unwrap();
+    assert_eq!(resumed.searched, 0);
+    assert!(events.into_inner().unwrap().contains(&BuildEvent::Resumed { scored: summary.positions }));
+    assert_eq!(std::fs::read(&target).unwrap(), summary.bytes);
+}
+
+#[test]
 fn an_interrupted_build_resumes_to_the_same_book() {
     let dir = tempfile::tempdir().unwrap();
     let full = dir.path().join("full.tbk");

@@ -127,6 +127,14 @@ pub enum BuildError {
         /// What is wrong.
         message: String,
     },
+    /// A file could not be written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
 }
 
 /// Collects every position of `games` up to `max_ply`, merged by canonical board, and

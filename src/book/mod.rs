@@ -6,6 +6,7 @@
 //! finds the key, and maps the stored leaf move back to the board's orientation.
 
 pub mod build;
+pub mod builder;
 pub mod format;
 pub mod query;
 
@@ -18,6 +19,7 @@ use crate::square::Move;
 use crate::symmetry::Transform;
 
 pub use build::merge;
+pub use builder::{BuildEvent, BuildSummary, Builder};
 pub use format::{BookError, BuildParams, Record};
 
 /// A book over bytes: a `Vec<u8>`, a static slice (the bundled book) or a memory map.

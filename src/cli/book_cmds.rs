@@ -1,22 +1,21 @@
 //! `thorbook book …`: build, query, info, verify, export, import, merge; and the book
 //! lookups `bestmove`/`analyze` make before searching.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::book::{BuildEvent, Builder};
 use crate::eval::EvalSource;
 use serde::Serialize;
 
 use super::thor_cmds::ArchiveArgs;
 use super::PositionArgs;
 use crate::board::{Board, Color, Squares};
-use crate::book::build::{self, BuildConfig, Checkpoint, GameLine};
+use crate::book::build::{BuildConfig, GameLine};
 use crate::book::format::{encode_book, BuildParams, Record, FLAG_LEAF_EXACT, MOVE_NONE, MOVE_PASS};
 use crate::book::query::{book_line, book_moves, BookMove};
 use crate::book::{walk, Book, BookSource};
@@ -162,66 +161,45 @@ impl TryFrom<&BuildArgs> for BuildConfig {
 
 fn build_cmd(args: BuildArgs) -> anyhow::Result<ExitCode> {
     let config = BuildConfig::try_from(&args)?;
-    let start = Instant::now();
+    let (max_ply, min_games) = (config.max_ply, config.min_games);
     let db = args.archives.load(false)?;
     let games: Vec<GameLine> =
         db.games.iter().map(|g| GameLine { moves: g.moves_with_passes(), black_score: g.raw.black_score }).collect();
-    let nodes = build::collect(&games, config.max_ply, config.min_games)?;
-    eprintln!(
-        "collected {} positions from {} games (ply <= {}, >= {} games) in {:.2} s",
-        nodes.len(),
-        games.len(),
-        config.max_ply,
-        config.min_games,
-        start.elapsed().as_secs_f64()
-    );
-    let ckpt_path = Checkpoint::path_for(&args.output);
-    let identity = build::BuildIdentity::new(&games, &nodes, &config);
-    let done = if args.resume && ckpt_path.exists() {
-        build::Checkpoint::load(&ckpt_path, &config, &identity)?
-    } else {
-        HashMap::new()
-    };
-    if args.resume {
-        eprintln!("resuming: {} positions already scored in {}", done.len(), ckpt_path.display());
-    }
-    let ckpt = Checkpoint::create(&ckpt_path, &config, &identity, args.resume && ckpt_path.exists())
-        .with_context(|| format!("checkpoint {}", ckpt_path.display()))?;
-    let todo = nodes.iter().filter(|n| !done.contains_key(&n.key)).count() as u64;
-    let bar = ProgressBar::new(todo).with_style(
+    let builder = Builder::new(config, &args.output).resume(args.resume);
+    let bar = ProgressBar::new(0).with_style(
         ProgressStyle::with_template("scoring {bar:40} {pos}/{len} positions, {per_sec}, ETA {eta}")
             .expect("valid template"),
     );
-    let write_error = std::sync::Mutex::new(None);
+    let ckpt_path = builder.checkpoint_path();
     let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build()?;
-    let score_start = Instant::now();
-    let leaves = pool.install(|| {
-        build::score_all(&nodes, &config, &done, &|key, leaf| {
-            if let Err(e) = ckpt.append(key, leaf) {
-                write_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+    let summary = pool.install(|| {
+        builder.run(&games, &|event| match event {
+            BuildEvent::Collected { positions, games } => bar.suspend(|| {
+                eprintln!("collected {positions} positions from {games} games (ply <= {max_ply}, >= {min_games} games)")
+            }),
+            BuildEvent::Resumed { scored } => {
+                bar.suspend(|| eprintln!("resuming: {scored} positions already scored in {}", ckpt_path.display()))
             }
-            bar.inc(1);
+            BuildEvent::Scored { done, total } => {
+                bar.set_length(total);
+                bar.set_position(done);
+            }
         })
     });
     bar.finish_and_clear();
-    if let Some(e) = write_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        return Err(e).with_context(|| format!("checkpoint {}", ckpt_path.display()));
-    }
-    let score_secs = score_start.elapsed().as_secs_f64();
-    let values = build::back_up(&nodes, &leaves);
-    let records = build::records(&nodes, &leaves, &values);
-    let bytes = encode_book(&records, config.params());
-    atomic_write(&args.output, &bytes).with_context(|| format!("writing {}", args.output.display()))?;
-    let _ = std::fs::remove_file(&ckpt_path);
+    let summary = summary?;
+    let secs = summary.search_time.as_secs_f64();
     eprintln!(
-        "scored {todo} positions in {score_secs:.1} s ({:.1} positions/s, {} threads); wrote {} ({} bytes, {} positions) in {:.1} s total",
-        todo as f64 / score_secs.max(1e-9),
+        "scored {} positions in {secs:.1} s ({:.1} positions/s, {} threads); wrote {} ({} bytes, {} positions) in {:.1} s total",
+        summary.searched,
+        summary.searched as f64 / secs.max(1e-9),
         args.threads,
         args.output.display(),
-        bytes.len(),
-        records.len(),
-        start.elapsed().as_secs_f64()
+        summary.bytes.len(),
+        summary.positions,
+        summary.total_time.as_secs_f64()
     );
+    let bytes = summary.bytes;
     let book = Book::open(bytes)?;
     let line = thor_orientation(&book_line(&book, &Position::START, 30));
     let value = book.probe(&Board::START).map(|h| h.value());

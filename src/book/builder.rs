@@ -1,0 +1,132 @@
+//! [`Builder`]: the whole book build as one library call — collect, checkpoint, score,
+//! back up, write — reporting progress through a callback, so the command line, a GUI
+//! or a server drive the same pipeline and only render its events.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use super::build::{self, BuildConfig, BuildError, BuildIdentity, Checkpoint, GameLine};
+use super::format::encode_book;
+use crate::fileio::atomic_write;
+
+/// What a running build reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BuildEvent {
+    /// Positions were collected from the games.
+    Collected {
+        /// Distinct positions kept.
+        positions: usize,
+        /// Games read.
+        games: usize,
+    },
+    /// A checkpoint of the same build was found: these positions need no search.
+    Resumed {
+        /// Positions already scored.
+        scored: usize,
+    },
+    /// Scoring progress: `done` of `total` positions searched in this run.
+    Scored {
+        /// Searched so far.
+        done: u64,
+        /// To search in this run.
+        total: u64,
+    },
+}
+
+/// What a finished build did.
+#[derive(Clone, Debug)]
+pub struct BuildSummary {
+    /// Positions in the book.
+    pub positions: usize,
+    /// Games they came from.
+    pub games: usize,
+    /// Positions searched by this run (the others came from the checkpoint).
+    pub searched: u64,
+    /// Time spent searching.
+    pub search_time: Duration,
+    /// Wall time of the whole build.
+    pub total_time: Duration,
+    /// The book's bytes, as written.
+    pub bytes: Vec<u8>,
+}
+
+/// Builds a book file from games, resumably.
+#[derive(Clone, Debug)]
+pub struct Builder {
+    config: BuildConfig,
+    output: PathBuf,
+    resume: bool,
+}
+
+impl Builder {
+    /// A build of `config` into `output` (its checkpoint is `output.checkpoint`).
+    pub fn new(config: BuildConfig, output: impl Into<PathBuf>) -> Builder {
+        Builder { config, output: output.into(), resume: false }
+    }
+
+    /// Continues from the checkpoint of an interrupted build of the same inputs (a
+    /// checkpoint of other inputs is an error, and is left untouched).
+    pub fn resume(mut self, resume: bool) -> Builder {
+        self.resume = resume;
+        self
+    }
+
+    /// The checkpoint file.
+    pub fn checkpoint_path(&self) -> PathBuf {
+        Checkpoint::path_for(&self.output)
+    }
+
+    /// The output file.
+    pub fn output(&self) -> &Path {
+        &self.output
+    }
+
+    /// Runs the build on the current rayon pool; `progress` is called from worker
+    /// threads. The book is written atomically and the checkpoint removed at the end.
+    pub fn run(&self, games: &[GameLine], progress: &(dyn Fn(BuildEvent) + Sync)) -> Result<BuildSummary, BuildError> {
+        let start = Instant::now();
+        let config = &self.config;
+        let nodes = build::collect(games, config.max_ply, config.min_games)?;
+        progress(BuildEvent::Collected { positions: nodes.len(), games: games.len() });
+        let ckpt_path = self.checkpoint_path();
+        let identity = BuildIdentity::new(games, &nodes, config);
+        let resuming = self.resume && ckpt_path.exists();
+        let done = if resuming { Checkpoint::load(&ckpt_path, config, &identity)? } else { HashMap::new() };
+        if resuming {
+            progress(BuildEvent::Resumed { scored: done.len() });
+        }
+        let io = |source: std::io::Error, path: &Path| BuildError::Io { path: path.display().to_string(), source };
+        let ckpt = Checkpoint::create(&ckpt_path, config, &identity, resuming).map_err(|e| io(e, &ckpt_path))?;
+        let total = nodes.iter().filter(|n| !done.contains_key(&n.key)).count() as u64;
+        let searched = std::sync::atomic::AtomicU64::new(0);
+        let write_error = Mutex::new(None);
+        let search_start = Instant::now();
+        let leaves = build::score_all(&nodes, config, &done, &|key, leaf| {
+            if let Err(e) = ckpt.append(key, leaf) {
+                write_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+            }
+            let n = searched.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            progress(BuildEvent::Scored { done: n, total });
+        });
+        if let Some(e) = write_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(io(e, &ckpt_path));
+        }
+        let search_time = search_start.elapsed();
+        let values = build::back_up(&nodes, &leaves);
+        let records = build::records(&nodes, &leaves, &values);
+        let bytes = encode_book(&records, config.params());
+        atomic_write(&self.output, &bytes).map_err(|e| io(e, &self.output))?;
+        // The book is safely written; a stale checkpoint only costs disk space.
+        let _ = std::fs::remove_file(&ckpt_path);
+        Ok(BuildSummary {
+            positions: records.len(),
+            games: games.len(),
+            searched: total,
+            search_time,
+            total_time: start.elapsed(),
+            bytes,
+        })
+    }
+}
