@@ -435,6 +435,22 @@ fn engine_and_query_use_the_bundled_book() {
                 >= book_moves(&book, &Position::from_moves("f5d6").unwrap())[0].score as i64 - 3
         );
     }
+    // Over one cycle of seeds each near move is picked exactly its weight's times:
+    // R + 1 − d for a move d discs below the best.
+    let pos = Position::from_moves("f5d6c3").unwrap();
+    let all = book_moves(&book, &pos);
+    let r = 4;
+    let near: Vec<_> = all.iter().filter(|m| m.score >= all[0].score - r).collect();
+    assert!(near.len() >= 2, "{all:?}");
+    let weights: Vec<u64> = near.iter().map(|m| (r + 1 - (all[0].score - m.score)) as u64).collect();
+    let total: u64 = weights.iter().sum();
+    let choice = thorbook::book::query::BookChoice { randomness: r, max_loss: 64 };
+    for (m, w) in near.iter().zip(&weights) {
+        let picked = (0..total)
+            .filter(|&seed| thorbook::book::query::choose_move(&book, &pos, choice, seed).unwrap().mv == m.mv)
+            .count() as u64;
+        assert_eq!(picked, *w, "{}", m.mv);
+    }
     let line = book_line(&book, &Position::START, 60);
     assert!(line.len() >= 10, "{line:?}");
     let out = thorbook(&["book", "info", "--json"]);

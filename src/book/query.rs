@@ -99,7 +99,8 @@ pub fn book_moves<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position) -> Vec<BookMov
 /// How a player picks among book moves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BookChoice {
-    /// Pick uniformly among moves within this many discs of the best (0: the best).
+    /// Pick among moves within this many discs of the best (0: the best), weighted
+    /// toward the best: a move `d` discs below it weighs `randomness + 1 − d`.
     pub randomness: i32,
     /// Never pick a move whose score is below −`max_loss` (64: any move).
     pub max_loss: i32,
@@ -113,14 +114,24 @@ impl Default for BookChoice {
 
 /// A book move to play in `pos`: among the book moves and leaf (each checked legal, so
 /// a damaged book cannot suggest an illegal move) that lose by at most `max_loss`, those
-/// within `randomness` of the best, one picked by `seed` (the best, most played first,
-/// when only one qualifies). `None` when the book has nothing to play here.
+/// within `randomness` of the best, one picked by `seed` with weights falling linearly
+/// with the loss ([`BookChoice::randomness`]; the best, most played first, when only
+/// one qualifies). `None` when the book has nothing to play here.
 pub fn choose_move<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position, choice: BookChoice, seed: u64) -> Option<BookMove> {
     let moves: Vec<BookMove> = book_moves(book, pos)
         .into_iter()
         .filter(|m| m.score >= -choice.max_loss && pos.try_play(m.mv, 1).is_ok())
         .collect();
     let best = moves.first()?.score;
-    let near = moves.iter().take_while(|m| m.score >= best - choice.randomness.max(0)).count();
-    Some(moves[(seed % near as u64) as usize].clone())
+    let r = choice.randomness.max(0);
+    let weights: Vec<u64> =
+        moves.iter().take_while(|m| m.score >= best - r).map(|m| (r + 1 - (best - m.score)) as u64).collect();
+    let mut pick = seed % weights.iter().sum::<u64>();
+    for (m, w) in moves.iter().zip(&weights) {
+        if pick < *w {
+            return Some(m.clone());
+        }
+        pick -= w;
+    }
+    moves.first().cloned()
 }
