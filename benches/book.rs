@@ -27,6 +27,7 @@ fn main() {
         exact_at: 22,
         hash_mib: 4,
         eval: thorbook::eval::EvalSource::Bundled.load().unwrap(),
+        selectivity: None,
     };
     let nodes = collect(&games, config.max_ply, config.min_games).unwrap();
     println!("{} positions (bundled archives, ply <= 16, >= 2 games), leaf depth 8", nodes.len());

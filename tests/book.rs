@@ -31,6 +31,7 @@ fn config(max_ply: u32, depth: u32, exact_at: u32) -> BuildConfig {
         exact_at,
         hash_mib: 2,
         eval: thorbook::eval::EvalSource::Bundled.load().unwrap(),
+        selectivity: None,
     }
 }
 
@@ -457,4 +458,32 @@ fn engine_and_query_use_the_bundled_book() {
     let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
     assert!(v["bytes_per_position"].as_f64().unwrap() <= 24.1);
     assert_eq!(v["checksum_ok"], true);
+}
+
+/// `book build --level N` scores leaves at that engine level: its depth, exact
+/// threshold and Multi-ProbCut selectivity are recorded, shown and exported.
+#[test]
+fn a_book_scored_at_a_level_records_its_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("l5.tbk");
+    let o = out.to_str().unwrap();
+    thorbook(&["book", "build", "-o", o, "--max-ply", "8", "--level", "5", "--threads", "2"]).ok();
+    let book = Book::open_verified(std::fs::read(&out).unwrap()).unwrap();
+    let p = book.params();
+    let spec = thorbook::engine::Level::new(5).unwrap().spec();
+    assert_eq!((p.depth as u32, p.exact_at as u32), (spec.depth, spec.exact_at));
+    assert_eq!(p.selectivity_tenths, 15);
+    assert!(book.records().all(|r| r.leaf_move == MOVE_NONE || r.leaf_depth as u32 == spec.depth));
+    let info = thorbook(&["book", "info", "--book", o]);
+    assert!(info.ok().contains("depth 6, exact at 14 empties, selectivity 1.5 σ"), "{}", info.stdout);
+    let txt = dir.path().join("l5.txt");
+    thorbook(&["book", "export", "--book", o, "-o", txt.to_str().unwrap()]).ok();
+    assert!(std::fs::read_to_string(&txt).unwrap().contains("selectivity=15"));
+    let back = dir.path().join("back.tbk");
+    thorbook(&["book", "import", txt.to_str().unwrap(), "-o", back.to_str().unwrap()]).ok();
+    assert!(std::fs::read(&back).unwrap() == std::fs::read(&out).unwrap());
+    let bad = thorbook(&["book", "build", "-o", o, "--level", "13"]);
+    assert!(bad.fails().contains("--level must be 1..=12"));
+    let bad = thorbook(&["book", "build", "-o", o, "--selectivity", "30"]);
+    assert!(bad.fails().contains("--selectivity must be 0.1..=25.5"));
 }

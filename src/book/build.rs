@@ -26,7 +26,7 @@ use super::{walk, Book};
 use crate::board::{Board, Color, Squares};
 use crate::eval::AnyEval;
 use crate::position::Position;
-use crate::search::{Limits, Search, TranspositionTable};
+use crate::search::{Limits, Search, Selectivity, TranspositionTable};
 use crate::square::Move;
 
 /// What to build.
@@ -46,6 +46,9 @@ pub struct BuildConfig {
     pub hash_mib: usize,
     /// The evaluation of the leaf searches.
     pub eval: AnyEval,
+    /// Multi-ProbCut selectivity of the leaf searches (`None`: full width); recorded
+    /// in the book in tenths of a standard deviation.
+    pub selectivity: Option<Selectivity>,
 }
 
 impl BuildConfig {
@@ -57,6 +60,7 @@ impl BuildConfig {
             exact_at: self.exact_at.min(255) as u8,
             min_games: self.min_games,
             eval_digest: self.eval.digest(),
+            selectivity_tenths: self.selectivity.map_or(0, |s| (s.sigmas() * 10.0).round().clamp(1.0, 255.0) as u8),
         }
     }
 }
@@ -218,7 +222,7 @@ fn score_leaf_search(board: &Board, exclude: u64, config: &BuildConfig, tt: &Tra
         exact,
         exclude,
         nodes: None,
-        selectivity: None,
+        selectivity: config.selectivity,
     };
     let r = Search::new(&config.eval, tt, &stop, 1).run(board, limits, false);
     match r.moves.first() {
@@ -439,6 +443,7 @@ fn checkpoint_header(config: &BuildConfig, identity: &BuildIdentity) -> [u8; CHE
     h[8] = p.max_ply;
     h[9] = p.depth;
     h[10] = p.exact_at;
+    h[11] = p.selectivity_tenths;
     LE::write_u32(&mut h[12..16], p.min_games);
     let millis = config.time_per_position.map_or(0, |t| u32::try_from(t.as_millis()).unwrap_or(u32::MAX));
     LE::write_u32(&mut h[16..20], millis);
@@ -473,7 +478,7 @@ impl Checkpoint {
         let want = checkpoint_header(config, identity);
         let differs = |range: std::ops::Range<usize>| bytes[range.clone()] != want[range];
         let what = if differs(8..16) {
-            Some("other build parameters (max-ply, depth, exact-at, min-games)")
+            Some("other build parameters (max-ply, depth, exact-at, selectivity, min-games)")
         } else if differs(16..20) {
             Some("another --time-per-position")
         } else if differs(20..24) {

@@ -36,6 +36,9 @@ pub struct BuildParams {
     pub exact_at: u8,
     /// Positions reached by fewer games were left out.
     pub min_games: u32,
+    /// Multi-ProbCut selectivity of the leaf searches in tenths of a standard
+    /// deviation (0: full width).
+    pub selectivity_tenths: u8,
     /// Digest of the evaluation that scored the leaves (the weight file's CRC-32;
     /// 0: not recorded, as in books written before this field).
     pub eval_digest: u32,
@@ -218,6 +221,7 @@ impl BookHeader {
         b[36] = self.params.max_ply;
         b[37] = self.params.depth;
         b[38] = self.params.exact_at;
+        b[39] = self.params.selectivity_tenths;
         LE::write_u32(&mut b[40..44], self.params.min_games);
         LE::write_u32(&mut b[44..48], self.params.eval_digest);
         LE::write_u32(&mut b[56..60], self.records_crc);
@@ -261,6 +265,7 @@ impl BookHeader {
                 max_ply: b[36],
                 depth: b[37],
                 exact_at: b[38],
+                selectivity_tenths: b[39],
                 min_games: LE::read_u32(&b[40..44]),
                 eval_digest: LE::read_u32(&b[44..48]),
             },

@@ -87,6 +87,14 @@ pub struct BuildArgs {
     /// Leaf search depth.
     #[arg(long, default_value_t = 8, conflicts_with = "time_per_position")]
     depth: u32,
+    /// Score leaves at an engine level (its depth, exact threshold and selectivity;
+    /// see the README's level table) instead of --depth/--exact-at/--selectivity.
+    #[arg(long, conflicts_with_all = ["time_per_position", "selectivity"])]
+    level: Option<u8>,
+    /// Multi-ProbCut selectivity of the leaf searches in standard deviations, 0.1..=25.5
+    /// in steps of 0.1 (default: full width).
+    #[arg(long)]
+    selectivity: Option<f32>,
     /// Leaf search time in seconds instead of a depth (the book is then not reproducible).
     #[arg(long)]
     time_per_position: Option<f64>,
@@ -128,6 +136,23 @@ impl TryFrom<&BuildArgs> for BuildConfig {
     /// Checks every range of `book build`'s arguments (the thread count included, which
     /// the pool rather than the config holds).
     fn try_from(args: &BuildArgs) -> anyhow::Result<BuildConfig> {
+        let level = match args.level {
+            Some(n) => Some(
+                crate::engine::Level::new(n)
+                    .with_context(|| format!("--level must be 1..={}, got {n}", crate::engine::Level::MAX))?
+                    .spec(),
+            ),
+            None => None,
+        };
+        let selectivity = match (level, args.selectivity) {
+            (Some(spec), _) => spec.selectivity(),
+            (None, Some(t)) => Some(
+                crate::search::Selectivity::from_sigmas((t * 10.0).round() / 10.0)
+                    .filter(|_| t <= 25.5)
+                    .with_context(|| format!("--selectivity must be 0.1..=25.5, got {t}"))?,
+            ),
+            (None, None) => None,
+        };
         crate::search::check_threads(args.threads).map_err(|e| anyhow::anyhow!("--{e}"))?;
         anyhow::ensure!((1..=60).contains(&args.depth), "--depth must be 1..=60, got {}", args.depth);
         anyhow::ensure!((1..=60).contains(&args.max_ply), "--max-ply must be 1..=60, got {}", args.max_ply);
@@ -145,9 +170,10 @@ impl TryFrom<&BuildArgs> for BuildConfig {
         Ok(BuildConfig {
             max_ply: args.max_ply,
             min_games: args.min_games,
-            depth: args.depth,
+            depth: level.map_or(args.depth, |l| l.depth),
             time_per_position: time,
-            exact_at: args.exact_at,
+            exact_at: level.map_or(args.exact_at, |l| l.exact_at),
+            selectivity,
             hash_mib: args.hash_mib,
             eval: match (&args.eval_file, args.classic_eval) {
                 (_, true) => EvalSource::Classic,
@@ -340,11 +366,15 @@ fn info(args: BookFileArgs) -> anyhow::Result<ExitCode> {
     println!("positions:   {} ({} bytes, {:.1} bytes/position)", out.positions, out.bytes, out.bytes_per_position);
     let p = out.params;
     println!(
-        "built with:  max ply {}, min games {}, depth {}, exact at {} empties",
+        "built with:  max ply {}, min games {}, depth {}, exact at {} empties, {}",
         p.max_ply,
         p.min_games,
         if p.depth == 0 { "by time".to_string() } else { p.depth.to_string() },
-        p.exact_at
+        p.exact_at,
+        match p.selectivity_tenths {
+            0 => "full width".to_string(),
+            t => format!("selectivity {:.1} σ", t as f32 / 10.0),
+        }
     );
     match p.eval_digest {
         0 => println!("evaluation:  not recorded"),
@@ -390,8 +420,8 @@ fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     let p = book.params();
     let mut text = format!(
         "# thorbook book export: key value leaf_move leaf_score leaf_depth exact games wins draws board\n\
-         # params max_ply={} depth={} exact_at={} min_games={} eval={:08x}\n",
-        p.max_ply, p.depth, p.exact_at, p.min_games, p.eval_digest
+         # params max_ply={} depth={} exact_at={} selectivity={} min_games={} eval={:08x}\n",
+        p.max_ply, p.depth, p.exact_at, p.selectivity_tenths, p.min_games, p.eval_digest
     );
     for r in book.records() {
         let leaf = match r.leaf_move {
@@ -448,6 +478,7 @@ fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
                     "max_ply" => params.max_ply = byte(v)?,
                     "depth" => params.depth = byte(v)?,
                     "exact_at" => params.exact_at = byte(v)?,
+                    "selectivity" => params.selectivity_tenths = byte(v)?,
                     "min_games" => params.min_games = v.parse().with_context(at)?,
                     "eval" => {
                         params.eval_digest = u32::from_str_radix(v, 16)
@@ -514,6 +545,11 @@ fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
         max_ply: pa.max_ply.max(pb.max_ply),
         depth: pa.depth.max(pb.depth),
         exact_at: pa.exact_at.max(pb.exact_at),
+        // The most selective of the two (fewest σ), full width only if both were.
+        selectivity_tenths: match (pa.selectivity_tenths, pb.selectivity_tenths) {
+            (0, t) | (t, 0) => t,
+            (a, b) => a.min(b),
+        },
         min_games: pa.min_games.min(pb.min_games),
         // One evaluation scored both, or the merge has none to name.
         eval_digest: if pa.eval_digest == pb.eval_digest { pa.eval_digest } else { 0 },
