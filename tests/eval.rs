@@ -113,7 +113,8 @@ fn damaged_or_foreign_weight_files_are_refused() {
 
 #[test]
 fn eval_error_measures_both_evaluations() {
-    for extra in [vec![], vec!["--classic"]] {
+    let mut errors = Vec::new();
+    for extra in [vec![], vec!["--classic-eval"]] {
         let mut args = vec!["eval-error", "--every", "60", "--solve-at", "10", "--json"];
         args.extend(extra.iter());
         let rows: serde_json::Value = serde_json::from_str(thorbook(&args).ok()).unwrap();
@@ -121,7 +122,13 @@ fn eval_error_measures_both_evaluations() {
         assert_eq!(rows.len(), 30);
         let measured: u64 = rows.iter().map(|r| r["positions"].as_u64().unwrap()).sum();
         assert!(measured > 1000, "{measured}");
+        // Error at 24 empties, where the targets are exact.
+        errors.push(rows[18]["mae"].as_f64().unwrap());
     }
+    // The trained evaluation is the more accurate one (the flag is not ignored).
+    assert!(errors[0] < errors[1] - 1.0, "{errors:?}");
+    let classic = thorbook(&["eval", "--classic-eval"]);
+    assert!(classic.fails().contains("eval-error --classic-eval"));
     let bad = thorbook(&["eval-error", "--selectivity", "99"]);
     assert!(bad.fails().contains("--selectivity"));
 }

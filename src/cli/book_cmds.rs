@@ -9,7 +9,6 @@ use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::book::{BuildEvent, Builder};
-use crate::eval::EvalSource;
 use serde::Serialize;
 
 use super::thor_cmds::ArchiveArgs;
@@ -107,12 +106,9 @@ pub struct BuildArgs {
     /// Transposition table per search, MiB.
     #[arg(long, default_value_t = 4)]
     hash_mib: usize,
-    /// Weight file of the leaf searches' evaluation (default: the bundled weights).
-    #[arg(long = "eval", value_name = "FILE", conflicts_with = "classic_eval")]
-    eval_file: Option<PathBuf>,
-    /// Score leaves with the classic hand-weighted evaluation (a baseline).
-    #[arg(long)]
-    classic_eval: bool,
+    /// The evaluation.
+    #[command(flatten)]
+    eval: super::EvalChoiceArgs,
     /// Continue an interrupted build from its checkpoint (FILE.checkpoint).
     #[arg(long)]
     resume: bool,
@@ -175,12 +171,7 @@ impl TryFrom<&BuildArgs> for BuildConfig {
             exact_at: level.map_or(args.exact_at, |l| l.exact_at),
             selectivity,
             hash_mib: args.hash_mib,
-            eval: match (&args.eval_file, args.classic_eval) {
-                (_, true) => EvalSource::Classic,
-                (Some(p), false) => EvalSource::File(p.clone()),
-                (None, false) => EvalSource::Bundled,
-            }
-            .load()?,
+            eval: args.eval.source().load()?,
         })
     }
 }

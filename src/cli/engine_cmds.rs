@@ -13,7 +13,6 @@ use crate::book::query::BookChoice;
 use crate::engine::level::Level;
 use crate::engine::matches::{self, MatchConfig, Outcome, PlayerSpec, Protocol, Side};
 use crate::engine::{clock, BookSource, Engine, EngineConfig, Strength};
-use crate::eval::EvalSource;
 use crate::search::Selectivity;
 use crate::square::format_moves;
 
@@ -61,12 +60,9 @@ pub struct EngineArgs {
     /// Seed for --book-randomness (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Weight file of the pattern evaluation (default: the bundled weights).
-    #[arg(long = "eval", value_name = "FILE", conflicts_with = "classic_eval")]
-    pub eval_file: Option<PathBuf>,
-    /// Use the hand-weighted classic evaluation (a baseline for matches).
-    #[arg(long)]
-    pub classic_eval: bool,
+    /// The evaluation.
+    #[command(flatten)]
+    pub eval: super::EvalChoiceArgs,
     /// Multi-ProbCut selectivity in standard deviations (default: the level's; 0: full width).
     #[arg(long)]
     pub selectivity: Option<f32>,
@@ -135,11 +131,7 @@ impl TryFrom<&EngineArgs> for EngineConfig {
             book,
             book_choice: BookChoice { randomness: a.book_randomness, max_loss: a.book_max_loss },
             seed,
-            eval: match (&a.eval_file, a.classic_eval) {
-                (_, true) => EvalSource::Classic,
-                (Some(p), false) => EvalSource::File(p.clone()),
-                (None, false) => EvalSource::Bundled,
-            },
+            eval: a.eval.source(),
         };
         config.validate()?;
         Ok(config)

@@ -58,6 +58,29 @@ pub enum Command {
     EvalError(train_cmds::EvalErrorArgs),
 }
 
+/// Which evaluation a command searches with.
+#[derive(Args, Debug, Clone, Default)]
+pub struct EvalChoiceArgs {
+    /// Weight file of the pattern evaluation (default: the bundled weights).
+    #[arg(long = "eval", value_name = "FILE", conflicts_with = "classic_eval")]
+    pub eval_file: Option<std::path::PathBuf>,
+    /// Use the hand-weighted classic evaluation instead (a baseline for comparisons).
+    #[arg(long)]
+    pub classic_eval: bool,
+}
+
+impl EvalChoiceArgs {
+    /// The evaluation these arguments name.
+    pub fn source(&self) -> crate::eval::EvalSource {
+        use crate::eval::EvalSource;
+        match (&self.eval_file, self.classic_eval) {
+            (_, true) => EvalSource::Classic,
+            (Some(p), false) => EvalSource::File(p.clone()),
+            (None, false) => EvalSource::Bundled,
+        }
+    }
+}
+
 /// A position given on the command line: a move sequence from the start, or board text.
 #[derive(Args, Debug, Clone, Default)]
 pub struct PositionArgs {

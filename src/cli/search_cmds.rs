@@ -12,7 +12,6 @@ use serde::Serialize;
 use super::engine_cmds::EngineArgs;
 use super::PositionArgs;
 use crate::engine::{Engine, EngineConfig, MoveSource};
-use crate::eval::EvalSource;
 use crate::obf::parse_obf;
 use crate::search::{table_pv, Limits, Search, Solved, Solver, TranspositionTable};
 use crate::square::{format_moves, Move};
@@ -34,12 +33,9 @@ pub struct SolveArgs {
     /// JSON lines output, one per problem.
     #[arg(long)]
     pub json: bool,
-    /// Weight file of the evaluation that orders moves (default: the bundled weights).
-    #[arg(long = "eval", value_name = "FILE", conflicts_with = "classic_eval")]
-    pub eval_file: Option<PathBuf>,
-    /// Order moves with the classic evaluation instead (a baseline).
-    #[arg(long)]
-    pub classic_eval: bool,
+    /// The evaluation.
+    #[command(flatten)]
+    pub eval: super::EvalChoiceArgs,
 }
 
 #[derive(Serialize)]
@@ -60,12 +56,7 @@ struct SolveLine {
 pub(super) fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
     crate::search::check_threads(args.threads).map_err(|e| anyhow::anyhow!("--{e}"))?;
     let tt = TranspositionTable::try_new(args.hash_mib)?;
-    let eval = match (&args.eval_file, args.classic_eval) {
-        (_, true) => EvalSource::Classic,
-        (Some(p), false) => EvalSource::File(p.clone()),
-        (None, false) => EvalSource::Bundled,
-    }
-    .load()?;
+    let eval = args.eval.source().load()?;
     let text = std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
     let problems = parse_obf(&text).with_context(|| format!("{}", args.file.display()))?;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build()?;

@@ -10,8 +10,9 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::thor_cmds::ArchiveArgs;
+use super::EvalChoiceArgs;
 use super::PositionArgs;
-use crate::eval::{ClassicEval, Evaluator, PatternEval};
+use crate::eval::{AnyEval, Evaluator, PatternEval};
 use crate::fileio::atomic_write;
 use crate::search::Selectivity;
 use crate::train::dataset::games_digest;
@@ -68,15 +69,16 @@ pub struct TrainArgs {
     report: Option<PathBuf>,
 }
 
-fn bar(label: &str) -> ProgressBar {
+/// A progress bar labelled by the library's stage names.
+fn bar() -> ProgressBar {
     ProgressBar::new(0).with_style(
-        ProgressStyle::with_template(&format!("{label:>16} {{bar:40}} {{pos}}/{{len}} {{per_sec}} ETA {{eta}}"))
-            .expect("valid template"),
+        ProgressStyle::with_template("{prefix:>16} {bar:40} {pos}/{len} {per_sec} ETA {eta}").expect("valid template"),
     )
 }
 
 fn progress_to(bar: &ProgressBar) -> impl Fn(Progress) + Sync + '_ {
     move |p: Progress| {
+        bar.set_prefix(p.stage.label());
         bar.set_length(p.total);
         bar.set_position(p.done);
     }
@@ -151,7 +153,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
     let (train_set, validation_set) = match cached {
         Some(sets) => sets,
         None => {
-            let b = bar("collecting");
+            let b = bar();
             let order = PatternEval::bundled();
             let sets = pool.install(|| {
                 let t = Dataset::collect(&train_games, &labeling, Some(&order), &progress_to(&b));
@@ -176,7 +178,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
 
     let config = TrainConfig { lambda: args.lambda, iterations: args.iterations, window: args.window };
     let fit_start = Instant::now();
-    let b = bar("fitting phases");
+    let b = bar();
     let (mut weights, report) =
         pool.install(|| crate::train::train(&train_set, &validation_set, &config, &progress_to(&b)));
     b.finish_and_clear();
@@ -188,7 +190,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
         let pc_config =
             ProbCutConfig { positions_per_phase: args.probcut_positions, max_measured_depth: args.probcut_depth };
         let source = if validation_set.is_empty() { &train_set } else { &validation_set };
-        let b = bar("probcut searches");
+        let b = bar();
         let eval = PatternEval::new(&weights);
         let table = pool.install(|| fit_probcut(&eval, source, &pc_config, &progress_to(&b)));
         b.finish_and_clear();
@@ -245,31 +247,13 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Which evaluation a command uses.
-#[derive(Args, Debug, Clone, Default)]
-pub struct EvalArgs {
-    /// Weight file for the pattern evaluation (default: the bundled weights).
-    #[arg(long = "eval", value_name = "FILE")]
-    pub eval_file: Option<PathBuf>,
-}
-
-impl EvalArgs {
-    /// The pattern evaluation these arguments name.
-    pub fn pattern_eval(&self) -> anyhow::Result<PatternEval> {
-        match &self.eval_file {
-            Some(path) => Ok(PatternEval::load(path)?),
-            None => Ok(PatternEval::bundled()),
-        }
-    }
-}
-
 /// `thorbook eval`.
 #[derive(Args, Debug)]
 pub struct EvalCommandArgs {
     #[command(flatten)]
     position: PositionArgs,
     #[command(flatten)]
-    eval: EvalArgs,
+    eval: EvalChoiceArgs,
     /// Each pattern instance's contribution.
     #[arg(long)]
     verbose: bool,
@@ -281,7 +265,12 @@ pub struct EvalCommandArgs {
 /// Runs `thorbook eval`.
 pub fn eval(args: EvalCommandArgs) -> anyhow::Result<ExitCode> {
     let pos = args.position.position()?;
-    let eval = args.eval.pattern_eval()?;
+    let eval = match args.eval.source().load()? {
+        AnyEval::Pattern(e) => e,
+        AnyEval::Classic(_) => {
+            bail!("`thorbook eval` shows the pattern evaluation; measure the classic one with `eval-error --classic-eval`")
+        }
+    };
     let board = pos.board;
     let discs = eval.discs(&board);
     let (bias, parts) = eval.explain(&board);
@@ -326,18 +315,15 @@ pub struct EvalErrorArgs {
     #[command(flatten)]
     archives: ArchiveArgs,
     #[command(flatten)]
-    eval: EvalArgs,
-    /// Measure the hand-weighted classic evaluation instead.
-    #[arg(long, conflicts_with = "eval_file")]
-    classic: bool,
+    eval: EvalChoiceArgs,
     /// Search depth (0: the static evaluation).
     #[arg(long, default_value_t = 0)]
     depth: u32,
     /// Multi-ProbCut selectivity of the searches (standard deviations; default: full width).
     #[arg(long)]
     selectivity: Option<f32>,
-    /// Solve positions with at most this many empties for their targets.
-    #[arg(long, default_value_t = 20)]
+    /// Solve positions with at most this many empties for their targets (as `train`).
+    #[arg(long, default_value_t = 16)]
     solve_at: u32,
     /// Only positions with exact targets (24 empties and the solved ones).
     #[arg(long)]
@@ -369,24 +355,19 @@ pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
     let games: Vec<TrainGame> = load_games(&args.archives)?.into_iter().step_by(args.every).collect();
     let config = MeasureConfig { depth: args.depth, selectivity, exact_only: args.exact_only };
     let start = Instant::now();
-    let b = bar("labeling");
+    let b = bar();
     let labeling = Labeling { solve_at: args.solve_at, children: false };
     let order = PatternEval::bundled();
     let data = pool.install(|| Dataset::collect(&games, &labeling, Some(&order), &progress_to(&b)));
     b.finish_and_clear();
-    let b = bar("measuring");
-    let rows = if args.classic {
-        pool.install(|| error_by_phase(&ClassicEval, &data, &config, &progress_to(&b)))
-    } else {
-        let eval = args.eval.pattern_eval()?;
-        pool.install(|| error_by_phase(&eval, &data, &config, &progress_to(&b)))
-    };
+    let b = bar();
+    let eval = args.eval.source().load()?;
+    let rows = pool.install(|| error_by_phase(&eval, &data, &config, &progress_to(&b)));
     b.finish_and_clear();
-    let name = if args.classic { ClassicEval.name() } else { "pattern" };
     if args.json {
         println!("{}", serde_json::to_string(&rows)?);
     } else {
-        print_errors(name, args.depth, &rows);
+        print_errors(eval.name(), args.depth, &rows);
     }
     eprintln!("{} games, {:.0} s", games.len(), start.elapsed().as_secs_f64());
     Ok(ExitCode::SUCCESS)
