@@ -99,19 +99,22 @@ impl PatternEval {
         &self.inner.note
     }
 
-    /// The sum in 1/[`SCALE`] discs, unclamped.
+    /// The bias, the phase's weight table and the 46 instance indices into it.
     #[inline]
-    pub fn raw(&self, board: &Board) -> i32 {
+    fn lookup(&self, board: &Board) -> (i32, &[i16], [u32; INSTANCES]) {
         let inner = &*self.inner;
         let phase = phase_of(board.empty_count());
         let table = &inner.table[phase * inner.set.full_len..(phase + 1) * inner.set.full_len];
         let mut idx = [0u32; INSTANCES];
         inner.set.indices(board.player, board.opponent, &mut idx);
-        let mut sum = inner.bias[phase];
-        for &i in &idx {
-            sum += table[i as usize] as i32;
-        }
-        sum
+        (inner.bias[phase], table, idx)
+    }
+
+    /// The sum in 1/[`SCALE`] discs, unclamped.
+    #[inline]
+    pub fn raw(&self, board: &Board) -> i32 {
+        let (bias, table, idx) = self.lookup(board);
+        bias + idx.iter().map(|&i| table[i as usize] as i32).sum::<i32>()
     }
 
     /// The estimate in discs, unrounded (for error measurements and GUIs).
@@ -121,21 +124,17 @@ impl PatternEval {
 
     /// The bias and each pattern instance's contribution, in discs.
     pub fn explain(&self, board: &Board) -> (f64, Vec<Contribution>) {
-        let inner = &*self.inner;
-        let phase = phase_of(board.empty_count());
-        let table = &inner.table[phase * inner.set.full_len..(phase + 1) * inner.set.full_len];
-        let mut idx = [0u32; INSTANCES];
-        inner.set.indices(board.player, board.opponent, &mut idx);
+        let (bias, table, idx) = self.lookup(board);
         let parts = idx
             .iter()
-            .zip(&inner.set.instances)
+            .zip(&self.inner.set.instances)
             .map(|(&i, inst)| Contribution {
                 pattern: PATTERNS[inst.pattern as usize].name,
                 squares: crate::board::Squares(inst.mask).collect(),
                 discs: table[i as usize] as f64 / SCALE as f64,
             })
             .collect();
-        (inner.bias[phase] as f64 / SCALE as f64, parts)
+        (bias as f64 / SCALE as f64, parts)
     }
 }
 

@@ -492,12 +492,15 @@ impl<'a, E: Evaluator> Search<'a, E> {
             } else if depth >= SORT_BY_SEARCH_MIN_DEPTH {
                 let d = if depth >= 8 { 2 } else { 1 };
                 self.pvs(&child, -64, 64, d - 1) * 16
-            } else if depth >= 2 {
-                (child.legal_moves().count_ones() as i32) * 16 + self.eval.evaluate(&child)
             } else {
-                // The children are leaves, evaluated right after: mobility alone orders
-                // them without evaluating each twice.
-                (child.legal_moves().count_ones() as i32) * 16
+                let mobility = child.legal_moves().count_ones() as i32 * 16;
+                // At depth 1 the children are leaves, evaluated right after: mobility
+                // alone orders them without evaluating each twice.
+                if depth >= 2 {
+                    mobility + self.eval.evaluate(&child)
+                } else {
+                    mobility
+                }
             };
             list.push(OrderedMove { square: sq, flips: f, cost });
         }
