@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use thorbook::board::Board;
 use thorbook::book::build::{collect, score_all, BuildConfig, GameLine};
-use thorbook::book::format::encode_book;
+use thorbook::book::format::Writer;
 use thorbook::book::{build, Book};
 use thorbook::fileio::{atomic_write, read_mapped};
 use thorbook::testutil::Rng;
@@ -46,7 +46,7 @@ fn main() {
 
     let values = build::back_up(&nodes, &leaves);
     let records = build::records(&nodes, &leaves, &values);
-    let bytes = encode_book(&records, config.params());
+    let bytes = Writer::write_all(&records, config.params()).unwrap();
     println!(
         "{} bytes for {} positions: {:.2} bytes/position",
         bytes.len(),
@@ -68,7 +68,7 @@ fn main() {
     std::fs::create_dir_all(&dir).unwrap();
     for (name, recs) in [("small", &records), ("1M", &big)] {
         let path = dir.join(format!("{name}.tbk"));
-        atomic_write(&path, &encode_book(recs, config.params())).unwrap();
+        atomic_write(&path, &Writer::write_all(recs, config.params()).unwrap()).unwrap();
         let start = Instant::now();
         let book = Book::open(read_mapped(&path).unwrap()).unwrap();
         let open = start.elapsed();

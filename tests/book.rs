@@ -7,8 +7,8 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use thorbook::board::{Board, Squares};
-use thorbook::book::build::{back_up, collect, records, score_all, BuildConfig, GameLine};
-use thorbook::book::format::{encode_book, MOVE_NONE, MOVE_PASS};
+use thorbook::book::build::{back_up, collect, reachable, records, score_all, BuildConfig, GameLine};
+use thorbook::book::format::{BuildParams, Writer, MOVE_NONE, MOVE_PASS};
 use thorbook::book::query::{book_line, book_moves};
 use thorbook::book::{bundled, walk, Book, Record};
 use thorbook::search::{Solver, TranspositionTable};
@@ -38,8 +38,13 @@ fn config(max_ply: u32, depth: u32, exact_at: u32) -> BuildConfig {
 fn build_records(games: &[GameLine], cfg: &BuildConfig) -> Vec<Record> {
     let nodes = collect(games, cfg.max_ply, cfg.min_games).unwrap();
     let leaves = score_all(&nodes, cfg, &HashMap::new(), &|_, _| {});
+    let (nodes, leaves) = reachable(nodes, leaves);
     let values = back_up(&nodes, &leaves);
     records(&nodes, &leaves, &values)
+}
+
+fn encode_book(records: &[Record], params: BuildParams) -> Vec<u8> {
+    Writer::write_all(records, params).unwrap()
 }
 
 fn build_book(games: &[GameLine], cfg: &BuildConfig) -> Book<Vec<u8>> {

@@ -6,6 +6,7 @@ mod board_cli;
 mod book;
 mod engine;
 mod eval;
+mod interchange;
 mod search;
 mod thor_corrupt;
 mod thor_data;

@@ -21,7 +21,7 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 use rayon::prelude::*;
 use thiserror::Error;
 
-use super::format::{encode_book, BuildParams, Record, FLAG_LEAF_EXACT, MOVE_NONE, MOVE_PASS};
+use super::format::{BookError, BuildParams, Record, Writer, FLAG_LEAF_EXACT, MOVE_NONE, MOVE_PASS};
 use super::{walk, Book};
 use crate::board::{Board, Color, Squares};
 use crate::eval::AnyEval;
@@ -100,6 +100,8 @@ pub struct Leaf {
     pub depth: u8,
     /// Solved to the end.
     pub exact: bool,
+    /// Multi-ProbCut selectivity of the search, tenths of a standard deviation (0: full width).
+    pub selectivity: u8,
 }
 
 /// Why a build failed.
@@ -131,6 +133,9 @@ pub enum BuildError {
         /// What is wrong.
         message: String,
     },
+    /// The records cannot form a book (out of order or repeated keys).
+    #[error("writing the book: {0}")]
+    Book(#[from] BookError),
     /// A file could not be written.
     #[error("{path}: {source}")]
     Io {
@@ -193,12 +198,12 @@ pub fn score_leaf(
     config: &BuildConfig,
     tt: &TranspositionTable,
 ) -> Leaf {
-    let none = Leaf { mv: MOVE_NONE, score: 0, depth: 0, exact: true };
+    let none = Leaf { mv: MOVE_NONE, score: 0, depth: 0, exact: true, selectivity: 0 };
     let legal = board.legal_moves();
     if legal == 0 {
         let passed = board.pass();
         if passed.legal_moves() == 0 {
-            return Leaf { mv: MOVE_NONE, score: board.final_score() as i8, depth: 0, exact: true };
+            return Leaf { mv: MOVE_NONE, score: board.final_score() as i8, depth: 0, exact: true, selectivity: 0 };
         }
         if in_book(passed.canonical_key()) {
             return none;
@@ -234,8 +239,9 @@ fn score_leaf_search(board: &Board, exclude: u64, config: &BuildConfig, tt: &Tra
             score: m.score as i8,
             depth: r.depth.min(255) as u8,
             exact: r.exact,
+            selectivity: if r.exact { 0 } else { config.params().selectivity_tenths },
         },
-        None => Leaf { mv: MOVE_NONE, score: 0, depth: 0, exact: true },
+        None => Leaf { mv: MOVE_NONE, score: 0, depth: 0, exact: true, selectivity: 0 },
     }
 }
 
@@ -264,6 +270,25 @@ pub fn score_all(
             },
         )
         .collect()
+}
+
+/// Keeps the positions reachable from the start through kept positions. A position
+/// reached by transposition from two lines that are each below the minimum game count
+/// is collected while its parents are not: play cannot find it through the book, and
+/// it would have no board for formats that store boards (Edax, Egaroucid). Dropping it
+/// changes no other leaf (its parents are not in the book).
+pub fn reachable(nodes: Vec<Node>, leaves: Vec<Leaf>) -> (Vec<Node>, Vec<Leaf>) {
+    let index = |key: u64| nodes.binary_search_by_key(&key, |n| n.key).ok();
+    let mut keep = vec![false; nodes.len()];
+    let mut stack = vec![Board::START.canonical().0];
+    while let Some(board) = stack.pop() {
+        let Some(i) = index(board.key()) else { continue };
+        if std::mem::replace(&mut keep[i], true) {
+            continue;
+        }
+        stack.extend(board.successors().map(|(_, child)| child.canonical().0));
+    }
+    nodes.into_iter().zip(leaves).zip(keep).filter(|(_, k)| *k).map(|(pair, _)| pair).unzip()
 }
 
 /// Negamax values over the book graph: a position's value is the best of its leaf
@@ -314,15 +339,15 @@ pub fn negamax(
 }
 
 /// Merges two books. Per position: a leaf beats none, an exact leaf beats a searched
-/// one, then the deeper leaf, then the higher leaf score, then the lower move code;
+/// one, then the deeper leaf, then the less selective, then the higher leaf score, then the lower move code;
 /// game counts come from the record with more games (then more wins, then more
 /// draws). Values are then backed up again by negamax over the positions reachable
 /// from the start; others keep the value of the record chosen. Every choice depends
 /// only on the two records, so `merge(a, b)` and `merge(b, a)` are the same book.
 pub fn merge<A: AsRef<[u8]>, B: AsRef<[u8]>>(a: &Book<A>, b: &Book<B>) -> Vec<Record> {
     let leaf_rank = |x: &Record| {
-        let has_leaf = x.leaf_move != MOVE_NONE;
-        (has_leaf, x.leaf_exact(), x.leaf_depth, x.leaf_score, std::cmp::Reverse(x.leaf_move))
+        let level = x.leaf_level().map(|l| l.rank());
+        (level, x.leaf_score, std::cmp::Reverse(x.leaf_move))
     };
     let count_rank = |x: &Record| (x.games, x.wins, x.draws);
     let mut by_key: BTreeMap<u64, Record> = a.records().map(|r| (r.key, r)).collect();
@@ -339,7 +364,8 @@ pub fn merge<A: AsRef<[u8]>, B: AsRef<[u8]>>(a: &Book<A>, b: &Book<B>) -> Vec<Re
             .or_insert(r);
     }
     let mut records: Vec<Record> = by_key.into_values().collect();
-    let merged_bytes = encode_book(&records, BuildParams::default());
+    let merged_bytes =
+        Writer::write_all(&records, BuildParams::default()).expect("keys from a BTreeMap are sorted and unique");
     let merged = Book::open(&merged_bytes[..]).expect("freshly encoded");
     let boards = walk(&merged);
     let leaf_of = |key: u64| {
@@ -375,6 +401,7 @@ pub fn records(nodes: &[Node], leaves: &[Leaf], values: &[i8]) -> Vec<Record> {
             wins: n.wins,
             draws: n.draws.min(u16::MAX as u32) as u16,
             flags: if l.exact { FLAG_LEAF_EXACT } else { 0 },
+            leaf_selectivity: l.selectivity,
         })
         .collect()
 }
@@ -494,8 +521,19 @@ impl Checkpoint {
             return Err(err(format!("made from {what} than this build: rebuild without --resume")));
         }
         let mut done = HashMap::new();
+        // Every leaf of the checkpoint was searched with this build's selectivity (it is
+        // part of the header checked above), so entries need not repeat it.
+        let selectivity = config.params().selectivity_tenths;
         for e in bytes[CHECKPOINT_HEADER..].chunks_exact(16) {
-            let leaf = Leaf { mv: e[8], score: e[9] as i8, depth: e[10], exact: e[11] & 1 != 0 };
+            let exact = e[11] & 1 != 0;
+            let searched = e[8] != MOVE_NONE && !exact;
+            let leaf = Leaf {
+                mv: e[8],
+                score: e[9] as i8,
+                depth: e[10],
+                exact,
+                selectivity: if searched { selectivity } else { 0 },
+            };
             done.insert(LE::read_u64(&e[..8]), leaf);
         }
         Ok(done)

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::build::{self, BuildConfig, BuildError, BuildIdentity, Checkpoint, GameLine};
-use super::format::encode_book;
+use super::format::Writer;
 use crate::fileio::atomic_write;
 
 /// What a running build reports.
@@ -114,9 +114,10 @@ impl Builder {
             return Err(io(e, &ckpt_path));
         }
         let search_time = search_start.elapsed();
+        let (nodes, leaves) = build::reachable(nodes, leaves);
         let values = build::back_up(&nodes, &leaves);
         let records = build::records(&nodes, &leaves, &values);
-        let bytes = encode_book(&records, config.params());
+        let bytes = Writer::write_all(&records, config.params())?;
         atomic_write(&self.output, &bytes).map_err(|e| io(e, &self.output))?;
         // The book is safely written; a stale checkpoint only costs disk space.
         let _ = std::fs::remove_file(&ckpt_path);

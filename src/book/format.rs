@@ -1,7 +1,7 @@
 //! The book file: a 64-byte header, then fixed-width 24-byte records sorted by key,
 //! read straight from a memory map (no parsing, no index: a probe is a search over the
-//! sorted keys). The layout is specified in `book-format.md`; this module is its
-//! reference implementation.
+//! sorted keys), and the one [`Writer`] that produces it. The layout is specified in
+//! `book-format.md`; this module is its reference implementation.
 
 use byteorder::{ByteOrder, LittleEndian as LE};
 use thiserror::Error;
@@ -11,8 +11,10 @@ use crate::square::{Move, Square};
 
 /// File magic.
 pub const MAGIC: [u8; 8] = *b"THORBOOK";
-/// Format version this code reads and writes.
-pub const VERSION: u32 = 1;
+/// Format version this code writes. Version 1 (no per-leaf selectivity) is still read.
+pub const VERSION: u32 = 2;
+/// The oldest version this code reads.
+pub const OLDEST_VERSION: u32 = 1;
 /// Header bytes.
 pub const HEADER_LEN: usize = 64;
 /// Bytes per record.
@@ -66,6 +68,10 @@ pub struct Record {
     pub draws: u16,
     /// [`FLAG_LEAF_EXACT`] and reserved bits.
     pub flags: u8,
+    /// Multi-ProbCut selectivity of the leaf search in tenths of a standard deviation
+    /// (0: full width). Version 1 files have no such field: a reader gives their leaves
+    /// the header's selectivity.
+    pub leaf_selectivity: u8,
 }
 
 impl Record {
@@ -81,6 +87,7 @@ impl Record {
             wins: LE::read_u32(&b[16..20]),
             draws: LE::read_u16(&b[20..22]),
             flags: b[22],
+            leaf_selectivity: b[23],
         }
     }
 
@@ -96,6 +103,7 @@ impl Record {
         LE::write_u32(&mut b[16..20], self.wins);
         LE::write_u16(&mut b[20..22], self.draws);
         b[22] = self.flags;
+        b[23] = self.leaf_selectivity;
         out.extend_from_slice(&b);
     }
 
@@ -110,6 +118,45 @@ impl Record {
     /// Whether the leaf score is exact.
     pub fn leaf_exact(&self) -> bool {
         self.flags & FLAG_LEAF_EXACT != 0
+    }
+
+    /// The leaf's search settings, if there is a leaf.
+    pub fn leaf_level(&self) -> Option<LeafLevel> {
+        (self.leaf_move != MOVE_NONE).then_some(LeafLevel {
+            depth: self.leaf_depth,
+            selectivity_tenths: self.leaf_selectivity,
+            exact: self.leaf_exact(),
+        })
+    }
+}
+
+/// How deeply a leaf was searched: what the book stores of the search that scored it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct LeafLevel {
+    /// Search depth in plies.
+    pub depth: u8,
+    /// Multi-ProbCut selectivity in tenths of a standard deviation (0: full width).
+    pub selectivity_tenths: u8,
+    /// Solved to the end (then depth and selectivity do not matter).
+    pub exact: bool,
+}
+
+impl LeafLevel {
+    /// An order on how much a leaf is worth: exact beats searched, then the deeper,
+    /// then the less selective (full width, 0, counts as the least selective).
+    pub fn rank(&self) -> (bool, u8, u8) {
+        let width = if self.selectivity_tenths == 0 { u8::MAX } else { self.selectivity_tenths };
+        (self.exact, self.depth, width)
+    }
+}
+
+impl std::fmt::Display for LeafLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.exact, self.selectivity_tenths) {
+            (true, _) => write!(f, "exact"),
+            (false, 0) => write!(f, "depth {}", self.depth),
+            (false, t) => write!(f, "depth {} at {:.1}σ", self.depth, t as f32 / 10.0),
+        }
     }
 }
 
@@ -129,7 +176,7 @@ pub enum BookError {
         found: String,
     },
     /// Another format version.
-    #[error("book format version {found}, this thorbook reads version {VERSION}: rebuild with `thorbook book build`")]
+    #[error("book format version {found}, this thorbook reads versions {OLDEST_VERSION} to {VERSION}: rebuild with `thorbook book build`")]
     Version {
         /// The file's version.
         found: u32,
@@ -200,6 +247,8 @@ pub fn fingerprint() -> u64 {
 /// The header fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BookHeader {
+    /// Format version of the file.
+    pub version: u32,
     /// Number of records.
     pub count: u64,
     /// Build parameters.
@@ -240,7 +289,7 @@ impl BookHeader {
             return Err(BookError::Magic { found: String::from_utf8_lossy(&b[0..8]).into_owned() });
         }
         let version = LE::read_u32(&b[8..12]);
-        if version != VERSION {
+        if !(OLDEST_VERSION..=VERSION).contains(&version) {
             return Err(BookError::Version { found: version });
         }
         let stored = LE::read_u32(&b[60..64]);
@@ -260,6 +309,7 @@ impl BookHeader {
             return Err(BookError::Fingerprint { found, expected: fingerprint() });
         }
         Ok(BookHeader {
+            version,
             count,
             params: BuildParams {
                 max_ply: b[36],
@@ -274,15 +324,63 @@ impl BookHeader {
     }
 }
 
-/// Serialises records (sorted by key, unique) into a complete book file.
-pub fn encode_book(records: &[Record], params: BuildParams) -> Vec<u8> {
-    let mut body = Vec::with_capacity(records.len() * RECORD_LEN);
-    for r in records {
-        r.encode_into(&mut body);
+/// Writes a book: records go in one at a time in strictly increasing key order (an
+/// out-of-order or repeated key is refused, never silently reordered or dropped) and
+/// are checksummed as they go; [`Writer::finish`] puts the header in front. Every
+/// book thorbook produces — build, merge, import, deviation — goes through it.
+pub struct Writer {
+    params: BuildParams,
+    body: Vec<u8>,
+    crc: crc32fast::Hasher,
+    last: Option<u64>,
+    count: u64,
+}
+
+impl Writer {
+    /// A book with these build parameters.
+    pub fn new(params: BuildParams) -> Writer {
+        Writer { params, body: Vec::new(), crc: crc32fast::Hasher::new(), last: None, count: 0 }
     }
-    let header = BookHeader { count: records.len() as u64, params, records_crc: crc32fast::hash(&body) };
-    let mut out = Vec::with_capacity(HEADER_LEN + body.len());
-    out.extend_from_slice(&header.encode());
-    out.extend_from_slice(&body);
-    out
+
+    /// Appends a record; its key must be above every key before it.
+    pub fn push(&mut self, record: &Record) -> Result<(), BookError> {
+        if self.last.is_some_and(|k| k >= record.key) {
+            return Err(BookError::Order { index: self.count, key: record.key });
+        }
+        let at = self.body.len();
+        record.encode_into(&mut self.body);
+        self.crc.update(&self.body[at..]);
+        self.last = Some(record.key);
+        self.count += 1;
+        Ok(())
+    }
+
+    /// Records written so far.
+    pub fn len(&self) -> u64 {
+        self.count
+    }
+
+    /// True before the first record.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The complete file.
+    pub fn finish(self) -> Vec<u8> {
+        let header =
+            BookHeader { version: VERSION, count: self.count, params: self.params, records_crc: self.crc.finalize() };
+        let mut out = Vec::with_capacity(HEADER_LEN + self.body.len());
+        out.extend_from_slice(&header.encode());
+        out.extend_from_slice(&self.body);
+        out
+    }
+
+    /// A complete file from records already sorted by key.
+    pub fn write_all(records: &[Record], params: BuildParams) -> Result<Vec<u8>, BookError> {
+        let mut w = Writer::new(params);
+        for r in records {
+            w.push(r)?;
+        }
+        Ok(w.finish())
+    }
 }

@@ -7,7 +7,9 @@
 
 pub mod build;
 pub mod builder;
+pub mod deviate;
 pub mod format;
+pub mod interchange;
 pub mod query;
 
 use std::collections::HashMap;
@@ -20,7 +22,7 @@ use crate::symmetry::Transform;
 
 pub use build::merge;
 pub use builder::{BuildEvent, BuildSummary, Builder};
-pub use format::{BookError, BuildParams, Record};
+pub use format::{BookError, BuildParams, LeafLevel, Record, Writer};
 
 /// A book over bytes: a `Vec<u8>`, a static slice (the bundled book) or a memory map.
 /// Opening checks the header and size only (constant time); [`Book::verify`] checks
@@ -93,7 +95,17 @@ impl<D: AsRef<[u8]>> Book<D> {
     /// Record `i` (0-based, in key order).
     pub fn record(&self, i: usize) -> Record {
         let at = i * format::RECORD_LEN;
-        Record::decode(&self.records_bytes()[at..at + format::RECORD_LEN])
+        let mut r = Record::decode(&self.records_bytes()[at..at + format::RECORD_LEN]);
+        if self.header.version == 1 && r.leaf_move != format::MOVE_NONE {
+            // Version 1 had one selectivity for the whole book, in the header.
+            r.leaf_selectivity = self.header.params.selectivity_tenths;
+        }
+        r
+    }
+
+    /// The file's format version (1 or 2).
+    pub fn version(&self) -> u32 {
+        self.header.version
     }
 
     #[inline]

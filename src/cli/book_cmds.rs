@@ -13,9 +13,10 @@ use serde::Serialize;
 
 use super::thor_cmds::ArchiveArgs;
 use super::PositionArgs;
-use crate::board::{Board, Color, Squares};
+use crate::board::{Board, Squares};
 use crate::book::build::{BuildConfig, GameLine};
-use crate::book::format::{encode_book, BuildParams, Record, FLAG_LEAF_EXACT, MOVE_NONE, MOVE_PASS};
+use crate::book::format::{BuildParams, Writer, MOVE_NONE};
+use crate::book::interchange::{self, EdaxDate, ExportFormat};
 use crate::book::query::{book_line, book_moves, BookMove};
 use crate::book::{walk, Book, BookSource};
 use crate::fileio::{atomic_write, Bytes};
@@ -320,7 +321,8 @@ struct InfoJson {
     exact_leaves: usize,
     no_leaf: usize,
     positions_by_empties: Vec<(u32, usize)>,
-    leaves_by_depth: Vec<(u8, usize)>,
+    version: u32,
+    leaves_by_level: Vec<(String, usize)>,
     games_at_root: Option<u32>,
 }
 
@@ -341,12 +343,13 @@ fn info(args: BookFileArgs) -> anyhow::Result<ExitCode> {
         exact_leaves: book.records().filter(|r| r.leaf_exact() && r.leaf_move != MOVE_NONE).count(),
         no_leaf: book.records().filter(|r| r.leaf_move == MOVE_NONE).count(),
         positions_by_empties: hist.into_iter().rev().collect(),
-        leaves_by_depth: {
-            let mut by_depth: std::collections::BTreeMap<u8, usize> = Default::default();
-            for r in book.records().filter(|r| r.leaf_move != MOVE_NONE) {
-                *by_depth.entry(r.leaf_depth).or_default() += 1;
+        version: book.version(),
+        leaves_by_level: {
+            let mut by_level: std::collections::BTreeMap<(bool, u8, u8), (String, usize)> = Default::default();
+            for level in book.records().filter_map(|r| r.leaf_level()) {
+                by_level.entry(level.rank()).or_insert_with(|| (level.to_string(), 0)).1 += 1;
             }
-            by_depth.into_iter().collect()
+            by_level.into_values().rev().collect()
         },
         games_at_root: book.probe(&Board::START).map(|h| h.record.games),
     };
@@ -354,7 +357,10 @@ fn info(args: BookFileArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("positions:   {} ({} bytes, {:.1} bytes/position)", out.positions, out.bytes, out.bytes_per_position);
+    println!(
+        "positions:   {} ({} bytes, {:.1} bytes/position, format version {})",
+        out.positions, out.bytes, out.bytes_per_position, out.version
+    );
     let p = out.params;
     println!(
         "built with:  max ply {}, min games {}, depth {}, exact at {} empties, {}",
@@ -377,8 +383,8 @@ fn info(args: BookFileArgs) -> anyhow::Result<ExitCode> {
     }
     println!("checksums:   {}", if checksum_ok { "ok" } else { "DAMAGED (run `thorbook book verify`)" });
     println!("leaves:      {} exact, {} positions with every move in the book", out.exact_leaves, out.no_leaf);
-    let depths: Vec<String> = out.leaves_by_depth.iter().map(|(d, n)| format!("depth {d}: {n}")).collect();
-    println!("leaf depths: {}", depths.join(", "));
+    let levels: Vec<String> = out.leaves_by_level.iter().map(|(l, n)| format!("{l}: {n}")).collect();
+    println!("leaf levels: {}", levels.join(", "));
     println!("games:       {} at the start position", out.games_at_root.unwrap_or(0));
     println!("reachable from the start, by ply:");
     for (empties, n) in &out.positions_by_empties {
@@ -400,45 +406,53 @@ fn verify(args: BookFileArgs) -> anyhow::Result<ExitCode> {
 pub struct ExportArgs {
     #[command(flatten)]
     book: BookFileArgs,
-    /// Write here (atomically) instead of standard output.
+    /// Output format: thorbook text, Edax `book.dat` (Edax 4.4–4.6) or Egaroucid `.egbk3`.
+    #[arg(long, value_enum, default_value_t = ExportFormatArg::Text)]
+    format: ExportFormatArg,
+    /// Write here (atomically) instead of standard output (required for the binary formats).
     #[arg(short, long)]
     output: Option<PathBuf>,
 }
 
+/// `--format` of `book export`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormatArg {
+    /// thorbook text, one position per line.
+    Text,
+    /// Edax's binary book.dat.
+    Edax,
+    /// Egaroucid's .egbk3.
+    Egbk3,
+}
+
 fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     let book = open_book(args.book.book.as_deref())?;
-    let boards = walk(&book);
-    let p = book.params();
-    let mut text = format!(
-        "# thorbook book export: key value leaf_move leaf_score leaf_depth exact games wins draws board\n\
-         # params max_ply={} depth={} exact_at={} selectivity={} min_games={} eval={:08x}\n",
-        p.max_ply, p.depth, p.exact_at, p.selectivity_tenths, p.min_games, p.eval_digest
+    let format = match args.format {
+        ExportFormatArg::Text => ExportFormat::Text,
+        ExportFormatArg::Edax => ExportFormat::Edax(EdaxDate::now()),
+        ExportFormatArg::Egbk3 => ExportFormat::Egaroucid,
+    };
+    anyhow::ensure!(
+        args.output.is_some() || format == ExportFormat::Text,
+        "--format {:?} writes a binary file: give -o FILE",
+        args.format
     );
-    for r in book.records() {
-        let leaf = match r.leaf_move {
-            MOVE_NONE => "-".to_string(),
-            m => r.leaf().map_or(format!("?{m}"), |mv| mv.to_string()),
-        };
-        let board = boards
-            .get(&r.key)
-            .map_or("?".to_string(), |b| Position { board: *b, side: Color::Black }.to_board_text()[..64].to_string());
-        text.push_str(&format!(
-            "{:016x} {} {} {} {} {} {} {} {} {}\n",
-            r.key,
-            r.value,
-            leaf,
-            r.leaf_score,
-            r.leaf_depth,
-            r.leaf_exact() as u8,
-            r.games,
-            r.wins,
-            r.draws,
-            board
-        ));
-    }
+    let out = interchange::export(&book, format)?;
     match &args.output {
-        Some(path) => atomic_write(path, text.as_bytes()).with_context(|| format!("writing {}", path.display()))?,
-        None => print!("{text}"),
+        Some(path) => {
+            atomic_write(path, &out.bytes).with_context(|| format!("writing {}", path.display()))?;
+            eprintln!("wrote {} ({} positions, {} bytes)", path.display(), out.positions, out.bytes.len());
+        }
+        None => std::io::Write::write_all(&mut std::io::stdout().lock(), &out.bytes)?,
+    }
+    if out.unreachable > 0 {
+        eprintln!(
+            "warning: {} positions are not reachable from the start through the book; their boards are unknown, so they were left out",
+            out.unreachable
+        );
+    }
+    if out.passes_folded > 0 {
+        eprintln!("{} pass positions folded (the format has none; an import adds them back)", out.passes_folded);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -446,7 +460,9 @@ fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
 /// Arguments of `book import`.
 #[derive(Args, Debug)]
 pub struct ImportArgs {
-    /// Text written by `book export`.
+    /// A book in any format thorbook reads, recognised by content: thorbook's text export
+    /// or binary book (older versions are upgraded), Edax's book.dat or text export,
+    /// Egaroucid's .egbk3.
     input: PathBuf,
     /// Output book file.
     #[arg(short, long)]
@@ -454,64 +470,27 @@ pub struct ImportArgs {
 }
 
 fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read_to_string(&args.input).with_context(|| format!("reading {}", args.input.display()))?;
-    let mut params = BuildParams::default();
-    let mut records = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let at = || format!("{}: line {}", args.input.display(), i + 1);
-        if let Some(rest) = line.strip_prefix("# params ") {
-            for kv in rest.split_whitespace() {
-                let (k, v) = kv.split_once('=').with_context(at)?;
-                let byte = |v: &str| -> anyhow::Result<u8> {
-                    v.parse::<u8>().with_context(|| format!("{}: `{k}` must be 0..=255, got `{v}`", at()))
-                };
-                match k {
-                    "max_ply" => params.max_ply = byte(v)?,
-                    "depth" => params.depth = byte(v)?,
-                    "exact_at" => params.exact_at = byte(v)?,
-                    "selectivity" => params.selectivity_tenths = byte(v)?,
-                    "min_games" => params.min_games = v.parse().with_context(at)?,
-                    "eval" => {
-                        params.eval_digest = u32::from_str_radix(v, 16)
-                            .with_context(|| format!("{}: `eval` must be 8 hex digits, got `{v}`", at()))?
-                    }
-                    _ => anyhow::bail!("{}: unknown parameter `{k}`", at()),
-                }
-            }
-            continue;
-        }
-        if line.starts_with('#') || line.trim().is_empty() {
-            continue;
-        }
-        let f: Vec<&str> = line.split_whitespace().collect();
-        anyhow::ensure!(f.len() >= 9, "{}: expected at least 9 fields, found {}", at(), f.len());
-        let leaf_move = match f[2] {
-            "-" => MOVE_NONE,
-            m => match m.parse::<Move>().with_context(at)? {
-                Move::Pass => MOVE_PASS,
-                Move::Place(sq) => sq.index() as u8,
-            },
-        };
-        records.push(Record {
-            key: u64::from_str_radix(f[0], 16).with_context(at)?,
-            value: f[1].parse().with_context(at)?,
-            leaf_move,
-            leaf_score: f[3].parse().with_context(at)?,
-            leaf_depth: f[4].parse().with_context(at)?,
-            flags: if f[5] == "1" { FLAG_LEAF_EXACT } else { 0 },
-            games: f[6].parse().with_context(at)?,
-            wins: f[7].parse().with_context(at)?,
-            draws: f[8].parse().with_context(at)?,
-        });
-    }
-    records.sort_by_key(|r| r.key);
-    if let Some(w) = records.windows(2).find(|w| w[0].key == w[1].key) {
-        anyhow::bail!("{}: key {:016x} appears twice", args.input.display(), w[0].key);
-    }
-    let bytes = encode_book(&records, params);
-    Book::open_verified(&bytes[..]).with_context(|| format!("{}", args.input.display()))?;
-    atomic_write(&args.output, &bytes).with_context(|| format!("writing {}", args.output.display()))?;
-    eprintln!("wrote {} ({} positions)", args.output.display(), records.len());
+    let bytes = std::fs::read(&args.input).with_context(|| format!("reading {}", args.input.display()))?;
+    let imported = interchange::import(&bytes).with_context(|| format!("{}", args.input.display()))?;
+    atomic_write(&args.output, &imported.bytes).with_context(|| format!("writing {}", args.output.display()))?;
+    eprintln!(
+        "read {} ({}, {} positions); wrote {} ({} positions{}{})",
+        args.input.display(),
+        imported.format.name(),
+        imported.read,
+        args.output.display(),
+        imported.positions,
+        if imported.duplicates > 0 {
+            format!(", {} repeated positions dropped", imported.duplicates)
+        } else {
+            String::new()
+        },
+        if imported.passes_added > 0 {
+            format!(", {} pass positions added", imported.passes_added)
+        } else {
+            String::new()
+        },
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -545,7 +524,7 @@ fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
         // One evaluation scored both, or the merge has none to name.
         eval_digest: if pa.eval_digest == pb.eval_digest { pa.eval_digest } else { 0 },
     };
-    let bytes = encode_book(&records, params);
+    let bytes = Writer::write_all(&records, params)?;
     atomic_write(&args.output, &bytes).with_context(|| format!("writing {}", args.output.display()))?;
     eprintln!(
         "wrote {} ({} positions: {} + {} before merging)",

@@ -1,0 +1,523 @@
+//! Growing a book beyond the lines people played, by deviation (in the manner of
+//! Edax's and Egaroucid's `deviate`): walk the book from a position letting one side at
+//! a time play moves within `error` discs of the best and within a cumulative `budget`,
+//! and expand the leaves met inside those bounds — play the leaf move, add the child
+//! with its own leaf search, re-score the parent's next-best move leaving the book —
+//! then back the values up by negamax and walk again, until nothing is left to expand
+//! or the position or time budget is spent.
+//!
+//! Determinism: leaves are expanded in batches of [`BATCH`] in key order, each leaf
+//! search on one thread with a fresh transposition table, and a batch's searches see
+//! only the book as it was before the batch plus the children the batch adds. The
+//! result therefore depends on the book and the settings, not on the thread count or
+//! on interruptions: the book is written after every batch and a resumed run picks up
+//! from it.
+//!
+//! Draw policy: most main lines are draws under perfect play, and a walk that treats
+//! a draw like any other score never asks what else a side could try. With a
+//! `contempt` of C discs, the deviating side values a drawn score as −C, so drawing
+//! lines count as C discs below a draw in the error and budget checks (moves that win
+//! are preferred, and alternatives to a drawing best line within `error` of −C are
+//! explored).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+use thiserror::Error;
+
+use super::build::{leaf_score, negamax, score_leaf, BuildConfig, Leaf};
+use super::format::{BookError, BuildParams, Record, Writer, FLAG_LEAF_EXACT, MOVE_NONE};
+use super::interchange::known_boards;
+use super::Book;
+use crate::board::Board;
+use crate::fileio::atomic_write;
+use crate::search::TranspositionTable;
+use crate::square::Move;
+
+/// Leaves expanded per batch (fixed: the result must not depend on the machine).
+pub const BATCH: usize = 256;
+
+/// What to expand.
+#[derive(Clone, Debug)]
+pub struct DeviateConfig {
+    /// A move is followed when it scores within this many discs of the best.
+    pub error: i32,
+    /// The losses of the deviating side along a line add up to at most this.
+    pub budget: i32,
+    /// A drawn score counts as this many discs lost for the deviating side.
+    pub contempt: i32,
+    /// Stop after adding this many positions.
+    pub max_positions: Option<usize>,
+    /// Stop starting batches after this long.
+    pub time: Option<Duration>,
+    /// Positions deeper than this ply (60 − empties) are not expanded.
+    pub max_ply: u32,
+    /// Leaf searches (depth, exact threshold, selectivity, evaluation, hash).
+    pub search: BuildConfig,
+}
+
+/// What a running deviation reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviateEvent {
+    /// A batch starts: `leaves` to expand, the book holding `positions`.
+    Batch {
+        /// Batch number (from 1, counting resumed batches).
+        number: u64,
+        /// Leaves in this batch.
+        leaves: usize,
+        /// Book positions before it.
+        positions: usize,
+    },
+    /// Searches done in the current batch (of `total`).
+    Searched {
+        /// Done.
+        done: u64,
+        /// To do.
+        total: u64,
+    },
+    /// A batch is written: the book has `positions`, the start position `root_value`.
+    Written {
+        /// Positions now.
+        positions: usize,
+        /// Value of the walk's starting position, for its side to move.
+        root_value: i32,
+    },
+}
+
+/// Why the deviation stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum StopReason {
+    /// Every leaf inside the bounds is expanded.
+    Complete,
+    /// `max_positions` reached.
+    Positions,
+    /// The time is up.
+    Time,
+}
+
+/// A finished deviation.
+#[derive(Clone, Debug)]
+pub struct DeviateSummary {
+    /// Positions of the input book.
+    pub before: usize,
+    /// Positions now.
+    pub after: usize,
+    /// Value of the starting position before and after.
+    pub root_before: i32,
+    /// After.
+    pub root_after: i32,
+    /// Batches run by this call.
+    pub batches: u64,
+    /// Leaf searches run by this call.
+    pub searches: u64,
+    /// Why it stopped.
+    pub stop: StopReason,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// The book written.
+    pub bytes: Vec<u8>,
+}
+
+/// Why a deviation failed.
+#[derive(Debug, Error)]
+pub enum DeviateError {
+    /// The starting position is not in the book.
+    #[error("the starting position is not in the book")]
+    NotInBook,
+    /// The resume state does not match.
+    #[error("{path}: {message}")]
+    Resume {
+        /// The state file.
+        path: String,
+        /// What differs.
+        message: String,
+    },
+    /// Writing the book failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The records cannot form a book.
+    #[error(transparent)]
+    Book(#[from] BookError),
+}
+
+/// A book being grown: canonical boards with their records.
+struct Tree {
+    nodes: BTreeMap<u64, (Board, Record)>,
+    /// Records whose boards are unknown (not reachable from the start): kept as they are.
+    opaque: BTreeMap<u64, Record>,
+}
+
+impl Tree {
+    fn from_book<D: AsRef<[u8]>>(book: &Book<D>) -> Tree {
+        let boards = known_boards(book);
+        let mut nodes = BTreeMap::new();
+        let mut opaque = BTreeMap::new();
+        for r in book.records() {
+            match boards.get(&r.key) {
+                Some(b) => {
+                    nodes.insert(r.key, (*b, r));
+                }
+                None => {
+                    opaque.insert(r.key, r);
+                }
+            }
+        }
+        Tree { nodes, opaque }
+    }
+
+    fn contains(&self, key: u64) -> bool {
+        self.nodes.contains_key(&key) || self.opaque.contains_key(&key)
+    }
+
+    fn value(&self, key: u64) -> Option<i32> {
+        self.nodes.get(&key).map(|(_, r)| r.value as i32)
+    }
+
+    /// Recomputes every value by negamax.
+    fn back_up(&mut self) {
+        let leaf_of = |key: u64| {
+            if let Some((b, r)) = self.nodes.get(&key) {
+                return Some(leaf_score(b, r.leaf_move, r.leaf_score));
+            }
+            self.opaque.get(&key).map(|r| Some(r.value as i32))
+        };
+        let mut memo = HashMap::new();
+        let values: Vec<(u64, Option<i32>)> =
+            self.nodes.iter().map(|(&k, (b, _))| (k, negamax(b, &leaf_of, &mut memo))).collect();
+        for (k, v) in values {
+            if let (Some(v), Some(entry)) = (v, self.nodes.get_mut(&k)) {
+                entry.1.value = v as i8;
+            }
+        }
+    }
+
+    fn encode(&self, params: BuildParams) -> Result<Vec<u8>, BookError> {
+        let mut all: Vec<&Record> = self.nodes.values().map(|(_, r)| r).chain(self.opaque.values()).collect();
+        all.sort_by_key(|r| r.key);
+        let mut w = Writer::new(params);
+        for r in all {
+            w.push(r)?;
+        }
+        Ok(w.finish())
+    }
+}
+
+/// A leaf to expand: the position and its leaf move (canonical orientation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Candidate {
+    parent: u64,
+    child: u64,
+}
+
+/// Deviates a book, writing `output` after every batch (atomically). With `resume`,
+/// an existing `output` made by an interrupted run with the same settings from the same
+/// book is continued (its state file `output.deviate` says so).
+pub struct Deviator {
+    config: DeviateConfig,
+    from: Board,
+    output: PathBuf,
+    resume: bool,
+}
+
+impl Deviator {
+    /// Deviation of the book from position `from` (the start position for a whole book).
+    pub fn new(config: DeviateConfig, from: Board, output: impl Into<PathBuf>) -> Deviator {
+        Deviator { config, from, output: output.into(), resume: false }
+    }
+
+    /// Continue an interrupted run.
+    pub fn resume(mut self, resume: bool) -> Deviator {
+        self.resume = resume;
+        self
+    }
+
+    /// The state file beside the output.
+    pub fn state_path(&self) -> PathBuf {
+        let mut s = self.output.as_os_str().to_owned();
+        s.push(".deviate");
+        PathBuf::from(s)
+    }
+
+    /// What the state file must hold for a run to be resumed: the input book and the settings.
+    fn identity<D: AsRef<[u8]>>(&self, book: &Book<D>) -> String {
+        let c = &self.config;
+        let p = c.search.params();
+        let mut bytes = Vec::with_capacity(book.len() * super::format::RECORD_LEN);
+        for r in book.records() {
+            r.encode_into(&mut bytes);
+        }
+        let input = crc32fast::hash(&bytes);
+        format!(
+            "thorbook deviate 1\ninput {:08x} {}\nfrom {:016x} {:016x}\nerror {} budget {} contempt {} max_ply {}\n\
+             depth {} exact_at {} selectivity {} eval {:08x} hash {}\n",
+            input,
+            book.len(),
+            self.from.player,
+            self.from.opponent,
+            c.error,
+            c.budget,
+            c.contempt,
+            c.max_ply,
+            p.depth,
+            p.exact_at,
+            p.selectivity_tenths,
+            p.eval_digest,
+            c.search.hash_mib
+        )
+    }
+
+    /// Runs on the current rayon pool; `progress` is called from worker threads.
+    pub fn run<D: AsRef<[u8]>>(
+        &self,
+        input: &Book<D>,
+        progress: &(dyn Fn(DeviateEvent) + Sync),
+    ) -> Result<DeviateSummary, DeviateError> {
+        let start = Instant::now();
+        let io = |path: &Path, source: std::io::Error| DeviateError::Io { path: path.display().to_string(), source };
+        let identity = self.identity(input);
+        let state_path = self.state_path();
+        let resumed = if self.resume && state_path.exists() && self.output.exists() {
+            let text = std::fs::read_to_string(&state_path).map_err(|e| io(&state_path, e))?;
+            if text != identity {
+                return Err(DeviateError::Resume {
+                    path: state_path.display().to_string(),
+                    message: "made by a deviation of another book or with other settings: run without --resume".into(),
+                });
+            }
+            Some(std::fs::read(&self.output).map_err(|e| io(&self.output, e))?)
+        } else {
+            None
+        };
+        let resumed_book = match &resumed {
+            Some(bytes) => Some(Book::open_verified(&bytes[..])?),
+            None => None,
+        };
+        let mut tree = match &resumed_book {
+            Some(b) => Tree::from_book(b),
+            None => Tree::from_book(input),
+        };
+        // Deviation only adds positions: what the written book has beyond the input.
+        let mut added = resumed_book.as_ref().map_or(0, |b| b.len().saturating_sub(input.len()));
+        let from_key = self.from.canonical().0.key();
+        let root_before = {
+            let t = Tree::from_book(input);
+            t.value(from_key).ok_or(DeviateError::NotInBook)?
+        };
+        let before = input.len();
+        let params = self.params(input.params());
+        let mut batches = 0u64;
+        let mut searches = 0u64;
+        let stop = loop {
+            if self.config.max_positions.is_some_and(|m| added >= m) {
+                break StopReason::Positions;
+            }
+            if self.config.time.is_some_and(|t| start.elapsed() >= t) {
+                break StopReason::Time;
+            }
+            let mut batch = self.candidates(&tree, from_key);
+            if batch.is_empty() {
+                break StopReason::Complete;
+            }
+            let room = self.config.max_positions.map_or(usize::MAX, |m| m - added);
+            batch.truncate(BATCH.min(room));
+            batches += 1;
+            progress(DeviateEvent::Batch { number: batches, leaves: batch.len(), positions: tree.nodes.len() });
+            searches += self.expand(&mut tree, &batch, progress) as u64;
+            added += batch.len();
+            tree.back_up();
+            let bytes = tree.encode(params)?;
+            atomic_write(&self.output, &bytes).map_err(|e| io(&self.output, e))?;
+            atomic_write(&state_path, identity.as_bytes()).map_err(|e| io(&state_path, e))?;
+            progress(DeviateEvent::Written {
+                positions: tree.nodes.len() + tree.opaque.len(),
+                root_value: tree.value(from_key).unwrap_or(root_before),
+            });
+        };
+        let bytes = tree.encode(params)?;
+        atomic_write(&self.output, &bytes).map_err(|e| io(&self.output, e))?;
+        if stop == StopReason::Complete {
+            // Nothing is left to resume.
+            let _ = std::fs::remove_file(&state_path);
+        } else {
+            atomic_write(&state_path, identity.as_bytes()).map_err(|e| io(&state_path, e))?;
+        }
+        Ok(DeviateSummary {
+            before,
+            after: tree.nodes.len() + tree.opaque.len(),
+            root_before,
+            root_after: tree.value(from_key).unwrap_or(root_before),
+            batches,
+            searches,
+            stop,
+            elapsed: start.elapsed(),
+            bytes,
+        })
+    }
+
+    /// The header of the grown book: the input's, with the deviation's leaf settings
+    /// where they are deeper.
+    fn params(&self, input: BuildParams) -> BuildParams {
+        let p = self.config.search.params();
+        BuildParams {
+            depth: input.depth.max(p.depth),
+            exact_at: input.exact_at.max(p.exact_at),
+            eval_digest: if input.eval_digest == p.eval_digest { p.eval_digest } else { 0 },
+            selectivity_tenths: if input.selectivity_tenths == p.selectivity_tenths { p.selectivity_tenths } else { 0 },
+            ..input
+        }
+    }
+
+    /// The leaves to expand, in key order of (parent, child), each child once.
+    fn candidates(&self, tree: &Tree, from_key: u64) -> Vec<Candidate> {
+        let Some((from_board, _)) = tree.nodes.get(&from_key) else { return Vec::new() };
+        let mut found = BTreeSet::new();
+        for deviating_side_moves_first in [true, false] {
+            let mut seen = HashMap::new();
+            self.walk(tree, *from_board, deviating_side_moves_first, 0, &mut seen, &mut found);
+        }
+        let mut children = BTreeSet::new();
+        found.into_iter().filter(|c: &Candidate| children.insert(c.child)).collect()
+    }
+
+    /// The walk: at `board` (canonical, in the book), `deviating` says whether the side
+    /// to move is the one allowed to deviate; `spent` is its loss so far.
+    fn walk(
+        &self,
+        tree: &Tree,
+        board: Board,
+        deviating: bool,
+        spent: i32,
+        seen: &mut HashMap<(u64, bool), i32>,
+        found: &mut BTreeSet<Candidate>,
+    ) {
+        let key = board.key();
+        // Visit a position again only with budget left over compared with before.
+        match seen.get(&(key, deviating)) {
+            Some(&s) if s <= spent => return,
+            _ => {
+                seen.insert((key, deviating), spent);
+            }
+        }
+        let Some((_, record)) = tree.nodes.get(&key) else { return };
+        if board.is_game_over() || 60 - board.empty_count() >= self.config.max_ply {
+            return;
+        }
+        let view = |s: i32| if deviating && s == 0 { -self.config.contempt } else { s };
+        let best = view(record.value as i32);
+        let allowed = |score: i32| -> Option<i32> {
+            let loss = (best - view(score)).max(0);
+            let ok =
+                if deviating { loss <= self.config.error && spent + loss <= self.config.budget } else { loss == 0 };
+            ok.then_some(loss)
+        };
+        for (_, child) in board.successors() {
+            let canon = child.canonical().0;
+            let Some(v) = tree.value(canon.key()) else { continue };
+            if let Some(loss) = allowed(-v) {
+                self.walk(tree, canon, !deviating, if deviating { spent + loss } else { spent }, seen, found);
+            }
+        }
+        if let Some(mv) = record.leaf() {
+            if allowed(record.leaf_score as i32).is_some() {
+                let child = match mv {
+                    Move::Pass => board.pass(),
+                    Move::Place(sq) => match board.play(sq) {
+                        Some(c) => c,
+                        None => return,
+                    },
+                };
+                let child_key = child.canonical().0.key();
+                if !tree.contains(child_key) {
+                    found.insert(Candidate { parent: key, child: child_key });
+                }
+            }
+        }
+    }
+
+    /// Expands a batch: searches the new children's leaves and the parents' next-best
+    /// leaves in parallel, then applies them in key order. Returns the searches run.
+    fn expand(&self, tree: &mut Tree, batch: &[Candidate], progress: &(dyn Fn(DeviateEvent) + Sync)) -> usize {
+        let mut new_children: BTreeMap<u64, Board> = BTreeMap::new();
+        for c in batch {
+            let (parent, record) = tree.nodes[&c.parent];
+            let child = match record.leaf().expect("a candidate has a leaf") {
+                Move::Pass => parent.pass(),
+                Move::Place(sq) => parent.play(sq).expect("the leaf move is legal"),
+            };
+            new_children.insert(c.child, child.canonical().0);
+        }
+        // Every book position whose leaf move now leads into the book needs a new leaf:
+        // the batch's parents, and any other position transposing into a new child.
+        let mut rescore: BTreeSet<u64> = batch.iter().map(|c| c.parent).collect();
+        for (&key, (board, record)) in &tree.nodes {
+            if let Some(Move::Place(sq)) = record.leaf() {
+                if let Some(child) = board.play(sq) {
+                    if new_children.contains_key(&child.canonical().0.key()) {
+                        rescore.insert(key);
+                    }
+                }
+            } else if record.leaf() == Some(Move::Pass) && new_children.contains_key(&board.pass().canonical().0.key())
+            {
+                rescore.insert(key);
+            }
+        }
+        let jobs: Vec<(u64, Board, bool)> = new_children
+            .iter()
+            .map(|(&k, &b)| (k, b, true))
+            .chain(rescore.iter().map(|&k| (k, tree.nodes[&k].0, false)))
+            .collect();
+        let in_book = |key: u64| tree.contains(key) || new_children.contains_key(&key);
+        let total = jobs.len() as u64;
+        let done = std::sync::atomic::AtomicU64::new(0);
+        let config = &self.config.search;
+        let leaves: Vec<Leaf> = jobs
+            .par_iter()
+            .map_init(
+                || TranspositionTable::new(config.hash_mib),
+                |tt, &(_, board, _)| {
+                    tt.clear();
+                    let leaf = score_leaf(&board, &in_book, config, tt);
+                    let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                    progress(DeviateEvent::Searched { done: n, total });
+                    leaf
+                },
+            )
+            .collect();
+        for ((key, board, is_new), leaf) in jobs.into_iter().zip(leaves) {
+            let leaf_fields = |r: &mut Record| {
+                r.leaf_move = leaf.mv;
+                r.leaf_score = leaf.score;
+                r.leaf_depth = leaf.depth;
+                r.flags = if leaf.exact { FLAG_LEAF_EXACT } else { 0 };
+                r.leaf_selectivity = leaf.selectivity;
+            };
+            if is_new {
+                let mut r = Record {
+                    key,
+                    value: 0,
+                    leaf_move: MOVE_NONE,
+                    leaf_score: 0,
+                    leaf_depth: 0,
+                    games: 0,
+                    wins: 0,
+                    draws: 0,
+                    flags: 0,
+                    leaf_selectivity: 0,
+                };
+                leaf_fields(&mut r);
+                r.value = r.leaf_score;
+                tree.nodes.insert(key, (board, r));
+            } else if let Some((_, r)) = tree.nodes.get_mut(&key) {
+                leaf_fields(r);
+            }
+        }
+        total as usize
+    }
+}
