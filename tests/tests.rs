@@ -4,6 +4,7 @@ mod util;
 
 mod board_cli;
 mod book;
+mod deviate;
 mod engine;
 mod eval;
 mod interchange;

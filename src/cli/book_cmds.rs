@@ -41,6 +41,9 @@ pub enum BookCommand {
     Import(ImportArgs),
     /// Merge two books: exact leaves beat searched ones, deeper beat shallower.
     Merge(MergeArgs),
+    /// Grow a book beyond the played lines: expand leaves within an error per move and
+    /// a cumulative budget, one side deviating at a time (like Edax's and Egaroucid's deviate).
+    Deviate(DeviateArgs),
 }
 
 /// Which book to open.
@@ -124,6 +127,7 @@ pub(super) fn run(cmd: BookCommand) -> anyhow::Result<ExitCode> {
         BookCommand::Export(a) => export(a),
         BookCommand::Import(a) => import(a),
         BookCommand::Merge(a) => merge(a),
+        BookCommand::Deviate(a) => deviate(a),
     }
 }
 
@@ -533,5 +537,178 @@ fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
         a.len(),
         b.len()
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments of `book deviate`.
+#[derive(Args, Debug)]
+pub struct DeviateArgs {
+    /// The book to grow (default: the bundled book).
+    #[arg(long)]
+    book: Option<PathBuf>,
+    /// Deviate from the position after these moves (default: the start).
+    #[arg(long)]
+    from: Option<String>,
+    /// Follow and expand moves within this many discs of the best.
+    #[arg(long)]
+    error: i32,
+    /// The deviating side's losses along a line add up to at most this many discs.
+    #[arg(long)]
+    budget: i32,
+    /// A drawn score counts as this many discs lost for the deviating side (see the README's draw policy).
+    #[arg(long, default_value_t = 0)]
+    contempt: i32,
+    /// Stop after adding this many positions.
+    #[arg(long)]
+    max_positions: Option<usize>,
+    /// Stop starting new batches after this many seconds.
+    #[arg(long)]
+    time: Option<f64>,
+    /// Do not expand positions beyond this ply.
+    #[arg(long, default_value_t = 40)]
+    max_ply: u32,
+    /// Score new leaves at an engine level (default: the book's own depth, exact threshold and selectivity).
+    #[arg(long, conflicts_with_all = ["depth", "selectivity"])]
+    level: Option<u8>,
+    /// Leaf search depth (default: the book's).
+    #[arg(long)]
+    depth: Option<u32>,
+    /// Selectivity of the leaf searches in standard deviations, 0 for full width (default: the book's).
+    #[arg(long)]
+    selectivity: Option<f32>,
+    /// Solve positions with at most this many empties exactly (default: the book's).
+    #[arg(long)]
+    exact_at: Option<u32>,
+    /// Threads.
+    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get()))]
+    threads: usize,
+    /// Transposition table per search, MiB.
+    #[arg(long, default_value_t = 16)]
+    hash_mib: usize,
+    /// The evaluation.
+    #[command(flatten)]
+    eval: super::EvalChoiceArgs,
+    /// Continue an interrupted run into the same output (OUT.deviate holds its settings).
+    #[arg(long)]
+    resume: bool,
+    /// Output book.
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+/// The leaf settings of a deviation: a level, or the book's own settings with overrides.
+fn deviate_config(args: &DeviateArgs, book: BuildParams) -> anyhow::Result<crate::book::deviate::DeviateConfig> {
+    anyhow::ensure!((0..=64).contains(&args.error), "--error must be 0..=64 discs, got {}", args.error);
+    anyhow::ensure!((0..=128).contains(&args.budget), "--budget must be 0..=128 discs, got {}", args.budget);
+    anyhow::ensure!((0..=64).contains(&args.contempt), "--contempt must be 0..=64 discs, got {}", args.contempt);
+    anyhow::ensure!((1..=60).contains(&args.max_ply), "--max-ply must be 1..=60, got {}", args.max_ply);
+    anyhow::ensure!(args.max_positions != Some(0), "--max-positions must be at least 1");
+    crate::search::check_threads(args.threads).map_err(|e| anyhow::anyhow!("--{e}"))?;
+    anyhow::ensure!(
+        (1..=4096).contains(&args.hash_mib),
+        "--hash-mib must be 1..=4096 per search, got {}",
+        args.hash_mib
+    );
+    let time = args
+        .time
+        .map(|t| crate::engine::clock::seconds(t, false).map_err(|e| anyhow::anyhow!("--time {e}")))
+        .transpose()?;
+    let (depth, exact_at, selectivity) = match args.level {
+        Some(n) => {
+            let spec = crate::engine::Level::new(n)
+                .with_context(|| format!("--level must be 1..={}, got {n}", crate::engine::Level::MAX))?
+                .spec();
+            (spec.depth, spec.exact_at, spec.selectivity())
+        }
+        None => {
+            let depth = args.depth.unwrap_or(book.depth as u32);
+            anyhow::ensure!(
+                (1..=60).contains(&depth),
+                "--depth must be 1..=60, got {depth} (a book scored by time has no depth: give --depth)"
+            );
+            let tenths = match args.selectivity {
+                Some(t) => {
+                    anyhow::ensure!((0.0..=25.5).contains(&t), "--selectivity must be 0..=25.5, got {t}");
+                    (t * 10.0).round() as u8
+                }
+                None => book.selectivity_tenths,
+            };
+            let selectivity =
+                (tenths > 0).then(|| crate::search::Selectivity::from_sigmas(tenths as f32 / 10.0)).flatten();
+            let exact_at = args.exact_at.unwrap_or(book.exact_at as u32);
+            anyhow::ensure!(exact_at <= 60, "--exact-at must be 0..=60 empties, got {exact_at}");
+            (depth, exact_at, selectivity)
+        }
+    };
+    Ok(crate::book::deviate::DeviateConfig {
+        error: args.error,
+        budget: args.budget,
+        contempt: args.contempt,
+        max_positions: args.max_positions,
+        time,
+        max_ply: args.max_ply,
+        search: BuildConfig {
+            max_ply: book.max_ply as u32,
+            min_games: book.min_games.max(1),
+            depth,
+            time_per_position: None,
+            exact_at,
+            hash_mib: args.hash_mib,
+            eval: args.eval.source().load()?,
+            selectivity,
+        },
+    })
+}
+
+fn deviate(args: DeviateArgs) -> anyhow::Result<ExitCode> {
+    use crate::book::deviate::{DeviateEvent, Deviator};
+    let book = open_book(args.book.as_deref())?;
+    let config = deviate_config(&args, book.params())?;
+    let from = match &args.from {
+        Some(seq) => Position::from_moves(seq).with_context(|| format!("--from {seq}"))?,
+        None => Position::START,
+    };
+    if book.probe(&from.board).is_none() {
+        anyhow::bail!("--from: the position after `{}` is not in the book", args.from.as_deref().unwrap_or(""));
+    }
+    let deviator = Deviator::new(config, from.board, &args.output).resume(args.resume);
+    let bar = ProgressBar::new(0).with_style(
+        ProgressStyle::with_template("batch {prefix}: {bar:30} {pos}/{len} searches, {per_sec}, ETA {eta} {msg}")
+            .expect("valid template"),
+    );
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build()?;
+    let summary = pool.install(|| {
+        deviator.run(&book, &|event| match event {
+            DeviateEvent::Batch { number, leaves, positions } => {
+                bar.set_prefix(number.to_string());
+                bar.set_message(format!("({leaves} leaves, book {positions} positions)"));
+                bar.set_position(0);
+            }
+            DeviateEvent::Searched { done, total } => {
+                bar.set_length(total);
+                bar.set_position(done);
+            }
+            DeviateEvent::Written { positions, root_value } => {
+                bar.set_message(format!("(book {positions} positions, value {root_value:+})"));
+            }
+        })
+    });
+    bar.finish_and_clear();
+    let s = summary?;
+    let minutes = s.elapsed.as_secs_f64() / 60.0;
+    eprintln!(
+        "{} -> {} positions (+{}, {:.0} per minute) in {} batches, {} searches, {:.1} s; value {:+} -> {:+}; stopped: {:?}",
+        s.before,
+        s.after,
+        s.after - s.before,
+        (s.after - s.before) as f64 / minutes.max(1e-9),
+        s.batches,
+        s.searches,
+        s.elapsed.as_secs_f64(),
+        s.root_before,
+        s.root_after,
+        s.stop
+    );
+    eprintln!("wrote {} ({} bytes)", args.output.display(), s.bytes.len());
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,196 @@
+//! Book deviation: growth stays reachable and negamax-consistent, is the same with 1
+//! and 2 threads, survives being killed and resumed, and stops where its bounds say.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use thorbook::board::Board;
+use thorbook::book::build::{back_up, collect, leaf_score, reachable, records, score_all, BuildConfig, GameLine};
+use thorbook::book::deviate::{DeviateConfig, DeviateEvent, Deviator, StopReason};
+use thorbook::book::format::{Writer, MOVE_NONE};
+use thorbook::book::{walk, Book};
+use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
+
+use crate::util::thorbook;
+
+fn search(depth: u32) -> BuildConfig {
+    BuildConfig {
+        max_ply: 8,
+        min_games: 2,
+        depth,
+        time_per_position: None,
+        exact_at: 0,
+        hash_mib: 1,
+        eval: thorbook::eval::EvalSource::Bundled.load().unwrap(),
+        selectivity: None,
+    }
+}
+
+fn small_book() -> Vec<u8> {
+    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: false }).unwrap();
+    let games: Vec<GameLine> = db
+        .games
+        .iter()
+        .take(400)
+        .map(|g| GameLine { moves: g.moves_with_passes(), black_score: g.raw.black_score })
+        .collect();
+    let cfg = search(2);
+    let nodes = collect(&games, cfg.max_ply, cfg.min_games).unwrap();
+    let leaves = score_all(&nodes, &cfg, &HashMap::new(), &|_, _| {});
+    let (nodes, leaves) = reachable(nodes, leaves);
+    let values = back_up(&nodes, &leaves);
+    Writer::write_all(&records(&nodes, &leaves, &values), cfg.params()).unwrap()
+}
+
+fn config(max_positions: Option<usize>) -> DeviateConfig {
+    DeviateConfig { error: 2, budget: 4, contempt: 0, max_positions, time: None, max_ply: 12, search: search(2) }
+}
+
+fn run(input: &Book<&[u8]>, cfg: DeviateConfig, out: &Path, threads: usize) -> thorbook::book::deviate::DeviateSummary {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    pool.install(|| Deviator::new(cfg, Board::START, out).run(input, &|_| {}).unwrap())
+}
+
+/// Every position's value is the best of its leaf and its book children.
+fn assert_negamax_consistent(book: &Book<Vec<u8>>) {
+    let boards = walk(book);
+    for (key, board) in &boards {
+        let r = book.get(*key).unwrap();
+        let mut best = leaf_score(board, r.leaf_move, r.leaf_score);
+        for (_, child) in board.successors() {
+            if let Some(c) = book.get(child.canonical().0.key()) {
+                best = Some(best.map_or(-(c.value as i32), |b: i32| b.max(-(c.value as i32))));
+            }
+        }
+        assert_eq!(Some(r.value as i32), best, "{board:?}");
+        // A leaf never leads into the book: it is the best move leaving it.
+        if let Some(thorbook::Move::Place(sq)) = r.leaf() {
+            assert!(book.get(board.play(sq).unwrap().canonical().0.key()).is_none(), "leaf into the book at {board:?}");
+        }
+    }
+}
+
+#[test]
+fn deviation_grows_a_reachable_consistent_book_the_same_on_any_thread_count() {
+    let bytes = small_book();
+    let input = Book::open_verified(&bytes[..]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (one, two) = (dir.path().join("one.tbk"), dir.path().join("two.tbk"));
+    let a = run(&input, config(None), &one, 1);
+    let b = run(&input, config(None), &two, 2);
+    assert_eq!(a.stop, StopReason::Complete);
+    assert!(a.after > a.before + 20, "{} -> {}", a.before, a.after);
+    assert_eq!(a.bytes, b.bytes, "1 and 2 threads grow the same book");
+    assert_eq!(std::fs::read(&one).unwrap(), a.bytes);
+    assert!(!dir.path().join("one.tbk.deviate").exists(), "a complete run leaves no state behind");
+
+    let grown = Book::open_verified(a.bytes.clone()).unwrap();
+    // Every original position is kept, with its counts; every position is reachable.
+    for r in input.records() {
+        let g = grown.get(r.key).unwrap();
+        assert_eq!((g.games, g.wins, g.draws), (r.games, r.wins, r.draws));
+    }
+    assert_eq!(walk(&grown).len(), grown.len(), "every position is reachable from the start");
+    assert_negamax_consistent(&grown);
+    // New positions come from no game and respect the ply limit.
+    for (key, board) in walk(&grown) {
+        if input.get(key).is_none() {
+            assert_eq!(grown.get(key).unwrap().games, 0);
+            assert!(60 - board.empty_count() <= config(None).max_ply + 1);
+        }
+    }
+    // A fixpoint: deviating the grown book again with the same bounds adds nothing.
+    let again_path = dir.path().join("again.tbk");
+    let grown_ref = Book::open_verified(&a.bytes[..]).unwrap();
+    let again = run(&grown_ref, config(None), &again_path, 2);
+    assert_eq!(again.after, again.before, "nothing inside the bounds is left to expand");
+    // Wider bounds grow more.
+    let wide = run(&input, DeviateConfig { error: 4, budget: 8, ..config(None) }, &dir.path().join("w.tbk"), 2);
+    assert!(wide.after > a.after, "{} vs {}", wide.after, a.after);
+    // The position budget is honoured exactly.
+    let capped = run(&input, config(Some(7)), &dir.path().join("c.tbk"), 2);
+    assert_eq!((capped.after - capped.before, capped.stop), (7, StopReason::Positions));
+    // The leaves added were searched at the deviation's depth.
+    assert!(grown
+        .records()
+        .filter(|r| input.get(r.key).is_none())
+        .all(|r| r.leaf_move == MOVE_NONE || r.leaf_exact() || r.leaf_depth == 2));
+}
+
+#[test]
+fn a_killed_deviation_resumes_to_the_identical_book() {
+    let bytes = small_book();
+    let input = Book::open_verified(&bytes[..]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let whole = run(&input, config(Some(600)), &dir.path().join("whole.tbk"), 2);
+    assert!(whole.batches >= 2, "the run needs several batches for this test ({} batches)", whole.batches);
+
+    let out = dir.path().join("killed.tbk");
+    // "Kill" the run once its first batch is written.
+    let killed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        Deviator::new(config(Some(600)), Board::START, &out).run(&input, &|e| {
+            if let DeviateEvent::Written { .. } = e {
+                panic!("killed");
+            }
+        })
+    }));
+    assert!(killed.is_err());
+    let partial = Book::open_verified(std::fs::read(&out).unwrap()).unwrap();
+    assert!(partial.len() > input.len() && partial.len() < whole.after);
+    // Resume: the same book as the uninterrupted run.
+    let resumed = Deviator::new(config(Some(600)), Board::START, &out).resume(true).run(&input, &|_| {}).unwrap();
+    assert_eq!(resumed.bytes, whole.bytes);
+    assert_eq!(std::fs::read(&out).unwrap(), whole.bytes);
+
+    // Resuming with other settings is refused, the partial book left alone.
+    let out2 = dir.path().join("other.tbk");
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        Deviator::new(config(Some(600)), Board::START, &out2).run(&input, &|e| {
+            if let DeviateEvent::Written { .. } = e {
+                panic!("killed");
+            }
+        })
+    }));
+    let before = std::fs::read(&out2).unwrap();
+    let err = Deviator::new(DeviateConfig { error: 3, ..config(Some(600)) }, Board::START, &out2)
+        .resume(true)
+        .run(&input, &|_| {})
+        .err()
+        .expect("other settings are refused")
+        .to_string();
+    assert!(err.contains("other settings") && err.contains("other.tbk.deviate"), "{err}");
+    assert_eq!(std::fs::read(&out2).unwrap(), before);
+}
+
+#[test]
+fn deviate_through_the_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("d.tbk");
+    let o = out.to_str().unwrap();
+    let err = thorbook(&["book", "deviate", "--error=-1", "--budget", "4", "-o", o]).fails().to_string();
+    assert!(err.contains("--error must be 0..=64"), "{err}");
+    let err =
+        thorbook(&["book", "deviate", "--error", "2", "--budget", "4", "--from", "a1", "-o", o]).fails().to_string();
+    assert!(err.contains("--from"), "{err}");
+    let run = thorbook(&[
+        "book",
+        "deviate",
+        "--error",
+        "1",
+        "--budget",
+        "2",
+        "--depth",
+        "2",
+        "--max-positions",
+        "30",
+        "--from",
+        "f5d6",
+        "-o",
+        o,
+    ]);
+    run.ok();
+    let msg = &run.stderr;
+    assert!(msg.contains("(+30,") && msg.contains("stopped: Positions"), "{msg}");
+    let book = Book::open_verified(std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(book.len(), thorbook::book::bundled().unwrap().len() + 30);
+}
