@@ -416,6 +416,17 @@ fn engine_and_query_use_the_bundled_book() {
     let book = bundled().unwrap();
     let pos = Position::from_moves("f5").unwrap();
     let best = book_moves(&book, &pos)[0].score;
+    // analyze puts the book's score next to the search's for every move.
+    let out = thorbook(&["analyze", "--moves", "f5", "--level", "3", "--json"]);
+    let an: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
+    let listed = book_moves(&book, &pos);
+    for m in an["moves"].as_array().unwrap() {
+        let want = listed.iter().find(|b| b.mv.to_string() == m["move"].as_str().unwrap()).map(|b| b.score as i64);
+        assert_eq!(m["book_score"].as_i64(), want, "{m}");
+    }
+    assert!(an["moves"].as_array().unwrap().iter().filter(|m| !m["book_score"].is_null()).count() >= 2);
+    let text = thorbook(&["analyze", "--moves", "f5", "--level", "3"]).ok().to_string();
+    assert!(text.contains("book source") && text.contains("games"), "{text}");
     let mv: Move = v["move"].as_str().unwrap().parse().unwrap();
     let chosen = book_moves(&book, &pos).into_iter().find(|m| m.mv == mv).unwrap();
     assert_eq!(chosen.score, best);
@@ -450,7 +461,7 @@ fn engine_and_query_use_the_bundled_book() {
     assert!(near.len() >= 2, "{all:?}");
     let weights: Vec<u64> = near.iter().map(|m| (r + 1 - (all[0].score - m.score)) as u64).collect();
     let total: u64 = weights.iter().sum();
-    let choice = thorbook::book::query::BookChoice { randomness: r, max_loss: 64 };
+    let choice = thorbook::book::query::BookChoice { randomness: r, max_loss: 64, max_drop: 2 };
     for (m, w) in near.iter().zip(&weights) {
         let picked = (0..total)
             .filter(|&seed| thorbook::book::query::choose_move(&book, &pos, choice, seed).unwrap().mv == m.mv)
@@ -459,6 +470,21 @@ fn engine_and_query_use_the_bundled_book() {
     }
     let line = book_line(&book, &Position::START, 60);
     assert!(line.len() >= 10, "{line:?}");
+
+    // Safety: where the stored value is above every playable move (an inconsistent
+    // book), the engine leaves the book rather than trust it.
+    let key = pos.board.canonical().0.key();
+    let tampered: Vec<Record> = book
+        .records()
+        .map(|rec| if rec.key == key { Record { value: (all[0].score + 3) as i8, ..rec } } else { rec })
+        .collect();
+    let tampered = Book::open_verified(encode_book(&tampered, book.params())).unwrap();
+    let strict = thorbook::book::query::BookChoice { randomness: 0, max_loss: 64, max_drop: 2 };
+    assert!(thorbook::book::query::choose_move(&tampered, &pos, strict, 0).is_none());
+    let lax = thorbook::book::query::BookChoice { max_drop: 3, ..strict };
+    assert_eq!(thorbook::book::query::choose_move(&tampered, &pos, lax, 0).unwrap().mv, all[0].mv);
+    assert!(thorbook::book::query::choose_move(&book, &pos, strict, 0).is_some());
+
     let out = thorbook(&["book", "info", "--json"]);
     let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
     assert!(v["bytes_per_position"].as_f64().unwrap() <= 24.1);

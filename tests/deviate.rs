@@ -155,8 +155,7 @@ fn a_killed_deviation_resumes_to_the_identical_book() {
     let err = Deviator::new(DeviateConfig { error: 3, ..config(Some(600)) }, Board::START, &out2)
         .resume(true)
         .run(&input, &|_| {})
-        .err()
-        .expect("other settings are refused")
+        .expect_err("other settings are refused")
         .to_string();
     assert!(err.contains("other settings") && err.contains("other.tbk.deviate"), "{err}");
     assert_eq!(std::fs::read(&out2).unwrap(), before);

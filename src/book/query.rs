@@ -104,11 +104,18 @@ pub struct BookChoice {
     pub randomness: i32,
     /// Never pick a move whose score is below −`max_loss` (64: any move).
     pub max_loss: i32,
+    /// Leave the book when its best playable move scores more than this many discs
+    /// below the position's stored value (a book whose values do not agree with its
+    /// moves — merged, imported or damaged — is not trusted there; Egaroucid's safety).
+    pub max_drop: i32,
 }
+
+/// The default [`BookChoice::max_drop`]: a consistent book has no drop at all.
+pub const DEFAULT_MAX_DROP: i32 = 2;
 
 impl Default for BookChoice {
     fn default() -> BookChoice {
-        BookChoice { randomness: 0, max_loss: 64 }
+        BookChoice { randomness: 0, max_loss: 64, max_drop: DEFAULT_MAX_DROP }
     }
 }
 
@@ -116,13 +123,18 @@ impl Default for BookChoice {
 /// a damaged book cannot suggest an illegal move) that lose by at most `max_loss`, those
 /// within `randomness` of the best, one picked by `seed` with weights falling linearly
 /// with the loss ([`BookChoice::randomness`]; the best, most played first, when only
-/// one qualifies). `None` when the book has nothing to play here.
+/// one qualifies). `None` when the book has nothing to play here, or when its best
+/// playable move is more than [`BookChoice::max_drop`] below the stored value.
 pub fn choose_move<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position, choice: BookChoice, seed: u64) -> Option<BookMove> {
     let moves: Vec<BookMove> = book_moves(book, pos)
         .into_iter()
         .filter(|m| m.score >= -choice.max_loss && pos.try_play(m.mv, 1).is_ok())
         .collect();
     let best = moves.first()?.score;
+    let stored = book.probe(&pos.board)?.value();
+    if best < stored - choice.max_drop.max(0) {
+        return None;
+    }
     let r = choice.randomness.max(0);
     let weights: Vec<u64> =
         moves.iter().take_while(|m| m.score >= best - r).map(|m| (r + 1 - (best - m.score)) as u64).collect();

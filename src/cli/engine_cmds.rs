@@ -57,6 +57,10 @@ pub struct EngineArgs {
     /// Do not play a book move that loses by more than this many discs: search instead.
     #[arg(long, default_value_t = 64)]
     pub book_max_loss: i32,
+    /// Leave the book where its best move scores more than this many discs below the
+    /// position's stored value (an inconsistent book is not trusted there).
+    #[arg(long, default_value_t = crate::book::query::DEFAULT_MAX_DROP)]
+    pub book_max_drop: i32,
     /// Seed for --book-randomness (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -129,7 +133,11 @@ impl TryFrom<&EngineArgs> for EngineConfig {
             threads: a.threads,
             hash_mib: a.hash_mib,
             book,
-            book_choice: BookChoice { randomness: a.book_randomness, max_loss: a.book_max_loss },
+            book_choice: BookChoice {
+                randomness: a.book_randomness,
+                max_loss: a.book_max_loss,
+                max_drop: a.book_max_drop,
+            },
             seed,
             eval: a.eval.source(),
         };
@@ -372,7 +380,8 @@ mod tests {
     use super::*;
 
     fn config(f: impl FnOnce(&mut EngineArgs)) -> anyhow::Result<EngineConfig> {
-        let mut a = EngineArgs { threads: 1, hash_mib: 16, book_max_loss: 64, ..EngineArgs::default() };
+        let mut a =
+            EngineArgs { threads: 1, hash_mib: 16, book_max_loss: 64, book_max_drop: 2, ..EngineArgs::default() };
         f(&mut a);
         EngineConfig::try_from(&a)
     }

@@ -156,6 +156,8 @@ struct MoveJson {
     mv: String,
     score: i32,
     pv: String,
+    /// The book's score for the move (a book child's value or the leaf), if any.
+    book_score: Option<i32>,
 }
 
 pub(super) fn analyze(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
@@ -171,6 +173,7 @@ pub(super) fn analyze(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
             mv: m.mv.to_string(),
             score: m.score,
             pv: if Some(m.mv) == r.best_move() { best_pv.clone() } else { m.mv.to_string() },
+            book_score: a.book.iter().find(|b| b.mv == m.mv).map(|b| b.score),
         })
         .collect();
     if args.json {
@@ -190,14 +193,6 @@ pub(super) fn analyze(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     print!("{}", pos.diagram());
-    if !a.book.is_empty() {
-        println!("book:");
-        for m in &a.book {
-            let src = if m.in_book { format!("book, {} games", m.games) } else { format!("leaf, depth {}", m.depth) };
-            println!("  {:<5} {:>+4}  {src}", m.mv.to_string(), m.score);
-        }
-        println!("  book line: {}", format_moves(&a.book_line));
-    }
     if pos.board.is_game_over() {
         println!("game over: {:+} for {}", pos.board.final_score(), pos.side);
         return Ok(ExitCode::SUCCESS);
@@ -208,8 +203,19 @@ pub(super) fn analyze(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
         (false, d) => format!("depth {d}"),
     };
     println!("search: {} to move; {kind}, {} nodes in {:.3} s", pos.side, r.nodes, r.elapsed.as_secs_f64());
+    println!("  {:<5} {:>6}  {:>5}  {:<24} pv", "move", "search", "book", "book source");
     for m in &moves {
-        println!("  {:<5} {:>+4}  {}", m.mv, m.score, m.pv);
+        let book = a.book.iter().find(|b| b.mv.to_string() == m.mv);
+        let (score, source) = match book {
+            Some(b) if b.in_book => (format!("{:+}", b.score), format!("book, {} games", b.games)),
+            Some(b) if b.exact => (format!("{:+}", b.score), "leaf, exact".to_string()),
+            Some(b) => (format!("{:+}", b.score), format!("leaf, depth {}", b.depth)),
+            None => (String::new(), String::new()),
+        };
+        println!("  {:<5} {:>+6}  {score:>5}  {source:<24} {}", m.mv, m.score, m.pv);
+    }
+    if !a.book_line.is_empty() {
+        println!("book line: {}", format_moves(&a.book_line));
     }
     Ok(ExitCode::SUCCESS)
 }

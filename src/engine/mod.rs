@@ -199,7 +199,10 @@ impl EngineConfig {
         if self.strength.nodes == Some(0) {
             return bad("a node budget must be at least 1".into());
         }
-        let BookChoice { randomness, max_loss } = self.book_choice;
+        let BookChoice { randomness, max_loss, max_drop } = self.book_choice;
+        if !(0..=128).contains(&max_drop) {
+            return bad(format!("book max drop must be 0..=128 discs, got {max_drop}"));
+        }
         if !(0..=128).contains(&randomness) {
             return bad(format!("book randomness must be 0..=128 discs, got {randomness}"));
         }
