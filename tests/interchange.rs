@@ -394,3 +394,28 @@ fn edax_text_export_imports_with_values_backed_up() {
         );
     }
 }
+
+#[test]
+fn version_1_books_are_read_and_upgraded() {
+    let bytes = mixed_book();
+    // The same records as a version-1 file: byte 23 reserved, one selectivity (1.5 σ)
+    // for the whole book in header byte 39.
+    let mut v1 = bytes.clone();
+    LE::write_u32(&mut v1[8..12], 1);
+    v1[39] = 15;
+    let crc = crc32fast::hash(&v1[..60]);
+    LE::write_u32(&mut v1[60..64], crc);
+    let old = Book::open_verified(&v1[..]).unwrap();
+    assert_eq!(old.version(), 1);
+    let new = Book::open_verified(&bytes[..]).unwrap();
+    for (a, b) in old.records().zip(new.records()) {
+        let searched = b.leaf_move != MOVE_NONE && !b.leaf_exact();
+        assert_eq!(a.leaf_selectivity, if searched { 15 } else { 0 });
+        assert_eq!(Record { leaf_selectivity: 0, ..a }, Record { leaf_selectivity: 0, ..b });
+    }
+    let upgraded = interchange::import(&v1).unwrap();
+    assert_eq!(upgraded.format, BookFormat::Thorbook);
+    let up = Book::open_verified(&upgraded.bytes[..]).unwrap();
+    assert_eq!(up.version(), 2);
+    assert_eq!(up.records().collect::<Vec<_>>(), old.records().collect::<Vec<_>>());
+}

@@ -306,10 +306,7 @@ impl Deviator {
         // Deviation only adds positions: what the written book has beyond the input.
         let mut added = resumed_book.as_ref().map_or(0, |b| b.len().saturating_sub(input.len()));
         let from_key = self.from.canonical().0.key();
-        let root_before = {
-            let t = Tree::from_book(input);
-            t.value(from_key).ok_or(DeviateError::NotInBook)?
-        };
+        let root_before = input.get(from_key).ok_or(DeviateError::NotInBook)?.value as i32;
         let before = input.len();
         let params = self.params(input.params());
         let mut batches = 0u64;

@@ -297,7 +297,7 @@ impl Parsed {
         let mut passes_added = 0;
         if self.passes_folded {
             let mut added = Vec::new();
-            for (board, record) in by_key.values() {
+            for (board, _) in by_key.values() {
                 let Some(board) = board else { continue };
                 for (_, child) in board.successors() {
                     if !child.must_pass() {
@@ -309,7 +309,7 @@ impl Parsed {
                         continue;
                     }
                     if let Some((_, next)) = by_key.get(&after.key()) {
-                        added.push((canon, pass_record(canon.key(), next, record)));
+                        added.push((canon, pass_record(canon.key(), next)));
                     }
                 }
             }
@@ -349,9 +349,9 @@ impl Parsed {
 }
 
 /// The record of a pass position synthesised in front of `next`, the position after the
-/// pass, as a build would have made it; `parent` gives the games that reached it.
-fn pass_record(key: u64, next: &Record, parent: &Record) -> Record {
-    let games = next.games.min(parent.games.max(next.games));
+/// pass, as a build would have made it: the same games went through both.
+fn pass_record(key: u64, next: &Record) -> Record {
+    let games = next.games;
     Record {
         key,
         value: next.value.saturating_neg(),

@@ -96,7 +96,7 @@ impl<D: AsRef<[u8]>> Book<D> {
     pub fn record(&self, i: usize) -> Record {
         let at = i * format::RECORD_LEN;
         let mut r = Record::decode(&self.records_bytes()[at..at + format::RECORD_LEN]);
-        if self.header.version == 1 && r.leaf_move != format::MOVE_NONE {
+        if self.header.version == 1 && r.leaf_move != format::MOVE_NONE && !r.leaf_exact() {
             // Version 1 had one selectivity for the whole book, in the header.
             r.leaf_selectivity = self.header.params.selectivity_tenths;
         }
