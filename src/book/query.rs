@@ -4,9 +4,9 @@
 use serde::Serialize;
 
 use super::Book;
-use crate::board::Color;
+use crate::board::{Color, Squares};
 use crate::position::Position;
-use crate::square::Move;
+use crate::square::{format_moves, Move};
 
 /// The principal variation through the book: at each position the move that realises
 /// its value (the most played among equals), ending with the leaf move.
@@ -146,4 +146,48 @@ pub fn choose_move<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position, choice: BookC
         pick -= w;
     }
     moves.first().cloned()
+}
+
+/// Everything a book says about a position, as `book query --json` and the explorer's
+/// API show it.
+#[derive(Clone, Debug, Serialize)]
+pub struct BookQuery {
+    /// The position, as board text.
+    pub board: String,
+    /// `black` or `white`.
+    pub side_to_move: String,
+    /// Whether the position is a book position.
+    pub in_book: bool,
+    /// Its value for the side to move.
+    pub value: Option<i32>,
+    /// Games of the source archives that reached it.
+    pub games: Option<u32>,
+    /// Book moves and the leaf, best first.
+    pub moves: Vec<BookMove>,
+    /// Legal moves the book knows nothing about.
+    pub not_in_book: Vec<String>,
+    /// The principal line through the book.
+    pub line: String,
+}
+
+/// The book's view of `pos`.
+pub fn query<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position) -> BookQuery {
+    let hit = book.probe(&pos.board);
+    let moves = book_moves(book, pos);
+    let listed: Vec<Move> = moves.iter().map(|m| m.mv).collect();
+    let not_in_book: Vec<String> = Squares(pos.board.legal_moves())
+        .map(Move::Place)
+        .filter(|m| !listed.contains(m))
+        .map(|m| m.to_string())
+        .collect();
+    BookQuery {
+        board: pos.to_board_text(),
+        side_to_move: pos.side.to_string(),
+        in_book: hit.is_some(),
+        value: hit.map(|h| h.value()),
+        games: hit.map(|h| h.record.games),
+        moves,
+        not_in_book,
+        line: format_moves(&book_line(book, pos, 60)),
+    }
 }

@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
+use anyhow::Context;
 use clap::Args;
 use serde::Serialize;
 
@@ -33,6 +34,16 @@ pub struct ShowArgs {
     /// Print JSON instead of a diagram.
     #[arg(long)]
     pub json: bool,
+    /// Also write an SVG diagram here (atomically): coordinates, last move, and the
+    /// legal moves, or with --book-values the book's values on its moves.
+    #[arg(long)]
+    pub svg: Option<std::path::PathBuf>,
+    /// Mark the book's values (default book, or --book FILE) instead of the legal moves.
+    #[arg(long, requires = "svg")]
+    pub book_values: bool,
+    /// The book for --book-values (default: the bundled book).
+    #[arg(long, requires = "book_values")]
+    pub book: Option<std::path::PathBuf>,
 }
 
 pub(super) fn perft(args: PerftArgs) -> anyhow::Result<ExitCode> {
@@ -69,6 +80,7 @@ struct ShowJson {
     must_pass: bool,
     game_over: bool,
     canonical_key: String,
+    opening: Option<&'static str>,
 }
 
 pub(super) fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
@@ -84,7 +96,31 @@ pub(super) fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
         must_pass: b.must_pass(),
         game_over: b.is_game_over(),
         canonical_key: format!("{:016x}", b.canonical_key()),
+        opening: args.position.opening().map(|o| o.name),
     };
+    if let Some(path) = &args.svg {
+        let last = args
+            .position
+            .moves
+            .as_deref()
+            .and_then(|m| crate::square::parse_move_sequence(m).ok())
+            .and_then(|m| m.last().copied());
+        let mut diagram = crate::svg::Diagram::with_legal_moves(pos, last);
+        if args.book_values {
+            let book = super::book_cmds::open_book(args.book.as_deref())?;
+            let moves = crate::book::query::book_moves(&book, &pos);
+            let best = moves.first().map(|m| m.score);
+            diagram.marks = moves
+                .iter()
+                .filter_map(|m| {
+                    let sq = m.mv.square()?;
+                    Some((sq, crate::svg::Mark::Text { text: format!("{:+}", m.score), best: Some(m.score) == best }))
+                })
+                .collect();
+        }
+        crate::fileio::atomic_write(path, diagram.to_svg().as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&info)?);
         return Ok(ExitCode::SUCCESS);
@@ -102,5 +138,8 @@ pub(super) fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
     println!("legal:  {}", if info.legal_moves.is_empty() { "none".to_string() } else { info.legal_moves.join(" ") });
     println!("discs:  black {}  white {}  empty {}", info.black_discs, info.white_discs, info.empties);
     println!("key:    {}", info.canonical_key);
+    if let Some(name) = info.opening {
+        println!("opening: {name}");
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -13,11 +13,11 @@ use serde::Serialize;
 
 use super::thor_cmds::ArchiveArgs;
 use super::PositionArgs;
-use crate::board::{Board, Squares};
+use crate::board::Board;
 use crate::book::build::{BuildConfig, GameLine};
 use crate::book::format::{BuildParams, Writer, MOVE_NONE};
 use crate::book::interchange::{self, EdaxDate, ExportFormat};
-use crate::book::query::{book_line, book_moves, BookMove};
+use crate::book::query::book_line;
 use crate::book::{walk, Book, BookSource};
 use crate::fileio::{atomic_write, Bytes};
 use crate::position::Position;
@@ -254,44 +254,22 @@ pub struct QueryArgs {
     book: BookFileArgs,
 }
 
-#[derive(Serialize)]
-struct QueryJson {
-    board: String,
-    side_to_move: String,
-    in_book: bool,
-    value: Option<i32>,
-    games: Option<u32>,
-    moves: Vec<BookMove>,
-    not_in_book: Vec<String>,
-    line: String,
-}
-
 fn query(args: QueryArgs) -> anyhow::Result<ExitCode> {
     let pos = args.position.position()?;
     let book = open_book(args.book.book.as_deref())?;
     let hit = book.probe(&pos.board);
-    let moves = book_moves(&book, &pos);
-    let listed: Vec<Move> = moves.iter().map(|m| m.mv).collect();
-    let not_in_book: Vec<String> = Squares(pos.board.legal_moves())
-        .map(Move::Place)
-        .filter(|m| !listed.contains(m))
-        .map(|m| m.to_string())
-        .collect();
-    let out = QueryJson {
-        board: pos.to_board_text(),
-        side_to_move: pos.side.to_string(),
-        in_book: hit.is_some(),
-        value: hit.map(|h| h.value()),
-        games: hit.map(|h| h.record.games),
-        moves,
-        not_in_book,
-        line: format_moves(&book_line(&book, &pos, 60)),
-    };
+    let out = crate::book::query::query(&book, &pos);
+    let opening = args.position.opening();
     if args.book.json {
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        let mut v = serde_json::to_value(&out)?;
+        v["opening"] = serde_json::json!(opening.map(|o| o.name));
+        println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
     }
     print!("{}", pos.diagram());
+    if let Some(o) = opening {
+        println!("opening: {}", o.name);
+    }
     let Some(h) = hit else {
         println!("{} to move: not in the book", pos.side);
         return Ok(ExitCode::SUCCESS);

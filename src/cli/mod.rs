@@ -94,6 +94,16 @@ pub struct PositionArgs {
 }
 
 impl PositionArgs {
+    /// The opening these arguments name: the most specific named position along the
+    /// moves, or the named position the board is.
+    pub fn opening(&self) -> Option<crate::openings::Opening> {
+        if let Some(text) = &self.board {
+            return crate::position::Position::parse_board_text(text).ok().and_then(|p| crate::openings::at(&p.board));
+        }
+        let moves = crate::square::parse_move_sequence(self.moves.as_deref()?).ok()?;
+        crate::openings::name_line(&moves)
+    }
+
     /// The position these arguments name (the start position when neither is given).
     pub fn position(&self) -> anyhow::Result<Position> {
         if let Some(text) = &self.board {

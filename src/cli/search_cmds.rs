@@ -188,11 +188,15 @@ pub(super) fn analyze(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
             "book": a.book,
             "book_line": format_moves(&a.book_line),
             "game_over": pos.board.is_game_over(),
+            "opening": args.position.opening().map(|o| o.name),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
     }
     print!("{}", pos.diagram());
+    if let Some(o) = args.position.opening() {
+        println!("opening: {}", o.name);
+    }
     if pos.board.is_game_over() {
         println!("game over: {:+} for {}", pos.board.final_score(), pos.side);
         return Ok(ExitCode::SUCCESS);

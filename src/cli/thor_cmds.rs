@@ -464,6 +464,7 @@ fn wtb_of(db: &ThorDatabase, ids: &[usize]) -> ThorFile {
 }
 
 fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
+    let opening = args.filter.position.opening();
     let mut filter = args.filter.filter()?;
     let pos = filter.position.take().unwrap_or_default();
     let start = Instant::now();
@@ -473,11 +474,16 @@ fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
     let s = db.stats(&pos, &filter);
     let query_secs = query.elapsed().as_secs_f64();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&s)?);
+        let mut v = serde_json::to_value(&s)?;
+        v["opening"] = serde_json::json!(opening.map(|o| o.name));
+        println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
     }
     print!("{}", pos.diagram());
     println!("{} to move", pos.side);
+    if let Some(o) = opening {
+        println!("opening: {}", o.name);
+    }
     if s.games == 0 {
         println!("no game reaches this position");
         return Ok(ExitCode::SUCCESS);
