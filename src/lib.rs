@@ -27,6 +27,7 @@ pub mod cli;
 pub mod engine;
 pub mod error;
 pub mod eval;
+pub mod explorer;
 pub mod fileio;
 pub mod obf;
 pub mod openings;

@@ -4,6 +4,7 @@
 mod board_cmds;
 mod book_cmds;
 mod engine_cmds;
+mod explore_cmds;
 mod search_cmds;
 mod thor_cmds;
 mod train_cmds;
@@ -56,6 +57,8 @@ pub enum Command {
     Eval(train_cmds::EvalCommandArgs),
     /// Error of the evaluation (static or searched) against exact scores of archive games.
     EvalError(train_cmds::EvalErrorArgs),
+    /// The opening explorer in the browser: Thor statistics, book and engine per position.
+    Explore(explore_cmds::ExploreArgs),
 }
 
 /// Which evaluation a command searches with.
@@ -121,6 +124,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Perft(args) => board_cmds::perft(args),
         Command::Show(args) => board_cmds::show(args),
+        Command::Explore(args) => explore_cmds::explore(args),
         Command::Thor(cmd) => thor_cmds::run(cmd),
         Command::Book(cmd) => book_cmds::run(cmd),
         Command::Solve(args) => search_cmds::solve(args),

@@ -1,0 +1,370 @@
+//! The opening explorer: one page and a JSON API over the Thor games, the book and the
+//! engine. [`Explorer`] answers requests as plain data (`respond` takes a method and a
+//! URL and returns a status, a content type and a body), so it is tested without a
+//! network; [`serve`] puts it behind a local HTTP server.
+//!
+//! The API (documented in the README):
+//! - `GET /api/position?moves=f5d6c3` or `?board=TEXT`, optional `&level=N`: the
+//!   position, its opening name, the Thor statistics (as `thor stats --json`), the book
+//!   (as `book query --json`), the engine's scores at level N, and the SVG diagram;
+//! - `GET /api/games?moves=…[&sort=recent|oldest][&limit=N][&offset=K]`: the games
+//!   reaching the position;
+//! - `GET /api/svg?moves=…`: the diagram alone.
+
+mod server;
+
+pub use server::{serve, ServeOptions};
+
+use serde::Serialize;
+
+use crate::board::Squares;
+use crate::book::query::{query, BookQuery};
+use crate::book::Book;
+use crate::engine::{Engine, EngineConfig, Level};
+use crate::fileio::Bytes;
+use crate::openings;
+use crate::position::Position;
+use crate::square::{format_moves, parse_move_sequence, Move};
+use crate::svg::Diagram;
+use crate::thor::{GameFilter, PositionStats, ThorDatabase};
+
+/// The page, with its script and style inline: nothing is fetched from elsewhere.
+const PAGE: &str = include_str!("page.html");
+
+/// Longest accepted request target, in bytes.
+pub const MAX_URL: usize = 2048;
+/// Most games one `/api/games` answer lists.
+pub const MAX_GAMES: usize = 200;
+/// The strongest engine level a request may ask for (level 9 takes about a second
+/// for all moves of a midgame position; deeper levels would let one click hold a worker
+/// for minutes).
+pub const MAX_ENGINE_LEVEL: u8 = 9;
+
+/// An answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reply {
+    /// HTTP status.
+    pub status: u16,
+    /// `Content-Type`.
+    pub content_type: &'static str,
+    /// Body.
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    fn json(status: u16, value: &impl Serialize) -> Reply {
+        let body = serde_json::to_vec(value).unwrap_or_else(|_| b"{\"error\":\"serialisation failed\"}".to_vec());
+        Reply { status, content_type: "application/json", body }
+    }
+
+    fn error(status: u16, message: impl Into<String>) -> Reply {
+        Reply::json(status, &serde_json::json!({ "error": message.into() }))
+    }
+}
+
+/// What the explorer serves from.
+pub struct Explorer {
+    db: ThorDatabase,
+    book: Option<Book<Bytes>>,
+}
+
+/// `/api/position`'s answer.
+#[derive(Serialize)]
+pub struct PositionReply {
+    /// Board text.
+    pub board: String,
+    /// `black` or `white`.
+    pub side_to_move: String,
+    /// The moves from the start, when the position was given by moves.
+    pub moves: Option<String>,
+    /// The last of them.
+    pub last_move: Option<String>,
+    /// Legal moves.
+    pub legal_moves: Vec<String>,
+    /// Black's discs.
+    pub black_discs: u32,
+    /// White's discs.
+    pub white_discs: u32,
+    /// The side to move must pass.
+    pub must_pass: bool,
+    /// Neither side can move.
+    pub game_over: bool,
+    /// The most specific named opening.
+    pub opening: Option<&'static str>,
+    /// Thor statistics, as `thor stats --json`.
+    pub thor: PositionStats,
+    /// The book's view, as `book query --json` (null without a book).
+    pub book: Option<BookQuery>,
+    /// The engine's scores at the level asked for.
+    pub engine: Option<EngineReply>,
+    /// The board as SVG, legal moves marked.
+    pub svg: String,
+}
+
+/// The engine's view of a position.
+#[derive(Serialize)]
+pub struct EngineReply {
+    /// Level used.
+    pub level: u8,
+    /// Depth reached.
+    pub depth: u32,
+    /// Solved to the end.
+    pub exact: bool,
+    /// Every legal move with its score, best first.
+    pub moves: Vec<EngineMoveReply>,
+}
+
+/// One move's engine score.
+#[derive(Serialize)]
+pub struct EngineMoveReply {
+    /// The move.
+    #[serde(rename = "move")]
+    pub mv: String,
+    /// Score for the side to move.
+    pub score: i32,
+}
+
+/// A game in `/api/games`.
+#[derive(Serialize)]
+pub struct GameReply {
+    /// Index in the loaded database.
+    pub index: usize,
+    /// Year.
+    pub year: u16,
+    /// Tournament.
+    pub tournament: String,
+    /// Black player.
+    pub black: String,
+    /// White player.
+    pub white: String,
+    /// Black's discs at the end.
+    pub black_score: u8,
+    /// Black's discs under perfect play from 24 empties.
+    pub theoretical_score: u8,
+    /// The moves, from f5 as stored.
+    pub moves: String,
+}
+
+/// The position a request names, with the moves that led to it when given.
+struct Target {
+    pos: Position,
+    moves: Option<Vec<Move>>,
+}
+
+/// Decodes `%xx` and `+` in a query component.
+fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                let hex = bytes.get(i + 1..i + 3)?;
+                let v = u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
+                out.push(v);
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Decoded query parameters.
+struct Params(Vec<(String, String)>);
+
+impl Params {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+}
+
+/// The query parameters of a URL, decoded; `Err` names the first bad one.
+fn parameters(query: &str) -> Result<Params, String> {
+    let list: Result<Vec<(String, String)>, String> = query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            match (percent_decode(k), percent_decode(v)) {
+                (Some(k), Some(v)) => Ok((k, v)),
+                _ => Err(format!("parameter `{p}` is not valid percent-encoded UTF-8")),
+            }
+        })
+        .collect();
+    list.map(Params)
+}
+
+impl Explorer {
+    /// An explorer over an indexed database and an optional book.
+    pub fn new(db: ThorDatabase, book: Option<Book<Bytes>>) -> Explorer {
+        Explorer { db, book }
+    }
+
+    /// Games loaded.
+    pub fn games(&self) -> usize {
+        self.db.games.len()
+    }
+
+    /// Positions in the Thor index.
+    pub fn index_len(&self) -> usize {
+        self.db.index_len()
+    }
+
+    /// Answers one request. Never panics on any input; bad requests get 4xx with a message.
+    pub fn respond(&self, method: &str, url: &str) -> Reply {
+        if url.len() > MAX_URL {
+            return Reply::error(414, format!("request target of {} bytes, at most {MAX_URL}", url.len()));
+        }
+        if method != "GET" && method != "HEAD" {
+            return Reply::error(405, format!("method {method} not allowed: the explorer answers GET"));
+        }
+        let (path, query) = url.split_once('?').unwrap_or((url, ""));
+        let params = match parameters(query) {
+            Ok(p) => p,
+            Err(e) => return Reply::error(400, e),
+        };
+        match path {
+            "/" | "/index.html" => {
+                Reply { status: 200, content_type: "text/html; charset=utf-8", body: PAGE.as_bytes().to_vec() }
+            }
+            "/api/position" => match self.target(&params) {
+                Ok(t) => self.position(t, params.get("level")),
+                Err(e) => Reply::error(400, e),
+            },
+            "/api/games" => match self.target(&params) {
+                Ok(t) => self.games_reply(&t.pos, params.get("sort"), params.get("limit"), params.get("offset")),
+                Err(e) => Reply::error(400, e),
+            },
+            "/api/svg" => match self.target(&params) {
+                Ok(t) => Reply {
+                    status: 200,
+                    content_type: "image/svg+xml",
+                    body: Diagram::with_legal_moves(t.pos, t.moves.and_then(|m| m.last().copied()))
+                        .to_svg()
+                        .into_bytes(),
+                },
+                Err(e) => Reply::error(400, e),
+            },
+            _ => Reply::error(404, format!("no such page: {path}")),
+        }
+    }
+
+    fn target(&self, params: &Params) -> Result<Target, String> {
+        match (params.get("moves"), params.get("board")) {
+            (Some(_), Some(_)) => Err("give `moves` or `board`, not both".into()),
+            (None, Some(b)) => {
+                let pos = Position::parse_board_text(b).map_err(|e| format!("board: {e}"))?;
+                Ok(Target { pos, moves: None })
+            }
+            (moves, None) => {
+                let moves = parse_move_sequence(moves.unwrap_or("")).map_err(|e| format!("moves: {e}"))?;
+                let pos = Position::START.play_sequence(&moves).map_err(|e| format!("moves: {e}"))?;
+                Ok(Target { pos, moves: Some(moves) })
+            }
+        }
+    }
+
+    fn position(&self, t: Target, level: Option<&str>) -> Reply {
+        let level = match level.map(|l| l.parse::<u8>().ok().filter(|&n| n <= MAX_ENGINE_LEVEL).and_then(Level::new)) {
+            None => None,
+            Some(Some(l)) => Some(l),
+            Some(None) => return Reply::error(400, format!("level must be 1..={MAX_ENGINE_LEVEL}")),
+        };
+        let pos = t.pos;
+        let opening = match &t.moves {
+            Some(m) => openings::name_line(m),
+            None => openings::at(&pos.board),
+        };
+        let engine = match level {
+            Some(l) if !pos.board.is_game_over() => match self.engine_scores(&pos, l) {
+                Ok(e) => Some(e),
+                Err(e) => return Reply::error(500, e),
+            },
+            _ => None,
+        };
+        let last = t.moves.as_ref().and_then(|m| m.last().copied());
+        let reply = PositionReply {
+            board: pos.to_board_text(),
+            side_to_move: pos.side.to_string(),
+            moves: t.moves.as_ref().map(|m| format_moves(m)),
+            last_move: last.map(|m| m.to_string()),
+            legal_moves: Squares(pos.board.legal_moves()).map(|s| s.to_string()).collect(),
+            black_discs: pos.black().count_ones(),
+            white_discs: pos.white().count_ones(),
+            must_pass: pos.board.must_pass(),
+            game_over: pos.board.is_game_over(),
+            opening: opening.map(|o| o.name),
+            thor: self.db.stats(&pos, &GameFilter::default()),
+            book: self.book.as_ref().map(|b| query(b, &pos)),
+            engine,
+            svg: Diagram::with_legal_moves(pos, last).to_svg(),
+        };
+        Reply::json(200, &reply)
+    }
+
+    fn engine_scores(&self, pos: &Position, level: Level) -> Result<EngineReply, String> {
+        let config = EngineConfig {
+            strength: crate::engine::Strength::level(level),
+            book: crate::book::BookSource::None,
+            hash_mib: 16,
+            ..EngineConfig::default()
+        };
+        let mut engine = Engine::new(config).map_err(|e| e.to_string())?;
+        let a = engine.analyze(pos, None);
+        Ok(EngineReply {
+            level: level.number(),
+            depth: a.search.depth,
+            exact: a.search.exact,
+            moves: a.search.moves.iter().map(|m| EngineMoveReply { mv: m.mv.to_string(), score: m.score }).collect(),
+        })
+    }
+
+    fn games_reply(&self, pos: &Position, sort: Option<&str>, limit: Option<&str>, offset: Option<&str>) -> Reply {
+        let limit = match limit.map(str::parse::<usize>) {
+            None => 20,
+            Some(Ok(n)) if (1..=MAX_GAMES).contains(&n) => n,
+            _ => return Reply::error(400, format!("limit must be 1..={MAX_GAMES}")),
+        };
+        let offset = match offset.map(str::parse::<usize>) {
+            None => 0,
+            Some(Ok(n)) => n,
+            Some(Err(_)) => return Reply::error(400, "offset must be a number"),
+        };
+        let filter = GameFilter { position: Some(*pos), ..GameFilter::default() };
+        let mut ids = self.db.select(&filter);
+        match sort.unwrap_or("recent") {
+            // Load order is by file (year) then record: the last are the most recent.
+            "recent" => ids.sort_by_key(|&g| std::cmp::Reverse((self.db.games[g].year, g))),
+            "oldest" => ids.sort_by_key(|&g| (self.db.games[g].year, g)),
+            s => return Reply::error(400, format!("sort must be recent or oldest, got `{s}`")),
+        }
+        let total = ids.len();
+        let games: Vec<GameReply> = ids
+            .into_iter()
+            .skip(offset)
+            .take(limit)
+            .map(|g| {
+                let game = &self.db.games[g];
+                GameReply {
+                    index: g,
+                    year: game.year,
+                    tournament: self.db.tournament_name(game.raw.tournament),
+                    black: self.db.player_name(game.raw.black),
+                    white: self.db.player_name(game.raw.white),
+                    black_score: game.raw.black_score,
+                    theoretical_score: game.raw.theoretical_score,
+                    moves: format_moves(&game.moves_with_passes()),
+                }
+            })
+            .collect();
+        Reply::json(200, &serde_json::json!({ "total": total, "offset": offset, "games": games }))
+    }
+}
