@@ -144,3 +144,70 @@ pub fn name_line(moves: &[Move]) -> Option<Opening> {
     }
     found
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::symmetry::Transform;
+
+    fn position_of(line: &str) -> Board {
+        Position::START.play_sequence(&parse_move_sequence(line).unwrap()).unwrap().board
+    }
+
+    #[test]
+    fn every_named_opening_is_recognised_in_all_8_orientations() {
+        for o in all() {
+            let moves = parse_move_sequence(o.line).unwrap();
+            let key = position_of(o.line).canonical_key();
+            for t in Transform::ALL {
+                // Only the 4 transforms that fix the start position give legal lines from
+                // it; the others are the same openings as seen from the other diagonal.
+                if t.board(&Board::START) != Board::START {
+                    continue;
+                }
+                let turned: Vec<Move> = moves.iter().map(|&m| t.apply_move(m)).collect();
+                let named = name_line(&turned).unwrap_or_else(|| panic!("{} not recognised under {t:?}", o.name));
+                assert_eq!(position_of(named.line).canonical_key(), key, "{} under {t:?}: {}", o.name, named.name);
+            }
+            // And from the position alone, in each of its 8 images.
+            let board = position_of(o.line);
+            for t in Transform::ALL {
+                let named = at(&t.board(&board)).unwrap();
+                assert_eq!(position_of(named.line).canonical_key(), key, "{}", o.name);
+            }
+        }
+    }
+
+    #[test]
+    fn the_most_specific_name_wins_and_transpositions_are_named() {
+        let line = |s: &str| parse_move_sequence(s).unwrap();
+        assert_eq!(name_line(&line("f5d6c3d3c4")).unwrap().name, "Tiger");
+        assert_eq!(name_line(&line("f5d6c3d3c4f4f6")).unwrap().name, "Stephenson");
+        // Past the named lines, the last named position keeps its name.
+        assert_eq!(name_line(&line("f5d6c3d3c4f4f6f3e6")).unwrap().name, "COMP'OTH");
+        // From c4 (the position turned about the diagonal) and from d3, e6.
+        assert_eq!(name_line(&line("c4e3f6e6f5")).unwrap().name, "Tiger");
+        assert_eq!(name_line(&line("e6f4c3c4d3")).unwrap().name, "Tiger");
+        assert_eq!(name_line(&line("d3c5f6f5e6")).unwrap().name, "Tiger");
+        // Transpositions: the Tiger and the Cow reached in other move orders.
+        assert_eq!(name_line(&line("f5d6c4d3c3")).unwrap().name, "Tiger");
+        assert_eq!(name_line(&line("f5f4e3f6e6")).unwrap().name, "Cow");
+        assert!(name_line(&line("")).is_none());
+        assert_eq!(all().count(), TABLE.len());
+        for name in [
+            "Tiger",
+            "Rose",
+            "Buffalo",
+            "Cow",
+            "Heath",
+            "Cat",
+            "Snake",
+            "Aubrey",
+            "Brightwell",
+            "Stephenson",
+            "Leader's Tiger",
+        ] {
+            assert!(all().any(|o| o.name.split(", ").any(|n| n.starts_with(name))), "{name}");
+        }
+    }
+}

@@ -7,6 +7,7 @@ mod book;
 mod deviate;
 mod engine;
 mod eval;
+mod explorer;
 mod interchange;
 mod search;
 mod thor_corrupt;

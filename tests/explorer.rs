@@ -1,0 +1,187 @@
+//! The explorer: API answers equal the CLI's JSON, bad requests get 4xx, a burst of
+//! concurrent requests over loopback is all answered, and a real browser loads the
+//! page, clicks a move and sees the next position.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use thorbook::book::BookSource;
+use thorbook::explorer::{serve, Explorer, ServeOptions};
+use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
+
+use crate::util::thorbook;
+
+fn explorer() -> Explorer {
+    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: true }).unwrap();
+    Explorer::new(db, BookSource::Bundled.open().unwrap())
+}
+
+fn json(body: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(body).unwrap()
+}
+
+fn without_opening(mut v: serde_json::Value) -> serde_json::Value {
+    v.as_object_mut().unwrap().remove("opening");
+    v
+}
+
+#[test]
+fn api_answers_equal_the_cli_json() {
+    let ex = explorer();
+    // Plain lines, a transposition of the Tiger, a line turned by a symmetry, a pass-free
+    // deep line.
+    for moves in ["", "f5", "f5d6c3d3c4", "f5d6c4d3c3", "e6f4c3c4d3", "c4e3f6e6f5c5", "f5f6e6f4e3c5c4"] {
+        let r = ex.respond("GET", &format!("/api/position?moves={moves}"));
+        assert_eq!(r.status, 200, "{moves}");
+        let api = json(&r.body);
+        let args = |cmd: &[&str]| {
+            let mut v: Vec<String> = cmd.iter().map(|s| s.to_string()).collect();
+            if !moves.is_empty() {
+                v.extend(["--moves".to_string(), moves.to_string()]);
+            }
+            v.push("--json".into());
+            v
+        };
+        let run = |a: Vec<String>| {
+            let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+            serde_json::from_str::<serde_json::Value>(thorbook(&refs).ok()).unwrap()
+        };
+        let stats = run(args(&["thor", "stats"]));
+        let book = run(args(&["book", "query"]));
+        assert_eq!(api["opening"], stats["opening"], "{moves}");
+        assert_eq!(api["thor"], without_opening(stats), "{moves}");
+        assert_eq!(api["book"], without_opening(book), "{moves}");
+        // The games list has as many games as the statistics count.
+        let g = json(&ex.respond("GET", &format!("/api/games?moves={moves}&limit=5")).body);
+        assert_eq!(g["total"], api["thor"]["games"], "{moves}");
+    }
+    // The Tiger by transposition and by symmetry is the Tiger.
+    for moves in ["f5d6c4d3c3", "e6f4c3c4d3"] {
+        assert_eq!(json(&ex.respond("GET", &format!("/api/position?moves={moves}")).body)["opening"], "Tiger");
+    }
+    // The engine's scores at a level cover every legal move.
+    let e = json(&ex.respond("GET", "/api/position?moves=f5d6&level=2").body);
+    assert_eq!(e["engine"]["moves"].as_array().unwrap().len(), e["legal_moves"].as_array().unwrap().len());
+    // A board instead of moves, and the SVG alone.
+    let board = e["board"].as_str().unwrap().replace(' ', "+");
+    let b = ex.respond("GET", &format!("/api/position?board={board}"));
+    assert_eq!(b.status, 200, "{}", String::from_utf8_lossy(&b.body));
+    assert_eq!(json(&b.body)["thor"], e["thor"]);
+    let svg = ex.respond("GET", "/api/svg?moves=f5d6");
+    assert_eq!((svg.status, svg.content_type), (200, "image/svg+xml"));
+    assert!(String::from_utf8(svg.body).unwrap().contains(r#"data-square="c3""#));
+    let page = ex.respond("GET", "/");
+    assert_eq!(page.status, 200);
+    assert!(!String::from_utf8(page.body).unwrap().contains("http://"), "the page fetches nothing from elsewhere");
+}
+
+#[test]
+fn bad_requests_get_an_error_never_a_panic() {
+    let ex = explorer();
+    let long = format!("/api/position?moves={}", "f5".repeat(2000));
+    for (url, status, says) in [
+        ("/api/position?moves=zz", 400, "not a square"),
+        ("/api/position?moves=f5f5", 400, "ply 2"),
+        ("/api/position?moves=f5&board=x", 400, "not both"),
+        ("/api/position?board=garbage", 400, "board"),
+        ("/api/position?moves=f5&level=99", 400, "level"),
+        ("/api/position?moves=%zz", 400, "percent"),
+        ("/api/position?moves=%ff%fe", 400, "UTF-8"),
+        ("/api/games?moves=f5&limit=0", 400, "limit"),
+        ("/api/games?moves=f5&limit=100000", 400, "limit"),
+        ("/api/games?moves=f5&sort=best", 400, "sort"),
+        ("/api/games?moves=f5&offset=-1", 400, "offset"),
+        ("/etc/passwd", 404, "no such page"),
+        ("/../../etc/passwd", 404, "no such page"),
+        (long.as_str(), 414, "at most"),
+    ] {
+        let r = ex.respond("GET", url);
+        assert_eq!(r.status, status, "{url}");
+        let msg = json(&r.body)["error"].as_str().unwrap().to_string();
+        assert!(msg.contains(says), "{url}: {msg}");
+    }
+    assert_eq!(ex.respond("POST", "/api/position").status, 405);
+    assert_eq!(ex.respond("DELETE", "/").status, 405);
+    // Random bytes as request targets.
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..2000 {
+        let mut url = String::from("/api/position?");
+        for _ in 0..(seed % 40) {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            url.push(char::from_u32((seed >> 33) as u32 % 0x250).unwrap_or('?'));
+        }
+        let r = ex.respond("GET", &url);
+        assert!(r.status == 200 || r.status == 400 || r.status == 414, "{url}: {}", r.status);
+    }
+}
+
+fn get(addr: SocketAddr, target: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(s, "GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let status = out.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    (status, out)
+}
+
+/// Starts the server on a free loopback port; returns its address and the stop flag.
+fn start() -> (SocketAddr, Arc<AtomicBool>, std::thread::JoinHandle<()>) {
+    let ex = Arc::new(explorer());
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let s = stop.clone();
+    let handle = std::thread::spawn(move || {
+        let options = ServeOptions { addr: "127.0.0.1:0".parse().unwrap(), workers: 4 };
+        serve(ex, &options, s, |addr| tx.send(addr).unwrap()).unwrap();
+    });
+    (rx.recv_timeout(Duration::from_secs(30)).unwrap(), stop, handle)
+}
+
+#[test]
+fn a_burst_of_concurrent_requests_is_all_answered_and_the_server_stops_cleanly() {
+    let (addr, stop, handle) = start();
+    assert!(addr.ip().is_loopback());
+    let lines = ["f5", "f5d6", "f5d6c3", "f5f6", "f5f4", "e6f4", "d3c5", "c4e3"];
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            std::thread::spawn(move || {
+                (0..12)
+                    .map(|i| {
+                        let target = if i % 3 == 2 {
+                            "/api/position?moves=nonsense".to_string()
+                        } else {
+                            format!("/api/position?moves={}", lines[(t + i) % lines.len()])
+                        };
+                        let (status, body) = get(addr, &target);
+                        (i % 3 == 2, status, body)
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut answered = 0;
+    for t in threads {
+        for (bad, status, body) in t.join().unwrap() {
+            assert_eq!(status, if bad { 400 } else { 200 }, "{body}");
+            answered += 1;
+        }
+    }
+    assert_eq!(answered, 96);
+    // A raw garbage request line does not take the server down.
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(b"\x00\x01garbage\r\n\r\n").unwrap();
+    drop(s);
+    assert_eq!(get(addr, "/api/position?moves=f5").0, 200);
+    stop.store(true, Ordering::Relaxed);
+    handle.join().unwrap();
+    // The listener closes shortly after the workers stop.
+    let released = (0..40).any(|_| {
+        std::thread::sleep(Duration::from_millis(50));
+        TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err()
+    });
+    assert!(released, "the port is released");
+}
