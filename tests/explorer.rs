@@ -185,3 +185,146 @@ fn a_burst_of_concurrent_requests_is_all_answered_and_the_server_stops_cleanly()
     });
     assert!(released, "the port is released");
 }
+
+/// A minimal WebDriver client over raw HTTP (chromedriver speaks JSON over HTTP/1.1).
+struct WebDriver {
+    addr: SocketAddr,
+    session: String,
+}
+
+impl WebDriver {
+    fn call(addr: SocketAddr, method: &str, path: &str, body: &serde_json::Value) -> serde_json::Value {
+        let payload = if method == "GET" || method == "DELETE" { String::new() } else { body.to_string() };
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        write!(
+            s,
+            "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{payload}",
+            payload.len()
+        )
+        .unwrap();
+        // chromedriver keeps connections open: read the headers, then Content-Length bytes.
+        let mut reader = std::io::BufReader::new(s);
+        let mut length = 0usize;
+        loop {
+            let mut line = String::new();
+            if std::io::BufRead::read_line(&mut reader, &mut line).unwrap() == 0 || line == "\r\n" {
+                break;
+            }
+            if let Some((k, v)) = line.split_once(':') {
+                if k.eq_ignore_ascii_case("content-length") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+            }
+        }
+        let mut out = vec![0u8; length];
+        reader.read_exact(&mut out).unwrap();
+        let body = String::from_utf8_lossy(&out);
+        let (start, end) = (body.find('{').unwrap_or(0), body.rfind('}').map_or(0, |e| e + 1));
+        serde_json::from_str(&body[start..end]).unwrap_or(serde_json::Value::Null)
+    }
+
+    fn cmd(&self, method: &str, path: &str, body: serde_json::Value) -> serde_json::Value {
+        WebDriver::call(self.addr, method, &format!("/session/{}{path}", self.session), &body)["value"].clone()
+    }
+
+    fn find(&self, css: &str) -> Option<String> {
+        let v = self.cmd("POST", "/element", serde_json::json!({"using": "css selector", "value": css}));
+        v.as_object()?.values().next()?.as_str().map(String::from)
+    }
+
+    fn wait_for(&self, css: &str) -> String {
+        for _ in 0..100 {
+            if let Some(e) = self.find(css) {
+                return e;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("{css} never appeared");
+    }
+
+    fn text(&self, element: &str) -> String {
+        self.cmd("GET", &format!("/element/{element}/text"), serde_json::Value::Null).as_str().unwrap_or("").to_string()
+    }
+}
+
+#[test]
+#[ignore = "needs chromium and chromedriver (apt-get install chromium chromium-driver); .ci/run runs it where they are"]
+fn a_real_browser_loads_the_page_and_clicks_a_move() {
+    let (addr, stop, handle) = start();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut driver = std::process::Command::new("chromedriver")
+        .arg(format!("--port={port}"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("chromedriver runs");
+    let wd_addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    assert!((0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        TcpStream::connect(wd_addr).is_ok()
+    }));
+    let session = WebDriver::call(
+        wd_addr,
+        "POST",
+        "/session",
+        &serde_json::json!({"capabilities": {"alwaysMatch": {"goog:chromeOptions": {
+            "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1200,900"]}}}}),
+    );
+    let id = session["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("no session: {session}")).to_string();
+    let wd = WebDriver { addr: wd_addr, session: id };
+    wd.cmd("POST", "/url", serde_json::json!({"url": format!("http://{addr}/?moves=f5d6c3d3c4")}));
+    assert_eq!(wd.text(&wd.wait_for("#opening")), "Tiger");
+    // Click the f4 row of the moves table: the page shows the position after f4.
+    let row = wd.wait_for(r#"#moves tbody tr[data-move="f4"]"#);
+    wd.cmd("POST", &format!("/element/{row}/click"), serde_json::json!({}));
+    let current = wd.wait_for("#line a.current");
+    let mut moved = false;
+    for _ in 0..100 {
+        if wd.text(&current) == "f4" || wd.find("#line a.current").map(|e| wd.text(&e)) == Some("f4".into()) {
+            moved = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(moved, "the line advanced to f4");
+    // The table now lists the moves of the next position (after f5 d6 c3 d3 c4 f4 black
+    // plays f6, c5, e6 …) and the URL carries the line.
+    wd.wait_for(r#"#moves tbody tr[data-move="f6"]"#);
+    let url = wd.cmd("GET", "/url", serde_json::Value::Null);
+    assert!(url.as_str().unwrap().contains("moves=f5d6c3d3c4f4"), "{url}");
+    // Keyboard: the left arrow goes back.
+    let body = wd.wait_for("body");
+    wd.cmd("POST", &format!("/element/{body}/value"), serde_json::json!({"text": "\u{E012}"}));
+    let back = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        wd.find("#line a.current").map(|e| wd.text(&e)) == Some("c4".into())
+    });
+    assert!(back, "the left arrow went back to c4");
+    let png = wd.cmd("GET", "/screenshot", serde_json::Value::Null);
+    let shot = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/explorer-screenshot.png");
+    std::fs::write(&shot, base64_decode(png.as_str().unwrap())).unwrap();
+    eprintln!("screenshot: {}", shot.display());
+    wd.cmd("DELETE", "", serde_json::Value::Null);
+    let _ = driver.kill();
+    stop.store(true, Ordering::Relaxed);
+    handle.join().unwrap();
+}
+
+fn base64_decode(s: &str) -> Vec<u8> {
+    let val = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        _ => 63,
+    };
+    let bytes: Vec<u8> = s.bytes().filter(|&c| c != b'=' && !c.is_ascii_whitespace()).collect();
+    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
+    for chunk in bytes.chunks(4) {
+        let v: Vec<u32> = chunk.iter().map(|&c| val(c) as u32).collect();
+        let n = v.iter().enumerate().fold(0u32, |acc, (i, &x)| acc | x << (18 - 6 * i));
+        out.extend_from_slice(&n.to_be_bytes()[1..chunk.len()]);
+    }
+    out
+}
