@@ -307,6 +307,7 @@ fn a_real_browser_loads_the_page_and_clicks_a_move() {
     eprintln!("screenshot: {}", shot.display());
     wd.cmd("DELETE", "", serde_json::Value::Null);
     let _ = driver.kill();
+    let _ = driver.wait();
     stop.store(true, Ordering::Relaxed);
     handle.join().unwrap();
 }
