@@ -388,7 +388,9 @@ fn an_interrupted_build_resumes_to_the_same_book() {
 #[test]
 fn book_counts_and_win_rates_match_thor_statistics() {
     let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: true }).unwrap();
-    let book = bundled().unwrap();
+    let games: Vec<GameLine> =
+        db.games.iter().map(|g| GameLine { moves: g.moves_with_passes(), black_score: g.raw.black_score }).collect();
+    let book = build_book(&games, &BuildConfig { min_games: 2, ..config(4, 1, 0) });
     for seq in ["", "f5", "f5d6", "f5d6c3"] {
         let pos = Position::from_moves(seq).unwrap();
         let stats = db.stats(&pos, &Default::default());
@@ -517,4 +519,32 @@ fn a_book_scored_at_a_level_records_its_settings() {
     assert!(bad.fails().contains("--level must be 1..=12"));
     let bad = thorbook(&["book", "build", "-o", o, "--selectivity", "30"]);
     assert!(bad.fails().contains("--selectivity must be 0.1..=25.5"));
+}
+
+/// The bundled book was built from the full archives: its game counts and win rates
+/// are those of `../shared/thor` (run by `.ci/run` where `../shared` exists).
+#[test]
+#[ignore = "needs ../shared/thor (the full WTHOR archives); .ci/run runs it where they are"]
+fn shared_bundled_book_counts_match_the_full_archives() {
+    let dir = crate::util::shared("thor").expect("../shared/thor");
+    let sources: Vec<thorbook::thor::Source> = thorbook::thor::expand_paths(&[dir])
+        .unwrap()
+        .iter()
+        .map(|p| thorbook::thor::Source::open(p).unwrap())
+        .collect();
+    let db = ThorDatabase::load(&sources, LoadOptions { strict: false, index: true }).unwrap();
+    assert_eq!(db.games.len(), 115_820);
+    let book = bundled().unwrap();
+    assert_eq!(book.probe(&Board::START).unwrap().record.games, 115_820);
+    // Short lines only: deeper, a book child also counts the games that transposed into it.
+    for seq in ["", "f5", "f5d6", "f5d6c3"] {
+        let pos = Position::from_moves(seq).unwrap();
+        let stats = db.stats(&pos, &Default::default());
+        let moves = book_moves(&book, &pos);
+        for m in stats.moves.iter().filter(|m| m.games >= 2) {
+            let b = moves.iter().find(|b| b.mv.to_string() == m.mv).unwrap_or_else(|| panic!("{seq} {} missing", m.mv));
+            assert_eq!(b.games as usize, m.games, "{seq} {}", m.mv);
+            assert!((b.black_win_rate.unwrap() - m.black_win_rate).abs() < 1e-9, "{seq} {}", m.mv);
+        }
+    }
 }
