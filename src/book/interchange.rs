@@ -396,6 +396,10 @@ fn import_thorbook(bytes: &[u8]) -> Result<Imported, InterchangeError> {
 /// minimum game count) is in the book while its parents are not.
 pub fn known_boards<D: AsRef<[u8]>>(book: &Book<D>) -> HashMap<u64, Board> {
     let mut found = walk(book);
+    if found.len() == book.len() {
+        // Every position is reachable through the book (always so for built books).
+        return found;
+    }
     let mut frontier: Vec<Board> = found.values().copied().collect();
     let mut outside: std::collections::HashSet<u64> = std::collections::HashSet::new();
     for _ in 0..BRIDGE_PLIES {
@@ -419,6 +423,9 @@ pub fn known_boards<D: AsRef<[u8]>>(book: &Book<D>) -> HashMap<u64, Board> {
                     found.extend(walk_from(book, canon));
                 }
             }
+        }
+        if found.len() == book.len() {
+            break;
         }
         frontier = next;
     }
