@@ -180,3 +180,42 @@ fn export_wtb_writes_a_loadable_subset() {
     assert_eq!(file.header.game_year, 2015);
     assert!(Path::new(&path).exists());
 }
+
+/// `thor export --format wtb` over several years writes one file per year, each with
+/// its own year and P3, so the games reload as the games they were (a single file would
+/// date them all by its one header).
+#[test]
+fn a_wtb_export_over_several_years_writes_a_file_per_year() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sel.wtb");
+    crate::util::thorbook(&["thor", "export", "--format", "wtb", "-o", out.to_str().unwrap()]).ok();
+    let original = thorbook::thor::ThorDatabase::load(
+        &thorbook::thor::bundled_sources(),
+        thorbook::thor::LoadOptions { strict: true, index: false },
+    )
+    .unwrap();
+    let mut reloaded_games = 0;
+    for year in [2013u16, 2014, 2015] {
+        let path = dir.path().join(format!("sel_{year}.wtb"));
+        let source = thorbook::thor::Source::open(&path).unwrap();
+        let db =
+            thorbook::thor::ThorDatabase::load(&[source], thorbook::thor::LoadOptions { strict: true, index: false })
+                .unwrap();
+        assert!(db.games.iter().all(|g| g.year == year), "{year}");
+        let want: Vec<_> = original.games.iter().filter(|g| g.year == year).map(|g| (g.raw, g.depth)).collect();
+        let got: Vec<_> = db.games.iter().map(|g| (g.raw, g.depth)).collect();
+        assert_eq!(got, want, "{year}");
+        reloaded_games += got.len();
+    }
+    assert_eq!(reloaded_games, original.games.len());
+    assert!(!out.exists(), "several years never go into one file");
+    // One year still goes to the file named.
+    let one = dir.path().join("one.wtb");
+    crate::util::thorbook(&["thor", "export", "--format", "wtb", "--years", "2014", "-o", one.to_str().unwrap()]).ok();
+    let db = thorbook::thor::ThorDatabase::load(
+        &[thorbook::thor::Source::open(&one).unwrap()],
+        thorbook::thor::LoadOptions { strict: true, index: false },
+    )
+    .unwrap();
+    assert_eq!(db.games.len(), original.games.iter().filter(|g| g.year == 2014).count());
+}

@@ -437,9 +437,28 @@ fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     let ids = db.select(&filter);
     if args.format == GameFormat::Wtb {
         let path = args.output.as_ref().context("--format wtb needs -o FILE")?;
-        let file = wtb_of(&db, &ids);
-        atomic_write(path, &file.to_bytes()).with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("wrote {} games to {}", ids.len(), path.display());
+        let files = db.to_wtb_files(&ids);
+        if files.len() <= 1 {
+            let file = files.into_iter().next().unwrap_or_else(empty_wtb);
+            atomic_write(path, &file.to_bytes()).with_context(|| format!("writing {}", path.display()))?;
+            eprintln!("wrote {} games to {}", ids.len(), path.display());
+            return Ok(ExitCode::SUCCESS);
+        }
+        // A WTHOR file holds one year (and one P3): one file each, named after FILE.
+        let years: std::collections::BTreeSet<u16> = files.iter().map(|f| f.header.game_year).collect();
+        let stem = path.file_stem().map_or("games".into(), |s| s.to_string_lossy().into_owned());
+        let ext = path.extension().map_or("wtb".into(), |s| s.to_string_lossy().into_owned());
+        for f in &files {
+            let h = f.header;
+            let name = if years.len() == files.len() {
+                format!("{stem}_{}.{ext}", h.game_year)
+            } else {
+                format!("{stem}_{}_p{}.{ext}", h.game_year, h.depth)
+            };
+            let out = path.with_file_name(name);
+            atomic_write(&out, &f.to_bytes()).with_context(|| format!("writing {}", out.display()))?;
+            eprintln!("wrote {} games of {} to {}", h.n1, h.game_year, out.display());
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let mut buf = Vec::new();
@@ -454,13 +473,14 @@ fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A `.wtb` holding the selected games, with the year and P3 of the first one.
-fn wtb_of(db: &ThorDatabase, ids: &[usize]) -> ThorFile {
-    let first = ids.first().map(|&i| &db.games[i]);
-    let mut header = first.map_or(Header::new(0, 24), |g| db.files[g.file as usize].header);
-    header.n2 = 0;
-    let games = ids.iter().map(|&i| db.games[i].raw).collect();
-    ThorFile { name: String::new(), kind: FileKind::Games, header, records: Records::Games(games) }
+/// A `.wtb` without games.
+fn empty_wtb() -> ThorFile {
+    ThorFile {
+        name: String::new(),
+        kind: FileKind::Games,
+        header: Header::new(0, 24),
+        records: Records::Games(Vec::new()),
+    }
 }
 
 fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {

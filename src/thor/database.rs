@@ -423,6 +423,31 @@ impl ThorDatabase {
         }
     }
 
+    /// The games `ids` as WTHOR game files: one per (year, P3), since a file's header
+    /// holds a single year and P3 and a reader dates every game by it. Each file takes
+    /// the header of its first game's source file (creation date, P1, P2) with that year
+    /// and P3, N1 the number of games and N2 = 0; files come in (year, P3) order, games
+    /// in the order given.
+    pub fn to_wtb_files(&self, ids: &[usize]) -> Vec<ThorFile> {
+        let mut groups: std::collections::BTreeMap<(u16, u8), Vec<usize>> = Default::default();
+        for &i in ids {
+            let g = &self.games[i];
+            groups.entry((g.year, g.depth)).or_default().push(i);
+        }
+        groups
+            .into_iter()
+            .map(|((year, depth), members)| {
+                let mut header = self.files[self.games[members[0]].file as usize].header;
+                header.game_year = year;
+                header.depth = depth;
+                header.n2 = 0;
+                let games: Vec<_> = members.iter().map(|&i| self.games[i].raw).collect();
+                header.n1 = games.len() as u32;
+                ThorFile { name: format!("{year}"), kind: FileKind::Games, header, records: Records::Games(games) }
+            })
+            .collect()
+    }
+
     /// Statistics of the games that reach `pos` and pass `filter`'s other conditions.
     pub fn stats(&self, pos: &Position, filter: &GameFilter) -> PositionStats {
         let reaching: Vec<Reach> =
