@@ -161,3 +161,18 @@ fn missing_paths_are_clear_errors() {
     let err = thorbook(&["thor", "info", dir.path().to_str().unwrap()]).fails().to_string();
     assert!(err.contains("holds no WTHOR files"), "{err}");
 }
+
+/// A file with nothing valid in it is an error (non-zero exit naming it); beside a good
+/// file it is skipped with a warning and the good one is still read.
+#[test]
+fn an_entirely_invalid_archive_fails_and_a_mixed_load_keeps_going() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("WTH_2001.wtb");
+    std::fs::write(&bad, [0x9eu8; 100]).unwrap();
+    let err = crate::util::thorbook(&["thor", "info", bad.to_str().unwrap()]).fails().to_string();
+    assert!(err.contains("nothing valid was read") && err.contains("WTH_2001.wtb"), "{err}");
+    let good = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/thor/WTH_2014.wtb");
+    let run = crate::util::thorbook(&["thor", "info", bad.to_str().unwrap(), good.to_str().unwrap()]);
+    assert!(run.ok().contains("WTH_2014.wtb"));
+    assert!(run.stderr.contains("warning: skipped") && run.stderr.contains("WTH_2001.wtb"), "{}", run.stderr);
+}

@@ -41,21 +41,39 @@ pub struct ArchiveArgs {
 }
 
 impl ArchiveArgs {
-    fn sources(&self) -> anyhow::Result<Vec<Source>> {
+    /// The files' bytes, and an `Io` anomaly for each file that cannot be read (the
+    /// others are still loaded; with --strict the first is an error).
+    fn sources(&self) -> anyhow::Result<(Vec<Source>, Vec<crate::thor::Anomaly>)> {
         if self.paths.is_empty() {
-            return Ok(bundled_sources());
+            return Ok((bundled_sources(), Vec::new()));
         }
         let mut sources = Vec::new();
+        let mut unreadable = Vec::new();
         for p in expand_paths(&self.paths)? {
-            sources.push(Source::open(&p)?);
+            match Source::open(&p) {
+                Ok(s) => sources.push(s),
+                Err(a) if self.strict => return Err(a.into()),
+                Err(a) => unreadable.push(a),
+            }
         }
-        Ok(sources)
+        Ok((sources, unreadable))
     }
 
-    /// Loads the archives, warning about (or with --strict failing on) damaged data.
+    /// Loads the archives, warning about (or with --strict failing on) damaged data or
+    /// unreadable files; an error when nothing valid could be read at all.
     pub fn load(&self, index: bool) -> anyhow::Result<ThorDatabase> {
-        let db = ThorDatabase::load(&self.sources()?, LoadOptions { strict: self.strict, index })?;
+        let (sources, unreadable) = self.sources()?;
+        let mut db = ThorDatabase::load(&sources, LoadOptions { strict: self.strict, index })?;
+        db.anomalies.splice(0..0, unreadable);
         warn_skipped(&db);
+        let nothing = db.games.is_empty() && db.players.is_empty() && db.tournaments.is_empty();
+        if nothing && !db.anomalies.is_empty() {
+            anyhow::bail!(
+                "nothing valid was read from {} ({} anomalies: `thorbook thor check` lists them)",
+                self.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+                db.anomalies.len()
+            );
+        }
         Ok(db)
     }
 }
@@ -549,11 +567,14 @@ struct CheckJson<'a> {
 
 fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let archives = ArchiveArgs { paths: args.paths, strict: false };
-    let sources = archives.sources()?;
-    let db = ThorDatabase::load(&sources, LoadOptions { strict: false, index: false })?;
+    let (sources, unreadable) = archives.sources()?;
+    let mut db = ThorDatabase::load(&sources, LoadOptions { strict: false, index: false })?;
+    let files_unreadable = unreadable.len();
+    db.anomalies.splice(0..0, unreadable);
+    let sources_len = sources.len() + files_unreadable;
     let records: usize = db.files.iter().map(|f| f.records).sum();
     if args.json {
-        let out = CheckJson { files: sources.len(), records, games_valid: db.games.len(), anomalies: &db.anomalies };
+        let out = CheckJson { files: sources_len, records, games_valid: db.games.len(), anomalies: &db.anomalies };
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         for a in &db.anomalies {
@@ -561,7 +582,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         }
         println!(
             "checked {} files, {records} records: {} valid games, {} anomalies",
-            sources.len(),
+            sources_len,
             db.games.len(),
             db.anomalies.len()
         );
