@@ -106,7 +106,8 @@ impl Position {
         let mut black = 0u64;
         let mut white = 0u64;
         let mut n = 0usize;
-        let mut chars = text.char_indices();
+        // Count characters, not bytes, so the position named is the one a reader sees.
+        let mut chars = text.chars().enumerate();
         for (at, c) in chars.by_ref() {
             if c.is_whitespace() {
                 continue;
@@ -219,6 +220,18 @@ impl fmt::Display for Position {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn board_text_errors_count_characters() {
+        // "é" is the 2nd character but starts at the 2nd byte only by chance of what
+        // precedes it; after "€" (3 bytes) a byte count would be off by two.
+        let text = format!("-é€?{}", "-".repeat(60));
+        let err = Position::parse_board_text(&text).unwrap_err().to_string();
+        assert!(err.contains("character 2 (`é`) at square b1"), "{err}");
+        let text = format!("--X?{}", "-".repeat(60));
+        let err = Position::parse_board_text(&text).unwrap_err().to_string();
+        assert!(err.contains("character 4 (`?`) at square d1"), "{err}");
+    }
 
     #[test]
     fn board_text_round_trips() {
