@@ -223,14 +223,14 @@ mod tests {
 
     #[test]
     fn board_text_errors_count_characters() {
-        // "é" is the 2nd character but starts at the 2nd byte only by chance of what
-        // precedes it; after "€" (3 bytes) a byte count would be off by two.
-        let text = format!("-é€?{}", "-".repeat(60));
+        let text = format!("-é{}", "-".repeat(62));
         let err = Position::parse_board_text(&text).unwrap_err().to_string();
         assert!(err.contains("character 2 (`é`) at square b1"), "{err}");
-        let text = format!("--X?{}", "-".repeat(60));
+        // An ideographic space (3 bytes, whitespace, skipped) before the fault: the `?`
+        // is the 4th character but the 6th byte.
+        let text = format!("\u{3000}-X?{}", "-".repeat(61));
         let err = Position::parse_board_text(&text).unwrap_err().to_string();
-        assert!(err.contains("character 4 (`?`) at square d1"), "{err}");
+        assert!(err.contains("character 4 (`?`) at square c1"), "{err}");
     }
 
     #[test]
