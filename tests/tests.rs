@@ -9,6 +9,7 @@ mod engine;
 mod eval;
 mod explorer;
 mod interchange;
+mod properties;
 mod search;
 mod thor_corrupt;
 mod thor_data;
