@@ -13,7 +13,7 @@ use thiserror::Error;
 
 use super::build::{leaf_score, negamax};
 use super::format::{BookError, BuildParams, Record, Writer, FLAG_LEAF_EXACT, MOVE_NONE, MOVE_PASS};
-use super::{walk, Book};
+use super::{walk, walk_from, Book};
 use crate::board::{masks, Board, Color};
 use crate::position::Position;
 use crate::square::{Move, Square};
@@ -435,20 +435,73 @@ pub fn known_boards<D: AsRef<[u8]>>(book: &Book<D>) -> HashMap<u64, Board> {
 /// Non-book plies [`known_boards`] crosses between book positions.
 pub const BRIDGE_PLIES: usize = 2;
 
-fn walk_from<D: AsRef<[u8]>>(book: &Book<D>, start: Board) -> HashMap<u64, Board> {
-    let mut seen = HashMap::new();
-    let mut stack = vec![start];
-    while let Some(b) = stack.pop() {
-        let canon = b.canonical().0;
-        let key = canon.key();
-        if seen.contains_key(&key) || book.get(key).is_none() {
-            continue;
-        }
-        seen.insert(key, canon);
-        stack.extend(canon.successors().map(|(_, child)| child));
+/// Checks a binary header: its length, the version byte at `version_at`, and a
+/// non-negative i32 position count at `count_at`, which it returns.
+fn check_header(
+    bytes: &[u8],
+    format: &'static str,
+    header_len: usize,
+    version_at: usize,
+    version: u8,
+    count_at: usize,
+) -> Result<usize, InterchangeError> {
+    if bytes.len() < header_len {
+        return Err(InterchangeError::Truncated {
+            format,
+            at: Location::Header { byte: bytes.len() as u64 },
+            what: format!("the header is {header_len} bytes, the file has {}", bytes.len()),
+        });
     }
-    seen
+    if bytes[version_at] != version {
+        return Err(InterchangeError::Invalid {
+            format,
+            at: Location::Header { byte: version_at as u64 },
+            what: format!("version {}, thorbook reads version {version}", bytes[version_at]),
+        });
+    }
+    let declared = LE::read_i32(&bytes[count_at..count_at + 4]);
+    usize::try_from(declared).map_err(|_| InterchangeError::Invalid {
+        format,
+        at: Location::Header { byte: count_at as u64 },
+        what: format!("negative position count {declared}"),
+    })
 }
+
+/// Text as UTF-8, or an error naming the line where it stops being so.
+fn utf8<'a>(bytes: &'a [u8], format: &'static str) -> Result<&'a str, InterchangeError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+        InterchangeError::Invalid { format, at: Location::Line(line), what: "not UTF-8 text".into() }
+    })
+}
+
+/// The level other programs store for a leaf: its depth, or 60 (their level that
+/// solves exactly) for an exact leaf.
+fn exchange_level(r: &Record) -> u8 {
+    if r.leaf_exact() && r.leaf_move != MOVE_NONE {
+        EXACT_LEVEL
+    } else {
+        r.leaf_depth.min(EXACT_LEVEL)
+    }
+}
+
+/// The (leaf move, score, depth, flags) of a record read from another program, whose
+/// leaf was searched at `level`: a level reaching the position's empties is an exact
+/// solve (depth = empties), any other a search of that depth; no move is no leaf.
+fn leaf_from_level(board: &Board, leaf_move: u8, score: i8, level: u8) -> (u8, i8, u8, u8) {
+    if leaf_move == MOVE_NONE {
+        return no_leaf(board);
+    }
+    let empties = board.empty_count();
+    if level as u32 >= empties {
+        (leaf_move, score, empties as u8, FLAG_LEAF_EXACT)
+    } else {
+        (leaf_move, score, level, 0)
+    }
+}
+
+/// The level of Edax and Egaroucid that solves every position exactly.
+const EXACT_LEVEL: u8 = 60;
 
 // ---- thorbook text ----
 
@@ -489,10 +542,7 @@ fn write_text<D: AsRef<[u8]>>(book: &Book<D>, boards: &HashMap<u64, Board>) -> S
 
 fn parse_text(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
     const F: &str = "thorbook text export";
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() as u64 + 1;
-        InterchangeError::Invalid { format: F, at: Location::Line(line), what: "not UTF-8 text".into() }
-    })?;
+    let text = utf8(bytes, F)?;
     let mut params = BuildParams::default();
     let mut entries = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -603,16 +653,6 @@ const EDAX_NO_SCORE: i8 = -127;
 /// Edax's defaults for the error bounds of its book (midgame, endgame cut).
 const EDAX_MIDGAME_ERROR: i32 = 2;
 const EDAX_ENDCUT_ERROR: i32 = 1;
-/// The Edax level that solves every position exactly.
-const EDAX_EXACT_LEVEL: u8 = 60;
-
-fn edax_level(r: &Record) -> u8 {
-    if r.leaf_exact() && r.leaf_move != MOVE_NONE {
-        EDAX_EXACT_LEVEL
-    } else {
-        r.leaf_depth.min(EDAX_EXACT_LEVEL)
-    }
-}
 
 /// Edax's book lines: the moves from a position into the book (with minus the
 /// child's value) and, separately, its leaf.
@@ -671,7 +711,7 @@ fn write_edax(positions: &[(Board, Record)], date: EdaxDate) -> Vec<u8> {
     LE::write_i16(&mut d[0..2], date.year);
     d[2..7].copy_from_slice(&[date.month, date.day, date.hour, date.minute, date.second]);
     out.extend_from_slice(&d);
-    let level = positions.iter().map(|(_, r)| edax_level(r)).max().unwrap_or(0) as i32;
+    let level = positions.iter().map(|(_, r)| exchange_level(r)).max().unwrap_or(0) as i32;
     let deepest = positions.iter().map(|(b, _)| b.empty_count()).min().unwrap_or(60) as i32;
     for v in [level, deepest, EDAX_MIDGAME_ERROR, EDAX_ENDCUT_ERROR, 0, positions.len() as i32] {
         out.extend_from_slice(&v.to_le_bytes());
@@ -692,7 +732,7 @@ fn write_edax(positions: &[(Board, Record)], date: EdaxDate) -> Vec<u8> {
         LE::write_i16(&mut fixed[34..36], lower.min(r.value as i16));
         LE::write_i16(&mut fixed[36..38], upper.max(r.value as i16));
         fixed[38] = links.len() as u8;
-        fixed[39] = edax_level(r);
+        fixed[39] = exchange_level(r);
         out.extend_from_slice(&fixed);
         for (score, mv) in &links {
             out.extend_from_slice(&[*score as u8, *mv]);
@@ -711,31 +751,10 @@ fn write_edax(positions: &[(Board, Record)], date: EdaxDate) -> Vec<u8> {
 }
 
 fn parse_edax(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
-    const F: &str = "Edax book.dat";
-    if bytes.len() < EDAX_HEADER {
-        return Err(InterchangeError::Truncated {
-            format: F,
-            at: Location::Header { byte: bytes.len() as u64 },
-            what: format!("the header is {EDAX_HEADER} bytes, the file has {}", bytes.len()),
-        });
-    }
-    if bytes[8] != EDAX_VERSION {
-        return Err(InterchangeError::Invalid {
-            format: F,
-            at: Location::Header { byte: 8 },
-            what: format!("file version {}, thorbook reads Edax's version {EDAX_VERSION} (Edax 4.4–4.6)", bytes[8]),
-        });
-    }
-    let declared = LE::read_i32(&bytes[38..42]);
-    if declared < 0 {
-        return Err(InterchangeError::Invalid {
-            format: F,
-            at: Location::Header { byte: 38 },
-            what: format!("negative position count {declared}"),
-        });
-    }
+    const F: &str = "Edax book.dat (Edax 4.4–4.6)";
+    let declared = check_header(bytes, F, EDAX_HEADER, 8, EDAX_VERSION, 38)?;
     let level = LE::read_i32(&bytes[18..22]);
-    let mut entries = Vec::with_capacity(declared as usize);
+    let mut entries = Vec::with_capacity(declared.min(1 << 20));
     let mut at = EDAX_HEADER;
     let mut index = 0u64;
     while at < bytes.len() {
@@ -777,17 +796,10 @@ fn parse_edax(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
         let value = LE::read_i16(&p[32..34]);
         let position_level = p[39];
         let (wins, draws, losses) = (LE::read_u32(&p[16..20]), LE::read_u32(&p[20..24]), LE::read_u32(&p[24..28]));
-        let empties = canon.empty_count();
-        let (leaf_move, leaf_score, leaf_depth, flags) = if leaf_move == MOVE_NONE {
-            no_leaf(&canon)
-        } else {
-            if !(-64..=64).contains(&leaf_score) {
-                return Err(bad(leaf_at, format!("leaf score {leaf_score} outside -64..64")));
-            }
-            let exact = position_level as u32 >= empties;
-            let depth = if exact { empties.min(255) as u8 } else { position_level };
-            (leaf_move, leaf_score, depth, if exact { FLAG_LEAF_EXACT } else { 0 })
-        };
+        if leaf_move != MOVE_NONE && !(-64..=64).contains(&leaf_score) {
+            return Err(bad(leaf_at, format!("leaf score {leaf_score} outside -64..64")));
+        }
+        let (leaf_move, leaf_score, leaf_depth, flags) = leaf_from_level(&canon, leaf_move, leaf_score, position_level);
         // A position without a backed-up value (Edax's -SCORE_INF) takes its leaf's.
         let value = if (-64..=64).contains(&value) {
             value as i8
@@ -833,10 +845,7 @@ fn parse_edax(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
 
 fn parse_edax_text(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
     const F: &str = "Edax text export";
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() as u64 + 1;
-        InterchangeError::Invalid { format: F, at: Location::Line(line), what: "not UTF-8 text".into() }
-    })?;
+    let text = utf8(bytes, F)?;
     let mut entries = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let at = Location::Line(i as u64 + 1);
@@ -887,13 +896,9 @@ fn parse_edax_text(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
             }
         };
         let score: i32 = fields[3].parse().map_err(|_| bad(format!("score `{}` is not a number", fields[3])))?;
-        let empties = canon.empty_count();
-        let (leaf_move, leaf_score, leaf_depth, flags) = if leaf_move == MOVE_NONE || !(-64..=64).contains(&score) {
-            no_leaf(&canon)
-        } else {
-            let exact = level as u32 >= empties;
-            (leaf_move, score as i8, if exact { empties as u8 } else { level }, if exact { FLAG_LEAF_EXACT } else { 0 })
-        };
+        // Edax writes -127 for the score of a position without a leaf.
+        let leaf_move = if (-64..=64).contains(&score) { leaf_move } else { MOVE_NONE };
+        let (leaf_move, leaf_score, leaf_depth, flags) = leaf_from_level(&canon, leaf_move, score as i8, level);
         entries.push((
             Some(canon),
             Record {
@@ -927,8 +932,6 @@ const EGAROUCID_PASS: i8 = 64;
 const EGAROUCID_NOMOVE: i8 = 65;
 const EGAROUCID_UNDEFINED_MOVE: i8 = 125;
 const EGAROUCID_UNDEFINED_SCORE: i8 = -126;
-/// Egaroucid's level for a perfect (exact) search.
-const EGAROUCID_EXACT_LEVEL: i8 = 60;
 
 /// Egaroucid numbers squares from the other end (bit 63 is a1). The 180° turn that
 /// maps one numbering onto the other is one of the 8 symmetries, so the set of images
@@ -946,9 +949,8 @@ fn write_egaroucid(positions: &[(Board, Record)]) -> (Vec<u8>, usize) {
         LE::write_u64(&mut b[0..8], board.player);
         LE::write_u64(&mut b[8..16], board.opponent);
         b[16] = r.value as u8;
-        let level =
-            if r.leaf_exact() && r.leaf_move != MOVE_NONE { EGAROUCID_EXACT_LEVEL } else { r.leaf_depth.min(60) as i8 };
-        b[17] = level as u8;
+        let level = exchange_level(r);
+        b[17] = level;
         LE::write_u32(&mut b[18..22], r.games);
         let (score, mv) = match r.leaf_move {
             MOVE_NONE if board.is_game_over() => (r.leaf_score, EGAROUCID_NOMOVE),
@@ -958,7 +960,7 @@ fn write_egaroucid(positions: &[(Board, Record)]) -> (Vec<u8>, usize) {
         };
         b[22] = score as u8;
         b[23] = mv as u8;
-        b[24] = level as u8;
+        b[24] = level;
         out.extend_from_slice(&b);
     }
     (out, kept.len())
@@ -966,28 +968,7 @@ fn write_egaroucid(positions: &[(Board, Record)]) -> (Vec<u8>, usize) {
 
 fn parse_egaroucid(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
     const F: &str = "Egaroucid .egbk3";
-    if bytes.len() < EGAROUCID_HEADER {
-        return Err(InterchangeError::Truncated {
-            format: F,
-            at: Location::Header { byte: bytes.len() as u64 },
-            what: format!("the header is {EGAROUCID_HEADER} bytes, the file has {}", bytes.len()),
-        });
-    }
-    if bytes[9] != EGAROUCID_VERSION {
-        return Err(InterchangeError::Invalid {
-            format: F,
-            at: Location::Header { byte: 9 },
-            what: format!("book version {}, thorbook reads version {EGAROUCID_VERSION} (.egbk3)", bytes[9]),
-        });
-    }
-    let declared = LE::read_i32(&bytes[10..14]);
-    if declared < 0 {
-        return Err(InterchangeError::Invalid {
-            format: F,
-            at: Location::Header { byte: 10 },
-            what: format!("negative position count {declared}"),
-        });
-    }
+    let declared = check_header(bytes, F, EGAROUCID_HEADER, 9, EGAROUCID_VERSION, 10)?;
     let body = &bytes[EGAROUCID_HEADER..];
     let expected = declared as u64 * EGAROUCID_RECORD as u64;
     if (body.len() as u64) < expected {
@@ -1007,7 +988,7 @@ fn parse_egaroucid(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
             what: format!("{} bytes after the {declared} positions the header announces", body.len() as u64 - expected),
         });
     }
-    let mut entries = Vec::with_capacity(declared as usize);
+    let mut entries = Vec::with_capacity(declared);
     for (index, rec) in body.chunks_exact(EGAROUCID_RECORD).enumerate() {
         let start = EGAROUCID_HEADER + index * EGAROUCID_RECORD;
         let bad = |off: usize, what: String| InterchangeError::Invalid {
@@ -1027,7 +1008,6 @@ fn parse_egaroucid(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
         let level = rec[17] as i8;
         let (leaf_score, leaf_code, leaf_level) = (rec[22] as i8, rec[23] as i8, rec[24] as i8);
         let (canon, t) = board.canonical();
-        let empties = canon.empty_count();
         let leaf = match leaf_code {
             EGAROUCID_NOMOVE | EGAROUCID_UNDEFINED_MOVE | -1 => None,
             _ if leaf_score == EGAROUCID_UNDEFINED_SCORE => None,
@@ -1037,17 +1017,12 @@ fn parse_egaroucid(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
                 _ => return Err(bad(23, format!("leaf move code {c} is not a legal move, a pass or none"))),
             },
         };
-        let (leaf_move, leaf_score, leaf_depth, flags) = match leaf {
-            None => no_leaf(&canon),
-            Some(_) if !(-64..=64).contains(&leaf_score) => {
-                return Err(bad(22, format!("leaf score {leaf_score} outside -64..64")))
-            }
-            Some(m) => {
-                let lv = if leaf_level > 0 { leaf_level } else { level.max(0) } as u8;
-                let exact = lv as u32 >= empties;
-                (m, leaf_score, if exact { empties as u8 } else { lv }, if exact { FLAG_LEAF_EXACT } else { 0 })
-            }
-        };
+        if leaf.is_some() && !(-64..=64).contains(&leaf_score) {
+            return Err(bad(22, format!("leaf score {leaf_score} outside -64..64")));
+        }
+        let lv = if leaf_level > 0 { leaf_level } else { level.max(0) } as u8;
+        let (leaf_move, leaf_score, leaf_depth, flags) =
+            leaf_from_level(&canon, leaf.unwrap_or(MOVE_NONE), leaf_score, lv);
         entries.push((
             Some(canon),
             Record {

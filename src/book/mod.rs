@@ -253,8 +253,13 @@ pub fn bundled() -> Result<Book<&'static [u8]>, BookError> {
 /// The book positions reachable from the start through book positions, by key, with
 /// their canonical boards (the file stores keys only; boards are found by play).
 pub fn walk<D: AsRef<[u8]>>(book: &Book<D>) -> HashMap<u64, Board> {
+    walk_from(book, Board::START)
+}
+
+/// The book positions reachable from `start` through book positions (see [`walk`]).
+pub fn walk_from<D: AsRef<[u8]>>(book: &Book<D>, start: Board) -> HashMap<u64, Board> {
     let mut seen = HashMap::new();
-    let mut stack = vec![Board::START];
+    let mut stack = vec![start];
     while let Some(b) = stack.pop() {
         let canon = b.canonical().0;
         let key = canon.key();
