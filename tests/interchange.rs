@@ -199,13 +199,7 @@ fn egaroucid_and_text_round_trips() {
 /// A position where the side to move has exactly one move, after which the opponent
 /// must pass, found by deterministic random play.
 fn one_move_then_pass() -> (Board, thorbook::square::Square) {
-    let mut seed = 0x1234_5678_9abc_def0u64;
-    let mut rand = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = thorbook::testutil::Rng(0x1234_5678_9abc_def0);
     loop {
         let mut b = Board::START;
         loop {
@@ -227,8 +221,7 @@ fn one_move_then_pass() -> (Board, thorbook::square::Square) {
                     return (b, sq);
                 }
             }
-            let squares: Vec<_> = thorbook::board::Squares(moves).collect();
-            b = b.play(squares[(rand() % squares.len() as u64) as usize]).unwrap();
+            b = b.play(rng.pick(moves)).unwrap();
         }
     }
 }
@@ -313,13 +306,12 @@ fn a_hand_written_edax_book_with_a_pass_and_no_leaf_imports_correctly() {
         }
     }
     // An illegal move code names the position and the byte.
+    // d4 (code 27) is a centre square, occupied in every position.
     let mut bad = file.clone();
     let leaf_at = file.len() - 1;
-    bad[leaf_at] = 63 - (bad[leaf_at] % 64);
-    if let Err(e) = interchange::import(&bad) {
-        let msg = e.to_string();
-        assert!(msg.contains("position 2") && msg.contains(&format!("byte {leaf_at}")), "{msg}");
-    }
+    bad[leaf_at] = 27;
+    let msg = interchange::import(&bad).expect_err("an occupied square is not a leaf move").to_string();
+    assert!(msg.contains("position 2") && msg.contains(&format!("byte {leaf_at}")), "{msg}");
     // A position count that disagrees with the positions.
     let mut short = file.clone();
     short[38] = 4;

@@ -9,9 +9,10 @@ use thorbook::book::{Book, Record};
 use thorbook::zobrist::IncrementalKey;
 use thorbook::Transform;
 
-/// A position reached by `plies` random legal moves chosen by `seed` (passes when forced).
-fn random_position(seed: u64, plies: usize) -> Vec<Board> {
-    let mut s = seed | 1;
+/// The positions of a game of up to `plies` random legal moves chosen by `seed`
+/// (passes when forced).
+fn random_line(seed: u64, plies: usize) -> Vec<Board> {
+    let mut rng = thorbook::testutil::Rng(seed);
     let mut b = Board::START;
     let mut line = vec![b];
     for _ in 0..plies {
@@ -22,11 +23,7 @@ fn random_position(seed: u64, plies: usize) -> Vec<Board> {
             }
             b = b.pass();
         } else {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let squares: Vec<_> = Squares(moves).collect();
-            b = b.play(squares[(s % squares.len() as u64) as usize]).unwrap();
+            b = b.play(rng.pick(moves)).unwrap();
         }
         line.push(b);
     }
@@ -38,7 +35,7 @@ proptest! {
 
     #[test]
     fn incremental_keys_equal_recomputed_keys(seed in any::<u64>(), plies in 0usize..64) {
-        let line = random_position(seed, plies);
+        let line = random_line(seed, plies);
         let mut key = IncrementalKey::new(&line[0]);
         for w in line.windows(2) {
             let (before, after) = (w[0], w[1]);
@@ -54,7 +51,7 @@ proptest! {
 
     #[test]
     fn the_canonical_form_is_the_same_for_all_8_images(seed in any::<u64>(), plies in 0usize..64) {
-        let b = *random_position(seed, plies).last().unwrap();
+        let b = *random_line(seed, plies).last().unwrap();
         let (canon, t) = b.canonical();
         prop_assert_eq!(t.board(&b), canon);
         for image in Transform::ALL.map(|t| t.board(&b)) {
