@@ -29,6 +29,7 @@ pub mod error;
 pub mod eval;
 pub mod explorer;
 pub mod fileio;
+pub mod fuzz;
 pub mod obf;
 pub mod openings;
 pub mod perft;

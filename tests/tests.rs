@@ -8,6 +8,7 @@ mod deviate;
 mod engine;
 mod eval;
 mod explorer;
+mod fuzz_inputs;
 mod interchange;
 mod properties;
 mod search;

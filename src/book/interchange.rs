@@ -540,6 +540,15 @@ fn write_text<D: AsRef<[u8]>>(book: &Book<D>, boards: &HashMap<u64, Board>) -> S
     text
 }
 
+/// A whole number in `lo..=hi` (a range inside `T`'s), or what is wrong with it.
+fn bounded_number<T: TryFrom<i64>>(text: &str, name: &str, lo: i64, hi: i64) -> Result<T, String> {
+    let v: i64 = text.parse().map_err(|_| format!("{name} `{text}` is not a number"))?;
+    if !(lo..=hi).contains(&v) {
+        return Err(format!("{name} {v} is outside {lo}..={hi}"));
+    }
+    T::try_from(v).map_err(|_| format!("{name} {v} does not fit its field"))
+}
+
 fn parse_text(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
     const F: &str = "thorbook text export";
     let text = utf8(bytes, F)?;
@@ -577,17 +586,6 @@ fn parse_text(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
         if f.len() < 9 {
             return Err(bad(format!("expected at least 9 fields, found {}", f.len())));
         }
-        let field = |i: usize, name: &str| -> Result<i64, InterchangeError> {
-            f[i].parse::<i64>().map_err(|_| bad(format!("{name} `{}` is not a number", f[i])))
-        };
-        let ranged = |i: usize, name: &str, lo: i64, hi: i64| -> Result<i64, InterchangeError> {
-            let v = field(i, name)?;
-            if (lo..=hi).contains(&v) {
-                Ok(v)
-            } else {
-                Err(bad(format!("{name} {v} is outside {lo}..={hi}")))
-            }
-        };
         let leaf_move = match f[2] {
             "-" => MOVE_NONE,
             m => match m.parse::<Move>().map_err(|e| bad(format!("leaf move: {e}")))? {
@@ -610,21 +608,24 @@ fn parse_text(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
         }
         let record = Record {
             key,
-            value: ranged(1, "value", -64, 64)? as i8,
+            value: bounded_number(f[1], "value", -64, 64).map_err(&bad)?,
             leaf_move,
-            leaf_score: ranged(3, "leaf score", -64, 64)? as i8,
-            leaf_depth: ranged(4, "leaf depth", 0, 255)? as u8,
-            flags: if ranged(5, "exact flag", 0, 1)? == 1 { FLAG_LEAF_EXACT } else { 0 },
-            games: ranged(6, "games", 0, u32::MAX as i64)? as u32,
-            wins: ranged(7, "wins", 0, u32::MAX as i64)? as u32,
-            draws: ranged(8, "draws", 0, u16::MAX as i64)? as u16,
+            leaf_score: bounded_number(f[3], "leaf score", -64, 64).map_err(&bad)?,
+            leaf_depth: bounded_number(f[4], "leaf depth", 0, 255).map_err(&bad)?,
+            flags: if bounded_number::<u8>(f[5], "exact flag", 0, 1).map_err(&bad)? == 1 { FLAG_LEAF_EXACT } else { 0 },
+            games: bounded_number(f[6], "games", 0, u32::MAX.into()).map_err(&bad)?,
+            wins: bounded_number(f[7], "wins", 0, u32::MAX.into()).map_err(&bad)?,
+            draws: bounded_number(f[8], "draws", 0, u16::MAX.into()).map_err(&bad)?,
             leaf_selectivity: match f.get(10) {
-                Some(_) => ranged(10, "leaf selectivity", 0, 255)? as u8,
+                Some(_) => bounded_number(f[10], "leaf selectivity", 0, 255).map_err(&bad)?,
                 // Exports of version-1 books had no such column: the header's selectivity.
                 None if leaf_move != MOVE_NONE && f[5] != "1" => params.selectivity_tenths,
                 None => 0,
             },
         };
+        if u64::from(record.wins) + u64::from(record.draws) > u64::from(record.games) {
+            return Err(bad(format!("{} wins and {} draws exceed {} games", record.wins, record.draws, record.games)));
+        }
         entries.push((board, record));
     }
     let read = entries.len();
@@ -808,7 +809,10 @@ fn parse_edax(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
         } else {
             return Err(bad(at + 32, format!("value {value} outside -64..64 and no leaf to take one from")));
         };
-        let games = wins.saturating_add(draws).saturating_add(losses);
+        // thorbook counts games in a u32, like Edax each of the three.
+        let games = wins.checked_add(draws).and_then(|n| n.checked_add(losses)).ok_or_else(|| {
+            bad(at + 16, format!("{wins} wins, {draws} draws and {losses} losses: more than 2^32 - 1 games"))
+        })?;
         entries.push((
             Some(canon),
             Record {

@@ -33,6 +33,10 @@ pub struct ExploreArgs {
     /// Worker threads answering requests.
     #[arg(long, default_value_t = 4)]
     workers: usize,
+    /// Strongest engine level a request may ask for (0: no engine scores).
+    #[arg(long, default_value_t = crate::explorer::MAX_ENGINE_LEVEL,
+          value_parser = clap::value_parser!(u8).range(0..=crate::explorer::MAX_ENGINE_LEVEL as i64))]
+    max_level: u8,
     /// Open the page in the default browser.
     #[arg(long)]
     open: bool,
@@ -57,7 +61,7 @@ pub(super) fn explore(args: ExploreArgs) -> anyhow::Result<ExitCode> {
         b.verify().map_err(|e| anyhow::anyhow!("book {}: {e}", p.display()))?;
     }
     spinner.finish_and_clear();
-    let explorer = Explorer::new(db, book);
+    let explorer = Explorer::new(db, book).with_max_engine_level(args.max_level);
     eprintln!(
         "indexed {} games ({} positions) in {:.1} s",
         explorer.games(),

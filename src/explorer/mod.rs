@@ -35,9 +35,9 @@ const PAGE: &str = include_str!("page.html");
 pub const MAX_URL: usize = 2048;
 /// Most games one `/api/games` answer lists.
 pub const MAX_GAMES: usize = 200;
-/// The strongest engine level a request may ask for (level 9 takes about a second
-/// for all moves of a midgame position; deeper levels would let one click hold a worker
-/// for minutes).
+/// The strongest engine level a request may ask for by default (level 9 takes about a
+/// second for all moves of a midgame position; deeper levels would let one click hold a
+/// worker for minutes). [`Explorer::with_max_engine_level`] lowers it.
 pub const MAX_ENGINE_LEVEL: u8 = 9;
 
 /// An answer.
@@ -66,6 +66,7 @@ impl Reply {
 pub struct Explorer {
     db: ThorDatabase,
     book: Option<Book<Bytes>>,
+    max_engine_level: u8,
 }
 
 /// `/api/position`'s answer.
@@ -205,7 +206,18 @@ fn parameters(query: &str) -> Result<Params, String> {
 impl Explorer {
     /// An explorer over an indexed database and an optional book.
     pub fn new(db: ThorDatabase, book: Option<Book<Bytes>>) -> Explorer {
-        Explorer { db, book }
+        Explorer { db, book, max_engine_level: MAX_ENGINE_LEVEL }
+    }
+
+    /// The same explorer answering engine levels up to `level` only (at most
+    /// [`MAX_ENGINE_LEVEL`]; 0 turns engine scores off: a `level` parameter is then refused).
+    pub fn with_max_engine_level(self, level: u8) -> Explorer {
+        Explorer { max_engine_level: level.min(MAX_ENGINE_LEVEL), ..self }
+    }
+
+    /// The strongest level a request may ask for (0: none).
+    pub fn max_engine_level(&self) -> u8 {
+        self.max_engine_level
     }
 
     /// Games loaded.
@@ -273,10 +285,12 @@ impl Explorer {
     }
 
     fn position(&self, t: Target, level: Option<&str>) -> Reply {
-        let level = match level.map(|l| l.parse::<u8>().ok().filter(|&n| n <= MAX_ENGINE_LEVEL).and_then(Level::new)) {
+        let max = self.max_engine_level;
+        let level = match level.map(|l| l.parse::<u8>().ok().filter(|&n| n <= max).and_then(Level::new)) {
             None => None,
             Some(Some(l)) => Some(l),
-            Some(None) => return Reply::error(400, format!("level must be 1..={MAX_ENGINE_LEVEL}")),
+            Some(None) if max == 0 => return Reply::error(400, "engine scores are turned off on this server"),
+            Some(None) => return Reply::error(400, format!("level must be 1..={max}")),
         };
         let pos = t.pos;
         let opening = match &t.moves {

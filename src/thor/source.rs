@@ -28,6 +28,11 @@ impl Source {
         Source { name: name.to_string(), data: Bytes::Static(bytes) }
     }
 
+    /// Bytes already in memory (an upload, standard input, a fuzzer's input).
+    pub fn from_vec(name: &str, bytes: Vec<u8>) -> Source {
+        Source { name: name.to_string(), data: Bytes::Owned(bytes) }
+    }
+
     /// A file on disk, memory-mapped.
     pub fn open(path: &Path) -> Result<Source, Anomaly> {
         let name = path.display().to_string();

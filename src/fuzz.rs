@@ -1,0 +1,314 @@
+//! The checks each fuzz target (`fuzz/`, `scripts/fuzz.sh`) runs on one input, here so
+//! that the regression tests replay the inputs the fuzzers found through exactly the
+//! same code. Each function takes any bytes and panics only when thorbook breaks a
+//! promise: a parser or session panicking, or a documented round trip failing.
+
+use std::sync::{Mutex, OnceLock};
+
+use crate::book::format::{HEADER_LEN, RECORD_LEN};
+use crate::book::interchange::{export, import, EdaxDate, ExportFormat};
+use crate::book::query::{book_line, choose_move, query, BookChoice};
+use crate::book::{walk, Book, BookSource};
+use crate::engine::nboard::{self, NBoardSession};
+use crate::engine::{ggf, gtp, Engine, EngineConfig, Strength};
+use crate::eval::{AnyEval, Weights};
+use crate::explorer::Explorer;
+use crate::obf::parse_obf;
+use crate::square::{format_moves, parse_move_sequence};
+use crate::thor::format::{HEADER_LEN as THOR_HEADER_LEN, PLAYER_RECORD_LEN, TOURNAMENT_RECORD_LEN};
+use crate::thor::{bundled_sources, GameFilter, LoadOptions, Source, ThorDatabase, ThorFile};
+use crate::{Color, Position};
+
+/// Every target, as `cargo fuzz list` names them.
+pub const TARGETS: [&str; 10] = [
+    "thor_file",
+    "book_open",
+    "book_import",
+    "position_text",
+    "obf",
+    "ggf",
+    "gtp",
+    "nboard",
+    "explorer",
+    "eval_weights",
+];
+
+/// Runs target `name` on `data`; `false` for an unknown name.
+pub fn run(name: &str, data: &[u8]) -> bool {
+    let check: fn(&[u8]) = match name {
+        "thor_file" => thor_file,
+        "book_open" => book_open,
+        "book_import" => book_import,
+        "position_text" => position_text,
+        "obf" => obf,
+        "ggf" => ggf,
+        "gtp" => gtp,
+        "nboard" => nboard,
+        "explorer" => explorer,
+        "eval_weights" => eval_weights,
+        _ => return false,
+    };
+    check(data);
+    true
+}
+
+/// The engine the protocol targets drive: bundled book and evaluation, a 1 MiB table,
+/// and a strength each target sets so that an input runs in milliseconds.
+fn shared_engine() -> std::sync::MutexGuard<'static, Engine<AnyEval>> {
+    static ENGINE: OnceLock<Mutex<Engine<AnyEval>>> = OnceLock::new();
+    ENGINE
+        .get_or_init(|| {
+            let config = EngineConfig { hash_mib: 1, ..EngineConfig::default() };
+            Mutex::new(Engine::new(config).expect("a valid configuration"))
+        })
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+}
+
+/// Depth 2, exact at 6 empties, 20,000 nodes.
+const SHALLOW: Strength =
+    Strength { depth: Some(2), exact_at: Some(6), time: None, nodes: Some(20_000), selectivity: None };
+
+fn repair_checksums(bytes: &mut [u8]) {
+    if bytes.len() < HEADER_LEN {
+        return;
+    }
+    let body_end = HEADER_LEN + (bytes.len() - HEADER_LEN) / RECORD_LEN * RECORD_LEN;
+    let records = crc32fast::hash(&bytes[HEADER_LEN..body_end]);
+    bytes[56..60].copy_from_slice(&records.to_le_bytes());
+    let header = crc32fast::hash(&bytes[..60]);
+    bytes[60..64].copy_from_slice(&header.to_le_bytes());
+}
+
+/// The bundled `WTHOR.JOU` and `WTHOR.TRN` cut to their first 64 names.
+fn name_file_prefixes() -> Vec<Source> {
+    const NAMES_KEPT: u16 = 64;
+    let cut = |source: Source| {
+        let record_len = if source.name.ends_with("JOU") { PLAYER_RECORD_LEN } else { TOURNAMENT_RECORD_LEN };
+        let len = THOR_HEADER_LEN + usize::from(NAMES_KEPT) * record_len;
+        let mut bytes = source.bytes()[..len].to_vec();
+        bytes[8..10].copy_from_slice(&NAMES_KEPT.to_le_bytes());
+        Source::from_vec(&source.name, bytes)
+    };
+    bundled_sources().into_iter().filter(|s| !s.name.ends_with(".wtb")).map(cut).collect()
+}
+
+fn bundled_explorer() -> &'static Explorer {
+    static EXPLORER: OnceLock<Explorer> = OnceLock::new();
+    EXPLORER.get_or_init(|| {
+        let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: false, index: true })
+            .expect("the bundled archives load");
+        let book = BookSource::Bundled.open().expect("the bundled book opens");
+        Explorer::new(db, book).with_max_engine_level(0)
+    })
+}
+
+const METHODS: [&str; 4] = ["GET", "HEAD", "POST", "get"];
+
+const NAMES: [&str; 4] = ["WTH_2001.wtb", "WTHOR.JOU", "WTHOR.TRN", "WTH_2001.wtd"];
+
+/// A WTHOR file (games, players or tournaments, chosen by the first byte) loaded the
+/// way `thor` commands load archives: parsed, every game validated and replayed, the
+/// position index built and queried; then written back and read again.
+pub fn thor_file(data: &[u8]) {
+    let Some((&selector, bytes)) = data.split_first() else { return };
+    let name = NAMES[usize::from(selector & 3)];
+
+    // A file read without anomalies is written back byte for byte.
+    if let Ok((file, anomalies)) = ThorFile::parse(name, bytes) {
+        if anomalies.is_empty() {
+            assert_eq!(file.to_bytes(), bytes, "{name} does not survive a read and a write");
+        }
+    }
+
+    let mut sources = vec![Source::from_vec(name, bytes.to_vec())];
+    if selector & 4 != 0 {
+        // With player and tournament files (the bundled ones' first names, to keep
+        // each run short), ids are checked against them.
+        sources.extend(name_file_prefixes());
+    }
+    let strict = selector & 8 != 0;
+    let Ok(db) = ThorDatabase::load(&sources, LoadOptions { strict, index: true }) else { return };
+    let stats = db.stats(&Position::START, &GameFilter::default());
+    assert!(stats.games <= db.games.len());
+    for game in db.games.iter().take(8) {
+        let _ = game.transcript();
+        let _ = db.player_name(game.raw.black);
+        let _ = db.tournament_name(game.raw.tournament);
+    }
+
+    // Every valid game survives an export and a reload, with its year and P3.
+    let ids: Vec<usize> = (0..db.games.len()).collect();
+    let files = db.to_wtb_files(&ids);
+    let exported: Vec<Source> =
+        files.iter().map(|f| Source::from_vec(&format!("{}.wtb", f.name), f.to_bytes())).collect();
+    let again = ThorDatabase::load(&exported, LoadOptions { strict: true, index: false })
+        .expect("exported games load strictly");
+    assert_eq!(again.games.len(), db.games.len());
+    let key = |g: &crate::thor::ThorGame| {
+        let r = g.raw;
+        (g.year, g.depth, r.moves, r.tournament, r.black, r.white, r.black_score, r.theoretical_score)
+    };
+    let mut before: Vec<_> = db.games.iter().map(key).collect();
+    let mut after: Vec<_> = again.games.iter().map(key).collect();
+    before.sort_unstable();
+    after.sort_unstable();
+    assert_eq!(before, after);
+}
+
+/// A book file as the engine and `book` commands meet it: opened in constant time
+/// (header checks only), then probed, walked and queried without `verify` (what the
+/// engine does with `--book FILE`), and when `verify` passes, exported to the three
+/// interchange formats. The first byte says whether to repair the two CRC-32s first,
+/// so that mutations reach the records instead of stopping at a checksum.
+pub fn book_open(data: &[u8]) {
+    let Some((&selector, bytes)) = data.split_first() else { return };
+    let mut bytes = bytes.to_vec();
+    if selector & 1 != 0 {
+        repair_checksums(&mut bytes);
+    }
+    let Ok(book) = Book::open(bytes) else { return };
+    let _ = book.params();
+    for r in book.records().take(256) {
+        let _ = (r.leaf(), r.leaf_level(), r.leaf_exact());
+    }
+    let verified = book.verify().is_ok();
+    // `walk` reaches every position linked from the start; a few of them are queried
+    // the ways `book query`, the engine and NBoard hints do.
+    let boards = walk(&book);
+    let mut positions: Vec<Position> = vec![Position::START];
+    positions.extend(boards.values().take(7).map(|&board| Position { board, side: Color::Black }));
+    for (seed, pos) in (0u64..).zip(&positions) {
+        let _ = book.probe(&pos.board);
+        let _ = query(&book, pos);
+        let _ = choose_move(&book, pos, BookChoice::default(), seed);
+    }
+    let line = book_line(&book, &Position::START, 60);
+    assert!(Position::START.play_sequence(&line).is_ok(), "the book line {line:?} is not playable");
+    if verified {
+        for format in [ExportFormat::Text, ExportFormat::Edax(EdaxDate::default()), ExportFormat::Egaroucid] {
+            let _ = export(&book, format);
+        }
+    }
+}
+
+/// `book import`: any bytes, recognised by content (Edax `book.dat`, Edax text,
+/// Egaroucid `.egbk3`, thorbook text or binary). What imports is a valid book, and its
+/// thorbook text export imports back to the same bytes.
+pub fn book_import(data: &[u8]) {
+    let Ok(imported) = import(data) else { return };
+    let book = Book::open_verified(&imported.bytes[..]).expect("an imported book verifies");
+    assert_eq!(book.len(), imported.positions);
+    let text = export(&book, ExportFormat::Text).expect("a verified book exports as text");
+    let again = import(&text.bytes).expect("thorbook text export imports");
+    assert_eq!(again.bytes, imported.bytes, "text round trip changed the book");
+}
+
+/// What users type for a position: board text (`--board`, FFO/Edax style) and move
+/// sequences (`--moves`). What parses round-trips through thorbook's own notation.
+pub fn position_text(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    if let Ok(pos) = Position::parse_board_text(text) {
+        let again = Position::parse_board_text(&pos.to_board_text()).expect("board text reparses");
+        assert_eq!(again, pos);
+        let _ = pos.diagram();
+        let _ = pos.legal_squares();
+        let _ = crate::openings::at(&pos.board);
+    }
+    if let Ok(moves) = parse_move_sequence(text) {
+        assert_eq!(parse_move_sequence(&format_moves(&moves)).expect("formatted moves reparse"), moves);
+        if let Ok(pos) = Position::START.play_sequence(&moves) {
+            assert_eq!(Position::from_moves(text).expect("the same sequence plays"), pos);
+            let _ = crate::openings::name_line(&moves);
+        }
+    }
+}
+
+/// FFO/Edax `.obf` problem files (`solve FILE`).
+pub fn obf(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(problems) = parse_obf(text) else { return };
+    for p in &problems {
+        let best = p.best_moves();
+        assert_eq!(best.is_empty(), p.best_score().is_none());
+        let _ = p.position.board.legal_moves();
+    }
+}
+
+/// GGF games (NBoard's `set game`, `play --ggf`): what parses is written back and
+/// parses to the same game, names, result and time control.
+pub fn ggf(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(g) = ggf::parse(text) else { return };
+    let written = ggf::write(&g.game, &g.black, &g.white, g.time.as_deref());
+    let again = ggf::parse(&written).unwrap_or_else(|e| panic!("written GGF does not parse: {e}\n{written}"));
+    assert_eq!(again.game.start(), g.game.start());
+    assert_eq!(again.game.moves(), g.game.moves());
+    assert_eq!((again.black, again.white, again.time), (g.black, g.white, g.time));
+}
+
+/// GTP sessions: any sequence of lines through the real loop (`thorbook gtp`), driving
+/// the engine with the bundled book and evaluation. The engine is kept shallow (depth 2,
+/// exact at 6 empties, 20,000 nodes) so that each input runs in milliseconds; the
+/// protocol cannot deepen it (GTP's time commands only lower a budget).
+pub fn gtp(data: &[u8]) {
+    let mut engine = shared_engine();
+    engine.set_strength(SHALLOW);
+    let mut out = Vec::new();
+    gtp::run(&mut engine, data, &mut out).expect("writing to memory");
+    let text = String::from_utf8(out).expect("replies are UTF-8");
+    assert!(text.is_empty() || text.starts_with('=') || text.starts_with('?'), "reply {text:?}");
+}
+
+/// NBoard sessions: any sequence of lines, parsed and handled as `thorbook nboard`
+/// does, driving the engine with the bundled book and evaluation. `set depth N` is
+/// clamped to 1..=3 here so each input runs in milliseconds; everything else is as sent.
+pub fn nboard(data: &[u8]) {
+    let mut engine = shared_engine();
+    engine.set_strength(Strength::for_depth(2));
+    let mut session = NBoardSession::new(&mut engine);
+    let mut out = Vec::new();
+    for line in data.split(|&b| b == b'\n') {
+        let line = String::from_utf8_lossy(line);
+        let command = match nboard::parse_line(line.strip_suffix('\r').unwrap_or(&line)) {
+            Ok(Some(nboard::Command::Quit)) => return,
+            Ok(Some(nboard::Command::SetDepth(d))) => nboard::Command::SetDepth(d.clamp(1, 3)),
+            Ok(Some(command)) => command,
+            Ok(None) | Err(_) => continue,
+        };
+        let _ = session.handle(command, &mut out).expect("writing to memory");
+    }
+}
+
+/// The explorer's request handling (`thorbook explore`): any method and request target
+/// against the bundled archives and book. Engine scores are turned off here (they are
+/// fuzzed through GTP and NBoard); a `level` parameter is still parsed and refused.
+pub fn explorer(data: &[u8]) {
+    let Some((&selector, rest)) = data.split_first() else { return };
+    let Ok(url) = std::str::from_utf8(rest) else { return };
+    let method = METHODS[usize::from(selector & 3)];
+    let reply = bundled_explorer().respond(method, url);
+    assert!(matches!(reply.status, 200 | 400 | 404 | 405 | 414), "status {} for {method} {url}", reply.status);
+    if reply.content_type == "application/json" {
+        serde_json::from_slice::<serde_json::Value>(&reply.body).expect("JSON replies are JSON");
+    }
+}
+
+/// Evaluation weight files (`--eval FILE`), plain or gzip-compressed. The first byte
+/// says whether to repair the CRC-32 of a plain file first, so that mutations get past
+/// the checksum to the ProbCut table and the note.
+pub fn eval_weights(data: &[u8]) {
+    let Some((&selector, bytes)) = data.split_first() else { return };
+    let mut bytes = bytes.to_vec();
+    if selector & 1 != 0 && bytes.len() >= 4 {
+        let end = bytes.len() - 4;
+        let crc = crc32fast::hash(&bytes[..end]);
+        bytes[end..].copy_from_slice(&crc.to_le_bytes());
+    }
+    if let Ok(w) = Weights::from_bytes("fuzz.tbe", &bytes) {
+        assert_eq!(
+            Weights::from_bytes("again.tbe", &w.to_bytes()).expect("written weights read back").digest(),
+            w.digest()
+        );
+    }
+}
