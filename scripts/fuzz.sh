@@ -28,9 +28,15 @@ run_one() {
     if [ -n "${REPLAY:-}" ]; then limit=-runs=0; else limit=-max_total_time=$seconds; fi
     mkdir -p "fuzz/corpus/$target" "fuzz/artifacts/$target"
     cp -n "fuzz/seeds/$target/"* "fuzz/corpus/$target/" 2>/dev/null || true
-    local log="fuzz/logs/$target.log"
+    local log="fuzz/logs/$target.log" max_len=8192
+    # Inputs whose cost grows with their length (book walks, command sessions) are
+    # kept shorter so that the fuzzer spends its time on variety.
+    case $target in
+        book_open | gtp | nboard) max_len=2048 ;;
+        thor_file | book_import) max_len=4096 ;;
+    esac
     if (cd fuzz && cargo +nightly fuzz run --sanitizer "$SANITIZER" "$target" "corpus/$target" -- \
-            "$limit" -print_final_stats=1 -max_len=8192 -rss_limit_mb=4096 \
+            "$limit" -print_final_stats=1 -max_len="$max_len" -rss_limit_mb=4096 \
             -artifact_prefix="artifacts/$target/") >"$log" 2>&1; then
         local execs
         execs=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')

@@ -248,9 +248,9 @@ pub fn ggf(data: &[u8]) {
 }
 
 /// GTP sessions: any sequence of lines through the real loop (`thorbook gtp`), driving
-/// the engine with the bundled book and evaluation. The engine is kept shallow (depth 2,
-/// exact at 6 empties, 20,000 nodes) so that each input runs in milliseconds; the
-/// protocol cannot deepen it (GTP's time commands only lower a budget).
+/// the engine with the bundled book and evaluation. The engine is kept shallow
+/// ([`SHALLOW`]) so that an input runs in well under a millisecond; the protocol cannot
+/// deepen it (GTP's time commands only lower a budget).
 pub fn gtp(data: &[u8]) {
     let mut engine = shared_engine();
     engine.set_strength(SHALLOW);
@@ -262,17 +262,18 @@ pub fn gtp(data: &[u8]) {
 
 /// NBoard sessions: any sequence of lines, parsed and handled as `thorbook nboard`
 /// does, driving the engine with the bundled book and evaluation. `set depth N` is
-/// clamped to 1..=3 here so each input runs in milliseconds; everything else is as sent.
+/// clamped to 1..=2 here so an input runs in about a millisecond; everything else is as
+/// sent.
 pub fn nboard(data: &[u8]) {
     let mut engine = shared_engine();
-    engine.set_strength(Strength::for_depth(2));
+    engine.set_strength(Strength::for_depth(1));
     let mut session = NBoardSession::new(&mut engine);
     let mut out = Vec::new();
     for line in data.split(|&b| b == b'\n') {
         let line = String::from_utf8_lossy(line);
         let command = match nboard::parse_line(line.strip_suffix('\r').unwrap_or(&line)) {
             Ok(Some(nboard::Command::Quit)) => return,
-            Ok(Some(nboard::Command::SetDepth(d))) => nboard::Command::SetDepth(d.clamp(1, 3)),
+            Ok(Some(nboard::Command::SetDepth(d))) => nboard::Command::SetDepth(d.clamp(1, 2)),
             Ok(Some(command)) => command,
             Ok(None) | Err(_) => continue,
         };

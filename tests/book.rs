@@ -533,7 +533,7 @@ fn a_book_scored_at_a_level_records_its_settings() {
 #[test]
 #[ignore = "needs ../shared/thor (the full WTHOR archives); .ci/run runs it where they are"]
 fn shared_bundled_book_counts_match_the_full_archives() {
-    let dir = crate::util::shared("thor").expect("../shared/thor");
+    let dir = crate::util::shared("thor");
     let sources: Vec<thorbook::thor::Source> = thorbook::thor::expand_paths(&[dir])
         .unwrap()
         .iter()

@@ -13,9 +13,9 @@ use thorbook::{Color, Move, Position};
 
 use crate::util::{shared, thorbook};
 
-fn problems(name: &str) -> Option<Vec<Problem>> {
-    let path = shared(&format!("ffo/{name}"))?;
-    Some(parse_obf(&std::fs::read_to_string(path).unwrap()).unwrap())
+fn problems(name: &str) -> Vec<Problem> {
+    let path = shared(&format!("ffo/{name}"));
+    parse_obf(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 fn exact(board: &Board, threads: usize) -> (i32, Option<Move>) {
@@ -31,7 +31,8 @@ fn exact(board: &Board, threads: usize) -> (i32, Option<Move>) {
 }
 
 fn check_problem_set(name: &str, threads: usize) {
-    let Some(set) = problems(name) else { return };
+    let set = problems(name);
+    assert!(!set.is_empty(), "{name} holds no problems");
     for p in &set {
         let (score, best) = exact(&p.position.board, threads);
         assert_eq!(Some(score), p.best_score(), "{name} line {}", p.line);
@@ -41,18 +42,21 @@ fn check_problem_set(name: &str, threads: usize) {
 }
 
 #[test]
-fn ffo_1_to_19_exact_scores_and_best_moves() {
+#[ignore = "needs ../shared/ffo"]
+fn shared_ffo_1_to_19_exact_scores_and_best_moves() {
     check_problem_set("fforum-1-19.obf", 1);
 }
 
 #[test]
-fn ffo_20_to_39_exact_scores_and_best_moves() {
+#[ignore = "needs ../shared/ffo"]
+fn shared_ffo_20_to_39_exact_scores_and_best_moves() {
     check_problem_set("fforum-20-39.obf", 2);
 }
 
 #[test]
-fn every_listed_move_score_of_some_positions() {
-    let Some(set) = problems("fforum-1-19.obf") else { return };
+#[ignore = "needs ../shared/ffo"]
+fn shared_ffo_every_listed_move_score_of_some_positions() {
+    let set = problems("fforum-1-19.obf");
     for p in set.iter().step_by(6) {
         let tt = TranspositionTable::new(32);
         let stop = AtomicBool::new(false);
@@ -184,10 +188,10 @@ fn check_theoretical_scores(db: &ThorDatabase, sample: usize) -> usize {
     checked
 }
 
-fn shared_database() -> Option<ThorDatabase> {
-    let dir = shared("thor")?;
+fn shared_database() -> ThorDatabase {
+    let dir = shared("thor");
     let sources: Vec<Source> = expand_paths(&[dir]).unwrap().iter().map(|p| Source::open(p).unwrap()).collect();
-    Some(ThorDatabase::load(&sources, LoadOptions { strict: true, index: false }).unwrap())
+    ThorDatabase::load(&sources, LoadOptions { strict: true, index: false }).unwrap()
 }
 
 /// A few games (24-empty solves take seconds each); the 100-game sample is ignored below.
@@ -195,25 +199,30 @@ fn shared_database() -> Option<ThorDatabase> {
 fn thor_theoretical_scores_match_exact_solves() {
     let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: false }).unwrap();
     assert_eq!(check_theoretical_scores(&db, 4), 4);
-    if let Some(db) = shared_database() {
-        assert!(check_theoretical_scores(&db, 8) >= 6);
-    }
 }
 
 #[test]
-#[ignore = "100 exact 24-empty solves: several minutes; run with --ignored"]
-fn thor_theoretical_scores_of_100_shared_games() {
-    if let Some(db) = shared_database() {
-        assert!(check_theoretical_scores(&db, 100) >= 90);
-    }
+#[ignore = "needs ../shared/thor"]
+fn shared_thor_theoretical_scores_match_exact_solves() {
+    assert!(check_theoretical_scores(&shared_database(), 8) >= 6);
 }
 
 #[test]
-fn cli_solve_analyze_bestmove() {
-    let Some(path) = shared("ffo/fforum-1-19.obf") else { return };
+#[ignore = "needs ../shared/thor; 100 exact 24-empty solves take several minutes"]
+fn theoretical_scores_of_a_hundred_archive_games() {
+    assert!(check_theoretical_scores(&shared_database(), 100) >= 90);
+}
+
+#[test]
+#[ignore = "needs ../shared/ffo"]
+fn shared_cli_solves_ffo_1_to_19() {
+    let path = shared("ffo/fforum-1-19.obf");
     let out = thorbook(&["solve", path.to_str().unwrap(), "--threads", "2"]);
     assert!(out.ok().contains("wrong scores 0, wrong moves 0"), "{}", out.stdout);
+}
 
+#[test]
+fn cli_analyze_bestmove() {
     let out = thorbook(&["analyze", "--moves", "f5d6c3d3c4", "--depth", "6", "--json"]);
     let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
     assert_eq!(v["moves"].as_array().unwrap().len(), 6);

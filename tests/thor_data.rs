@@ -11,15 +11,16 @@ use thorbook::{Position, Transform};
 
 use crate::util::{shared, thorbook};
 
-fn load_shared(index: bool) -> Option<ThorDatabase> {
-    let dir = shared("thor")?;
+fn load_shared(index: bool) -> ThorDatabase {
+    let dir = shared("thor");
     let sources: Vec<Source> = expand_paths(&[dir]).unwrap().iter().map(|p| Source::open(p).unwrap()).collect();
-    Some(ThorDatabase::load(&sources, LoadOptions { strict: true, index }).unwrap())
+    ThorDatabase::load(&sources, LoadOptions { strict: true, index }).unwrap()
 }
 
 #[test]
+#[ignore = "needs ../shared/thor"]
 fn shared_archive_facts() {
-    let Some(db) = load_shared(false) else { return };
+    let db = load_shared(false);
     assert_eq!(db.games.len(), 115_820);
     assert_eq!(db.files.iter().filter(|f| f.records > 0 && f.header.n1 > 0).count(), 39);
     assert!(db.anomalies.is_empty(), "{:?}", &db.anomalies[..db.anomalies.len().min(3)]);
@@ -48,21 +49,32 @@ fn shared_archive_facts() {
     assert_eq!(db.tournaments.len(), 436);
 }
 
-#[test]
-fn every_shared_and_bundled_file_round_trips_byte_for_byte() {
-    let mut files: Vec<(String, Vec<u8>)> =
-        bundled_sources().iter().map(|s| (s.name.clone(), s.bytes().to_vec())).collect();
-    if let Some(dir) = shared("thor") {
-        for p in expand_paths(&[dir]).unwrap() {
-            files.push((p.display().to_string(), std::fs::read(&p).unwrap()));
-        }
-    }
-    for (name, bytes) in &files {
+fn assert_files_round_trip(files: &[(String, Vec<u8>)]) {
+    for (name, bytes) in files {
         let (file, anomalies) = ThorFile::parse(name, bytes).unwrap();
         assert!(anomalies.is_empty(), "{name}: {anomalies:?}");
         assert!(file.to_bytes() == *bytes, "{name}: bytes differ after a round trip");
     }
-    assert!(files.len() >= 5);
+}
+
+#[test]
+fn every_bundled_file_round_trips_byte_for_byte() {
+    let files: Vec<(String, Vec<u8>)> =
+        bundled_sources().iter().map(|s| (s.name.clone(), s.bytes().to_vec())).collect();
+    assert_eq!(files.len(), 5);
+    assert_files_round_trip(&files);
+}
+
+#[test]
+#[ignore = "needs ../shared/thor"]
+fn shared_files_round_trip_byte_for_byte() {
+    let files: Vec<(String, Vec<u8>)> = expand_paths(&[shared("thor")])
+        .unwrap()
+        .iter()
+        .map(|p| (p.display().to_string(), std::fs::read(p).unwrap()))
+        .collect();
+    assert_eq!(files.len(), 41, "39 game files, WTHOR.JOU and WTHOR.TRN");
+    assert_files_round_trip(&files);
 }
 
 fn check_stats_after_f5(db: &ThorDatabase) {
@@ -92,14 +104,18 @@ fn stats_after_f5_count_every_game_in_any_orientation() {
     let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: true }).unwrap();
     assert!(db.games.len() > 6_000);
     check_stats_after_f5(&db);
-    if let Some(db) = load_shared(true) {
-        check_stats_after_f5(&db);
-    }
 }
 
 #[test]
+#[ignore = "needs ../shared/thor"]
+fn shared_stats_after_f5_count_every_game_in_any_orientation() {
+    check_stats_after_f5(&load_shared(true));
+}
+
+#[test]
+#[ignore = "needs ../shared/thor"]
 fn shared_move_order_counts() {
-    let Some(db) = load_shared(true) else { return };
+    let db = load_shared(true);
     let count = |seq: &str| {
         let s = db.stats(&Position::from_moves(seq).unwrap(), &GameFilter::default());
         s.moves.iter().map(|m| (m.mv.clone(), m.games)).collect::<std::collections::HashMap<_, _>>()

@@ -50,14 +50,12 @@ pub fn thorbook_stdin(args: &[&str], input: &str) -> Run {
     }
 }
 
-/// `../shared/<rel>` next to the project root, if present.
-#[allow(dead_code)]
-pub fn shared(rel: &str) -> Option<PathBuf> {
+/// `../shared/<rel>` next to the project root. Tests that call it are
+/// `#[ignore = "needs ../shared/…"]` and named `shared_*`: `.ci/run` runs them with
+/// `--ignored` where `../shared` exists, and run without it they fail loudly here
+/// instead of passing without checking anything.
+pub fn shared(rel: &str) -> PathBuf {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("shared").join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipping: {} is absent (shared data is only on machines that have ../shared)", p.display());
-        None
-    }
+    assert!(p.exists(), "{} is absent: this test needs the shared data next to the repository", p.display());
+    p
 }

@@ -23,8 +23,10 @@ pub fn book_line<D: AsRef<[u8]>>(book: &Book<D>, from: &Position, max_len: usize
                 pos = pos.try_play(mv, 0).expect("book moves are legal");
             }
             None => {
-                if let Some(leaf) = hit.leaf_move() {
-                    line.push(leaf);
+                // The leaf as `book_moves` lists it: only when legal here (a damaged
+                // book's leaf code may name any square).
+                if let Some(leaf) = choices.iter().find(|c| c.leaf) {
+                    line.push(leaf.mv);
                 }
                 break;
             }
