@@ -2,6 +2,9 @@
 //! that the regression tests replay the inputs the fuzzers found through exactly the
 //! same code. Each function takes any bytes and panics only when thorbook breaks a
 //! promise: a parser or session panicking, or a documented round trip failing.
+// Input handling: every narrowing or sign-changing conversion is checked (`try_from`,
+// `from_le_bytes`), never a silent `as`.
+#![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
 use std::sync::{Mutex, OnceLock};
 

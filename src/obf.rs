@@ -2,6 +2,9 @@
 //! the side to move, then optionally `;`-separated ` MV:+S` fields giving the exact
 //! score of moves (best first). Blank lines and lines starting with `%` or `#` are
 //! comments.
+// Input handling: every narrowing or sign-changing conversion is checked (`try_from`,
+// `from_le_bytes`), never a silent `as`.
+#![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
 use thiserror::Error;
 

@@ -1,6 +1,9 @@
 //! [`Position`]: a [`Board`] with the absolute colour of the side to move, its text
 //! forms (FFO/Edax 64-character boards, a readable diagram) and checked play of move
 //! sequences with errors that name the ply.
+// Input handling: every narrowing or sign-changing conversion is checked (`try_from`,
+// `from_le_bytes`), never a silent `as`.
+#![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
 use std::fmt;
 use std::str::FromStr;
@@ -121,7 +124,7 @@ impl Position {
                     return Err(ParseError::Board(format!(
                         "character {} (`{c}`) at square {} is not X, O or -",
                         at + 1,
-                        Square::new(n as u8)
+                        Square::ALL[n]
                     )))
                 }
             }

@@ -3,6 +3,9 @@
 //! Squares are numbered in FFO order: A1 = 0, B1 = 1, … H1 = 7, A2 = 8, … H8 = 63
 //! (bit `i` of a bitboard is square `i`). Columns are letters `a`..`h`, rows digits
 //! `1`..`8`. A [`Move`] is a square or a pass.
+// Input handling: every narrowing or sign-changing conversion is checked (`try_from`,
+// `from_le_bytes`), never a silent `as`.
+#![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
 use std::fmt;
 use std::str::FromStr;
@@ -19,7 +22,9 @@ impl Square {
         let mut all = [Square(0); 64];
         let mut i = 0;
         while i < 64 {
-            all[i] = Square(i as u8);
+            #[expect(clippy::cast_possible_truncation, reason = "i < 64 (a const context has no try_from)")]
+            let index = i as u8;
+            all[i] = Square(index);
             i += 1;
         }
         all
@@ -59,6 +64,12 @@ impl Square {
         self.0 as usize
     }
 
+    /// Index 0..64 as a byte (how files store a square).
+    #[inline]
+    pub const fn byte(self) -> u8 {
+        self.0
+    }
+
     /// Column 0..8 (0 = a).
     #[inline]
     pub const fn col(self) -> u8 {
@@ -83,7 +94,9 @@ impl Square {
         if bits == 0 {
             None
         } else {
-            Some(Square(bits.trailing_zeros() as u8))
+            #[expect(clippy::cast_possible_truncation, reason = "a non-zero u64 has fewer than 64 trailing zeros")]
+            let index = bits.trailing_zeros() as u8;
+            Some(Square(index))
         }
     }
 }

@@ -21,13 +21,13 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 use rayon::prelude::*;
 use thiserror::Error;
 
-use super::format::{BookError, BuildParams, Record, Writer, FLAG_LEAF_EXACT, MOVE_NONE, MOVE_PASS};
+use super::format::{stored_score, BookError, BuildParams, Record, Writer, FLAG_LEAF_EXACT, MOVE_NONE, MOVE_PASS};
 use super::{walk, Book};
 use crate::board::{Board, Color, Squares};
 use crate::eval::AnyEval;
 use crate::position::Position;
 use crate::search::{Limits, Search, Selectivity, TranspositionTable};
-use crate::square::Move;
+use crate::square::{Move, Square};
 
 /// What to build.
 #[derive(Clone, Debug)]
@@ -60,7 +60,7 @@ impl BuildConfig {
             exact_at: self.exact_at.min(255) as u8,
             min_games: self.min_games,
             eval_digest: self.eval.digest(),
-            selectivity_tenths: self.selectivity.map_or(0, |s| (s.sigmas() * 10.0).round().clamp(1.0, 255.0) as u8),
+            selectivity_tenths: self.selectivity.map_or(0, Selectivity::tenths),
         }
     }
 }
@@ -203,7 +203,13 @@ pub fn score_leaf(
     if legal == 0 {
         let passed = board.pass();
         if passed.legal_moves() == 0 {
-            return Leaf { mv: MOVE_NONE, score: board.final_score() as i8, depth: 0, exact: true, selectivity: 0 };
+            return Leaf {
+                mv: MOVE_NONE,
+                score: stored_score(board.final_score()),
+                depth: 0,
+                exact: true,
+                selectivity: 0,
+            };
         }
         if in_book(passed.canonical_key()) {
             return none;
@@ -233,10 +239,10 @@ fn score_leaf_search(board: &Board, exclude: u64, config: &BuildConfig, tt: &Tra
     match r.moves.first() {
         Some(m) => Leaf {
             mv: match m.mv {
-                Move::Place(sq) => sq.index() as u8,
+                Move::Place(sq) => sq.byte(),
                 Move::Pass => MOVE_PASS,
             },
-            score: m.score as i8,
+            score: stored_score(m.score),
             depth: r.depth.min(255) as u8,
             exact: r.exact,
             selectivity: if r.exact { 0 } else { config.params().selectivity_tenths },
@@ -301,7 +307,9 @@ pub fn back_up(nodes: &[Node], leaves: &[Leaf]) -> Vec<i8> {
     let mut memo = HashMap::new();
     nodes
         .iter()
-        .map(|n| negamax(&n.board, &leaf_of, &mut memo).expect("a position without a leaf has book children") as i8)
+        .map(|n| {
+            stored_score(negamax(&n.board, &leaf_of, &mut memo).expect("a position without a leaf has book children"))
+        })
         .collect()
 }
 
@@ -378,7 +386,7 @@ pub fn merge<A: AsRef<[u8]>, B: AsRef<[u8]>>(a: &Book<A>, b: &Book<B>) -> Vec<Re
     for r in &mut records {
         if let Some(board) = boards.get(&r.key) {
             if let Some(v) = negamax(board, &leaf_of, &mut memo) {
-                r.value = v as i8;
+                r.value = stored_score(v);
             }
         }
     }
@@ -399,7 +407,7 @@ pub fn records(nodes: &[Node], leaves: &[Leaf], values: &[i8]) -> Vec<Record> {
             leaf_depth: l.depth,
             games: n.games,
             wins: n.wins,
-            draws: n.draws.min(u16::MAX as u32) as u16,
+            draws: u16::try_from(n.draws).unwrap_or(u16::MAX),
             flags: if l.exact { FLAG_LEAF_EXACT } else { 0 },
             leaf_selectivity: l.selectivity,
         })
@@ -424,7 +432,7 @@ impl BuildIdentity {
         let mut g2 = crc32fast::Hasher::new_with_initial(0x9e37_79b9);
         g.update(&(games.len() as u64).to_le_bytes());
         for line in games {
-            let bytes: Vec<u8> = line.moves.iter().map(|m| m.square().map_or(64, |s| s.index() as u8)).collect();
+            let bytes: Vec<u8> = line.moves.iter().map(|m| m.square().map_or(64, Square::byte)).collect();
             g.update(&bytes);
             g.update(&[255, line.black_score]);
             g2.update(&bytes);
@@ -529,7 +537,7 @@ impl Checkpoint {
             let searched = e[8] != MOVE_NONE && !exact;
             let leaf = Leaf {
                 mv: e[8],
-                score: e[9] as i8,
+                score: i8::from_le_bytes([e[9]]),
                 depth: e[10],
                 exact,
                 selectivity: if searched { selectivity } else { 0 },
@@ -568,7 +576,7 @@ impl Checkpoint {
         let mut e = [0u8; 16];
         LE::write_u64(&mut e[..8], key);
         e[8] = leaf.mv;
-        e[9] = leaf.score as u8;
+        e[9] = leaf.score.to_le_bytes()[0];
         e[10] = leaf.depth;
         e[11] = leaf.exact as u8;
         let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());

@@ -28,7 +28,7 @@ use rayon::prelude::*;
 use thiserror::Error;
 
 use super::build::{leaf_score, negamax, score_leaf, BuildConfig, Leaf};
-use super::format::{BookError, BuildParams, Record, Writer, FLAG_LEAF_EXACT, MOVE_NONE};
+use super::format::{stored_score, BookError, BuildParams, Record, Writer, FLAG_LEAF_EXACT, MOVE_NONE};
 use super::interchange::known_boards;
 use super::Book;
 use crate::board::Board;
@@ -193,7 +193,7 @@ impl Tree {
             self.nodes.iter().map(|(&k, (b, _))| (k, negamax(b, &leaf_of, &mut memo))).collect();
         for (k, v) in values {
             if let (Some(v), Some(entry)) = (v, self.nodes.get_mut(&k)) {
-                entry.1.value = v as i8;
+                entry.1.value = stored_score(v);
             }
         }
     }
@@ -471,7 +471,8 @@ impl Deviator {
             .chain(rescore.iter().map(|&k| (k, tree.nodes[&k].0, false)))
             .collect();
         let in_book = |key: u64| tree.contains(key) || new_children.contains_key(&key);
-        let total = jobs.len() as u64;
+        let searched = jobs.len();
+        let total = u64::try_from(searched).unwrap_or(u64::MAX);
         let done = std::sync::atomic::AtomicU64::new(0);
         let config = &self.config.search;
         let leaves: Vec<Leaf> = jobs
@@ -515,6 +516,6 @@ impl Deviator {
                 leaf_fields(r);
             }
         }
-        total as usize
+        searched
     }
 }

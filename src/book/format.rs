@@ -19,6 +19,8 @@ pub const OLDEST_VERSION: u32 = 1;
 pub const HEADER_LEN: usize = 64;
 /// Bytes per record.
 pub const RECORD_LEN: usize = 24;
+const HEADER_LEN_U32: u32 = 64;
+const RECORD_LEN_U32: u32 = 24;
 
 /// Leaf flag: the leaf score is exact (solved to the end).
 pub const FLAG_LEAF_EXACT: u8 = 1;
@@ -26,6 +28,12 @@ pub const FLAG_LEAF_EXACT: u8 = 1;
 pub const MOVE_PASS: u8 = 64;
 /// Leaf move code for "no move leaves the book" (every move is in the book, or the game is over).
 pub const MOVE_NONE: u8 = 255;
+
+/// A disc score as a record stores it. Scores come from searches and final disc counts,
+/// which stay within −64..=64; the clamp keeps a record valid whatever it is given.
+pub fn stored_score(score: i32) -> i8 {
+    i8::try_from(score.clamp(-64, 64)).unwrap_or_default()
+}
 
 /// How the book was built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
@@ -79,9 +87,9 @@ impl Record {
     pub fn decode(b: &[u8]) -> Record {
         Record {
             key: LE::read_u64(&b[0..8]),
-            value: b[8] as i8,
+            value: i8::from_le_bytes([b[8]]),
             leaf_move: b[9],
-            leaf_score: b[10] as i8,
+            leaf_score: i8::from_le_bytes([b[10]]),
             leaf_depth: b[11],
             games: LE::read_u32(&b[12..16]),
             wins: LE::read_u32(&b[16..20]),
@@ -95,9 +103,9 @@ impl Record {
     pub fn encode_into(&self, out: &mut Vec<u8>) {
         let mut b = [0u8; RECORD_LEN];
         LE::write_u64(&mut b[0..8], self.key);
-        b[8] = self.value as u8;
+        b[8] = self.value.to_le_bytes()[0];
         b[9] = self.leaf_move;
-        b[10] = self.leaf_score as u8;
+        b[10] = self.leaf_score.to_le_bytes()[0];
         b[11] = self.leaf_depth;
         LE::write_u32(&mut b[12..16], self.games);
         LE::write_u32(&mut b[16..20], self.wins);
@@ -263,8 +271,8 @@ impl BookHeader {
         let mut b = [0u8; HEADER_LEN];
         b[0..8].copy_from_slice(&MAGIC);
         LE::write_u32(&mut b[8..12], VERSION);
-        LE::write_u32(&mut b[12..16], HEADER_LEN as u32);
-        LE::write_u32(&mut b[16..20], RECORD_LEN as u32);
+        LE::write_u32(&mut b[12..16], HEADER_LEN_U32);
+        LE::write_u32(&mut b[16..20], RECORD_LEN_U32);
         LE::write_u64(&mut b[20..28], self.count);
         LE::write_u64(&mut b[28..36], fingerprint());
         b[36] = self.params.max_ply;

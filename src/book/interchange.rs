@@ -12,7 +12,7 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 use thiserror::Error;
 
 use super::build::{leaf_score, negamax};
-use super::format::{BookError, BuildParams, Record, Writer, FLAG_LEAF_EXACT, MOVE_NONE, MOVE_PASS};
+use super::format::{stored_score, BookError, BuildParams, Record, Writer, FLAG_LEAF_EXACT, MOVE_NONE, MOVE_PASS};
 use super::{walk, walk_from, Book};
 use crate::board::{masks, Board, Color};
 use crate::position::Position;
@@ -141,6 +141,37 @@ pub enum InterchangeError {
     /// The thorbook book being read or written is damaged.
     #[error(transparent)]
     Book(#[from] BookError),
+    /// The book has more positions than the format's count field can hold.
+    #[error("{format}: {positions} positions, more than the format can count (at most {max})")]
+    TooLarge {
+        /// The format.
+        format: &'static str,
+        /// Positions to write.
+        positions: usize,
+        /// The format's limit.
+        max: i64,
+    },
+}
+
+/// A signed byte as stored: the same bits.
+fn signed(byte: u8) -> i8 {
+    i8::from_le_bytes([byte])
+}
+
+/// The byte that stores a signed value: the same bits.
+fn byte_of(value: i8) -> u8 {
+    value.to_le_bytes()[0]
+}
+
+/// A position count as the Edax and Egaroucid headers store it (an i32).
+fn position_count(format: &'static str, positions: usize) -> Result<i32, InterchangeError> {
+    i32::try_from(positions).map_err(|_| InterchangeError::TooLarge { format, positions, max: i32::MAX.into() })
+}
+
+/// The deepest ply of the boards read: the book's `max_ply`.
+fn deepest_ply(entries: &[(Option<Board>, Record)]) -> u8 {
+    let ply = entries.iter().filter_map(|(b, _)| b.map(|b| 60u32.saturating_sub(b.empty_count()))).max();
+    u8::try_from(ply.unwrap_or(0)).unwrap_or(60)
 }
 
 /// A book read from another format, as a thorbook book.
@@ -207,7 +238,7 @@ impl EdaxDate {
     /// Now, in UTC.
     pub fn now() -> EdaxDate {
         let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        let days = (secs / 86_400) as i64;
+        let days = i64::try_from(secs / 86_400).unwrap_or_default();
         let rem = secs % 86_400;
         // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
         let z = days + 719_468;
@@ -216,9 +247,9 @@ impl EdaxDate {
         let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
         let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
         let mp = (5 * doy + 2) / 153;
-        let day = (doy - (153 * mp + 2) / 5 + 1) as u8;
-        let month = if mp < 10 { mp + 3 } else { mp - 9 } as u8;
-        let year = (yoe + era * 400 + i64::from(month <= 2)) as i16;
+        let day = u8::try_from(doy - (153 * mp + 2) / 5 + 1).unwrap_or(1);
+        let month = u8::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
+        let year = i16::try_from(yoe + era * 400 + i64::from(month <= 2)).unwrap_or(i16::MAX);
         EdaxDate {
             year,
             month,
@@ -257,11 +288,11 @@ pub fn export<D: AsRef<[u8]>>(book: &Book<D>, format: ExportFormat) -> Result<Ex
             Exported { bytes: text.into_bytes(), positions: book.len(), unreachable: 0, passes_folded: 0 }
         }
         ExportFormat::Edax(date) => {
-            let bytes = write_edax(&positions, date);
+            let bytes = write_edax(&positions, date)?;
             Exported { bytes, positions: positions.len(), unreachable, passes_folded: 0 }
         }
         ExportFormat::Egaroucid => {
-            let (bytes, written) = write_egaroucid(&positions);
+            let (bytes, written) = write_egaroucid(&positions)?;
             Exported { bytes, positions: written, unreachable, passes_folded: positions.len() - written }
         }
     })
@@ -335,7 +366,7 @@ impl Parsed {
                 .collect();
             for (k, v) in values {
                 if let (Some(v), Some(entry)) = (v, by_key.get_mut(&k)) {
-                    entry.1.value = v as i8;
+                    entry.1.value = stored_score(v);
                 }
             }
         }
@@ -343,7 +374,7 @@ impl Parsed {
         for (_, record) in by_key.values() {
             writer.push(record)?;
         }
-        let positions = writer.len() as usize;
+        let positions = by_key.len();
         Ok(Imported { bytes: writer.finish(), format, positions, read: self.read, duplicates, passes_added })
     }
 }
@@ -359,7 +390,7 @@ fn pass_record(key: u64, next: &Record) -> Record {
         leaf_score: 0,
         leaf_depth: 0,
         games,
-        wins: games.saturating_sub(next.wins).saturating_sub(next.draws as u32),
+        wins: games.saturating_sub(next.wins).saturating_sub(u32::from(next.draws)),
         draws: next.draws,
         flags: FLAG_LEAF_EXACT,
         leaf_selectivity: 0,
@@ -369,7 +400,7 @@ fn pass_record(key: u64, next: &Record) -> Record {
 /// The record for a position without a leaf move: every move is in the book, or the
 /// game is over (then the leaf score is the final score), as the builder makes it.
 fn no_leaf(board: &Board) -> (u8, i8, u8, u8) {
-    let score = if board.is_game_over() { board.final_score() as i8 } else { 0 };
+    let score = if board.is_game_over() { stored_score(board.final_score()) } else { 0 };
     (MOVE_NONE, score, 0, FLAG_LEAF_EXACT)
 }
 
@@ -494,7 +525,7 @@ fn leaf_from_level(board: &Board, leaf_move: u8, score: i8, level: u8) -> (u8, i
     }
     let empties = board.empty_count();
     if level as u32 >= empties {
-        (leaf_move, score, empties as u8, FLAG_LEAF_EXACT)
+        (leaf_move, score, u8::try_from(empties).unwrap_or(64), FLAG_LEAF_EXACT)
     } else {
         (leaf_move, score, level, 0)
     }
@@ -590,7 +621,7 @@ fn parse_text(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
             "-" => MOVE_NONE,
             m => match m.parse::<Move>().map_err(|e| bad(format!("leaf move: {e}")))? {
                 Move::Pass => MOVE_PASS,
-                Move::Place(sq) => sq.index() as u8,
+                Move::Place(sq) => sq.byte(),
             },
         };
         let board = match f.get(9) {
@@ -652,8 +683,8 @@ const EDAX_NOMOVE: u8 = 65;
 /// Edax's `-SCORE_INF`: the score of a missing leaf.
 const EDAX_NO_SCORE: i8 = -127;
 /// Edax's defaults for the error bounds of its book (midgame, endgame cut).
-const EDAX_MIDGAME_ERROR: i32 = 2;
-const EDAX_ENDCUT_ERROR: i32 = 1;
+const EDAX_MIDGAME_ERROR: i16 = 2;
+const EDAX_ENDCUT_ERROR: i16 = 1;
 
 /// Edax's book lines: the moves from a position into the book (with minus the
 /// child's value) and, separately, its leaf.
@@ -662,7 +693,7 @@ fn links(board: &Board, value_of: &impl Fn(u64) -> Option<i8>) -> Vec<(i8, u8)> 
     for (mv, child) in board.successors() {
         if let Some(v) = value_of(child.canonical().0.key()) {
             let code = match mv {
-                Move::Place(sq) => sq.index() as u8,
+                Move::Place(sq) => sq.byte(),
                 Move::Pass => EDAX_PASS,
             };
             out.push((v.saturating_neg(), code));
@@ -685,9 +716,12 @@ fn edax_bounds(
     }
     let record = &by_key[&key].1;
     let (mut lower, mut upper) = match leaf_score(board, record.leaf_move, record.leaf_score) {
-        Some(s) if record.leaf_exact() => (s as i16, s as i16),
-        Some(s) => ((s - EDAX_MIDGAME_ERROR) as i16, (s + EDAX_MIDGAME_ERROR) as i16),
-        None => (EDAX_NO_SCORE as i16, EDAX_NO_SCORE as i16),
+        Some(s) => {
+            let s = i16::from(stored_score(s));
+            let error = if record.leaf_exact() { 0 } else { EDAX_MIDGAME_ERROR };
+            (s - error, s + error)
+        }
+        None => (i16::from(EDAX_NO_SCORE), i16::from(EDAX_NO_SCORE)),
     };
     for (_, child) in board.successors() {
         let canon = child.canonical().0;
@@ -701,7 +735,8 @@ fn edax_bounds(
     (lower, upper)
 }
 
-fn write_edax(positions: &[(Board, Record)], date: EdaxDate) -> Vec<u8> {
+fn write_edax(positions: &[(Board, Record)], date: EdaxDate) -> Result<Vec<u8>, InterchangeError> {
+    let count = position_count("Edax book.dat", positions.len())?;
     let by_key: HashMap<u64, (Board, Record)> = positions.iter().map(|(b, r)| (r.key, (*b, *r))).collect();
     let value_of = |k: u64| by_key.get(&k).map(|(_, r)| r.value);
     let mut out = Vec::with_capacity(EDAX_HEADER + positions.len() * (EDAX_POSITION + 8));
@@ -712,9 +747,10 @@ fn write_edax(positions: &[(Board, Record)], date: EdaxDate) -> Vec<u8> {
     LE::write_i16(&mut d[0..2], date.year);
     d[2..7].copy_from_slice(&[date.month, date.day, date.hour, date.minute, date.second]);
     out.extend_from_slice(&d);
-    let level = positions.iter().map(|(_, r)| exchange_level(r)).max().unwrap_or(0) as i32;
-    let deepest = positions.iter().map(|(b, _)| b.empty_count()).min().unwrap_or(60) as i32;
-    for v in [level, deepest, EDAX_MIDGAME_ERROR, EDAX_ENDCUT_ERROR, 0, positions.len() as i32] {
+    let level = i32::from(positions.iter().map(|(_, r)| exchange_level(r)).max().unwrap_or(0));
+    let deepest = i32::try_from(positions.iter().map(|(b, _)| b.empty_count()).min().unwrap_or(60)).unwrap_or(60);
+    let (midgame_error, endcut_error) = (i32::from(EDAX_MIDGAME_ERROR), i32::from(EDAX_ENDCUT_ERROR));
+    for v in [level, deepest, midgame_error, endcut_error, 0, count] {
         out.extend_from_slice(&v.to_le_bytes());
     }
     let mut memo = HashMap::new();
@@ -724,19 +760,20 @@ fn write_edax(positions: &[(Board, Record)], date: EdaxDate) -> Vec<u8> {
         let mut fixed = [0u8; EDAX_POSITION];
         LE::write_u64(&mut fixed[0..8], board.player);
         LE::write_u64(&mut fixed[8..16], board.opponent);
-        let losses = r.games.saturating_sub(r.wins).saturating_sub(r.draws as u32);
+        let losses = r.games.saturating_sub(r.wins).saturating_sub(u32::from(r.draws));
         LE::write_u32(&mut fixed[16..20], r.wins);
-        LE::write_u32(&mut fixed[20..24], r.draws as u32);
+        LE::write_u32(&mut fixed[20..24], u32::from(r.draws));
         LE::write_u32(&mut fixed[24..28], losses);
         LE::write_u32(&mut fixed[28..32], r.games);
-        LE::write_i16(&mut fixed[32..34], r.value as i16);
-        LE::write_i16(&mut fixed[34..36], lower.min(r.value as i16));
-        LE::write_i16(&mut fixed[36..38], upper.max(r.value as i16));
-        fixed[38] = links.len() as u8;
+        let value = i16::from(r.value);
+        LE::write_i16(&mut fixed[32..34], value);
+        LE::write_i16(&mut fixed[34..36], lower.min(value));
+        LE::write_i16(&mut fixed[36..38], upper.max(value));
+        fixed[38] = u8::try_from(links.len()).expect("a board has at most 64 moves");
         fixed[39] = exchange_level(r);
         out.extend_from_slice(&fixed);
         for (score, mv) in &links {
-            out.extend_from_slice(&[*score as u8, *mv]);
+            out.extend_from_slice(&[byte_of(*score), *mv]);
         }
         let linked = |code: u8| links.iter().any(|&(_, m)| m == code);
         let (score, mv) = match r.leaf_move {
@@ -746,9 +783,9 @@ fn write_edax(positions: &[(Board, Record)], date: EdaxDate) -> Vec<u8> {
             MOVE_PASS => (r.leaf_score, EDAX_PASS),
             m => (r.leaf_score, m),
         };
-        out.extend_from_slice(&[score as u8, mv]);
+        out.extend_from_slice(&[byte_of(score), mv]);
     }
-    out
+    Ok(out)
 }
 
 fn parse_edax(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
@@ -782,7 +819,7 @@ fn parse_edax(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
                 EDAX_PASS => Ok(MOVE_PASS),
                 EDAX_NOMOVE => Ok(MOVE_NONE),
                 c => match Square::try_new(c) {
-                    Some(sq) if board.is_legal(sq) => Ok(t.square(sq).index() as u8),
+                    Some(sq) if board.is_legal(sq) => Ok(t.square(sq).byte()),
                     _ => Err(bad(byte, format!("move code {c} is not a legal move, a pass (64) or none (65)"))),
                 },
             }
@@ -793,7 +830,7 @@ fn parse_edax(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
         }
         let leaf_at = end - 2;
         let leaf_move = to_canon(bytes[leaf_at + 1], leaf_at + 1)?;
-        let leaf_score = bytes[leaf_at] as i8;
+        let leaf_score = signed(bytes[leaf_at]);
         let value = LE::read_i16(&p[32..34]);
         let position_level = p[39];
         let (wins, draws, losses) = (LE::read_u32(&p[16..20]), LE::read_u32(&p[20..24]), LE::read_u32(&p[24..28]));
@@ -802,12 +839,10 @@ fn parse_edax(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
         }
         let (leaf_move, leaf_score, leaf_depth, flags) = leaf_from_level(&canon, leaf_move, leaf_score, position_level);
         // A position without a backed-up value (Edax's -SCORE_INF) takes its leaf's.
-        let value = if (-64..=64).contains(&value) {
-            value as i8
-        } else if leaf_move != MOVE_NONE || canon.is_game_over() {
-            leaf_score
-        } else {
-            return Err(bad(at + 32, format!("value {value} outside -64..64 and no leaf to take one from")));
+        let value = match i8::try_from(value) {
+            Ok(v) if (-64..=64).contains(&v) => v,
+            _ if leaf_move != MOVE_NONE || canon.is_game_over() => leaf_score,
+            _ => return Err(bad(at + 32, format!("value {value} outside -64..64 and no leaf to take one from"))),
         };
         // thorbook counts games in a u32, like Edax each of the three.
         let games = wins.checked_add(draws).and_then(|n| n.checked_add(losses)).ok_or_else(|| {
@@ -823,7 +858,7 @@ fn parse_edax(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
                 leaf_depth,
                 games,
                 wins,
-                draws: draws.min(u16::MAX as u32) as u16,
+                draws: u16::try_from(draws).unwrap_or(u16::MAX),
                 flags,
                 leaf_selectivity: 0,
             },
@@ -831,7 +866,7 @@ fn parse_edax(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
         at = end;
         index += 1;
     }
-    if index != declared as u64 {
+    if usize::try_from(index) != Ok(declared) {
         return Err(InterchangeError::Truncated {
             format: F,
             at: Location::Header { byte: 38 },
@@ -839,12 +874,13 @@ fn parse_edax(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
         });
     }
     let params = BuildParams {
-        depth: level.clamp(0, 60) as u8,
+        depth: u8::try_from(level.clamp(0, 60)).unwrap_or_default(),
         exact_at: 0,
-        max_ply: entries.iter().filter_map(|(b, _)| b.map(|b| 60 - b.empty_count())).max().unwrap_or(0) as u8,
+        max_ply: deepest_ply(&entries),
         ..BuildParams::default()
     };
-    Ok(Parsed { entries, params, read: index as usize, values_stored: true, passes_folded: false })
+    let read = entries.len();
+    Ok(Parsed { entries, params, read, values_stored: true, passes_folded: false })
 }
 
 fn parse_edax_text(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
@@ -896,13 +932,13 @@ fn parse_edax_text(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
                 if !board.is_legal(sq) {
                     return Err(bad(format!("move {m} is not legal in this position")));
                 }
-                t.square(sq).index() as u8
+                t.square(sq).byte()
             }
         };
         let score: i32 = fields[3].parse().map_err(|_| bad(format!("score `{}` is not a number", fields[3])))?;
         // Edax writes -127 for the score of a position without a leaf.
         let leaf_move = if (-64..=64).contains(&score) { leaf_move } else { MOVE_NONE };
-        let (leaf_move, leaf_score, leaf_depth, flags) = leaf_from_level(&canon, leaf_move, score as i8, level);
+        let (leaf_move, leaf_score, leaf_depth, flags) = leaf_from_level(&canon, leaf_move, stored_score(score), level);
         entries.push((
             Some(canon),
             Record {
@@ -942,17 +978,18 @@ const EGAROUCID_UNDEFINED_SCORE: i8 = -126;
 /// of a position is the same in both and a canonical board is written unchanged: it
 /// denotes the turned position, which is the same book position, and moves keep their
 /// bit numbers. Only the names of squares differ, never the bits.
-fn write_egaroucid(positions: &[(Board, Record)]) -> (Vec<u8>, usize) {
+fn write_egaroucid(positions: &[(Board, Record)]) -> Result<(Vec<u8>, usize), InterchangeError> {
     let kept: Vec<&(Board, Record)> = positions.iter().filter(|(b, _)| !b.must_pass()).collect();
+    let count = position_count("Egaroucid .egbk3", kept.len())?;
     let mut out = Vec::with_capacity(EGAROUCID_HEADER + kept.len() * EGAROUCID_RECORD);
     out.extend_from_slice(EGAROUCID_MAGIC);
     out.push(EGAROUCID_VERSION);
-    out.extend_from_slice(&(kept.len() as i32).to_le_bytes());
+    out.extend_from_slice(&count.to_le_bytes());
     for (board, r) in &kept {
         let mut b = [0u8; EGAROUCID_RECORD];
         LE::write_u64(&mut b[0..8], board.player);
         LE::write_u64(&mut b[8..16], board.opponent);
-        b[16] = r.value as u8;
+        b[16] = byte_of(r.value);
         let level = exchange_level(r);
         b[17] = level;
         LE::write_u32(&mut b[18..22], r.games);
@@ -960,14 +997,15 @@ fn write_egaroucid(positions: &[(Board, Record)]) -> (Vec<u8>, usize) {
             MOVE_NONE if board.is_game_over() => (r.leaf_score, EGAROUCID_NOMOVE),
             MOVE_NONE => (EGAROUCID_UNDEFINED_SCORE, EGAROUCID_NOMOVE),
             MOVE_PASS => (r.leaf_score, EGAROUCID_PASS),
-            m => (r.leaf_score, m as i8),
+            // A verified book's other codes are squares (below 64).
+            m => (r.leaf_score, i8::try_from(m).unwrap_or(EGAROUCID_NOMOVE)),
         };
-        b[22] = score as u8;
-        b[23] = mv as u8;
+        b[22] = byte_of(score);
+        b[23] = byte_of(mv);
         b[24] = level;
         out.extend_from_slice(&b);
     }
-    (out, kept.len())
+    Ok((out, kept.len()))
 }
 
 fn parse_egaroucid(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
@@ -1005,26 +1043,26 @@ fn parse_egaroucid(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
         if board.empties() & masks::CENTER != 0 {
             return Err(bad(0, "a centre square is empty: not an Othello position".into()));
         }
-        let value = rec[16] as i8;
+        let value = signed(rec[16]);
         if !(-64..=64).contains(&value) {
             return Err(bad(16, format!("value {value} outside -64..64")));
         }
-        let level = rec[17] as i8;
-        let (leaf_score, leaf_code, leaf_level) = (rec[22] as i8, rec[23] as i8, rec[24] as i8);
+        let level = signed(rec[17]);
+        let (leaf_score, leaf_code, leaf_level) = (signed(rec[22]), signed(rec[23]), signed(rec[24]));
         let (canon, t) = board.canonical();
         let leaf = match leaf_code {
             EGAROUCID_NOMOVE | EGAROUCID_UNDEFINED_MOVE | -1 => None,
             _ if leaf_score == EGAROUCID_UNDEFINED_SCORE => None,
             EGAROUCID_PASS if board.must_pass() => Some(MOVE_PASS),
             c => match u8::try_from(c).ok().and_then(Square::try_new) {
-                Some(sq) if board.is_legal(sq) => Some(t.square(sq).index() as u8),
+                Some(sq) if board.is_legal(sq) => Some(t.square(sq).byte()),
                 _ => return Err(bad(23, format!("leaf move code {c} is not a legal move, a pass or none"))),
             },
         };
         if leaf.is_some() && !(-64..=64).contains(&leaf_score) {
             return Err(bad(22, format!("leaf score {leaf_score} outside -64..64")));
         }
-        let lv = if leaf_level > 0 { leaf_level } else { level.max(0) } as u8;
+        let lv = u8::try_from(if leaf_level > 0 { leaf_level } else { level.max(0) }).unwrap_or_default();
         let (leaf_move, leaf_score, leaf_depth, flags) =
             leaf_from_level(&canon, leaf.unwrap_or(MOVE_NONE), leaf_score, lv);
         entries.push((
@@ -1044,7 +1082,7 @@ fn parse_egaroucid(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
         ));
     }
     let read = entries.len();
-    let max_ply = entries.iter().filter_map(|(b, _)| b.map(|b| 60 - b.empty_count())).max().unwrap_or(0) as u8;
+    let max_ply = deepest_ply(&entries);
     Ok(Parsed {
         entries,
         params: BuildParams { max_ply, ..BuildParams::default() },

@@ -4,6 +4,9 @@
 //! Positions are stored once per symmetry class, under the Zobrist key of their
 //! canonical image, relative to the side to move. A probe canonicalises the board,
 //! finds the key, and maps the stored leaf move back to the board's orientation.
+// Input handling: every narrowing or sign-changing conversion is checked (`try_from`,
+// `from_le_bytes`), never a silent `as`.
+#![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
 pub mod build;
 pub mod builder;
@@ -70,7 +73,8 @@ impl<D: AsRef<[u8]>> Book<D> {
 
     /// Number of positions.
     pub fn len(&self) -> usize {
-        self.header.count as usize
+        // `open` checked that count × 24 bytes is the file's size, so it fits.
+        usize::try_from(self.header.count).unwrap_or(usize::MAX)
     }
 
     /// True for a book without positions.

@@ -138,8 +138,11 @@ pub fn choose_move<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position, choice: BookC
         return None;
     }
     let r = choice.randomness.max(0);
-    let weights: Vec<u64> =
-        moves.iter().take_while(|m| m.score >= best - r).map(|m| (r + 1 - (best - m.score)) as u64).collect();
+    let weights: Vec<u64> = moves
+        .iter()
+        .take_while(|m| m.score >= best - r)
+        .map(|m| u64::try_from(r + 1 - (best - m.score)).unwrap_or(0))
+        .collect();
     let mut pick = seed % weights.iter().sum::<u64>();
     for (m, w) in moves.iter().zip(&weights) {
         if pick < *w {

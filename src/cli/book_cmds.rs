@@ -94,7 +94,7 @@ pub struct BuildArgs {
     /// see the README's level table) instead of --depth/--exact-at/--selectivity.
     #[arg(long, conflicts_with_all = ["time_per_position", "selectivity"])]
     level: Option<u8>,
-    /// Multi-ProbCut selectivity of the leaf searches in standard deviations, 0.1..=25.5
+    /// Multi-ProbCut selectivity of the leaf searches in standard deviations, 0.1..=10
     /// in steps of 0.1 (default: full width).
     #[arg(long)]
     selectivity: Option<f32>,
@@ -149,8 +149,7 @@ impl TryFrom<&BuildArgs> for BuildConfig {
             (Some(spec), _) => spec.selectivity(),
             (None, Some(t)) => Some(
                 crate::search::Selectivity::from_sigmas((t * 10.0).round() / 10.0)
-                    .filter(|_| t <= 25.5)
-                    .with_context(|| format!("--selectivity must be 0.1..=25.5, got {t}"))?,
+                    .with_context(|| format!("--selectivity must be 0.1..=10, got {t}"))?,
             ),
             (None, None) => None,
         };
@@ -605,14 +604,13 @@ fn deviate_config(args: &DeviateArgs, book: BuildParams) -> anyhow::Result<crate
                 "--depth must be 1..=60, got {depth} (a book scored by time has no depth: give --depth)"
             );
             let tenths = match args.selectivity {
-                Some(t) => {
-                    anyhow::ensure!((0.0..=25.5).contains(&t), "--selectivity must be 0..=25.5, got {t}");
-                    (t * 10.0).round() as u8
-                }
+                Some(0.0) => 0,
+                Some(t) => crate::search::Selectivity::from_sigmas((t * 10.0).round() / 10.0)
+                    .with_context(|| format!("--selectivity must be 0 (full width) or 0.1..=10, got {t}"))?
+                    .tenths(),
                 None => book.selectivity_tenths,
             };
-            let selectivity =
-                (tenths > 0).then(|| crate::search::Selectivity::from_sigmas(tenths as f32 / 10.0)).flatten();
+            let selectivity = crate::search::Selectivity::from_tenths(tenths);
             let exact_at = args.exact_at.unwrap_or(book.exact_at as u32);
             anyhow::ensure!(exact_at <= 60, "--exact-at must be 0..=60 empties, got {exact_at}");
             (depth, exact_at, selectivity)

@@ -126,7 +126,9 @@ impl TryFrom<&EngineArgs> for EngineConfig {
             (None, false) => BookSource::Bundled,
         };
         let seed = a.seed.unwrap_or_else(|| {
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() ^ u64::from(d.subsec_nanos()) << 32)
         });
         let config = EngineConfig {
             strength,

@@ -1,5 +1,8 @@
 //! The command line: clap argument structs, their conversion into library inputs, and
 //! text/JSON output. Only this module (and `main.rs`) prints or reads arguments.
+// Input handling: every narrowing or sign-changing conversion is checked (`try_from`,
+// `from_le_bytes`), never a silent `as`.
+#![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
 mod board_cmds;
 mod book_cmds;

@@ -4,6 +4,9 @@
 //! Reading keeps what a game needs (players, start board, moves with passes, result,
 //! time control) and checks every move by replay; errors name the byte offset and, for
 //! moves, the ply. Writing produces what NBoard and GGS read.
+// Input handling: every narrowing or sign-changing conversion is checked (`try_from`,
+// `from_le_bytes`), never a silent `as`.
+#![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
 use super::game::Game;
 use crate::board::Color;
@@ -55,12 +58,12 @@ fn parse_board(value: &str, offset: usize) -> Result<Position, GgfError> {
         return Err(err(offset, format!("BO has {} squares, expected 64", squares.chars().count())));
     }
     let (mut black, mut white) = (0u64, 0u64);
-    for (i, c) in squares.chars().enumerate() {
+    for (sq, c) in Square::ALL.into_iter().zip(squares.chars()) {
         match c {
-            '*' | 'X' | 'x' | '#' => black |= 1 << i,
-            'O' | 'o' => white |= 1 << i,
+            '*' | 'X' | 'x' | '#' => black |= sq.bit(),
+            'O' | 'o' => white |= sq.bit(),
             '-' | '.' => {}
-            _ => return Err(err(offset, format!("BO square {} is `{c}`", Square::new(i as u8)))),
+            _ => return Err(err(offset, format!("BO square {sq} is `{c}`"))),
         }
     }
     let side = match *side_word {

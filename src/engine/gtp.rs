@@ -5,6 +5,9 @@
 //! A line parses into a [`Request`] (optional numeric id and a [`Command`]); a
 //! [`GtpSession`] answers it from its game, clocks and engine; [`run`] is the loop over
 //! any reader and writer. A bad line is answered `? message` and the loop goes on.
+// Input handling: every narrowing or sign-changing conversion is checked (`try_from`,
+// `from_le_bytes`), never a silent `as`.
+#![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
 use std::io::{BufRead, Write};
 use std::time::{Duration, Instant};

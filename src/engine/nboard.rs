@@ -7,6 +7,9 @@
 //! `analysis N EVAL`, `learned`. Moves are `F5` or `PA` (pass); evaluations are discs
 //! for the side to move. A line that cannot be used is reported on the error stream and
 //! the loop goes on (the protocol has no error reply).
+// Input handling: every narrowing or sign-changing conversion is checked (`try_from`,
+// `from_le_bytes`), never a silent `as`.
+#![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
 use std::io::{BufRead, Write};
 

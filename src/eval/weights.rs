@@ -19,6 +19,9 @@
 //! | end−4 | 4 | CRC-32 of every byte before it |
 //!
 //! The bundled file is stored gzip-compressed; [`Weights::from_bytes`] accepts either.
+// Input handling: every narrowing or sign-changing conversion is checked (`try_from`,
+// `from_le_bytes`), never a silent `as`.
+#![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
 use std::io::Read;
 use std::path::Path;
@@ -39,12 +42,12 @@ pub const SCALE: i32 = 64;
 /// The phase of a position with `empties` empty squares (0..PHASES).
 #[inline]
 pub fn phase_of(empties: u32) -> usize {
-    ((60 - empties.min(60)) as usize / 2).min(PHASES - 1)
+    usize::try_from((60 - empties.min(60)) / 2).map_or(0, |p| p.min(PHASES - 1))
 }
 
 /// The empties a phase covers, most first.
 pub fn phase_empties(phase: usize) -> (u32, u32) {
-    let hi = 60 - 2 * phase as u32;
+    let hi = 60u32.saturating_sub(2 * u32::try_from(phase).unwrap_or(30));
     (hi, hi.saturating_sub(1))
 }
 
@@ -114,11 +117,11 @@ impl Weights {
         for v in [
             VERSION,
             PATTERN_SET,
-            PHASES as u32,
-            pattern_set().slot_count as u32,
-            SCALE as u32,
-            self.probcut_depths as u32,
-            self.note.len() as u32,
+            u32::try_from(PHASES).expect("30 phases"),
+            u32::try_from(pattern_set().slot_count).expect("the pattern set has fewer than 2^32 slots"),
+            SCALE.unsigned_abs(),
+            u32::try_from(self.probcut_depths).expect("at most 64 ProbCut depths"),
+            u32::try_from(self.note.len()).expect("a note shorter than 4 GiB"),
         ] {
             out.extend_from_slice(&v.to_le_bytes());
         }
@@ -175,7 +178,7 @@ impl Weights {
         if field(3) as usize != slots {
             return Err(invalid(20, format!("{} weights per phase, expected {slots}", field(3))));
         }
-        if field(4) as i32 != SCALE {
+        if i32::try_from(field(4)) != Ok(SCALE) {
             return Err(invalid(24, format!("scale {}, expected {SCALE}", field(4))));
         }
         let depths = field(5) as usize;
@@ -238,7 +241,7 @@ mod tests {
     fn sample() -> Weights {
         let mut w = Weights::zero();
         for (i, v) in w.values.iter_mut().enumerate() {
-            *v = (i as i64 * 7919 % 2001 - 1000) as i16;
+            *v = i16::try_from(i64::try_from(i).unwrap() * 7919 % 2001 - 1000).unwrap();
         }
         w.note = "test weights".into();
         w.probcut_depths = 3;

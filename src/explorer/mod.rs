@@ -10,6 +10,9 @@
 //! - `GET /api/games?moves=…[&sort=recent|oldest][&limit=N][&offset=K]`: the games
 //!   reaching the position;
 //! - `GET /api/svg?moves=…`: the diagram alone.
+// Input handling: every narrowing or sign-changing conversion is checked (`try_from`,
+// `from_le_bytes`), never a silent `as`.
+#![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
 mod server;
 

@@ -54,6 +54,17 @@ impl Selectivity {
     pub fn sigmas(self) -> f32 {
         self.0 as f32 / 100.0
     }
+
+    /// In tenths of a standard deviation, rounded, as book files store it (1..=100).
+    pub fn tenths(self) -> u8 {
+        u8::try_from(((self.0 + 5) / 10).max(1)).unwrap_or(u8::MAX)
+    }
+
+    /// From tenths of a standard deviation as stored: `None` for 0 (full width) and
+    /// beyond 10 σ.
+    pub fn from_tenths(tenths: u8) -> Option<Selectivity> {
+        (1..=100).contains(&tenths).then(|| Selectivity(u16::from(tenths) * 10))
+    }
 }
 
 /// Multi-ProbCut is tried at this remaining depth and above.

@@ -37,7 +37,7 @@ pub struct LoadOptions {
 #[derive(Clone, Copy, Debug)]
 pub struct ThorGame {
     /// Index of its file in [`ThorDatabase::files`].
-    pub file: u16,
+    pub file: u32,
     /// 0-based record index in that file.
     pub record: u32,
     /// Year of the games in the file.
@@ -251,7 +251,7 @@ impl ThorDatabase {
     }
 
     fn add_file(&mut self, file: ThorFile, mut anomalies: Vec<Anomaly>, strict: bool) -> Result<(), ThorError> {
-        let file_index = self.files.len() as u16;
+        let file_index = u32::try_from(self.files.len()).expect("fewer than 2^32 files");
         let mut summary = FileSummary {
             name: file.name.clone(),
             kind: file.kind,
@@ -294,7 +294,8 @@ impl ThorDatabase {
                 summary.games += 1;
                 self.games.push(ThorGame {
                     file: file_index,
-                    record: i as u32,
+                    // N1 is a u32, so a file never holds more records.
+                    record: u32::try_from(i).expect("at most 2^32 - 1 records"),
                     year: file.header.game_year,
                     depth: file.header.depth,
                     raw: *raw,
@@ -328,11 +329,13 @@ impl ThorDatabase {
             let _ = replay_with(&game.raw, |pos, mv| {
                 let (key, t) = position_key(pos);
                 let next = match mv {
-                    Some(Move::Place(sq)) => sq.index() as u8,
+                    Some(Move::Place(sq)) => sq.byte(),
                     Some(Move::Pass) => NEXT_PASS,
                     None => NEXT_END,
                 };
-                slots[ply] = IndexEntry { key, game: g as u32, ply: ply as u8, transform: t.code(), next };
+                let game = u32::try_from(g).expect("fewer than 2^32 games fit in memory");
+                let at = u8::try_from(ply).expect("60 moves and at most as many passes");
+                slots[ply] = IndexEntry { key, game, ply: at, transform: t.code(), next };
                 ply += 1;
             });
         });
@@ -442,7 +445,7 @@ impl ThorDatabase {
                 header.depth = depth;
                 header.n2 = 0;
                 let games: Vec<_> = members.iter().map(|&i| self.games[i].raw).collect();
-                header.n1 = games.len() as u32;
+                header.n1 = u32::try_from(games.len()).expect("fewer than 2^32 games fit in memory");
                 ThorFile { name: format!("{year}"), kind: FileKind::Games, header, records: Records::Games(games) }
             })
             .collect()

@@ -34,6 +34,8 @@ pub const HEADER_LEN: usize = 16;
 pub const GAME_RECORD_LEN: usize = 68;
 /// Bytes per 10×10 game record.
 pub const GAME10_RECORD_LEN: usize = 104;
+/// Why writing a file cannot run out of header counts.
+const MORE_RECORDS: &str = "more records than a WTHOR header counts";
 /// Bytes per player name record (`WTHOR.JOU`).
 pub const PLAYER_RECORD_LEN: usize = 20;
 /// Bytes per tournament name record (`WTHOR.TRN`).
@@ -314,11 +316,15 @@ impl ThorFile {
 
     /// The file's bytes: the header with N1/N2 set to the record count, then the
     /// records. For a file read without anomalies, these are the bytes it was read from.
+    ///
+    /// # Panics
+    /// With more records than the header can count (2^32 − 1 games, 65,535 names);
+    /// no file read has more.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut header = self.header;
         match self.kind {
-            FileKind::Games | FileKind::Games10 => header.n1 = self.len() as u32,
-            FileKind::Players | FileKind::Tournaments => header.n2 = self.len() as u16,
+            FileKind::Games | FileKind::Games10 => header.n1 = u32::try_from(self.len()).expect(MORE_RECORDS),
+            FileKind::Players | FileKind::Tournaments => header.n2 = u16::try_from(self.len()).expect(MORE_RECORDS),
         }
         let mut out = Vec::with_capacity(HEADER_LEN + self.len() * self.kind.record_len());
         out.extend_from_slice(&header.encode());

@@ -4,6 +4,9 @@
 //! Every problem found in a file is an [`Anomaly`] that names the file, the record, the
 //! byte offset and the ply, so a damaged archive is reported precisely and the rest of
 //! the data still loads.
+// Input handling: every narrowing or sign-changing conversion is checked (`try_from`,
+// `from_le_bytes`), never a silent `as`.
+#![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
 pub mod database;
 pub mod format;

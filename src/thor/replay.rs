@@ -48,7 +48,7 @@ impl Replay {
         let b = &self.last.board;
         let discs = b.final_discs();
         let mover_is_black = self.last.side == crate::board::Color::Black;
-        (if mover_is_black { discs } else { 64 - discs }) as u8
+        u8::try_from(if mover_is_black { discs } else { 64 - discs }).expect("at most 64 discs")
     }
 }
 
@@ -131,7 +131,7 @@ pub fn replay_with(raw: &RawGame, mut visit: impl FnMut(&Position, Option<Move>)
         Outcome::FinishedEarly
     };
     visit(&pos, None);
-    Ok(Replay { move_count: len as u8, passes, outcome, last: pos })
+    Ok(Replay { move_count: u8::try_from(len).expect("at most 60 moves"), passes, outcome, last: pos })
 }
 
 /// Replays a game without visiting positions.
