@@ -171,6 +171,11 @@ fn deviate_through_the_binary() {
     let err =
         thorbook(&["book", "deviate", "--error", "2", "--budget", "4", "--from", "a1", "-o", o]).fails().to_string();
     assert!(err.contains("--from"), "{err}");
+    // Beyond 10 σ used to be accepted and searched full width without a word.
+    let err = thorbook(&["book", "deviate", "--error", "2", "--budget", "4", "--selectivity", "15", "-o", o])
+        .fails()
+        .to_string();
+    assert!(err.contains("--selectivity must be 0 (full width) or 0.1..=10, got 15"), "{err}");
     let run = thorbook(&[
         "book",
         "deviate",

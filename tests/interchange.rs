@@ -411,3 +411,27 @@ fn version_1_books_are_read_and_upgraded() {
     assert_eq!(up.version(), 2);
     assert_eq!(up.records().collect::<Vec<_>>(), old.records().collect::<Vec<_>>());
 }
+
+/// Found by fuzzing: counts that a thorbook record cannot hold are refused, located,
+/// instead of importing as a book that fails its own verification.
+#[test]
+fn game_counts_beyond_a_record_are_located_errors() {
+    let bytes = mixed_book();
+    let book = Book::open_verified(&bytes[..]).unwrap();
+    let mut edax = interchange::export(&book, ExportFormat::Edax(Default::default())).unwrap().bytes;
+    // The first position starts after the 42-byte header: wins at +16, losses at +24.
+    edax[58..62].copy_from_slice(&u32::MAX.to_le_bytes());
+    edax[66..70].copy_from_slice(&7u32.to_le_bytes());
+    let err = interchange::import(&edax).unwrap_err().to_string();
+    assert!(err.contains("position 0") && err.contains("byte 58") && err.contains("more than 2^32 - 1 games"), "{err}");
+
+    let text = String::from_utf8(interchange::export(&book, ExportFormat::Text).unwrap().bytes).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut fields: Vec<String> = lines[2].split_whitespace().map(str::to_string).collect();
+    fields[6] = "10".into(); // games
+    fields[7] = "8".into(); // wins
+    fields[8] = "3".into(); // draws
+    lines[2] = fields.join(" ");
+    let err = interchange::import(lines.join("\n").as_bytes()).unwrap_err().to_string();
+    assert!(err.contains("line 3") && err.contains("8 wins and 3 draws exceed 10 games"), "{err}");
+}
