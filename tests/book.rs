@@ -246,6 +246,12 @@ fn damaged_books_are_refused_with_a_clear_error() {
     let mut magic = good.clone();
     magic[0] = b'X';
     assert!(Book::open(&magic[..]).err().unwrap().to_string().contains("not a thorbook book"));
+    // A record field out of range, under valid checksums: named by record and byte.
+    let mut out_of_range = recs.clone();
+    out_of_range[2].leaf_move = 70;
+    let bytes = encode_book(&out_of_range, config(6, 2, 0).params());
+    let err = Book::open_verified(&bytes[..]).err().unwrap().to_string();
+    assert!(err.contains("record 2 (byte 112,") && err.contains("leaf move code 70"), "{err}");
     let mut version = good.clone();
     version[8] = 9;
     assert!(Book::open(&version[..]).err().unwrap().to_string().contains("version 9"));

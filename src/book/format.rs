@@ -29,6 +29,11 @@ pub const MOVE_PASS: u8 = 64;
 /// Leaf move code for "no move leaves the book" (every move is in the book, or the game is over).
 pub const MOVE_NONE: u8 = 255;
 
+/// Where record `index` starts in a book file.
+pub fn record_offset(index: u64) -> u64 {
+    (HEADER_LEN as u64).saturating_add(index.saturating_mul(RECORD_LEN as u64))
+}
+
 /// A disc score as a record stores it. Scores come from searches and final disc counts,
 /// which stay within −64..=64; the clamp keeps a record valid whatever it is given.
 pub fn stored_score(score: i32) -> i8 {
@@ -228,7 +233,7 @@ pub enum BookError {
         computed: u32,
     },
     /// Keys out of order or repeated.
-    #[error("record {index}: key {key:#018x} is not above the previous key: the records are damaged")]
+    #[error("record {index} (byte {}): key {key:#018x} is not above the previous key: the records are damaged", record_offset(*index))]
     Order {
         /// Record index.
         index: u64,
@@ -236,7 +241,7 @@ pub enum BookError {
         key: u64,
     },
     /// A field out of range.
-    #[error("record {index} (key {key:#018x}): {what}")]
+    #[error("record {index} (byte {}, key {key:#018x}): {what}", record_offset(*index))]
     Field {
         /// Record index.
         index: u64,
