@@ -317,6 +317,20 @@ fn the_library_builder_reports_progress_and_resumes_from_its_checkpoint() {
     std::fs::remove_dir(&target).unwrap();
     let other = Builder::new(config(10, 3, 0), &target).resume(true).run(&bundled_games(61), &|_| {});
     assert!(other.unwrap_err().to_string().contains("other games"));
+    // A damaged entry (a move code that is no square) is refused, not carried into the book.
+    let checkpoint = Builder::new(config(10, 3, 0), &target).checkpoint_path();
+    let intact = std::fs::read(&checkpoint).unwrap();
+    let mut damaged = intact.clone();
+    // Entries of 16 bytes follow a 48-byte header; damage the last one.
+    let entry = (damaged.len() - 48) / 16 - 1;
+    damaged[48 + 16 * entry + 8] = 99;
+    std::fs::write(&checkpoint, &damaged).unwrap();
+    let err = Builder::new(config(10, 3, 0), &target).resume(true).run(&games, &|_| {}).unwrap_err().to_string();
+    assert!(
+        err.contains(&format!("entry {entry} (byte {})", 48 + 16 * entry)) && err.contains("move code 99"),
+        "{err}"
+    );
+    std::fs::write(&checkpoint, &intact).unwrap();
     let events = Mutex::new(Vec::new());
     let resumed =
         Builder::new(config(10, 3, 0), &target).resume(true).run(&games, &|e| events.lock().unwrap().push(e)).unwrap();

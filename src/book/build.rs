@@ -532,7 +532,15 @@ impl Checkpoint {
         // Every leaf of the checkpoint was searched with this build's selectivity (it is
         // part of the header checked above), so entries need not repeat it.
         let selectivity = config.params().selectivity_tenths;
-        for e in bytes[CHECKPOINT_HEADER..].chunks_exact(16) {
+        for (i, e) in bytes[CHECKPOINT_HEADER..].chunks_exact(16).enumerate() {
+            let (mv, score) = (e[8], i8::from_le_bytes([e[9]]));
+            if (mv > MOVE_PASS && mv != MOVE_NONE) || !(-64..=64).contains(&score) {
+                let byte = CHECKPOINT_HEADER + 16 * i;
+                return Err(err(format!(
+                    "entry {i} (byte {byte}) holds move code {mv} and score {score}: the checkpoint is damaged, \
+                     rebuild without --resume"
+                )));
+            }
             let exact = e[11] & 1 != 0;
             let searched = e[8] != MOVE_NONE && !exact;
             let leaf = Leaf {

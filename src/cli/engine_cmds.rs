@@ -343,7 +343,8 @@ pub(super) fn run_match(args: MatchArgs) -> anyhow::Result<ExitCode> {
                     "side": if f.side == Side::A { "A" } else { "B" }, "reason": f.reason })),
                 "a_points": points,
             });
-            if let Err(e) = writeln!(w, "{line}") {
+            // Flushed game by game: an interrupted match keeps every game it finished.
+            if let Err(e) = writeln!(w, "{line}").and_then(|()| w.flush()) {
                 write_error.get_or_insert(e);
             }
         }
@@ -354,6 +355,7 @@ pub(super) fn run_match(args: MatchArgs) -> anyhow::Result<ExitCode> {
             return Err(e).context("writing --games-out");
         }
         w.flush().context("writing --games-out")?;
+        w.get_ref().sync_all().context("writing --games-out")?;
     }
     let s = summary;
     println!(
