@@ -116,6 +116,15 @@ fn bad_requests_get_an_error_never_a_panic() {
         let r = ex.respond("GET", &url);
         assert!(r.status == 200 || r.status == 400 || r.status == 414, "{url}: {}", r.status);
     }
+    // `explore --max-level N` lowers the ceiling; 0 turns engine scores off.
+    let capped = ex.with_max_engine_level(2);
+    assert_eq!(capped.respond("GET", "/api/position?moves=f5&level=2").status, 200);
+    let r = capped.respond("GET", "/api/position?moves=f5&level=3");
+    assert!(r.status == 400 && json(&r.body)["error"] == "level must be 1..=2", "{:?}", json(&r.body));
+    let off = capped.with_max_engine_level(0);
+    let r = off.respond("GET", "/api/position?moves=f5&level=1");
+    assert!(r.status == 400 && json(&r.body)["error"].as_str().unwrap().contains("turned off"));
+    assert_eq!(off.respond("GET", "/api/position?moves=f5").status, 200);
 }
 
 fn get(addr: SocketAddr, target: &str) -> (u16, String) {
