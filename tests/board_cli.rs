@@ -52,3 +52,22 @@ fn bad_input_names_what_and_where() {
     let err = thorbook(&["perft", "notanumber"]).fails().to_string();
     assert!(err.contains("invalid value"), "{err}");
 }
+
+/// Absurd arguments found by hand after the fuzzing: each is a clear error and a
+/// non-zero exit, never a run that cannot end or a silent success.
+#[test]
+fn absurd_arguments_are_refused_up_front() {
+    let err = thorbook(&["perft", "99"]).fails().to_string();
+    assert!(err.contains("depth must be 1..=20, got 99"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.obf");
+    std::fs::write(&empty, "% only a comment\n").unwrap();
+    let err = thorbook(&["solve", empty.to_str().unwrap()]).fails().to_string();
+    assert!(err.contains("empty.obf holds no positions"), "{err}");
+    // A `self` engine whose options it would refuse: refused before any game (it used
+    // to forfeit every game with "the engine exited" and exit 0).
+    let err = thorbook(&["match", "--games", "2", "--a", "self --time 0", "--b", "self"]).fails().to_string();
+    assert!(err.contains("engine `self --time 0`: --time must be a positive number"), "{err}");
+    let err = thorbook(&["match", "--games", "2", "--a", "self", "--b", "self --levl 3"]).fails().to_string();
+    assert!(err.contains("engine `self --levl 3`") && err.contains("--levl"), "{err}");
+}

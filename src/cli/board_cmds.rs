@@ -11,6 +11,9 @@ use super::PositionArgs;
 use crate::board::Squares;
 use crate::perft;
 
+/// The deepest perft asked for: beyond it a count takes years.
+const MAX_PERFT_DEPTH: u32 = 20;
+
 /// Arguments of `thorbook perft`.
 #[derive(Args, Debug)]
 pub struct PerftArgs {
@@ -50,6 +53,12 @@ pub(super) fn perft(args: PerftArgs) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(args.threads >= 1, "--threads must be at least 1");
     let pos = args.position.position()?;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build()?;
+    // Leaves grow about tenfold a ply: depth 14 already counts 10^11 of them.
+    anyhow::ensure!(
+        (1..=MAX_PERFT_DEPTH).contains(&args.depth),
+        "depth must be 1..={MAX_PERFT_DEPTH}, got {}",
+        args.depth
+    );
     let first = if args.divide_depths { 1 } else { args.depth };
     for depth in first..=args.depth {
         let start = Instant::now();

@@ -250,6 +250,17 @@ fn player(command: &str, protocol: ProtocolArg) -> anyhow::Result<PlayerSpec> {
     let (command, name) = if words[0] == "self" {
         let exe = std::env::current_exe().context("cannot find the thorbook executable")?;
         let mode = if protocol == Protocol::Gtp { "gtp" } else { "nboard" };
+        // Options the engine would refuse are refused here, before any game is played
+        // (otherwise every game is a forfeit by an engine that exited at once).
+        let cli = <super::Cli as clap::Parser>::try_parse_from(
+            ["thorbook", mode].into_iter().chain(words[1..].iter().map(String::as_str)),
+        )
+        .map_err(|e| anyhow::anyhow!("engine `{command}`: {}", e.to_string().trim_end()))?;
+        if let super::Command::Gtp(args) | super::Command::Nboard(args) = &cli.command {
+            EngineConfig::try_from(&args.engine)
+                .and_then(|config| config.validate().map_err(anyhow::Error::from))
+                .with_context(|| format!("engine `{command}`"))?;
+        }
         let mut cmd = vec![exe.to_string_lossy().into_owned(), mode.to_string()];
         cmd.extend(words[1..].iter().cloned());
         let name = if words.len() > 1 { format!("thorbook {}", words[1..].join(" ")) } else { "thorbook".into() };

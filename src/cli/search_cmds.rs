@@ -59,6 +59,7 @@ pub(super) fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
     let eval = args.eval.source().load()?;
     let text = std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
     let problems = parse_obf(&text).with_context(|| format!("{}", args.file.display()))?;
+    anyhow::ensure!(!problems.is_empty(), "{} holds no positions", args.file.display());
     let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build()?;
     let stop = AtomicBool::new(false);
     let (mut total_nodes, mut total_secs, mut wrong_scores, mut wrong_moves) = (0u64, 0f64, 0, 0);
