@@ -38,6 +38,10 @@ pub const PATTERN_SET: u32 = 1;
 pub const PHASES: usize = 30;
 /// Weight units per disc.
 pub const SCALE: i32 = 64;
+/// Longest note a weight file may carry (a line or a paragraph on how it was made).
+pub const MAX_NOTE: usize = 1 << 16;
+/// Most ProbCut depths a weight file may carry.
+pub const MAX_PROBCUT_DEPTHS: usize = 64;
 
 /// The phase of a position with `empties` empty squares (0..PHASES).
 #[inline]
@@ -121,7 +125,10 @@ impl Weights {
             u32::try_from(pattern_set().slot_count).expect("the pattern set has fewer than 2^32 slots"),
             SCALE.unsigned_abs(),
             u32::try_from(self.probcut_depths).expect("at most 64 ProbCut depths"),
-            u32::try_from(self.note.len()).expect("a note shorter than 4 GiB"),
+            u32::try_from(self.note.len())
+                .ok()
+                .filter(|&n| n as usize <= MAX_NOTE)
+                .expect("a note of at most MAX_NOTE bytes"),
         ] {
             out.extend_from_slice(&v.to_le_bytes());
         }
@@ -144,17 +151,31 @@ impl Weights {
         enc.finish().expect("writing to memory")
     }
 
+    /// The size of the largest valid file: the longest note and the most ProbCut depths.
+    fn largest_file_len() -> usize {
+        36 + MAX_NOTE + 4 * PHASES * MAX_PROBCUT_DEPTHS + 2 * PHASES * (1 + pattern_set().slot_count) + 4
+    }
+
     /// Parses a weight file (plain or gzip-compressed); `file` names it in errors.
     pub fn from_bytes(file: &str, bytes: &[u8]) -> Result<Weights, WeightsError> {
         let invalid =
             |offset: usize, message: String| WeightsError::Invalid { file: file.to_string(), offset, message };
         let plain;
         let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
+            // Decompress no further than the largest valid file: a small gzip bomb must
+            // not make thorbook allocate gigabytes before the sizes are checked.
+            let largest = Weights::largest_file_len();
             let mut out = Vec::new();
             flate2::read::GzDecoder::new(bytes)
-                .take(1 << 30)
+                .take(u64::try_from(largest).unwrap_or(u64::MAX).saturating_add(1))
                 .read_to_end(&mut out)
                 .map_err(|e| invalid(0, format!("damaged gzip data: {e}")))?;
+            if out.len() > largest {
+                return Err(invalid(
+                    0,
+                    format!("decompresses to more than {largest} bytes, the most a weight file holds"),
+                ));
+            }
             plain = out;
             &plain[..]
         } else {
@@ -182,10 +203,13 @@ impl Weights {
             return Err(invalid(24, format!("scale {}, expected {SCALE}", field(4))));
         }
         let depths = field(5) as usize;
-        if depths > 64 {
-            return Err(invalid(28, format!("{depths} ProbCut depths (at most 64)")));
+        if depths > MAX_PROBCUT_DEPTHS {
+            return Err(invalid(28, format!("{depths} ProbCut depths (at most {MAX_PROBCUT_DEPTHS})")));
         }
         let note_len = field(6) as usize;
+        if note_len > MAX_NOTE {
+            return Err(invalid(32, format!("note of {note_len} bytes (at most {MAX_NOTE})")));
+        }
         let values_len = PHASES * (1 + slots);
         let expected = 36usize
             .checked_add(note_len)
@@ -256,6 +280,22 @@ mod tests {
         let gz = w.to_gzip_bytes();
         assert!(gz.len() < w.to_bytes().len());
         assert_eq!(Weights::from_bytes("w.gz", &gz).unwrap(), w);
+    }
+
+    #[test]
+    fn a_gzip_bomb_and_an_overlong_note_are_refused() {
+        let mut bomb = MAGIC.to_vec();
+        bomb.resize(Weights::largest_file_len() + 4096, 0);
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        std::io::Write::write_all(&mut enc, &bomb).unwrap();
+        let gz = enc.finish().unwrap();
+        assert!(gz.len() < 64 * 1024, "a small file");
+        let err = Weights::from_bytes("bomb.tbe.gz", &gz).unwrap_err().to_string();
+        assert!(err.contains("byte 0: decompresses to more than"), "{err}");
+        let mut long_note = sample().to_bytes();
+        long_note[32..36].copy_from_slice(&u32::try_from(MAX_NOTE + 1).unwrap().to_le_bytes());
+        let err = Weights::from_bytes("note.tbe", &long_note).unwrap_err().to_string();
+        assert!(err.contains("byte 32: note of 65537 bytes (at most 65536)"), "{err}");
     }
 
     #[test]
