@@ -435,3 +435,13 @@ fn game_counts_beyond_a_record_are_located_errors() {
     let err = interchange::import(lines.join("\n").as_bytes()).unwrap_err().to_string();
     assert!(err.contains("line 3") && err.contains("8 wins and 3 draws exceed 10 games"), "{err}");
 }
+
+/// Found by fuzzing: an Edax text line whose 64th byte falls inside a multi-byte
+/// character panicked while splitting the board from the side to move.
+#[test]
+fn edax_text_boards_are_split_by_character() {
+    let start = "---------------------------OX------XO--------------------------- X,18,F5,0\n";
+    let line = format!("{}ڧ O,18,D6,-1\n", "-".repeat(63));
+    let err = interchange::import(format!("{start}{line}").as_bytes()).unwrap_err().to_string();
+    assert!(err.contains("line 2") && err.contains("`ڧ` is not X, O or -"), "{err}");
+}

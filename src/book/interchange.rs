@@ -897,17 +897,19 @@ fn parse_edax_text(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
         if fields.len() != 4 {
             return Err(bad(format!("expected `board,level,move,score`, found {} fields", fields.len())));
         }
-        let (squares, side) = fields[0].split_at(fields[0].len().min(64));
-        if squares.len() != 64 {
+        // Split after 64 characters, not bytes: the text may hold any UTF-8.
+        let split = fields[0].char_indices().nth(64).map_or(fields[0].len(), |(at, _)| at);
+        let (squares, side) = fields[0].split_at(split);
+        if squares.chars().count() != 64 {
             return Err(bad("the board needs 64 squares".into()));
         }
         let (mut black, mut white) = (0u64, 0u64);
-        for (sq, c) in squares.bytes().enumerate() {
+        for (sq, c) in Square::ALL.into_iter().zip(squares.chars()) {
             match c {
-                b'X' | b'x' | b'*' => black |= 1 << sq,
-                b'O' | b'o' => white |= 1 << sq,
-                b'-' | b'.' => {}
-                c => return Err(bad(format!("square {sq}: `{}` is not X, O or -", c as char))),
+                'X' | 'x' | '*' => black |= sq.bit(),
+                'O' | 'o' => white |= sq.bit(),
+                '-' | '.' => {}
+                c => return Err(bad(format!("square {sq}: `{c}` is not X, O or -"))),
             }
         }
         let board = match side.trim() {
