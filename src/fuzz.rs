@@ -22,37 +22,32 @@ use crate::thor::format::{HEADER_LEN as THOR_HEADER_LEN, PLAYER_RECORD_LEN, TOUR
 use crate::thor::{bundled_sources, GameFilter, LoadOptions, Source, ThorDatabase, ThorFile};
 use crate::{Color, Position};
 
-/// Every target, as `cargo fuzz list` names them.
-pub const TARGETS: [&str; 10] = [
-    "thor_file",
-    "book_open",
-    "book_import",
-    "position_text",
-    "obf",
-    "ggf",
-    "gtp",
-    "nboard",
-    "explorer",
-    "eval_weights",
+/// A target's check: any bytes in, a panic only on a broken promise.
+pub type Check = fn(&[u8]);
+
+/// Every target, as `cargo fuzz list` names it, with its check.
+pub const TARGETS: [(&str, Check); 10] = [
+    ("thor_file", thor_file),
+    ("book_open", book_open),
+    ("book_import", book_import),
+    ("position_text", position_text),
+    ("obf", obf),
+    ("ggf", ggf),
+    ("gtp", gtp),
+    ("nboard", nboard),
+    ("explorer", explorer),
+    ("eval_weights", eval_weights),
 ];
 
 /// Runs target `name` on `data`; `false` for an unknown name.
 pub fn run(name: &str, data: &[u8]) -> bool {
-    let check: fn(&[u8]) = match name {
-        "thor_file" => thor_file,
-        "book_open" => book_open,
-        "book_import" => book_import,
-        "position_text" => position_text,
-        "obf" => obf,
-        "ggf" => ggf,
-        "gtp" => gtp,
-        "nboard" => nboard,
-        "explorer" => explorer,
-        "eval_weights" => eval_weights,
-        _ => return false,
-    };
-    check(data);
-    true
+    match TARGETS.iter().find(|(target, _)| *target == name) {
+        Some((_, check)) => {
+            check(data);
+            true
+        }
+        None => false,
+    }
 }
 
 /// The engine the protocol targets drive: bundled book and evaluation, a 1 MiB table,
