@@ -12,8 +12,8 @@ fn perft_matches_published_counts_through_depth_11() {
     }
 }
 
+/// About 4 s in release on 2 threads: cheap enough to run every time.
 #[test]
-#[ignore = "about 4 s in release; run with --ignored"]
 fn perft_12() {
     assert_eq!(perft_parallel(&Board::START, 12), 1_939_886_636);
 }
