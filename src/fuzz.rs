@@ -136,22 +136,7 @@ pub fn thor_file(data: &[u8]) {
     }
 
     // Every valid game survives an export and a reload, with its year and P3.
-    let ids: Vec<usize> = (0..db.games.len()).collect();
-    let files = db.to_wtb_files(&ids);
-    let exported: Vec<Source> =
-        files.iter().map(|f| Source::from_vec(&format!("{}.wtb", f.name), f.to_bytes())).collect();
-    let again = ThorDatabase::load(&exported, LoadOptions { strict: true, index: false })
-        .expect("exported games load strictly");
-    assert_eq!(again.games.len(), db.games.len());
-    let key = |g: &crate::thor::ThorGame| {
-        let r = g.raw;
-        (g.year, g.depth, r.moves, r.tournament, r.black, r.white, r.black_score, r.theoretical_score)
-    };
-    let mut before: Vec<_> = db.games.iter().map(key).collect();
-    let mut after: Vec<_> = again.games.iter().map(key).collect();
-    before.sort_unstable();
-    after.sort_unstable();
-    assert_eq!(before, after);
+    crate::testutil::assert_export_reloads(&db);
 }
 
 /// A book file as the engine and `book` commands meet it: opened in constant time

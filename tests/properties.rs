@@ -215,18 +215,7 @@ proptest! {
         groups.sort_unstable();
         groups.dedup();
         prop_assert_eq!(exported.iter().map(|f| (f.header.game_year, f.header.depth)).collect::<Vec<_>>(), groups);
-        let reloaded: Vec<Source> =
-            exported.iter().map(|f| Source::from_vec(&format!("{}.wtb", f.name), f.to_bytes())).collect();
-        let again = ThorDatabase::load(&reloaded, LoadOptions { strict: true, index: false }).unwrap();
-        let key = |g: &thorbook::thor::ThorGame| {
-            let r = g.raw;
-            (g.year, g.depth, r.moves, r.tournament, r.black, r.white, r.black_score, r.theoretical_score)
-        };
-        let mut before: Vec<_> = db.games.iter().map(key).collect();
-        let mut after: Vec<_> = again.games.iter().map(key).collect();
-        before.sort_unstable();
-        after.sort_unstable();
-        prop_assert_eq!(before, after);
+        thorbook::testutil::assert_export_reloads(&db);
     }
 }
 
