@@ -11,43 +11,62 @@ fn train_on_the_bundled_archives_then_use_the_weights() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("w.tbe");
     let report = dir.path().join("report.json");
+    let labels = dir.path().join("labels.bin");
     let out_s = out.to_str().unwrap();
-    let run = thorbook(&[
-        "train",
-        "-o",
-        out_s,
-        "--solve-at",
-        "10",
-        "--iterations",
-        "20",
-        "--probcut-positions",
-        "4",
-        "--probcut-depth",
-        "4",
-        "--threads",
-        "2",
-        "--report",
-        report.to_str().unwrap(),
-    ]);
+    let train = |extra: &[&str]| {
+        let mut args = vec![
+            "train",
+            "-o",
+            out_s,
+            "--solve-at",
+            "10",
+            "--iterations",
+            "10",
+            "--probcut-positions",
+            "3",
+            "--probcut-depth",
+            "4",
+            "--threads",
+            "2",
+            "--labels",
+            labels.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        thorbook(&args)
+    };
+    let run = train(&[]);
     let table = run.ok();
     assert!(table.contains("validation"), "{table}");
-    // The report: every phase trained, and the trained weights beat "always 0" on the
-    // held-out games at the end of the game, where the targets are exact.
+    assert!(run.stderr.contains("round 0:"), "{}", run.stderr);
+    // The report: every number of empties, one phase each, and the trained weights beat
+    // "always 0" on the held-out games where the targets are exact.
     let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    let phases = json["phases"].as_array().unwrap();
-    assert_eq!(phases.len(), 30);
-    let last = &phases[27];
-    assert!(last["validation_positions"].as_u64().unwrap() > 50);
-    assert!(last["validation_mae"].as_f64().unwrap() < 8.0, "{last}");
+    let rows = json["report"]["empties"].as_array().unwrap();
+    assert_eq!(rows.len(), 60);
+    assert_eq!(json["report"]["phases"], 60);
+    let at8 = rows.iter().find(|r| r["empties"] == 8).unwrap();
+    assert_eq!(at8["phase"], 52);
+    let exact = &at8["validation_exact"];
+    assert!(exact["positions"].as_u64().unwrap() > 50, "{at8}");
+    assert!(exact["mae"].as_f64().unwrap() < 8.0, "{at8}");
+    assert!(exact["signed"].as_f64().is_some());
 
     let weights = Weights::load(&out).unwrap();
-    assert_eq!(weights.probcut_depths, 32);
+    assert_eq!((weights.phases, weights.probcut_depths), (60, 32));
     assert!(weights.note.starts_with("thorbook"), "{}", weights.note);
     let eval = PatternEval::new(&weights);
     let pos = Position::from_moves("f5d6c3d3c4f4f6").unwrap();
     for t in Transform::ALL {
         assert_eq!(eval.evaluate(&t.board(&pos.board)), eval.evaluate(&pos.board));
     }
+
+    // The solves were kept: a second run labels nothing new and gives the same weights.
+    let again = train(&[]);
+    again.ok();
+    assert!(again.stderr.contains("exact and 0 search labels kept"), "{}", again.stderr);
+    assert_eq!(Weights::load(&out).unwrap(), weights);
 
     // The command line evaluates with it, and so does the engine.
     let v: serde_json::Value =
@@ -56,6 +75,41 @@ fn train_on_the_bundled_archives_then_use_the_weights() {
     assert_eq!(v["digest"].as_str().unwrap(), format!("{:08x}", weights.digest()));
     let best = thorbook(&["bestmove", "--moves", "f5d6c3d3c4f4f6", "--no-book", "--level", "5", "--eval", out_s]);
     assert!(best.ok().trim().len() >= 2);
+
+    // Bad settings are refused before any work.
+    for (args, message) in [
+        (vec!["--phases", "7"], "phases must divide 60"),
+        (vec!["--without", "nonsense"], "no feature named `nonsense`"),
+        (vec!["--bootstrap-rounds", "1", "--bootstrap-selectivity", "40"], "--bootstrap-selectivity"),
+        (vec!["--solve-at", "30"], "solve-at must be at most 24"),
+    ] {
+        let err = train(&args).fails().to_string();
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+}
+
+/// Scores for the side to move along the main line f5 d6 c3 d3 c4 f4 f6 f3 (a draw
+/// under perfect play), turned to black's view: a parity bias shows as a swing
+/// between consecutive positions (the weights before one phase per ply swung by 3.1
+/// discs on average at level 6: +3, 0, +4, +1, +3, 0, +3, −1).
+#[test]
+fn the_main_line_scores_do_not_swing_with_the_side_to_move() {
+    let line = ["f5", "d6", "c3", "d3", "c4", "f4", "f6", "f3"];
+    let mut black_view = Vec::new();
+    for n in 1..=line.len() {
+        let moves = line[..n].concat();
+        let v: serde_json::Value = serde_json::from_str(
+            thorbook(&["bestmove", "--moves", &moves, "--no-book", "--level", "6", "--json"]).ok(),
+        )
+        .unwrap();
+        let score = v["score"].as_i64().unwrap();
+        // After an odd number of moves white is to move.
+        black_view.push(if n % 2 == 1 { -score } else { score });
+    }
+    let swing: f64 =
+        black_view.windows(2).map(|w| (w[1] - w[0]).abs() as f64).sum::<f64>() / (black_view.len() - 1) as f64;
+    assert!(swing < 2.0, "scores for black {black_view:?} swing by {swing:.2} discs on average");
+    assert!(black_view.iter().all(|v| v.abs() <= 4), "a drawn line scored {black_view:?}");
 }
 
 #[test]
@@ -66,7 +120,8 @@ fn eval_explains_and_agrees_with_the_library() {
         serde_json::from_str(thorbook(&["eval", "--moves", "f5f6e6f4e3", "--json", "--verbose"]).ok()).unwrap();
     assert_eq!(v["score"].as_i64().unwrap(), eval.evaluate(&pos.board) as i64);
     let parts = v["patterns"].as_array().unwrap();
-    assert_eq!(parts.len(), 46);
+    assert_eq!(parts.len(), thorbook::eval::features::FEATURES);
+    assert!(parts.iter().any(|p| p["pattern"] == "mobility" && p["squares"].as_array().unwrap().is_empty()));
     let sum: f64 = v["bias"].as_f64().unwrap() + parts.iter().map(|p| p["discs"].as_f64().unwrap()).sum::<f64>();
     assert!((sum - eval.discs(&pos.board)).abs() < 1e-6);
     let text = thorbook(&["eval", "--board", &pos.to_board_text(), "--verbose"]);
@@ -76,7 +131,7 @@ fn eval_explains_and_agrees_with_the_library() {
 #[test]
 fn damaged_or_foreign_weight_files_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let good = Weights::zero().to_bytes();
+    let good = Weights::zero(60).to_bytes();
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("empty.tbe", Vec::new(), "byte 0: not a thorbook weight file"),
         ("short.tbe", good[..good.len() / 2].to_vec(), "header describes"),
@@ -117,13 +172,17 @@ fn eval_error_measures_both_evaluations() {
     for extra in [vec![], vec!["--classic-eval"]] {
         let mut args = vec!["eval-error", "--every", "60", "--solve-at", "10", "--json"];
         args.extend(extra.iter());
-        let rows: serde_json::Value = serde_json::from_str(thorbook(&args).ok()).unwrap();
-        let rows = rows.as_array().unwrap();
-        assert_eq!(rows.len(), 30);
+        let v: serde_json::Value = serde_json::from_str(thorbook(&args).ok()).unwrap();
+        let rows = v["empties"].as_array().unwrap();
+        assert_eq!(rows.len(), 60);
         let measured: u64 = rows.iter().map(|r| r["positions"].as_u64().unwrap()).sum();
         assert!(measured > 1000, "{measured}");
         // Error at 24 empties, where the targets are exact.
-        errors.push(rows[18]["mae"].as_f64().unwrap());
+        let at24 = rows.iter().find(|r| r["empties"] == 24).unwrap();
+        assert!(at24["signed"].as_f64().is_some());
+        errors.push(at24["mae"].as_f64().unwrap());
+        let groups: Vec<&str> = v["summary"].as_array().unwrap().iter().map(|g| g["group"].as_str().unwrap()).collect();
+        assert!(groups.contains(&"<= 10 empties, odd") && groups.contains(&"24 empties"), "{groups:?}");
     }
     // The trained evaluation is the more accurate one (the flag is not ignored).
     assert!(errors[0] < errors[1] - 1.0, "{errors:?}");
@@ -131,4 +190,42 @@ fn eval_error_measures_both_evaluations() {
     assert!(classic.fails().contains("eval-error --classic-eval"));
     let bad = thorbook(&["eval-error", "--selectivity", "99"]);
     assert!(bad.fails().contains("--selectivity"));
+    let bad = thorbook(&["eval-error", "--solve-empties", "40"]);
+    assert!(bad.fails().contains("--solve-empties"));
+}
+
+/// Solving more empties on request (as `--solve-empties 23` does for the parity
+/// neighbour of the exact scores at 24): the positions at 20 empties get exact targets,
+/// each checked against the solver here, and a label store keeps them.
+#[test]
+fn eval_error_solves_extra_empties_and_keeps_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let labels = dir.path().join("labels.bin");
+    let args = ["eval-error", "--every", "400", "--solve-at", "4", "--solve-empties", "20", "--exact-only", "--json"];
+    let mut with_store = args.to_vec();
+    with_store.extend(["--labels", labels.to_str().unwrap()]);
+    let first = thorbook(&with_store);
+    let v: serde_json::Value = serde_json::from_str(first.ok()).unwrap();
+    let at20 = v["empties"].as_array().unwrap().iter().find(|r| r["empties"] == 20).unwrap().clone();
+    assert!(at20["positions"].as_u64().unwrap() >= 10, "{at20}");
+    assert!(v["summary"].as_array().unwrap().iter().any(|g| g["group"] == "20 empties"));
+    let store = thorbook::train::LabelStore::open(&labels).unwrap();
+    let games = thorbook::thor::ThorDatabase::load(
+        &thorbook::thor::bundled_sources(),
+        thorbook::thor::LoadOptions { strict: true, index: false },
+    )
+    .unwrap();
+    let games: Vec<_> = games.games.iter().map(thorbook::train::TrainGame::from_thor).step_by(400).collect();
+    let tt = thorbook::search::TranspositionTable::new(16);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let mut checked = 0;
+    for p in thorbook::train::game_positions(&games).iter().filter(|p| p.board.empty_count() == 20) {
+        let exact = thorbook::search::Solver::new(&tt, &stop, 1).solve(&p.board, -64, 64).score;
+        assert_eq!(store.exact(&p.board).map(i32::from), Some(exact), "{:?}", p.board);
+        checked += 1;
+    }
+    assert_eq!(checked as u64, at20["positions"].as_u64().unwrap());
+    let again = thorbook(&with_store);
+    assert_eq!(again.ok(), first.ok(), "the same figures from the kept solves");
+    assert!(again.stderr.contains("exact and 0 search labels kept"), "{}", again.stderr);
 }

@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
@@ -15,10 +17,14 @@ use super::PositionArgs;
 use crate::eval::{AnyEval, Evaluator, PatternEval};
 use crate::fileio::atomic_write;
 use crate::search::Selectivity;
-use crate::train::dataset::games_digest;
-use crate::train::measure::{error_by_phase, MeasureConfig, PhaseError};
-use crate::train::probcut::{fit_probcut, ProbCutConfig};
-use crate::train::{Dataset, Labeling, Progress, TrainConfig, TrainGame};
+use crate::train::fit::TrainReport;
+use crate::train::measure::{error_by_empties, pooled, EmptiesError, ErrorStats, MeasureConfig};
+use crate::train::probcut::ProbCutConfig;
+use crate::train::selfplay::SelfPlayConfig;
+use crate::train::trainer::{Bootstrap, TrainError};
+use crate::train::{
+    game_positions, LabelStore, Progress, TrainConfig, TrainGame, Trainer, TrainerConfig, TrainerEvent,
+};
 
 /// `thorbook train`.
 #[derive(Args, Debug)]
@@ -36,27 +42,66 @@ pub struct TrainArgs {
     /// Share of the training games held out for validation when `--validate` is not given.
     #[arg(long, default_value_t = 0.05)]
     validation_share: f64,
-    /// Solve positions with at most this many empties exactly (0: theoretical scores only).
-    #[arg(long, default_value_t = 20)]
+    /// Solve positions with at most this many empties exactly (0: no solves).
+    #[arg(long, default_value_t = TrainerConfig::default().solve_at)]
     solve_at: u32,
-    /// Also label every child of a solved position (all moves solved exactly).
-    #[arg(long)]
-    solve_children: bool,
-    /// Keep the labeled positions in this file; a later run with the same games and
-    /// labeling settings reuses them instead of solving again.
-    #[arg(long)]
-    cache: Option<PathBuf>,
-    /// Each phase also learns from this many neighbouring phases on each side.
+    /// The label store: every solve and label search is kept in this file, so a later
+    /// run (or one after an interruption) computes only what is missing.
+    #[arg(long, visible_alias = "cache")]
+    labels: Option<PathBuf>,
+    /// Phases of the weights (a divisor of 60): 60 is one per ply.
+    #[arg(long, default_value_t = TrainConfig::default().phases)]
+    phases: usize,
+    /// A phase also learns from positions with up to this many empties more or fewer.
     #[arg(long, default_value_t = TrainConfig::default().window)]
-    window: usize,
+    window: u32,
+    /// The weight of those neighbouring positions (a phase's own weigh 1).
+    #[arg(long, default_value_t = TrainConfig::default().neighbour_weight)]
+    neighbour_weight: f64,
     /// Ridge strength toward the neighbouring phase.
     #[arg(long, default_value_t = TrainConfig::default().lambda)]
     lambda: f64,
     /// Conjugate-gradient iterations per phase.
     #[arg(long, default_value_t = TrainConfig::default().iterations)]
     iterations: usize,
-    /// Positions per phase searched to fit Multi-ProbCut (0: no ProbCut table).
-    #[arg(long, default_value_t = ProbCutConfig::default().positions_per_phase)]
+    /// Leave these features out (their weights stay 0), to measure what they are worth:
+    /// pattern names (`thorbook eval --verbose` lists them) or counts (mobility,
+    /// potential, stable-edges, discs, parity).
+    #[arg(long, value_delimiter = ',')]
+    without: Vec<String>,
+    /// Bootstrapping rounds: relabel the midgame by searches with the last kept
+    /// evaluation and fit again, keeping a round only if the held-out error falls.
+    #[arg(long, default_value_t = 0)]
+    bootstrap_rounds: usize,
+    /// Depth of the bootstrapping searches.
+    #[arg(long, default_value_t = 10)]
+    bootstrap_depth: u8,
+    /// Multi-ProbCut selectivity of the bootstrapping searches (0: full width).
+    #[arg(long, default_value_t = 1.5)]
+    bootstrap_selectivity: f32,
+    /// Share of the midgame positions the bootstrapping searches label.
+    #[arg(long, default_value_t = 1.0)]
+    bootstrap_share: f64,
+    /// Self-play games from the training games' openings, adding their positions.
+    #[arg(long, default_value_t = 0)]
+    self_play_games: usize,
+    /// Search depth of the self-play moves.
+    #[arg(long, default_value_t = SelfPlayConfig::default().depth)]
+    self_play_depth: u32,
+    /// Share of self-play moves played at random.
+    #[arg(long, default_value_t = SelfPlayConfig::default().randomness)]
+    self_play_randomness: f64,
+    /// Seed of the self-play draws.
+    #[arg(long, default_value_t = SelfPlayConfig::default().seed)]
+    seed: u64,
+    /// Add the positions of this book (e.g. those its deviation reached).
+    #[arg(long)]
+    book_positions: Option<PathBuf>,
+    /// The evaluation that orders the solves and plays self-play (default: the bundled one).
+    #[arg(long)]
+    start_eval: Option<PathBuf>,
+    /// Positions per number of empties searched to fit Multi-ProbCut (0: no ProbCut table).
+    #[arg(long, default_value_t = ProbCutConfig::default().positions_per_empties)]
     probcut_positions: usize,
     /// Deepest search measured for ProbCut (deeper depths are extrapolated).
     #[arg(long, default_value_t = ProbCutConfig::default().max_measured_depth)]
@@ -64,9 +109,55 @@ pub struct TrainArgs {
     /// Threads.
     #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get()))]
     threads: usize,
-    /// Write the per-phase report as JSON to this file.
+    /// Write the report (per round, and per number of empties) as JSON to this file.
     #[arg(long)]
     report: Option<PathBuf>,
+}
+
+impl TryFrom<&TrainArgs> for TrainerConfig {
+    type Error = anyhow::Error;
+
+    fn try_from(args: &TrainArgs) -> anyhow::Result<TrainerConfig> {
+        let selectivity = selectivity_arg("--bootstrap-selectivity", args.bootstrap_selectivity)?;
+        let config = TrainerConfig {
+            fit: TrainConfig {
+                phases: args.phases,
+                lambda: args.lambda,
+                iterations: args.iterations,
+                window: args.window,
+                neighbour_weight: args.neighbour_weight,
+                without: args.without.clone(),
+            },
+            solve_at: args.solve_at,
+            bootstrap: (args.bootstrap_rounds > 0).then_some(Bootstrap {
+                rounds: args.bootstrap_rounds,
+                depth: args.bootstrap_depth,
+                selectivity,
+                share: args.bootstrap_share,
+            }),
+            self_play: SelfPlayConfig {
+                games: args.self_play_games,
+                depth: args.self_play_depth,
+                randomness: args.self_play_randomness,
+                seed: args.seed,
+                ..SelfPlayConfig::default()
+            },
+            probcut: (args.probcut_positions > 0).then_some(ProbCutConfig {
+                positions_per_empties: args.probcut_positions,
+                max_measured_depth: args.probcut_depth,
+            }),
+        };
+        config.validate().map_err(|e| anyhow::anyhow!("--{e}"))?;
+        Ok(config)
+    }
+}
+
+/// A selectivity argument: 0 is full width, else 0.1..=10 standard deviations.
+fn selectivity_arg(flag: &str, t: f32) -> anyhow::Result<Option<Selectivity>> {
+    if t == 0.0 {
+        return Ok(None);
+    }
+    Selectivity::from_sigmas(t).map(Some).with_context(|| format!("{flag} must be 0 or 0.1..=10, got {t}"))
 }
 
 /// A progress bar labelled by the library's stage names.
@@ -95,24 +186,49 @@ fn held_out(i: usize, share: f64) -> bool {
     ((h >> 11) as f64 / (1u64 << 53) as f64) < share
 }
 
+/// A stop flag that Ctrl-C sets: long labeling stops after the batches running, with
+/// every finished label kept in the store.
+fn stop_on_ctrl_c() -> anyhow::Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::Relaxed) {
+            std::process::exit(130);
+        }
+        eprintln!("\nstopping after the positions in hand (Ctrl-C again to quit at once)");
+    })?;
+    Ok(stop)
+}
+
+/// Opens the label store (in memory without a file), saying what it holds.
+fn open_labels(path: Option<&PathBuf>) -> anyhow::Result<LabelStore> {
+    let Some(path) = path else { return Ok(LabelStore::in_memory()) };
+    let store = LabelStore::open(path)?;
+    if store.dropped_bytes() > 0 {
+        eprintln!(
+            "{}: dropped {} bytes of a batch cut short (an interrupted run); they are labelled again",
+            path.display(),
+            store.dropped_bytes()
+        );
+    }
+    if store.exact_len() + store.search_len() > 0 {
+        eprintln!(
+            "{}: {} exact and {} search labels kept from earlier runs",
+            path.display(),
+            store.exact_len(),
+            store.search_len()
+        );
+    }
+    Ok(store)
+}
+
 /// Runs `thorbook train`.
 pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
     crate::search::check_threads(args.threads).map_err(|e| anyhow::anyhow!("--{e}"))?;
     if !(0.0..1.0).contains(&args.validation_share) {
         bail!("--validation-share must be in [0, 1), got {}", args.validation_share);
     }
-    if args.solve_at > 24 {
-        bail!("--solve-at must be at most 24 (the theoretical scores are exact there), got {}", args.solve_at);
-    }
-    if !(args.lambda.is_finite() && args.lambda > 0.0) {
-        bail!("--lambda must be a positive number, got {}", args.lambda);
-    }
-    if args.iterations == 0 || args.iterations > 10_000 {
-        bail!("--iterations must be 1..=10000, got {}", args.iterations);
-    }
-    if args.probcut_depth < 3 || args.probcut_depth > 14 {
-        bail!("--probcut-depth must be 3..=14, got {}", args.probcut_depth);
-    }
+    let config = TrainerConfig::try_from(&args)?;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build()?;
     let start = Instant::now();
     let all = load_games(&args.archives)?;
@@ -128,112 +244,66 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
         bail!("no training games");
     }
     eprintln!("{} training games, {} validation games", train_games.len(), validation_games.len());
-
-    let labeling = Labeling { solve_at: args.solve_at, children: args.solve_children };
-    let digest = games_digest(&train_games, &labeling) ^ games_digest(&validation_games, &labeling).rotate_left(17);
-    let cached = match &args.cache {
-        Some(path) if path.exists() => {
-            let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-            let sets =
-                Dataset::from_cache_bytes(&path.display().to_string(), &bytes, digest).map_err(anyhow::Error::msg)?;
-            match sets {
-                Some(mut sets) if sets.len() == 2 => {
-                    eprintln!("reusing the labeled positions in {}", path.display());
-                    let v = sets.pop().expect("two sets");
-                    Some((sets.pop().expect("two sets"), v))
-                }
-                _ => {
-                    eprintln!("{} was made from other games or settings: labeling again", path.display());
-                    None
-                }
-            }
+    let extra: Vec<crate::board::Board> = match &args.book_positions {
+        Some(path) => {
+            let book = super::book_cmds::open_book(Some(path))?;
+            crate::book::walk(&book).into_values().collect()
         }
-        _ => None,
+        None => Vec::new(),
     };
-    let (train_set, validation_set) = match cached {
-        Some(sets) => sets,
-        None => {
-            let b = bar();
-            let order = PatternEval::bundled();
-            let sets = pool.install(|| {
-                let t = Dataset::collect(&train_games, &labeling, Some(&order), &progress_to(&b));
-                let v = Dataset::collect(&validation_games, &labeling, Some(&order), &progress_to(&b));
-                (t, v)
-            });
-            b.finish_and_clear();
-            if let Some(path) = &args.cache {
-                atomic_write(path, &Dataset::cache_bytes(digest, &[&sets.0, &sets.1]))
-                    .with_context(|| format!("writing {}", path.display()))?;
-            }
-            sets
-        }
+    let start_eval = match &args.start_eval {
+        Some(path) => PatternEval::load(path)?,
+        None => PatternEval::bundled(),
     };
-    let collect_secs = start.elapsed().as_secs_f64();
-    eprintln!(
-        "labeled {} training and {} validation positions in {collect_secs:.0} s (exact solves at <= {} empties)",
-        train_set.len(),
-        validation_set.len(),
-        args.solve_at
-    );
-
-    let config = TrainConfig { lambda: args.lambda, iterations: args.iterations, window: args.window };
-    let fit_start = Instant::now();
+    let mut store = open_labels(args.labels.as_ref())?;
+    let stop = stop_on_ctrl_c()?;
     let b = bar();
-    let (mut weights, report) =
-        pool.install(|| crate::train::train(&train_set, &validation_set, &config, &progress_to(&b)));
+    let on_event = |e: TrainerEvent| match e {
+        TrainerEvent::Progress(p) => progress_to(&b)(p),
+        TrainerEvent::Positions { train, validation, extra } => b.suspend(|| {
+            eprintln!("{train} distinct training positions, {validation} validation positions, {extra} extra positions")
+        }),
+        TrainerEvent::Round(r) => b.suspend(|| {
+            eprintln!(
+                "round {}: {} exact, {} search, {} theoretical targets; {} new labels; held-out error {}; {} ({:.0} s)",
+                r.round,
+                r.exact_rows,
+                r.search_rows,
+                r.theoretical_rows,
+                r.new_labels,
+                r.validation_mae.map_or("n/a".into(), |m| format!("{m:.3}")),
+                if r.kept { "kept" } else { "not kept: the error did not fall" },
+                r.seconds
+            )
+        }),
+    };
+    let outcome = pool.install(|| {
+        Trainer::new(config, &start_eval, &mut store, &stop)?.run(&train_games, &validation_games, &extra, &on_event)
+    });
     b.finish_and_clear();
-    let fit_secs = fit_start.elapsed().as_secs_f64();
-
-    let mut probcut_secs = 0.0;
-    if args.probcut_positions > 0 {
-        let pc_start = Instant::now();
-        let pc_config =
-            ProbCutConfig { positions_per_phase: args.probcut_positions, max_measured_depth: args.probcut_depth };
-        let source = if validation_set.is_empty() { &train_set } else { &validation_set };
-        let b = bar();
-        let eval = PatternEval::new(&weights);
-        let table = pool.install(|| fit_probcut(&eval, source, &pc_config, &progress_to(&b)));
-        b.finish_and_clear();
-        eprintln!(
-            "probcut: sigma = {:.2} + {:.3} * depth + {:.3} * empties (fitted on {} positions per phase, depths 3..={})",
-            table.plane[0], table.plane[1], table.plane[2], args.probcut_positions, args.probcut_depth
-        );
-        weights.probcut = table.sigma;
-        weights.probcut_depths = table.depths;
-        probcut_secs = pc_start.elapsed().as_secs_f64();
-    }
-    weights.note = format!(
-        "thorbook {} train: {} games, {} positions, solve_at {}, lambda {}, {} iterations, probcut {}x{}",
-        env!("CARGO_PKG_VERSION"),
-        train_games.len(),
-        train_set.len(),
-        args.solve_at,
-        args.lambda,
-        args.iterations,
-        args.probcut_positions,
-        args.probcut_depth
-    );
+    let outcome = match outcome {
+        Err(TrainError::Stopped) => {
+            eprintln!(
+                "stopped: the labels computed so far are kept{}",
+                match &args.labels {
+                    Some(p) => format!(" in {}", p.display()),
+                    None => " nowhere (no --labels file)".into(),
+                }
+            );
+            return Ok(ExitCode::from(130));
+        }
+        other => other?,
+    };
+    let weights = &outcome.weights;
     let gz = args.output.extension().is_some_and(|e| e == "gz");
     let bytes = if gz { weights.to_gzip_bytes() } else { weights.to_bytes() };
     atomic_write(&args.output, &bytes).with_context(|| format!("writing {}", args.output.display()))?;
-
-    println!("phase  empties   train   MAE | validation   MAE | exact   MAE");
-    for p in &report.phases {
-        println!(
-            "{:>5}  {:>2}-{:<2}  {:>8} {:>5.2} | {:>8} {:>7.2} | {:>6} {:>5.2}",
-            p.phase,
-            p.empties.0,
-            p.empties.1,
-            p.train_positions,
-            p.train_mae,
-            p.validation_positions,
-            p.validation_mae,
-            p.validation_exact,
-            p.validation_exact_mae
-        );
+    if let Some(p) = outcome.probcut_plane {
+        eprintln!("probcut: sigma = {:.2} + {:.3} * depth + {:.3} * empties", p[0], p[1], p[2]);
     }
+    print_train_report(&outcome.report);
     eprintln!(
-        "wrote {} ({} bytes, digest {:08x}); collect {collect_secs:.0} s, fit {fit_secs:.0} s, probcut {probcut_secs:.0} s, total {:.0} s on {} threads",
+        "wrote {} ({} bytes, digest {:08x}); {:.0} s on {} threads",
         args.output.display(),
         bytes.len(),
         weights.digest(),
@@ -241,12 +311,34 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
         args.threads
     );
     if let Some(path) = &args.report {
-        atomic_write(path, serde_json::to_string_pretty(&report)?.as_bytes())
+        let json = serde_json::json!({ "rounds": outcome.rounds, "report": outcome.report });
+        atomic_write(path, serde_json::to_string_pretty(&json)?.as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
+fn cell(s: &ErrorStats) -> String {
+    if s.positions == 0 {
+        format!("{:>8} {:>6} {:>5}", 0, "", "")
+    } else {
+        format!("{:>8} {:>+6.2} {:>5.2}", s.positions, s.signed, s.mae)
+    }
+}
+
+fn print_train_report(report: &TrainReport) {
+    println!("empties phase |    train signed   MAE | validation signed MAE |    exact signed   MAE");
+    for r in &report.empties {
+        println!(
+            "{:>7} {:>5} | {} | {} | {}",
+            r.empties,
+            r.phase,
+            cell(&r.train),
+            cell(&r.validation),
+            cell(&r.validation_exact)
+        );
+    }
+}
 /// `thorbook eval`.
 #[derive(Args, Debug)]
 pub struct EvalCommandArgs {
@@ -302,7 +394,7 @@ pub fn eval(args: EvalCommandArgs) -> anyhow::Result<ExitCode> {
         println!("bias {bias:+.2}");
         for c in &parts {
             let squares: Vec<String> = c.squares.iter().map(|s| s.to_string()).collect();
-            println!("{:<10} {:+7.2}  {}", c.pattern, c.discs, squares.join(" "));
+            println!("{:<12} {:+7.2}  {}", c.feature, c.discs, squares.join(" "));
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -325,6 +417,13 @@ pub struct EvalErrorArgs {
     /// Solve positions with at most this many empties for their targets (as `train`).
     #[arg(long, default_value_t = 16)]
     solve_at: u32,
+    /// Also solve the positions with exactly these numbers of empties (e.g. `23`: the
+    /// parity neighbour of the exact theoretical scores at 24).
+    #[arg(long, value_delimiter = ',')]
+    solve_empties: Vec<u32>,
+    /// The label store: solves are kept in this file and reused by later runs.
+    #[arg(long, visible_alias = "cache")]
+    labels: Option<PathBuf>,
     /// Only positions with exact targets (24 empties and the solved ones).
     #[arg(long)]
     exact_only: bool,
@@ -345,49 +444,110 @@ pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
     if args.every == 0 || args.depth > 30 || args.solve_at > 24 {
         bail!("--every must be >= 1, --depth <= 30, --solve-at <= 24");
     }
+    if let Some(&e) = args.solve_empties.iter().find(|&&e| !(1..=30).contains(&e)) {
+        bail!("--solve-empties must list numbers 1..=30, got {e}");
+    }
     let selectivity = match args.selectivity {
         Some(t) => {
             Some(Selectivity::from_sigmas(t).with_context(|| format!("--selectivity must be 0.1..=10, got {t}"))?)
         }
         None => None,
     };
+    let eval = args.eval.source().load()?;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build()?;
     let games: Vec<TrainGame> = load_games(&args.archives)?.into_iter().step_by(args.every).collect();
     let config = MeasureConfig { depth: args.depth, selectivity, exact_only: args.exact_only };
     let start = Instant::now();
+    let mut store = open_labels(args.labels.as_ref())?;
+    let stop = stop_on_ctrl_c()?;
+    let positions = game_positions(&games);
+    let to_solve: Vec<crate::board::Board> = positions
+        .iter()
+        .map(|p| p.board)
+        .filter(|b| b.empty_count() <= args.solve_at || args.solve_empties.contains(&b.empty_count()))
+        .collect();
     let b = bar();
-    let labeling = Labeling { solve_at: args.solve_at, children: false };
     let order = PatternEval::bundled();
-    let data = pool.install(|| Dataset::collect(&games, &labeling, Some(&order), &progress_to(&b)));
+    pool.install(|| store.solve_missing(&to_solve, &order, &stop, &progress_to(&b)))?;
     b.finish_and_clear();
-    let b = bar();
-    let eval = args.eval.source().load()?;
-    let rows = pool.install(|| error_by_phase(&eval, &data, &config, &progress_to(&b)));
-    b.finish_and_clear();
-    if args.json {
-        println!("{}", serde_json::to_string(&rows)?);
-    } else {
-        print_errors(eval.name(), args.depth, &rows);
+    if stop.load(Ordering::Relaxed) {
+        eprintln!("stopped: the solves made so far are kept in the label store (if any)");
+        return Ok(ExitCode::from(130));
     }
-    eprintln!("{} games, {:.0} s", games.len(), start.elapsed().as_secs_f64());
+    let data = crate::train::dataset::label_positions(&positions, &[], &store, None);
+    let b = bar();
+    let rows = pool.install(|| error_by_empties(&eval, &data, &config, &progress_to(&b)));
+    b.finish_and_clear();
+    let summary = parity_summary(&rows, args.solve_at, &args.solve_empties, args.exact_only);
+    if args.json {
+        let json = serde_json::json!({
+            "evaluation": eval.name(),
+            "digest": format!("{:08x}", eval.digest()),
+            "depth": args.depth,
+            "empties": rows,
+            "summary": summary,
+        });
+        println!("{json}");
+    } else {
+        print_errors(&eval, args.depth, &rows, &summary);
+    }
+    eprintln!("{} games, {} distinct positions, {:.0} s", games.len(), positions.len(), start.elapsed().as_secs_f64());
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_errors(name: &str, depth: u32, rows: &[PhaseError]) {
-    println!("{name} evaluation, depth {depth}");
-    println!("phase  empties  positions    MAE  sign");
-    for r in rows.iter().filter(|r| r.positions > 0) {
+/// A group of rows: what they are, and their pooled error.
+#[derive(Clone, Debug, serde::Serialize)]
+struct Group {
+    group: String,
+    #[serde(flatten)]
+    stats: ErrorStats,
+}
+
+/// Pooled errors per parity of the empties: over the solved endgame, at each number
+/// of empties solved on request and at 24, and (without `exact_only`) over the
+/// midgame, where targets are the games' theoretical scores.
+fn parity_summary(rows: &[EmptiesError], solve_at: u32, extra: &[u32], exact_only: bool) -> Vec<Group> {
+    let mut out = Vec::new();
+    let mut push = |group: String, keep: &dyn Fn(u32) -> bool| {
+        let stats = pooled(rows, keep);
+        if stats.positions > 0 {
+            out.push(Group { group, stats });
+        }
+    };
+    for (name, parity) in [("odd", 1), ("even", 0)] {
+        push(format!("<= {solve_at} empties, {name}"), &|e| e <= solve_at && e % 2 == parity);
+    }
+    let mut singles: Vec<u32> = extra.iter().copied().chain([24]).filter(|&e| e > solve_at).collect();
+    singles.sort_unstable();
+    singles.dedup();
+    for e in singles {
+        push(format!("{e} empties"), &|x| x == e);
+    }
+    if !exact_only {
+        for (name, parity) in [("odd", 1), ("even", 0)] {
+            push(format!("25-60 empties, {name} (theoretical targets)"), &|e| e >= 25 && e % 2 == parity);
+        }
+    }
+    out
+}
+
+fn print_errors(eval: &AnyEval, depth: u32, rows: &[EmptiesError], summary: &[Group]) {
+    println!("{} evaluation {:08x}, depth {depth}", eval.name(), eval.digest());
+    println!("empties  positions  signed    MAE  sign");
+    for r in rows.iter().filter(|r| r.stats.positions > 0) {
+        let s = &r.stats;
         println!(
-            "{:>5}  {:>2}-{:<2}    {:>8}  {:>5.2}  {:>4.1}%",
-            r.phase,
-            r.empties.0,
-            r.empties.1,
-            r.positions,
-            r.mae,
-            100.0 * r.sign_agreement
+            "{:>7}  {:>9}  {:>+6.2}  {:>5.2}  {:>4.1}%",
+            r.empties,
+            s.positions,
+            s.signed,
+            s.mae,
+            100.0 * s.sign_agreement
         );
     }
-    let n: usize = rows.iter().map(|r| r.positions).sum();
-    let mae = rows.iter().map(|r| r.mae * r.positions as f64).sum::<f64>() / n.max(1) as f64;
-    println!("all          {n:>8}  {mae:>5.2}");
+    let all = pooled(rows, |_| true);
+    println!("all      {:>9}  {:>+6.2}  {:>5.2}", all.positions, all.signed, all.mae);
+    for g in summary {
+        println!("{:<44} {:>8}  {:>+6.2}  {:>5.2}", g.group, g.stats.positions, g.stats.signed, g.stats.mae);
+    }
 }

@@ -1,13 +1,14 @@
 //! Static evaluation: the [`Evaluator`] interface the search calls; [`PatternEval`],
-//! the trained pattern evaluation every search uses by default ([`pattern`] owns the
-//! patterns, [`weights`] the weight file, [`trained`] the evaluator); and
+//! the trained evaluation every search uses by default ([`features`] owns what it
+//! reads — patterns and counts —, [`weights`] the weight file, [`trained`] the
+//! evaluator); and
 //! [`ClassicEval`], the hand-weighted evaluation it replaced, kept as a baseline for
 //! matches and error measurements.
 //!
 //! Scores are estimated final disc differentials for the side to move, kept strictly
 //! inside (−64, 64) so that an estimate is never mistaken for a proven result.
 
-pub mod pattern;
+pub mod features;
 pub mod trained;
 pub mod weights;
 
@@ -21,6 +22,12 @@ use crate::stability::stable_discs;
 pub trait Evaluator: Sync {
     /// Estimated final disc differential for the side to move, in (−64, 64).
     fn evaluate(&self, board: &Board) -> i32;
+
+    /// The estimate in discs before rounding (for error measurements and GUIs); the
+    /// rounded [`Evaluator::evaluate`] unless the evaluation has finer steps.
+    fn discs(&self, board: &Board) -> f64 {
+        f64::from(self.evaluate(board))
+    }
 
     /// A short name for logs and benchmarks.
     fn name(&self) -> &'static str;
@@ -82,6 +89,13 @@ impl Evaluator for AnyEval {
         match self {
             AnyEval::Pattern(e) => e.evaluate(board),
             AnyEval::Classic(e) => e.evaluate(board),
+        }
+    }
+
+    fn discs(&self, board: &Board) -> f64 {
+        match self {
+            AnyEval::Pattern(e) => e.discs(board),
+            AnyEval::Classic(e) => e.discs(board),
         }
     }
 

@@ -1,13 +1,14 @@
-//! [`PatternEval`]: the trained pattern evaluation, the default of every search.
+//! [`PatternEval`]: the trained evaluation, the default of every search.
 //!
 //! The stored slot weights are expanded once into a full table per phase (one entry
-//! per ternary index, self-symmetric readings duplicated), so an evaluation is 46
-//! pattern indices, 46 table reads and a sum. Cloning shares the tables.
+//! per feature index, self-symmetric readings duplicated), so an evaluation is the
+//! feature indices of [`super::features`], one table read each and a sum. Cloning
+//! shares the tables.
 
 use std::sync::{Arc, OnceLock};
 
-use super::pattern::{pattern_set, PatternSet, INSTANCES, PATTERNS};
-use super::weights::{phase_of, Weights, WeightsError, PHASES, SCALE};
+use super::features::{feature_set, FeatureSet, Indices, FEATURES};
+use super::weights::{phase_of, Weights, WeightsError, SCALE};
 use super::Evaluator;
 use crate::board::Board;
 
@@ -15,7 +16,7 @@ use crate::board::Board;
 /// the README for the command that rebuilds them.
 static BUNDLED: &[u8] = include_bytes!("../../data/eval.tbe.gz");
 
-/// The trained pattern evaluation.
+/// The trained evaluation: patterns and counts, weighted per phase.
 #[derive(Clone, Debug)]
 pub struct PatternEval {
     inner: Arc<Inner>,
@@ -23,22 +24,26 @@ pub struct PatternEval {
 
 #[derive(Debug)]
 struct Inner {
-    set: &'static PatternSet,
-    /// `PHASES × set.full_len` weights.
+    set: &'static FeatureSet,
+    /// `phases × set.full_len` weights.
     table: Vec<i16>,
-    bias: [i32; PHASES],
+    bias: Vec<i32>,
+    /// Empties (0..=60) → phase.
+    phase: [u8; 61],
+    phases: usize,
     probcut: Vec<f32>,
     probcut_depths: usize,
     digest: u32,
     note: String,
 }
 
-/// One pattern instance's share of an evaluation.
+/// One feature's share of an evaluation.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Contribution {
-    /// The pattern's name.
-    pub pattern: &'static str,
-    /// The instance's squares.
+    /// The feature's name (a pattern's or a count's).
+    #[serde(rename = "pattern")]
+    pub feature: &'static str,
+    /// The squares a pattern instance reads (none for a count).
     pub squares: Vec<crate::Square>,
     /// Its weight, in discs.
     pub discs: f64,
@@ -47,24 +52,29 @@ pub struct Contribution {
 impl PatternEval {
     /// The evaluation of stored weights.
     pub fn new(weights: &Weights) -> PatternEval {
-        let set = pattern_set();
-        let n = Weights::phase_len();
-        let mut table = vec![0i16; PHASES * set.full_len];
-        let mut bias = [0i32; PHASES];
-        for phase in 0..PHASES {
+        let set = feature_set();
+        let phases = weights.phases;
+        let mut table = vec![0i16; phases * set.full_len];
+        let mut bias = vec![0i32; phases];
+        for phase in 0..phases {
             let w = weights.phase(phase);
             bias[phase] = w[0] as i32;
             let out = &mut table[phase * set.full_len..(phase + 1) * set.full_len];
             for (i, v) in out.iter_mut().enumerate() {
                 *v = w[1 + set.canonical_slot(i as u32) as usize];
             }
-            debug_assert_eq!(w.len(), n);
+        }
+        let mut phase = [0u8; 61];
+        for (e, p) in phase.iter_mut().enumerate() {
+            *p = phase_of(e as u32, phases) as u8;
         }
         PatternEval {
             inner: Arc::new(Inner {
                 set,
                 table,
                 bias,
+                phase,
+                phases,
                 probcut: weights.probcut.clone(),
                 probcut_depths: weights.probcut_depths,
                 digest: weights.digest(),
@@ -99,14 +109,25 @@ impl PatternEval {
         &self.inner.note
     }
 
-    /// The bias, the phase's weight table and the 46 instance indices into it.
+    /// Number of phases of the weights.
+    pub fn phases(&self) -> usize {
+        self.inner.phases
+    }
+
+    /// The phase of a position with `empties` empty squares.
     #[inline]
-    fn lookup(&self, board: &Board) -> (i32, &[i16], [u32; INSTANCES]) {
+    pub fn phase_of(&self, empties: u32) -> usize {
+        self.inner.phase[empties.min(60) as usize] as usize
+    }
+
+    /// The bias, the phase's weight table and the feature indices into it.
+    #[inline]
+    fn lookup(&self, board: &Board) -> (i32, &[i16], Indices) {
         let inner = &*self.inner;
-        let phase = phase_of(board.empty_count());
+        let phase = self.phase_of(board.empty_count());
         let table = &inner.table[phase * inner.set.full_len..(phase + 1) * inner.set.full_len];
-        let mut idx = [0u32; INSTANCES];
-        inner.set.indices(board.player, board.opponent, &mut idx);
+        let mut idx = [0u32; FEATURES];
+        inner.set.indices(board, &mut idx);
         (inner.bias[phase], table, idx)
     }
 
@@ -117,21 +138,19 @@ impl PatternEval {
         bias + idx.iter().map(|&i| table[i as usize] as i32).sum::<i32>()
     }
 
-    /// The estimate in discs, unrounded (for error measurements and GUIs).
-    pub fn discs(&self, board: &Board) -> f64 {
-        self.raw(board) as f64 / SCALE as f64
-    }
-
-    /// The bias and each pattern instance's contribution, in discs.
+    /// The bias and each feature's contribution, in discs.
     pub fn explain(&self, board: &Board) -> (f64, Vec<Contribution>) {
         let (bias, table, idx) = self.lookup(board);
         let parts = idx
             .iter()
-            .zip(&self.inner.set.instances)
-            .map(|(&i, inst)| Contribution {
-                pattern: PATTERNS[inst.pattern as usize].name,
-                squares: crate::board::Squares(inst.mask).collect(),
-                discs: table[i as usize] as f64 / SCALE as f64,
+            .enumerate()
+            .map(|(k, &i)| {
+                let (feature, mask) = self.inner.set.describe(k);
+                Contribution {
+                    feature,
+                    squares: crate::board::Squares(mask).collect(),
+                    discs: table[i as usize] as f64 / SCALE as f64,
+                }
             })
             .collect();
         (bias as f64 / SCALE as f64, parts)
@@ -144,6 +163,10 @@ impl Evaluator for PatternEval {
         (self.raw(board) + SCALE / 2).div_euclid(SCALE).clamp(-63, 63)
     }
 
+    fn discs(&self, board: &Board) -> f64 {
+        self.raw(board) as f64 / SCALE as f64
+    }
+
     fn name(&self) -> &'static str {
         "pattern"
     }
@@ -154,7 +177,7 @@ impl Evaluator for PatternEval {
         if d >= inner.probcut_depths {
             return None;
         }
-        let s = inner.probcut[phase_of(empties) * inner.probcut_depths + d];
+        let s = inner.probcut[self.phase_of(empties) * inner.probcut_depths + d];
         (s > 0.0).then_some(s)
     }
 }
@@ -186,7 +209,7 @@ mod tests {
         let eval = PatternEval::bundled();
         for b in random_games(34, 5) {
             let (bias, parts) = eval.explain(&b);
-            assert_eq!(parts.len(), INSTANCES);
+            assert_eq!(parts.len(), FEATURES);
             let sum: f64 = bias + parts.iter().map(|c| c.discs).sum::<f64>();
             assert!((sum - eval.discs(&b)).abs() < 1e-9);
         }
@@ -195,7 +218,7 @@ mod tests {
     #[test]
     fn arbitrary_weights_keep_exact_symmetry() {
         // Random weights: symmetry comes from the slot folding, not from training.
-        let mut w = Weights::zero();
+        let mut w = Weights::zero(crate::eval::weights::DEFAULT_PHASES);
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         for v in w.values.iter_mut() {
             x ^= x << 13;

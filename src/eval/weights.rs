@@ -1,15 +1,15 @@
 //! The weight file of the trained evaluation: its byte layout, reading with located
 //! errors, writing, and the bundled copy.
 //!
-//! Layout (little-endian; version 1), documented for other programs in `book-format.md`:
+//! Layout (little-endian; version 2), documented for other programs in `book-format.md`:
 //!
 //! | offset | size | field |
 //! |---|---|---|
 //! | 0 | 8 | magic `TBKEVAL\x1a` |
-//! | 8 | 4 | version (1) |
-//! | 12 | 4 | pattern set (1: the 11 patterns of [`super::pattern::PATTERNS`]) |
-//! | 16 | 4 | phases `P` |
-//! | 20 | 4 | weights per phase `S` (pattern slots; the bias is extra) |
+//! | 8 | 4 | version (2) |
+//! | 12 | 4 | feature set (2: the patterns and counts of [`super::features`]) |
+//! | 16 | 4 | phases `P` (1..=60; phase = (60 − empties) · P / 60) |
+//! | 20 | 4 | weights per phase `S` (feature slots; the bias is extra) |
 //! | 24 | 4 | scale: weight units per disc |
 //! | 28 | 4 | Multi-ProbCut depths `D` (0: no table) |
 //! | 32 | 4 | note length `N` |
@@ -17,6 +17,9 @@
 //! | … | 4·P·D | ProbCut σ (f32, discs) per phase, then per deep depth 0..D |
 //! | … | 2·P·(1+S) | per phase: the bias, then the `S` slot weights (i16) |
 //! | end−4 | 4 | CRC-32 of every byte before it |
+//!
+//! Version 1 (30 phases of two plies, 11 patterns and no counts) is refused with a
+//! message saying so: its weights mean nothing to this feature set.
 //!
 //! The bundled file is stored gzip-compressed; [`Weights::from_bytes`] accepts either.
 // Input handling: every narrowing or sign-changing conversion is checked (`try_from`,
@@ -26,16 +29,19 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::pattern::pattern_set;
+use super::features::feature_set;
 
 /// File magic.
 pub const MAGIC: &[u8; 8] = b"TBKEVAL\x1a";
 /// The version this build reads and writes.
-pub const VERSION: u32 = 1;
-/// The pattern set this build evaluates.
-pub const PATTERN_SET: u32 = 1;
-/// Game phases: one per two plies.
-pub const PHASES: usize = 30;
+pub const VERSION: u32 = 2;
+/// The feature set this build evaluates.
+pub const FEATURE_SET: u32 = 2;
+/// Game phases a weight file may have at most: one per ply.
+pub const MAX_PHASES: usize = 60;
+/// Phases of newly trained weights: one per ply, so that positions with an odd and an
+/// even number of empties (in practice, white and black to move) are fitted apart.
+pub const DEFAULT_PHASES: usize = 60;
 /// Weight units per disc.
 pub const SCALE: i32 = 64;
 /// Longest note a weight file may carry (a line or a paragraph on how it was made).
@@ -43,16 +49,18 @@ pub const MAX_NOTE: usize = 1 << 16;
 /// Most ProbCut depths a weight file may carry.
 pub const MAX_PROBCUT_DEPTHS: usize = 64;
 
-/// The phase of a position with `empties` empty squares (0..PHASES).
+/// The phase of a position with `empties` empty squares among `phases` (0..phases):
+/// `(60 − empties) · phases / 60`, a finished board counting as one empty.
 #[inline]
-pub fn phase_of(empties: u32) -> usize {
-    usize::try_from((60 - empties.min(60)) / 2).map_or(0, |p| p.min(PHASES - 1))
+pub fn phase_of(empties: u32, phases: usize) -> usize {
+    let played = usize::try_from(60 - empties.clamp(1, 60)).unwrap_or(0);
+    (played * phases / 60).min(phases.saturating_sub(1))
 }
 
-/// The empties a phase covers, most first.
-pub fn phase_empties(phase: usize) -> (u32, u32) {
-    let hi = 60u32.saturating_sub(2 * u32::try_from(phase).unwrap_or(30));
-    (hi, hi.saturating_sub(1))
+/// The empties a phase covers among `phases`, most first.
+pub fn phase_empties(phase: usize, phases: usize) -> (u32, u32) {
+    let covered: Vec<u32> = (1..=60).rev().filter(|&e| phase_of(e, phases) == phase).collect();
+    (covered.first().copied().unwrap_or(0), covered.last().copied().unwrap_or(0))
 }
 
 /// A damaged, foreign or incompatible weight file.
@@ -78,12 +86,14 @@ pub enum WeightsError {
     },
 }
 
-/// Trained weights as stored: per phase a bias and one weight per pattern slot, in
+/// Trained weights as stored: per phase a bias and one weight per feature slot, in
 /// units of 1/[`SCALE`] disc, plus the Multi-ProbCut table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Weights {
     /// How the weights were made (free text).
     pub note: String,
+    /// Number of phases (1..=[`MAX_PHASES`]).
+    pub phases: usize,
     /// Per phase: the bias followed by the slot weights (`1 + slot_count` each).
     pub values: Vec<i16>,
     /// ProbCut σ in discs, `probcut[phase * probcut_depths + depth]`; 0 = no cut.
@@ -95,14 +105,16 @@ pub struct Weights {
 impl Weights {
     /// Weights per phase, the bias included.
     pub fn phase_len() -> usize {
-        1 + pattern_set().slot_count
+        1 + feature_set().slot_count
     }
 
-    /// All zero (an evaluation that always says 0).
-    pub fn zero() -> Weights {
+    /// All zero (an evaluation that always says 0), with `phases` phases.
+    pub fn zero(phases: usize) -> Weights {
+        assert!((1..=MAX_PHASES).contains(&phases), "1..=60 phases, got {phases}");
         Weights {
             note: String::new(),
-            values: vec![0; PHASES * Weights::phase_len()],
+            phases,
+            values: vec![0; phases * Weights::phase_len()],
             probcut: Vec::new(),
             probcut_depths: 0,
         }
@@ -114,15 +126,21 @@ impl Weights {
         &self.values[phase * n..(phase + 1) * n]
     }
 
+    /// The weights of one phase (bias first), to write.
+    pub fn phase_mut(&mut self, phase: usize) -> &mut [i16] {
+        let n = Weights::phase_len();
+        &mut self.values[phase * n..(phase + 1) * n]
+    }
+
     /// The file bytes (uncompressed).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(40 + self.note.len() + self.values.len() * 2 + self.probcut.len() * 4);
         out.extend_from_slice(MAGIC);
         for v in [
             VERSION,
-            PATTERN_SET,
-            u32::try_from(PHASES).expect("30 phases"),
-            u32::try_from(pattern_set().slot_count).expect("the pattern set has fewer than 2^32 slots"),
+            FEATURE_SET,
+            u32::try_from(self.phases).expect("at most 60 phases"),
+            u32::try_from(feature_set().slot_count).expect("the feature set has fewer than 2^32 slots"),
             SCALE.unsigned_abs(),
             u32::try_from(self.probcut_depths).expect("at most 64 ProbCut depths"),
             u32::try_from(self.note.len())
@@ -151,9 +169,10 @@ impl Weights {
         enc.finish().expect("writing to memory")
     }
 
-    /// The size of the largest valid file: the longest note and the most ProbCut depths.
+    /// The size of the largest valid file: the most phases, the longest note and the
+    /// most ProbCut depths.
     fn largest_file_len() -> usize {
-        36 + MAX_NOTE + 4 * PHASES * MAX_PROBCUT_DEPTHS + 2 * PHASES * (1 + pattern_set().slot_count) + 4
+        36 + MAX_NOTE + 4 * MAX_PHASES * MAX_PROBCUT_DEPTHS + 2 * MAX_PHASES * Weights::phase_len() + 4
     }
 
     /// Parses a weight file (plain or gzip-compressed); `file` names it in errors.
@@ -186,16 +205,25 @@ impl Weights {
         }
         let field = |i: usize| u32::from_le_bytes(bytes[8 + 4 * i..12 + 4 * i].try_into().expect("4 bytes"));
         let version = field(0);
+        if version == 1 {
+            return Err(invalid(
+                8,
+                "version 1: weights of the older evaluation (30 phases of two plies, 11 patterns, no counts), \
+                 which this build no longer evaluates; train new ones with `thorbook train`"
+                    .into(),
+            ));
+        }
         if version != VERSION {
             return Err(invalid(8, format!("version {version}, this build reads version {VERSION}")));
         }
-        if field(1) != PATTERN_SET {
-            return Err(invalid(12, format!("pattern set {}, this build evaluates set {PATTERN_SET}", field(1))));
+        if field(1) != FEATURE_SET {
+            return Err(invalid(12, format!("feature set {}, this build evaluates set {FEATURE_SET}", field(1))));
         }
-        if field(2) as usize != PHASES {
-            return Err(invalid(16, format!("{} phases, expected {PHASES}", field(2))));
+        let phases = field(2) as usize;
+        if !(1..=MAX_PHASES).contains(&phases) {
+            return Err(invalid(16, format!("{phases} phases, expected 1..={MAX_PHASES}")));
         }
-        let slots = pattern_set().slot_count;
+        let slots = feature_set().slot_count;
         if field(3) as usize != slots {
             return Err(invalid(20, format!("{} weights per phase, expected {slots}", field(3))));
         }
@@ -210,10 +238,10 @@ impl Weights {
         if note_len > MAX_NOTE {
             return Err(invalid(32, format!("note of {note_len} bytes (at most {MAX_NOTE})")));
         }
-        let values_len = PHASES * (1 + slots);
+        let values_len = phases * (1 + slots);
         let expected = 36usize
             .checked_add(note_len)
-            .and_then(|n| n.checked_add(4 * PHASES * depths + 2 * values_len + 4))
+            .and_then(|n| n.checked_add(4 * phases * depths + 2 * values_len + 4))
             .ok_or_else(|| invalid(32, "note length out of range".into()))?;
         if bytes.len() != expected {
             return Err(invalid(
@@ -231,8 +259,8 @@ impl Weights {
             .map_err(|e| invalid(36 + e.valid_up_to(), "note is not UTF-8".into()))?
             .to_string();
         let mut at = 36 + note_len;
-        let mut probcut = Vec::with_capacity(PHASES * depths);
-        for _ in 0..PHASES * depths {
+        let mut probcut = Vec::with_capacity(phases * depths);
+        for _ in 0..phases * depths {
             let s = f32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
             if !(s.is_finite() && (0.0..=64.0).contains(&s)) {
                 return Err(invalid(at, format!("ProbCut σ {s} out of range 0..=64")));
@@ -241,7 +269,7 @@ impl Weights {
             at += 4;
         }
         let values = bytes[at..at + 2 * values_len].chunks_exact(2).map(|c| i16::from_le_bytes([c[0], c[1]])).collect();
-        Ok(Weights { note, values, probcut, probcut_depths: depths })
+        Ok(Weights { note, phases, values, probcut, probcut_depths: depths })
     }
 
     /// Reads a weight file.
@@ -263,13 +291,13 @@ mod tests {
     use super::*;
 
     fn sample() -> Weights {
-        let mut w = Weights::zero();
+        let mut w = Weights::zero(DEFAULT_PHASES);
         for (i, v) in w.values.iter_mut().enumerate() {
             *v = i16::try_from(i64::try_from(i).unwrap() * 7919 % 2001 - 1000).unwrap();
         }
         w.note = "test weights".into();
         w.probcut_depths = 3;
-        w.probcut = (0..PHASES * 3).map(|i| i as f32 / 10.0).collect();
+        w.probcut = (0..DEFAULT_PHASES * 3).map(|i| i as f32 / 10.0).collect();
         w
     }
 
@@ -317,16 +345,32 @@ mod tests {
     }
 
     #[test]
+    fn version_1_files_are_refused_with_a_reason() {
+        let mut v1 = sample().to_bytes();
+        v1[8..12].copy_from_slice(&1u32.to_le_bytes());
+        let err = Weights::from_bytes("old.tbe", &v1).unwrap_err().to_string();
+        assert!(err.contains("old.tbe: byte 8: version 1") && err.contains("thorbook train"), "{err}");
+    }
+
+    #[test]
     fn phases_cover_the_game() {
-        assert_eq!(phase_of(60), 0);
-        assert_eq!(phase_of(59), 0);
-        assert_eq!(phase_of(58), 1);
-        assert_eq!(phase_of(1), PHASES - 1);
-        assert_eq!(phase_of(0), PHASES - 1);
-        for p in 0..PHASES {
-            let (hi, lo) = phase_empties(p);
-            assert_eq!(phase_of(hi), p);
-            assert_eq!(phase_of(lo), p);
+        for phases in [1, 30, 60] {
+            assert_eq!(phase_of(60, phases), 0);
+            assert_eq!(phase_of(1, phases), phases - 1);
+            assert_eq!(phase_of(0, phases), phases - 1);
+            let mut seen = vec![0; phases];
+            for e in 1..=60 {
+                seen[phase_of(e, phases)] += 1;
+            }
+            assert!(seen.iter().all(|&n| n == 60 / phases), "{phases}: {seen:?}");
+            for p in 0..phases {
+                let (hi, lo) = phase_empties(p, phases);
+                assert_eq!((phase_of(hi, phases), phase_of(lo, phases)), (p, p));
+                assert_eq!(hi - lo + 1, u32::try_from(60 / phases).unwrap());
+            }
         }
+        // One phase per ply: odd and even numbers of empties never share one.
+        assert_ne!(phase_of(24, 60), phase_of(23, 60));
+        assert_eq!(phase_of(24, 30), phase_of(23, 30));
     }
 }

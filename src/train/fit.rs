@@ -1,65 +1,123 @@
-//! Fitting the weights: per phase, ridge least squares over the pattern slots,
-//! solved by conjugate gradient with a Jacobi preconditioner.
+//! Fitting the weights: per phase, ridge least squares over the feature slots, solved
+//! by conjugate gradient with a Jacobi preconditioner.
 //!
-//! Each position is a row with 47 ones (its 46 instances' slots and the bias); the
-//! unknowns are the phase's slot weights. Phases are fitted from the end of the game
-//! to the start, each regularised toward its already fitted neighbour (`λ‖w −
-//! w_next‖²`) and started from it: slots a phase rarely sees keep the neighbour's
-//! value instead of noise, which also smooths the weights across phases. Sums run in
-//! a fixed number of chunks reduced in a fixed order, so the result does not depend
-//! on the thread count.
+//! Each position is a row with one 1 per feature it reads (its pattern instances'
+//! slots, its counts' entries) and the bias; the unknowns are the phase's slot
+//! weights. Phases are fitted from the end of the game to the start, each regularised
+//! toward its already fitted neighbour (`λ‖w − w_next‖²`) and started from it: slots a
+//! phase rarely sees keep the neighbour's value instead of noise. A phase also learns
+//! from the positions up to `window` empties beyond its own, each such row weighted
+//! `neighbour_weight`: the neighbours fill in the rare pattern configurations, and
+//! since the bias is free (its ridge is negligible against the rows), a phase's own
+//! positions still set its level — with one phase per ply, positions with an odd and
+//! an even number of empties get levels of their own. Sums run in a fixed number of
+//! chunks reduced in a fixed order, so the result does not depend on the thread
+//! count.
 
 use rayon::prelude::*;
 
 use super::dataset::{Dataset, Labeled};
+use super::measure::{ErrorStats, PositionErrors};
 use super::{Progress, ProgressFn, Stage};
-use crate::eval::pattern::{pattern_set, INSTANCES};
-use crate::eval::weights::{phase_empties, Weights, PHASES, SCALE};
+use crate::eval::features::{feature_set, FEATURES};
+use crate::eval::weights::{phase_empties, phase_of, Weights, DEFAULT_PHASES, MAX_PHASES, SCALE};
 use crate::eval::PatternEval;
 
 /// Training settings.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TrainConfig {
+    /// Phases (1..=60): 60 is one per ply.
+    pub phases: usize,
     /// Ridge strength toward the neighbouring phase, in positions' worth.
     pub lambda: f64,
     /// Conjugate-gradient iterations per phase.
     pub iterations: usize,
-    /// Each phase also learns from this many neighbouring phases on each side.
-    pub window: usize,
+    /// A phase also learns from the positions with up to this many empties more or
+    /// fewer than its own.
+    pub window: u32,
+    /// The weight of those neighbouring positions' rows (a phase's own weigh 1).
+    pub neighbour_weight: f64,
+    /// Features left out (their weights stay 0), by name: for measuring what a
+    /// feature is worth.
+    pub without: Vec<String>,
 }
 
 impl Default for TrainConfig {
     fn default() -> Self {
-        TrainConfig { lambda: 3.0, iterations: 60, window: 1 }
+        TrainConfig {
+            phases: DEFAULT_PHASES,
+            lambda: 3.0,
+            iterations: 60,
+            window: 2,
+            neighbour_weight: 0.5,
+            without: Vec::new(),
+        }
     }
 }
 
-/// What training measured for one phase.
+impl TrainConfig {
+    /// Checks every setting; the message names the one at fault.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(1..=MAX_PHASES).contains(&self.phases) || 60 % self.phases != 0 {
+            return Err(format!("phases must divide 60 (1..=60), got {}", self.phases));
+        }
+        if !(self.lambda.is_finite() && self.lambda > 0.0) {
+            return Err(format!("lambda must be a positive number, got {}", self.lambda));
+        }
+        if !(1..=10_000).contains(&self.iterations) {
+            return Err(format!("iterations must be 1..=10000, got {}", self.iterations));
+        }
+        if self.window > 10 {
+            return Err(format!("window must be 0..=10 empties, got {}", self.window));
+        }
+        if !(self.neighbour_weight.is_finite() && (0.0..=1.0).contains(&self.neighbour_weight)) {
+            return Err(format!("neighbour weight must be in 0..=1, got {}", self.neighbour_weight));
+        }
+        let known: Vec<&str> = feature_set().feature_slots().iter().map(|f| f.name).collect();
+        if let Some(bad) = self.without.iter().find(|w| !known.contains(&w.as_str())) {
+            return Err(format!("no feature named `{bad}` (features: {})", known.join(", ")));
+        }
+        Ok(())
+    }
+}
+
+/// What training measured for one number of empties.
 #[derive(Clone, Debug, serde::Serialize)]
-pub struct PhaseReport {
-    /// The phase.
+pub struct EmptiesReport {
+    /// Empty squares.
+    pub empties: u32,
+    /// The phase they belong to.
     pub phase: usize,
-    /// Empties it covers (most, least).
-    pub empties: (u32, u32),
-    /// Training positions.
-    pub train_positions: usize,
-    /// Mean absolute error on them, in discs (the stored, rounded weights).
-    pub train_mae: f64,
-    /// Validation positions.
-    pub validation_positions: usize,
-    /// Mean absolute error on them, in discs.
-    pub validation_mae: f64,
-    /// Validation positions whose target is exact.
-    pub validation_exact: usize,
-    /// Mean absolute error on those.
-    pub validation_exact_mae: f64,
+    /// Training positions and the error on them (the stored, rounded weights).
+    pub train: ErrorStats,
+    /// Validation positions and the error on them.
+    pub validation: ErrorStats,
+    /// Validation positions with exact targets and the error on them.
+    pub validation_exact: ErrorStats,
 }
 
 /// The result of training.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct TrainReport {
-    /// Per phase, start of the game first.
-    pub phases: Vec<PhaseReport>,
+    /// Phases of the weights.
+    pub phases: usize,
+    /// Per number of empties, the start of the game (60) first.
+    pub empties: Vec<EmptiesReport>,
+}
+
+impl TrainReport {
+    /// Mean absolute error over the validation positions with exact targets and at
+    /// least `min_empties` empties, each number of empties weighing the same: the
+    /// figure a bootstrapping round must lower to be kept. `None` without such positions.
+    pub fn exact_validation_mae(&self, min_empties: u32) -> Option<f64> {
+        let rows: Vec<f64> = self
+            .empties
+            .iter()
+            .filter(|r| r.empties >= min_empties && r.validation_exact.positions > 0)
+            .map(|r| r.validation_exact.mae)
+            .collect();
+        (!rows.is_empty()).then(|| rows.iter().sum::<f64>() / rows.len() as f64)
+    }
 }
 
 /// Number of chunks the sums are split into (fixed for determinism).
@@ -72,66 +130,76 @@ pub fn train(
     config: &TrainConfig,
     progress: ProgressFn,
 ) -> (Weights, TrainReport) {
-    let set = pattern_set();
+    let set = feature_set();
     let slots = set.slot_count;
     let unknowns = slots + 1; // the bias is the last unknown
-    let mut weights = Weights::zero();
+    let phases = config.phases;
+    // Unknowns left out stay at 0: a zero preconditioner keeps conjugate gradient off them.
+    let mut free = vec![true; unknowns];
+    for f in set.feature_slots() {
+        if config.without.iter().any(|w| w == f.name) {
+            free[f.slots].fill(false);
+        }
+    }
+    let mut weights = Weights::zero(phases);
     let mut prior = vec![0f64; unknowns];
-    for phase in (0..PHASES).rev() {
-        let lo = phase.saturating_sub(config.window);
-        let hi = (phase + config.window).min(PHASES - 1);
-        let rows: Vec<Labeled> = (lo..=hi).flat_map(|p| train.phases.get(p).into_iter().flatten().copied()).collect();
-        let solution = if rows.is_empty() { prior.clone() } else { fit_phase(&rows, &prior, config) };
-        let out = &mut weights.values[phase * (1 + slots)..(phase + 1) * (1 + slots)];
+    for phase in (0..phases).rev() {
+        let (hi, lo) = phase_empties(phase, phases);
+        let from = lo.saturating_sub(config.window).max(1);
+        let to = (hi + config.window).min(60);
+        let mut rows: Vec<(Labeled, f64)> = Vec::new();
+        for e in from..=to {
+            let w = if (lo..=hi).contains(&e) { 1.0 } else { config.neighbour_weight };
+            if w > 0.0 {
+                rows.extend(train.at(e).iter().map(|l| (*l, w)));
+            }
+        }
+        let solution = if rows.is_empty() { prior.clone() } else { fit_phase(&rows, &prior, &free, config) };
+        let out = weights.phase_mut(phase);
         out[0] = quantize(solution[slots]);
         for (o, w) in out[1..].iter_mut().zip(&solution[..slots]) {
             *o = quantize(*w);
         }
         prior = solution;
-        progress(Progress { stage: Stage::Fit, done: (PHASES - phase) as u64, total: PHASES as u64 });
+        progress(Progress { stage: Stage::Fit, done: (phases - phase) as u64, total: phases as u64 });
     }
-    let eval = PatternEval::new(&weights);
-    let phases = (0..PHASES)
-        .map(|phase| {
-            let t = train.phases.get(phase).map_or(&[][..], Vec::as_slice);
-            let v = validation.phases.get(phase).map_or(&[][..], Vec::as_slice);
-            let exact: Vec<Labeled> = v.iter().copied().filter(|l| l.exact).collect();
-            PhaseReport {
-                phase,
-                empties: phase_empties(phase),
-                train_positions: t.len(),
-                train_mae: mae(&eval, t),
-                validation_positions: v.len(),
-                validation_mae: mae(&eval, v),
-                validation_exact: exact.len(),
-                validation_exact_mae: mae(&eval, &exact),
+    let report = report(&PatternEval::new(&weights), train, validation);
+    (weights, report)
+}
+
+/// The error of `eval` on `train` and `validation`, per number of empties.
+pub fn report(eval: &PatternEval, train: &Dataset, validation: &Dataset) -> TrainReport {
+    let stats = |rows: &[Labeled]| PositionErrors::static_errors(eval, rows).stats();
+    let empties = (1..=60u32)
+        .rev()
+        .map(|e| {
+            let exact: Vec<Labeled> = validation.at(e).iter().copied().filter(Labeled::exact).collect();
+            EmptiesReport {
+                empties: e,
+                phase: phase_of(e, eval.phases()),
+                train: stats(train.at(e)),
+                validation: stats(validation.at(e)),
+                validation_exact: stats(&exact),
             }
         })
         .collect();
-    (weights, TrainReport { phases })
-}
-
-/// Mean absolute error of the static evaluation (unrounded) over `rows`, in discs.
-pub fn mae(eval: &PatternEval, rows: &[Labeled]) -> f64 {
-    if rows.is_empty() {
-        return 0.0;
-    }
-    let sum: f64 = rows.par_iter().map(|l| (eval.discs(&l.board) - l.target as f64).abs()).sum();
-    sum / rows.len() as f64
+    TrainReport { phases: eval.phases(), empties }
 }
 
 fn quantize(w: f64) -> i16 {
     (w * SCALE as f64).round().clamp(i16::MIN as f64, i16::MAX as f64) as i16
 }
 
-/// Each row's 47 unknowns: its instances' slots and the bias.
-fn row_slots(rows: &[Labeled]) -> Vec<[u32; INSTANCES + 1]> {
-    let set = pattern_set();
+/// Each row's unknowns: its features' slots and the bias.
+type Row = [u32; FEATURES + 1];
+
+fn row_slots(rows: &[(Labeled, f64)]) -> Vec<Row> {
+    let set = feature_set();
     rows.par_iter()
-        .map(|l| {
-            let mut idx = [0u32; INSTANCES];
-            set.indices(l.board.player, l.board.opponent, &mut idx);
-            let mut out = [set.slot_count as u32; INSTANCES + 1];
+        .map(|(l, _)| {
+            let mut idx = [0u32; FEATURES];
+            set.indices(&l.board, &mut idx);
+            let mut out = [set.slot_count as u32; FEATURES + 1];
             for (o, i) in out.iter_mut().zip(idx) {
                 *o = set.canonical_slot(i);
             }
@@ -141,7 +209,7 @@ fn row_slots(rows: &[Labeled]) -> Vec<[u32; INSTANCES + 1]> {
 }
 
 /// `Aᵀ u` (summed in fixed chunks, reduced in order).
-fn transpose_times(rows: &[[u32; INSTANCES + 1]], u: &[f64], unknowns: usize) -> Vec<f64> {
+fn transpose_times(rows: &[Row], u: &[f64], unknowns: usize) -> Vec<f64> {
     let chunk = rows.len().div_ceil(CHUNKS).max(1);
     let parts: Vec<Vec<f64>> = rows
         .par_chunks(chunk)
@@ -166,7 +234,7 @@ fn transpose_times(rows: &[[u32; INSTANCES + 1]], u: &[f64], unknowns: usize) ->
 }
 
 /// `A v`.
-fn times(rows: &[[u32; INSTANCES + 1]], v: &[f64]) -> Vec<f64> {
+fn times(rows: &[Row], v: &[f64]) -> Vec<f64> {
     rows.par_iter().map(|r| r.iter().map(|&s| v[s as usize]).sum()).collect()
 }
 
@@ -174,18 +242,20 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// Minimises `‖A w − y‖² + λ‖w − prior‖²` for one phase's rows.
-fn fit_phase(rows: &[Labeled], prior: &[f64], config: &TrainConfig) -> Vec<f64> {
+/// Minimises `Σ wᵢ (Aᵢ w − yᵢ)² + λ‖w − prior‖²` over the free unknowns for one
+/// phase's rows.
+fn fit_phase(rows: &[(Labeled, f64)], prior: &[f64], free: &[bool], config: &TrainConfig) -> Vec<f64> {
     let unknowns = prior.len();
     let a = row_slots(rows);
+    let row_weight: Vec<f64> = rows.iter().map(|(_, w)| *w).collect();
     let lambda = config.lambda;
-    // Solve for d = w − prior: (AᵀA + λI) d = Aᵀ(y − A·prior).
+    // Solve for d = w − prior: (AᵀWA + λI) d = AᵀW(y − A·prior).
     let predicted = times(&a, prior);
-    let residual: Vec<f64> = rows.iter().zip(&predicted).map(|(l, p)| l.target as f64 - p).collect();
+    let residual: Vec<f64> = rows.iter().zip(&predicted).map(|((l, w), p)| w * (f64::from(l.target) - p)).collect();
     let mut r = transpose_times(&a, &residual, unknowns);
-    let ones = vec![1f64; a.len()];
-    let counts = transpose_times(&a, &ones, unknowns);
-    let precondition: Vec<f64> = counts.iter().map(|c| 1.0 / (c + lambda)).collect();
+    let counts = transpose_times(&a, &row_weight, unknowns);
+    let precondition: Vec<f64> =
+        counts.iter().zip(free).map(|(c, &f)| if f { 1.0 / (c + lambda) } else { 0.0 }).collect();
     let mut d = vec![0f64; unknowns];
     let mut z: Vec<f64> = r.iter().zip(&precondition).map(|(x, m)| x * m).collect();
     let mut p = z.clone();
@@ -194,7 +264,7 @@ fn fit_phase(rows: &[Labeled], prior: &[f64], config: &TrainConfig) -> Vec<f64> 
         if rz <= 1e-12 {
             break;
         }
-        let ap = times(&a, &p);
+        let ap: Vec<f64> = times(&a, &p).iter().zip(&row_weight).map(|(x, w)| x * w).collect();
         let mut q = transpose_times(&a, &ap, unknowns);
         for (qi, pi) in q.iter_mut().zip(&p) {
             *qi += lambda * pi;
@@ -212,7 +282,7 @@ fn fit_phase(rows: &[Labeled], prior: &[f64], config: &TrainConfig) -> Vec<f64> 
             *pi = zi + beta * *pi;
         }
     }
-    prior.iter().zip(&d).map(|(w, x)| w + x).collect()
+    prior.iter().zip(&d).zip(free).map(|((w, x), &f)| if f { w + x } else { 0.0 }).collect()
 }
 
 #[cfg(test)]
@@ -220,24 +290,31 @@ mod tests {
     use super::*;
     use crate::eval::Evaluator;
     use crate::testutil::random_games;
+    use crate::train::dataset::LabelKind;
 
     /// Positions labelled by a known function of the board (disc difference plus
-    /// corners): training must learn it far better than the zero evaluation.
+    /// corners, plus 3 discs when the number of empties is odd): training must learn
+    /// it far better than the zero evaluation, parity included.
     fn labelled(seed: u64, games: usize) -> Dataset {
         let rows = random_games(seed, games).into_iter().filter(|b| b.legal_moves() != 0).map(|b| {
             let discs = b.player.count_ones() as i32 - b.opponent.count_ones() as i32;
             let corners = (b.player & crate::board::masks::CORNERS).count_ones() as i32
                 - (b.opponent & crate::board::masks::CORNERS).count_ones() as i32;
-            Labeled { board: b, target: (discs / 2 + 6 * corners).clamp(-64, 64) as i8, exact: true }
+            let parity = 3 * (b.empty_count() as i32 % 2);
+            Labeled {
+                board: b,
+                target: (discs / 2 + 6 * corners + parity).clamp(-64, 64) as i8,
+                kind: LabelKind::Exact,
+            }
         });
         Dataset::from_positions(rows)
     }
 
     #[test]
-    fn training_is_deterministic_and_learns() {
+    fn training_is_deterministic_and_learns_parity() {
         let train_set = labelled(1, 300);
         let validation = labelled(2, 100);
-        let config = TrainConfig { lambda: 2.0, iterations: 15, window: 1 };
+        let config = TrainConfig { iterations: 15, ..TrainConfig::default() };
         let (w1, report) = train(&train_set, &validation, &config, &|_| {});
         let (w2, _) = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
@@ -245,18 +322,45 @@ mod tests {
             .unwrap()
             .install(|| train(&train_set, &validation, &config, &|_| {}));
         assert_eq!(w1, w2, "training depends on the thread count");
-        let zero = PatternEval::new(&Weights::zero());
+        let zero = PatternEval::new(&Weights::zero(60));
         let trained = PatternEval::new(&w1);
-        for p in 4..PHASES - 2 {
-            let v = &validation.phases[p];
-            let before = mae(&zero, v);
-            let after = report.phases[p].validation_mae;
-            assert!(after < 0.75 * before, "phase {p}: validation MAE {after:.2} not below {before:.2}");
+        for e in 12..=48 {
+            let v = validation.at(e);
+            let before = PositionErrors::static_errors(&zero, v).stats().mae;
+            let r = report.empties.iter().find(|r| r.empties == e).unwrap();
+            assert!(
+                r.validation.mae < 0.75 * before,
+                "{e}: validation MAE {:.2} not below {before:.2}",
+                r.validation.mae
+            );
+            // The parity term is learnt, not averaged away: no signed error of 1.5 discs.
+            assert!(r.validation.signed.abs() < 1.5, "{e} empties: signed error {:.2}", r.validation.signed);
         }
         // Saving and loading gives the same evaluations.
         let reloaded = PatternEval::new(&Weights::from_bytes("w", &w1.to_bytes()).unwrap());
-        for l in validation.phases.iter().flatten().take(500) {
+        for l in validation.iter().take(500) {
             assert_eq!(reloaded.evaluate(&l.board), trained.evaluate(&l.board));
         }
+    }
+
+    #[test]
+    fn a_feature_left_out_keeps_zero_weights() {
+        let train_set = labelled(3, 100);
+        let config =
+            TrainConfig { iterations: 5, without: vec!["mobility".into(), "row3".into()], ..Default::default() };
+        config.validate().unwrap();
+        let (w, _) = train(&train_set, &Dataset::default(), &config, &|_| {});
+        let slots = feature_set().feature_slots();
+        for name in ["mobility", "row3"] {
+            let range = slots.iter().find(|f| f.name == name).unwrap().slots.clone();
+            for phase in 0..w.phases {
+                assert!(w.phase(phase)[1 + range.start..1 + range.end].iter().all(|&x| x == 0), "{name} {phase}");
+            }
+        }
+        let used = slots.iter().find(|f| f.name == "discs").unwrap().slots.clone();
+        assert!(w.phase(40)[1 + used.start..1 + used.end].iter().any(|&x| x != 0));
+        let bad = TrainConfig { without: vec!["nonsense".into()], ..Default::default() };
+        assert!(bad.validate().unwrap_err().contains("no feature named `nonsense`"));
+        assert!(TrainConfig { phases: 7, ..Default::default() }.validate().is_err());
     }
 }

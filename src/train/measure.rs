@@ -1,5 +1,7 @@
 //! How far an evaluation (static, or through a search of a given depth) is from the
-//! targets of labeled positions: mean absolute error and sign agreement per phase.
+//! targets of labeled positions: per number of empties (which fixes the phase and the
+//! parity), the mean signed error — a bias toward one side or one parity shows here —,
+//! the mean absolute error and sign agreement.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
@@ -7,23 +9,48 @@ use rayon::prelude::*;
 
 use super::dataset::{Dataset, Labeled};
 use super::{Progress, ProgressFn, Stage};
-use crate::eval::weights::{phase_empties, PHASES};
 use crate::eval::Evaluator;
 use crate::search::{Limits, Search, Selectivity, TranspositionTable};
 
-/// Error of one phase.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct PhaseError {
-    /// The phase.
-    pub phase: usize,
-    /// Empties it covers (most, least).
-    pub empties: (u32, u32),
+/// Error statistics of a set of positions, in discs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct ErrorStats {
     /// Positions measured.
     pub positions: usize,
-    /// Mean absolute error, in discs.
+    /// Mean of score − target: positive when the evaluation is too optimistic for the
+    /// side to move.
+    pub signed: f64,
+    /// Mean absolute error.
     pub mae: f64,
     /// Share of positions with a non-zero target whose score has the target's sign.
     pub sign_agreement: f64,
+}
+
+/// Scores and targets of positions, to summarise.
+#[derive(Clone, Debug, Default)]
+pub struct PositionErrors {
+    /// (score, target) per position.
+    pub pairs: Vec<(f64, i32)>,
+}
+
+impl PositionErrors {
+    /// The static evaluation (unrounded) of `rows` against their targets.
+    pub fn static_errors<E: Evaluator>(eval: &E, rows: &[Labeled]) -> PositionErrors {
+        PositionErrors { pairs: rows.par_iter().map(|l| (eval.discs(&l.board), i32::from(l.target))).collect() }
+    }
+
+    /// The statistics.
+    pub fn stats(&self) -> ErrorStats {
+        let n = self.pairs.len();
+        if n == 0 {
+            return ErrorStats::default();
+        }
+        let signed = self.pairs.iter().map(|&(s, t)| s - f64::from(t)).sum::<f64>() / n as f64;
+        let mae = self.pairs.iter().map(|&(s, t)| (s - f64::from(t)).abs()).sum::<f64>() / n as f64;
+        let decided: Vec<&(f64, i32)> = self.pairs.iter().filter(|(_, t)| *t != 0).collect();
+        let agree = decided.iter().filter(|(s, t)| s.round() as i32 * t.signum() > 0).count();
+        ErrorStats { positions: n, signed, mae, sign_agreement: agree as f64 / decided.len().max(1) as f64 }
+    }
 }
 
 /// What to measure.
@@ -37,41 +64,49 @@ pub struct MeasureConfig {
     pub exact_only: bool,
 }
 
-/// The score of `board` by `eval` searched to `depth` (0: static) with a fresh table.
-pub fn scored<E: Evaluator>(eval: &E, tt: &mut TranspositionTable, l: &Labeled, config: &MeasureConfig) -> i32 {
+/// The error at one number of empties.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct EmptiesError {
+    /// Empty squares.
+    pub empties: u32,
+    /// The error there.
+    #[serde(flatten)]
+    pub stats: ErrorStats,
+}
+
+/// The score of `l`'s board by `eval` searched to `config.depth` (0: static,
+/// unrounded) from an empty table.
+pub fn scored<E: Evaluator>(eval: &E, tt: &mut TranspositionTable, l: &Labeled, config: &MeasureConfig) -> f64 {
     if config.depth == 0 {
-        return eval.evaluate(&l.board);
+        return eval.discs(&l.board);
     }
     tt.clear();
     let stop = AtomicBool::new(false);
     let limits = Limits { depth: Some(config.depth), selectivity: config.selectivity, ..Limits::default() };
-    Search::new(eval, tt, &stop, 1).run(&l.board, limits, false).score().unwrap_or(0)
+    f64::from(Search::new(eval, tt, &stop, 1).run(&l.board, limits, false).score().unwrap_or(0))
 }
 
-/// Per-phase error of `eval` on `data` (in parallel on the current rayon pool).
-pub fn error_by_phase<E: Evaluator>(
+/// The error of `eval` on `data` per number of empties, start of the game first (in
+/// parallel on the current rayon pool; the result does not depend on the thread
+/// count).
+pub fn error_by_empties<E: Evaluator>(
     eval: &E,
     data: &Dataset,
     config: &MeasureConfig,
     progress: ProgressFn,
-) -> Vec<PhaseError> {
-    let total = data.phases.iter().flatten().filter(|l| l.exact || !config.exact_only).count() as u64;
+) -> Vec<EmptiesError> {
+    let wanted = |l: &&Labeled| l.exact() || !config.exact_only;
+    let total = data.iter().filter(wanted).count() as u64;
     let done = AtomicU64::new(0);
-    (0..PHASES)
-        .map(|phase| {
-            let rows: Vec<Labeled> = data
-                .phases
-                .get(phase)
-                .map_or(&[][..], Vec::as_slice)
-                .iter()
-                .copied()
-                .filter(|l| l.exact || !config.exact_only)
-                .collect();
-            let results: Vec<(i32, i32)> = rows
+    (1..=60u32)
+        .rev()
+        .map(|empties| {
+            let rows: Vec<Labeled> = data.at(empties).iter().filter(wanted).copied().collect();
+            let pairs: Vec<(f64, i32)> = rows
                 .par_chunks(16)
                 .flat_map_iter(|chunk| {
-                    let mut tt = TranspositionTable::new(4);
-                    let out: Vec<(i32, i32)> = chunk
+                    let mut tt = TranspositionTable::new(2);
+                    let out: Vec<(f64, i32)> = chunk
                         .iter()
                         .map(|l| {
                             let v = scored(eval, &mut tt, l, config);
@@ -79,23 +114,60 @@ pub fn error_by_phase<E: Evaluator>(
                             if n.is_multiple_of(64) || n == total {
                                 progress(Progress { stage: Stage::Measure, done: n, total });
                             }
-                            (v, l.target as i32)
+                            (v, i32::from(l.target))
                         })
                         .collect();
                     out
                 })
                 .collect();
-            let n = results.len().max(1) as f64;
-            let mae = results.iter().map(|(v, t)| (v - t).abs() as f64).sum::<f64>() / n;
-            let signed: Vec<&(i32, i32)> = results.iter().filter(|(_, t)| *t != 0).collect();
-            let agree = signed.iter().filter(|(v, t)| v.signum() == t.signum()).count() as f64;
-            PhaseError {
-                phase,
-                empties: phase_empties(phase),
-                positions: results.len(),
-                mae,
-                sign_agreement: agree / signed.len().max(1) as f64,
-            }
+            EmptiesError { empties, stats: PositionErrors { pairs }.stats() }
         })
         .collect()
+}
+
+/// Statistics over the rows of a range of empties, weighted by positions.
+pub fn pooled(rows: &[EmptiesError], keep: impl Fn(u32) -> bool) -> ErrorStats {
+    let kept: Vec<&EmptiesError> = rows.iter().filter(|r| keep(r.empties) && r.stats.positions > 0).collect();
+    let n: usize = kept.iter().map(|r| r.stats.positions).sum();
+    if n == 0 {
+        return ErrorStats::default();
+    }
+    let mean =
+        |f: fn(&ErrorStats) -> f64| kept.iter().map(|r| f(&r.stats) * r.stats.positions as f64).sum::<f64>() / n as f64;
+    ErrorStats {
+        positions: n,
+        signed: mean(|s| s.signed),
+        mae: mean(|s| s.mae),
+        sign_agreement: mean(|s| s.sign_agreement),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statistics_are_signed_and_absolute() {
+        let e = PositionErrors { pairs: vec![(3.0, 1), (-2.0, 0), (-1.0, 2), (0.5, -4)] };
+        let s = e.stats();
+        assert_eq!(s.positions, 4);
+        assert!((s.signed - ((2.0 - 2.0 - 3.0 + 4.5) / 4.0)).abs() < 1e-12);
+        assert!((s.mae - ((2.0 + 2.0 + 3.0 + 4.5) / 4.0)).abs() < 1e-12);
+        // Three decided targets: +1 agrees, +2 does not, −4 does not (0.5 rounds to +1).
+        assert!((s.sign_agreement - 1.0 / 3.0).abs() < 1e-12);
+        let rows = vec![
+            EmptiesError {
+                empties: 23,
+                stats: ErrorStats { positions: 1, signed: -3.0, mae: 3.0, sign_agreement: 1.0 },
+            },
+            EmptiesError {
+                empties: 24,
+                stats: ErrorStats { positions: 3, signed: 1.0, mae: 1.0, sign_agreement: 0.0 },
+            },
+        ];
+        let all = pooled(&rows, |_| true);
+        assert_eq!(all.positions, 4);
+        assert!((all.signed - 0.0).abs() < 1e-12 && (all.mae - 1.5).abs() < 1e-12);
+        assert_eq!(pooled(&rows, |e| e % 2 == 1).signed, -3.0);
+    }
 }

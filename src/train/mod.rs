@@ -1,19 +1,27 @@
-//! Training the pattern evaluation from games: targets from the WTHOR theoretical
-//! scores and exact solves ([`dataset`]), ridge regression per phase by
-//! preconditioned conjugate gradient ([`fit`]), Multi-ProbCut σ fitted from the
-//! trained evaluation's own searches ([`probcut`]), and error measurements against
-//! exact scores on held-out games ([`measure`]).
+//! Training the evaluation: positions from games and self-play, deduplicated by
+//! canonical board ([`dataset`], [`selfplay`]); targets from exact solves, the WTHOR
+//! theoretical scores and searches, kept in a resumable label store ([`labels`]);
+//! ridge regression per phase by preconditioned conjugate gradient ([`fit`]);
+//! bootstrapping rounds that relabel the midgame with the last round's evaluation
+//! and keep a round only when the held-out error falls ([`trainer`]); Multi-ProbCut σ
+//! fitted from the trained evaluation's own searches ([`probcut`]); and error
+//! measurements against exact scores on held-out games ([`measure`]).
 //!
-//! Sits above `search` (exact solves and the searches that fit ProbCut need it) and
-//! below `book` and `engine`, which only consume the weights.
+//! Sits above `search` (solves and label searches need it) and below `book` and
+//! `engine`, which only consume the weights.
 
 pub mod dataset;
 pub mod fit;
+pub mod labels;
 pub mod measure;
 pub mod probcut;
+pub mod selfplay;
+pub mod trainer;
 
-pub use dataset::{Dataset, Labeling, TrainGame};
-pub use fit::{train, PhaseReport, TrainConfig, TrainReport};
+pub use dataset::{game_positions, Dataset, GamePosition, LabelKind, Labeled, TrainGame};
+pub use fit::{train, EmptiesReport, TrainConfig, TrainReport};
+pub use labels::{LabelStore, SearchSpec};
+pub use trainer::{Trainer, TrainerConfig, TrainerEvent, TrainingOutcome};
 
 /// Progress of a long training step: `done` of `total` units of `stage`.
 #[derive(Clone, Copy, Debug)]
@@ -29,8 +37,12 @@ pub struct Progress {
 /// The steps of training.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stage {
-    /// Replaying games and solving their endgames (unit: games).
-    Collect,
+    /// Playing self-play games (unit: games).
+    SelfPlay,
+    /// Solving positions exactly (unit: positions).
+    Solve,
+    /// Labelling positions by search (unit: positions).
+    Search,
     /// Fitting the phases (unit: phases).
     Fit,
     /// Measuring search scores for ProbCut (unit: positions).
@@ -43,7 +55,9 @@ impl Stage {
     /// A label for progress bars.
     pub fn label(self) -> &'static str {
         match self {
-            Stage::Collect => "collecting",
+            Stage::SelfPlay => "self-play",
+            Stage::Solve => "exact solves",
+            Stage::Search => "label searches",
             Stage::Fit => "fitting phases",
             Stage::ProbCut => "probcut searches",
             Stage::Measure => "measuring",

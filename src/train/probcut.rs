@@ -1,10 +1,11 @@
 //! Fitting Multi-ProbCut: how far a deep search's score strays from its shallow
 //! companion's ([`probcut_shallow`]), measured with the trained evaluation's own
-//! full-width searches on sample positions of every phase.
+//! full-width searches on sample positions of every number of empties.
 //!
-//! The measured standard deviations per (phase, depth) are smoothed by a least-squares
-//! plane `σ = a + b·depth + c·empties` (weighted by sample count), which also gives
-//! the depths deeper than were measured.
+//! The measured standard deviations per (empties, depth) are smoothed by a
+//! least-squares plane `σ = a + b·depth + c·empties` (weighted by sample count),
+//! which also gives the depths deeper than were measured; the table holds it per
+//! phase of the weights and per depth.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
@@ -12,7 +13,7 @@ use rayon::prelude::*;
 
 use super::dataset::Dataset;
 use super::{Progress, ProgressFn, Stage};
-use crate::eval::weights::{phase_empties, PHASES};
+use crate::eval::weights::phase_empties;
 use crate::eval::Evaluator;
 use crate::search::midgame::{probcut_shallow, PROBCUT_MIN_DEPTH};
 use crate::search::{Limits, Search, TranspositionTable};
@@ -21,17 +22,17 @@ use crate::search::{Limits, Search, TranspositionTable};
 pub const PROBCUT_DEPTHS: usize = 32;
 
 /// How to fit.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProbCutConfig {
-    /// Sample positions per phase.
-    pub positions_per_phase: usize,
+    /// Sample positions per number of empties.
+    pub positions_per_empties: usize,
     /// Deepest search measured.
     pub max_measured_depth: u32,
 }
 
 impl Default for ProbCutConfig {
     fn default() -> Self {
-        ProbCutConfig { positions_per_phase: 60, max_measured_depth: 8 }
+        ProbCutConfig { positions_per_empties: 30, max_measured_depth: 8 }
     }
 }
 
@@ -46,32 +47,34 @@ pub struct ProbCutTable {
     pub plane: [f64; 3],
 }
 
-/// Measures search scores on sample positions of `data` and fits the table.
+/// Measures search scores on sample positions of `data` and fits the table for
+/// weights of `phases` phases.
 pub fn fit_probcut<E: Evaluator>(
     eval: &E,
+    phases: usize,
     data: &Dataset,
     config: &ProbCutConfig,
     progress: ProgressFn,
 ) -> ProbCutTable {
     let max_depth = config.max_measured_depth;
-    let samples: Vec<_> = (0..PHASES)
-        .flat_map(|phase| {
-            let rows = data.phases.get(phase).map_or(&[][..], Vec::as_slice);
-            let step = (rows.len() / config.positions_per_phase.max(1)).max(1);
-            rows.iter().step_by(step).take(config.positions_per_phase).map(move |l| (phase, l.board))
+    let samples: Vec<_> = (1..=60u32)
+        .flat_map(|empties| {
+            let rows = data.at(empties);
+            let step = (rows.len() / config.positions_per_empties.max(1)).max(1);
+            rows.iter().step_by(step).take(config.positions_per_empties).map(|l| l.board)
         })
         .collect();
     let total = samples.len() as u64;
     let done = AtomicU64::new(0);
     // Per sample: scores at depths 1..=max (index = depth), where the search is not exact.
-    let scores: Vec<(usize, u32, Vec<i32>)> = samples
+    let scores: Vec<(u32, Vec<i32>)> = samples
         .par_chunks(8)
         .flat_map_iter(|chunk| {
             let mut tt = TranspositionTable::new(8);
             let stop = AtomicBool::new(false);
             let out: Vec<_> = chunk
                 .iter()
-                .map(|&(phase, board)| {
+                .map(|&board| {
                     tt.clear();
                     let empties = board.empty_count();
                     let mut v = vec![0; max_depth as usize + 1];
@@ -82,34 +85,30 @@ pub fn fit_probcut<E: Evaluator>(
                     }
                     let n = done.fetch_add(1, Relaxed) + 1;
                     progress(Progress { stage: Stage::ProbCut, done: n, total });
-                    (phase, empties, v)
+                    (empties, v)
                 })
                 .collect();
             out
         })
         .collect();
-    // Cells: (depth, mean empties, σ, count).
+    // Cells: (depth, empties, σ, count).
     let mut cells = Vec::new();
     for d in PROBCUT_MIN_DEPTH..=max_depth {
         let s = probcut_shallow(d) as usize;
-        for phase in 0..PHASES {
-            let diffs: Vec<f64> = scores
-                .iter()
-                .filter(|(p, e, _)| *p == phase && *e > d)
-                .map(|(_, _, v)| (v[d as usize] - v[s]) as f64)
-                .collect();
+        for empties in d + 1..=60 {
+            let diffs: Vec<f64> =
+                scores.iter().filter(|(e, _)| *e == empties).map(|(_, v)| f64::from(v[d as usize] - v[s])).collect();
             if diffs.len() >= 8 {
                 let var = diffs.iter().map(|x| x * x).sum::<f64>() / diffs.len() as f64;
-                let (hi, lo) = phase_empties(phase);
-                cells.push((d as f64, (hi + lo) as f64 / 2.0, var.sqrt(), diffs.len() as f64));
+                cells.push((f64::from(d), f64::from(empties), var.sqrt(), diffs.len() as f64));
             }
         }
     }
     let plane = fit_plane(&cells);
-    let mut sigma = vec![0f32; PHASES * PROBCUT_DEPTHS];
-    for phase in 0..PHASES {
-        let (hi, lo) = phase_empties(phase);
-        let e = (hi + lo) as f64 / 2.0;
+    let mut sigma = vec![0f32; phases * PROBCUT_DEPTHS];
+    for phase in 0..phases {
+        let (hi, lo) = phase_empties(phase, phases);
+        let e = f64::from(hi + lo) / 2.0;
         for d in PROBCUT_MIN_DEPTH as usize..PROBCUT_DEPTHS {
             if (d as u32) < lo {
                 let s = plane[0] + plane[1] * d as f64 + plane[2] * e;

@@ -1,0 +1,92 @@
+//! Speed of the evaluation: nanoseconds per static evaluation over every position of
+//! the first 300 bundled Thor games, then midgame search speed (nodes per second, one
+//! thread) at a fixed depth from positions of those games at 44, 36 and 28 empties,
+//! for the trained and the classic evaluation.
+//!
+//! `cargo bench --bench eval`
+
+use std::hint::black_box;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use thorbook::eval::{ClassicEval, Evaluator, PatternEval};
+use thorbook::search::{Limits, Search, Selectivity, TranspositionTable};
+use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
+use thorbook::{Board, Move};
+
+fn positions() -> Vec<Vec<Board>> {
+    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: false }).unwrap();
+    db.games
+        .iter()
+        .take(300)
+        .map(|g| {
+            let mut b = Board::START;
+            let mut out = vec![b];
+            for mv in g.moves_with_passes() {
+                b = match mv {
+                    Move::Pass => b.pass(),
+                    Move::Place(sq) => b.play(sq).unwrap(),
+                };
+                out.push(b);
+            }
+            out
+        })
+        .collect()
+}
+
+fn static_speed<E: Evaluator>(eval: &E, boards: &[Board]) -> f64 {
+    let rounds = 40;
+    let start = Instant::now();
+    let mut sum = 0i64;
+    for _ in 0..rounds {
+        for b in boards {
+            sum += eval.evaluate(black_box(b)) as i64;
+        }
+    }
+    black_box(sum);
+    start.elapsed().as_secs_f64() * 1e9 / (rounds * boards.len()) as f64
+}
+
+fn search_speed<E: Evaluator>(eval: &E, boards: &[Board], depth: u32, selectivity: Option<Selectivity>) -> (u64, f64) {
+    let stop = AtomicBool::new(false);
+    let (mut nodes, mut secs) = (0, 0.0);
+    for b in boards {
+        let tt = TranspositionTable::new(64);
+        let start = Instant::now();
+        let r = Search::new(eval, &tt, &stop, 1).run(
+            b,
+            Limits { depth: Some(depth), selectivity, ..Limits::default() },
+            false,
+        );
+        secs += start.elapsed().as_secs_f64();
+        nodes += r.nodes;
+    }
+    (nodes, secs)
+}
+
+fn main() {
+    let games = positions();
+    let all: Vec<Board> = games.iter().flatten().copied().collect();
+    let pattern = PatternEval::bundled();
+    println!("static evaluation, {} positions of 300 Thor games:", all.len());
+    let p = static_speed(&pattern, &all);
+    let c = static_speed(&ClassicEval, &all);
+    println!("  pattern {p:.1} ns, classic {c:.1} ns per evaluation");
+
+    let probes: Vec<Board> = [44usize, 36, 28]
+        .iter()
+        .flat_map(|&e| games.iter().take(4).map(move |g| g[60 - e]))
+        .filter(|b| b.legal_moves() != 0)
+        .collect();
+    for (depth, selectivity, label) in [(9, None, "full width"), (12, Selectivity::from_sigmas(1.5), "1.5 sigma")] {
+        let (pn, ps) = search_speed(&pattern, &probes, depth, selectivity);
+        let (cn, cs) = search_speed(&ClassicEval, &probes, depth, selectivity);
+        println!(
+            "depth {depth} {label}, {} positions: pattern {pn} nodes {ps:.2} s {:.2} M nodes/s; classic {cn} nodes {cs:.2} s {:.2} M nodes/s ({:.2}x)",
+            probes.len(),
+            pn as f64 / ps / 1e6,
+            cn as f64 / cs / 1e6,
+            (pn as f64 / ps) / (cn as f64 / cs)
+        );
+    }
+}

@@ -1,0 +1,463 @@
+//! The label store: every label training and measurement ever computed — exact solves
+//! and searches by a given evaluation — kept in an append-only file keyed by the
+//! canonical board, so nothing is computed twice and an interrupted labeling resumes
+//! where it stopped.
+//!
+//! File layout (little-endian): the magic `TBKLABL2`, then chunks, each
+//! `count: u32`, `count` records of 24 bytes, and the CRC-32 of the count and the
+//! records. A record: player (u64) and opponent (u64) of the canonical board, the
+//! score for the side to move (i8), the source (1 exact solve, 2 search), the search
+//! depth and selectivity in tenths of σ (0: full width), and the digest of the
+//! evaluation that searched (0 for a solve).
+//!
+//! Labeling appends a chunk and syncs it as each batch of positions finishes. A chunk
+//! cut short at the end of the file (the process was killed while writing it) is
+//! dropped on reading and overwritten by the next append; damage anywhere else is an
+//! error naming the byte.
+// Input handling: every narrowing or sign-changing conversion is checked (`try_from`,
+// `from_le_bytes`), never a silent `as`.
+#![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+
+use rayon::prelude::*;
+
+use super::{Progress, ProgressFn, Stage};
+use crate::board::Board;
+use crate::eval::Evaluator;
+use crate::search::{Limits, Search, Selectivity, Solver, TranspositionTable};
+
+/// File magic (the version is its last byte).
+const MAGIC: &[u8; 8] = b"TBKLABL2";
+/// Bytes per record.
+const RECORD: usize = 24;
+/// Positions per appended batch of fast labels.
+const CHUNK: usize = 256;
+
+/// How a midgame search labels a position: depth and selectivity, with the
+/// evaluation it searches with recorded by digest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SearchSpec {
+    /// Midgame depth in plies (1..=60; a search reaching the end is exact).
+    pub depth: u8,
+    /// Multi-ProbCut selectivity (`None`: full width).
+    pub selectivity: Option<Selectivity>,
+    /// Digest of the evaluation searching ([`crate::eval::AnyEval::digest`]).
+    pub eval: u32,
+}
+
+impl SearchSpec {
+    fn selectivity_tenths(self) -> u8 {
+        self.selectivity.map_or(0, Selectivity::tenths)
+    }
+}
+
+/// A damaged label store.
+#[derive(Debug, thiserror::Error)]
+pub enum LabelStoreError {
+    /// The file could not be read or written.
+    #[error("{file}: {source}")]
+    Io {
+        /// The file.
+        file: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The bytes are not a valid store.
+    #[error("{file}: byte {offset}: {message}")]
+    Invalid {
+        /// The file.
+        file: String,
+        /// Byte offset of the fault.
+        offset: usize,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Labels by canonical board: exact scores, and search scores per [`SearchSpec`].
+#[derive(Debug, Default)]
+pub struct LabelStore {
+    exact: HashMap<Board, i8>,
+    search: HashMap<(Board, SearchSpec), i8>,
+    /// The file appended to, with the length of its valid part.
+    file: Option<(PathBuf, u64)>,
+    /// Bytes of a chunk cut short that reading dropped.
+    dropped: u64,
+}
+
+impl LabelStore {
+    /// A store in memory only.
+    pub fn in_memory() -> LabelStore {
+        LabelStore::default()
+    }
+
+    /// Opens (or creates) the store file at `path` and reads every label in it.
+    pub fn open(path: &Path) -> Result<LabelStore, LabelStoreError> {
+        let name = path.display().to_string();
+        let io = |source| LabelStoreError::Io { file: name.clone(), source };
+        let mut store = LabelStore::default();
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(io(e)),
+        };
+        let valid = if bytes.is_empty() { 0 } else { store.read(&name, &bytes)? };
+        store.dropped = (bytes.len() - valid) as u64;
+        store.file = Some((path.to_path_buf(), valid as u64));
+        Ok(store)
+    }
+
+    /// Reads `bytes` into the store; returns the length of the valid part.
+    fn read(&mut self, file: &str, bytes: &[u8]) -> Result<usize, LabelStoreError> {
+        let invalid = |offset: usize, message: &str| LabelStoreError::Invalid {
+            file: file.to_string(),
+            offset,
+            message: message.to_string(),
+        };
+        if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
+            return Err(invalid(0, "not a thorbook label store (magic TBKLABL2)"));
+        }
+        let mut at = MAGIC.len();
+        while at < bytes.len() {
+            let Some(count) = bytes.get(at..at + 4) else { break };
+            let count = u32::from_le_bytes(count.try_into().expect("4 bytes")) as usize;
+            let end = count.checked_mul(RECORD).and_then(|n| n.checked_add(at + 8));
+            let Some(end) = end.filter(|&e| e <= bytes.len()) else { break };
+            let stored = u32::from_le_bytes(bytes[end - 4..end].try_into().expect("4 bytes"));
+            if crc32fast::hash(&bytes[at..end - 4]) != stored {
+                if end == bytes.len() {
+                    break;
+                }
+                return Err(invalid(at, "chunk checksum mismatch (damaged store: delete it to label again)"));
+            }
+            for (i, r) in bytes[at + 4..end - 4].chunks_exact(RECORD).enumerate() {
+                let offset = at + 4 + i * RECORD;
+                let player = u64::from_le_bytes(r[0..8].try_into().expect("8 bytes"));
+                let opponent = u64::from_le_bytes(r[8..16].try_into().expect("8 bytes"));
+                let board = Board::new(player, opponent).ok_or_else(|| invalid(offset, "overlapping discs"))?;
+                let score = i8::from_le_bytes([r[16]]);
+                if !(-64..=64).contains(&score) {
+                    return Err(invalid(offset + 16, "score out of range -64..=64"));
+                }
+                match r[17] {
+                    1 => {
+                        self.exact.insert(board, score);
+                    }
+                    2 => {
+                        let selectivity = match r[19] {
+                            0 => None,
+                            t => Some(Selectivity::from_tenths(t).ok_or_else(|| invalid(offset + 19, "selectivity"))?),
+                        };
+                        let eval = u32::from_le_bytes(r[20..24].try_into().expect("4 bytes"));
+                        self.search.insert((board, SearchSpec { depth: r[18], selectivity, eval }), score);
+                    }
+                    _ => return Err(invalid(offset + 17, "unknown label source")),
+                }
+            }
+            at = end;
+        }
+        Ok(at)
+    }
+
+    /// Bytes at the end of the file that held a chunk cut short (dropped on reading).
+    pub fn dropped_bytes(&self) -> u64 {
+        self.dropped
+    }
+
+    /// Exact labels held.
+    pub fn exact_len(&self) -> usize {
+        self.exact.len()
+    }
+
+    /// Search labels held.
+    pub fn search_len(&self) -> usize {
+        self.search.len()
+    }
+
+    /// The exact score of a canonical board, if solved.
+    pub fn exact(&self, board: &Board) -> Option<i8> {
+        self.exact.get(board).copied()
+    }
+
+    /// The score of a canonical board by a search, if made.
+    pub fn searched(&self, board: &Board, spec: SearchSpec) -> Option<i8> {
+        self.search.get(&(*board, spec)).copied()
+    }
+
+    /// Appends labels to the file (if any) and to memory.
+    fn append(&mut self, labels: &[(Board, i8, Option<SearchSpec>)]) -> Result<(), LabelStoreError> {
+        if let Some((path, valid)) = &mut self.file {
+            let name = path.display().to_string();
+            let io = |source| LabelStoreError::Io { file: name.clone(), source };
+            let mut bytes = Vec::with_capacity(8 + labels.len() * RECORD);
+            let count = u32::try_from(labels.len()).expect("chunks are small");
+            bytes.extend_from_slice(&count.to_le_bytes());
+            for &(board, score, spec) in labels {
+                bytes.extend_from_slice(&board.player.to_le_bytes());
+                bytes.extend_from_slice(&board.opponent.to_le_bytes());
+                bytes.extend_from_slice(&score.to_le_bytes());
+                match spec {
+                    None => bytes.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0]),
+                    Some(s) => {
+                        bytes.extend_from_slice(&[2, s.depth, s.selectivity_tenths()]);
+                        bytes.extend_from_slice(&s.eval.to_le_bytes());
+                    }
+                }
+            }
+            let crc = crc32fast::hash(&bytes);
+            bytes.extend_from_slice(&crc.to_le_bytes());
+            let mut f = OpenOptions::new().create(true).truncate(false).write(true).open(&*path).map_err(io)?;
+            if *valid == 0 {
+                f.set_len(0).map_err(io)?;
+                f.write_all(MAGIC).map_err(io)?;
+                *valid = MAGIC.len() as u64;
+            }
+            // Overwrite a chunk cut short by an earlier kill, if any.
+            f.seek(SeekFrom::Start(*valid)).map_err(io)?;
+            f.write_all(&bytes).map_err(io)?;
+            f.set_len(*valid + bytes.len() as u64).map_err(io)?;
+            f.sync_data().map_err(io)?;
+            *valid += bytes.len() as u64;
+        }
+        for &(board, score, spec) in labels {
+            match spec {
+                None => self.exact.insert(board, score),
+                Some(s) => self.search.insert((board, s), score),
+            };
+        }
+        Ok(())
+    }
+
+    /// Adds exact scores known from elsewhere (another solver, an older file), in
+    /// chunks; the boards are stored in canonical form.
+    pub fn add_exact(&mut self, labels: &[(Board, i8)]) -> Result<(), LabelStoreError> {
+        for chunk in labels.chunks(CHUNK * 16) {
+            let chunk: Vec<(Board, i8, Option<SearchSpec>)> =
+                chunk.iter().map(|&(b, s)| (b.canonical().0, s.clamp(-64, 64), None)).collect();
+            self.append(&chunk)?;
+        }
+        Ok(())
+    }
+
+    /// Solves exactly every canonical board of `boards` the store lacks (in parallel
+    /// on the current rayon pool), appending as it goes. `order` only speeds the
+    /// solves up. When `stop` is set, the solves under way are abandoned and every
+    /// finished one is kept.
+    pub fn solve_missing(
+        &mut self,
+        boards: &[Board],
+        order: &dyn Evaluator,
+        stop: &AtomicBool,
+        progress: ProgressFn,
+    ) -> Result<usize, LabelStoreError> {
+        let missing = distinct(boards.iter().filter(|b| !self.exact.contains_key(b)));
+        self.label(&missing, Stage::Solve, stop, progress, |tt, board| {
+            let mut solver = Solver::new(tt, stop, 1).with_eval(order);
+            let score = solver.solve(board, -64, 64).score;
+            (!solver.aborted()).then_some((score, None))
+        })
+    }
+
+    /// Labels by a search of `spec` with `eval` (whose digest `spec` names) every
+    /// canonical board of `boards` the store lacks, appending as it goes. Each search
+    /// starts from an empty table, so a label depends only on the board, the spec and
+    /// the evaluation, never on which thread or in which order it was made.
+    pub fn search_missing<E: Evaluator>(
+        &mut self,
+        boards: &[Board],
+        spec: SearchSpec,
+        eval: &E,
+        stop: &AtomicBool,
+        progress: ProgressFn,
+    ) -> Result<usize, LabelStoreError> {
+        let missing = distinct(boards.iter().filter(|b| !self.search.contains_key(&(**b, spec))));
+        let limits = Limits { depth: Some(u32::from(spec.depth)), selectivity: spec.selectivity, ..Limits::default() };
+        self.label(&missing, Stage::Search, stop, progress, |tt, board| {
+            let result = Search::new(eval, tt, stop, 1).run(board, limits, false);
+            // A search stopped before its last iteration is not the label asked for.
+            let complete = result.exact || result.depth >= u32::from(spec.depth);
+            (complete && !stop.load(Relaxed)).then(|| (result.score().unwrap_or(0), Some(spec)))
+        })
+    }
+
+    /// Runs `label` over `boards` (sorted, most empties first), each thread with its
+    /// own small table cleared before every position; appends each finished batch.
+    /// Batches are smaller where positions are slower (many empties), so a kill loses
+    /// little. `label` returns `None` for a position it abandoned on `stop`.
+    fn label(
+        &mut self,
+        boards: &[Board],
+        stage: Stage,
+        stop: &AtomicBool,
+        progress: ProgressFn,
+        label: impl Fn(&TranspositionTable, &Board) -> Option<(i32, Option<SearchSpec>)> + Sync,
+    ) -> Result<usize, LabelStoreError> {
+        let total = boards.len() as u64;
+        let done = AtomicU64::new(0);
+        let store = Mutex::new((&mut *self, None::<LabelStoreError>));
+        progress(Progress { stage, done: 0, total });
+        let mut rest = boards;
+        while !rest.is_empty() && !stop.load(Relaxed) {
+            let empties = rest[0].empty_count();
+            let group = rest.iter().take_while(|b| b.empty_count() == empties).count();
+            let (now, later) = rest.split_at(group);
+            rest = later;
+            let batch = batch_size(empties, stage);
+            now.par_chunks(batch).for_each_init(
+                || TranspositionTable::new(2),
+                |tt, chunk| {
+                    if stop.load(Relaxed) {
+                        return;
+                    }
+                    let labels: Vec<(Board, i8, Option<SearchSpec>)> = chunk
+                        .iter()
+                        .map_while(|b| {
+                            tt.clear();
+                            let (score, spec) = label(tt, b)?;
+                            Some((*b, i8::try_from(score.clamp(-64, 64)).expect("a disc score"), spec))
+                        })
+                        .collect();
+                    let mut guard = store.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    if guard.1.is_none() && !labels.is_empty() {
+                        if let Err(e) = guard.0.append(&labels) {
+                            guard.1 = Some(e);
+                            stop.store(true, Relaxed);
+                        }
+                    }
+                    drop(guard);
+                    let n = done.fetch_add(labels.len() as u64, Relaxed) + labels.len() as u64;
+                    progress(Progress { stage, done: n, total });
+                },
+            );
+        }
+        let (_, error) = store.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match error {
+            Some(e) => Err(e),
+            None => Ok(usize::try_from(done.load(Relaxed)).unwrap_or(usize::MAX)),
+        }
+    }
+}
+
+/// Positions per appended batch: about a few seconds of work.
+fn batch_size(empties: u32, stage: Stage) -> usize {
+    match stage {
+        Stage::Solve => match empties {
+            0..=14 => CHUNK,
+            15..=18 => 64,
+            19..=20 => 16,
+            _ => 4,
+        },
+        _ => CHUNK,
+    }
+}
+
+/// The boards once each, most empties first.
+fn distinct<'b>(boards: impl Iterator<Item = &'b Board>) -> Vec<Board> {
+    let mut out: Vec<Board> = boards.copied().collect();
+    out.sort_unstable_by_key(|b| (std::cmp::Reverse(b.empty_count()), *b));
+    out.dedup();
+    out
+}
+
+/// Reads only the first bytes of a file to tell whether it is a label store.
+pub fn is_label_store(path: &Path) -> bool {
+    let mut magic = [0u8; 8];
+    File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && &magic == MAGIC
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::PatternEval;
+    use crate::testutil::{random_position, Rng};
+
+    fn boards(seed: u64, n: usize, empties: u32) -> Vec<Board> {
+        let mut rng = Rng(seed);
+        (0..n).map(|_| random_position(&mut rng, empties).canonical().0).collect()
+    }
+
+    #[test]
+    fn labels_survive_a_reopen_and_are_not_computed_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("labels.bin");
+        let eval = PatternEval::bundled();
+        let stop = AtomicBool::new(false);
+        let endgames = boards(1, 300, 10);
+        let midgames = boards(2, 40, 30);
+        let spec = SearchSpec { depth: 3, selectivity: None, eval: eval.digest() };
+        let mut store = LabelStore::open(&path).unwrap();
+        assert_eq!(store.solve_missing(&endgames, &eval, &stop, &|_| {}).unwrap(), 300);
+        assert_eq!(store.search_missing(&midgames, spec, &eval, &stop, &|_| {}).unwrap(), 40);
+        let reopened = LabelStore::open(&path).unwrap();
+        assert_eq!((reopened.exact_len(), reopened.search_len()), (300, 40));
+        for b in &endgames {
+            let tt = TranspositionTable::new(1);
+            let exact = Solver::new(&tt, &stop, 1).solve(b, -64, 64).score;
+            assert_eq!(reopened.exact(b).map(i32::from), Some(exact));
+        }
+        for b in &midgames {
+            assert_eq!(reopened.searched(b, spec), store.searched(b, spec));
+            assert!(reopened.searched(b, SearchSpec { depth: 4, ..spec }).is_none());
+        }
+        let mut reopened = reopened;
+        assert_eq!(reopened.solve_missing(&endgames, &eval, &stop, &|_| {}).unwrap(), 0);
+    }
+
+    #[test]
+    fn search_labels_do_not_depend_on_threads_or_order() {
+        let eval = PatternEval::bundled();
+        let stop = AtomicBool::new(false);
+        let midgames = boards(3, 64, 34);
+        let spec = SearchSpec { depth: 4, selectivity: Selectivity::from_sigmas(1.5), eval: eval.digest() };
+        let mut a = LabelStore::in_memory();
+        a.search_missing(&midgames, spec, &eval, &stop, &|_| {}).unwrap();
+        let mut reversed = midgames.clone();
+        reversed.reverse();
+        let mut b = LabelStore::in_memory();
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap()
+            .install(|| b.search_missing(&reversed, spec, &eval, &stop, &|_| {}))
+            .unwrap();
+        for m in &midgames {
+            assert_eq!(a.searched(m, spec), b.searched(m, spec));
+        }
+    }
+
+    #[test]
+    fn a_chunk_cut_short_is_dropped_and_overwritten_and_damage_is_located() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("labels.bin");
+        let eval = PatternEval::bundled();
+        let stop = AtomicBool::new(false);
+        let endgames = boards(4, 2 * CHUNK, 8);
+        LabelStore::open(&path).unwrap().solve_missing(&endgames, &eval, &stop, &|_| {}).unwrap();
+        let full = std::fs::read(&path).unwrap();
+        let chunk_len = 8 + CHUNK * RECORD;
+        assert_eq!(full.len(), MAGIC.len() + 2 * chunk_len);
+        // Killed while writing the second chunk: the first survives.
+        std::fs::write(&path, &full[..full.len() - 100]).unwrap();
+        let mut store = LabelStore::open(&path).unwrap();
+        assert_eq!(store.exact_len(), CHUNK);
+        assert_eq!(store.dropped_bytes(), (chunk_len - 100) as u64);
+        assert_eq!(store.solve_missing(&endgames, &eval, &stop, &|_| {}).unwrap(), CHUNK);
+        assert_eq!(std::fs::read(&path).unwrap().len(), full.len());
+        assert_eq!(LabelStore::open(&path).unwrap().exact_len(), 2 * CHUNK);
+        // A flipped bit in the first chunk is damage, located.
+        let mut bad = std::fs::read(&path).unwrap();
+        bad[MAGIC.len() + 30] ^= 1;
+        std::fs::write(&path, &bad).unwrap();
+        let err = LabelStore::open(&path).unwrap_err().to_string();
+        assert!(err.contains("byte 8: chunk checksum mismatch"), "{err}");
+        std::fs::write(&path, b"something else").unwrap();
+        assert!(LabelStore::open(&path).unwrap_err().to_string().contains("byte 0: not a thorbook label store"));
+        assert!(!is_label_store(&path));
+    }
+}

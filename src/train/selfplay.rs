@@ -1,0 +1,195 @@
+//! Positions from engine self-play: games that leave a Thor game at a random ply and
+//! go on with shallow searches and occasional random moves, reaching positions no
+//! human game reached — the kind a search meets in its own tree.
+//!
+//! Everything depends only on the seed, the openings and the evaluation: game `i`
+//! draws its opening, its departure ply and its random moves from its own generator,
+//! and every search starts from an empty table.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+
+use rayon::prelude::*;
+
+use super::dataset::TrainGame;
+use super::{Progress, ProgressFn, Stage};
+use crate::board::{Board, Squares};
+use crate::eval::Evaluator;
+use crate::search::{Limits, Search, TranspositionTable};
+use crate::square::{Move, Square};
+
+/// How to play.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SelfPlayConfig {
+    /// Games to play.
+    pub games: usize,
+    /// The ply at which a game leaves its Thor game is drawn from this range.
+    pub leave_at: (u32, u32),
+    /// Search depth of the moves.
+    pub depth: u32,
+    /// Share of moves played at random instead of searched.
+    pub randomness: f64,
+    /// Seed of the draws.
+    pub seed: u64,
+}
+
+impl Default for SelfPlayConfig {
+    fn default() -> Self {
+        SelfPlayConfig { games: 0, leave_at: (8, 30), depth: 4, randomness: 0.1, seed: 1 }
+    }
+}
+
+impl SelfPlayConfig {
+    /// Checks every setting; the message names the one at fault.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.games > 10_000_000 {
+            return Err(format!("self-play games must be at most 10000000, got {}", self.games));
+        }
+        if self.leave_at.0 > self.leave_at.1 || self.leave_at.1 > 59 {
+            return Err(format!("the departure plies must be a range within 0..=59, got {:?}", self.leave_at));
+        }
+        if !(1..=20).contains(&self.depth) {
+            return Err(format!("self-play depth must be 1..=20, got {}", self.depth));
+        }
+        if !(self.randomness.is_finite() && (0.0..=1.0).contains(&self.randomness)) {
+            return Err(format!("self-play randomness must be in 0..=1, got {}", self.randomness));
+        }
+        Ok(())
+    }
+}
+
+/// splitmix64: a seedable generator for the draws.
+struct Draws(u64);
+
+impl Draws {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// The positions of `config.games` self-play games (every position where the side to
+/// move has a legal move, after the departure), in game order; empty without openings.
+pub fn self_play_positions<E: Evaluator>(
+    openings: &[TrainGame],
+    eval: &E,
+    config: &SelfPlayConfig,
+    stop: &AtomicBool,
+    progress: ProgressFn,
+) -> Vec<Board> {
+    if openings.is_empty() {
+        return Vec::new();
+    }
+    let total = config.games as u64;
+    let done = AtomicU64::new(0);
+    let games: Vec<Vec<Board>> = (0..config.games)
+        .into_par_iter()
+        .map_init(
+            || TranspositionTable::new(2),
+            |tt, i| {
+                if stop.load(Relaxed) {
+                    return Vec::new();
+                }
+                let out = play_one(openings, eval, config, i as u64, tt);
+                let n = done.fetch_add(1, Relaxed) + 1;
+                if n.is_multiple_of(64) || n == total {
+                    progress(Progress { stage: Stage::SelfPlay, done: n, total });
+                }
+                out
+            },
+        )
+        .collect();
+    games.into_iter().flatten().collect()
+}
+
+fn play_one<E: Evaluator>(
+    openings: &[TrainGame],
+    eval: &E,
+    config: &SelfPlayConfig,
+    index: u64,
+    tt: &mut TranspositionTable,
+) -> Vec<Board> {
+    let mut draws = Draws(config.seed ^ index.wrapping_mul(0xD6E8_FEB8_6659_FD93));
+    let opening = &openings[draws.below(openings.len() as u64) as usize];
+    let (lo, hi) = config.leave_at;
+    let leave = lo + draws.below(u64::from(hi - lo + 1)) as u32;
+    let mut board = Board::START;
+    for mv in opening.moves.iter().take(leave as usize) {
+        board = match *mv {
+            Move::Pass => board.pass(),
+            Move::Place(sq) => match board.play(sq) {
+                Some(b) => b,
+                None => return Vec::new(),
+            },
+        };
+    }
+    let stop = AtomicBool::new(false);
+    let mut out = Vec::with_capacity(60);
+    while !board.is_game_over() {
+        let moves = board.legal_moves();
+        if moves == 0 {
+            board = board.pass();
+            continue;
+        }
+        out.push(board);
+        let sq = if draws.unit() < config.randomness {
+            let k = draws.below(u64::from(moves.count_ones())) as usize;
+            Squares(moves).nth(k).expect("k is below the move count")
+        } else {
+            tt.clear();
+            let limits = Limits { depth: Some(config.depth), ..Limits::default() };
+            match Search::new(eval, tt, &stop, 1).run(&board, limits, false).best_move() {
+                Some(Move::Place(sq)) => sq,
+                _ => Square::new(moves.trailing_zeros() as u8),
+            }
+        };
+        board = board.play(sq).expect("a legal move");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::PatternEval;
+
+    fn openings() -> Vec<TrainGame> {
+        let options = crate::thor::LoadOptions { strict: true, index: false };
+        let db = crate::thor::ThorDatabase::load(&crate::thor::bundled_sources(), options).unwrap();
+        db.games.iter().take(20).map(TrainGame::from_thor).collect()
+    }
+
+    #[test]
+    fn self_play_is_reproducible_and_leaves_the_games() {
+        let openings = openings();
+        let eval = PatternEval::bundled();
+        let stop = AtomicBool::new(false);
+        let config = SelfPlayConfig { games: 12, depth: 2, ..SelfPlayConfig::default() };
+        let a = self_play_positions(&openings, &eval, &config, &stop, &|_| {});
+        let b = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap()
+            .install(|| self_play_positions(&openings, &eval, &config, &stop, &|_| {}));
+        assert_eq!(a, b);
+        assert!(a.len() > 12 * 25, "{} positions", a.len());
+        assert!(a.iter().all(|p| p.legal_moves() != 0));
+        // Most positions are not in the games they left.
+        let known: std::collections::HashSet<Board> =
+            openings.iter().flat_map(|g| g.positions()).map(|(p, _)| p.canonical().0).collect();
+        let new = a.iter().filter(|p| !known.contains(&p.canonical().0)).count();
+        assert!(new * 2 > a.len(), "{new} of {} positions are new", a.len());
+        let other = self_play_positions(&openings, &eval, &SelfPlayConfig { seed: 2, ..config }, &stop, &|_| {});
+        assert_ne!(a, other);
+    }
+}

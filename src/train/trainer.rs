@@ -1,0 +1,461 @@
+//! [`Trainer`]: the whole training pipeline — positions, exact labels, a first fit,
+//! bootstrapping rounds, Multi-ProbCut — reporting through events, so the command
+//! line and any other front end only render.
+//!
+//! Round 0 fits the exact solves, the theoretical scores at 24 empties and, elsewhere,
+//! the games' theoretical scores. Each bootstrapping round then labels the midgame
+//! (more than `solve_at` empties, 24 excepted) by a search with the evaluation of the
+//! round kept last and fits again; a round is kept only when the held-out error
+//! against exact targets falls, and the first round that does not lower it ends the
+//! bootstrapping. Every label goes through the [`LabelStore`], so a second run — or a
+//! run after an interruption — computes only what is missing.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::Instant;
+
+use super::dataset::{game_positions, label_positions, Dataset, GamePosition, TrainGame, THEORETICAL_EMPTIES};
+use super::fit::{train, TrainConfig, TrainReport};
+use super::labels::{LabelStore, LabelStoreError, SearchSpec};
+use super::probcut::{fit_probcut, ProbCutConfig};
+use super::selfplay::{self_play_positions, SelfPlayConfig};
+use super::Progress;
+use crate::board::Board;
+use crate::eval::{PatternEval, Weights};
+use crate::search::Selectivity;
+
+/// Bootstrapping: midgame targets from searches by the last kept evaluation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bootstrap {
+    /// Rounds at most (each is kept only if it lowers the held-out error).
+    pub rounds: usize,
+    /// Depth of the label searches.
+    pub depth: u8,
+    /// Their Multi-ProbCut selectivity (`None`: full width).
+    pub selectivity: Option<Selectivity>,
+    /// Share of the midgame positions labelled (chosen by board, the same every
+    /// round); the others keep the theoretical score.
+    pub share: f64,
+}
+
+/// Everything training needs to know.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrainerConfig {
+    /// How each round fits.
+    pub fit: TrainConfig,
+    /// Positions with at most this many empties are solved exactly (≤ 24).
+    pub solve_at: u32,
+    /// Bootstrapping rounds (`None`: round 0 only).
+    pub bootstrap: Option<Bootstrap>,
+    /// Self-play games added to the positions (0 games: none).
+    pub self_play: SelfPlayConfig,
+    /// The Multi-ProbCut fit of the kept weights (`None`: no table).
+    pub probcut: Option<ProbCutConfig>,
+}
+
+impl Default for TrainerConfig {
+    fn default() -> Self {
+        TrainerConfig {
+            fit: TrainConfig::default(),
+            solve_at: 18,
+            bootstrap: None,
+            self_play: SelfPlayConfig::default(),
+            probcut: Some(ProbCutConfig::default()),
+        }
+    }
+}
+
+impl TrainerConfig {
+    /// Checks every setting; the message names the one at fault.
+    pub fn validate(&self) -> Result<(), String> {
+        self.fit.validate()?;
+        self.self_play.validate()?;
+        if self.solve_at > THEORETICAL_EMPTIES {
+            return Err(format!(
+                "solve-at must be at most 24 (the theoretical scores are exact there), got {}",
+                self.solve_at
+            ));
+        }
+        if let Some(b) = &self.bootstrap {
+            if !(1..=20).contains(&b.rounds) {
+                return Err(format!("bootstrap rounds must be 1..=20, got {}", b.rounds));
+            }
+            if !(1..=30).contains(&b.depth) {
+                return Err(format!("bootstrap depth must be 1..=30, got {}", b.depth));
+            }
+            if !(b.share.is_finite() && b.share > 0.0 && b.share <= 1.0) {
+                return Err(format!("bootstrap share must be in (0, 1], got {}", b.share));
+            }
+        }
+        if let Some(p) = &self.probcut {
+            if !(3..=14).contains(&p.max_measured_depth) {
+                return Err(format!("probcut depth must be 3..=14, got {}", p.max_measured_depth));
+            }
+            if !(1..=10_000).contains(&p.positions_per_empties) {
+                return Err(format!("probcut positions must be 1..=10000, got {}", p.positions_per_empties));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a round did.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RoundSummary {
+    /// 0 for the first fit, then the bootstrapping rounds.
+    pub round: usize,
+    /// The label searches of this round (`None` for round 0).
+    pub search_depth: Option<u8>,
+    /// Training rows by target: exact, search, theoretical.
+    pub exact_rows: usize,
+    /// Rows labelled by search.
+    pub search_rows: usize,
+    /// Rows keeping the games' theoretical score.
+    pub theoretical_rows: usize,
+    /// New labels computed for this round (searches, or solves for round 0).
+    pub new_labels: usize,
+    /// Mean absolute held-out error against exact targets above `solve_at` empties.
+    pub validation_mae: Option<f64>,
+    /// Kept: the error fell (round 0 is always kept).
+    pub kept: bool,
+    /// Seconds the round took, labels included.
+    pub seconds: f64,
+}
+
+/// What the trainer reports as it goes.
+#[derive(Clone, Debug)]
+pub enum TrainerEvent {
+    /// Progress of a long step.
+    Progress(Progress),
+    /// The distinct positions found.
+    Positions {
+        /// From the training games.
+        train: usize,
+        /// From the validation games.
+        validation: usize,
+        /// Given or played in self-play, not in the training games.
+        extra: usize,
+    },
+    /// A round ended.
+    Round(RoundSummary),
+}
+
+/// Why training stopped without weights.
+#[derive(Debug, thiserror::Error)]
+pub enum TrainError {
+    /// A setting is out of range.
+    #[error("{0}")]
+    Config(String),
+    /// No training position.
+    #[error("no training positions (the games never reach 24 empties?)")]
+    NoPositions,
+    /// The label store could not be read or written.
+    #[error(transparent)]
+    Labels(#[from] LabelStoreError),
+    /// Stopped on request; every label computed so far is in the store.
+    #[error("stopped; the labels computed so far are kept in the label store")]
+    Stopped,
+}
+
+/// The result of training.
+#[derive(Clone, Debug)]
+pub struct TrainingOutcome {
+    /// The kept weights, with their ProbCut table and a note on how they were made.
+    pub weights: Weights,
+    /// Their error per number of empties.
+    pub report: TrainReport,
+    /// Every round, kept or not.
+    pub rounds: Vec<RoundSummary>,
+    /// The ProbCut plane `σ = a + b·depth + c·empties`, if fitted.
+    pub probcut_plane: Option<[f64; 3]>,
+}
+
+/// Runs training.
+pub struct Trainer<'a> {
+    config: TrainerConfig,
+    /// Orders the exact solves (speed only) and plays the self-play games.
+    start: &'a PatternEval,
+    store: &'a mut LabelStore,
+    stop: &'a AtomicBool,
+}
+
+impl<'a> Trainer<'a> {
+    /// A trainer; `start` is the evaluation that orders solves and plays self-play.
+    pub fn new(
+        config: TrainerConfig,
+        start: &'a PatternEval,
+        store: &'a mut LabelStore,
+        stop: &'a AtomicBool,
+    ) -> Result<Trainer<'a>, TrainError> {
+        config.validate().map_err(TrainError::Config)?;
+        Ok(Trainer { config, start, store, stop })
+    }
+
+    /// Trains on `train_games` (plus `extra` positions, e.g. a book's), measuring on
+    /// `validation_games`, in parallel on the current rayon pool. The weights do not
+    /// depend on the thread count.
+    pub fn run(
+        &mut self,
+        train_games: &[TrainGame],
+        validation_games: &[TrainGame],
+        extra: &[Board],
+        on_event: &(dyn Fn(TrainerEvent) + Sync),
+    ) -> Result<TrainingOutcome, TrainError> {
+        let progress = |p: Progress| on_event(TrainerEvent::Progress(p));
+        let solve_at = self.config.solve_at;
+        let train_positions = game_positions(train_games);
+        if train_positions.is_empty() {
+            return Err(TrainError::NoPositions);
+        }
+        let validation_positions = game_positions(validation_games);
+        let mut extra: Vec<Board> = extra.to_vec();
+        if self.config.self_play.games > 0 {
+            extra.extend(self_play_positions(train_games, self.start, &self.config.self_play, self.stop, &progress));
+        }
+        let extra = distinct_extra(extra, &train_positions);
+        on_event(TrainerEvent::Positions {
+            train: train_positions.len(),
+            validation: validation_positions.len(),
+            extra: extra.len(),
+        });
+
+        let started = Instant::now();
+        let endgame: Vec<Board> = train_positions
+            .iter()
+            .chain(&validation_positions)
+            .map(|p| p.board)
+            .chain(extra.iter().copied())
+            .filter(|b| b.empty_count() <= solve_at)
+            .collect();
+        let solved = self.store.solve_missing(&endgame, self.start, self.stop, &progress)?;
+        self.check_stop()?;
+        let validation = label_positions(&validation_positions, &[], self.store, None);
+        let data = label_positions(&train_positions, &extra, self.store, None);
+        let (mut best, mut rounds) = (self.fit(0, &data, &validation, solved, started, &progress), Vec::new());
+        rounds.push(best.1.clone());
+        on_event(TrainerEvent::Round(best.1.clone()));
+
+        if let Some(b) = self.config.bootstrap {
+            // Every searched round uses the ProbCut table of the evaluation searching.
+            for round in 1..=b.rounds {
+                let started = Instant::now();
+                let searcher = self.with_probcut(best.0.clone(), &validation, &progress).0;
+                let spec = SearchSpec { depth: b.depth, selectivity: b.selectivity, eval: searcher.digest() };
+                let midgame = midgame_boards(&train_positions, &extra, solve_at, b.share);
+                let eval = PatternEval::new(&searcher);
+                let searched = self.store.search_missing(&midgame, spec, &eval, self.stop, &progress)?;
+                self.check_stop()?;
+                let data = label_positions(&train_positions, &extra, self.store, Some(spec));
+                let candidate = self.fit(round, &data, &validation, searched, started, &progress);
+                let better = match (candidate.1.validation_mae, best.1.validation_mae) {
+                    (Some(new), Some(old)) => new < old,
+                    _ => false,
+                };
+                let mut summary = candidate.1.clone();
+                summary.kept = better;
+                rounds.push(summary.clone());
+                on_event(TrainerEvent::Round(summary));
+                if !better {
+                    break;
+                }
+                best = candidate;
+            }
+        }
+
+        let (mut weights, plane) = self.with_probcut(best.0, &validation, &progress);
+        let kept = rounds.iter().filter(|r| r.kept).map(|r| r.round).max().unwrap_or(0);
+        let kept_round = &rounds[kept];
+        weights.note = format!(
+            "thorbook {} train: {} games, {} positions (+{} extra), {} phases, window {}, solve_at {}, \
+             round {kept} of {} kept ({} exact, {} search, {} theoretical targets{}), lambda {}, {} iterations, \
+             without [{}], probcut {:?}",
+            env!("CARGO_PKG_VERSION"),
+            train_games.len(),
+            train_positions.len(),
+            extra.len(),
+            self.config.fit.phases,
+            self.config.fit.window,
+            solve_at,
+            rounds.len() - 1,
+            kept_round.exact_rows,
+            kept_round.search_rows,
+            kept_round.theoretical_rows,
+            self.config.bootstrap.map_or(String::new(), |b| format!(
+                "; searches depth {} at {} share {}",
+                b.depth,
+                b.selectivity.map_or("full width".into(), |s| format!("{} sigma", s.sigmas())),
+                b.share
+            )),
+            self.config.fit.lambda,
+            self.config.fit.iterations,
+            self.config.fit.without.join(", "),
+            self.config.probcut.as_ref().map(|p| (p.positions_per_empties, p.max_measured_depth)),
+        );
+        let report = best.2;
+        Ok(TrainingOutcome { weights, report, rounds, probcut_plane: plane })
+    }
+
+    fn check_stop(&self) -> Result<(), TrainError> {
+        if self.stop.load(Relaxed) {
+            Err(TrainError::Stopped)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Fits one round and measures it.
+    fn fit(
+        &self,
+        round: usize,
+        data: &Dataset,
+        validation: &Dataset,
+        new_labels: usize,
+        started: Instant,
+        progress: &(dyn Fn(Progress) + Sync),
+    ) -> (Weights, RoundSummary, TrainReport) {
+        let (weights, report) = train(data, validation, &self.config.fit, progress);
+        let count = |kind| data.iter().filter(|l| l.kind == kind).count();
+        let summary = RoundSummary {
+            round,
+            search_depth: (round > 0).then(|| self.config.bootstrap.map_or(0, |b| b.depth)),
+            exact_rows: count(super::LabelKind::Exact),
+            search_rows: count(super::LabelKind::Search),
+            theoretical_rows: count(super::LabelKind::Theoretical),
+            new_labels,
+            validation_mae: report.exact_validation_mae(self.config.solve_at + 1),
+            kept: true,
+            seconds: started.elapsed().as_secs_f64(),
+        };
+        (weights, summary, report)
+    }
+
+    /// The weights with their ProbCut table fitted (unchanged without ProbCut).
+    fn with_probcut(
+        &self,
+        mut weights: Weights,
+        validation: &Dataset,
+        progress: &(dyn Fn(Progress) + Sync),
+    ) -> (Weights, Option<[f64; 3]>) {
+        let Some(config) = &self.config.probcut else { return (weights, None) };
+        let eval = PatternEval::new(&weights);
+        let table = fit_probcut(&eval, weights.phases, validation, config, progress);
+        weights.probcut = table.sigma;
+        weights.probcut_depths = table.depths;
+        (weights, Some(table.plane))
+    }
+}
+
+/// Extra positions as canonical boards, without repeats or positions of the games,
+/// sorted.
+fn distinct_extra(extra: Vec<Board>, games: &[GamePosition]) -> Vec<Board> {
+    let known: HashSet<Board> = games.iter().map(|p| p.board).collect();
+    let mut out: Vec<Board> = extra
+        .into_iter()
+        .filter(|b| b.legal_moves() != 0)
+        .map(|b| b.canonical().0)
+        .filter(|b| !known.contains(b))
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The positions a bootstrapping round labels by search: more than `solve_at`
+/// empties, not the exact 24-empty ones, a `share` of them chosen by board.
+fn midgame_boards(games: &[GamePosition], extra: &[Board], solve_at: u32, share: f64) -> Vec<Board> {
+    let threshold = (share * u64::MAX as f64) as u64;
+    games
+        .iter()
+        .filter(|p| !p.theoretical_is_exact())
+        .map(|p| p.board)
+        .chain(extra.iter().copied())
+        .filter(|b| b.empty_count() > solve_at)
+        .filter(|b| share >= 1.0 || b.key().wrapping_mul(0x9E37_79B9_7F4A_7C15) <= threshold)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn games() -> Vec<TrainGame> {
+        let options = crate::thor::LoadOptions { strict: true, index: false };
+        let db = crate::thor::ThorDatabase::load(&crate::thor::bundled_sources(), options).unwrap();
+        db.games.iter().map(TrainGame::from_thor).collect()
+    }
+
+    fn small_config() -> TrainerConfig {
+        TrainerConfig {
+            fit: TrainConfig { iterations: 8, ..TrainConfig::default() },
+            solve_at: 8,
+            bootstrap: Some(Bootstrap { rounds: 2, depth: 2, selectivity: None, share: 1.0 }),
+            self_play: SelfPlayConfig { games: 20, depth: 1, ..SelfPlayConfig::default() },
+            probcut: Some(ProbCutConfig { positions_per_empties: 4, max_measured_depth: 4 }),
+        }
+    }
+
+    #[test]
+    fn training_runs_its_rounds_keeps_only_improvements_and_is_deterministic() {
+        let all = games();
+        let (train_games, validation_games) = all.split_at(all.len() - 400);
+        let train_games = &train_games[..1500];
+        let start = PatternEval::bundled();
+        let stop = AtomicBool::new(false);
+        let run = || {
+            let mut store = LabelStore::in_memory();
+            let events = std::sync::Mutex::new(Vec::new());
+            let outcome = Trainer::new(small_config(), &start, &mut store, &stop)
+                .unwrap()
+                .run(train_games, validation_games, &[], &|e| {
+                    if !matches!(e, TrainerEvent::Progress(_)) {
+                        events.lock().unwrap().push(e);
+                    }
+                })
+                .unwrap();
+            (outcome, events.into_inner().unwrap())
+        };
+        let (a, events) = run();
+        assert!(matches!(events[0], TrainerEvent::Positions { extra, .. } if extra > 0));
+        assert_eq!(a.rounds[0].round, 0);
+        assert!(a.rounds[0].kept && a.rounds[0].search_rows == 0 && a.rounds[0].theoretical_rows > 0);
+        assert!(a.rounds.len() >= 2, "at least one bootstrapping round ran");
+        assert!(a.rounds[1].search_rows > 0);
+        // Rounds are kept while they lower the error; the first that does not ends it.
+        for w in a.rounds.windows(2) {
+            if w[1].kept {
+                assert!(w[1].validation_mae < w[0].validation_mae);
+            }
+        }
+        if let Some(last) = a.rounds.last().filter(|r| r.round > 0) {
+            assert!(last.kept || a.rounds.iter().filter(|r| !r.kept).count() == 1);
+        }
+        assert_eq!(a.weights.probcut_depths, super::super::probcut::PROBCUT_DEPTHS);
+        assert!(a.weights.note.contains("round"), "{}", a.weights.note);
+        let (b, _) = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(run);
+        assert_eq!(a.weights, b.weights, "training depends on the thread count");
+    }
+
+    #[test]
+    fn bad_settings_are_refused_and_a_stop_keeps_the_labels() {
+        let start = PatternEval::bundled();
+        let stop = AtomicBool::new(true);
+        let mut store = LabelStore::in_memory();
+        let bad = TrainerConfig { solve_at: 30, ..small_config() };
+        assert!(Trainer::new(bad, &start, &mut store, &stop).err().unwrap().to_string().contains("solve-at"));
+        let all = games();
+        let err = Trainer::new(small_config(), &start, &mut store, &stop)
+            .unwrap()
+            .run(&all[..50], &[], &[], &|_| {})
+            .unwrap_err();
+        assert!(matches!(err, TrainError::Stopped), "{err}");
+        assert!(matches!(
+            Trainer::new(small_config(), &start, &mut store, &AtomicBool::new(false)).unwrap().run(
+                &[],
+                &[],
+                &[],
+                &|_| {}
+            ),
+            Err(TrainError::NoPositions)
+        ));
+    }
+}
