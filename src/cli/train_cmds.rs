@@ -45,6 +45,11 @@ pub struct TrainArgs {
     /// Solve positions with at most this many empties exactly (0: no solves).
     #[arg(long, default_value_t = TrainerConfig::default().solve_at)]
     solve_at: u32,
+    /// Discs a played move loses on average: a game's theoretical score, away from 24
+    /// empties, is raised by this much per move it understates for the side to move
+    /// (one when the empties are odd, in a game without passes). 0 keeps it as it is.
+    #[arg(long, default_value_t = TrainerConfig::default().move_loss)]
+    move_loss: f64,
     /// The label store: every solve and label search is kept in this file, so a later
     /// run (or one after an interruption) computes only what is missing.
     #[arg(long, visible_alias = "cache")]
@@ -66,7 +71,7 @@ pub struct TrainArgs {
     iterations: usize,
     /// Leave these features out (their weights stay 0), to measure what they are worth:
     /// pattern names (`thorbook eval --verbose` lists them) or counts (mobility,
-    /// potential, stable-edges, discs, parity).
+    /// potential, parity).
     #[arg(long, value_delimiter = ',')]
     without: Vec<String>,
     /// Bootstrapping rounds: relabel the midgame by searches with the last kept
@@ -129,6 +134,7 @@ impl TryFrom<&TrainArgs> for TrainerConfig {
                 without: args.without.clone(),
             },
             solve_at: args.solve_at,
+            move_loss: args.move_loss,
             bootstrap: (args.bootstrap_rounds > 0).then_some(Bootstrap {
                 rounds: args.bootstrap_rounds,
                 depth: args.bootstrap_depth,
@@ -467,14 +473,18 @@ pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
         .filter(|b| b.empty_count() <= args.solve_at || args.solve_empties.contains(&b.empty_count()))
         .collect();
     let b = bar();
-    let order = PatternEval::bundled();
+    // The solves are ordered by the evaluation measured when it is a trained one.
+    let order = match &eval {
+        AnyEval::Pattern(e) => e.clone(),
+        AnyEval::Classic(_) => PatternEval::bundled(),
+    };
     pool.install(|| store.solve_missing(&to_solve, &order, &stop, &progress_to(&b)))?;
     b.finish_and_clear();
     if stop.load(Ordering::Relaxed) {
         eprintln!("stopped: the solves made so far are kept in the label store (if any)");
         return Ok(ExitCode::from(130));
     }
-    let data = crate::train::dataset::label_positions(&positions, &[], &store, None);
+    let data = crate::train::dataset::label_positions(&positions, &[], &store, None, 0.0);
     let b = bar();
     let rows = pool.install(|| error_by_empties(&eval, &data, &config, &progress_to(&b)));
     b.finish_and_clear();

@@ -11,10 +11,17 @@
 //!   two readings: [`FeatureSet::canonical_slot`] folds them into one trained weight,
 //!   so the evaluation of a position and of its 8 images are identical.
 //! - **counts** ([`Count`]): small numbers about the whole position — both sides'
-//!   mobility, potential mobility and stable edge discs, the side to move's discs, the
-//!   parity of the empty quadrants — each looked up in a table of its own (one weight
-//!   per value, or per pair of values), so the fit learns any shape of effect. Counts
-//!   are the same in all 8 images by construction.
+//!   mobility and potential mobility, the parity of the empties and of the empty
+//!   quadrants — each looked up in a table of its own (one weight per pair of values),
+//!   so the fit learns any shape of effect, interactions included. Counts are the same
+//!   in all 8 images by construction.
+//!
+//! Which features are here was measured: each candidate was kept only for the held-out
+//! error it removed (`thorbook train --without NAME` retrains without one). Stable
+//! edge discs, the disc count and two more 10-square corner patterns (a corner's
+//! triangle, two edges from a corner) removed none. Parity removed none with one phase
+//! per ply but is what tells the two plies of a phase apart with 30 phases, which
+//! measured as well as 60 at half the size; the README gives the figures.
 //!
 //! Pattern indices come from the bitboards directly: each instance gathers its
 //! squares' bits with a parallel bit extract (one `pext` per side on CPUs with BMI2)
@@ -25,7 +32,6 @@ use std::ops::Range;
 use std::sync::OnceLock;
 
 use crate::board::{adjacent_empties, legal_moves, Board};
-use crate::stability::edge_stable_discs;
 use crate::symmetry::Transform;
 
 /// A pattern: a name and its squares (bit indices, A1 = 0), digit 0 first.
@@ -38,7 +44,7 @@ pub struct Pattern {
 }
 
 /// The patterns, in the order of the weight file (changing them is a new feature set).
-pub const PATTERNS: [Pattern; 14] = [
+pub const PATTERNS: [Pattern; 12] = [
     Pattern { name: "edge+2x", squares: &[0, 1, 2, 3, 4, 5, 6, 7, 9, 14] },
     Pattern { name: "corner3x3", squares: &[0, 1, 2, 8, 9, 10, 16, 17, 18] },
     Pattern { name: "corner2x5", squares: &[0, 1, 2, 3, 4, 8, 9, 10, 11, 12] },
@@ -50,12 +56,8 @@ pub const PATTERNS: [Pattern; 14] = [
     Pattern { name: "diag6", squares: &[2, 11, 20, 29, 38, 47] },
     Pattern { name: "diag5", squares: &[3, 12, 21, 30, 39] },
     Pattern { name: "diag4", squares: &[4, 13, 22, 31] },
-    // A1 B1 C1 D1 A2 B2 C2 A3 B3 A4: the corner's triangle.
-    Pattern { name: "triangle", squares: &[0, 1, 2, 3, 8, 9, 10, 16, 17, 24] },
     // A1 C1 D1 E1 F1 H1 C2 D2 E2 F2: both corners of an edge and the block between.
     Pattern { name: "edge-block", squares: &[0, 2, 3, 4, 5, 7, 10, 11, 12, 13] },
-    // A1 B1 C1 D1 E1 A2 B2 A3 A4 A5: two edges from a corner and its X-square.
-    Pattern { name: "corner-edges", squares: &[0, 1, 2, 3, 4, 8, 9, 16, 24, 32] },
 ];
 
 /// A feature counted over the whole position.
@@ -66,22 +68,16 @@ pub enum Count {
     /// Potential mobility: (empty squares next to the other side's discs, next to the
     /// side to move's discs), each capped at 47.
     Potential,
-    /// (discs of the side to move, of the other side) stable on the four edges, where
-    /// nothing can ever flip them.
-    StableEdges,
-    /// Discs of the side to move, 0..=64 (the phase fixes the total).
-    Discs,
     /// Quadrants with an odd number of empty squares (0..=4) and the parity of all
     /// empties: who gets the last move of each region.
     Parity,
 }
 
 /// The counts, in the order of the weight file.
-pub const COUNTS: [Count; 5] = [Count::Mobility, Count::Potential, Count::StableEdges, Count::Discs, Count::Parity];
+pub const COUNTS: [Count; 3] = [Count::Mobility, Count::Potential, Count::Parity];
 
 const MOBILITY_CAP: u32 = 32;
 const POTENTIAL_CAP: u32 = 48;
-const STABLE_CAP: u32 = 29;
 
 impl Count {
     /// Short name for `thorbook eval --verbose` and `train --without`.
@@ -89,8 +85,6 @@ impl Count {
         match self {
             Count::Mobility => "mobility",
             Count::Potential => "potential",
-            Count::StableEdges => "stable-edges",
-            Count::Discs => "discs",
             Count::Parity => "parity",
         }
     }
@@ -100,15 +94,13 @@ impl Count {
         match self {
             Count::Mobility => MOBILITY_CAP * MOBILITY_CAP,
             Count::Potential => POTENTIAL_CAP * POTENTIAL_CAP,
-            Count::StableEdges => STABLE_CAP * STABLE_CAP,
-            Count::Discs => 65,
             Count::Parity => 10,
         }
     }
 }
 
 /// Number of pattern instances on the board (all symmetric images).
-pub const INSTANCES: usize = 58;
+pub const INSTANCES: usize = 50;
 /// Features read per position: every pattern instance, then every count.
 pub const FEATURES: usize = INSTANCES + COUNTS.len();
 
@@ -283,19 +275,15 @@ impl FeatureSet {
             *slot = inst.offset + a + 2 * b;
         }
         let empty = !(p | o);
-        let [mobility, potential, stable, discs, parity] = self.count_offsets;
+        let [mobility, potential, parity] = self.count_offsets;
         let mp = legal_moves(p, o).count_ones().min(MOBILITY_CAP - 1);
         let mo = legal_moves(o, p).count_ones().min(MOBILITY_CAP - 1);
         out[INSTANCES] = mobility + mp * MOBILITY_CAP + mo;
         let pp = adjacent_empties(o, empty).count_ones().min(POTENTIAL_CAP - 1);
         let po = adjacent_empties(p, empty).count_ones().min(POTENTIAL_CAP - 1);
         out[INSTANCES + 1] = potential + pp * POTENTIAL_CAP + po;
-        let sp = edge_stable_discs(p, o).count_ones();
-        let so = edge_stable_discs(o, p).count_ones();
-        out[INSTANCES + 2] = stable + sp * STABLE_CAP + so;
-        out[INSTANCES + 3] = discs + p.count_ones();
         let odd = QUADRANTS.iter().map(|q| (empty & q).count_ones() & 1).sum::<u32>();
-        out[INSTANCES + 4] = parity + odd + 5 * (empty.count_ones() & 1);
+        out[INSTANCES + 2] = parity + odd + 5 * (empty.count_ones() & 1);
     }
 
     /// The trained weight slot of a full-table index.
@@ -393,9 +381,9 @@ mod tests {
         let set = feature_set();
         let per_pattern: Vec<usize> =
             (0..PATTERNS.len()).map(|p| set.instances.iter().filter(|i| i.pattern as usize == p).count()).collect();
-        assert_eq!(per_pattern, [4, 4, 8, 4, 4, 4, 2, 4, 4, 4, 4, 4, 4, 4]);
+        assert_eq!(per_pattern, [4, 4, 8, 4, 4, 4, 2, 4, 4, 4, 4, 4]);
         let patterns: usize = PATTERNS.iter().map(|p| pow3(p.squares.len())).sum();
-        assert_eq!(patterns, 5 * 59049 + 19683 + 4 * 6561 + 2187 + 729 + 243 + 81);
+        assert_eq!(patterns, 3 * 59049 + 19683 + 4 * 6561 + 2187 + 729 + 243 + 81);
         assert_eq!(set.full_len, patterns + COUNTS.iter().map(|c| c.size() as usize).sum::<usize>());
         // Every instance covers as many squares as its pattern.
         for inst in &set.instances {
@@ -463,9 +451,8 @@ mod tests {
                     .count() as u32
             };
             assert_eq!(value(1), near(o).min(47) * 48 + near(p).min(47));
-            assert_eq!(value(3), p.count_ones());
             let odd: u32 = QUADRANTS.iter().map(|q| (empty & q).count_ones() % 2).sum();
-            assert_eq!(value(4), odd + 5 * (empty.count_ones() % 2));
+            assert_eq!(value(2), odd + 5 * (empty.count_ones() % 2));
         }
     }
 

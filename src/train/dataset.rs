@@ -3,13 +3,21 @@
 //! A WTHOR game stores black's theoretical score: its disc count under perfect play
 //! from the position with 24 empties (P3). That value is exact for that position.
 //! For the positions before and after it, it is only an approximation, and a biased
-//! one: between the position and move 36 the players err, and each error lowers the
-//! true value of the side that made it. From a position with an odd number of
+//! one: between the position and 24 empties the players err, and each error lowers
+//! the true value of the side that made it. From a position with an odd number of
 //! empties, the side to move (white, in a game without passes) has made one more
 //! move than the other side on the way to 24 empties (or will have, after it), so
-//! the theoretical score understates its value by about one move's error — about 3
-//! discs in the Thor games. Hence the better targets: exact solves near the end, and
-//! deeper searches ([`super::labels`]) in the midgame.
+//! the theoretical score understates its value by one move's loss on average. In the
+//! Thor games that loss is about 2.3 discs (exact solves at 19 and 21 empties of
+//! training games against their theoretical score; see the README), and it is the
+//! parity bias the evaluation used to learn: white to move looked 2–3 discs worse
+//! than it was, at every stage, whatever the phases.
+//!
+//! So each position records how many moves' loss its theoretical score understates
+//! for the side to move ([`GamePosition::understated_moves`], counted move by move so
+//! passes are right), and [`label_positions`] adds that many times a measured
+//! per-move loss. Better still are exact solves near the end and deeper searches in
+//! the midgame ([`super::labels`]), which take precedence.
 //!
 //! Positions are deduplicated by canonical board (the evaluation is the same for all
 //! 8 images): a position reached in many games is one training row, whose
@@ -45,16 +53,22 @@ impl TrainGame {
     /// Every position of the game with its theoretical score for the side to move
     /// (positions where the side to move must pass or the game is over left out);
     /// empty when the game is illegal or never reaches 24 empties.
-    pub fn positions(&self) -> Vec<(Board, i32)> {
+    pub fn positions(&self) -> Vec<GameTarget> {
         let mut positions = Vec::with_capacity(61);
+        // Per position: who is to move, and the moves (not passes) black and white made
+        // before it.
+        let mut made = [0i32; 2];
         let mut board = Board::START;
         let mut black = true;
         let theoretical_black = 2 * i32::from(self.theoretical) - 64;
-        let mut reaches_24 = false;
+        let mut at_24 = None;
         for mv in self.moves.iter().copied().map(Some).chain([None]) {
-            reaches_24 |= board.empty_count() == THEORETICAL_EMPTIES;
+            if board.empty_count() == THEORETICAL_EMPTIES {
+                at_24 = Some(made);
+            }
             if board.legal_moves() != 0 {
-                positions.push((board, if black { theoretical_black } else { -theoretical_black }));
+                let target = if black { theoretical_black } else { -theoretical_black };
+                positions.push((GameTarget { board, theoretical: target, understated_moves: 0 }, black, made));
             }
             board = match mv {
                 None => break,
@@ -64,24 +78,60 @@ impl TrainGame {
                     None => return Vec::new(),
                 },
             };
+            if matches!(mv, Some(Move::Place(_))) {
+                made[usize::from(!black)] += 1;
+            }
             black = !black;
         }
-        if reaches_24 {
-            positions
-        } else {
-            Vec::new()
-        }
+        let Some(at_24) = at_24 else { return Vec::new() };
+        positions
+            .into_iter()
+            .map(|(mut t, black, made)| {
+                // Moves between this position and 24 empties, by the side to move and by
+                // the other: before 24 empties the side to move's own losses are still to
+                // come (the score at 24 understates it by them, the other side's count the
+                // other way); after, the other side's losses since 24 are what it gained.
+                let (me, other) = if black { (0, 1) } else { (1, 0) };
+                let between = |side: usize| (made[side] - at_24[side]).abs();
+                t.understated_moves = if board_is_before(&made, &at_24) {
+                    between(me) - between(other)
+                } else {
+                    between(other) - between(me)
+                };
+                t
+            })
+            .collect()
     }
 }
 
-/// A distinct position of the training games.
+/// True when a position with `made` moves behind it comes before the one at 24 empties.
+fn board_is_before(made: &[i32; 2], at_24: &[i32; 2]) -> bool {
+    made[0] + made[1] < at_24[0] + at_24[1]
+}
+
+/// One position of one game and its theoretical target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GameTarget {
+    /// The position.
+    pub board: Board,
+    /// The game's theoretical score for the side to move.
+    pub theoretical: i32,
+    /// How many moves' loss the theoretical score understates the value of the side
+    /// to move by: its moves minus the other side's between this position and 24
+    /// empties before that position, the other side's minus its own after it.
+    pub understated_moves: i32,
+}
+
+/// A distinct position of the training games.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GamePosition {
     /// The canonical board.
     pub board: Board,
     /// The mean theoretical score for the side to move over the games reaching it,
     /// rounded.
     pub theoretical: i8,
+    /// The mean over those games of [`GameTarget::understated_moves`].
+    pub understated_moves: f32,
     /// Games reaching it.
     pub games: u32,
 }
@@ -91,29 +141,43 @@ impl GamePosition {
     pub fn theoretical_is_exact(&self) -> bool {
         self.board.empty_count() == THEORETICAL_EMPTIES
     }
+
+    /// The theoretical target raised by `move_loss` discs per understated move, rounded
+    /// and kept within ±64.
+    pub fn corrected_target(&self, move_loss: f64) -> i8 {
+        let t = f64::from(self.theoretical) + move_loss * f64::from(self.understated_moves);
+        t.round().clamp(-64.0, 64.0) as i8
+    }
 }
 
 /// Every distinct position (by canonical board) of `games` where the side to move
-/// has a legal move, most empties first, then by board: the order, like the content,
-/// does not depend on the games' order or the thread count.
+/// has a legal move, in the order of their first appearance (game by game, ply by
+/// ply): the order, like the content, does not depend on the thread count, and the
+/// positions of a game stay together (its endgame solves share a table).
 pub fn game_positions(games: &[TrainGame]) -> Vec<GamePosition> {
-    let per_game: Vec<Vec<(Board, i32)>> =
-        games.par_iter().map(|g| g.positions().into_iter().map(|(b, t)| (b.canonical().0, t)).collect()).collect();
-    let mut merged: HashMap<Board, (i64, u32)> = HashMap::new();
-    for (board, target) in per_game.into_iter().flatten() {
-        let e = merged.entry(board).or_default();
-        e.0 += i64::from(target);
-        e.1 += 1;
+    let per_game: Vec<Vec<GameTarget>> = games
+        .par_iter()
+        .map(|g| g.positions().into_iter().map(|t| GameTarget { board: t.board.canonical().0, ..t }).collect())
+        .collect();
+    // Board → (sum of targets, sum of understated moves, games, order of first appearance).
+    let mut merged: HashMap<Board, (i64, i64, u32, usize)> = HashMap::new();
+    for t in per_game.into_iter().flatten() {
+        let next = merged.len();
+        let e = merged.entry(t.board).or_insert((0, 0, 0, next));
+        e.0 += i64::from(t.theoretical);
+        e.1 += i64::from(t.understated_moves);
+        e.2 += 1;
     }
-    let mut out: Vec<GamePosition> = merged
+    let mut out: Vec<(usize, GamePosition)> = merged
         .into_iter()
-        .map(|(board, (sum, games))| {
+        .map(|(board, (sum, understated, games, first))| {
             let mean = (sum as f64 / f64::from(games)).round() as i8;
-            GamePosition { board, theoretical: mean, games }
+            let understated_moves = (understated as f64 / f64::from(games)) as f32;
+            (first, GamePosition { board, theoretical: mean, understated_moves, games })
         })
         .collect();
-    out.sort_unstable_by_key(|p| (std::cmp::Reverse(p.board.empty_count()), p.board));
-    out
+    out.sort_unstable_by_key(|(first, _)| *first);
+    out.into_iter().map(|(_, p)| p).collect()
 }
 
 /// Where a target comes from.
@@ -193,13 +257,15 @@ impl Dataset {
 /// The training rows of `games` and `extra` positions (canonical boards) with the
 /// best target the store holds for each: an exact solve, else the theoretical score
 /// where it is exact (24 empties), else a search of `search`, else — for positions of
-/// the games — their theoretical score. Extra positions without an exact or search
-/// label are left out.
+/// the games — their theoretical score corrected by `move_loss` discs per understated
+/// move ([`GamePosition::corrected_target`]; 0 keeps it as it is). Extra positions
+/// without an exact or search label are left out.
 pub fn label_positions(
     games: &[GamePosition],
     extra: &[Board],
     store: &LabelStore,
     search: Option<SearchSpec>,
+    move_loss: f64,
 ) -> Dataset {
     let searched = |b: &Board| search.and_then(|s| store.searched(b, s));
     let from_games = games.iter().map(|p| {
@@ -210,7 +276,7 @@ pub fn label_positions(
         } else if let Some(t) = searched(&p.board) {
             (t, LabelKind::Search)
         } else {
-            (p.theoretical, LabelKind::Theoretical)
+            (p.corrected_target(move_loss), LabelKind::Theoretical)
         };
         Labeled { board: p.board, target, kind }
     });
@@ -248,9 +314,48 @@ mod tests {
     fn targets_follow_the_side_to_move() {
         let game = lowest_square_game(20);
         let positions = game.positions();
-        assert_eq!(positions[0], (Board::START, 16));
-        assert_eq!(positions[1].1, -16);
-        assert!(positions.iter().all(|(b, _)| b.legal_moves() != 0));
+        assert_eq!((positions[0].board, positions[0].theoretical), (Board::START, 16));
+        assert_eq!(positions[1].theoretical, -16);
+        assert!(positions.iter().all(|t| t.board.legal_moves() != 0));
+        // Understated moves against a count over the move list: the side to move's
+        // placed discs minus the other side's between the position and 24 empties (the
+        // other way round after it); without a pass in between, 1 exactly when the
+        // empties are odd.
+        let mut plies = Vec::new(); // (board, index of the next move, black to move)
+        let mut pos = crate::Position::START;
+        for (i, mv) in game.moves.iter().enumerate() {
+            plies.push((pos.board, i, pos.side == crate::Color::Black));
+            pos = pos.play_sequence(&[*mv]).unwrap();
+        }
+        plies.push((pos.board, game.moves.len(), pos.side == crate::Color::Black));
+        let at_24 = plies.iter().find(|p| p.0.empty_count() == 24).unwrap().1;
+        let mut with_pass = 0;
+        for t in &positions {
+            let &(_, i, black) = plies.iter().find(|p| p.0 == t.board).unwrap();
+            let span = &game.moves[i.min(at_24)..i.max(at_24)];
+            let by = |first_is_mover: bool| {
+                // Moves in `span` by the side to move at the position (`first_is_mover`:
+                // the span starts with its move).
+                let mut mine = first_is_mover;
+                let mut n = 0;
+                for m in span {
+                    n += i32::from(mine && *m != Move::Pass);
+                    mine = !mine;
+                }
+                n
+            };
+            let first_black = if i <= at_24 { black } else { plies[at_24].2 };
+            let mine = by(first_black == black);
+            let theirs = span.iter().filter(|m| **m != Move::Pass).count() as i32 - mine;
+            let expected = if i <= at_24 { mine - theirs } else { theirs - mine };
+            assert_eq!(t.understated_moves, expected, "{} empties", t.board.empty_count());
+            if span.contains(&Move::Pass) {
+                with_pass += 1;
+            } else {
+                assert_eq!(t.understated_moves, (t.board.empty_count() % 2) as i32);
+            }
+        }
+        assert!(with_pass > 0, "the test game has a pass between a position and 24 empties");
         // A game cut before 24 empties teaches nothing.
         let mut short = game.clone();
         short.moves.truncate(20);
@@ -268,7 +373,13 @@ mod tests {
         // Black +16 and black −4 average to +6 for black.
         let start = merged.iter().find(|p| p.board == Board::START.canonical().0).unwrap();
         assert_eq!((start.theoretical, start.games), (6, 2));
-        assert_eq!(game_positions(&[b, a]), merged, "the order of the games does not matter");
-        assert!(merged.windows(2).all(|w| w[0].board.empty_count() >= w[1].board.empty_count()));
+        // The same positions whatever the order of the games, in order of appearance.
+        let mut swapped = game_positions(&[b, a.clone()]);
+        let mut sorted = merged.clone();
+        swapped.sort_unstable_by_key(|p| p.board);
+        sorted.sort_unstable_by_key(|p| p.board);
+        assert_eq!(swapped, sorted);
+        let first: Vec<Board> = a.positions().iter().map(|t| t.board.canonical().0).collect();
+        assert_eq!(merged.iter().map(|p| p.board).collect::<Vec<_>>(), first);
     }
 }

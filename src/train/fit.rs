@@ -7,12 +7,13 @@
 //! toward its already fitted neighbour (`λ‖w − w_next‖²`) and started from it: slots a
 //! phase rarely sees keep the neighbour's value instead of noise. A phase also learns
 //! from the positions up to `window` empties beyond its own, each such row weighted
-//! `neighbour_weight`: the neighbours fill in the rare pattern configurations, and
-//! since the bias is free (its ridge is negligible against the rows), a phase's own
-//! positions still set its level — with one phase per ply, positions with an odd and
-//! an even number of empties get levels of their own. Sums run in a fixed number of
-//! chunks reduced in a fixed order, so the result does not depend on the thread
-//! count.
+//! `neighbour_weight`: the neighbours fill in the rare pattern configurations. Each
+//! number of empties in the fit gets an intercept of its own and only the phase's own
+//! is kept as its bias, so the neighbours lend their patterns but not their level:
+//! with one phase per ply, positions with an odd and an even number of empties (whose
+//! targets differ by who gets the last move) get levels of their own instead of a
+//! mixture. Sums run in a fixed number of chunks reduced in a fixed order, so the
+//! result does not depend on the thread count.
 
 use rayon::prelude::*;
 
@@ -147,14 +148,35 @@ pub fn train(
         let (hi, lo) = phase_empties(phase, phases);
         let from = lo.saturating_sub(config.window).max(1);
         let to = (hi + config.window).min(60);
-        let mut rows: Vec<(Labeled, f64)> = Vec::new();
+        // Rows, their weights, and which intercept each uses: the phase's own bias
+        // (`slots`) for its own empties, one more per neighbouring number of empties.
+        let mut rows: Vec<(Labeled, f64, u32)> = Vec::new();
+        let mut intercepts = slots as u32;
         for e in from..=to {
-            let w = if (lo..=hi).contains(&e) { 1.0 } else { config.neighbour_weight };
-            if w > 0.0 {
-                rows.extend(train.at(e).iter().map(|l| (*l, w)));
+            let own = (lo..=hi).contains(&e);
+            let w = if own { 1.0 } else { config.neighbour_weight };
+            if w > 0.0 && !train.at(e).is_empty() {
+                let intercept = if own {
+                    slots as u32
+                } else {
+                    intercepts += 1;
+                    intercepts
+                };
+                rows.extend(train.at(e).iter().map(|l| (*l, w, intercept)));
             }
         }
-        let solution = if rows.is_empty() { prior.clone() } else { fit_phase(&rows, &prior, &free, config) };
+        let solution = if rows.is_empty() {
+            prior.clone()
+        } else {
+            let mut start = prior.clone();
+            // Neighbours' intercepts start from the prior bias too.
+            start.resize(intercepts as usize + 1, prior[slots]);
+            let mut free = free.clone();
+            free.resize(intercepts as usize + 1, true);
+            let mut solution = fit_phase(&rows, &start, &free, config);
+            solution.truncate(unknowns);
+            solution
+        };
         let out = weights.phase_mut(phase);
         out[0] = quantize(solution[slots]);
         for (o, w) in out[1..].iter_mut().zip(&solution[..slots]) {
@@ -190,16 +212,16 @@ fn quantize(w: f64) -> i16 {
     (w * SCALE as f64).round().clamp(i16::MIN as f64, i16::MAX as f64) as i16
 }
 
-/// Each row's unknowns: its features' slots and the bias.
+/// Each row's unknowns: its features' slots and its intercept.
 type Row = [u32; FEATURES + 1];
 
-fn row_slots(rows: &[(Labeled, f64)]) -> Vec<Row> {
+fn row_slots(rows: &[(Labeled, f64, u32)]) -> Vec<Row> {
     let set = feature_set();
     rows.par_iter()
-        .map(|(l, _)| {
+        .map(|&(l, _, intercept)| {
             let mut idx = [0u32; FEATURES];
             set.indices(&l.board, &mut idx);
-            let mut out = [set.slot_count as u32; FEATURES + 1];
+            let mut out = [intercept; FEATURES + 1];
             for (o, i) in out.iter_mut().zip(idx) {
                 *o = set.canonical_slot(i);
             }
@@ -244,14 +266,14 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 
 /// Minimises `Σ wᵢ (Aᵢ w − yᵢ)² + λ‖w − prior‖²` over the free unknowns for one
 /// phase's rows.
-fn fit_phase(rows: &[(Labeled, f64)], prior: &[f64], free: &[bool], config: &TrainConfig) -> Vec<f64> {
+fn fit_phase(rows: &[(Labeled, f64, u32)], prior: &[f64], free: &[bool], config: &TrainConfig) -> Vec<f64> {
     let unknowns = prior.len();
     let a = row_slots(rows);
-    let row_weight: Vec<f64> = rows.iter().map(|(_, w)| *w).collect();
+    let row_weight: Vec<f64> = rows.iter().map(|r| r.1).collect();
     let lambda = config.lambda;
     // Solve for d = w − prior: (AᵀWA + λI) d = AᵀW(y − A·prior).
     let predicted = times(&a, prior);
-    let residual: Vec<f64> = rows.iter().zip(&predicted).map(|((l, w), p)| w * (f64::from(l.target) - p)).collect();
+    let residual: Vec<f64> = rows.iter().zip(&predicted).map(|((l, w, _), p)| w * (f64::from(l.target) - p)).collect();
     let mut r = transpose_times(&a, &residual, unknowns);
     let counts = transpose_times(&a, &row_weight, unknowns);
     let precondition: Vec<f64> =
@@ -357,8 +379,8 @@ mod tests {
                 assert!(w.phase(phase)[1 + range.start..1 + range.end].iter().all(|&x| x == 0), "{name} {phase}");
             }
         }
-        let used = slots.iter().find(|f| f.name == "discs").unwrap().slots.clone();
-        assert!(w.phase(40)[1 + used.start..1 + used.end].iter().any(|&x| x != 0));
+        let used = slots.iter().find(|f| f.name == "potential").unwrap().slots.clone();
+        assert!(w.phase(w.phases * 2 / 3)[1 + used.start..1 + used.end].iter().any(|&x| x != 0));
         let bad = TrainConfig { without: vec!["nonsense".into()], ..Default::default() };
         assert!(bad.validate().unwrap_err().contains("no feature named `nonsense`"));
         assert!(TrainConfig { phases: 7, ..Default::default() }.validate().is_err());

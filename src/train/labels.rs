@@ -113,17 +113,27 @@ impl LabelStore {
         Ok(store)
     }
 
-    /// Reads `bytes` into the store; returns the length of the valid part.
+    /// Reads `bytes` (a whole file) into the store; returns the length of the valid
+    /// part.
     fn read(&mut self, file: &str, bytes: &[u8]) -> Result<usize, LabelStoreError> {
+        if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
+            return Err(LabelStoreError::Invalid {
+                file: file.to_string(),
+                offset: 0,
+                message: "not a thorbook label store (magic TBKLABL2)".into(),
+            });
+        }
+        self.read_chunks(file, bytes, MAGIC.len())
+    }
+
+    /// Reads the chunks of `bytes` from offset `at` on; returns where the valid part
+    /// ends (a chunk cut short at the very end is not part of it).
+    fn read_chunks(&mut self, file: &str, bytes: &[u8], mut at: usize) -> Result<usize, LabelStoreError> {
         let invalid = |offset: usize, message: &str| LabelStoreError::Invalid {
             file: file.to_string(),
             offset,
             message: message.to_string(),
         };
-        if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
-            return Err(invalid(0, "not a thorbook label store (magic TBKLABL2)"));
-        }
-        let mut at = MAGIC.len();
         while at < bytes.len() {
             let Some(count) = bytes.get(at..at + 4) else { break };
             let count = u32::from_le_bytes(count.try_into().expect("4 bytes")) as usize;
@@ -192,7 +202,8 @@ impl LabelStore {
 
     /// Appends labels to the file (if any) and to memory.
     fn append(&mut self, labels: &[(Board, i8, Option<SearchSpec>)]) -> Result<(), LabelStoreError> {
-        if let Some((path, valid)) = &mut self.file {
+        if let Some((path, valid)) = self.file.clone() {
+            let mut valid = valid;
             let name = path.display().to_string();
             let io = |source| LabelStoreError::Io { file: name.clone(), source };
             let mut bytes = Vec::with_capacity(8 + labels.len() * RECORD);
@@ -212,18 +223,30 @@ impl LabelStore {
             }
             let crc = crc32fast::hash(&bytes);
             bytes.extend_from_slice(&crc.to_le_bytes());
-            let mut f = OpenOptions::new().create(true).truncate(false).write(true).open(&*path).map_err(io)?;
-            if *valid == 0 {
-                f.set_len(0).map_err(io)?;
+            let mut f =
+                OpenOptions::new().create(true).truncate(false).read(true).write(true).open(&path).map_err(io)?;
+            // Several processes may share a store: one appends at a time, and chunks
+            // another appended since this one last looked are read in first.
+            f.lock().map_err(io)?;
+            let len = f.metadata().map_err(io)?.len();
+            if valid == 0 && len == 0 {
                 f.write_all(MAGIC).map_err(io)?;
-                *valid = MAGIC.len() as u64;
+                valid = MAGIC.len() as u64;
+            } else if len != valid {
+                let mut all = Vec::new();
+                f.seek(SeekFrom::Start(0)).map_err(io)?;
+                f.read_to_end(&mut all).map_err(io)?;
+                let from = usize::try_from(valid).unwrap_or(usize::MAX);
+                let end = if from == 0 { self.read(&name, &all)? } else { self.read_chunks(&name, &all, from)? };
+                valid = end as u64;
             }
-            // Overwrite a chunk cut short by an earlier kill, if any.
-            f.seek(SeekFrom::Start(*valid)).map_err(io)?;
+            // Overwrite a chunk cut short by a kill, if any.
+            f.seek(SeekFrom::Start(valid)).map_err(io)?;
             f.write_all(&bytes).map_err(io)?;
-            f.set_len(*valid + bytes.len() as u64).map_err(io)?;
+            f.set_len(valid + bytes.len() as u64).map_err(io)?;
             f.sync_data().map_err(io)?;
-            *valid += bytes.len() as u64;
+            f.unlock().map_err(io)?;
+            self.file = Some((path, valid + bytes.len() as u64));
         }
         for &(board, score, spec) in labels {
             match spec {
@@ -246,9 +269,12 @@ impl LabelStore {
     }
 
     /// Solves exactly every canonical board of `boards` the store lacks (in parallel
-    /// on the current rayon pool), appending as it goes. `order` only speeds the
-    /// solves up. When `stop` is set, the solves under way are abandoned and every
-    /// finished one is kept.
+    /// on the current rayon pool), appending as it goes. Boards are solved in the
+    /// order given, each thread keeping its table from one to the next: give the
+    /// positions of a game one after the other and each solve starts from what the
+    /// previous one found (an exact score does not depend on the table). `order` only
+    /// speeds the solves up. When `stop` is set, the solves under way are abandoned
+    /// and every finished one is kept.
     pub fn solve_missing(
         &mut self,
         boards: &[Board],
@@ -256,7 +282,9 @@ impl LabelStore {
         stop: &AtomicBool,
         progress: ProgressFn,
     ) -> Result<usize, LabelStoreError> {
-        let missing = distinct(boards.iter().filter(|b| !self.exact.contains_key(b)));
+        let mut seen = std::collections::HashSet::new();
+        let missing: Vec<Board> =
+            boards.iter().filter(|b| !self.exact.contains_key(b) && seen.insert(**b)).copied().collect();
         self.label(&missing, Stage::Solve, stop, progress, |tt, board| {
             let mut solver = Solver::new(tt, stop, 1).with_eval(order);
             let score = solver.solve(board, -64, 64).score;
@@ -276,9 +304,12 @@ impl LabelStore {
         stop: &AtomicBool,
         progress: ProgressFn,
     ) -> Result<usize, LabelStoreError> {
-        let missing = distinct(boards.iter().filter(|b| !self.search.contains_key(&(**b, spec))));
+        let mut seen = std::collections::HashSet::new();
+        let missing: Vec<Board> =
+            boards.iter().filter(|b| !self.search.contains_key(&(**b, spec)) && seen.insert(**b)).copied().collect();
         let limits = Limits { depth: Some(u32::from(spec.depth)), selectivity: spec.selectivity, ..Limits::default() };
         self.label(&missing, Stage::Search, stop, progress, |tt, board| {
+            tt.clear();
             let result = Search::new(eval, tt, stop, 1).run(board, limits, false);
             // A search stopped before its last iteration is not the label asked for.
             let complete = result.exact || result.depth >= u32::from(spec.depth);
@@ -286,56 +317,47 @@ impl LabelStore {
         })
     }
 
-    /// Runs `label` over `boards` (sorted, most empties first), each thread with its
-    /// own small table cleared before every position; appends each finished batch.
-    /// Batches are smaller where positions are slower (many empties), so a kill loses
-    /// little. `label` returns `None` for a position it abandoned on `stop`.
+    /// Runs `label` over `boards` in batches of about equal work, in parallel, each
+    /// thread with a table of its own; appends each finished batch, so a kill loses
+    /// at most the batches under way. `label` returns `None` for a position it
+    /// abandoned on `stop`.
     fn label(
         &mut self,
         boards: &[Board],
         stage: Stage,
         stop: &AtomicBool,
         progress: ProgressFn,
-        label: impl Fn(&TranspositionTable, &Board) -> Option<(i32, Option<SearchSpec>)> + Sync,
+        label: impl Fn(&mut TranspositionTable, &Board) -> Option<(i32, Option<SearchSpec>)> + Sync,
     ) -> Result<usize, LabelStoreError> {
         let total = boards.len() as u64;
         let done = AtomicU64::new(0);
         let store = Mutex::new((&mut *self, None::<LabelStoreError>));
         progress(Progress { stage, done: 0, total });
-        let mut rest = boards;
-        while !rest.is_empty() && !stop.load(Relaxed) {
-            let empties = rest[0].empty_count();
-            let group = rest.iter().take_while(|b| b.empty_count() == empties).count();
-            let (now, later) = rest.split_at(group);
-            rest = later;
-            let batch = batch_size(empties, stage);
-            now.par_chunks(batch).for_each_init(
-                || TranspositionTable::new(2),
-                |tt, chunk| {
-                    if stop.load(Relaxed) {
-                        return;
+        batches(boards, stage).into_par_iter().for_each_init(
+            || TranspositionTable::new(if stage == Stage::Solve { 16 } else { 2 }),
+            |tt, batch| {
+                if stop.load(Relaxed) {
+                    return;
+                }
+                let labels: Vec<(Board, i8, Option<SearchSpec>)> = batch
+                    .iter()
+                    .map_while(|b| {
+                        let (score, spec) = label(tt, b)?;
+                        Some((*b, i8::try_from(score.clamp(-64, 64)).expect("a disc score"), spec))
+                    })
+                    .collect();
+                let mut guard = store.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                if guard.1.is_none() && !labels.is_empty() {
+                    if let Err(e) = guard.0.append(&labels) {
+                        guard.1 = Some(e);
+                        stop.store(true, Relaxed);
                     }
-                    let labels: Vec<(Board, i8, Option<SearchSpec>)> = chunk
-                        .iter()
-                        .map_while(|b| {
-                            tt.clear();
-                            let (score, spec) = label(tt, b)?;
-                            Some((*b, i8::try_from(score.clamp(-64, 64)).expect("a disc score"), spec))
-                        })
-                        .collect();
-                    let mut guard = store.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                    if guard.1.is_none() && !labels.is_empty() {
-                        if let Err(e) = guard.0.append(&labels) {
-                            guard.1 = Some(e);
-                            stop.store(true, Relaxed);
-                        }
-                    }
-                    drop(guard);
-                    let n = done.fetch_add(labels.len() as u64, Relaxed) + labels.len() as u64;
-                    progress(Progress { stage, done: n, total });
-                },
-            );
-        }
+                }
+                drop(guard);
+                let n = done.fetch_add(labels.len() as u64, Relaxed) + labels.len() as u64;
+                progress(Progress { stage, done: n, total });
+            },
+        );
         let (_, error) = store.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
         match error {
             Some(e) => Err(e),
@@ -344,24 +366,25 @@ impl LabelStore {
     }
 }
 
-/// Positions per appended batch: about a few seconds of work.
-fn batch_size(empties: u32, stage: Stage) -> usize {
-    match stage {
-        Stage::Solve => match empties {
-            0..=14 => CHUNK,
-            15..=18 => 64,
-            19..=20 => 16,
-            _ => 4,
-        },
-        _ => CHUNK,
+/// Consecutive batches of `boards` of about equal work: a fixed count of searches,
+/// or solves weighed by their cost (each empty square beyond 12 doubling it), so that a
+/// batch is seconds of work whatever the positions.
+fn batches(boards: &[Board], stage: Stage) -> Vec<&[Board]> {
+    if stage != Stage::Solve {
+        return boards.chunks(CHUNK).collect();
     }
-}
-
-/// The boards once each, most empties first.
-fn distinct<'b>(boards: impl Iterator<Item = &'b Board>) -> Vec<Board> {
-    let mut out: Vec<Board> = boards.copied().collect();
-    out.sort_unstable_by_key(|b| (std::cmp::Reverse(b.empty_count()), *b));
-    out.dedup();
+    let mut out = Vec::new();
+    let (mut start, mut work) = (0, 0u64);
+    for (i, b) in boards.iter().enumerate() {
+        work += 1 << b.empty_count().saturating_sub(12).min(20);
+        if work >= CHUNK as u64 {
+            out.push(&boards[start..=i]);
+            (start, work) = (i + 1, 0);
+        }
+    }
+    if start < boards.len() {
+        out.push(&boards[start..]);
+    }
     out
 }
 
@@ -407,6 +430,26 @@ mod tests {
         }
         let mut reopened = reopened;
         assert_eq!(reopened.solve_missing(&endgames, &eval, &stop, &|_| {}).unwrap(), 0);
+    }
+
+    #[test]
+    fn two_stores_on_one_file_append_in_turn_and_see_each_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("labels.bin");
+        let eval = PatternEval::bundled();
+        let stop = AtomicBool::new(false);
+        let (first, second) = (boards(5, 100, 9), boards(6, 100, 10));
+        let mut a = LabelStore::open(&path).unwrap();
+        let mut b = LabelStore::open(&path).unwrap();
+        a.solve_missing(&first, &eval, &stop, &|_| {}).unwrap();
+        // `b` opened before `a` wrote: it reads `a`'s chunks in before appending its own.
+        assert_eq!(b.solve_missing(&second, &eval, &stop, &|_| {}).unwrap(), 100);
+        assert_eq!(b.exact_len(), 200);
+        let all = LabelStore::open(&path).unwrap();
+        assert_eq!((all.exact_len(), all.dropped_bytes()), (200, 0));
+        for p in first.iter().chain(&second) {
+            assert!(all.exact(p).is_some());
+        }
     }
 
     #[test]

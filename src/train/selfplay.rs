@@ -186,7 +186,7 @@ mod tests {
         assert!(a.iter().all(|p| p.legal_moves() != 0));
         // Most positions are not in the games they left.
         let known: std::collections::HashSet<Board> =
-            openings.iter().flat_map(|g| g.positions()).map(|(p, _)| p.canonical().0).collect();
+            openings.iter().flat_map(|g| g.positions()).map(|t| t.board.canonical().0).collect();
         let new = a.iter().filter(|p| !known.contains(&p.canonical().0)).count();
         assert!(new * 2 > a.len(), "{new} of {} positions are new", a.len());
         let other = self_play_positions(&openings, &eval, &SelfPlayConfig { seed: 2, ..config }, &stop, &|_| {});
