@@ -82,7 +82,7 @@ fn train_on_the_bundled_archives_then_use_the_weights() {
         (vec!["--phases", "7"], "phases must divide 60"),
         (vec!["--without", "nonsense"], "no feature named `nonsense`"),
         (vec!["--bootstrap-rounds", "1", "--bootstrap-selectivity", "40"], "--bootstrap-selectivity"),
-        (vec!["--solve-at", "30"], "solve-at must be at most 24"),
+        (vec!["--move-loss", "20"], "move loss must be 0..=10"),
     ] {
         let err = train(&args).fails().to_string();
         assert!(err.contains(message), "{args:?}: {err}");
