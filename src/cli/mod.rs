@@ -58,7 +58,8 @@ pub enum Command {
     Train(train_cmds::TrainArgs),
     /// The static evaluation of a position (per-pattern contributions with --verbose).
     Eval(train_cmds::EvalCommandArgs),
-    /// Error of the evaluation (static or searched) against exact scores of archive games.
+    /// Error of the evaluation (static or searched) against exact scores of archive games
+    /// (and, without --exact-only, their theoretical scores corrected as `train` does).
     EvalError(train_cmds::EvalErrorArgs),
     /// The opening explorer in the browser: Thor statistics, book and engine per position.
     Explore(explore_cmds::ExploreArgs),

@@ -21,7 +21,7 @@ use crate::train::fit::TrainReport;
 use crate::train::measure::{error_by_empties, pooled, EmptiesError, ErrorStats, MeasureConfig};
 use crate::train::probcut::ProbCutConfig;
 use crate::train::selfplay::SelfPlayConfig;
-use crate::train::trainer::{Bootstrap, TrainError};
+use crate::train::trainer::{Bootstrap, TrainError, DEFAULT_MOVE_LOSS};
 use crate::train::{
     game_positions, LabelStore, Progress, TrainConfig, TrainGame, Trainer, TrainerConfig, TrainerEvent,
 };
@@ -484,7 +484,9 @@ pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
         eprintln!("stopped: the solves made so far are kept in the label store (if any)");
         return Ok(ExitCode::from(130));
     }
-    let data = crate::train::dataset::label_positions(&positions, &[], &store, None, 0.0);
+    // Targets as training sees them: theoretical scores corrected for the move they
+    // understate (see `train::dataset`).
+    let data = crate::train::dataset::label_positions(&positions, &[], &store, None, DEFAULT_MOVE_LOSS);
     let b = bar();
     let rows = pool.install(|| error_by_empties(&eval, &data, &config, &progress_to(&b)));
     b.finish_and_clear();

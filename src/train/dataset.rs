@@ -54,9 +54,8 @@ impl TrainGame {
     /// (positions where the side to move must pass or the game is over left out);
     /// empty when the game is illegal or never reaches 24 empties.
     pub fn positions(&self) -> Vec<GameTarget> {
+        // Each position with the moves (not passes) black and white made before it.
         let mut positions = Vec::with_capacity(61);
-        // Per position: who is to move, and the moves (not passes) black and white made
-        // before it.
         let mut made = [0i32; 2];
         let mut board = Board::START;
         let mut black = true;
@@ -67,8 +66,8 @@ impl TrainGame {
                 at_24 = Some(made);
             }
             if board.legal_moves() != 0 {
-                let target = if black { theoretical_black } else { -theoretical_black };
-                positions.push((GameTarget { board, theoretical: target, understated_moves: 0 }, black, made));
+                let theoretical = if black { theoretical_black } else { -theoretical_black };
+                positions.push((board, theoretical, black, made));
             }
             board = match mv {
                 None => break,
@@ -86,27 +85,17 @@ impl TrainGame {
         let Some(at_24) = at_24 else { return Vec::new() };
         positions
             .into_iter()
-            .map(|(mut t, black, made)| {
-                // Moves between this position and 24 empties, by the side to move and by
-                // the other: before 24 empties the side to move's own losses are still to
-                // come (the score at 24 understates it by them, the other side's count the
-                // other way); after, the other side's losses since 24 are what it gained.
+            .map(|(board, theoretical, black, made)| {
+                // Before 24 empties the side to move's own losses are still to come and the
+                // other side's count for it; after, the other side's losses since 24 are
+                // its gain and its own count against it. Both read the same: its moves
+                // from here to 24 empties minus the other side's (negative counts after).
                 let (me, other) = if black { (0, 1) } else { (1, 0) };
-                let between = |side: usize| (made[side] - at_24[side]).abs();
-                t.understated_moves = if board_is_before(&made, &at_24) {
-                    between(me) - between(other)
-                } else {
-                    between(other) - between(me)
-                };
-                t
+                let to_24 = |side: usize| at_24[side] - made[side];
+                GameTarget { board, theoretical, understated_moves: to_24(me) - to_24(other) }
             })
             .collect()
     }
-}
-
-/// True when a position with `made` moves behind it comes before the one at 24 empties.
-fn board_is_before(made: &[i32; 2], at_24: &[i32; 2]) -> bool {
-    made[0] + made[1] < at_24[0] + at_24[1]
 }
 
 /// One position of one game and its theoretical target.
@@ -117,8 +106,8 @@ pub struct GameTarget {
     /// The game's theoretical score for the side to move.
     pub theoretical: i32,
     /// How many moves' loss the theoretical score understates the value of the side
-    /// to move by: its moves minus the other side's between this position and 24
-    /// empties before that position, the other side's minus its own after it.
+    /// to move by: between this position and 24 empties, its moves minus the other
+    /// side's when 24 empties is still to come, the other side's minus its own after.
     pub understated_moves: i32,
 }
 
@@ -321,35 +310,25 @@ mod tests {
         // placed discs minus the other side's between the position and 24 empties (the
         // other way round after it); without a pass in between, 1 exactly when the
         // empties are odd.
-        let mut plies = Vec::new(); // (board, index of the next move, black to move)
+        let mut plies = Vec::new(); // (board, black to move) before each move, and at the end
         let mut pos = crate::Position::START;
-        for (i, mv) in game.moves.iter().enumerate() {
-            plies.push((pos.board, i, pos.side == crate::Color::Black));
+        for mv in &game.moves {
+            plies.push((pos.board, pos.side == crate::Color::Black));
             pos = pos.play_sequence(&[*mv]).unwrap();
         }
-        plies.push((pos.board, game.moves.len(), pos.side == crate::Color::Black));
-        let at_24 = plies.iter().find(|p| p.0.empty_count() == 24).unwrap().1;
+        plies.push((pos.board, pos.side == crate::Color::Black));
+        let at_24 = plies.iter().position(|p| p.0.empty_count() == 24).unwrap();
         let mut with_pass = 0;
         for t in &positions {
-            let &(_, i, black) = plies.iter().find(|p| p.0 == t.board).unwrap();
-            let span = &game.moves[i.min(at_24)..i.max(at_24)];
-            let by = |first_is_mover: bool| {
-                // Moves in `span` by the side to move at the position (`first_is_mover`:
-                // the span starts with its move).
-                let mut mine = first_is_mover;
-                let mut n = 0;
-                for m in span {
-                    n += i32::from(mine && *m != Move::Pass);
-                    mine = !mine;
-                }
-                n
+            let i = plies.iter().position(|p| p.0 == t.board).unwrap();
+            let span = i.min(at_24)..i.max(at_24);
+            let placed_by = |black: bool| {
+                span.clone().filter(|&k| game.moves[k] != Move::Pass && plies[k].1 == black).count() as i32
             };
-            let first_black = if i <= at_24 { black } else { plies[at_24].2 };
-            let mine = by(first_black == black);
-            let theirs = span.iter().filter(|m| **m != Move::Pass).count() as i32 - mine;
+            let (mine, theirs) = (placed_by(plies[i].1), placed_by(!plies[i].1));
             let expected = if i <= at_24 { mine - theirs } else { theirs - mine };
             assert_eq!(t.understated_moves, expected, "{} empties", t.board.empty_count());
-            if span.contains(&Move::Pass) {
+            if game.moves[span].contains(&Move::Pass) {
                 with_pass += 1;
             } else {
                 assert_eq!(t.understated_moves, (t.board.empty_count() % 2) as i32);

@@ -9,10 +9,9 @@
 //! from the positions up to `window` empties beyond its own, each such row weighted
 //! `neighbour_weight`: the neighbours fill in the rare pattern configurations. Each
 //! number of empties in the fit gets an intercept of its own and only the phase's own
-//! is kept as its bias, so the neighbours lend their patterns but not their level:
-//! with one phase per ply, positions with an odd and an even number of empties (whose
-//! targets differ by who gets the last move) get levels of their own instead of a
-//! mixture. Sums run in a fixed number of chunks reduced in a fixed order, so the
+//! is kept as its bias, so the neighbours lend their patterns but not their level
+//! (with one phase per ply, odd and even numbers of empties get levels of their own;
+//! with two plies a phase, the parity count tells them apart). Sums run in a fixed number of chunks reduced in a fixed order, so the
 //! result does not depend on the thread count.
 
 use rayon::prelude::*;

@@ -202,8 +202,7 @@ impl LabelStore {
 
     /// Appends labels to the file (if any) and to memory.
     fn append(&mut self, labels: &[(Board, i8, Option<SearchSpec>)]) -> Result<(), LabelStoreError> {
-        if let Some((path, valid)) = self.file.clone() {
-            let mut valid = valid;
+        if let Some((path, mut valid)) = self.file.clone() {
             let name = path.display().to_string();
             let io = |source| LabelStoreError::Io { file: name.clone(), source };
             let mut bytes = Vec::with_capacity(8 + labels.len() * RECORD);
@@ -282,9 +281,7 @@ impl LabelStore {
         stop: &AtomicBool,
         progress: ProgressFn,
     ) -> Result<usize, LabelStoreError> {
-        let mut seen = std::collections::HashSet::new();
-        let missing: Vec<Board> =
-            boards.iter().filter(|b| !self.exact.contains_key(b) && seen.insert(**b)).copied().collect();
+        let missing = distinct(boards.iter().filter(|b| !self.exact.contains_key(b)));
         self.label(&missing, Stage::Solve, stop, progress, |tt, board| {
             let mut solver = Solver::new(tt, stop, 1).with_eval(order);
             let score = solver.solve(board, -64, 64).score;
@@ -304,9 +301,7 @@ impl LabelStore {
         stop: &AtomicBool,
         progress: ProgressFn,
     ) -> Result<usize, LabelStoreError> {
-        let mut seen = std::collections::HashSet::new();
-        let missing: Vec<Board> =
-            boards.iter().filter(|b| !self.search.contains_key(&(**b, spec)) && seen.insert(**b)).copied().collect();
+        let missing = distinct(boards.iter().filter(|b| !self.search.contains_key(&(**b, spec))));
         let limits = Limits { depth: Some(u32::from(spec.depth)), selectivity: spec.selectivity, ..Limits::default() };
         self.label(&missing, Stage::Search, stop, progress, |tt, board| {
             tt.clear();
@@ -386,6 +381,13 @@ fn batches(boards: &[Board], stage: Stage) -> Vec<&[Board]> {
         out.push(&boards[start..]);
     }
     out
+}
+
+/// The boards once each, in the order of their first appearance (the solves of a
+/// game's positions stay together and share a table).
+fn distinct<'b>(boards: impl Iterator<Item = &'b Board>) -> Vec<Board> {
+    let mut seen = std::collections::HashSet::new();
+    boards.filter(|b| seen.insert(**b)).copied().collect()
 }
 
 /// Reads only the first bytes of a file to tell whether it is a label store.

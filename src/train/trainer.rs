@@ -248,16 +248,13 @@ impl<'a> Trainer<'a> {
         rounds.push(best.1.clone());
         on_event(TrainerEvent::Round(best.1.clone()));
 
-        // The kept weights with their ProbCut table, fitted once per kept round: the
-        // label searches of the next round need it, and so does the final file.
-        let mut fitted = None;
+        // The kept weights with their ProbCut table: each round's label searches need
+        // it, and when a round is not kept, the searcher of that round is the final file.
+        let mut final_file = None;
         if let Some(b) = self.config.bootstrap {
             for round in 1..=b.rounds {
                 let started = Instant::now();
-                let searcher = match fitted.take() {
-                    Some(f) => f,
-                    None => self.with_probcut(best.0.clone(), &validation, &progress),
-                };
+                let searcher = self.with_probcut(best.0.clone(), &validation, &progress);
                 let spec = SearchSpec { depth: b.depth, selectivity: b.selectivity, eval: searcher.0.digest() };
                 let midgame = midgame_boards(&train_positions, &extra, solve_at, b.share);
                 let eval = PatternEval::new(&searcher.0);
@@ -274,14 +271,14 @@ impl<'a> Trainer<'a> {
                 rounds.push(summary.clone());
                 on_event(TrainerEvent::Round(summary));
                 if !better {
-                    fitted = Some(searcher);
+                    final_file = Some(searcher);
                     break;
                 }
                 best = candidate;
             }
         }
 
-        let (mut weights, plane) = match fitted {
+        let (mut weights, plane) = match final_file {
             Some(f) => f,
             None => self.with_probcut(best.0, &validation, &progress),
         };
