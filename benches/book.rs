@@ -12,6 +12,7 @@ use thorbook::book::build::{collect, score_all, BuildConfig, GameLine};
 use thorbook::book::format::Writer;
 use thorbook::book::{build, Book};
 use thorbook::fileio::{atomic_write, read_mapped};
+use thorbook::search::Settings;
 use thorbook::testutil::Rng;
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 
@@ -22,13 +23,9 @@ fn main() {
     let config = BuildConfig {
         max_ply: 16,
         min_games: 2,
-        depth: 8,
-        time_per_position: None,
-        exact_at: 22,
-        hash_mib: 4,
-        eval: thorbook::eval::EvalSource::Bundled.load().unwrap(),
-        selectivity: None,
+        search: Settings { depth: Some(8), hash_mib: 4, ..Settings::default() },
     };
+    let search = config.leaf_search().unwrap();
     let nodes = collect(&games, config.max_ply, config.min_games).unwrap();
     println!("{} positions (bundled archives, ply <= 16, >= 2 games), leaf depth 8", nodes.len());
     let mut rates = Vec::new();
@@ -36,7 +33,7 @@ fn main() {
     for threads in [1, 2] {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         let start = Instant::now();
-        leaves = pool.install(|| score_all(&nodes, &config, &HashMap::new(), &|_, _| {}));
+        leaves = pool.install(|| score_all(&nodes, &search, &HashMap::new(), &|_, _| {})).unwrap();
         let secs = start.elapsed().as_secs_f64();
         let rate = nodes.len() as f64 / secs;
         println!("{threads} thread(s): {secs:.2} s, {rate:.1} positions/s");
@@ -46,7 +43,7 @@ fn main() {
 
     let values = build::back_up(&nodes, &leaves);
     let records = build::records(&nodes, &leaves, &values);
-    let bytes = Writer::write_all(&records, config.params()).unwrap();
+    let bytes = Writer::write_all(&records, search.params(config.max_ply, config.min_games)).unwrap();
     println!(
         "{} bytes for {} positions: {:.2} bytes/position",
         bytes.len(),
@@ -68,7 +65,8 @@ fn main() {
     std::fs::create_dir_all(&dir).unwrap();
     for (name, recs) in [("small", &records), ("1M", &big)] {
         let path = dir.join(format!("{name}.tbk"));
-        atomic_write(&path, &Writer::write_all(recs, config.params()).unwrap()).unwrap();
+        atomic_write(&path, &Writer::write_all(recs, search.params(config.max_ply, config.min_games)).unwrap())
+            .unwrap();
         let start = Instant::now();
         let book = Book::open(read_mapped(&path).unwrap()).unwrap();
         let open = start.elapsed();

@@ -13,10 +13,11 @@ use crate::book::interchange::{export, import, EdaxDate, ExportFormat};
 use crate::book::query::{book_line, choose_move, query, BookChoice};
 use crate::book::{walk, Book, BookSource};
 use crate::engine::nboard::{self, NBoardSession};
-use crate::engine::{ggf, gtp, Engine, EngineConfig, Strength};
+use crate::engine::{ggf, gtp, Engine, EngineConfig};
 use crate::eval::{AnyEval, Weights};
 use crate::explorer::Explorer;
 use crate::obf::parse_obf;
+use crate::search::{Settings, Strength};
 use crate::square::{format_moves, parse_move_sequence};
 use crate::thor::format::{HEADER_LEN as THOR_HEADER_LEN, PLAYER_RECORD_LEN, TOURNAMENT_RECORD_LEN};
 use crate::thor::{bundled_sources, GameFilter, LoadOptions, Source, ThorDatabase, ThorFile};
@@ -56,7 +57,8 @@ fn shared_engine() -> std::sync::MutexGuard<'static, Engine<AnyEval>> {
     static ENGINE: OnceLock<Mutex<Engine<AnyEval>>> = OnceLock::new();
     ENGINE
         .get_or_init(|| {
-            let config = EngineConfig { hash_mib: 1, ..EngineConfig::default() };
+            let config =
+                EngineConfig { search: Settings { hash_mib: 1, ..Settings::default() }, ..EngineConfig::default() };
             Mutex::new(Engine::new(config).expect("a valid configuration"))
         })
         .lock()

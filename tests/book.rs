@@ -11,6 +11,7 @@ use thorbook::book::build::{back_up, collect, reachable, records, score_all, Bui
 use thorbook::book::format::{BuildParams, Writer, MOVE_NONE, MOVE_PASS};
 use thorbook::book::query::{book_line, book_moves};
 use thorbook::book::{bundled, walk, Book, Record};
+use thorbook::search::Settings;
 use thorbook::search::{Solver, TranspositionTable};
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 use thorbook::{Move, Position, Transform};
@@ -26,18 +27,13 @@ fn config(max_ply: u32, depth: u32, exact_at: u32) -> BuildConfig {
     BuildConfig {
         max_ply,
         min_games: 1,
-        depth,
-        time_per_position: None,
-        exact_at,
-        hash_mib: 2,
-        eval: thorbook::eval::EvalSource::Bundled.load().unwrap(),
-        selectivity: None,
+        search: Settings { depth: Some(depth), exact_at: Some(exact_at), hash_mib: 2, ..Settings::default() },
     }
 }
 
 fn build_records(games: &[GameLine], cfg: &BuildConfig) -> Vec<Record> {
     let nodes = collect(games, cfg.max_ply, cfg.min_games).unwrap();
-    let leaves = score_all(&nodes, cfg, &HashMap::new(), &|_, _| {});
+    let leaves = score_all(&nodes, &cfg.leaf_search().unwrap(), &HashMap::new(), &|_, _| {}).unwrap();
     let (nodes, leaves) = reachable(nodes, leaves);
     let values = back_up(&nodes, &leaves);
     records(&nodes, &leaves, &values)
@@ -48,7 +44,7 @@ fn encode_book(records: &[Record], params: BuildParams) -> Vec<u8> {
 }
 
 fn build_book(games: &[GameLine], cfg: &BuildConfig) -> Book<Vec<u8>> {
-    Book::open_verified(encode_book(&build_records(games, cfg), cfg.params())).unwrap()
+    Book::open_verified(encode_book(&build_records(games, cfg), cfg.params().unwrap())).unwrap()
 }
 
 #[test]
@@ -143,7 +139,7 @@ fn leaf_scores_near_the_end_equal_exact_solves() {
     let games = bundled_games(3);
     let cfg = config(60, 4, 12);
     let nodes = collect(&games, cfg.max_ply, 1).unwrap();
-    let leaves = score_all(&nodes, &cfg, &HashMap::new(), &|_, _| {});
+    let leaves = score_all(&nodes, &cfg.leaf_search().unwrap(), &HashMap::new(), &|_, _| {}).unwrap();
     let keys: std::collections::HashSet<u64> = nodes.iter().map(|n| n.key).collect();
     let mut checked = 0;
     for (n, leaf) in nodes.iter().zip(&leaves) {
@@ -178,7 +174,7 @@ fn build_write_map_query_export_import_merge_round_trips() {
     let cfg = config(10, 3, 0);
     let recs = build_records(&games, &cfg);
     let path = dir.path().join("a.tbk");
-    thorbook::fileio::atomic_write(&path, &encode_book(&recs, cfg.params())).unwrap();
+    thorbook::fileio::atomic_write(&path, &encode_book(&recs, cfg.params().unwrap())).unwrap();
     let mapped = Book::open_verified(thorbook::fileio::read_mapped(&path).unwrap()).unwrap();
     assert_eq!(mapped.records().collect::<Vec<_>>(), recs);
     for r in &recs {
@@ -209,7 +205,7 @@ fn build_write_map_query_export_import_merge_round_trips() {
     // Merge: a book of other games, in both orders.
     let other = dir.path().join("o.tbk");
     let other_recs = build_records(&bundled_games(80)[40..], &config(10, 4, 0));
-    std::fs::write(&other, encode_book(&other_recs, cfg.params())).unwrap();
+    std::fs::write(&other, encode_book(&other_recs, cfg.params().unwrap())).unwrap();
     let (ab, ba) = (dir.path().join("ab.tbk"), dir.path().join("ba.tbk"));
     thorbook(&["book", "merge", p, other.to_str().unwrap(), "-o", ab.to_str().unwrap()]).ok();
     thorbook(&["book", "merge", other.to_str().unwrap(), p, "-o", ba.to_str().unwrap()]).ok();
@@ -233,7 +229,7 @@ fn build_write_map_query_export_import_merge_round_trips() {
 #[test]
 fn damaged_books_are_refused_with_a_clear_error() {
     let recs = build_records(&bundled_games(3), &config(6, 2, 0));
-    let good = encode_book(&recs, config(6, 2, 0).params());
+    let good = encode_book(&recs, config(6, 2, 0).params().unwrap());
     assert!(Book::open_verified(&good[..]).is_ok());
     for i in 0..good.len() {
         let mut bad = good.clone();
@@ -249,7 +245,7 @@ fn damaged_books_are_refused_with_a_clear_error() {
     // A record field out of range, under valid checksums: named by record and byte.
     let mut out_of_range = recs.clone();
     out_of_range[2].leaf_move = 70;
-    let bytes = encode_book(&out_of_range, config(6, 2, 0).params());
+    let bytes = encode_book(&out_of_range, config(6, 2, 0).params().unwrap());
     let err = Book::open_verified(&bytes[..]).err().unwrap().to_string();
     assert!(err.contains("record 2 (byte 112,") && err.contains("leaf move code 70"), "{err}");
     let mut version = good.clone();
@@ -304,7 +300,10 @@ fn the_library_builder_reports_progress_and_resumes_from_its_checkpoint() {
         .collect();
     assert_eq!(scored.len() as u64, summary.searched);
     assert_eq!(std::fs::read(&out).unwrap(), summary.bytes);
-    assert_eq!(summary.bytes, encode_book(&build_records(&games, &config(10, 3, 0)), config(10, 3, 0).params()));
+    assert_eq!(
+        summary.bytes,
+        encode_book(&build_records(&games, &config(10, 3, 0)), config(10, 3, 0).params().unwrap())
+    );
     assert!(!Builder::new(config(10, 3, 0), &out).checkpoint_path().exists(), "checkpoint left behind");
 
     // A build whose final write fails (the output path is a directory) keeps its
@@ -321,13 +320,13 @@ fn the_library_builder_reports_progress_and_resumes_from_its_checkpoint() {
     let checkpoint = Builder::new(config(10, 3, 0), &target).checkpoint_path();
     let intact = std::fs::read(&checkpoint).unwrap();
     let mut damaged = intact.clone();
-    // Entries of 16 bytes follow a 48-byte header; damage the last one.
-    let entry = (damaged.len() - 48) / 16 - 1;
-    damaged[48 + 16 * entry + 8] = 99;
+    // Entries of 16 bytes follow a 64-byte header; damage the last one.
+    let entry = (damaged.len() - 64) / 16 - 1;
+    damaged[64 + 16 * entry + 8] = 99;
     std::fs::write(&checkpoint, &damaged).unwrap();
     let err = Builder::new(config(10, 3, 0), &target).resume(true).run(&games, &|_| {}).unwrap_err().to_string();
     assert!(
-        err.contains(&format!("entry {entry} (byte {})", 48 + 16 * entry)) && err.contains("move code 99"),
+        err.contains(&format!("entry {entry} (byte {})", 64 + 16 * entry)) && err.contains("move code 99"),
         "{err}"
     );
     std::fs::write(&checkpoint, &intact).unwrap();
@@ -368,14 +367,14 @@ fn an_interrupted_build_resumes_to_the_same_book() {
         .spawn()
         .unwrap();
     let start = Instant::now();
-    while std::fs::metadata(&ckpt).map_or(0, |m| m.len()) < 48 + 16 * 200 && start.elapsed() < Duration::from_secs(120)
+    while std::fs::metadata(&ckpt).map_or(0, |m| m.len()) < 64 + 16 * 200 && start.elapsed() < Duration::from_secs(120)
     {
         std::thread::sleep(Duration::from_millis(20));
     }
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(!resumed.exists(), "the build finished before it could be interrupted");
-    let scored = (std::fs::metadata(&ckpt).unwrap().len() - 48) / 16;
+    let scored = (std::fs::metadata(&ckpt).unwrap().len() - 64) / 16;
     assert!(scored >= 200);
     // Resuming with other inputs is refused, naming what differs, and leaves the
     // checkpoint as it was.
@@ -385,6 +384,7 @@ fn an_interrupted_build_resumes_to_the_same_book() {
         (vec!["--exact-at", "20"], "other build parameters"),
         (vec!["--classic-eval"], "another evaluation"),
         (vec!["--min-games", "3"], "other build parameters"),
+        (vec!["--hash-mib", "8"], "another table size"),
     ] {
         let mut a = args(&resumed);
         a.push("--resume".into());
@@ -537,7 +537,7 @@ fn a_book_scored_at_a_level_records_its_settings() {
     thorbook(&["book", "build", "-o", o, "--max-ply", "8", "--level", "5", "--threads", "2"]).ok();
     let book = Book::open_verified(std::fs::read(&out).unwrap()).unwrap();
     let p = book.params();
-    let spec = thorbook::engine::Level::new(5).unwrap().spec();
+    let spec = thorbook::search::Level::new(5).unwrap().spec();
     assert_eq!((p.depth as u32, p.exact_at as u32), (spec.depth, spec.exact_at));
     assert_eq!(p.selectivity_tenths, 15);
     assert!(book.records().all(|r| r.leaf_move == MOVE_NONE || r.leaf_depth as u32 == spec.depth));
@@ -552,7 +552,7 @@ fn a_book_scored_at_a_level_records_its_settings() {
     let bad = thorbook(&["book", "build", "-o", o, "--level", "13"]);
     assert!(bad.fails().contains("--level must be 1..=12"));
     let bad = thorbook(&["book", "build", "-o", o, "--selectivity", "30"]);
-    assert!(bad.fails().contains("--selectivity must be 0.1..=10"));
+    assert!(bad.fails().contains("--selectivity must be 0 (full width) or 0.1..=10"));
 }
 
 /// The bundled book was built from the full archives: its game counts and win rates
@@ -571,4 +571,64 @@ fn shared_bundled_book_counts_match_the_full_archives() {
     let book = bundled().unwrap();
     assert_eq!(book.probe(&Board::START).unwrap().record.games, 115_820);
     assert_counts_match_thor(&db, &book);
+}
+
+/// Library callers get error values for settings the library cannot use, never a
+/// panic or an abort: a zero table, a table the system cannot give, a deviation with
+/// absurd ranges.
+#[test]
+fn builder_and_deviator_refuse_unusable_settings_with_errors() {
+    use thorbook::book::deviate::{DeviateConfig, Deviator};
+    let dir = tempfile::tempdir().unwrap();
+    let games = bundled_games(20);
+    let out = dir.path().join("x.tbk");
+    for (search, words) in [
+        (Settings { hash_mib: 0, ..Settings::default() }, "0 MiB is out of range"),
+        (Settings { hash_mib: 1 << 20, ..Settings::default() }, "MiB"),
+        (Settings { threads: 0, ..Settings::default() }, "threads must be"),
+        (Settings { depth: Some(0), ..Settings::default() }, "depth must be"),
+    ] {
+        let config = BuildConfig { max_ply: 6, min_games: 1, search: search.clone() };
+        let err = thorbook::book::Builder::new(config, &out).run(&games, &|_| {}).unwrap_err().to_string();
+        assert!(err.contains(words), "{err}");
+        let deviate =
+            DeviateConfig { error: 2, budget: 4, contempt: 0, max_positions: None, time: None, max_ply: 10, search };
+        let book = bundled().unwrap();
+        let err = Deviator::new(deviate, Board::START, &out).run(&book, &|_| {}).unwrap_err().to_string();
+        assert!(err.contains(words), "{err}");
+    }
+    let err = thorbook::book::Builder::new(BuildConfig { max_ply: 0, min_games: 1, search: Settings::default() }, &out)
+        .run(&games, &|_| {})
+        .unwrap_err();
+    assert!(err.to_string().contains("max-ply must be 1..=60, got 0"), "{err}");
+    let bad = DeviateConfig {
+        error: -1,
+        budget: 4,
+        contempt: 0,
+        max_positions: None,
+        time: None,
+        max_ply: 10,
+        search: Settings::default(),
+    };
+    let err = Deviator::new(bad, Board::START, &out).run(&bundled().unwrap(), &|_| {}).unwrap_err();
+    assert!(err.to_string().contains("error must be 0..=64 discs, got -1"), "{err}");
+    assert!(!out.exists());
+}
+
+/// A table the address space cannot hold is a clean error naming its size (it used to
+/// abort with exit 134 in the leaf searches).
+#[test]
+fn book_build_with_a_table_beyond_the_address_space_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("big.tbk");
+    let script = format!(
+        "ulimit -v 1500000; exec '{}' book build --max-ply 4 --hash-mib 4096 -o '{}'",
+        env!("CARGO_BIN_EXE_thorbook"),
+        out.display()
+    );
+    let run = Command::new("sh").arg("-c").arg(&script).current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("4096 MiB") && !stderr.contains("panicked"), "{stderr}");
+    assert!(!out.exists());
 }

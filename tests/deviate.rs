@@ -9,6 +9,7 @@ use thorbook::book::build::{back_up, collect, leaf_score, reachable, records, sc
 use thorbook::book::deviate::{DeviateConfig, DeviateEvent, Deviator, StopReason};
 use thorbook::book::format::{Writer, MOVE_NONE};
 use thorbook::book::{walk, Book};
+use thorbook::search::Settings;
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 
 use crate::util::thorbook;
@@ -17,12 +18,7 @@ fn search(depth: u32) -> BuildConfig {
     BuildConfig {
         max_ply: 8,
         min_games: 2,
-        depth,
-        time_per_position: None,
-        exact_at: 0,
-        hash_mib: 1,
-        eval: thorbook::eval::EvalSource::Bundled.load().unwrap(),
-        selectivity: None,
+        search: Settings { depth: Some(depth), exact_at: Some(0), hash_mib: 1, ..Settings::default() },
     }
 }
 
@@ -36,19 +32,24 @@ fn small_book() -> Vec<u8> {
         .collect();
     let cfg = search(2);
     let nodes = collect(&games, cfg.max_ply, cfg.min_games).unwrap();
-    let leaves = score_all(&nodes, &cfg, &HashMap::new(), &|_, _| {});
+    let leaves = score_all(&nodes, &cfg.leaf_search().unwrap(), &HashMap::new(), &|_, _| {}).unwrap();
     let (nodes, leaves) = reachable(nodes, leaves);
     let values = back_up(&nodes, &leaves);
-    Writer::write_all(&records(&nodes, &leaves, &values), cfg.params()).unwrap()
+    Writer::write_all(&records(&nodes, &leaves, &values), cfg.params().unwrap()).unwrap()
 }
 
 fn config(max_positions: Option<usize>) -> DeviateConfig {
-    DeviateConfig { error: 2, budget: 4, contempt: 0, max_positions, time: None, max_ply: 12, search: search(2) }
+    DeviateConfig { error: 2, budget: 4, contempt: 0, max_positions, time: None, max_ply: 12, search: search(2).search }
 }
 
-fn run(input: &Book<&[u8]>, cfg: DeviateConfig, out: &Path, threads: usize) -> thorbook::book::deviate::DeviateSummary {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-    pool.install(|| Deviator::new(cfg, Board::START, out).run(input, &|_| {}).unwrap())
+fn run(
+    input: &Book<&[u8]>,
+    mut cfg: DeviateConfig,
+    out: &Path,
+    threads: usize,
+) -> thorbook::book::deviate::DeviateSummary {
+    cfg.search.threads = threads;
+    Deviator::new(cfg, Board::START, out).run(input, &|_| {}).unwrap()
 }
 
 /// Every position's value is the best of its leaf and its book children.
@@ -175,7 +176,7 @@ fn deviate_through_the_binary() {
     let err = thorbook(&["book", "deviate", "--error", "2", "--budget", "4", "--selectivity", "15", "-o", o])
         .fails()
         .to_string();
-    assert!(err.contains("--selectivity must be 0 (full width) or 0.1..=10, got 15"), "{err}");
+    assert!(err.contains("--selectivity must be 0 (full width) or 0.1..=10 standard deviations, got 15"), "{err}");
     let run = thorbook(&[
         "book",
         "deviate",

@@ -7,7 +7,8 @@ use std::time::Duration;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use thorbook::board::Board;
-use thorbook::engine::{BookSource, Engine, EngineConfig, EngineError, Game, MoveSource, Strength};
+use thorbook::engine::{BookSource, Engine, EngineConfig, EngineError, Game, MoveSource};
+use thorbook::search::{Settings, Strength};
 use thorbook::square::{format_moves, parse_move_sequence, Move};
 use thorbook::thor::{bundled_sources, LoadOptions, Outcome, ThorDatabase};
 use thorbook::{Color, Position};
@@ -318,7 +319,11 @@ fn any_board() -> impl Strategy<Value = (Position, u8)> {
 
 #[test]
 fn engine_choose_answers_any_board_legally() {
-    let config = EngineConfig { hash_mib: 1, book: BookSource::None, ..EngineConfig::default() };
+    let config = EngineConfig {
+        search: Settings { hash_mib: 1, ..Settings::default() },
+        book: BookSource::None,
+        ..EngineConfig::default()
+    };
     let engine = std::sync::Mutex::new(Engine::new(config).unwrap());
     let wide = Position::parse_board_text(WIDE_BOARD).unwrap();
     let mut runner = TestRunner::new(Config { cases: 400, ..Config::default() });

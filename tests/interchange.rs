@@ -11,6 +11,7 @@ use thorbook::book::build::{back_up, collect, reachable, records, score_all, Bui
 use thorbook::book::format::{Writer, FLAG_LEAF_EXACT, MOVE_NONE, MOVE_PASS};
 use thorbook::book::interchange::{self, BookFormat, EdaxDate, ExportFormat, InterchangeError, Location};
 use thorbook::book::{walk, Book, Record};
+use thorbook::search::Settings;
 use thorbook::search::{Solver, TranspositionTable};
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 use thorbook::Move;
@@ -23,12 +24,7 @@ fn config(max_ply: u32, min_games: u32, depth: u32, exact_at: u32) -> BuildConfi
     BuildConfig {
         max_ply,
         min_games,
-        depth,
-        time_per_position: None,
-        exact_at,
-        hash_mib: 2,
-        eval: thorbook::eval::EvalSource::Bundled.load().unwrap(),
-        selectivity: None,
+        search: Settings { depth: Some(depth), exact_at: Some(exact_at), hash_mib: 2, ..Settings::default() },
     }
 }
 
@@ -39,10 +35,10 @@ fn games() -> Vec<GameLine> {
 
 fn build(games: &[GameLine], cfg: &BuildConfig) -> Vec<u8> {
     let nodes = collect(games, cfg.max_ply, cfg.min_games).unwrap();
-    let leaves = score_all(&nodes, cfg, &HashMap::new(), &|_, _| {});
+    let leaves = score_all(&nodes, &cfg.leaf_search().unwrap(), &HashMap::new(), &|_, _| {}).unwrap();
     let (nodes, leaves) = reachable(nodes, leaves);
     let values = back_up(&nodes, &leaves);
-    Writer::write_all(&records(&nodes, &leaves, &values), cfg.params()).unwrap()
+    Writer::write_all(&records(&nodes, &leaves, &values), cfg.params().unwrap()).unwrap()
 }
 
 /// A book of whole games, some with passes, played to the end (exact leaves, pass

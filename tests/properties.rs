@@ -8,8 +8,9 @@ use proptest::prelude::*;
 use thorbook::board::{Board, Squares};
 use thorbook::book::format::{BuildParams, Writer, MOVE_NONE};
 use thorbook::book::{Book, Record};
-use thorbook::engine::{Engine, EngineConfig, EngineError, MoveSource, Strength};
+use thorbook::engine::{Engine, EngineConfig, EngineError, MoveSource};
 use thorbook::eval::AnyEval;
+use thorbook::search::{Settings, Width};
 use thorbook::square::Move;
 use thorbook::thor::format::{FileKind, Header, RawGame, Records, ThorFile};
 use thorbook::thor::replay::{encode_square, replay};
@@ -105,8 +106,9 @@ proptest! {
 
 /// A shallow engine (depth 3, exact at 10 empties) with the bundled book and evaluation.
 fn shallow_engine() -> Engine<AnyEval> {
-    let strength = Strength { depth: Some(3), exact_at: Some(10), time: None, nodes: None, selectivity: None };
-    Engine::new(EngineConfig { strength, hash_mib: 1, ..EngineConfig::default() }).unwrap()
+    let search =
+        Settings { depth: Some(3), exact_at: Some(10), width: Some(Width::Full), hash_mib: 1, ..Settings::default() };
+    Engine::new(EngineConfig { search, ..EngineConfig::default() }).unwrap()
 }
 
 /// The engine's answer to `pos`, checked: a legal move, a pass exactly when forced, and

@@ -237,3 +237,88 @@ fn cli_analyze_bestmove() {
     let err = thorbook(&["solve", "/no/such.obf"]).fails().to_string();
     assert!(err.contains("/no/such.obf"), "{err}");
 }
+
+/// One precedence rule for every command: an explicit depth, exact threshold or width
+/// wins, then the level's, and only then the command's own fallback (the engine's,
+/// a book build's, a deviation's — the input book's header — and a measurement's).
+#[test]
+fn the_same_settings_give_the_same_limits_in_every_command() {
+    use thorbook::book::build::{BuildConfig, LeafSearch};
+    use thorbook::book::format::BuildParams;
+    use thorbook::search::{Level, Selectivity, Settings, Strength, Width};
+    use thorbook::train::measure::MeasureConfig;
+
+    let book =
+        BuildParams { max_ply: 20, depth: 4, exact_at: 10, min_games: 2, eval_digest: 0, selectivity_tenths: 20 };
+    let sigma1 = Width::Selective(Selectivity::from_tenths(10).unwrap());
+    let mut checked = 0;
+    for level in [None, Some(1), Some(5), Some(8)] {
+        for depth in [None, Some(3), Some(20)] {
+            for exact_at in [None, Some(0), Some(30)] {
+                for width in [None, Some(Width::Full), Some(sigma1)] {
+                    let level = level.map(|n| Level::new(n).unwrap());
+                    let s = Settings { level, depth, exact_at, width, hash_mib: 1, ..Settings::default() };
+                    let build = BuildConfig { max_ply: 8, min_games: 1, search: s.clone() };
+                    let mut strengths: Vec<(&str, Strength)> = vec![
+                        ("engine", s.strength()),
+                        ("book build", build.leaf_search().unwrap().strength),
+                        ("book deviate", LeafSearch::new(&s, LeafSearch::recorded(&book)).unwrap().strength),
+                    ];
+                    if let Some(m) = MeasureConfig::new(&s, false).unwrap().search {
+                        strengths.push(("eval-error", m));
+                    }
+                    let spec = level.map(Level::spec);
+                    let want_depth = depth.or(spec.map(|l| l.depth));
+                    let want_exact = exact_at.or(spec.map(|l| l.exact_at));
+                    let want_width = width.map(Width::selectivity).or(spec.map(|l| l.selectivity()));
+                    for (command, st) in strengths {
+                        let case = format!("{command}: {s:?}");
+                        if want_depth.is_some() {
+                            assert_eq!(st.depth, want_depth, "{case}");
+                        }
+                        if want_exact.is_some() {
+                            assert_eq!(st.exact_at, want_exact, "{case}");
+                        }
+                        if let Some(w) = want_width {
+                            assert_eq!(st.selectivity, w, "{case}");
+                        }
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 400, "{checked}");
+    // Where nothing is said, each command keeps its own fallback: the deviation the
+    // book's settings.
+    let open = LeafSearch::new(&Settings { hash_mib: 1, ..Settings::default() }, LeafSearch::recorded(&book)).unwrap();
+    assert_eq!((open.strength.depth, open.strength.exact_at), (Some(4), Some(10)));
+    assert_eq!(open.strength.selectivity.map(Selectivity::tenths), Some(20));
+}
+
+/// A refusal reads the same in every command that takes the setting.
+#[test]
+fn refusals_are_the_same_words_everywhere() {
+    let commands: [&[&str]; 4] = [
+        &["bestmove"],
+        &["book", "build", "-o", "/nonexistent/never-written.tbk"],
+        &["book", "deviate", "--error", "2", "--budget", "4", "-o", "/nonexistent/never-written.tbk"],
+        &["eval-error"],
+    ];
+    for (flag, value, words) in [
+        ("--selectivity", "99", "--selectivity must be 0 (full width) or 0.1..=10 standard deviations, got 99"),
+        ("--level", "13", "--level must be 1..=12, got 13"),
+        ("--depth", "0", "--depth must be 1..=60, got 0"),
+        ("--exact-at", "61", "--exact-at must be 0..=60 empties, got 61"),
+        ("--threads", "0", "--threads must be 1..=256, got 0"),
+        ("--time", "0", "--time must be a positive number of seconds up to a year, got 0"),
+        ("--hash-mib", "0", "a transposition table of 0 MiB is out of range"),
+    ] {
+        for command in commands {
+            let mut args = command.to_vec();
+            args.extend([flag, value]);
+            let err = thorbook(&args).fails().to_string();
+            assert!(err.contains(words), "{args:?}: {err}");
+        }
+    }
+}

@@ -15,7 +15,6 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
-use std::time::Duration;
 
 use byteorder::{ByteOrder, LittleEndian as LE};
 use rayon::prelude::*;
@@ -26,42 +25,110 @@ use super::{walk, Book};
 use crate::board::{Board, Color, Squares};
 use crate::eval::AnyEval;
 use crate::position::Position;
-use crate::search::{Limits, Search, Selectivity, TranspositionTable};
+use crate::search::tt::TableError;
+use crate::search::{Search, Selectivity, Settings, SettingsError, Strength, TranspositionTable};
 use crate::square::{Move, Square};
 
-/// What to build.
+/// What to build: which positions, and how each leaf is searched.
 #[derive(Clone, Debug)]
 pub struct BuildConfig {
-    /// Collect positions up to this many plies (moves and passes) from the start.
+    /// Collect positions up to this many plies (moves and passes) from the start, 1..=60.
     pub max_ply: u32,
-    /// Leave out positions reached by fewer games.
+    /// Leave out positions reached by fewer games (at least 1).
     pub min_games: u32,
-    /// Leaf search depth.
-    pub depth: u32,
-    /// Leaf search time instead of a depth (not deterministic).
-    pub time_per_position: Option<Duration>,
-    /// Solve positions with at most this many empties exactly.
-    pub exact_at: u32,
-    /// Transposition table per search, in MiB.
-    pub hash_mib: usize,
-    /// The evaluation of the leaf searches.
-    pub eval: AnyEval,
-    /// Multi-ProbCut selectivity of the leaf searches (`None`: full width); recorded
-    /// in the book in tenths of a standard deviation.
-    pub selectivity: Option<Selectivity>,
+    /// How each leaf is searched, over [`BuildConfig::LEAF_FALLBACK`] (explicit values
+    /// first, then the level's). `threads` leaf searches run side by side, each on one
+    /// thread with a table of its own of `hash_mib`.
+    pub search: Settings,
 }
 
 impl BuildConfig {
-    /// The parameters recorded in the book's header.
-    pub fn params(&self) -> BuildParams {
-        BuildParams {
-            max_ply: self.max_ply.min(255) as u8,
-            depth: if self.time_per_position.is_some() { 0 } else { self.depth.min(255) as u8 },
-            exact_at: self.exact_at.min(255) as u8,
-            min_games: self.min_games,
-            eval_digest: self.eval.digest(),
-            selectivity_tenths: self.selectivity.map_or(0, Selectivity::tenths),
+    /// The leaf search where neither an explicit setting nor a level says otherwise:
+    /// depth 8, exact at 22 empties, full width.
+    pub const LEAF_FALLBACK: Strength =
+        Strength { depth: Some(8), exact_at: Some(22), time: None, nodes: None, selectivity: None };
+
+    /// Checks every setting and loads the evaluation: the leaf search of this build.
+    pub fn leaf_search(&self) -> Result<LeafSearch, BuildError> {
+        if !(1..=60).contains(&self.max_ply) {
+            return Err(BuildError::Config(format!("max-ply must be 1..=60, got {}", self.max_ply)));
         }
+        if self.min_games == 0 {
+            return Err(BuildError::Config("min-games must be at least 1".into()));
+        }
+        LeafSearch::new(&self.search, BuildConfig::LEAF_FALLBACK)
+    }
+
+    /// The parameters the book's header records (checked as [`BuildConfig::leaf_search`]).
+    pub fn params(&self) -> Result<BuildParams, BuildError> {
+        Ok(self.leaf_search()?.params(self.max_ply, self.min_games))
+    }
+}
+
+/// How every leaf of a book is searched, resolved from [`Settings`] and checked: all
+/// that a leaf's result depends on besides the position and which of its moves stay
+/// in the book (at a fixed depth or node budget the result depends on nothing else:
+/// each leaf is searched on one thread from a cleared table).
+#[derive(Clone, Debug)]
+pub struct LeafSearch {
+    /// Depth, exact threshold, width and budgets.
+    pub strength: Strength,
+    /// Table per search, MiB.
+    pub hash_mib: usize,
+    /// Leaf searches side by side.
+    pub threads: usize,
+    /// The evaluation.
+    pub eval: AnyEval,
+}
+
+impl LeafSearch {
+    /// `settings` over `fallback`, validated, the evaluation loaded and one table
+    /// allocated as a trial, so that a size the system cannot give fails before any
+    /// work is done.
+    pub fn new(settings: &Settings, fallback: Strength) -> Result<LeafSearch, BuildError> {
+        settings.validate()?;
+        let strength = settings.strength_over(fallback);
+        if strength.depth.is_none() && strength.time.is_none() && strength.nodes.is_none() {
+            return Err(BuildError::NoDepth);
+        }
+        drop(settings.table()?);
+        let eval = settings.eval.load()?;
+        Ok(LeafSearch { strength, hash_mib: settings.hash_mib, threads: settings.threads, eval })
+    }
+
+    /// The parameters a book built with this search records in its header.
+    pub fn params(&self, max_ply: u32, min_games: u32) -> BuildParams {
+        BuildParams {
+            max_ply: max_ply.min(255) as u8,
+            depth: self.strength.depth.map_or(0, |d| d.min(255) as u8),
+            exact_at: self.strength.exact_at.map_or(0, |e| e.min(255) as u8),
+            min_games,
+            eval_digest: self.eval.digest(),
+            selectivity_tenths: self.strength.selectivity.map_or(0, Selectivity::tenths),
+        }
+    }
+
+    /// The strength a book's header records: what a deviation of it searches by default.
+    pub fn recorded(params: &BuildParams) -> Strength {
+        Strength {
+            depth: (params.depth > 0).then_some(u32::from(params.depth)),
+            exact_at: Some(u32::from(params.exact_at)),
+            time: None,
+            nodes: None,
+            selectivity: Selectivity::from_tenths(params.selectivity_tenths),
+        }
+    }
+
+    /// A pool of `threads` workers for the leaf searches.
+    pub(crate) fn pool(&self) -> Result<rayon::ThreadPool, BuildError> {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(self.threads)
+            .build()
+            .map_err(|e| BuildError::Config(format!("cannot start {} threads: {e}", self.threads)))
+    }
+
+    fn table(&self) -> Result<TranspositionTable, TableError> {
+        TranspositionTable::try_new(self.hash_mib)
     }
 }
 
@@ -144,6 +211,25 @@ pub enum BuildError {
         /// The cause.
         source: std::io::Error,
     },
+    /// A setting out of range.
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// A build setting out of range (the message names it).
+    #[error("{0}")]
+    Config(String),
+    /// Neither a depth nor a budget: a deviation of a book scored by time, without a
+    /// depth or a level.
+    #[error("the leaf search has no depth (the book was scored by time): give a depth or a level")]
+    NoDepth,
+    /// The evaluation cannot be loaded.
+    #[error(transparent)]
+    Eval(#[from] crate::eval::WeightsError),
+}
+
+impl From<TableError> for BuildError {
+    fn from(e: TableError) -> BuildError {
+        BuildError::Settings(SettingsError::Table(e))
+    }
 }
 
 /// Collects every position of `games` up to `max_ply`, merged by canonical board, and
@@ -192,12 +278,7 @@ fn moves_into_book(board: &Board, in_book: &impl Fn(u64) -> bool) -> u64 {
 
 /// Scores the best move leaving the book from `board` (canonical), searching only the
 /// moves whose children are not book positions.
-pub fn score_leaf(
-    board: &Board,
-    in_book: &impl Fn(u64) -> bool,
-    config: &BuildConfig,
-    tt: &TranspositionTable,
-) -> Leaf {
+pub fn score_leaf(board: &Board, in_book: &impl Fn(u64) -> bool, search: &LeafSearch, tt: &TranspositionTable) -> Leaf {
     let none = Leaf { mv: MOVE_NONE, score: 0, depth: 0, exact: true, selectivity: 0 };
     let legal = board.legal_moves();
     if legal == 0 {
@@ -214,28 +295,20 @@ pub fn score_leaf(
         if in_book(passed.canonical_key()) {
             return none;
         }
-        let child = score_leaf_search(&passed, 0, config, tt);
+        let child = score_leaf_search(&passed, 0, search, tt);
         return Leaf { mv: MOVE_PASS, score: -child.score, ..child };
     }
     let exclude = moves_into_book(board, in_book);
     if exclude == legal {
         return none;
     }
-    score_leaf_search(board, exclude, config, tt)
+    score_leaf_search(board, exclude, search, tt)
 }
 
-fn score_leaf_search(board: &Board, exclude: u64, config: &BuildConfig, tt: &TranspositionTable) -> Leaf {
+fn score_leaf_search(board: &Board, exclude: u64, search: &LeafSearch, tt: &TranspositionTable) -> Leaf {
     let stop = AtomicBool::new(false);
-    let exact = board.empty_count() <= config.exact_at;
-    let limits = Limits {
-        depth: if config.time_per_position.is_some() { None } else { Some(config.depth) },
-        time: config.time_per_position,
-        exact,
-        exclude,
-        nodes: None,
-        selectivity: config.selectivity,
-    };
-    let r = Search::new(&config.eval, tt, &stop, 1).run(board, limits, false);
+    let limits = crate::search::Limits { exclude, ..search.strength.limits(board.empty_count(), None) };
+    let r = Search::new(&search.eval, tt, &stop, 1).run(board, limits, false);
     match r.moves.first() {
         Some(m) => Leaf {
             mv: match m.mv {
@@ -245,34 +318,36 @@ fn score_leaf_search(board: &Board, exclude: u64, config: &BuildConfig, tt: &Tra
             score: stored_score(m.score),
             depth: r.depth.min(255) as u8,
             exact: r.exact,
-            selectivity: if r.exact { 0 } else { config.params().selectivity_tenths },
+            selectivity: if r.exact { 0 } else { search.strength.selectivity.map_or(0, Selectivity::tenths) },
         },
         None => Leaf { mv: MOVE_NONE, score: 0, depth: 0, exact: true, selectivity: 0 },
     }
 }
 
-/// Scores every node's leaf in parallel. `done` holds leaves known from a checkpoint
-/// (they are not searched again); `on_leaf` is called for each new one (from worker
-/// threads) so the caller can checkpoint it and show progress.
+/// Scores every node's leaf in parallel on the current rayon pool. `done` holds leaves
+/// known from a checkpoint (they are not searched again); `on_leaf` is called for each
+/// new one (from worker threads) so the caller can checkpoint it and show progress. A
+/// table that cannot be allocated stops the work with an error.
 pub fn score_all(
     nodes: &[Node],
-    config: &BuildConfig,
+    search: &LeafSearch,
     done: &HashMap<u64, Leaf>,
     on_leaf: &(dyn Fn(u64, Leaf) + Sync),
-) -> Vec<Leaf> {
+) -> Result<Vec<Leaf>, BuildError> {
     let in_book = |k: u64| nodes.binary_search_by_key(&k, |n| n.key).is_ok();
     nodes
         .par_iter()
         .map_init(
-            || TranspositionTable::new(config.hash_mib),
+            || search.table(),
             |tt, node| {
                 if let Some(leaf) = done.get(&node.key) {
-                    return *leaf;
+                    return Ok(*leaf);
                 }
+                let tt = tt.as_mut().map_err(|e| e.clone())?;
                 tt.clear();
-                let leaf = score_leaf(&node.board, &in_book, config, tt);
+                let leaf = score_leaf(&node.board, &in_book, search, tt);
                 on_leaf(node.key, leaf);
-                leaf
+                Ok(leaf)
             },
         )
         .collect()
@@ -426,8 +501,8 @@ pub struct BuildIdentity {
 }
 
 impl BuildIdentity {
-    /// The identity of a build of `nodes`, collected from `games`, scored by `config`.
-    pub fn new(games: &[GameLine], nodes: &[Node], config: &BuildConfig) -> BuildIdentity {
+    /// The identity of a build of `nodes`, collected from `games`, scored by `search`.
+    pub fn new(games: &[GameLine], nodes: &[Node], search: &LeafSearch) -> BuildIdentity {
         let mut g = crc32fast::Hasher::new();
         let mut g2 = crc32fast::Hasher::new_with_initial(0x9e37_79b9);
         g.update(&(games.len() as u64).to_le_bytes());
@@ -452,27 +527,28 @@ impl BuildIdentity {
         BuildIdentity {
             games: (g.finalize() as u64) << 32 | g2.finalize() as u64,
             positions: (p.finalize() as u64) << 32 | p2.finalize() as u64,
-            eval: config.eval.digest(),
+            eval: search.eval.digest(),
         }
     }
 }
 
-/// Checkpoint file: a 48-byte header (magic, the build parameters and the build's
-/// identity), then one 16-byte entry per scored position, appended as positions
-/// finish.
+/// Checkpoint file: a 64-byte header (magic, every setting that changes a leaf, and
+/// the build's identity), then one 16-byte entry per scored position, appended as
+/// positions finish.
 ///
-/// Header: magic `TBCKPT02` (8), max ply, depth, exact-at, 0 (4), min games (u32),
-/// time per position in ms (u32, 0: a depth), evaluation digest (u32), 4 zero bytes,
-/// games digest (u64), positions digest (u64).
+/// Header: magic `TBCKPT03` (8); max ply, depth (0: none), exact-at, selectivity in
+/// tenths (1 each); min games (u32); time per position in ms (u32, 0: none);
+/// evaluation digest (u32); table size in MiB (u32); node budget (u64, 0: none); games
+/// digest (u64); positions digest (u64); 8 zero bytes.
 pub struct Checkpoint {
     file: Mutex<File>,
 }
 
-const CHECKPOINT_MAGIC: &[u8; 8] = b"TBCKPT02";
-const CHECKPOINT_HEADER: usize = 48;
+const CHECKPOINT_MAGIC: &[u8; 8] = b"TBCKPT03";
+const CHECKPOINT_HEADER: usize = 64;
 
-fn checkpoint_header(config: &BuildConfig, identity: &BuildIdentity) -> [u8; CHECKPOINT_HEADER] {
-    let p = config.params();
+fn checkpoint_header(config: &BuildConfig, search: &LeafSearch, identity: &BuildIdentity) -> [u8; CHECKPOINT_HEADER] {
+    let p = search.params(config.max_ply, config.min_games);
     let mut h = [0u8; CHECKPOINT_HEADER];
     h[..8].copy_from_slice(CHECKPOINT_MAGIC);
     h[8] = p.max_ply;
@@ -480,11 +556,13 @@ fn checkpoint_header(config: &BuildConfig, identity: &BuildIdentity) -> [u8; CHE
     h[10] = p.exact_at;
     h[11] = p.selectivity_tenths;
     LE::write_u32(&mut h[12..16], p.min_games);
-    let millis = config.time_per_position.map_or(0, |t| u32::try_from(t.as_millis()).unwrap_or(u32::MAX));
+    let millis = search.strength.time.map_or(0, |t| u32::try_from(t.as_millis()).unwrap_or(u32::MAX));
     LE::write_u32(&mut h[16..20], millis);
     LE::write_u32(&mut h[20..24], identity.eval);
-    LE::write_u64(&mut h[32..40], identity.games);
-    LE::write_u64(&mut h[40..48], identity.positions);
+    LE::write_u32(&mut h[24..28], u32::try_from(search.hash_mib).unwrap_or(u32::MAX));
+    LE::write_u64(&mut h[32..40], search.strength.nodes.unwrap_or(0));
+    LE::write_u64(&mut h[40..48], identity.games);
+    LE::write_u64(&mut h[48..56], identity.positions);
     h
 }
 
@@ -498,19 +576,24 @@ impl Checkpoint {
 
     /// Reads the leaves of an existing checkpoint made from the same inputs with the
     /// same parameters; any difference is refused, naming what differs.
-    pub fn load(path: &Path, config: &BuildConfig, identity: &BuildIdentity) -> Result<HashMap<u64, Leaf>, BuildError> {
+    pub fn load(
+        path: &Path,
+        config: &BuildConfig,
+        search: &LeafSearch,
+        identity: &BuildIdentity,
+    ) -> Result<HashMap<u64, Leaf>, BuildError> {
         let err = |message: String| BuildError::Checkpoint { path: path.display().to_string(), message };
         let mut bytes = Vec::new();
         File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(|e| err(e.to_string()))?;
-        if bytes.len() >= 8 && &bytes[..8] == b"TBCKPT01" {
+        if bytes.len() >= 8 && matches!(&bytes[..8], b"TBCKPT01" | b"TBCKPT02") {
             return Err(err(
-                "made by an older thorbook, which did not record its inputs: rebuild without --resume".into()
+                "made by an older thorbook, which did not record every setting: rebuild without --resume".into()
             ));
         }
         if bytes.len() < CHECKPOINT_HEADER || &bytes[..8] != CHECKPOINT_MAGIC {
             return Err(err("not a thorbook checkpoint (byte 0)".into()));
         }
-        let want = checkpoint_header(config, identity);
+        let want = checkpoint_header(config, search, identity);
         let differs = |range: std::ops::Range<usize>| bytes[range.clone()] != want[range];
         let what = if differs(8..16) {
             Some("other build parameters (max-ply, depth, exact-at, selectivity, min-games)")
@@ -518,9 +601,13 @@ impl Checkpoint {
             Some("another --time-per-position")
         } else if differs(20..24) {
             Some("another evaluation (weights digest)")
+        } else if differs(24..28) {
+            Some("another table size (--hash-mib)")
         } else if differs(32..40) {
-            Some("other games (archives)")
+            Some("another node budget (--nodes)")
         } else if differs(40..48) {
+            Some("other games (archives)")
+        } else if differs(48..56) {
             Some("another set of positions")
         } else {
             None
@@ -531,7 +618,7 @@ impl Checkpoint {
         let mut done = HashMap::new();
         // Every leaf of the checkpoint was searched with this build's selectivity (it is
         // part of the header checked above), so entries need not repeat it.
-        let selectivity = config.params().selectivity_tenths;
+        let selectivity = want[11];
         for (i, e) in bytes[CHECKPOINT_HEADER..].chunks_exact(16).enumerate() {
             let (mv, score) = (e[8], i8::from_le_bytes([e[9]]));
             if (mv > MOVE_PASS && mv != MOVE_NONE) || !(-64..=64).contains(&score) {
@@ -559,6 +646,7 @@ impl Checkpoint {
     pub fn create(
         path: &Path,
         config: &BuildConfig,
+        search: &LeafSearch,
         identity: &BuildIdentity,
         append: bool,
     ) -> std::io::Result<Checkpoint> {
@@ -572,7 +660,7 @@ impl Checkpoint {
             f
         } else {
             let mut f = File::create(path)?;
-            f.write_all(&checkpoint_header(config, identity))?;
+            f.write_all(&checkpoint_header(config, search, identity))?;
             f
         };
         file.flush()?;

@@ -26,6 +26,8 @@ pub enum BuildEvent {
         /// Positions already scored.
         scored: usize,
     },
+    /// `--resume` was asked for but there is no checkpoint: the build starts afresh.
+    NoCheckpoint,
     /// Scoring progress: `done` of `total` positions searched in this run.
     Scored {
         /// Searched so far.
@@ -83,33 +85,40 @@ impl Builder {
         &self.output
     }
 
-    /// Runs the build on the current rayon pool; `progress` is called from worker
-    /// threads. The book is written atomically and the checkpoint removed at the end.
+    /// Runs the build on a pool of the settings' thread count; `progress` is called
+    /// from worker threads. Every setting is checked (and one table allocated) before
+    /// any work; the book is written atomically and the checkpoint removed at the end.
     pub fn run(&self, games: &[GameLine], progress: &(dyn Fn(BuildEvent) + Sync)) -> Result<BuildSummary, BuildError> {
         let start = Instant::now();
         let config = &self.config;
+        let search = config.leaf_search()?;
         let nodes = build::collect(games, config.max_ply, config.min_games)?;
         progress(BuildEvent::Collected { positions: nodes.len(), games: games.len() });
         let ckpt_path = self.checkpoint_path();
-        let identity = BuildIdentity::new(games, &nodes, config);
+        let identity = BuildIdentity::new(games, &nodes, &search);
         let resuming = self.resume && ckpt_path.exists();
-        let done = if resuming { Checkpoint::load(&ckpt_path, config, &identity)? } else { HashMap::new() };
+        let done = if resuming { Checkpoint::load(&ckpt_path, config, &search, &identity)? } else { HashMap::new() };
         if resuming {
             progress(BuildEvent::Resumed { scored: done.len() });
+        } else if self.resume {
+            progress(BuildEvent::NoCheckpoint);
         }
         let io = |source: std::io::Error, path: &Path| BuildError::Io { path: path.display().to_string(), source };
-        let ckpt = Checkpoint::create(&ckpt_path, config, &identity, resuming).map_err(|e| io(e, &ckpt_path))?;
+        let ckpt =
+            Checkpoint::create(&ckpt_path, config, &search, &identity, resuming).map_err(|e| io(e, &ckpt_path))?;
         let total = nodes.iter().filter(|n| !done.contains_key(&n.key)).count() as u64;
         let searched = std::sync::atomic::AtomicU64::new(0);
         let write_error = Mutex::new(None);
         let search_start = Instant::now();
-        let leaves = build::score_all(&nodes, config, &done, &|key, leaf| {
-            if let Err(e) = ckpt.append(key, leaf) {
-                write_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
-            }
-            let n = searched.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-            progress(BuildEvent::Scored { done: n, total });
-        });
+        let leaves = search.pool()?.install(|| {
+            build::score_all(&nodes, &search, &done, &|key, leaf| {
+                if let Err(e) = ckpt.append(key, leaf) {
+                    write_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+                }
+                let n = searched.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                progress(BuildEvent::Scored { done: n, total });
+            })
+        })?;
         if let Some(e) = write_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
             return Err(io(e, &ckpt_path));
         }
@@ -117,7 +126,7 @@ impl Builder {
         let (nodes, leaves) = build::reachable(nodes, leaves);
         let values = build::back_up(&nodes, &leaves);
         let records = build::records(&nodes, &leaves, &values);
-        let bytes = Writer::write_all(&records, config.params())?;
+        let bytes = Writer::write_all(&records, search.params(config.max_ply, config.min_games))?;
         atomic_write(&self.output, &bytes).map_err(|e| io(e, &self.output))?;
         // The book is safely written; a stale checkpoint only costs disk space.
         let _ = std::fs::remove_file(&ckpt_path);

@@ -27,13 +27,13 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 use thiserror::Error;
 
-use super::build::{leaf_score, negamax, score_leaf, BuildConfig, Leaf};
+use super::build::{leaf_score, negamax, score_leaf, BuildError, Leaf, LeafSearch};
 use super::format::{stored_score, BookError, BuildParams, Record, Writer, FLAG_LEAF_EXACT, MOVE_NONE};
 use super::interchange::known_boards;
 use super::Book;
 use crate::board::Board;
 use crate::fileio::atomic_write;
-use crate::search::TranspositionTable;
+use crate::search::{Settings, TranspositionTable};
 use crate::square::Move;
 
 /// Leaves expanded per batch (fixed: the result must not depend on the machine).
@@ -54,8 +54,32 @@ pub struct DeviateConfig {
     pub time: Option<Duration>,
     /// Positions deeper than this ply (60 − empties) are not expanded.
     pub max_ply: u32,
-    /// Leaf searches (depth, exact threshold, selectivity, evaluation, hash).
-    pub search: BuildConfig,
+    /// How new leaves are searched, over the book's own leaf settings (explicit values
+    /// first, then the level's, then what the book's header records).
+    pub search: Settings,
+}
+
+impl DeviateConfig {
+    /// Checks every range; the message names the setting.
+    pub fn validate(&self) -> Result<(), DeviateError> {
+        let bad = |m: String| Err(DeviateError::Config(m));
+        if !(0..=64).contains(&self.error) {
+            return bad(format!("error must be 0..=64 discs, got {}", self.error));
+        }
+        if !(0..=128).contains(&self.budget) {
+            return bad(format!("budget must be 0..=128 discs, got {}", self.budget));
+        }
+        if !(0..=64).contains(&self.contempt) {
+            return bad(format!("contempt must be 0..=64 discs, got {}", self.contempt));
+        }
+        if !(1..=60).contains(&self.max_ply) {
+            return bad(format!("max-ply must be 1..=60, got {}", self.max_ply));
+        }
+        if self.max_positions == Some(0) {
+            return bad("max-positions must be at least 1".into());
+        }
+        Ok(())
+    }
 }
 
 /// What a running deviation reports.
@@ -77,6 +101,9 @@ pub enum DeviateEvent {
         /// To do.
         total: u64,
     },
+    /// `--resume` was asked for but no interrupted run of this output exists: the
+    /// deviation starts afresh.
+    NothingToResume,
     /// A batch is written: the book has `positions`, the start position `root_value`.
     Written {
         /// Positions now.
@@ -145,6 +172,12 @@ pub enum DeviateError {
     /// The records cannot form a book.
     #[error(transparent)]
     Book(#[from] BookError),
+    /// The leaf settings cannot be used.
+    #[error(transparent)]
+    Search(#[from] BuildError),
+    /// A deviation setting out of range (the message names it).
+    #[error("{0}")]
+    Config(String),
 }
 
 /// A book being grown: canonical boards with their records.
@@ -246,9 +279,9 @@ impl Deviator {
     }
 
     /// What the state file must hold for a run to be resumed: the input book and the settings.
-    fn identity<D: AsRef<[u8]>>(&self, book: &Book<D>) -> String {
+    fn identity<D: AsRef<[u8]>>(&self, book: &Book<D>, search: &LeafSearch) -> String {
         let c = &self.config;
-        let p = c.search.params();
+        let p = search.params(0, 0);
         let mut bytes = Vec::with_capacity(book.len() * super::format::RECORD_LEN);
         for r in book.records() {
             r.encode_into(&mut bytes);
@@ -256,7 +289,7 @@ impl Deviator {
         let input = crc32fast::hash(&bytes);
         format!(
             "thorbook deviate 1\ninput {:08x} {}\nfrom {:016x} {:016x}\nerror {} budget {} contempt {} max_ply {}\n\
-             depth {} exact_at {} selectivity {} eval {:08x} hash {}\n",
+             depth {} exact_at {} selectivity {} eval {:08x} hash {} nodes {} time_ms {}\n",
             input,
             book.len(),
             self.from.player,
@@ -269,7 +302,9 @@ impl Deviator {
             p.exact_at,
             p.selectivity_tenths,
             p.eval_digest,
-            c.search.hash_mib
+            search.hash_mib,
+            search.strength.nodes.unwrap_or(0),
+            search.strength.time.map_or(0, |t| t.as_millis()),
         )
     }
 
@@ -281,7 +316,10 @@ impl Deviator {
     ) -> Result<DeviateSummary, DeviateError> {
         let start = Instant::now();
         let io = |path: &Path, source: std::io::Error| DeviateError::Io { path: path.display().to_string(), source };
-        let identity = self.identity(input);
+        self.config.validate()?;
+        let search = LeafSearch::new(&self.config.search, LeafSearch::recorded(&input.params()))?;
+        let pool = search.pool()?;
+        let identity = self.identity(input, &search);
         let state_path = self.state_path();
         let resumed = if self.resume && state_path.exists() && self.output.exists() {
             let text = std::fs::read_to_string(&state_path).map_err(|e| io(&state_path, e))?;
@@ -293,6 +331,9 @@ impl Deviator {
             }
             Some(std::fs::read(&self.output).map_err(|e| io(&self.output, e))?)
         } else {
+            if self.resume {
+                progress(DeviateEvent::NothingToResume);
+            }
             None
         };
         let resumed_book = match &resumed {
@@ -308,7 +349,7 @@ impl Deviator {
         let from_key = self.from.canonical().0.key();
         let root_before = input.get(from_key).ok_or(DeviateError::NotInBook)?.value as i32;
         let before = input.len();
-        let params = self.params(input.params());
+        let params = self.params(input.params(), &search);
         let mut batches = 0u64;
         let mut searches = 0u64;
         let stop = loop {
@@ -326,7 +367,7 @@ impl Deviator {
             batch.truncate(BATCH.min(room));
             batches += 1;
             progress(DeviateEvent::Batch { number: batches, leaves: batch.len(), positions: tree.nodes.len() });
-            searches += self.expand(&mut tree, &batch, progress) as u64;
+            searches += pool.install(|| self.expand(&mut tree, &batch, &search, progress))? as u64;
             added += batch.len();
             tree.back_up();
             let bytes = tree.encode(params)?;
@@ -360,8 +401,8 @@ impl Deviator {
 
     /// The header of the grown book: the input's, with the deviation's leaf settings
     /// where they are deeper.
-    fn params(&self, input: BuildParams) -> BuildParams {
-        let p = self.config.search.params();
+    fn params(&self, input: BuildParams, search: &LeafSearch) -> BuildParams {
+        let p = search.params(input.max_ply.into(), input.min_games);
         BuildParams {
             depth: input.depth.max(p.depth),
             exact_at: input.exact_at.max(p.exact_at),
@@ -440,7 +481,13 @@ impl Deviator {
 
     /// Expands a batch: searches the new children's leaves and the parents' next-best
     /// leaves in parallel, then applies them in key order. Returns the searches run.
-    fn expand(&self, tree: &mut Tree, batch: &[Candidate], progress: &(dyn Fn(DeviateEvent) + Sync)) -> usize {
+    fn expand(
+        &self,
+        tree: &mut Tree,
+        batch: &[Candidate],
+        search: &LeafSearch,
+        progress: &(dyn Fn(DeviateEvent) + Sync),
+    ) -> Result<usize, BuildError> {
         let mut new_children: BTreeMap<u64, Board> = BTreeMap::new();
         for c in batch {
             let (parent, record) = tree.nodes[&c.parent];
@@ -474,20 +521,20 @@ impl Deviator {
         let searched = jobs.len();
         let total = u64::try_from(searched).unwrap_or(u64::MAX);
         let done = std::sync::atomic::AtomicU64::new(0);
-        let config = &self.config.search;
         let leaves: Vec<Leaf> = jobs
             .par_iter()
             .map_init(
-                || TranspositionTable::new(config.hash_mib),
+                || TranspositionTable::try_new(search.hash_mib),
                 |tt, &(_, board, _)| {
+                    let tt = tt.as_mut().map_err(|e| BuildError::from(e.clone()))?;
                     tt.clear();
-                    let leaf = score_leaf(&board, &in_book, config, tt);
+                    let leaf = score_leaf(&board, &in_book, search, tt);
                     let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                     progress(DeviateEvent::Searched { done: n, total });
-                    leaf
+                    Ok(leaf)
                 },
             )
-            .collect();
+            .collect::<Result<_, BuildError>>()?;
         for ((key, board, is_new), leaf) in jobs.into_iter().zip(leaves) {
             let leaf_fields = |r: &mut Record| {
                 r.leaf_move = leaf.mv;
@@ -516,6 +563,6 @@ impl Deviator {
                 leaf_fields(r);
             }
         }
-        searched
+        Ok(searched)
     }
 }

@@ -11,16 +11,18 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::book::{BuildEvent, Builder};
 use serde::Serialize;
 
+use super::search_args::SearchArgs;
 use super::thor_cmds::ArchiveArgs;
 use super::PositionArgs;
 use crate::board::Board;
-use crate::book::build::{BuildConfig, GameLine};
+use crate::book::build::{BuildConfig, BuildError, GameLine};
 use crate::book::format::{BuildParams, Writer, MOVE_NONE};
 use crate::book::interchange::{self, EdaxDate, ExportFormat};
 use crate::book::query::book_line;
 use crate::book::{walk, Book, BookSource};
 use crate::fileio::{atomic_write, Bytes};
 use crate::position::Position;
+use crate::search::Settings;
 use crate::square::{format_moves, Move};
 use crate::symmetry::Transform;
 
@@ -87,32 +89,11 @@ pub struct BuildArgs {
     /// Keep positions reached by at least this many games.
     #[arg(long, default_value_t = 2)]
     min_games: u32,
-    /// Leaf search depth.
-    #[arg(long, default_value_t = 8, conflicts_with = "time_per_position")]
-    depth: u32,
-    /// Score leaves at an engine level (its depth, exact threshold and selectivity;
-    /// see the README's level table) instead of --depth/--exact-at/--selectivity.
-    #[arg(long, conflicts_with_all = ["time_per_position", "selectivity"])]
-    level: Option<u8>,
-    /// Multi-ProbCut selectivity of the leaf searches in standard deviations, 0.1..=10
-    /// in steps of 0.1 (default: full width).
-    #[arg(long)]
-    selectivity: Option<f32>,
-    /// Leaf search time in seconds instead of a depth (the book is then not reproducible).
-    #[arg(long)]
-    time_per_position: Option<f64>,
-    /// Solve positions with at most this many empties exactly.
-    #[arg(long, default_value_t = 22)]
-    exact_at: u32,
-    /// Threads.
-    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get()))]
-    threads: usize,
-    /// Transposition table per search, MiB.
-    #[arg(long, default_value_t = 4)]
-    hash_mib: usize,
-    /// The evaluation.
+    /// How each leaf is searched (default: depth 8, exact at 22 empties, full width,
+    /// a 4 MiB table per search, one search per core). `--time` makes the book depend
+    /// on the machine's speed.
     #[command(flatten)]
-    eval: super::EvalChoiceArgs,
+    search: SearchArgs,
     /// Continue an interrupted build from its checkpoint (FILE.checkpoint).
     #[arg(long)]
     resume: bool,
@@ -131,58 +112,33 @@ pub(super) fn run(cmd: BookCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// `book build`'s defaults beside the leaf fallback: a small table per search, one
+/// search per core.
+fn book_search_defaults(hash_mib: usize) -> Settings {
+    Settings { hash_mib, threads: std::thread::available_parallelism().map_or(1, |n| n.get()), ..Settings::default() }
+}
+
 impl TryFrom<&BuildArgs> for BuildConfig {
     type Error = anyhow::Error;
 
-    /// Checks every range of `book build`'s arguments (the thread count included, which
-    /// the pool rather than the config holds).
+    /// The build the arguments ask for; the library checks its ranges.
     fn try_from(args: &BuildArgs) -> anyhow::Result<BuildConfig> {
-        let level = match args.level {
-            Some(n) => Some(
-                crate::engine::Level::new(n)
-                    .with_context(|| format!("--level must be 1..={}, got {n}", crate::engine::Level::MAX))?
-                    .spec(),
-            ),
-            None => None,
-        };
-        let selectivity = match (level, args.selectivity) {
-            (Some(spec), _) => spec.selectivity(),
-            (None, Some(t)) => Some(
-                crate::search::Selectivity::from_sigmas((t * 10.0).round() / 10.0)
-                    .with_context(|| format!("--selectivity must be 0.1..=10, got {t}"))?,
-            ),
-            (None, None) => None,
-        };
-        crate::search::check_threads(args.threads).map_err(|e| anyhow::anyhow!("--{e}"))?;
-        anyhow::ensure!((1..=60).contains(&args.depth), "--depth must be 1..=60, got {}", args.depth);
-        anyhow::ensure!((1..=60).contains(&args.max_ply), "--max-ply must be 1..=60, got {}", args.max_ply);
-        anyhow::ensure!(args.min_games >= 1, "--min-games must be at least 1");
-        anyhow::ensure!(args.exact_at <= 60, "--exact-at must be 0..=60 empties, got {}", args.exact_at);
-        anyhow::ensure!(
-            (1..=4096).contains(&args.hash_mib),
-            "--hash-mib must be 1..=4096 per search, got {}",
-            args.hash_mib
-        );
-        let time = args
-            .time_per_position
-            .map(|t| crate::engine::clock::seconds(t, false).map_err(|e| anyhow::anyhow!("--time-per-position {e}")))
-            .transpose()?;
         Ok(BuildConfig {
             max_ply: args.max_ply,
             min_games: args.min_games,
-            depth: level.map_or(args.depth, |l| l.depth),
-            time_per_position: time,
-            exact_at: level.map_or(args.exact_at, |l| l.exact_at),
-            selectivity,
-            hash_mib: args.hash_mib,
-            eval: args.eval.source().load()?,
+            search: args.search.settings(&book_search_defaults(4))?,
         })
     }
 }
 
 fn build_cmd(args: BuildArgs) -> anyhow::Result<ExitCode> {
     let config = BuildConfig::try_from(&args)?;
-    let (max_ply, min_games) = (config.max_ply, config.min_games);
+    config.leaf_search().map_err(|e| match e {
+        BuildError::Config(m) => anyhow::anyhow!("--{m}"),
+        BuildError::Settings(e) => super::search_args::flag_error(e),
+        e => e.into(),
+    })?;
+    let (max_ply, min_games, threads) = (config.max_ply, config.min_games, config.search.threads);
     let db = args.archives.load(false)?;
     let games: Vec<GameLine> =
         db.games.iter().map(|g| GameLine { moves: g.moves_with_passes(), black_score: g.raw.black_score }).collect();
@@ -192,20 +148,20 @@ fn build_cmd(args: BuildArgs) -> anyhow::Result<ExitCode> {
             .expect("valid template"),
     );
     let ckpt_path = builder.checkpoint_path();
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build()?;
-    let summary = pool.install(|| {
-        builder.run(&games, &|event| match event {
-            BuildEvent::Collected { positions, games } => bar.suspend(|| {
-                eprintln!("collected {positions} positions from {games} games (ply <= {max_ply}, >= {min_games} games)")
-            }),
-            BuildEvent::Resumed { scored } => {
-                bar.suspend(|| eprintln!("resuming: {scored} positions already scored in {}", ckpt_path.display()))
-            }
-            BuildEvent::Scored { done, total } => {
-                bar.set_length(total);
-                bar.set_position(done);
-            }
-        })
+    let summary = builder.run(&games, &|event| match event {
+        BuildEvent::Collected { positions, games } => bar.suspend(|| {
+            eprintln!("collected {positions} positions from {games} games (ply <= {max_ply}, >= {min_games} games)")
+        }),
+        BuildEvent::Resumed { scored } => {
+            bar.suspend(|| eprintln!("resuming: {scored} positions already scored in {}", ckpt_path.display()))
+        }
+        BuildEvent::NoCheckpoint => {
+            bar.suspend(|| eprintln!("no checkpoint at {}: starting afresh", ckpt_path.display()))
+        }
+        BuildEvent::Scored { done, total } => {
+            bar.set_length(total);
+            bar.set_position(done);
+        }
     });
     bar.finish_and_clear();
     let summary = summary?;
@@ -214,7 +170,7 @@ fn build_cmd(args: BuildArgs) -> anyhow::Result<ExitCode> {
         "scored {} positions in {secs:.1} s ({:.1} positions/s, {} threads); wrote {} ({} bytes, {} positions) in {:.1} s total",
         summary.searched,
         summary.searched as f64 / secs.max(1e-9),
-        args.threads,
+        threads,
         args.output.display(),
         summary.bytes.len(),
         summary.positions,
@@ -540,31 +496,14 @@ pub struct DeviateArgs {
     max_positions: Option<usize>,
     /// Stop starting new batches after this many seconds.
     #[arg(long)]
-    time: Option<f64>,
+    max_time: Option<f64>,
     /// Do not expand positions beyond this ply.
     #[arg(long, default_value_t = 40)]
     max_ply: u32,
-    /// Score new leaves at an engine level (default: the book's own depth, exact threshold and selectivity).
-    #[arg(long, conflicts_with_all = ["depth", "selectivity"])]
-    level: Option<u8>,
-    /// Leaf search depth (default: the book's).
-    #[arg(long)]
-    depth: Option<u32>,
-    /// Selectivity of the leaf searches in standard deviations, 0 for full width (default: the book's).
-    #[arg(long)]
-    selectivity: Option<f32>,
-    /// Solve positions with at most this many empties exactly (default: the book's).
-    #[arg(long)]
-    exact_at: Option<u32>,
-    /// Threads.
-    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get()))]
-    threads: usize,
-    /// Transposition table per search, MiB.
-    #[arg(long, default_value_t = 16)]
-    hash_mib: usize,
-    /// The evaluation.
+    /// How new leaves are searched (default: the book's own depth, exact threshold and
+    /// selectivity, a 16 MiB table per search, one search per core).
     #[command(flatten)]
-    eval: super::EvalChoiceArgs,
+    search: SearchArgs,
     /// Continue an interrupted run into the same output (OUT.deviate holds its settings).
     #[arg(long)]
     resume: bool,
@@ -573,73 +512,30 @@ pub struct DeviateArgs {
     output: PathBuf,
 }
 
-/// The leaf settings of a deviation: a level, or the book's own settings with overrides.
-fn deviate_config(args: &DeviateArgs, book: BuildParams) -> anyhow::Result<crate::book::deviate::DeviateConfig> {
-    anyhow::ensure!((0..=64).contains(&args.error), "--error must be 0..=64 discs, got {}", args.error);
-    anyhow::ensure!((0..=128).contains(&args.budget), "--budget must be 0..=128 discs, got {}", args.budget);
-    anyhow::ensure!((0..=64).contains(&args.contempt), "--contempt must be 0..=64 discs, got {}", args.contempt);
-    anyhow::ensure!((1..=60).contains(&args.max_ply), "--max-ply must be 1..=60, got {}", args.max_ply);
-    anyhow::ensure!(args.max_positions != Some(0), "--max-positions must be at least 1");
-    crate::search::check_threads(args.threads).map_err(|e| anyhow::anyhow!("--{e}"))?;
-    anyhow::ensure!(
-        (1..=4096).contains(&args.hash_mib),
-        "--hash-mib must be 1..=4096 per search, got {}",
-        args.hash_mib
-    );
-    let time = args
-        .time
-        .map(|t| crate::engine::clock::seconds(t, false).map_err(|e| anyhow::anyhow!("--time {e}")))
+/// The deviation the arguments ask for; the library checks its ranges, and fills in
+/// the leaf settings the arguments leave open from the book's header.
+fn deviate_config(args: &DeviateArgs) -> anyhow::Result<crate::book::deviate::DeviateConfig> {
+    let max_time = args
+        .max_time
+        .map(|t| crate::search::settings::seconds(t, false).map_err(|e| anyhow::anyhow!("--max-time {e}")))
         .transpose()?;
-    let (depth, exact_at, selectivity) = match args.level {
-        Some(n) => {
-            let spec = crate::engine::Level::new(n)
-                .with_context(|| format!("--level must be 1..={}, got {n}", crate::engine::Level::MAX))?
-                .spec();
-            (spec.depth, spec.exact_at, spec.selectivity())
-        }
-        None => {
-            let depth = args.depth.unwrap_or(book.depth as u32);
-            anyhow::ensure!(
-                (1..=60).contains(&depth),
-                "--depth must be 1..=60, got {depth} (a book scored by time has no depth: give --depth)"
-            );
-            let tenths = match args.selectivity {
-                Some(0.0) => 0,
-                Some(t) => crate::search::Selectivity::from_sigmas((t * 10.0).round() / 10.0)
-                    .with_context(|| format!("--selectivity must be 0 (full width) or 0.1..=10, got {t}"))?
-                    .tenths(),
-                None => book.selectivity_tenths,
-            };
-            let selectivity = crate::search::Selectivity::from_tenths(tenths);
-            let exact_at = args.exact_at.unwrap_or(book.exact_at as u32);
-            anyhow::ensure!(exact_at <= 60, "--exact-at must be 0..=60 empties, got {exact_at}");
-            (depth, exact_at, selectivity)
-        }
-    };
-    Ok(crate::book::deviate::DeviateConfig {
+    let config = crate::book::deviate::DeviateConfig {
         error: args.error,
         budget: args.budget,
         contempt: args.contempt,
         max_positions: args.max_positions,
-        time,
+        time: max_time,
         max_ply: args.max_ply,
-        search: BuildConfig {
-            max_ply: book.max_ply as u32,
-            min_games: book.min_games.max(1),
-            depth,
-            time_per_position: None,
-            exact_at,
-            hash_mib: args.hash_mib,
-            eval: args.eval.source().load()?,
-            selectivity,
-        },
-    })
+        search: args.search.settings(&book_search_defaults(16))?,
+    };
+    config.validate().map_err(|e| anyhow::anyhow!("--{e}"))?;
+    Ok(config)
 }
 
 fn deviate(args: DeviateArgs) -> anyhow::Result<ExitCode> {
     use crate::book::deviate::{DeviateEvent, Deviator};
     let book = open_book(args.book.as_deref())?;
-    let config = deviate_config(&args, book.params())?;
+    let config = deviate_config(&args)?;
     let from = match &args.from {
         Some(seq) => Position::from_moves(seq).with_context(|| format!("--from {seq}"))?,
         None => Position::START,
@@ -652,22 +548,27 @@ fn deviate(args: DeviateArgs) -> anyhow::Result<ExitCode> {
         ProgressStyle::with_template("batch {prefix}: {bar:30} {pos}/{len} searches, {per_sec}, ETA {eta} {msg}")
             .expect("valid template"),
     );
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build()?;
-    let summary = pool.install(|| {
-        deviator.run(&book, &|event| match event {
-            DeviateEvent::Batch { number, leaves, positions } => {
-                bar.set_prefix(number.to_string());
-                bar.set_message(format!("({leaves} leaves, book {positions} positions)"));
-                bar.set_position(0);
-            }
-            DeviateEvent::Searched { done, total } => {
-                bar.set_length(total);
-                bar.set_position(done);
-            }
-            DeviateEvent::Written { positions, root_value } => {
-                bar.set_message(format!("(book {positions} positions, value {root_value:+})"));
-            }
-        })
+    let state_path = deviator.state_path();
+    let summary = deviator.run(&book, &|event| match event {
+        DeviateEvent::Batch { number, leaves, positions } => {
+            bar.set_prefix(number.to_string());
+            bar.set_message(format!("({leaves} leaves, book {positions} positions)"));
+            bar.set_position(0);
+        }
+        DeviateEvent::Searched { done, total } => {
+            bar.set_length(total);
+            bar.set_position(done);
+        }
+        DeviateEvent::NothingToResume => bar.suspend(|| {
+            eprintln!(
+                "no interrupted deviation at {} ({}): starting afresh",
+                args.output.display(),
+                state_path.display()
+            )
+        }),
+        DeviateEvent::Written { positions, root_value } => {
+            bar.set_message(format!("(book {positions} positions, value {root_value:+})"));
+        }
     });
     bar.finish_and_clear();
     let s = summary?;

@@ -10,41 +10,18 @@ use clap::{Args, ValueEnum};
 
 use crate::board::Color;
 use crate::book::query::BookChoice;
-use crate::engine::level::Level;
 use crate::engine::matches::{self, MatchConfig, Outcome, PlayerSpec, Protocol, Side};
-use crate::engine::{clock, BookSource, Engine, EngineConfig, Strength};
-use crate::search::Selectivity;
+use crate::engine::{BookSource, Engine, EngineConfig};
+use crate::search::Settings;
 use crate::square::format_moves;
 
 /// Engine options shared by `bestmove`, `analyze`, `gtp`, `nboard`, `play` and `match`'s
 /// `self` engines.
 #[derive(Args, Debug, Clone, Default)]
 pub struct EngineArgs {
-    /// Playing level 1..12 (depth and exact-solve threshold; see the README's table).
-    /// Default 7 unless --depth, --time, --nodes or --exact says otherwise.
-    #[arg(long)]
-    pub level: Option<u8>,
-    /// Midgame search depth in plies (overrides the level's).
-    #[arg(long, conflicts_with = "exact")]
-    pub depth: Option<u32>,
-    /// Solve exactly at this many empty squares or fewer (overrides the level's).
-    #[arg(long, conflicts_with = "exact")]
-    pub exact_at: Option<u32>,
-    /// Time budget per move in seconds.
-    #[arg(long)]
-    pub time: Option<f64>,
-    /// Node budget per move.
-    #[arg(long)]
-    pub nodes: Option<u64>,
-    /// Always search to the end of the game (exact scores).
-    #[arg(long)]
-    pub exact: bool,
-    /// Search threads.
-    #[arg(long, default_value_t = 1)]
-    pub threads: usize,
-    /// Transposition table size in MiB.
-    #[arg(long, default_value_t = 64)]
-    pub hash_mib: usize,
+    /// How hard to search (default: level 7, one thread, a 64 MiB table).
+    #[command(flatten)]
+    pub search: super::search_args::SearchArgs,
     /// Opening book consulted before searching (default: the bundled book).
     #[arg(long, conflicts_with = "no_book")]
     pub book: Option<PathBuf>,
@@ -64,17 +41,11 @@ pub struct EngineArgs {
     /// Seed for --book-randomness (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// The evaluation.
-    #[command(flatten)]
-    pub eval: super::EvalChoiceArgs,
-    /// Multi-ProbCut selectivity in standard deviations (default: the level's; 0: full width).
-    #[arg(long)]
-    pub selectivity: Option<f32>,
 }
 
 /// Seconds from the command line, positive: the error names the flag.
 fn seconds(value: f64, flag: &str) -> anyhow::Result<Duration> {
-    clock::seconds(value, false).map_err(|e| anyhow::anyhow!("{flag} {e}"))
+    crate::search::settings::seconds(value, false).map_err(|e| anyhow::anyhow!("{flag} {e}"))
 }
 
 impl TryFrom<&EngineArgs> for EngineConfig {
@@ -83,43 +54,6 @@ impl TryFrom<&EngineArgs> for EngineConfig {
     /// Turns the options into a configuration; [`EngineConfig::validate`] checks the
     /// ranges (one place for the library and the command line).
     fn try_from(a: &EngineArgs) -> anyhow::Result<EngineConfig> {
-        let level = match a.level {
-            Some(n) => Some(Level::new(n).with_context(|| format!("--level must be 1..={}, got {n}", Level::MAX))?),
-            None => None,
-        };
-        let time = a.time.map(|t| seconds(t, "--time")).transpose()?;
-        // A level, or explicit limits without one: the depth given (with the exact
-        // threshold of the nearest level), or none (deepen until the time or node
-        // budget, solving exactly as each move's time allows).
-        let mut strength = match (level, a.depth, time, a.nodes) {
-            _ if a.exact => Strength { depth: None, exact_at: Some(60), time: None, nodes: None, selectivity: None },
-            (None, Some(d), _, _) => Strength::for_depth(d),
-            (None, None, Some(_), _) | (None, None, None, Some(_)) => Strength {
-                depth: None,
-                exact_at: None,
-                time: None,
-                nodes: None,
-                selectivity: Level::DEFAULT.spec().selectivity(),
-            },
-            (level, depth, _, _) => {
-                let mut s = Strength::level(level.unwrap_or_default());
-                s.depth = depth.or(s.depth);
-                s
-            }
-        };
-        strength.exact_at = a.exact_at.or(strength.exact_at);
-        match a.selectivity {
-            Some(0.0) => strength.selectivity = None,
-            Some(t) => {
-                strength.selectivity = Some(
-                    Selectivity::from_sigmas(t)
-                        .with_context(|| format!("--selectivity must be 0 (full width) or 0.1..=10, got {t}"))?,
-                )
-            }
-            None => {}
-        }
-        strength.time = time;
-        strength.nodes = a.nodes;
         let book = match (&a.book, a.no_book) {
             (_, true) => BookSource::None,
             (Some(p), false) => BookSource::File(p.clone()),
@@ -131,9 +65,7 @@ impl TryFrom<&EngineArgs> for EngineConfig {
                 .map_or(0, |d| d.as_secs() ^ u64::from(d.subsec_nanos()) << 32)
         });
         let config = EngineConfig {
-            strength,
-            threads: a.threads,
-            hash_mib: a.hash_mib,
+            search: a.search.settings(&Settings::default())?,
             book,
             book_choice: BookChoice {
                 randomness: a.book_randomness,
@@ -141,7 +73,6 @@ impl TryFrom<&EngineArgs> for EngineConfig {
                 max_drop: a.book_max_drop,
             },
             seed,
-            eval: a.eval.source(),
         };
         config.validate()?;
         Ok(config)
@@ -393,52 +324,53 @@ pub(super) fn run_match(args: MatchArgs) -> anyhow::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::{Level, Strength};
 
     fn config(f: impl FnOnce(&mut EngineArgs)) -> anyhow::Result<EngineConfig> {
-        let mut a =
-            EngineArgs { threads: 1, hash_mib: 16, book_max_loss: 64, book_max_drop: 2, ..EngineArgs::default() };
+        let mut a = EngineArgs { book_max_loss: 64, book_max_drop: 2, ..EngineArgs::default() };
+        a.search.hash_mib = Some(16);
         f(&mut a);
         EngineConfig::try_from(&a)
     }
 
     #[test]
     fn arguments_become_strengths() {
-        assert_eq!(config(|_| {}).unwrap().strength, Strength::level(Level::DEFAULT));
-        let c = config(|a| a.level = Some(3)).unwrap();
-        assert_eq!((c.strength.depth, c.strength.exact_at), (Some(3), Some(10)));
-        let c = config(|a| a.time = Some(0.4)).unwrap();
-        assert_eq!((c.strength.depth, c.strength.exact_at), (None, None));
-        assert_eq!(c.strength.time, Some(Duration::from_millis(400)));
+        assert_eq!(config(|_| {}).unwrap().search.strength(), Strength::level(Level::DEFAULT));
+        let c = config(|a| a.search.level = Some(3)).unwrap();
+        assert_eq!((c.search.strength().depth, c.search.strength().exact_at), (Some(3), Some(10)));
+        let c = config(|a| a.search.time = Some(0.4)).unwrap();
+        assert_eq!((c.search.strength().depth, c.search.strength().exact_at), (None, None));
+        assert_eq!(c.search.strength().time, Some(Duration::from_millis(400)));
         // The exact threshold follows each move's budget: its own, or a clock's share.
-        assert!(c.strength.limits(18, None).exact && !c.strength.limits(19, None).exact);
-        assert!(c.strength.limits(22, Some(Duration::from_secs(5))).exact);
+        assert!(c.search.strength().limits(18, None).exact && !c.search.strength().limits(19, None).exact);
+        assert!(c.search.strength().limits(22, Some(Duration::from_secs(5))).exact);
         let c = config(|a| {
-            a.time = Some(0.4);
-            a.exact_at = Some(12);
+            a.search.time = Some(0.4);
+            a.search.exact_at = Some(12);
         })
         .unwrap();
-        assert!(!c.strength.limits(13, Some(Duration::from_secs(5))).exact, "an explicit threshold stays");
+        assert!(!c.search.strength().limits(13, Some(Duration::from_secs(5))).exact, "an explicit threshold stays");
         // A lone depth takes the exact threshold of the level with that depth.
-        let c = config(|a| a.depth = Some(Level::DEFAULT.spec().depth)).unwrap();
-        assert_eq!(c.strength, Strength::level(Level::DEFAULT));
+        let c = config(|a| a.search.depth = Some(Level::DEFAULT.spec().depth)).unwrap();
+        assert_eq!(c.search.strength(), Strength::level(Level::DEFAULT));
         let c = config(|a| {
-            a.level = Some(5);
-            a.exact_at = Some(20);
+            a.search.level = Some(5);
+            a.search.exact_at = Some(20);
         })
         .unwrap();
-        assert_eq!((c.strength.depth, c.strength.exact_at), (Some(6), Some(20)));
-        let c = config(|a| a.exact = true).unwrap();
-        assert_eq!((c.strength.depth, c.strength.exact_at), (None, Some(60)));
+        assert_eq!((c.search.strength().depth, c.search.strength().exact_at), (Some(6), Some(20)));
+        let c = config(|a| a.search.exact = true).unwrap();
+        assert!((0..=60).all(|e| c.search.strength().limits(e, None).exact));
         assert_eq!(config(|a| a.no_book = true).unwrap().book, BookSource::None);
         for bad in [
-            config(|a| a.time = Some(f64::NAN)),
-            config(|a| a.time = Some(0.0)),
-            config(|a| a.nodes = Some(0)),
-            config(|a| a.level = Some(13)),
+            config(|a| a.search.time = Some(f64::NAN)),
+            config(|a| a.search.time = Some(0.0)),
+            config(|a| a.search.nodes = Some(0)),
+            config(|a| a.search.level = Some(13)),
             config(|a| a.book_randomness = -1),
-            config(|a| a.hash_mib = 0),
-            config(|a| a.threads = 0),
-            config(|a| a.depth = Some(61)),
+            config(|a| a.search.hash_mib = Some(0)),
+            config(|a| a.search.threads = Some(0)),
+            config(|a| a.search.depth = Some(61)),
             config(|a| a.book_max_loss = 65),
         ] {
             assert!(bad.is_err());

@@ -8,6 +8,7 @@ mod board_cmds;
 mod book_cmds;
 mod engine_cmds;
 mod explore_cmds;
+mod search_args;
 mod search_cmds;
 mod thor_cmds;
 mod train_cmds;
@@ -77,6 +78,11 @@ pub struct EvalChoiceArgs {
 }
 
 impl EvalChoiceArgs {
+    /// True when an evaluation is named (else a command's default applies).
+    pub fn is_given(&self) -> bool {
+        self.eval_file.is_some() || self.classic_eval
+    }
+
     /// The evaluation these arguments name.
     pub fn source(&self) -> crate::eval::EvalSource {
         use crate::eval::EvalSource;

@@ -13,7 +13,7 @@ use super::engine_cmds::EngineArgs;
 use super::PositionArgs;
 use crate::engine::{Engine, EngineConfig, MoveSource};
 use crate::obf::parse_obf;
-use crate::search::{table_pv, Limits, Search, Solved, Solver, TranspositionTable};
+use crate::search::{table_pv, Limits, Search, Solved, Solver};
 use crate::square::{format_moves, Move};
 
 /// Arguments of `thorbook solve`.
@@ -54,8 +54,13 @@ struct SolveLine {
 }
 
 pub(super) fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
-    crate::search::check_threads(args.threads).map_err(|e| anyhow::anyhow!("--{e}"))?;
-    let tt = TranspositionTable::try_new(args.hash_mib)?;
+    let settings = crate::search::Settings {
+        hash_mib: args.hash_mib,
+        threads: args.threads,
+        eval: args.eval.source(),
+        ..crate::search::Settings::default()
+    };
+    let tt = settings.table().map_err(super::search_args::flag_error)?;
     let eval = args.eval.source().load()?;
     let text = std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
     let problems = parse_obf(&text).with_context(|| format!("{}", args.file.display()))?;

@@ -11,12 +11,14 @@ use anyhow::{bail, Context};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::search_args::{flag_error, SearchArgs};
 use super::thor_cmds::ArchiveArgs;
 use super::EvalChoiceArgs;
 use super::PositionArgs;
 use crate::eval::{AnyEval, Evaluator, PatternEval};
 use crate::fileio::atomic_write;
 use crate::search::Selectivity;
+use crate::search::Settings;
 use crate::train::fit::TrainReport;
 use crate::train::measure::{error_by_empties, pooled, EmptiesError, ErrorStats, MeasureConfig};
 use crate::train::probcut::ProbCutConfig;
@@ -230,7 +232,7 @@ fn open_labels(path: Option<&PathBuf>) -> anyhow::Result<LabelStore> {
 
 /// Runs `thorbook train`.
 pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
-    crate::search::check_threads(args.threads).map_err(|e| anyhow::anyhow!("--{e}"))?;
+    Settings { threads: args.threads, ..Settings::default() }.validate().map_err(flag_error)?;
     if !(0.0..1.0).contains(&args.validation_share) {
         bail!("--validation-share must be in [0, 1), got {}", args.validation_share);
     }
@@ -412,14 +414,11 @@ pub struct EvalErrorArgs {
     /// Games to measure on (default: the bundled archives).
     #[command(flatten)]
     archives: ArchiveArgs,
+    /// The search that scores each position (default: the static evaluation; a depth
+    /// or a level searches, without exact solves unless --exact-at says so; a 2 MiB
+    /// table per search, one search per core).
     #[command(flatten)]
-    eval: EvalChoiceArgs,
-    /// Search depth (0: the static evaluation).
-    #[arg(long, default_value_t = 0)]
-    depth: u32,
-    /// Multi-ProbCut selectivity of the searches (standard deviations; default: full width).
-    #[arg(long)]
-    selectivity: Option<f32>,
+    search: SearchArgs,
     /// Solve positions with at most this many empties for their targets (as `train`).
     #[arg(long, default_value_t = 16)]
     solve_at: u32,
@@ -436,9 +435,6 @@ pub struct EvalErrorArgs {
     /// Every Nth game only (a quicker estimate).
     #[arg(long, default_value_t = 1)]
     every: usize,
-    /// Threads.
-    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get()))]
-    threads: usize,
     /// JSON output.
     #[arg(long)]
     json: bool,
@@ -446,23 +442,22 @@ pub struct EvalErrorArgs {
 
 /// Runs `thorbook eval-error`.
 pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
-    crate::search::check_threads(args.threads).map_err(|e| anyhow::anyhow!("--{e}"))?;
-    if args.every == 0 || args.depth > 30 || args.solve_at > 24 {
-        bail!("--every must be >= 1, --depth <= 30, --solve-at <= 24");
+    let defaults = Settings {
+        hash_mib: 2,
+        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        ..Settings::default()
+    };
+    let settings = args.search.settings(&defaults)?;
+    if args.every == 0 || args.solve_at > 24 {
+        bail!("--every must be >= 1, --solve-at <= 24");
     }
     if let Some(&e) = args.solve_empties.iter().find(|&&e| !(1..=30).contains(&e)) {
         bail!("--solve-empties must list numbers 1..=30, got {e}");
     }
-    let selectivity = match args.selectivity {
-        Some(t) => {
-            Some(Selectivity::from_sigmas(t).with_context(|| format!("--selectivity must be 0.1..=10, got {t}"))?)
-        }
-        None => None,
-    };
-    let eval = args.eval.source().load()?;
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build()?;
+    let config = MeasureConfig::new(&settings, args.exact_only).map_err(flag_error)?;
+    let eval = settings.eval.load()?;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(settings.threads).build()?;
     let games: Vec<TrainGame> = load_games(&args.archives)?.into_iter().step_by(args.every).collect();
-    let config = MeasureConfig { depth: args.depth, selectivity, exact_only: args.exact_only };
     let start = Instant::now();
     let mut store = open_labels(args.labels.as_ref())?;
     let stop = stop_on_ctrl_c()?;
@@ -488,20 +483,20 @@ pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
     // understate (see `train::dataset`).
     let data = crate::train::dataset::label_positions(&positions, &[], &store, None, DEFAULT_MOVE_LOSS);
     let b = bar();
-    let rows = pool.install(|| error_by_empties(&eval, &data, &config, &progress_to(&b)));
+    let rows = pool.install(|| error_by_empties(&eval, &data, &config, &progress_to(&b)))?;
     b.finish_and_clear();
     let summary = parity_summary(&rows, args.solve_at, &args.solve_empties, args.exact_only);
     if args.json {
         let json = serde_json::json!({
             "evaluation": eval.name(),
             "digest": format!("{:08x}", eval.digest()),
-            "depth": args.depth,
+            "depth": config.depth(),
             "empties": rows,
             "summary": summary,
         });
         println!("{json}");
     } else {
-        print_errors(&eval, args.depth, &rows, &summary);
+        print_errors(&eval, config.depth(), &rows, &summary);
     }
     eprintln!("{} games, {} distinct positions, {:.0} s", games.len(), positions.len(), start.elapsed().as_secs_f64());
     Ok(ExitCode::SUCCESS)

@@ -7,20 +7,6 @@
 
 use std::time::Duration;
 
-/// The longest duration any setting accepts: a year.
-pub const MAX_SECONDS: f64 = 31_536_000.0;
-
-/// Seconds as a duration: finite, at most a year, and positive unless `zero_ok`. The
-/// one check behind every time setting (command line, GTP, book builds).
-pub fn seconds(value: f64, zero_ok: bool) -> Result<Duration, String> {
-    let low_ok = if zero_ok { value >= 0.0 } else { value > 0.0 };
-    if !(low_ok && value <= MAX_SECONDS) {
-        let what = if zero_ok { "a number of seconds from 0" } else { "a positive number of seconds" };
-        return Err(format!("must be {what} up to a year, got {value}"));
-    }
-    Duration::try_from_secs_f64(value).map_err(|e| format!("{value}: {e}"))
-}
-
 /// Time controls as GTP states them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimeControl {

@@ -108,7 +108,7 @@ fn parse_color(word: Option<&str>) -> Result<Color, String> {
 fn parse_seconds(word: Option<&str>, what: &str) -> Result<Duration, String> {
     let w = word.ok_or_else(|| format!("missing {what}"))?;
     let secs: f64 = w.parse().map_err(|_| format!("{what} `{w}` is not a number"))?;
-    super::clock::seconds(secs, true).map_err(|e| format!("{what} {e}"))
+    crate::search::settings::seconds(secs, true).map_err(|e| format!("{what} {e}"))
 }
 
 fn parse_count(word: Option<&str>, what: &str) -> Result<u32, String> {
@@ -347,8 +347,11 @@ mod tests {
 
     #[test]
     fn a_line_that_is_not_utf8_is_a_bad_command_and_the_session_goes_on() {
-        let config =
-            super::super::EngineConfig { hash_mib: 1, book: super::super::BookSource::None, ..Default::default() };
+        let config = super::super::EngineConfig {
+            search: crate::search::Settings { hash_mib: 1, ..Default::default() },
+            book: super::super::BookSource::None,
+            ..Default::default()
+        };
         let mut engine = Engine::new(config).unwrap();
         let mut out = Vec::new();
         run(&mut engine, &b"\xff\xfe play\r\n2 name\r\n"[..], &mut out).unwrap();

@@ -1,6 +1,6 @@
 //! The playing engine: the book-then-search player ([`Engine`]) that the protocols
 //! ([`gtp`], [`nboard`]), terminal play ([`play`]) and engine matches ([`matches`])
-//! drive, with its validated configuration ([`EngineConfig`]), playing [`level`]s, a
+//! drive, with its validated configuration ([`EngineConfig`]), a
 //! game record ([`game`]) and a time manager ([`clock`]).
 //!
 //! An [`Engine`] owns the optional book, the transposition table (kept across the moves
@@ -11,7 +11,6 @@ pub mod clock;
 pub mod game;
 pub mod ggf;
 pub mod gtp;
-pub mod level;
 pub mod matches;
 pub mod nboard;
 pub mod play;
@@ -23,110 +22,23 @@ use serde::Serialize;
 
 use crate::book::query::{book_line, book_moves, choose_move, BookChoice, BookMove};
 use crate::book::{Book, OpenError};
-use crate::eval::{AnyEval, EvalSource, Evaluator, WeightsError};
+use crate::eval::{AnyEval, Evaluator, WeightsError};
 use crate::fileio::Bytes;
 use crate::position::Position;
-use crate::search::tt::TableError;
-use crate::search::{Limits, Search, SearchResult, Selectivity, TranspositionTable};
+use crate::search::{Limits, Search, SearchResult, Settings, SettingsError, Strength, TranspositionTable};
 use crate::square::{format_moves, Move};
 
 pub use crate::book::BookSource;
 pub use game::{Game, GameError};
-pub use level::{Level, LevelSpec};
 
-/// How strong and how long the search is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Strength {
-    /// Midgame depth limit (`None`: until the time or node budget).
-    pub depth: Option<u32>,
-    /// Solve exactly at this many empties or fewer; `None`: as many as each move's
-    /// time budget allows ([`Strength::exact_at_for_time`]), or the default level's
-    /// threshold without a budget.
-    pub exact_at: Option<u32>,
-    /// Time budget per move.
-    pub time: Option<Duration>,
-    /// Node budget per move.
-    pub nodes: Option<u64>,
-    /// Multi-ProbCut selectivity of the midgame search (`None`: full width).
-    pub selectivity: Option<Selectivity>,
-}
-
-impl Strength {
-    /// The strength of a level: its depth and exact threshold, no budget.
-    pub fn level(level: Level) -> Strength {
-        let spec = level.spec();
-        Strength {
-            depth: Some(spec.depth),
-            exact_at: Some(spec.exact_at),
-            time: None,
-            nodes: None,
-            selectivity: spec.selectivity(),
-        }
-    }
-
-    /// Depth `depth` in the midgame, with the exact threshold of the level whose depth
-    /// is nearest (what NBoard's `set depth` and a lone `--depth` ask for).
-    pub fn for_depth(depth: u32) -> Strength {
-        let level = Level::all().min_by_key(|l| l.spec().depth.abs_diff(depth)).unwrap_or_default();
-        Strength {
-            depth: Some(depth),
-            exact_at: Some(level.spec().exact_at),
-            time: None,
-            nodes: None,
-            selectivity: level.spec().selectivity(),
-        }
-    }
-
-    /// The empties from which a search of about `budget` can solve exactly: an exact
-    /// solve takes 2–3× longer per empty square (FFO #20–39 on one thread: 0.1–0.6 s
-    /// at 20 empties, 8 s at 24).
-    pub fn exact_at_for_time(budget: Duration) -> u32 {
-        match budget.as_secs_f64() {
-            t if t < 0.05 => 14,
-            t if t < 0.2 => 16,
-            t if t < 0.6 => 18,
-            t if t < 2.0 => 20,
-            t if t < 8.0 => 22,
-            _ => 24,
-        }
-    }
-
-    /// The search limits for a position with `empties` empty squares, the time budget
-    /// replaced by `time` when given (a clock's share of the remaining time).
-    pub fn limits(&self, empties: u32, time: Option<Duration>) -> Limits {
-        let time = time.or(self.time);
-        let exact_at = self.exact_at.unwrap_or_else(|| match time {
-            Some(t) => Strength::exact_at_for_time(t),
-            None => Level::DEFAULT.spec().exact_at,
-        });
-        Limits {
-            depth: self.depth,
-            nodes: self.nodes,
-            time,
-            exact: empties <= exact_at,
-            exclude: 0,
-            selectivity: self.selectivity,
-        }
-    }
-}
-
-impl Default for Strength {
-    fn default() -> Strength {
-        Strength::level(Level::DEFAULT)
-    }
-}
-
-/// A validated engine configuration. Build it from command-line arguments with the
-/// CLI's `TryFrom`, or set the fields directly and call [`EngineConfig::validate`]
-/// (which [`Engine::new`] does).
+/// A validated engine configuration: how hard to search ([`Settings`]: level, limits,
+/// table, threads, evaluation) and how to use the book. Build it from command-line
+/// arguments with the CLI's `TryFrom`, or set the fields directly and call
+/// [`EngineConfig::validate`] (which [`Engine::new`] does).
 #[derive(Clone, Debug, PartialEq)]
 pub struct EngineConfig {
-    /// Depth, exact threshold and budgets.
-    pub strength: Strength,
-    /// Search threads (1..=256).
-    pub threads: usize,
-    /// Transposition table size in MiB.
-    pub hash_mib: usize,
+    /// Level, depth, exact threshold, width, budgets, table size, threads, evaluation.
+    pub search: Settings,
     /// The book consulted before searching.
     pub book: BookSource,
     /// How book moves are picked: randomness among the near-best, and the loss beyond
@@ -134,20 +46,15 @@ pub struct EngineConfig {
     pub book_choice: BookChoice,
     /// Seed of the book's random choices.
     pub seed: u64,
-    /// The evaluation.
-    pub eval: EvalSource,
 }
 
 impl Default for EngineConfig {
     fn default() -> EngineConfig {
         EngineConfig {
-            strength: Strength::default(),
-            threads: 1,
-            hash_mib: 64,
+            search: Settings::default(),
             book: BookSource::Bundled,
             book_choice: BookChoice::default(),
             seed: 0,
-            eval: EvalSource::Bundled,
         }
     }
 }
@@ -155,12 +62,12 @@ impl Default for EngineConfig {
 /// A configuration or engine that cannot be made, or a position it cannot play.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    /// A setting out of range.
+    /// A search setting out of range, or a table that cannot be allocated.
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// A book setting out of range.
     #[error("{0}")]
     Config(String),
-    /// The transposition table.
-    #[error(transparent)]
-    Table(#[from] TableError),
     /// The evaluation's weight file.
     #[error(transparent)]
     Eval(#[from] WeightsError),
@@ -186,19 +93,8 @@ pub enum EngineError {
 impl EngineConfig {
     /// Checks every range; the error names the setting.
     pub fn validate(&self) -> Result<(), EngineError> {
+        self.search.validate()?;
         let bad = |m: String| Err(EngineError::Config(m));
-        crate::search::check_threads(self.threads).map_err(EngineError::Config)?;
-        if let Some(d) = self.strength.depth {
-            if !(1..=60).contains(&d) {
-                return bad(format!("depth must be 1..=60, got {d}"));
-            }
-        }
-        if let Some(e) = self.strength.exact_at.filter(|&e| e > 60) {
-            return bad(format!("the exact threshold must be 0..=60 empties, got {e}"));
-        }
-        if self.strength.nodes == Some(0) {
-            return bad("a node budget must be at least 1".into());
-        }
         let BookChoice { randomness, max_loss, max_drop } = self.book_choice;
         if !(0..=128).contains(&max_drop) {
             return bad(format!("book max drop must be 0..=128 discs, got {max_drop}"));
@@ -208,9 +104,6 @@ impl EngineConfig {
         }
         if !(0..=64).contains(&max_loss) {
             return bad(format!("book max loss must be 0..=64 discs, got {max_loss}"));
-        }
-        if self.hash_mib == 0 || self.hash_mib > crate::search::tt::MAX_TABLE_MIB {
-            return Err(TableError::Size { mib: self.hash_mib }.into());
         }
         Ok(())
     }
@@ -278,6 +171,8 @@ pub struct Analysis {
 /// The book-then-search player.
 pub struct Engine<E: Evaluator = AnyEval> {
     config: EngineConfig,
+    /// What the configuration's settings resolve to, or what a protocol set since.
+    strength: Strength,
     book: Option<Book<Bytes>>,
     tt: TranspositionTable,
     eval: E,
@@ -289,7 +184,7 @@ pub struct Engine<E: Evaluator = AnyEval> {
 impl Engine<AnyEval> {
     /// An engine with the evaluation its configuration names.
     pub fn new(config: EngineConfig) -> Result<Engine<AnyEval>, EngineError> {
-        let eval = config.eval.load()?;
+        let eval = config.search.eval.load()?;
         Engine::with_evaluator(config, eval)
     }
 }
@@ -300,13 +195,14 @@ impl<E: Evaluator> Engine<E> {
     pub fn with_evaluator(config: EngineConfig, eval: E) -> Result<Engine<E>, EngineError> {
         config.validate()?;
         let book = config.book.open()?;
-        let tt = TranspositionTable::try_new(config.hash_mib)?;
+        let tt = config.search.table()?;
+        let threads = config.search.threads;
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(config.threads)
+            .num_threads(threads)
             .build()
-            .map_err(|e| EngineError::Threads { threads: config.threads, message: e.to_string() })?;
-        let rng = config.seed;
-        Ok(Engine { config, book, tt, eval, pool, stop: AtomicBool::new(false), rng })
+            .map_err(|e| EngineError::Threads { threads, message: e.to_string() })?;
+        let (rng, strength) = (config.seed, config.search.strength());
+        Ok(Engine { config, strength, book, tt, eval, pool, stop: AtomicBool::new(false), rng })
     }
 
     /// The configuration.
@@ -321,7 +217,12 @@ impl<E: Evaluator> Engine<E> {
 
     /// Changes the depth, exact threshold and budgets (the table is kept).
     pub fn set_strength(&mut self, strength: Strength) {
-        self.config.strength = strength;
+        self.strength = strength;
+    }
+
+    /// The depth, exact threshold and budgets each move is searched with.
+    pub fn strength(&self) -> Strength {
+        self.strength
     }
 
     /// Forgets the previous game: clears the table.
@@ -361,7 +262,7 @@ impl<E: Evaluator> Engine<E> {
         if let Some(m) = self.book_move(pos) {
             return Ok(EngineMove { time: start.elapsed(), ..m });
         }
-        let limits = self.config.strength.limits(board.empty_count(), time);
+        let limits = self.strength.limits(board.empty_count(), time);
         let r = self.search(pos, limits, false);
         // A search of a position with a legal move always returns one (see `Search::run`).
         let best = r.moves[0];
@@ -382,7 +283,7 @@ impl<E: Evaluator> Engine<E> {
     pub fn analyze(&mut self, pos: &Position, limits: Option<Limits>) -> Analysis {
         let book = self.book.as_ref().map(|b| book_moves(b, pos)).unwrap_or_default();
         let line = self.book.as_ref().map(|b| book_line(b, pos, 60)).unwrap_or_default();
-        let limits = limits.unwrap_or_else(|| self.config.strength.limits(pos.board.empty_count(), None));
+        let limits = limits.unwrap_or_else(|| self.strength.limits(pos.board.empty_count(), None));
         let search = self.search(pos, limits, true);
         let pv = if !line.is_empty() && book.first().map(|m| m.mv) == search.best_move() {
             line.clone()
@@ -394,7 +295,7 @@ impl<E: Evaluator> Engine<E> {
 
     /// A search of `pos` on the engine's threads and table.
     pub fn search(&mut self, pos: &Position, limits: Limits, all_moves: bool) -> SearchResult {
-        let (eval, tt, stop, threads) = (&self.eval, &self.tt, &self.stop, self.config.threads);
+        let (eval, tt, stop, threads) = (&self.eval, &self.tt, &self.stop, self.config.search.threads);
         self.pool.install(|| Search::new(eval, tt, stop, threads).run(&pos.board, limits, all_moves))
     }
 

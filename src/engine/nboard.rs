@@ -15,9 +15,10 @@ use std::io::{BufRead, Write};
 
 use super::game::Game;
 use super::ggf::{self, move_text, GgfGame};
-use super::{Engine, EngineError, MoveSource, Strength};
+use super::{Engine, EngineError, MoveSource};
 use crate::book::query::{book_moves, BookMove};
 use crate::eval::Evaluator;
+use crate::search::Strength;
 use crate::square::{format_moves, Move};
 
 /// A parsed NBoard command.

@@ -6,11 +6,11 @@
 use std::io::{BufRead, Write};
 
 use super::game::Game;
-use super::level::Level;
-use super::{Engine, MoveSource, Strength};
+use super::{Engine, MoveSource};
 use crate::board::Color;
 use crate::eval::Evaluator;
 use crate::position::Position;
+use crate::search::{Level, Strength};
 use crate::square::{format_moves, Move};
 
 const HELP: &str = "commands: a square (e.g. d3) to play it, `pass` when you have no move, `undo` \

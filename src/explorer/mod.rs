@@ -23,10 +23,11 @@ use serde::Serialize;
 use crate::board::Squares;
 use crate::book::query::{query, BookQuery};
 use crate::book::Book;
-use crate::engine::{Engine, EngineConfig, Level};
+use crate::engine::{Engine, EngineConfig};
 use crate::fileio::Bytes;
 use crate::openings;
 use crate::position::Position;
+use crate::search::{Level, Settings};
 use crate::square::{format_moves, parse_move_sequence, Move};
 use crate::svg::Diagram;
 use crate::thor::{GameFilter, PositionStats, ThorDatabase};
@@ -329,9 +330,8 @@ impl Explorer {
 
     fn engine_scores(&self, pos: &Position, level: Level) -> Result<EngineReply, String> {
         let config = EngineConfig {
-            strength: crate::engine::Strength::level(level),
+            search: Settings { hash_mib: 16, ..Settings::at_level(level) },
             book: crate::book::BookSource::None,
-            hash_mib: 16,
             ..EngineConfig::default()
         };
         let mut engine = Engine::new(config).map_err(|e| e.to_string())?;

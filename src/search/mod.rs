@@ -1,27 +1,20 @@
 //! Search: the exact endgame solver ([`endgame`]), the midgame principal-variation
 //! search with iterative deepening and time control ([`midgame`]), and the shared
-//! transposition table ([`tt`]).
+//! transposition table ([`tt`]), and how hard to search: playing [`level`]s and the
+//! [`settings`] every command and pipeline shares.
 
 pub mod endgame;
+pub mod level;
 pub mod midgame;
 pub mod moves;
+pub mod settings;
 pub mod tt;
 
 pub use endgame::{RootMove, Solved, Solver};
+pub use level::{Level, LevelSpec};
 pub use midgame::{Limits, Search, SearchResult, Selectivity};
 pub use moves::MAX_MOVES;
-
-/// The largest thread count a search accepts.
-pub const MAX_THREADS: usize = 256;
-
-/// Checks a thread count: 1..=[`MAX_THREADS`].
-pub fn check_threads(threads: usize) -> Result<(), String> {
-    if (1..=MAX_THREADS).contains(&threads) {
-        Ok(())
-    } else {
-        Err(format!("threads must be 1..={MAX_THREADS}, got {threads}"))
-    }
-}
+pub use settings::{Settings, SettingsError, Strength, Width, MAX_THREADS};
 pub use tt::TranspositionTable;
 
 use crate::board::Board;

@@ -10,7 +10,8 @@ use rayon::prelude::*;
 use super::dataset::{Dataset, Labeled};
 use super::{Progress, ProgressFn, Stage};
 use crate::eval::Evaluator;
-use crate::search::{Limits, Search, Selectivity, TranspositionTable};
+use crate::search::tt::TableError;
+use crate::search::{Search, Settings, SettingsError, Strength, TranspositionTable};
 
 /// Error statistics of a set of positions, in discs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
@@ -56,12 +57,36 @@ impl PositionErrors {
 /// What to measure.
 #[derive(Clone, Copy, Debug)]
 pub struct MeasureConfig {
-    /// Search depth (0: the static evaluation).
-    pub depth: u32,
-    /// Multi-ProbCut selectivity of the search (`None`: full width).
-    pub selectivity: Option<Selectivity>,
+    /// The search that scores each position (`None`: the static evaluation).
+    pub search: Option<Strength>,
     /// Only positions whose target is exact.
     pub exact_only: bool,
+    /// Table per search, MiB.
+    pub hash_mib: usize,
+}
+
+impl MeasureConfig {
+    /// What a measurement searches where neither an explicit setting nor a level says:
+    /// no exact solve, full width (the depth always comes from the settings).
+    pub const FALLBACK: Strength =
+        Strength { depth: None, exact_at: Some(0), time: None, nodes: None, selectivity: None };
+
+    /// A measurement with `settings`: the static evaluation unless they give a depth or
+    /// a level, else their search over [`MeasureConfig::FALLBACK`].
+    pub fn new(settings: &Settings, exact_only: bool) -> Result<MeasureConfig, SettingsError> {
+        settings.validate()?;
+        let searched = settings.depth.is_some() || settings.level.is_some();
+        Ok(MeasureConfig {
+            search: searched.then(|| settings.strength_over(MeasureConfig::FALLBACK)),
+            exact_only,
+            hash_mib: settings.hash_mib,
+        })
+    }
+
+    /// The search depth, 0 for the static evaluation (for reports).
+    pub fn depth(&self) -> u32 {
+        self.search.and_then(|s| s.depth).unwrap_or(0)
+    }
 }
 
 /// The error at one number of empties.
@@ -74,15 +99,15 @@ pub struct EmptiesError {
     pub stats: ErrorStats,
 }
 
-/// The score of `l`'s board by `eval` searched to `config.depth` (0: static,
-/// unrounded) from an empty table.
+/// The score of `l`'s board by `eval` searched as `config` says (static: unrounded)
+/// from an empty table.
 pub fn scored<E: Evaluator>(eval: &E, tt: &mut TranspositionTable, l: &Labeled, config: &MeasureConfig) -> f64 {
-    if config.depth == 0 {
+    let Some(search) = config.search else {
         return eval.discs(&l.board);
-    }
+    };
     tt.clear();
     let stop = AtomicBool::new(false);
-    let limits = Limits { depth: Some(config.depth), selectivity: config.selectivity, ..Limits::default() };
+    let limits = search.limits(l.board.empty_count(), None);
     f64::from(Search::new(eval, tt, &stop, 1).run(&l.board, limits, false).score().unwrap_or(0))
 }
 
@@ -94,18 +119,20 @@ pub fn error_by_empties<E: Evaluator>(
     data: &Dataset,
     config: &MeasureConfig,
     progress: ProgressFn,
-) -> Vec<EmptiesError> {
+) -> Result<Vec<EmptiesError>, TableError> {
+    // One trial table first: a size the system cannot give is an error, not an abort.
+    drop(TranspositionTable::try_new(config.hash_mib)?);
     let wanted = |l: &&Labeled| l.exact() || !config.exact_only;
     let total = data.iter().filter(wanted).count() as u64;
     let done = AtomicU64::new(0);
-    (1..=60u32)
+    Ok((1..=60u32)
         .rev()
         .map(|empties| {
             let rows: Vec<Labeled> = data.at(empties).iter().filter(wanted).copied().collect();
             let pairs: Vec<(f64, i32)> = rows
                 .par_chunks(16)
                 .flat_map_iter(|chunk| {
-                    let mut tt = TranspositionTable::new(2);
+                    let mut tt = TranspositionTable::new(config.hash_mib);
                     let out: Vec<(f64, i32)> = chunk
                         .iter()
                         .map(|l| {
@@ -122,7 +149,7 @@ pub fn error_by_empties<E: Evaluator>(
                 .collect();
             EmptiesError { empties, stats: PositionErrors { pairs }.stats() }
         })
-        .collect()
+        .collect())
 }
 
 /// Statistics over the rows of a range of empties, weighted by positions.

@@ -5,6 +5,8 @@
 
 use std::fmt;
 
+use super::Selectivity;
+
 /// A playing level, 1 (instant, weak) to [`Level::MAX`] (strong, slow).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Level(u8);
@@ -22,8 +24,8 @@ pub struct LevelSpec {
 
 impl LevelSpec {
     /// The level's Multi-ProbCut selectivity.
-    pub fn selectivity(&self) -> Option<crate::search::Selectivity> {
-        crate::search::Selectivity::from_sigmas(self.probcut_centisigmas as f32 / 100.0)
+    pub fn selectivity(&self) -> Option<Selectivity> {
+        Selectivity::from_sigmas(self.probcut_centisigmas as f32 / 100.0)
     }
 }
 
@@ -61,6 +63,11 @@ impl Level {
     /// The number, 1..=[`Level::MAX`].
     pub fn number(self) -> u8 {
         self.0
+    }
+
+    /// The level whose depth is nearest `depth` (the shallower of two equally near).
+    pub fn nearest_depth(depth: u32) -> Level {
+        Level::all().min_by_key(|l| l.spec().depth.abs_diff(depth)).unwrap_or_default()
     }
 
     /// What this level means.

@@ -1,0 +1,350 @@
+//! How hard to search, said once for every command and pipeline: [`Settings`] (a level,
+//! explicit values that override it, budgets, the table size, threads and the
+//! evaluation), checked by one [`Settings::validate`], and [`Strength`], what they
+//! resolve to for one search.
+//!
+//! The precedence rule, everywhere: an explicit depth, exact threshold or width wins;
+//! otherwise the level's value applies; without a level, the caller's fallback does (an
+//! engine's: the level nearest an explicit depth, or the default level; a deviation's:
+//! the book's own settings).
+
+use std::time::Duration;
+
+use super::level::Level;
+use super::midgame::{Limits, Selectivity};
+use super::tt::{TableError, TranspositionTable, MAX_TABLE_MIB};
+use crate::eval::EvalSource;
+
+/// The largest thread count a search accepts.
+pub const MAX_THREADS: usize = 256;
+
+/// The longest time budget any setting accepts: a year.
+pub const MAX_SECONDS: f64 = 31_536_000.0;
+
+/// Whether the midgame search may cut moves by Multi-ProbCut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Width {
+    /// Every move searched.
+    Full,
+    /// Multi-ProbCut at this selectivity.
+    Selective(Selectivity),
+}
+
+impl Width {
+    /// From a number of standard deviations as people write it: 0 for full width, else
+    /// 0.1..=10 rounded to tenths (what a book header can record exactly).
+    pub fn from_sigmas(sigmas: f32) -> Result<Width, SettingsError> {
+        if sigmas == 0.0 {
+            return Ok(Width::Full);
+        }
+        let tenths = (sigmas * 10.0).round();
+        match (sigmas.is_finite() && (1.0..=100.0).contains(&tenths)).then(|| Selectivity::from_tenths(tenths as u8)) {
+            Some(Some(s)) => Ok(Width::Selective(s)),
+            _ => Err(SettingsError::Selectivity(sigmas)),
+        }
+    }
+
+    /// The selectivity a search takes (`None`: full width).
+    pub fn selectivity(self) -> Option<Selectivity> {
+        match self {
+            Width::Full => None,
+            Width::Selective(s) => Some(s),
+        }
+    }
+
+    /// The width of a search's selectivity.
+    pub fn of(selectivity: Option<Selectivity>) -> Width {
+        selectivity.map_or(Width::Full, Width::Selective)
+    }
+}
+
+/// A setting out of range; the message names the setting and the range.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SettingsError {
+    /// No such level.
+    #[error("level must be 1..={max}, got {0}", max = Level::MAX)]
+    Level(u8),
+    /// Depth out of range.
+    #[error("depth must be 1..=60, got {0}")]
+    Depth(u32),
+    /// Exact threshold out of range.
+    #[error("exact-at must be 0..=60 empties, got {0}")]
+    ExactAt(u32),
+    /// Selectivity out of range.
+    #[error("selectivity must be 0 (full width) or 0.1..=10 standard deviations, got {0}")]
+    Selectivity(f32),
+    /// A zero node budget.
+    #[error("nodes must be at least 1")]
+    Nodes,
+    /// A time that is not a positive number of seconds up to a year.
+    #[error("time must be a positive number of seconds up to a year, got {0}")]
+    Time(f64),
+    /// Thread count out of range.
+    #[error("threads must be 1..={MAX_THREADS}, got {0}")]
+    Threads(usize),
+    /// The table: out of range, or not allocatable.
+    #[error(transparent)]
+    Table(#[from] TableError),
+}
+
+/// Seconds as a duration: finite, at most a year, and positive unless `zero_ok`. The
+/// one check behind every time setting (command line, GTP, book builds); the message
+/// completes a sentence that starts with the setting's name.
+pub fn seconds(value: f64, zero_ok: bool) -> Result<Duration, String> {
+    let low_ok = if zero_ok { value >= 0.0 } else { value > 0.0 };
+    if !(low_ok && value <= MAX_SECONDS) {
+        let what = if zero_ok { "a number of seconds from 0" } else { "a positive number of seconds" };
+        return Err(format!("must be {what} up to a year, got {value}"));
+    }
+    Duration::try_from_secs_f64(value).map_err(|e| format!("{value}: {e}"))
+}
+
+/// How hard to search: what a user asks for. Build one with [`Settings::default`] (the
+/// default level) or [`Settings::at_level`], set what you need, and call
+/// [`Settings::validate`]; [`Settings::strength`] resolves it for a search.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    /// The level whose depth, exact threshold and width apply where no explicit value
+    /// is given.
+    pub level: Option<Level>,
+    /// Midgame depth in plies (overrides the level's).
+    pub depth: Option<u32>,
+    /// Solve exactly at this many empties or fewer (overrides the level's).
+    pub exact_at: Option<u32>,
+    /// Full width or Multi-ProbCut (overrides the level's).
+    pub width: Option<Width>,
+    /// Time budget per search.
+    pub time: Option<Duration>,
+    /// Node budget per search.
+    pub nodes: Option<u64>,
+    /// Transposition table size in MiB (per search where searches run side by side).
+    pub hash_mib: usize,
+    /// Threads.
+    pub threads: usize,
+    /// The evaluation.
+    pub eval: EvalSource,
+}
+
+impl Default for Settings {
+    /// Nothing explicit: the default level, a 64 MiB table, one thread, the bundled
+    /// evaluation.
+    fn default() -> Settings {
+        Settings {
+            level: None,
+            depth: None,
+            exact_at: None,
+            width: None,
+            time: None,
+            nodes: None,
+            hash_mib: 64,
+            threads: 1,
+            eval: EvalSource::Bundled,
+        }
+    }
+}
+
+impl Settings {
+    /// A level and nothing explicit.
+    pub fn at_level(level: Level) -> Settings {
+        Settings { level: Some(level), ..Settings::default() }
+    }
+
+    /// Checks every range; the error names the setting.
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        if let Some(d) = self.depth.filter(|d| !(1..=60).contains(d)) {
+            return Err(SettingsError::Depth(d));
+        }
+        if let Some(e) = self.exact_at.filter(|&e| e > 60) {
+            return Err(SettingsError::ExactAt(e));
+        }
+        if self.nodes == Some(0) {
+            return Err(SettingsError::Nodes);
+        }
+        if let Some(t) = self.time.filter(|t| t.is_zero() || t.as_secs_f64() > MAX_SECONDS) {
+            return Err(SettingsError::Time(t.as_secs_f64()));
+        }
+        if !(1..=MAX_THREADS).contains(&self.threads) {
+            return Err(SettingsError::Threads(self.threads));
+        }
+        if self.hash_mib == 0 || self.hash_mib > MAX_TABLE_MIB {
+            return Err(TableError::Size { mib: self.hash_mib }.into());
+        }
+        Ok(())
+    }
+
+    /// Validates, then allocates a table of the size asked for; an allocation that
+    /// fails is an error value, never an abort.
+    pub fn table(&self) -> Result<TranspositionTable, SettingsError> {
+        self.validate()?;
+        Ok(TranspositionTable::try_new(self.hash_mib)?)
+    }
+
+    /// What these settings mean for a search, an engine's way: without a level, an
+    /// explicit depth brings the exact threshold and width of the level nearest it; a
+    /// time or node budget alone deepens without a depth limit (solving exactly as each
+    /// search's time allows); nothing at all is the default level.
+    pub fn strength(&self) -> Strength {
+        let fallback = match (self.depth, self.time.is_some() || self.nodes.is_some()) {
+            (Some(d), _) => Strength::level(Level::nearest_depth(d)),
+            (None, true) => Strength { depth: None, exact_at: None, ..Strength::level(Level::DEFAULT) },
+            (None, false) => Strength::level(Level::DEFAULT),
+        };
+        self.strength_over(fallback)
+    }
+
+    /// What these settings mean over `fallback`, the values that apply where neither an
+    /// explicit value nor a level gives one.
+    /// A time or node budget with neither a depth nor a level deepens until the budget.
+    pub fn strength_over(&self, fallback: Strength) -> Strength {
+        let base = self.level.map_or(fallback, Strength::level);
+        let budget_only = self.level.is_none() && self.depth.is_none() && (self.time.is_some() || self.nodes.is_some());
+        Strength {
+            depth: if budget_only { None } else { self.depth.or(base.depth) },
+            exact_at: self.exact_at.or(base.exact_at),
+            time: self.time.or(base.time),
+            nodes: self.nodes.or(base.nodes),
+            selectivity: self.width.map_or(base.selectivity, Width::selectivity),
+        }
+    }
+}
+
+/// How strong and how long one search is: settings resolved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Strength {
+    /// Midgame depth limit (`None`: until the time or node budget).
+    pub depth: Option<u32>,
+    /// Solve exactly at this many empties or fewer; `None`: as many as each search's
+    /// time budget allows ([`Strength::exact_at_for_time`]), or the default level's
+    /// threshold without a budget.
+    pub exact_at: Option<u32>,
+    /// Time budget per search.
+    pub time: Option<Duration>,
+    /// Node budget per search.
+    pub nodes: Option<u64>,
+    /// Multi-ProbCut selectivity of the midgame search (`None`: full width).
+    pub selectivity: Option<Selectivity>,
+}
+
+impl Strength {
+    /// The strength of a level: its depth, exact threshold and width, no budget.
+    pub fn level(level: Level) -> Strength {
+        let spec = level.spec();
+        Strength {
+            depth: Some(spec.depth),
+            exact_at: Some(spec.exact_at),
+            time: None,
+            nodes: None,
+            selectivity: spec.selectivity(),
+        }
+    }
+
+    /// Depth `depth` with the exact threshold and width of the level whose depth is
+    /// nearest (what NBoard's `set depth` asks for).
+    pub fn for_depth(depth: u32) -> Strength {
+        Strength { depth: Some(depth), ..Strength::level(Level::nearest_depth(depth)) }
+    }
+
+    /// The empties from which a search of about `budget` can solve exactly: an exact
+    /// solve takes 2–3× longer per empty square (FFO #20–39 on one thread: 0.1–0.6 s
+    /// at 20 empties, 8 s at 24).
+    pub fn exact_at_for_time(budget: Duration) -> u32 {
+        match budget.as_secs_f64() {
+            t if t < 0.05 => 14,
+            t if t < 0.2 => 16,
+            t if t < 0.6 => 18,
+            t if t < 2.0 => 20,
+            t if t < 8.0 => 22,
+            _ => 24,
+        }
+    }
+
+    /// The exact threshold for a search of `time` (a clock's share, or the own budget).
+    pub fn exact_at_with(&self, time: Option<Duration>) -> u32 {
+        self.exact_at.unwrap_or_else(|| match time.or(self.time) {
+            Some(t) => Strength::exact_at_for_time(t),
+            None => Level::DEFAULT.spec().exact_at,
+        })
+    }
+
+    /// The search limits for a position with `empties` empty squares, the time budget
+    /// replaced by `time` when given (a clock's share of the remaining time).
+    pub fn limits(&self, empties: u32, time: Option<Duration>) -> Limits {
+        let time = time.or(self.time);
+        Limits {
+            depth: self.depth,
+            nodes: self.nodes,
+            time,
+            exact: empties <= self.exact_at_with(time),
+            exclude: 0,
+            selectivity: self.selectivity,
+        }
+    }
+}
+
+impl Default for Strength {
+    fn default() -> Strength {
+        Strength::level(Level::DEFAULT)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn level(n: u8) -> Level {
+        Level::new(n).unwrap()
+    }
+
+    #[test]
+    fn explicit_values_override_the_level_and_the_fallback() {
+        let l1 = level(1).spec();
+        let s = Settings { level: Some(level(1)), depth: Some(20), exact_at: Some(30), ..Settings::default() };
+        let st = s.strength();
+        assert_eq!((st.depth, st.exact_at, st.selectivity), (Some(20), Some(30), l1.selectivity()));
+        let fallback = Strength { depth: Some(9), exact_at: Some(11), time: None, nodes: None, selectivity: None };
+        // With a level the fallback does not apply; without one it does.
+        assert_eq!(s.strength_over(fallback), st);
+        let bare = Settings { exact_at: Some(5), ..Settings::default() };
+        assert_eq!(bare.strength_over(fallback), Strength { exact_at: Some(5), ..fallback });
+        let wide = Settings { width: Some(Width::Full), ..Settings::at_level(level(8)) };
+        assert_eq!(wide.strength().selectivity, None);
+    }
+
+    #[test]
+    fn the_engine_fallback() {
+        assert_eq!(Settings::default().strength(), Strength::level(Level::DEFAULT));
+        let d = Settings { depth: Some(13), ..Settings::default() }.strength();
+        assert_eq!(d, Strength::for_depth(13));
+        let t = Settings { time: Some(Duration::from_millis(100)), ..Settings::default() }.strength();
+        assert_eq!((t.depth, t.exact_at, t.selectivity), (None, None, Level::DEFAULT.spec().selectivity()));
+        assert!(t.limits(16, None).exact && !t.limits(17, None).exact);
+    }
+
+    #[test]
+    fn widths_parse_one_way() {
+        assert_eq!(Width::from_sigmas(0.0), Ok(Width::Full));
+        assert_eq!(Width::from_sigmas(1.54).unwrap().selectivity().unwrap().tenths(), 15);
+        for bad in [-1.0, 0.04, 10.06, f32::NAN, f32::INFINITY] {
+            assert!(matches!(Width::from_sigmas(bad), Err(SettingsError::Selectivity(_))), "{bad}");
+        }
+    }
+
+    #[test]
+    fn validation_names_the_setting() {
+        let ok = Settings::default();
+        assert!(ok.validate().is_ok());
+        let cases: [(Settings, &str); 6] = [
+            (Settings { depth: Some(0), ..ok.clone() }, "depth must be 1..=60, got 0"),
+            (Settings { exact_at: Some(61), ..ok.clone() }, "exact-at must be 0..=60 empties, got 61"),
+            (Settings { nodes: Some(0), ..ok.clone() }, "nodes must be at least 1"),
+            (Settings { time: Some(Duration::ZERO), ..ok.clone() }, "time must be a positive number"),
+            (Settings { threads: 0, ..ok.clone() }, "threads must be 1..=256, got 0"),
+            (Settings { hash_mib: 0, ..ok.clone() }, "0 MiB is out of range"),
+        ];
+        for (s, words) in cases {
+            let e = s.validate().unwrap_err().to_string();
+            assert!(e.contains(words), "{e}");
+            assert!(s.table().is_err());
+        }
+    }
+}
