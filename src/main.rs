@@ -1,7 +1,7 @@
 //! The `thorbook` binary: parse arguments, run, print any error once, set the exit code.
 //!
-//! Exit codes: 0 success, 1 an error (bad input, damaged file, failed check),
-//! 2 wrong arguments (from clap).
+//! Exit codes: 0 success (a closed output pipe included), 1 an error (bad input,
+//! damaged file, failed check), 2 wrong arguments (from clap), 130 interrupted.
 
 use std::process::ExitCode;
 
@@ -12,13 +12,14 @@ fn main() -> ExitCode {
     match thorbook::cli::run(cli) {
         Ok(code) => code,
         Err(err) => {
-            // A closed pipe (e.g. `| head`) is not a failure.
-            if let Some(io) = err.downcast_ref::<std::io::Error>() {
-                if io.kind() == std::io::ErrorKind::BrokenPipe {
-                    return ExitCode::SUCCESS;
-                }
+            // A closed pipe (e.g. `| head`) is the end of the output, not a failure.
+            let broken_pipe = err.chain().any(|cause| {
+                cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            });
+            if broken_pipe {
+                return ExitCode::SUCCESS;
             }
-            eprintln!("thorbook: {err:#}");
+            eprintln!("thorbook: {}", thorbook::cli::error_message(&err));
             ExitCode::FAILURE
         }
     }

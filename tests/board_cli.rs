@@ -71,3 +71,32 @@ fn absurd_arguments_are_refused_up_front() {
     let err = thorbook(&["match", "--games", "2", "--a", "self", "--b", "self --levl 3"]).fails().to_string();
     assert!(err.contains("engine `self --levl 3`") && err.contains("--levl"), "{err}");
 }
+
+/// Output into a pipe closed by its reader (`| head`) ends the command quietly with
+/// exit 0; it used to abort with exit 134 at the first `println!`.
+#[test]
+fn a_closed_output_pipe_ends_the_output() {
+    for args in [&["book", "info"][..], &["thor", "games"], &["book", "query", "--json"], &["perft", "3"]] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_thorbook"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe"), "{args:?}: {stderr}");
+    }
+}
+
+/// An error's cause is said once, however many layers name it.
+#[test]
+fn an_error_cause_is_printed_once() {
+    let err = thorbook(&["book", "info", "--book", "/etc/passwd"]).fails().to_string();
+    assert_eq!(err.matches("not a thorbook book").count(), 1, "{err}");
+    let err = thorbook(&["book", "build", "--max-ply", "2", "-o", "/missing/dir/x.tbk"]).fails().to_string();
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+}

@@ -63,16 +63,22 @@ fn other_commands_skip_and_warn_or_fail_when_strict() {
     let dir = tempfile::tempdir().unwrap();
     let p = write(dir.path(), "WTH_2015.wtb", &damaged_games());
     let path = p.to_str().unwrap();
+    // The output is complete, and the exit status says something was skipped.
     let out = thorbook(&["thor", "info", "--json", path]);
-    let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
+    out.fails();
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["total_games"], 1926 - 5);
     assert_eq!(v["anomalies"], 5);
     assert!(out.stderr.contains("warning: skipped:") && out.stderr.contains("5 anomalies"), "{}", out.stderr);
+    assert!(out.stderr.contains("5 damaged games or files were skipped"), "{}", out.stderr);
+    let lenient = thorbook(&["thor", "info", "--json", "--lenient", path]);
+    let w: serde_json::Value = serde_json::from_str(lenient.ok()).unwrap();
+    assert_eq!((&w["total_games"], &w["anomalies"]), (&v["total_games"], &v["anomalies"]));
 
     let err = thorbook(&["thor", "info", "--strict", path]).fails().to_string();
     assert!(err.contains("record 3") && err.contains("ply 5") && err.contains("move byte 19"), "{err}");
 
-    let out = thorbook(&["thor", "stats", "--moves", "f5", "--json", path]);
+    let out = thorbook(&["thor", "stats", "--moves", "f5", "--json", "--lenient", path]);
     let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
     assert_eq!(v["games"], 1921);
 }
@@ -173,6 +179,7 @@ fn an_entirely_invalid_archive_fails_and_a_mixed_load_keeps_going() {
     assert!(err.contains("nothing valid was read") && err.contains("WTH_2001.wtb"), "{err}");
     let good = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/thor/WTH_2014.wtb");
     let run = crate::util::thorbook(&["thor", "info", bad.to_str().unwrap(), good.to_str().unwrap()]);
-    assert!(run.ok().contains("WTH_2014.wtb"));
+    run.fails();
+    assert!(run.stdout.contains("WTH_2014.wtb"), "{}", run.stdout);
     assert!(run.stderr.contains("warning: skipped") && run.stderr.contains("WTH_2001.wtb"), "{}", run.stderr);
 }

@@ -68,7 +68,7 @@ pub(super) fn perft(args: PerftArgs) -> anyhow::Result<ExitCode> {
             pool.install(|| perft::perft_parallel(&pos.board, depth))
         };
         let secs = start.elapsed().as_secs_f64();
-        println!(
+        outln!(
             "perft {depth}: {count} leaves in {secs:.3} s ({:.1} M leaves/s, {} thread{})",
             count as f64 / secs.max(1e-9) / 1e6,
             args.threads,
@@ -131,11 +131,11 @@ pub(super) fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("writing {}", path.display()))?;
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&info)?);
+        outln!("{}", serde_json::to_string_pretty(&info)?);
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", pos.diagram());
-    println!("board:  {}", info.board);
+    out!("{}", pos.diagram());
+    outln!("board:  {}", info.board);
     let status = if info.game_over {
         format!("game over, final score {:+} for {}", b.final_score(), pos.side)
     } else if info.must_pass {
@@ -143,12 +143,12 @@ pub(super) fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
     } else {
         format!("{} to move", pos.side)
     };
-    println!("{status}");
-    println!("legal:  {}", if info.legal_moves.is_empty() { "none".to_string() } else { info.legal_moves.join(" ") });
-    println!("discs:  black {}  white {}  empty {}", info.black_discs, info.white_discs, info.empties);
-    println!("key:    {}", info.canonical_key);
+    outln!("{status}");
+    outln!("legal:  {}", if info.legal_moves.is_empty() { "none".to_string() } else { info.legal_moves.join(" ") });
+    outln!("discs:  black {}  white {}  empty {}", info.black_discs, info.white_discs, info.empties);
+    outln!("key:    {}", info.canonical_key);
     if let Some(name) = info.opening {
-        println!("opening: {name}");
+        outln!("opening: {name}");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -180,7 +180,7 @@ fn build_cmd(args: BuildArgs) -> anyhow::Result<ExitCode> {
     let book = Book::open(bytes)?;
     let line = thor_orientation(&book_line(&book, &Position::START, 30));
     let value = book.probe(&Board::START).map(|h| h.value());
-    println!(
+    outln!(
         "best opening line: {} (value {} for black)",
         format_moves(&line),
         value.map_or("?".into(), |v| format!("{v:+}"))
@@ -218,19 +218,19 @@ fn query(args: QueryArgs) -> anyhow::Result<ExitCode> {
     if args.book.json {
         let mut v = serde_json::to_value(&out)?;
         v["opening"] = serde_json::json!(opening.map(|o| o.name));
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", pos.diagram());
+    out!("{}", pos.diagram());
     if let Some(o) = opening {
-        println!("opening: {}", o.name);
+        outln!("opening: {}", o.name);
     }
     let Some(h) = hit else {
-        println!("{} to move: not in the book", pos.side);
+        outln!("{} to move: not in the book", pos.side);
         return Ok(ExitCode::SUCCESS);
     };
-    println!("{} to move: book value {:+} ({} games)", pos.side, h.value(), h.record.games);
-    println!("{:<5} {:>6}  {:<22} {:>7} {:>10}", "move", "value", "source", "games", "black win");
+    outln!("{} to move: book value {:+} ({} games)", pos.side, h.value(), h.record.games);
+    outln!("{:<5} {:>6}  {:<22} {:>7} {:>10}", "move", "value", "source", "games", "black win");
     for m in &out.moves {
         let source = if m.in_book {
             "book".to_string()
@@ -239,12 +239,12 @@ fn query(args: QueryArgs) -> anyhow::Result<ExitCode> {
         };
         let rate = m.black_win_rate.map_or(String::new(), |r| format!("{:.1}%", 100.0 * r));
         let games = if m.in_book { m.games.to_string() } else { String::new() };
-        println!("{:<5} {:>+6}  {:<22} {:>7} {:>10}", m.mv.to_string(), m.score, source, games, rate);
+        outln!("{:<5} {:>+6}  {:<22} {:>7} {:>10}", m.mv.to_string(), m.score, source, games, rate);
     }
     if !out.not_in_book.is_empty() {
-        println!("not in book: {}", out.not_in_book.join(" "));
+        outln!("not in book: {}", out.not_in_book.join(" "));
     }
-    println!("book line: {}", out.line);
+    outln!("book line: {}", out.line);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -291,15 +291,18 @@ fn info(args: BookFileArgs) -> anyhow::Result<ExitCode> {
         games_at_root: book.probe(&Board::START).map(|h| h.record.games),
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "positions:   {} ({} bytes, {:.1} bytes/position, format version {})",
-        out.positions, out.bytes, out.bytes_per_position, out.version
+        out.positions,
+        out.bytes,
+        out.bytes_per_position,
+        out.version
     );
     let p = out.params;
-    println!(
+    outln!(
         "built with:  max ply {}, min games {}, depth {}, exact at {} empties, {}",
         p.max_ply,
         p.min_games,
@@ -311,21 +314,21 @@ fn info(args: BookFileArgs) -> anyhow::Result<ExitCode> {
         }
     );
     match p.eval_digest {
-        0 => println!("evaluation:  not recorded"),
-        d if d == u32::from_le_bytes(*b"CLAS") => println!("evaluation:  classic (hand-weighted)"),
-        d => println!(
+        0 => outln!("evaluation:  not recorded"),
+        d if d == u32::from_le_bytes(*b"CLAS") => outln!("evaluation:  classic (hand-weighted)"),
+        d => outln!(
             "evaluation:  weights {d:08x}{}",
             if d == crate::eval::PatternEval::bundled().digest() { " (the bundled weights)" } else { "" }
         ),
     }
-    println!("checksums:   {}", if checksum_ok { "ok" } else { "DAMAGED (run `thorbook book verify`)" });
-    println!("leaves:      {} exact, {} positions with every move in the book", out.exact_leaves, out.no_leaf);
+    outln!("checksums:   {}", if checksum_ok { "ok" } else { "DAMAGED (run `thorbook book verify`)" });
+    outln!("leaves:      {} exact, {} positions with every move in the book", out.exact_leaves, out.no_leaf);
     let levels: Vec<String> = out.leaves_by_level.iter().map(|(l, n)| format!("{l}: {n}")).collect();
-    println!("leaf levels: {}", levels.join(", "));
-    println!("games:       {} at the start position", out.games_at_root.unwrap_or(0));
-    println!("reachable from the start, by ply:");
+    outln!("leaf levels: {}", levels.join(", "));
+    outln!("games:       {} at the start position", out.games_at_root.unwrap_or(0));
+    outln!("reachable from the start, by ply:");
     for (empties, n) in &out.positions_by_empties {
-        println!("  ply {:>2}: {n}", 60 - empties);
+        outln!("  ply {:>2}: {n}", 60 - empties);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -334,7 +337,7 @@ fn verify(args: BookFileArgs) -> anyhow::Result<ExitCode> {
     let name = args.book.as_ref().map_or("(bundled)".to_string(), |p| p.display().to_string());
     let book = open_unverified(args.book.as_deref())?;
     book.verify().with_context(|| format!("book {name}"))?;
-    println!("book {name}: ok ({} positions, header, checksums, key order and fields verified)", book.len());
+    outln!("book {name}: ok ({} positions, header, checksums, key order and fields verified)", book.len());
     Ok(ExitCode::SUCCESS)
 }
 

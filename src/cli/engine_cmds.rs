@@ -247,8 +247,9 @@ pub(super) fn run_match(args: MatchArgs) -> anyhow::Result<ExitCode> {
         )),
         None => None,
     };
-    println!("A: {}\nB: {}", config.a.name, config.b.name);
+    outln!("A: {}\nB: {}", config.a.name, config.b.name);
     let mut write_error = None;
+    let mut print_error = None;
     let summary = matches::run_match(&config, |r| {
         let result = match (&r.forfeit, r.black_score) {
             (Some(f), _) => format!("{} forfeits: {}", if f.side == Side::A { "A" } else { "B" }, f.reason),
@@ -265,14 +266,22 @@ pub(super) fn run_match(args: MatchArgs) -> anyhow::Result<ExitCode> {
             Outcome::Draw => "draw",
             Outcome::BWins => "B wins",
         };
-        println!(
-            "game {:>3}  opening {:>3}  A {:<5}  {:<8}  {verdict:<6}  {}",
-            r.number,
-            r.opening + 1,
-            r.a_color.to_string(),
-            result,
-            format_moves(&r.moves)
-        );
+        let printed = {
+            use std::io::Write;
+            writeln!(
+                std::io::stdout().lock(),
+                "game {:>3}  opening {:>3}  A {:<5}  {:<8}  {verdict:<6}  {}",
+                r.number,
+                r.opening + 1,
+                r.a_color.to_string(),
+                result,
+                format_moves(&r.moves)
+            )
+        };
+        // A closed output does not stop the match: --games-out still gets every game.
+        if let Err(e) = printed {
+            print_error.get_or_insert(e);
+        }
         if let Some(w) = games_out.as_mut() {
             use std::io::Write;
             let line = serde_json::json!({
@@ -299,8 +308,11 @@ pub(super) fn run_match(args: MatchArgs) -> anyhow::Result<ExitCode> {
         w.flush().context("writing --games-out")?;
         w.get_ref().sync_all().context("writing --games-out")?;
     }
+    if let Some(e) = print_error {
+        return Err(e.into());
+    }
     let s = summary;
-    println!(
+    outln!(
         "A: {} wins, {} draws, {} losses in {} games (score {:.1}%); forfeits A {}, B {}",
         s.wins,
         s.draws,
@@ -311,12 +323,12 @@ pub(super) fn run_match(args: MatchArgs) -> anyhow::Result<ExitCode> {
         s.forfeits.1
     );
     if let Some(d) = s.average_disc_diff {
-        println!("A's average disc difference: {d:+.2}");
+        outln!("A's average disc difference: {d:+.2}");
     }
-    println!("Elo A - B: {} (95% interval {} .. {})", fmt_elo(s.elo.elo), fmt_elo(s.elo.low), fmt_elo(s.elo.high));
-    println!("time per move      >40 empties  21-40 empties  <=20 empties");
+    outln!("Elo A - B: {} (95% interval {} .. {})", fmt_elo(s.elo.elo), fmt_elo(s.elo.low), fmt_elo(s.elo.high));
+    outln!("time per move      >40 empties  21-40 empties  <=20 empties");
     for (name, t) in [("A", s.time_per_move[0]), ("B", s.time_per_move[1])] {
-        println!("  {name}               {:>11}  {:>13}  {:>12}", fmt_time(t[0]), fmt_time(t[1]), fmt_time(t[2]));
+        outln!("  {name}               {:>11}  {:>13}  {:>12}", fmt_time(t[0]), fmt_time(t[1]), fmt_time(t[2]));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -4,6 +4,25 @@
 // `from_le_bytes`), never a silent `as`.
 #![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
+/// Writes a line of a command's output to standard output; a failed write (a pipe
+/// closed by `| head`, a full disk) returns from the command with the I/O error,
+/// which `main` treats as the end of the output when the pipe was closed. Every
+/// command prints through `outln!`/`out!`, never `println!`, which would abort.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)?
+    }};
+}
+
+/// [`outln!`] without the newline.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*)?
+    }};
+}
+
 mod board_cmds;
 mod book_cmds;
 mod engine_cmds;
@@ -131,6 +150,15 @@ impl PositionArgs {
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let code = run_command(cli)?;
+    let skipped = thor_cmds::SKIPPED_DAMAGED.load(std::sync::atomic::Ordering::Relaxed);
+    if skipped > 0 && code == ExitCode::SUCCESS {
+        anyhow::bail!("{skipped} damaged games or files were skipped (see the warnings; --lenient exits 0)");
+    }
+    Ok(code)
+}
+
+fn run_command(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Perft(args) => board_cmds::perft(args),
         Command::Show(args) => board_cmds::show(args),
@@ -147,5 +175,43 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Train(args) => train_cmds::train(args),
         Command::Eval(args) => train_cmds::eval(args),
         Command::EvalError(args) => train_cmds::eval_error(args),
+    }
+}
+
+/// An error and its causes on one line, each said once: many errors name their cause
+/// in their own message as well as through `source()`, and printing the chain would
+/// repeat it ("No such file or directory (os error 2): No such file or directory (os
+/// error 2)").
+pub fn error_message(err: &anyhow::Error) -> String {
+    let mut message = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if message.contains(&text) {
+            continue;
+        }
+        if !message.is_empty() {
+            message.push_str(": ");
+        }
+        message.push_str(&text);
+    }
+    message
+}
+
+#[cfg(test)]
+mod error_message_tests {
+    use super::error_message;
+
+    #[test]
+    fn a_cause_named_by_its_error_is_said_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
+        #[derive(Debug, thiserror::Error)]
+        #[error("x.tbk: {source}")]
+        struct Named {
+            source: std::io::Error,
+        }
+        let err = anyhow::Error::from(Named { source: io }).context("writing the book");
+        assert_eq!(error_message(&err), "writing the book: x.tbk: No such file");
+        let plain = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(error_message(&plain), "outer: inner");
     }
 }

@@ -69,9 +69,15 @@ pub(super) fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
     let stop = AtomicBool::new(false);
     let (mut total_nodes, mut total_secs, mut wrong_scores, mut wrong_moves) = (0u64, 0f64, 0, 0);
     if !args.json {
-        println!(
+        outln!(
             "{:>4} {:>3} {:>5} {:>6} {:>14} {:>9} {:>12}  pv",
-            "#", "emp", "move", "score", "nodes", "time s", "nodes/s"
+            "#",
+            "emp",
+            "move",
+            "score",
+            "nodes",
+            "time s",
+            "nodes/s"
         );
     }
     for (n, p) in problems.iter().enumerate() {
@@ -114,14 +120,14 @@ pub(super) fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
             pv,
         };
         if args.json {
-            println!("{}", serde_json::to_string(&line)?);
+            outln!("{}", serde_json::to_string(&line)?);
         } else {
             let flag = match (score_ok, move_ok) {
                 (Some(false), _) => "  WRONG SCORE",
                 (_, Some(false)) => "  WRONG MOVE",
                 _ => "",
             };
-            println!(
+            outln!(
                 "{:>4} {:>3} {:>5} {:>+6} {:>14} {:>9.3} {:>12.0}  {}{flag}",
                 n + 1,
                 line.empties,
@@ -135,7 +141,7 @@ pub(super) fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
         }
     }
     if !args.json {
-        println!(
+        outln!(
             "total: {} positions, {total_nodes} nodes, {total_secs:.3} s, {:.0} nodes/s; wrong scores {wrong_scores}, wrong moves {wrong_moves}",
             problems.len(),
             total_nodes as f64 / total_secs.max(1e-9)
@@ -196,15 +202,15 @@ pub(super) fn analyze(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
             "game_over": pos.board.is_game_over(),
             "opening": args.position.opening().map(|o| o.name),
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", pos.diagram());
+    out!("{}", pos.diagram());
     if let Some(o) = args.position.opening() {
-        println!("opening: {}", o.name);
+        outln!("opening: {}", o.name);
     }
     if pos.board.is_game_over() {
-        println!("game over: {:+} for {}", pos.board.final_score(), pos.side);
+        outln!("game over: {:+} for {}", pos.board.final_score(), pos.side);
         return Ok(ExitCode::SUCCESS);
     }
     let kind = match (r.exact, r.depth) {
@@ -212,8 +218,8 @@ pub(super) fn analyze(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
         (false, 0) => "stopped before depth 1: moves ordered by the static evaluation".to_string(),
         (false, d) => format!("depth {d}"),
     };
-    println!("search: {} to move; {kind}, {} nodes in {:.3} s", pos.side, r.nodes, r.elapsed.as_secs_f64());
-    println!("  {:<5} {:>6}  {:>5}  {:<24} pv", "move", "search", "book", "book source");
+    outln!("search: {} to move; {kind}, {} nodes in {:.3} s", pos.side, r.nodes, r.elapsed.as_secs_f64());
+    outln!("  {:<5} {:>6}  {:>5}  {:<24} pv", "move", "search", "book", "book source");
     for m in &moves {
         let book = a.book.iter().find(|b| b.mv.to_string() == m.mv);
         let (score, source) = match book {
@@ -222,10 +228,10 @@ pub(super) fn analyze(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
             Some(b) => (format!("{:+}", b.score), format!("leaf, depth {}", b.depth)),
             None => (String::new(), String::new()),
         };
-        println!("  {:<5} {:>+6}  {score:>5}  {source:<24} {}", m.mv, m.score, m.pv);
+        outln!("  {:<5} {:>+6}  {score:>5}  {source:<24} {}", m.mv, m.score, m.pv);
     }
     if !a.book_line.is_empty() {
-        println!("book line: {}", format_moves(&a.book_line));
+        outln!("book line: {}", format_moves(&a.book_line));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -235,7 +241,7 @@ pub(super) fn bestmove(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
     let mut engine = Engine::new(EngineConfig::try_from(&args.engine)?)?;
     let m = engine.choose(&pos)?;
     if args.json {
-        println!("{}", serde_json::to_string(&m)?);
+        outln!("{}", serde_json::to_string(&m)?);
         return Ok(ExitCode::SUCCESS);
     }
     let detail = match m.source {
@@ -250,6 +256,6 @@ pub(super) fn bestmove(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
             m.time.as_secs_f64()
         ),
     };
-    println!("{} ({detail}, pv {})", m.mv, format_moves(&m.pv));
+    outln!("{} ({detail}, pv {})", m.mv, format_moves(&m.pv));
     Ok(ExitCode::SUCCESS)
 }

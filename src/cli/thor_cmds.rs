@@ -36,9 +36,17 @@ pub struct ArchiveArgs {
     /// WTHOR files or directories (default: the archives bundled in the binary, 2013–2015).
     pub paths: Vec<PathBuf>,
     /// Fail on the first damaged file or game instead of skipping it with a warning.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "lenient")]
     pub strict: bool,
+    /// Exit 0 when damaged files or games were skipped (by default the command
+    /// finishes its output, then exits 1).
+    #[arg(long)]
+    pub lenient: bool,
 }
+
+/// Damaged games or files skipped by this run without --lenient: the command finishes,
+/// then exits 1 ([`super::run`] reads it).
+pub(super) static SKIPPED_DAMAGED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 impl ArchiveArgs {
     /// The files' bytes, and an `Io` anomaly for each file that cannot be read (the
@@ -66,6 +74,9 @@ impl ArchiveArgs {
         let mut db = ThorDatabase::load(&sources, LoadOptions { strict: self.strict, index })?;
         db.anomalies.splice(0..0, unreadable);
         warn_skipped(&db);
+        if !self.lenient {
+            SKIPPED_DAMAGED.fetch_add(db.anomalies.len(), std::sync::atomic::Ordering::Relaxed);
+        }
         let nothing = db.games.is_empty() && db.players.is_empty() && db.tournaments.is_empty();
         if nothing && !db.anomalies.is_empty() {
             anyhow::bail!(
@@ -89,7 +100,7 @@ fn warn_skipped(db: &ThorDatabase) {
         eprintln!("warning: … and {} more", db.anomalies.len() - 5);
     }
     eprintln!(
-        "warning: {} anomalies; the damaged games or files were skipped (`thorbook thor check` lists them, --strict fails)",
+        "warning: {} anomalies; the damaged games or files were skipped (`thorbook thor check` lists them, --strict fails at once, --lenient exits 0)",
         db.anomalies.len()
     );
 }
@@ -298,12 +309,20 @@ fn info(args: InfoArgs) -> anyhow::Result<ExitCode> {
         load_seconds: secs,
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "{:<24} {:>6} {:>4} {:>3} {:>8} {:>8} {:>6} {:>10} {:>9}",
-        "file", "kind", "year", "P3", "records", "finished", "early", "unfinished", "anomalies"
+        "file",
+        "kind",
+        "year",
+        "P3",
+        "records",
+        "finished",
+        "early",
+        "unfinished",
+        "anomalies"
     );
     for f in &db.files {
         let kind = match f.kind {
@@ -316,23 +335,31 @@ fn info(args: InfoArgs) -> anyhow::Result<ExitCode> {
         let year = if is_games { f.header.game_year.to_string() } else { "-".into() };
         let depth = if is_games { f.header.depth.to_string() } else { "-".into() };
         let name = std::path::Path::new(&f.name).file_name().map_or(f.name.clone(), |n| n.to_string_lossy().into());
-        println!(
+        outln!(
             "{:<24} {:>6} {:>4} {:>3} {:>8} {:>8} {:>6} {:>10} {:>9}",
-            name, kind, year, depth, f.records, f.finished, f.finished_early, f.unfinished, f.anomalies
+            name,
+            kind,
+            year,
+            depth,
+            f.records,
+            f.finished,
+            f.finished_early,
+            f.unfinished,
+            f.anomalies
         );
     }
-    println!();
+    outln!();
     let span = years.map_or("-".to_string(), |(lo, hi)| format!("{lo}–{hi}"));
-    println!("games:       {} ({span})", out.total_games);
-    println!("finished:    {} with 60 moves, {} before 60 moves", out.finished, out.finished_early);
-    println!("unfinished:  {} (stored score is not a final score)", out.unfinished);
-    println!("players:     {}", out.players);
-    println!("tournaments: {}", out.tournaments);
-    println!("anomalies:   {}", out.anomalies);
+    outln!("games:       {} ({span})", out.total_games);
+    outln!("finished:    {} with 60 moves, {} before 60 moves", out.finished, out.finished_early);
+    outln!("unfinished:  {} (stored score is not a final score)", out.unfinished);
+    outln!("players:     {}", out.players);
+    outln!("tournaments: {}", out.tournaments);
+    outln!("anomalies:   {}", out.anomalies);
     if db.files.iter().any(|f| f.kind == FileKind::Games10) {
-        println!("note: 10x10 files are counted from their records but not replayed (thorbook plays 8x8 only)");
+        outln!("note: 10x10 files are counted from their records but not replayed (thorbook plays 8x8 only)");
     }
-    println!("loaded and replayed in {secs:.3} s");
+    outln!("loaded and replayed in {secs:.3} s");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -514,20 +541,20 @@ fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         let mut v = serde_json::to_value(&s)?;
         v["opening"] = serde_json::json!(opening.map(|o| o.name));
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", pos.diagram());
-    println!("{} to move", pos.side);
+    out!("{}", pos.diagram());
+    outln!("{} to move", pos.side);
     if let Some(o) = opening {
-        println!("opening: {}", o.name);
+        outln!("opening: {}", o.name);
     }
     if s.games == 0 {
-        println!("no game reaches this position");
+        outln!("no game reaches this position");
         return Ok(ExitCode::SUCCESS);
     }
     let pct = |n: usize| 100.0 * n as f64 / s.games as f64;
-    println!(
+    outln!(
         "{} games: black wins {} ({:.1}%), draws {} ({:.1}%), white wins {} ({:.1}%)",
         s.games,
         s.black_wins,
@@ -537,14 +564,14 @@ fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
         s.white_wins,
         pct(s.white_wins)
     );
-    println!("black score: average {:.2}, median {:.1}", s.average_black_score, s.median_black_score);
+    outln!("black score: average {:.2}, median {:.1}", s.average_black_score, s.median_black_score);
     if s.ended_here > 0 {
-        println!("{} games end here", s.ended_here);
+        outln!("{} games end here", s.ended_here);
     }
-    println!();
-    println!("{:<5} {:>7} {:>7} {:>10} {:>10}", "move", "games", "share", "black win", "avg black");
+    outln!();
+    outln!("{:<5} {:>7} {:>7} {:>10} {:>10}", "move", "games", "share", "black win", "avg black");
     for m in &s.moves {
-        println!(
+        outln!(
             "{:<5} {:>7} {:>6.1}% {:>9.1}% {:>10.2}",
             m.mv,
             m.games,
@@ -566,7 +593,7 @@ struct CheckJson<'a> {
 }
 
 fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
-    let archives = ArchiveArgs { paths: args.paths, strict: false };
+    let archives = ArchiveArgs { paths: args.paths, strict: false, lenient: true };
     let (sources, unreadable) = archives.sources()?;
     let mut db = ThorDatabase::load(&sources, LoadOptions { strict: false, index: false })?;
     let files_unreadable = unreadable.len();
@@ -575,12 +602,12 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let records: usize = db.files.iter().map(|f| f.records).sum();
     if args.json {
         let out = CheckJson { files: sources_len, records, games_valid: db.games.len(), anomalies: &db.anomalies };
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         for a in &db.anomalies {
-            println!("{a}");
+            outln!("{a}");
         }
-        println!(
+        outln!(
             "checked {} files, {records} records: {} valid games, {} anomalies",
             sources_len,
             db.games.len(),

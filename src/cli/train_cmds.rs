@@ -245,7 +245,8 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
             all.into_iter().enumerate().partition(|(i, _)| held_out(*i, args.validation_share));
         (t.into_iter().map(|(_, g)| g).collect::<Vec<_>>(), v.into_iter().map(|(_, g)| g).collect())
     } else {
-        let validate = ArchiveArgs { paths: args.validate.clone(), strict: args.archives.strict };
+        let validate =
+            ArchiveArgs { paths: args.validate.clone(), strict: args.archives.strict, lenient: args.archives.lenient };
         (all, load_games(&validate)?)
     };
     if train_games.is_empty() {
@@ -309,7 +310,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
     if let Some(p) = outcome.probcut_plane {
         eprintln!("probcut: sigma = {:.2} + {:.3} * depth + {:.3} * empties", p[0], p[1], p[2]);
     }
-    print_train_report(&outcome.report);
+    print_train_report(&outcome.report)?;
     eprintln!(
         "wrote {} ({} bytes, digest {:08x}); {:.0} s on {} threads",
         args.output.display(),
@@ -334,10 +335,10 @@ fn cell(s: &ErrorStats) -> String {
     }
 }
 
-fn print_train_report(report: &TrainReport) {
-    println!("empties phase |    train signed   MAE | validation signed MAE |    exact signed   MAE");
+fn print_train_report(report: &TrainReport) -> anyhow::Result<()> {
+    outln!("empties phase |    train signed   MAE | validation signed MAE |    exact signed   MAE");
     for r in &report.empties {
-        println!(
+        outln!(
             "{:>7} {:>5} | {} | {} | {}",
             r.empties,
             r.phase,
@@ -346,6 +347,7 @@ fn print_train_report(report: &TrainReport) {
             cell(&r.validation_exact)
         );
     }
+    Ok(())
 }
 /// `thorbook eval`.
 #[derive(Args, Debug)]
@@ -387,11 +389,11 @@ pub fn eval(args: EvalCommandArgs) -> anyhow::Result<ExitCode> {
             v["bias"] = serde_json::json!(bias);
             v["patterns"] = serde_json::to_value(&parts)?;
         }
-        println!("{v}");
+        outln!("{v}");
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{}", pos.diagram());
-    println!(
+    outln!("{}", pos.diagram());
+    outln!(
         "evaluation: {:+} ({discs:+.2} discs for {} to move, {} empties; weights {:08x})",
         eval.evaluate(&board),
         pos.side,
@@ -399,10 +401,10 @@ pub fn eval(args: EvalCommandArgs) -> anyhow::Result<ExitCode> {
         eval.digest()
     );
     if args.verbose {
-        println!("bias {bias:+.2}");
+        outln!("bias {bias:+.2}");
         for c in &parts {
             let squares: Vec<String> = c.squares.iter().map(|s| s.to_string()).collect();
-            println!("{:<12} {:+7.2}  {}", c.feature, c.discs, squares.join(" "));
+            outln!("{:<12} {:+7.2}  {}", c.feature, c.discs, squares.join(" "));
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -494,9 +496,9 @@ pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
             "empties": rows,
             "summary": summary,
         });
-        println!("{json}");
+        outln!("{json}");
     } else {
-        print_errors(&eval, config.depth(), &rows, &summary);
+        print_errors(&eval, config.depth(), &rows, &summary)?;
     }
     eprintln!("{} games, {} distinct positions, {:.0} s", games.len(), positions.len(), start.elapsed().as_secs_f64());
     Ok(ExitCode::SUCCESS)
@@ -538,12 +540,12 @@ fn parity_summary(rows: &[EmptiesError], solve_at: u32, extra: &[u32], exact_onl
     out
 }
 
-fn print_errors(eval: &AnyEval, depth: u32, rows: &[EmptiesError], summary: &[Group]) {
-    println!("{} evaluation {:08x}, depth {depth}", eval.name(), eval.digest());
-    println!("empties  positions  signed    MAE  sign");
+fn print_errors(eval: &AnyEval, depth: u32, rows: &[EmptiesError], summary: &[Group]) -> anyhow::Result<()> {
+    outln!("{} evaluation {:08x}, depth {depth}", eval.name(), eval.digest());
+    outln!("empties  positions  signed    MAE  sign");
     for r in rows.iter().filter(|r| r.stats.positions > 0) {
         let s = &r.stats;
-        println!(
+        outln!(
             "{:>7}  {:>9}  {:>+6.2}  {:>5.2}  {:>4.1}%",
             r.empties,
             s.positions,
@@ -553,8 +555,9 @@ fn print_errors(eval: &AnyEval, depth: u32, rows: &[EmptiesError], summary: &[Gr
         );
     }
     let all = pooled(rows, |_| true);
-    println!("all      {:>9}  {:>+6.2}  {:>5.2}", all.positions, all.signed, all.mae);
+    outln!("all      {:>9}  {:>+6.2}  {:>5.2}", all.positions, all.signed, all.mae);
     for g in summary {
-        println!("{:<44} {:>8}  {:>+6.2}  {:>5.2}", g.group, g.stats.positions, g.stats.signed, g.stats.mae);
+        outln!("{:<44} {:>8}  {:>+6.2}  {:>5.2}", g.group, g.stats.positions, g.stats.signed, g.stats.mae);
     }
+    Ok(())
 }
