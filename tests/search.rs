@@ -322,3 +322,22 @@ fn refusals_are_the_same_words_everywhere() {
         }
     }
 }
+
+/// Every move's PV in `analyze` starts with that move, and the book line stands as the
+/// best move's PV only when it starts with it (at the start position the book's four
+/// symmetric moves tie, and its line used to be shown as d3's PV while starting e6).
+#[test]
+fn analyze_pvs_start_with_their_move() {
+    for moves in ["", "f5", "f5d6c3"] {
+        let out = thorbook(&["analyze", "--moves", moves, "--level", "3", "--json"]);
+        let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
+        let line = v["book_line"].as_str().unwrap();
+        for m in v["moves"].as_array().unwrap() {
+            let (mv, pv) = (m["move"].as_str().unwrap(), m["pv"].as_str().unwrap());
+            assert!(pv.starts_with(mv), "{moves}: {m}");
+            if pv.len() > 2 && !line.is_empty() && line.starts_with(mv) {
+                assert_eq!(pv, line, "{moves}: {m}");
+            }
+        }
+    }
+}

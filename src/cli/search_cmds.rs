@@ -184,7 +184,7 @@ pub(super) fn analyze(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
         .map(|m| MoveJson {
             mv: m.mv.to_string(),
             score: m.score,
-            pv: if Some(m.mv) == r.best_move() { best_pv.clone() } else { m.mv.to_string() },
+            pv: if a.pv.first() == Some(&m.mv) { best_pv.clone() } else { m.mv.to_string() },
             book_score: a.book.iter().find(|b| b.mv == m.mv).map(|b| b.score),
         })
         .collect();

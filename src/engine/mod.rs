@@ -285,7 +285,9 @@ impl<E: Evaluator> Engine<E> {
         let line = self.book.as_ref().map(|b| book_line(b, pos, 60)).unwrap_or_default();
         let limits = limits.unwrap_or_else(|| self.strength.limits(pos.board.empty_count(), None));
         let search = self.search(pos, limits, true);
-        let pv = if !line.is_empty() && book.first().map(|m| m.mv) == search.best_move() {
+        // The book line is the best move's PV only when it starts with that move (book
+        // ties can be broken another way than the search's).
+        let pv = if line.first().copied() == search.best_move() && !line.is_empty() {
             line.clone()
         } else {
             search.pv.clone()
