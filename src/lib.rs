@@ -2,7 +2,8 @@
 //! book-playing engine.
 //!
 //! Layers, each using only those listed before it:
-//! - [`square`]: squares, moves and their notation;
+//! - [`square`], [`error`]: squares, moves, their notation, and the board layer's
+//!   errors;
 //! - [`board`]: the bitboard core (move generation, flips, scores);
 //! - [`position`]: absolute colours, board text and checked move sequences;
 //! - [`symmetry`]: the 8 board symmetries and canonical forms;
@@ -10,15 +11,21 @@
 //! - [`perft`]: move-generation counts;
 //! - [`stability`]: stable discs;
 //! - [`obf`]: FFO/Edax problem files;
-//! - [`eval`]: static evaluation;
-//! - [`search`]: endgame solver, midgame search, transposition table;
+//! - [`openings`]: named openings;
+//! - [`eval`]: static evaluation (trained patterns, the classic baseline);
+//! - [`search`]: how hard to search ([`search::Settings`], levels), the endgame
+//!   solver, the midgame search, the transposition table;
 //! - [`fileio`]: memory maps and atomic writes;
 //! - [`thor`]: WTHOR archives: read, replay, validate, index, search, write;
-//! - [`train`]: training the pattern evaluation from games and exact solves;
-//! - [`book`]: opening books: format, probing, building;
-//! - [`engine`]: the book-then-search player, its levels, GTP, NBoard, terminal play
-//!   and engine matches;
-//! - [`cli`]: the command line, a thin layer over the library.
+//! - [`train`]: training the pattern evaluation from games and exact solves, and
+//!   measuring its error;
+//! - [`book`]: opening books: format, probing, building ([`book::Builder`]),
+//!   deviation, merging, interchange;
+//! - [`engine`]: the book-then-search player, GTP, NBoard, terminal play and engine
+//!   matches;
+//! - [`svg`], [`explorer`]: board pictures and the browser explorer over the above;
+//! - [`cli`]: the command line, a thin layer over the library;
+//! - [`testutil`], [`fuzz`]: naive references for tests, and the fuzz targets' checks.
 #![deny(missing_docs)]
 
 pub mod board;
