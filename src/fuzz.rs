@@ -234,7 +234,7 @@ pub fn ggf(data: &[u8]) {
 
 /// GTP sessions: any sequence of lines through the real loop (`thorbook gtp`), driving
 /// the engine with the bundled book and evaluation. The engine is kept shallow
-/// ([`SHALLOW`]) so that an input runs in well under a millisecond; the protocol cannot
+/// (`SHALLOW`) so that an input runs in well under a millisecond; the protocol cannot
 /// deepen it (GTP's time commands only lower a budget).
 pub fn gtp(data: &[u8]) {
     let mut engine = shared_engine();

@@ -1,4 +1,4 @@
-//! Opening books: the file format ([`format`]), reading and probing a book straight
+//! Opening books: the file format ([`format`](mod@format)), reading and probing a book straight
 //! from its bytes ([`Book`]), and building one from game archives ([`build`]).
 //!
 //! Positions are stored once per symmetry class, under the Zobrist key of their

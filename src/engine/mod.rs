@@ -1,5 +1,5 @@
 //! The playing engine: the book-then-search player ([`Engine`]) that the protocols
-//! ([`gtp`], [`nboard`]), terminal play ([`play`]) and engine matches ([`matches`])
+//! ([`gtp`], [`nboard`]), terminal play ([`play`]) and engine matches ([`matches`](mod@matches))
 //! drive, with its validated configuration ([`EngineConfig`]), a
 //! game record ([`game`]) and a time manager ([`clock`]).
 //!

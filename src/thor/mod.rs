@@ -1,4 +1,4 @@
-//! The FFO's WTHOR archives: byte formats ([`format`]), replay with pass inference
+//! The FFO's WTHOR archives: byte formats ([`format`](mod@format)), replay with pass inference
 //! ([`replay`]), and a loaded, indexed, searchable database ([`database`]).
 //!
 //! Every problem found in a file is an [`Anomaly`] that names the file, the record, the
