@@ -86,12 +86,11 @@ impl LeafSearch {
     /// allocated as a trial, so that a size the system cannot give fails before any
     /// work is done.
     pub fn new(settings: &Settings, fallback: Strength) -> Result<LeafSearch, BuildError> {
-        settings.validate()?;
+        drop(settings.table()?);
         let strength = settings.strength_over(fallback);
         if strength.depth.is_none() && strength.time.is_none() && strength.nodes.is_none() {
             return Err(BuildError::NoDepth);
         }
-        drop(settings.table()?);
         let eval = settings.eval.load()?;
         Ok(LeafSearch { strength, hash_mib: settings.hash_mib, threads: settings.threads, eval })
     }
@@ -104,8 +103,13 @@ impl LeafSearch {
             exact_at: self.strength.exact_at.map_or(0, |e| e.min(255) as u8),
             min_games,
             eval_digest: self.eval.digest(),
-            selectivity_tenths: self.strength.selectivity.map_or(0, Selectivity::tenths),
+            selectivity_tenths: self.selectivity_tenths(),
         }
+    }
+
+    /// The width as books record it: tenths of a standard deviation, 0 for full width.
+    pub fn selectivity_tenths(&self) -> u8 {
+        self.strength.selectivity.map_or(0, Selectivity::tenths)
     }
 
     /// The strength a book's header records: what a deviation of it searches by default.
@@ -124,11 +128,23 @@ impl LeafSearch {
         rayon::ThreadPoolBuilder::new()
             .num_threads(self.threads)
             .build()
-            .map_err(|e| BuildError::Config(format!("cannot start {} threads: {e}", self.threads)))
+            .map_err(|e| BuildError::Threads { threads: self.threads, message: e.to_string() })
     }
 
-    fn table(&self) -> Result<TranspositionTable, TableError> {
-        TranspositionTable::try_new(self.hash_mib)
+    /// `score(job, table)` for every job, in parallel on the current rayon pool, each
+    /// worker with a table of its own; a table that cannot be allocated stops the work
+    /// with an error.
+    pub(crate) fn par_map<T: Sync, R: Send>(
+        &self,
+        jobs: &[T],
+        score: impl Fn(&T, &mut TranspositionTable) -> R + Sync + Send,
+    ) -> Result<Vec<R>, BuildError> {
+        jobs.par_iter()
+            .map_init(
+                || TranspositionTable::try_new(self.hash_mib),
+                |tt, job| Ok(score(job, tt.as_mut().map_err(|e| e.clone())?)),
+            )
+            .collect()
     }
 }
 
@@ -217,6 +233,14 @@ pub enum BuildError {
     /// A build setting out of range (the message names it).
     #[error("{0}")]
     Config(String),
+    /// The leaf searches' threads cannot be started.
+    #[error("cannot start {threads} threads: {message}")]
+    Threads {
+        /// The thread count asked for.
+        threads: usize,
+        /// The system's reason.
+        message: String,
+    },
     /// Neither a depth nor a budget: a deviation of a book scored by time, without a
     /// depth or a level.
     #[error("the leaf search has no depth (the book was scored by time): give a depth or a level")]
@@ -277,8 +301,15 @@ fn moves_into_book(board: &Board, in_book: &impl Fn(u64) -> bool) -> u64 {
 }
 
 /// Scores the best move leaving the book from `board` (canonical), searching only the
-/// moves whose children are not book positions.
-pub fn score_leaf(board: &Board, in_book: &impl Fn(u64) -> bool, search: &LeafSearch, tt: &TranspositionTable) -> Leaf {
+/// moves whose children are not book positions. The search starts from a cleared
+/// table, so its result depends on nothing searched before (what makes a book the same
+/// for any thread count and after an interruption).
+pub fn score_leaf(
+    board: &Board,
+    in_book: &impl Fn(u64) -> bool,
+    search: &LeafSearch,
+    tt: &mut TranspositionTable,
+) -> Leaf {
     let none = Leaf { mv: MOVE_NONE, score: 0, depth: 0, exact: true, selectivity: 0 };
     let legal = board.legal_moves();
     if legal == 0 {
@@ -305,7 +336,8 @@ pub fn score_leaf(board: &Board, in_book: &impl Fn(u64) -> bool, search: &LeafSe
     score_leaf_search(board, exclude, search, tt)
 }
 
-fn score_leaf_search(board: &Board, exclude: u64, search: &LeafSearch, tt: &TranspositionTable) -> Leaf {
+fn score_leaf_search(board: &Board, exclude: u64, search: &LeafSearch, tt: &mut TranspositionTable) -> Leaf {
+    tt.clear();
     let stop = AtomicBool::new(false);
     let limits = crate::search::Limits { exclude, ..search.strength.limits(board.empty_count(), None) };
     let r = Search::new(&search.eval, tt, &stop, 1).run(board, limits, false);
@@ -318,7 +350,7 @@ fn score_leaf_search(board: &Board, exclude: u64, search: &LeafSearch, tt: &Tran
             score: stored_score(m.score),
             depth: r.depth.min(255) as u8,
             exact: r.exact,
-            selectivity: if r.exact { 0 } else { search.strength.selectivity.map_or(0, Selectivity::tenths) },
+            selectivity: if r.exact { 0 } else { search.selectivity_tenths() },
         },
         None => Leaf { mv: MOVE_NONE, score: 0, depth: 0, exact: true, selectivity: 0 },
     }
@@ -335,22 +367,13 @@ pub fn score_all(
     on_leaf: &(dyn Fn(u64, Leaf) + Sync),
 ) -> Result<Vec<Leaf>, BuildError> {
     let in_book = |k: u64| nodes.binary_search_by_key(&k, |n| n.key).is_ok();
-    nodes
-        .par_iter()
-        .map_init(
-            || search.table(),
-            |tt, node| {
-                if let Some(leaf) = done.get(&node.key) {
-                    return Ok(*leaf);
-                }
-                let tt = tt.as_mut().map_err(|e| e.clone())?;
-                tt.clear();
-                let leaf = score_leaf(&node.board, &in_book, search, tt);
-                on_leaf(node.key, leaf);
-                Ok(leaf)
-            },
-        )
-        .collect()
+    search.par_map(nodes, |node, tt| {
+        done.get(&node.key).copied().unwrap_or_else(|| {
+            let leaf = score_leaf(&node.board, &in_book, search, tt);
+            on_leaf(node.key, leaf);
+            leaf
+        })
+    })
 }
 
 /// Keeps the positions reachable from the start through kept positions. A position
@@ -598,7 +621,7 @@ impl Checkpoint {
         let what = if differs(8..16) {
             Some("other build parameters (max-ply, depth, exact-at, selectivity, min-games)")
         } else if differs(16..20) {
-            Some("another --time-per-position")
+            Some("another time per leaf (--time)")
         } else if differs(20..24) {
             Some("another evaluation (weights digest)")
         } else if differs(24..28) {

@@ -24,7 +24,6 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rayon::prelude::*;
 use thiserror::Error;
 
 use super::build::{leaf_score, negamax, score_leaf, BuildError, Leaf, LeafSearch};
@@ -33,7 +32,7 @@ use super::interchange::known_boards;
 use super::Book;
 use crate::board::Board;
 use crate::fileio::atomic_write;
-use crate::search::{Settings, TranspositionTable};
+use crate::search::Settings;
 use crate::square::Move;
 
 /// Leaves expanded per batch (fixed: the result must not depend on the machine).
@@ -521,20 +520,12 @@ impl Deviator {
         let searched = jobs.len();
         let total = u64::try_from(searched).unwrap_or(u64::MAX);
         let done = std::sync::atomic::AtomicU64::new(0);
-        let leaves: Vec<Leaf> = jobs
-            .par_iter()
-            .map_init(
-                || TranspositionTable::try_new(search.hash_mib),
-                |tt, &(_, board, _)| {
-                    let tt = tt.as_mut().map_err(|e| BuildError::from(e.clone()))?;
-                    tt.clear();
-                    let leaf = score_leaf(&board, &in_book, search, tt);
-                    let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                    progress(DeviateEvent::Searched { done: n, total });
-                    Ok(leaf)
-                },
-            )
-            .collect::<Result<_, BuildError>>()?;
+        let leaves: Vec<Leaf> = search.par_map(&jobs, |&(_, board, _), tt| {
+            let leaf = score_leaf(&board, &in_book, search, tt);
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            progress(DeviateEvent::Searched { done: n, total });
+            leaf
+        })?;
         for ((key, board, is_new), leaf) in jobs.into_iter().zip(leaves) {
             let leaf_fields = |r: &mut Record| {
                 r.leaf_move = leaf.mv;

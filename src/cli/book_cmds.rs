@@ -131,13 +131,17 @@ impl TryFrom<&BuildArgs> for BuildConfig {
     }
 }
 
-fn build_cmd(args: BuildArgs) -> anyhow::Result<ExitCode> {
-    let config = BuildConfig::try_from(&args)?;
-    config.leaf_search().map_err(|e| match e {
+/// A build error as the command line says it: a setting named by its flag.
+fn build_error(e: BuildError) -> anyhow::Error {
+    match e {
         BuildError::Config(m) => anyhow::anyhow!("--{m}"),
         BuildError::Settings(e) => super::search_args::flag_error(e),
         e => e.into(),
-    })?;
+    }
+}
+
+fn build_cmd(args: BuildArgs) -> anyhow::Result<ExitCode> {
+    let config = BuildConfig::try_from(&args)?;
     let (max_ply, min_games, threads) = (config.max_ply, config.min_games, config.search.threads);
     let db = args.archives.load(false)?;
     let games: Vec<GameLine> =
@@ -164,7 +168,7 @@ fn build_cmd(args: BuildArgs) -> anyhow::Result<ExitCode> {
         }
     });
     bar.finish_and_clear();
-    let summary = summary?;
+    let summary = summary.map_err(build_error)?;
     let secs = summary.search_time.as_secs_f64();
     eprintln!(
         "scored {} positions in {secs:.1} s ({:.1} positions/s, {} threads); wrote {} ({} bytes, {} positions) in {:.1} s total",
@@ -522,7 +526,7 @@ fn deviate_config(args: &DeviateArgs) -> anyhow::Result<crate::book::deviate::De
         .max_time
         .map(|t| crate::search::settings::seconds(t, false).map_err(|e| anyhow::anyhow!("--max-time {e}")))
         .transpose()?;
-    let config = crate::book::deviate::DeviateConfig {
+    Ok(crate::book::deviate::DeviateConfig {
         error: args.error,
         budget: args.budget,
         contempt: args.contempt,
@@ -530,13 +534,11 @@ fn deviate_config(args: &DeviateArgs) -> anyhow::Result<crate::book::deviate::De
         time: max_time,
         max_ply: args.max_ply,
         search: args.search.settings(&book_search_defaults(16))?,
-    };
-    config.validate().map_err(|e| anyhow::anyhow!("--{e}"))?;
-    Ok(config)
+    })
 }
 
 fn deviate(args: DeviateArgs) -> anyhow::Result<ExitCode> {
-    use crate::book::deviate::{DeviateEvent, Deviator};
+    use crate::book::deviate::{DeviateError, DeviateEvent, Deviator};
     let book = open_book(args.book.as_deref())?;
     let config = deviate_config(&args)?;
     let from = match &args.from {
@@ -574,7 +576,11 @@ fn deviate(args: DeviateArgs) -> anyhow::Result<ExitCode> {
         }
     });
     bar.finish_and_clear();
-    let s = summary?;
+    let s = summary.map_err(|e| match e {
+        DeviateError::Config(m) => anyhow::anyhow!("--{m}"),
+        DeviateError::Search(e) => build_error(e),
+        e => e.into(),
+    })?;
     let minutes = s.elapsed.as_secs_f64() / 60.0;
     eprintln!(
         "{} -> {} positions (+{}, {:.0} per minute) in {} batches, {} searches, {:.1} s; value {:+} -> {:+}; stopped: {:?}",
