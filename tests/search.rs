@@ -294,6 +294,18 @@ fn the_same_settings_give_the_same_limits_in_every_command() {
     let open = LeafSearch::new(&Settings { hash_mib: 1, ..Settings::default() }, LeafSearch::recorded(&book)).unwrap();
     assert_eq!((open.strength.depth, open.strength.exact_at), (Some(4), Some(10)));
     assert_eq!(open.strength.selectivity.map(Selectivity::tenths), Some(20));
+    // A time budget alone deepens until the budget in every command (a measurement
+    // searches rather than ignoring it).
+    let timed = Settings { time: Some(std::time::Duration::from_millis(50)), hash_mib: 1, ..Settings::default() };
+    let build = BuildConfig { max_ply: 8, min_games: 1, search: timed.clone() };
+    for st in [
+        timed.strength(),
+        build.leaf_search().unwrap().strength,
+        LeafSearch::new(&timed, LeafSearch::recorded(&book)).unwrap().strength,
+        MeasureConfig::new(&timed, false).unwrap().search.expect("a timed measurement searches"),
+    ] {
+        assert_eq!((st.depth, st.time), (None, timed.time), "{st:?}");
+    }
 }
 
 /// A refusal reads the same in every command that takes the setting.

@@ -61,7 +61,7 @@ pub(super) fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
         ..crate::search::Settings::default()
     };
     let tt = settings.table().map_err(super::search_args::flag_error)?;
-    let eval = args.eval.source().load()?;
+    let eval = settings.eval.load()?;
     let text = std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
     let problems = parse_obf(&text).with_context(|| format!("{}", args.file.display()))?;
     anyhow::ensure!(!problems.is_empty(), "{} holds no positions", args.file.display());

@@ -17,8 +17,7 @@ use super::EvalChoiceArgs;
 use super::PositionArgs;
 use crate::eval::{AnyEval, Evaluator, PatternEval};
 use crate::fileio::atomic_write;
-use crate::search::Selectivity;
-use crate::search::Settings;
+use crate::search::{Settings, Width};
 use crate::train::fit::TrainReport;
 use crate::train::measure::{error_by_empties, pooled, EmptiesError, ErrorStats, MeasureConfig};
 use crate::train::probcut::ProbCutConfig;
@@ -125,7 +124,9 @@ impl TryFrom<&TrainArgs> for TrainerConfig {
     type Error = anyhow::Error;
 
     fn try_from(args: &TrainArgs) -> anyhow::Result<TrainerConfig> {
-        let selectivity = selectivity_arg("--bootstrap-selectivity", args.bootstrap_selectivity)?;
+        let selectivity = Width::from_sigmas(args.bootstrap_selectivity)
+            .map_err(|e| anyhow::anyhow!("--bootstrap-{e}"))?
+            .selectivity();
         let config = TrainerConfig {
             fit: TrainConfig {
                 phases: args.phases,
@@ -158,14 +159,6 @@ impl TryFrom<&TrainArgs> for TrainerConfig {
         config.validate().map_err(|e| anyhow::anyhow!("--{e}"))?;
         Ok(config)
     }
-}
-
-/// A selectivity argument: 0 is full width, else 0.1..=10 standard deviations.
-fn selectivity_arg(flag: &str, t: f32) -> anyhow::Result<Option<Selectivity>> {
-    if t == 0.0 {
-        return Ok(None);
-    }
-    Selectivity::from_sigmas(t).map(Some).with_context(|| format!("{flag} must be 0 or 0.1..=10, got {t}"))
 }
 
 /// A progress bar labelled by the library's stage names.
@@ -416,8 +409,8 @@ pub struct EvalErrorArgs {
     /// Games to measure on (default: the bundled archives).
     #[command(flatten)]
     archives: ArchiveArgs,
-    /// The search that scores each position (default: the static evaluation; a depth
-    /// or a level searches, without exact solves unless --exact-at says so; a 2 MiB
+    /// The search that scores each position (default: the static evaluation; a depth,
+    /// a level, a time or a node budget searches, without exact solves unless --exact-at says so; a 2 MiB
     /// table per search, one search per core).
     #[command(flatten)]
     search: SearchArgs,

@@ -287,7 +287,7 @@ impl<E: Evaluator> Engine<E> {
         let search = self.search(pos, limits, true);
         // The book line is the best move's PV only when it starts with that move (book
         // ties can be broken another way than the search's).
-        let pv = if line.first().copied() == search.best_move() && !line.is_empty() {
+        let pv = if search.best_move().is_some_and(|best| line.first() == Some(&best)) {
             line.clone()
         } else {
             search.pv.clone()

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use super::level::Level;
 use super::midgame::{Limits, Selectivity};
-use super::tt::{TableError, TranspositionTable, MAX_TABLE_MIB};
+use super::tt::{TableError, TranspositionTable};
 use crate::eval::EvalSource;
 
 /// The largest thread count a search accepts.
@@ -166,10 +166,12 @@ impl Settings {
         if !(1..=MAX_THREADS).contains(&self.threads) {
             return Err(SettingsError::Threads(self.threads));
         }
-        if self.hash_mib == 0 || self.hash_mib > MAX_TABLE_MIB {
-            return Err(TableError::Size { mib: self.hash_mib }.into());
-        }
-        Ok(())
+        Ok(TranspositionTable::check_size(self.hash_mib)?)
+    }
+
+    /// A time or node budget is the only limit given: no depth, no level.
+    pub fn budget_only(&self) -> bool {
+        self.level.is_none() && self.depth.is_none() && (self.time.is_some() || self.nodes.is_some())
     }
 
     /// Validates, then allocates a table of the size asked for; an allocation that
@@ -184,22 +186,22 @@ impl Settings {
     /// time or node budget alone deepens without a depth limit (solving exactly as each
     /// search's time allows); nothing at all is the default level.
     pub fn strength(&self) -> Strength {
-        let fallback = match (self.depth, self.time.is_some() || self.nodes.is_some()) {
-            (Some(d), _) => Strength::level(Level::nearest_depth(d)),
-            (None, true) => Strength { depth: None, exact_at: None, ..Strength::level(Level::DEFAULT) },
-            (None, false) => Strength::level(Level::DEFAULT),
+        let fallback = match self.depth {
+            Some(d) => Strength::for_depth(d),
+            None if self.budget_only() => Strength { exact_at: None, ..Strength::level(Level::DEFAULT) },
+            None => Strength::level(Level::DEFAULT),
         };
         self.strength_over(fallback)
     }
 
     /// What these settings mean over `fallback`, the values that apply where neither an
     /// explicit value nor a level gives one.
+    ///
     /// A time or node budget with neither a depth nor a level deepens until the budget.
     pub fn strength_over(&self, fallback: Strength) -> Strength {
         let base = self.level.map_or(fallback, Strength::level);
-        let budget_only = self.level.is_none() && self.depth.is_none() && (self.time.is_some() || self.nodes.is_some());
         Strength {
-            depth: if budget_only { None } else { self.depth.or(base.depth) },
+            depth: if self.budget_only() { None } else { self.depth.or(base.depth) },
             exact_at: self.exact_at.or(base.exact_at),
             time: self.time.or(base.time),
             nodes: self.nodes.or(base.nodes),

@@ -114,13 +114,19 @@ impl TranspositionTable {
         TranspositionTable::try_new(mib).unwrap_or_else(|e| panic!("{e}"))
     }
 
+    /// Checks a size without allocating: 1..=[`MAX_TABLE_MIB`] MiB.
+    pub fn check_size(mib: usize) -> Result<(), TableError> {
+        if mib == 0 || mib > MAX_TABLE_MIB {
+            return Err(TableError::Size { mib });
+        }
+        Ok(())
+    }
+
     /// A table of about `mib` MiB, or an error naming the size when it is larger than
     /// [`MAX_TABLE_MIB`], than the memory the system reports available, or than the
     /// allocator will give.
     pub fn try_new(mib: usize) -> Result<TranspositionTable, TableError> {
-        if mib == 0 || mib > MAX_TABLE_MIB {
-            return Err(TableError::Size { mib });
-        }
+        TranspositionTable::check_size(mib)?;
         if let Some(available) = available_memory_mib() {
             if mib > available {
                 return Err(TableError::MoreThanAvailable { mib, available });

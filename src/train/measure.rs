@@ -71,11 +71,11 @@ impl MeasureConfig {
     pub const FALLBACK: Strength =
         Strength { depth: None, exact_at: Some(0), time: None, nodes: None, selectivity: None };
 
-    /// A measurement with `settings`: the static evaluation unless they give a depth or
-    /// a level, else their search over [`MeasureConfig::FALLBACK`].
+    /// A measurement with `settings`: the static evaluation unless they give a depth, a
+    /// level or a budget, else their search over [`MeasureConfig::FALLBACK`].
     pub fn new(settings: &Settings, exact_only: bool) -> Result<MeasureConfig, SettingsError> {
         settings.validate()?;
-        let searched = settings.depth.is_some() || settings.level.is_some();
+        let searched = settings.depth.is_some() || settings.level.is_some() || settings.budget_only();
         Ok(MeasureConfig {
             search: searched.then(|| settings.strength_over(MeasureConfig::FALLBACK)),
             exact_only,
