@@ -99,57 +99,60 @@ pub struct EmptiesError {
     pub stats: ErrorStats,
 }
 
-/// The score of `l`'s board by `eval` searched as `config` says (static: unrounded)
-/// from an empty table.
-pub fn scored<E: Evaluator>(eval: &E, tt: &mut TranspositionTable, l: &Labeled, config: &MeasureConfig) -> f64 {
+/// The score of `l`'s board by `eval` as `config` says (static: unrounded). A search
+/// runs from a cleared table, made in `table` the first time one is needed (a static
+/// measurement makes none).
+pub fn scored<E: Evaluator>(
+    eval: &E,
+    table: &mut Option<TranspositionTable>,
+    l: &Labeled,
+    config: &MeasureConfig,
+) -> Result<f64, TableError> {
     let Some(search) = config.search else {
-        return eval.discs(&l.board);
+        return Ok(eval.discs(&l.board));
+    };
+    let tt = match table {
+        Some(tt) => tt,
+        None => table.insert(TranspositionTable::try_new(config.hash_mib)?),
     };
     tt.clear();
     let stop = AtomicBool::new(false);
     let limits = search.limits(l.board.empty_count(), None);
-    f64::from(Search::new(eval, tt, &stop, 1).run(&l.board, limits, false).score().unwrap_or(0))
+    Ok(f64::from(Search::new(eval, tt, &stop, 1).run(&l.board, limits, false).score().unwrap_or(0)))
 }
 
 /// The error of `eval` on `data` per number of empties, start of the game first (in
-/// parallel on the current rayon pool; the result does not depend on the thread
-/// count).
+/// parallel on the current rayon pool, a table per worker; the result does not depend
+/// on the thread count).
 pub fn error_by_empties<E: Evaluator>(
     eval: &E,
     data: &Dataset,
     config: &MeasureConfig,
     progress: ProgressFn,
 ) -> Result<Vec<EmptiesError>, TableError> {
-    // One trial table first: a size the system cannot give is an error, not an abort.
-    drop(TranspositionTable::try_new(config.hash_mib)?);
     let wanted = |l: &&Labeled| l.exact() || !config.exact_only;
     let total = data.iter().filter(wanted).count() as u64;
     let done = AtomicU64::new(0);
-    Ok((1..=60u32)
-        .rev()
-        .map(|empties| {
-            let rows: Vec<Labeled> = data.at(empties).iter().filter(wanted).copied().collect();
-            let pairs: Vec<(f64, i32)> = rows
-                .par_chunks(16)
-                .flat_map_iter(|chunk| {
-                    let mut tt = TranspositionTable::new(config.hash_mib);
-                    let out: Vec<(f64, i32)> = chunk
-                        .iter()
-                        .map(|l| {
-                            let v = scored(eval, &mut tt, l, config);
-                            let n = done.fetch_add(1, Relaxed) + 1;
-                            if n.is_multiple_of(64) || n == total {
-                                progress(Progress { stage: Stage::Measure, done: n, total });
-                            }
-                            (v, i32::from(l.target))
-                        })
-                        .collect();
-                    out
-                })
-                .collect();
-            EmptiesError { empties, stats: PositionErrors { pairs }.stats() }
-        })
-        .collect())
+    let mut out = Vec::with_capacity(60);
+    for empties in (1..=60u32).rev() {
+        let rows: Vec<Labeled> = data.at(empties).iter().filter(wanted).copied().collect();
+        let pairs = rows
+            .par_iter()
+            .map_init(
+                || None,
+                |table, l| {
+                    let v = scored(eval, table, l, config)?;
+                    let n = done.fetch_add(1, Relaxed) + 1;
+                    if n.is_multiple_of(64) || n == total {
+                        progress(Progress { stage: Stage::Measure, done: n, total });
+                    }
+                    Ok((v, i32::from(l.target)))
+                },
+            )
+            .collect::<Result<Vec<(f64, i32)>, TableError>>()?;
+        out.push(EmptiesError { empties, stats: PositionErrors { pairs }.stats() });
+    }
+    Ok(out)
 }
 
 /// Statistics over the rows of a range of empties, weighted by positions.
