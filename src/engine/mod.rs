@@ -205,7 +205,8 @@ impl<E: Evaluator> Engine<E> {
         Ok(Engine { config, strength, book, tt, eval, pool, stop: AtomicBool::new(false), rng })
     }
 
-    /// The configuration.
+    /// The configuration the engine was made with ([`Engine::strength`] is what moves
+    /// are searched with now, after any [`Engine::set_strength`]).
     pub fn config(&self) -> &EngineConfig {
         &self.config
     }
