@@ -4,9 +4,11 @@
 use std::sync::atomic::AtomicBool;
 
 use thorbook::board::Board;
+use thorbook::eval::EvalSource;
 use thorbook::eval::PatternEval;
 use thorbook::obf::{parse_obf, Problem};
-use thorbook::search::{Limits, Search, Solver, TranspositionTable};
+use thorbook::search::problems::{Goal, ProblemSolver};
+use thorbook::search::{Limits, Search, Settings, Solver, TranspositionTable};
 use thorbook::testutil::{random_position, Rng};
 use thorbook::thor::{bundled_sources, expand_paths, LoadOptions, Source, ThorDatabase};
 use thorbook::{Color, Move, Position};
@@ -18,26 +20,74 @@ fn problems(name: &str) -> Vec<Problem> {
     parse_obf(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-fn exact(board: &Board, threads: usize) -> (i32, Option<Move>) {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-    let tt = TranspositionTable::new(64);
-    let eval = PatternEval::bundled();
-    let stop = AtomicBool::new(false);
-    let r = pool.install(|| {
-        Search::new(&eval, &tt, &stop, threads).run(board, Limits { exact: true, ..Default::default() }, false)
-    });
-    assert!(r.exact);
-    (r.score().unwrap_or(board.final_score()), r.best_move())
-}
-
+/// Each problem through the library's problem solver (the pipeline of `solve`), its
+/// score and move checked against the file's listed ones here, not by the solver.
 fn check_problem_set(name: &str, threads: usize) {
     let set = problems(name);
     assert!(!set.is_empty(), "{name} holds no problems");
-    for p in &set {
-        let (score, best) = exact(&p.position.board, threads);
-        assert_eq!(Some(score), p.best_score(), "{name} line {}", p.line);
-        let best = best.expect("positions have moves");
+    let solver = ProblemSolver::new(&Settings { threads, hash_mib: 64, ..Settings::default() }, Goal::Exact).unwrap();
+    let mut seen = 0;
+    let totals = solver.run(&set, &mut |r| {
+        let p = &set[seen];
+        seen += 1;
+        assert_eq!(Some(r.score), p.best_score(), "{name} line {}", p.line);
+        let best: Move = r.best_move.parse().unwrap();
         assert!(p.best_moves().contains(&best), "{name} line {}: {best} is not among {:?}", p.line, p.best_moves());
+    });
+    assert_eq!((seen, totals.positions, totals.wrong_scores, totals.wrong_moves), (set.len(), set.len(), 0, 0));
+}
+
+#[test]
+fn problem_solver_matches_plain_alpha_beta_and_flags_wrong_listings() {
+    let mut rng = Rng(77);
+    let (mut set, mut truths) = (Vec::new(), Vec::new());
+    for i in 0..24 {
+        let board = random_position(&mut rng, 6 + (i % 7) as u32);
+        let mut scores: Vec<(Move, i32)> = thorbook::board::Squares(board.legal_moves())
+            .map(|sq| (Move::Place(sq), -plain_alpha_beta(&board.play(sq).unwrap(), -64, 64)))
+            .collect();
+        if scores.is_empty() {
+            continue;
+        }
+        truths.push(scores.iter().map(|&(_, s)| s).max().unwrap());
+        // Every fifth problem lists a wrong best score: the solver must say so.
+        if set.len() % 5 == 0 {
+            scores[0].1 = 65;
+        }
+        set.push(Problem { line: set.len() + 1, position: Position { board, side: Color::Black }, scores });
+    }
+    let planted = set.iter().filter(|p| p.best_score() == Some(65)).count();
+    for threads in [1, 2] {
+        let settings = Settings { threads, hash_mib: 8, eval: EvalSource::Classic, ..Settings::default() };
+        let exact = ProblemSolver::new(&settings, Goal::Exact).unwrap();
+        let mut results = Vec::new();
+        let totals = exact.run(&set, &mut |r| results.push(r.clone()));
+        for ((p, r), &truth) in set.iter().zip(&results).zip(&truths) {
+            assert_eq!(r.score, truth, "line {} on {threads} threads", p.line);
+            assert_eq!(r.score_ok, Some(p.best_score() == Some(r.score)));
+        }
+        assert_eq!(totals.wrong_scores, planted);
+        assert_eq!(totals.positions, set.len());
+        let wld = ProblemSolver::new(&settings, Goal::WinDrawLoss).unwrap();
+        for p in set.iter().take(8) {
+            let r = wld.solve(p);
+            assert!((-1..=1).contains(&r.score));
+            assert_eq!(r.move_ok, None);
+        }
+    }
+}
+
+#[test]
+fn problem_solver_refuses_bad_settings_with_errors() {
+    let bad = [
+        Settings { threads: 0, ..Settings::default() },
+        Settings { hash_mib: 0, ..Settings::default() },
+        Settings { hash_mib: 1 << 40, ..Settings::default() },
+        Settings { eval: EvalSource::File("/nonexistent/weights.bin".into()), ..Settings::default() },
+    ];
+    for s in bad {
+        let err = ProblemSolver::new(&s, Goal::Exact).err().expect("refused").to_string();
+        assert!(!err.is_empty());
     }
 }
 

@@ -2,8 +2,6 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
-use std::time::Instant;
 
 use anyhow::Context;
 use clap::Args;
@@ -13,8 +11,9 @@ use super::engine_cmds::EngineArgs;
 use super::PositionArgs;
 use crate::engine::{Engine, EngineConfig, MoveSource};
 use crate::obf::parse_obf;
-use crate::search::{table_pv, Limits, Search, Solved, Solver};
-use crate::square::{format_moves, Move};
+use crate::search::problems::{Goal, ProblemResult, ProblemSetError, ProblemSolver};
+use crate::search::Settings;
+use crate::square::format_moves;
 
 /// Arguments of `thorbook solve`.
 #[derive(Args, Debug)]
@@ -38,36 +37,17 @@ pub struct SolveArgs {
     pub eval: super::EvalChoiceArgs,
 }
 
-#[derive(Serialize)]
-struct SolveLine {
-    line: usize,
-    empties: u32,
-    best_move: String,
-    score: i32,
-    expected_score: Option<i32>,
-    score_ok: Option<bool>,
-    move_ok: Option<bool>,
-    nodes: u64,
-    seconds: f64,
-    nodes_per_second: f64,
-    pv: String,
-}
-
 pub(super) fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
-    let settings = crate::search::Settings {
-        hash_mib: args.hash_mib,
-        threads: args.threads,
-        eval: args.eval.source(),
-        ..crate::search::Settings::default()
-    };
-    let tt = settings.table().map_err(super::search_args::flag_error)?;
-    let eval = settings.eval.load()?;
+    let settings =
+        Settings { hash_mib: args.hash_mib, threads: args.threads, eval: args.eval.source(), ..Settings::default() };
+    let goal = if args.wld { Goal::WinDrawLoss } else { Goal::Exact };
+    let solver = ProblemSolver::new(&settings, goal).map_err(|e| match e {
+        ProblemSetError::Settings(e) => super::search_args::flag_error(e),
+        e => e.into(),
+    })?;
     let text = std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
     let problems = parse_obf(&text).with_context(|| format!("{}", args.file.display()))?;
     anyhow::ensure!(!problems.is_empty(), "{} holds no positions", args.file.display());
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build()?;
-    let stop = AtomicBool::new(false);
-    let (mut total_nodes, mut total_secs, mut wrong_scores, mut wrong_moves) = (0u64, 0f64, 0, 0);
     if !args.json {
         outln!(
             "{:>4} {:>3} {:>5} {:>6} {:>14} {:>9} {:>12}  pv",
@@ -80,74 +60,51 @@ pub(super) fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
             "nodes/s"
         );
     }
-    for (n, p) in problems.iter().enumerate() {
-        tt.new_search();
-        let start = Instant::now();
-        let (solved, nodes) = pool.install(|| {
-            if args.wld {
-                let mut solver = Solver::new(&tt, &stop, args.threads).with_eval(&eval);
-                let r = solver.solve(&p.position.board, -1, 1);
-                (r, solver.nodes)
-            } else {
-                let mut search = Search::new(&eval, &tt, &stop, args.threads);
-                let r = search.run(&p.position.board, Limits { exact: true, ..Limits::default() }, false);
-                let best = r.moves.first().map(|m| Solved { score: m.score, best: Some(m.mv) });
-                (best.unwrap_or(Solved { score: p.position.board.final_score(), best: None }), r.nodes)
-            }
-        });
-        let secs = start.elapsed().as_secs_f64();
-        let expected = p.best_score().map(|s| if args.wld { s.signum() } else { s });
-        let score = if args.wld { solved.score.signum() } else { solved.score };
-        let score_ok = expected.map(|e| e == score);
-        let best = solved.best.unwrap_or(Move::Pass);
-        let move_ok = if p.scores.is_empty() || args.wld { None } else { Some(p.best_moves().contains(&best)) };
-        wrong_scores += (score_ok == Some(false)) as usize;
-        wrong_moves += (move_ok == Some(false)) as usize;
-        total_nodes += nodes;
-        total_secs += secs;
-        let pv = format_moves(&table_pv(&tt, &p.position.board, 60));
-        let line = SolveLine {
-            line: p.line,
-            empties: p.position.board.empty_count(),
-            best_move: best.to_string(),
-            score,
-            expected_score: expected,
-            score_ok,
-            move_ok,
-            nodes,
-            seconds: secs,
-            nodes_per_second: nodes as f64 / secs.max(1e-9),
-            pv,
-        };
-        if args.json {
-            outln!("{}", serde_json::to_string(&line)?);
-        } else {
-            let flag = match (score_ok, move_ok) {
-                (Some(false), _) => "  WRONG SCORE",
-                (_, Some(false)) => "  WRONG MOVE",
-                _ => "",
-            };
-            outln!(
-                "{:>4} {:>3} {:>5} {:>+6} {:>14} {:>9.3} {:>12.0}  {}{flag}",
-                n + 1,
-                line.empties,
-                line.best_move,
-                line.score,
-                line.nodes,
-                line.seconds,
-                line.nodes_per_second,
-                line.pv
-            );
+    let (mut n, mut written) = (0, Ok(()));
+    let totals = solver.run(&problems, &mut |r| {
+        n += 1;
+        if written.is_ok() {
+            written = print_problem(n, r, args.json);
         }
-    }
+    });
+    written?;
     if !args.json {
         outln!(
-            "total: {} positions, {total_nodes} nodes, {total_secs:.3} s, {:.0} nodes/s; wrong scores {wrong_scores}, wrong moves {wrong_moves}",
-            problems.len(),
-            total_nodes as f64 / total_secs.max(1e-9)
+            "total: {} positions, {} nodes, {:.3} s, {:.0} nodes/s; wrong scores {}, wrong moves {}",
+            totals.positions,
+            totals.nodes,
+            totals.seconds,
+            totals.nodes_per_second(),
+            totals.wrong_scores,
+            totals.wrong_moves
         );
     }
-    Ok(if wrong_scores + wrong_moves > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if totals.wrong_scores + totals.wrong_moves > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// One problem's line: JSON, or a table row numbered `n`.
+fn print_problem(n: usize, r: &ProblemResult, json: bool) -> anyhow::Result<()> {
+    if json {
+        outln!("{}", serde_json::to_string(r)?);
+        return Ok(());
+    }
+    let flag = match (r.score_ok, r.move_ok) {
+        (Some(false), _) => "  WRONG SCORE",
+        (_, Some(false)) => "  WRONG MOVE",
+        _ => "",
+    };
+    outln!(
+        "{:>4} {:>3} {:>5} {:>+6} {:>14} {:>9.3} {:>12.0}  {}{flag}",
+        n,
+        r.empties,
+        r.best_move,
+        r.score,
+        r.nodes,
+        r.seconds,
+        r.nodes_per_second,
+        r.pv
+    );
+    Ok(())
 }
 
 /// Arguments of `thorbook analyze` and `thorbook bestmove`.

@@ -7,6 +7,7 @@ pub mod endgame;
 pub mod level;
 pub mod midgame;
 pub mod moves;
+pub mod problems;
 pub mod settings;
 pub mod tt;
 
