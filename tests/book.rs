@@ -204,8 +204,12 @@ fn build_write_map_query_export_import_merge_round_trips() {
 
     // Merge: a book of other games, in both orders.
     let other = dir.path().join("o.tbk");
-    let other_recs = build_records(&bundled_games(80)[40..], &config(10, 4, 0));
-    std::fs::write(&other, encode_book(&other_recs, cfg.params().unwrap())).unwrap();
+    let other_cfg = config(10, 4, 0);
+    let other_recs = build_records(&bundled_games(80)[40..], &other_cfg);
+    let mut other_params = other_cfg.params().unwrap();
+    other_params.min_games = 2;
+    other_params.selectivity_tenths = 15;
+    std::fs::write(&other, encode_book(&other_recs, other_params)).unwrap();
     let (ab, ba) = (dir.path().join("ab.tbk"), dir.path().join("ba.tbk"));
     thorbook(&["book", "merge", p, other.to_str().unwrap(), "-o", ab.to_str().unwrap()]).ok();
     thorbook(&["book", "merge", other.to_str().unwrap(), p, "-o", ba.to_str().unwrap()]).ok();
@@ -215,6 +219,16 @@ fn build_write_map_query_export_import_merge_round_trips() {
     let union: std::collections::HashSet<u64> = recs.iter().chain(&other_recs).map(|r| r.key).collect();
     assert_eq!(merged.len(), union.len());
     check_negamax(&merged, false);
+    // The header: the deeper search, the smaller game threshold, the selective width
+    // of the one selective book, the evaluation both share.
+    let (pa, pm) = (cfg.params().unwrap(), merged.params());
+    assert_eq!((pa.depth, other_params.depth, pm.depth), (3, 4, 4));
+    assert_eq!((pa.min_games, pm.min_games), (1, 1), "{pa:?}");
+    assert_eq!((pa.selectivity_tenths, pm.selectivity_tenths), (0, 15));
+    assert_eq!(
+        (pm.eval_digest, pm.max_ply, pm.exact_at),
+        (pa.eval_digest, pa.max_ply, pa.exact_at.max(other_params.exact_at))
+    );
     // The deeper leaf wins where both books have the position.
     for r in &other_recs {
         if recs.iter().any(|x| x.key == r.key) && r.leaf_move != MOVE_NONE {

@@ -9,7 +9,7 @@
 //! thread with its own fresh transposition table, so neither the thread count nor an
 //! interruption changes the book. (`--time-per-position` is not deterministic.)
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -20,8 +20,7 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 use rayon::prelude::*;
 use thiserror::Error;
 
-use super::format::{stored_score, BookError, BuildParams, Record, Writer, FLAG_LEAF_EXACT, MOVE_NONE, MOVE_PASS};
-use super::{walk, Book};
+use super::format::{stored_score, BookError, BuildParams, Record, FLAG_LEAF_EXACT, MOVE_NONE, MOVE_PASS};
 use crate::board::{Board, Color, Squares};
 use crate::eval::AnyEval;
 use crate::position::Position;
@@ -442,53 +441,6 @@ pub fn negamax(
     let value = best.map(|v| v.clamp(-64, 64));
     memo.insert(key, value);
     value
-}
-
-/// Merges two books. Per position: a leaf beats none, an exact leaf beats a searched
-/// one, then the deeper leaf, then the less selective, then the higher leaf score, then the lower move code;
-/// game counts come from the record with more games (then more wins, then more
-/// draws). Values are then backed up again by negamax over the positions reachable
-/// from the start; others keep the value of the record chosen. Every choice depends
-/// only on the two records, so `merge(a, b)` and `merge(b, a)` are the same book.
-pub fn merge<A: AsRef<[u8]>, B: AsRef<[u8]>>(a: &Book<A>, b: &Book<B>) -> Vec<Record> {
-    let leaf_rank = |x: &Record| {
-        let level = x.leaf_level().map(|l| l.rank());
-        (level, x.leaf_score, std::cmp::Reverse(x.leaf_move))
-    };
-    let count_rank = |x: &Record| (x.games, x.wins, x.draws);
-    let mut by_key: BTreeMap<u64, Record> = a.records().map(|r| (r.key, r)).collect();
-    for r in b.records() {
-        by_key
-            .entry(r.key)
-            .and_modify(|old| {
-                let leaf = if leaf_rank(&r) > leaf_rank(old) { r } else { *old };
-                let counts = if count_rank(&r) > count_rank(old) { r } else { *old };
-                let first = (leaf_rank(&r), count_rank(&r)) > (leaf_rank(old), count_rank(old));
-                let value = if first { r.value } else { old.value };
-                *old = Record { games: counts.games, wins: counts.wins, draws: counts.draws, value, ..leaf };
-            })
-            .or_insert(r);
-    }
-    let mut records: Vec<Record> = by_key.into_values().collect();
-    let merged_bytes =
-        Writer::write_all(&records, BuildParams::default()).expect("keys from a BTreeMap are sorted and unique");
-    let merged = Book::open(&merged_bytes[..]).expect("freshly encoded");
-    let boards = walk(&merged);
-    let leaf_of = |key: u64| {
-        let r = merged.get(key)?;
-        // Every reachable position is in `boards`; an unreachable child cannot occur.
-        let board = boards.get(&key)?;
-        Some(leaf_score(board, r.leaf_move, r.leaf_score))
-    };
-    let mut memo = HashMap::new();
-    for r in &mut records {
-        if let Some(board) = boards.get(&r.key) {
-            if let Some(v) = negamax(board, &leaf_of, &mut memo) {
-                r.value = stored_score(v);
-            }
-        }
-    }
-    records
 }
 
 /// The book records from nodes, leaves and values.

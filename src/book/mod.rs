@@ -13,6 +13,7 @@ pub mod builder;
 pub mod deviate;
 pub mod format;
 pub mod interchange;
+pub mod merge;
 pub mod query;
 
 use std::collections::HashMap;
@@ -23,9 +24,9 @@ use crate::fileio::{read_mapped, Bytes};
 use crate::square::Move;
 use crate::symmetry::Transform;
 
-pub use build::merge;
 pub use builder::{BuildEvent, BuildSummary, Builder};
 pub use format::{BookError, BuildParams, LeafLevel, Record, Writer};
+pub use merge::{merge, Merged};
 
 /// A book over bytes: a `Vec<u8>`, a static slice (the bundled book) or a memory map.
 /// Opening checks the header and size only (constant time); [`Book::verify`] checks

@@ -16,7 +16,7 @@ use super::thor_cmds::ArchiveArgs;
 use super::PositionArgs;
 use crate::board::Board;
 use crate::book::build::{BuildConfig, BuildError, GameLine};
-use crate::book::format::{BuildParams, Writer, MOVE_NONE};
+use crate::book::format::{BuildParams, MOVE_NONE};
 use crate::book::interchange::{self, EdaxDate, ExportFormat};
 use crate::book::query::book_line;
 use crate::book::{walk, Book, BookSource};
@@ -453,27 +453,13 @@ pub struct MergeArgs {
 fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     let a = open_book(Some(&args.a))?;
     let b = open_book(Some(&args.b))?;
-    let records = crate::book::merge(&a, &b);
-    let (pa, pb) = (a.params(), b.params());
-    let params = BuildParams {
-        max_ply: pa.max_ply.max(pb.max_ply),
-        depth: pa.depth.max(pb.depth),
-        exact_at: pa.exact_at.max(pb.exact_at),
-        // The most selective of the two (fewest σ), full width only if both were.
-        selectivity_tenths: match (pa.selectivity_tenths, pb.selectivity_tenths) {
-            (0, t) | (t, 0) => t,
-            (a, b) => a.min(b),
-        },
-        min_games: pa.min_games.min(pb.min_games),
-        // One evaluation scored both, or the merge has none to name.
-        eval_digest: if pa.eval_digest == pb.eval_digest { pa.eval_digest } else { 0 },
-    };
-    let bytes = Writer::write_all(&records, params)?;
+    let merged = crate::book::merge(&a, &b);
+    let bytes = merged.to_bytes()?;
     atomic_write(&args.output, &bytes).with_context(|| format!("writing {}", args.output.display()))?;
     eprintln!(
         "wrote {} ({} positions: {} + {} before merging)",
         args.output.display(),
-        records.len(),
+        merged.records.len(),
         a.len(),
         b.len()
     );

@@ -1,0 +1,93 @@
+//! Merging two books into one: per position the better leaf and the larger game
+//! counts, values backed up again, and the header's parameters combined.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::build::{leaf_score, negamax};
+use super::format::{stored_score, BookError, BuildParams, Record, Writer};
+use super::{walk, Book};
+
+/// A merged book: its records in key order and the parameters its header states.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Merged {
+    /// Records in key order.
+    pub records: Vec<Record>,
+    /// The header's parameters.
+    pub params: BuildParams,
+}
+
+impl Merged {
+    /// The book file's bytes.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, BookError> {
+        Writer::write_all(&self.records, self.params)
+    }
+}
+
+impl BuildParams {
+    /// The parameters a merge of books built with `a` and `b` states: the larger
+    /// collection ply, depth and exact threshold (a merged book holds positions and
+    /// leaves of both), the most selective width (full width only if both were), the
+    /// smaller game threshold, and the evaluation only when one evaluation scored
+    /// both (else none, digest 0).
+    pub fn merged(a: BuildParams, b: BuildParams) -> BuildParams {
+        BuildParams {
+            max_ply: a.max_ply.max(b.max_ply),
+            depth: a.depth.max(b.depth),
+            exact_at: a.exact_at.max(b.exact_at),
+            selectivity_tenths: match (a.selectivity_tenths, b.selectivity_tenths) {
+                (0, t) | (t, 0) => t,
+                (x, y) => x.min(y),
+            },
+            min_games: a.min_games.min(b.min_games),
+            eval_digest: if a.eval_digest == b.eval_digest { a.eval_digest } else { 0 },
+        }
+    }
+}
+
+/// Merges two books. Per position: a leaf beats none, an exact leaf beats a searched
+/// one, then the deeper leaf, then the less selective, then the higher leaf score, then the lower move code;
+/// game counts come from the record with more games (then more wins, then more
+/// draws). Values are then backed up again by negamax over the positions reachable
+/// from the start; others keep the value of the record chosen. Every choice depends
+/// only on the two records, so `merge(a, b)` and `merge(b, a)` are the same book;
+/// the header's parameters are [`BuildParams::merged`].
+pub fn merge<A: AsRef<[u8]>, B: AsRef<[u8]>>(a: &Book<A>, b: &Book<B>) -> Merged {
+    let leaf_rank = |x: &Record| {
+        let level = x.leaf_level().map(|l| l.rank());
+        (level, x.leaf_score, std::cmp::Reverse(x.leaf_move))
+    };
+    let count_rank = |x: &Record| (x.games, x.wins, x.draws);
+    let mut by_key: BTreeMap<u64, Record> = a.records().map(|r| (r.key, r)).collect();
+    for r in b.records() {
+        by_key
+            .entry(r.key)
+            .and_modify(|old| {
+                let leaf = if leaf_rank(&r) > leaf_rank(old) { r } else { *old };
+                let counts = if count_rank(&r) > count_rank(old) { r } else { *old };
+                let first = (leaf_rank(&r), count_rank(&r)) > (leaf_rank(old), count_rank(old));
+                let value = if first { r.value } else { old.value };
+                *old = Record { games: counts.games, wins: counts.wins, draws: counts.draws, value, ..leaf };
+            })
+            .or_insert(r);
+    }
+    let mut records: Vec<Record> = by_key.into_values().collect();
+    let merged_bytes =
+        Writer::write_all(&records, BuildParams::default()).expect("keys from a BTreeMap are sorted and unique");
+    let merged = Book::open(&merged_bytes[..]).expect("freshly encoded");
+    let boards = walk(&merged);
+    let leaf_of = |key: u64| {
+        let r = merged.get(key)?;
+        // Every reachable position is in `boards`; an unreachable child cannot occur.
+        let board = boards.get(&key)?;
+        Some(leaf_score(board, r.leaf_move, r.leaf_score))
+    };
+    let mut memo = HashMap::new();
+    for r in &mut records {
+        if let Some(board) = boards.get(&r.key) {
+            if let Some(v) = negamax(board, &leaf_of, &mut memo) {
+                r.value = stored_score(v);
+            }
+        }
+    }
+    Merged { records, params: BuildParams::merged(a.params(), b.params()) }
+}
