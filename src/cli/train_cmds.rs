@@ -22,7 +22,7 @@ use crate::train::fit::TrainReport;
 use crate::train::measure::{error_by_empties, pooled, EmptiesError, ErrorStats, MeasureConfig};
 use crate::train::probcut::ProbCutConfig;
 use crate::train::selfplay::SelfPlayConfig;
-use crate::train::trainer::{Bootstrap, TrainError, DEFAULT_MOVE_LOSS};
+use crate::train::trainer::{split_games, Bootstrap, TrainError, Validation, DEFAULT_MOVE_LOSS};
 use crate::train::{
     game_positions, LabelStore, Progress, TrainConfig, TrainGame, Trainer, TrainerConfig, TrainerEvent,
 };
@@ -181,12 +181,6 @@ fn load_games(archives: &ArchiveArgs) -> anyhow::Result<Vec<TrainGame>> {
     Ok(db.games.iter().map(TrainGame::from_thor).collect())
 }
 
-/// Game `i` is held out when a hash of its index falls under `share`.
-fn held_out(i: usize, share: f64) -> bool {
-    let h = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    ((h >> 11) as f64 / (1u64 << 53) as f64) < share
-}
-
 /// A stop flag that Ctrl-C sets: long labeling stops after the batches running, with
 /// every finished label kept in the store.
 fn stop_on_ctrl_c() -> anyhow::Result<Arc<AtomicBool>> {
@@ -226,25 +220,17 @@ fn open_labels(path: Option<&PathBuf>) -> anyhow::Result<LabelStore> {
 /// Runs `thorbook train`.
 pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
     Settings { threads: args.threads, ..Settings::default() }.validate().map_err(flag_error)?;
-    if !(0.0..1.0).contains(&args.validation_share) {
-        bail!("--validation-share must be in [0, 1), got {}", args.validation_share);
-    }
     let config = TrainerConfig::try_from(&args)?;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build()?;
     let start = Instant::now();
-    let all = load_games(&args.archives)?;
-    let (train_games, validation_games) = if args.validate.is_empty() {
-        let (v, t): (Vec<_>, Vec<_>) =
-            all.into_iter().enumerate().partition(|(i, _)| held_out(*i, args.validation_share));
-        (t.into_iter().map(|(_, g)| g).collect::<Vec<_>>(), v.into_iter().map(|(_, g)| g).collect())
+    let validation = if args.validate.is_empty() {
+        Validation::HeldOut(args.validation_share)
     } else {
         let validate =
             ArchiveArgs { paths: args.validate.clone(), strict: args.archives.strict, lenient: args.archives.lenient };
-        (all, load_games(&validate)?)
+        Validation::Games(load_games(&validate)?)
     };
-    if train_games.is_empty() {
-        bail!("no training games");
-    }
+    let (train_games, validation_games) = split_games(load_games(&args.archives)?, validation)?;
     eprintln!("{} training games, {} validation games", train_games.len(), validation_games.len());
     let extra: Vec<crate::board::Board> = match &args.book_positions {
         Some(path) => {
@@ -297,9 +283,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
         other => other?,
     };
     let weights = &outcome.weights;
-    let gz = args.output.extension().is_some_and(|e| e == "gz");
-    let bytes = if gz { weights.to_gzip_bytes() } else { weights.to_bytes() };
-    atomic_write(&args.output, &bytes).with_context(|| format!("writing {}", args.output.display()))?;
+    let written = weights.save(&args.output)?;
     if let Some(p) = outcome.probcut_plane {
         eprintln!("probcut: sigma = {:.2} + {:.3} * depth + {:.3} * empties", p[0], p[1], p[2]);
     }
@@ -307,7 +291,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
     eprintln!(
         "wrote {} ({} bytes, digest {:08x}); {:.0} s on {} threads",
         args.output.display(),
-        bytes.len(),
+        written,
         weights.digest(),
         start.elapsed().as_secs_f64(),
         args.threads

@@ -281,6 +281,16 @@ impl Weights {
         Weights::from_bytes(&name, &bytes)
     }
 
+    /// Writes the weight file atomically and durably, gzip-compressed when the name
+    /// ends in `.gz`; returns the number of bytes written.
+    pub fn save(&self, path: &Path) -> Result<usize, WeightsError> {
+        let gz = path.extension().is_some_and(|e| e == "gz");
+        let bytes = if gz { self.to_gzip_bytes() } else { self.to_bytes() };
+        crate::fileio::atomic_write(path, &bytes)
+            .map_err(|source| WeightsError::Io { file: path.display().to_string(), source })?;
+        Ok(bytes.len())
+    }
+
     /// CRC-32 of the uncompressed file: identifies the evaluation (books record it).
     pub fn digest(&self) -> u32 {
         let bytes = self.to_bytes();

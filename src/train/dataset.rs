@@ -36,7 +36,7 @@ use crate::thor::ThorGame;
 pub const THEORETICAL_EMPTIES: u32 = 24;
 
 /// A game to learn from.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TrainGame {
     /// Moves from the start, passes included.
     pub moves: Vec<Move>,

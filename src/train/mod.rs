@@ -21,7 +21,7 @@ pub mod trainer;
 pub use dataset::{game_positions, Dataset, GamePosition, LabelKind, Labeled, TrainGame};
 pub use fit::{train, EmptiesReport, TrainConfig, TrainReport};
 pub use labels::{LabelStore, SearchSpec};
-pub use trainer::{Trainer, TrainerConfig, TrainerEvent, TrainingOutcome};
+pub use trainer::{split_games, Trainer, TrainerConfig, TrainerEvent, TrainingOutcome, Validation};
 
 /// Progress of a long training step: `done` of `total` units of `stage`.
 #[derive(Clone, Copy, Debug)]

@@ -153,12 +153,59 @@ pub enum TrainerEvent {
     Round(RoundSummary),
 }
 
+/// Which games measure the training instead of feeding it.
+#[derive(Clone, Debug)]
+pub enum Validation {
+    /// A share in `[0, 1)` of the games, chosen by a hash of each game's index (the
+    /// same games for the same list, whatever the thread count or the run).
+    HeldOut(f64),
+    /// Games of their own (e.g. other archives); every given game trains.
+    Games(Vec<TrainGame>),
+}
+
+/// Splits `games` into training and validation games.
+pub fn split_games(
+    games: Vec<TrainGame>,
+    validation: Validation,
+) -> Result<(Vec<TrainGame>, Vec<TrainGame>), TrainError> {
+    let (train, validation) = match validation {
+        Validation::Games(v) => (games, v),
+        Validation::HeldOut(share) => {
+            if !(0.0..1.0).contains(&share) {
+                return Err(TrainError::Config(format!("validation share must be in [0, 1), got {share}")));
+            }
+            let (mut train, mut validation) = (Vec::new(), Vec::new());
+            for (i, g) in games.into_iter().enumerate() {
+                if held_out(i, share) {
+                    validation.push(g)
+                } else {
+                    train.push(g)
+                }
+            }
+            (train, validation)
+        }
+    };
+    if train.is_empty() {
+        return Err(TrainError::NoGames);
+    }
+    Ok((train, validation))
+}
+
+/// Game `i` is held out when a hash of its index falls under `share`.
+fn held_out(i: usize, share: f64) -> bool {
+    let h = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    ((h >> 11) as f64 / (1u64 << 53) as f64) < share
+}
+
 /// Why training stopped without weights.
 #[derive(Debug, thiserror::Error)]
 pub enum TrainError {
     /// A setting is out of range.
     #[error("{0}")]
     Config(String),
+    /// No training game.
+    #[error("no training games")]
+    NoGames,
     /// No training position.
     #[error("no training positions (the games never reach 24 empties?)")]
     NoPositions,
@@ -477,5 +524,28 @@ mod tests {
             ),
             Err(TrainError::NoPositions)
         ));
+    }
+
+    #[test]
+    fn the_held_out_split_is_a_stable_share_of_the_games() {
+        let all = games();
+        let n = all.len();
+        let (train, validation) = split_games(all.clone(), Validation::HeldOut(0.1)).unwrap();
+        assert_eq!(train.len() + validation.len(), n);
+        let share = validation.len() as f64 / n as f64;
+        assert!((0.08..0.12).contains(&share), "{share} of {n}");
+        // The same games each time.
+        let (train2, validation2) = split_games(all.clone(), Validation::HeldOut(0.1)).unwrap();
+        assert!(train == train2 && validation == validation2);
+        let (train0, validation0) = split_games(all.clone(), Validation::HeldOut(0.0)).unwrap();
+        assert_eq!((train0.len(), validation0.len()), (n, 0));
+        let given = all[..10].to_vec();
+        let (t, v) = split_games(all.clone(), Validation::Games(given.clone())).unwrap();
+        assert!(t.len() == n && v == given);
+        for bad in [1.0, -0.1, f64::NAN] {
+            let err = split_games(all.clone(), Validation::HeldOut(bad)).unwrap_err().to_string();
+            assert!(err.contains("validation share"), "{err}");
+        }
+        assert!(matches!(split_games(Vec::new(), Validation::HeldOut(0.1)), Err(TrainError::NoGames)));
     }
 }
