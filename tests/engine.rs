@@ -227,6 +227,49 @@ fn match_results_agree_with_a_replay_of_the_games() {
     assert!(text.contains(&format!("A: {w} wins, {d} draws, {l} losses in 4 games")), "{text}");
 }
 
+/// The match's time per move reaches a GTP engine (`time_settings`) and an NBoard
+/// engine (GGF `TI`) alike: the same engine spends the same time on both protocols.
+#[test]
+fn a_mixed_protocol_match_gives_both_sides_the_same_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = dir.path().join("games.jsonl");
+    let engine = "self --level 12 --no-book";
+    thorbook_stdin(
+        &[
+            "match",
+            "--a",
+            engine,
+            "--b",
+            engine,
+            "--b-protocol",
+            "nboard",
+            "--time-per-move",
+            "0.15",
+            "--games",
+            "2",
+            "--games-out",
+            games.to_str().unwrap(),
+        ],
+        "",
+    )
+    .ok();
+    let (mut a, mut b) = ((0.0, 0u64), (0.0, 0u64));
+    for line in std::fs::read_to_string(&games).unwrap().lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        for (side, key) in [(&mut a, "a_thinking"), (&mut b, "b_thinking")] {
+            side.0 += v[key]["seconds"].as_f64().unwrap();
+            side.1 += v[key]["moves"].as_u64().unwrap();
+        }
+    }
+    assert!(a.1 >= 50 && b.1 >= 50, "{a:?} {b:?}");
+    let (mean_a, mean_b) = (a.0 / a.1 as f64, b.0 / b.1 as f64);
+    // Level 12 never finishes a midgame move in 0.15 s: both sides use their budget,
+    // which the protocol must have carried (without it a move takes seconds).
+    assert!(mean_a < 0.15 && mean_b < 0.15, "A {mean_a:.3} s, B {mean_b:.3} s a move");
+    let ratio = mean_a / mean_b;
+    assert!((1.0 / 1.2..=1.2).contains(&ratio), "A {mean_a:.3} s, B {mean_b:.3} s a move");
+}
+
 #[test]
 fn a_crashing_engine_forfeits_and_the_match_goes_on() {
     let out =

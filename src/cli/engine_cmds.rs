@@ -10,7 +10,7 @@ use clap::{Args, ValueEnum};
 
 use crate::board::Color;
 use crate::book::query::BookChoice;
-use crate::engine::matches::{self, MatchConfig, Outcome, PlayerSpec, Protocol, Side};
+use crate::engine::matches::{self, GameRecord, MatchConfig, Outcome, PlayerSpec, Protocol, Side};
 use crate::engine::{BookSource, Engine, EngineConfig};
 use crate::search::Settings;
 use crate::square::format_moves;
@@ -125,6 +125,12 @@ pub(super) fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
     };
     crate::engine::play::run(&mut engine, human, std::io::stdin().lock(), std::io::stdout().lock())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A side's moves in a game and the seconds it took for them, as JSON.
+fn thinking(r: &GameRecord, side: Side) -> serde_json::Value {
+    let times = r.move_times.iter().filter(|t| t.0 == side).map(|t| t.2);
+    serde_json::json!({ "moves": times.clone().count(), "seconds": times.sum::<std::time::Duration>().as_secs_f64() })
 }
 
 /// The protocol of a match engine.
@@ -293,6 +299,8 @@ pub(super) fn run_match(args: MatchArgs) -> anyhow::Result<ExitCode> {
                 "forfeit": r.forfeit.as_ref().map(|f| serde_json::json!({
                     "side": if f.side == Side::A { "A" } else { "B" }, "reason": f.reason })),
                 "a_points": points,
+                "a_thinking": thinking(r, Side::A),
+                "b_thinking": thinking(r, Side::B),
             });
             // Flushed game by game: an interrupted match keeps every game it finished.
             if let Err(e) = writeln!(w, "{line}").and_then(|()| w.flush()) {

@@ -1,5 +1,6 @@
 //! Time management for games under a clock: GTP's `time_settings` (main time, then
-//! byo-yomi periods of some stones) and `time_left`, turned into a budget per move.
+//! byo-yomi periods of some stones) and `time_left`, and GGF's `TI` (main time,
+//! increment, extension) that NBoard sends, turned into a budget per move.
 //!
 //! The budget spreads the time left over the moves the engine still has to make
 //! before the position becomes cheap to solve, keeping a safety margin for the time
@@ -16,13 +17,90 @@ pub struct TimeControl {
     pub byo_yomi: Duration,
     /// Stones (moves) to play in each byo-yomi period (0 with a period: no time limit).
     pub stones: u32,
+    /// Time added to the main time as each move starts (GGF's increment; GTP has none).
+    pub increment: Duration,
 }
 
 impl TimeControl {
+    /// `t` for every move and nothing more: a byo-yomi period of one stone.
+    pub fn per_move(t: Duration) -> TimeControl {
+        TimeControl { main: Duration::ZERO, byo_yomi: t, stones: 1, increment: Duration::ZERO }
+    }
+
+    /// Main time only, as GTP's `time_left` implies when no `time_settings` came.
+    pub fn main_only(main: Duration) -> TimeControl {
+        TimeControl { main, byo_yomi: Duration::ZERO, stones: 0, increment: Duration::ZERO }
+    }
+
+    /// Parses GGF's `TI` value, `MAIN[/INCREMENT[/EXTENSION]]`, each part `[[H:]M:]S`
+    /// with seconds that may have a fraction (`15:00`, `30:00/00:05/02:00`,
+    /// `0/0.250/0`). The extension is counted as main time; no main time and no
+    /// extension with an increment is `increment` for every move
+    /// ([`TimeControl::per_move`]), which is how a match states its time per move.
+    pub fn parse_ggf(text: &str) -> Result<TimeControl, String> {
+        let parts: Vec<&str> = text.split('/').collect();
+        if parts.len() > 3 {
+            return Err(format!("time control `{text}` has more than 3 parts (main/increment/extension)"));
+        }
+        let mut values = [Duration::ZERO; 3];
+        for (value, part) in values.iter_mut().zip(&parts) {
+            *value = parse_clock_time(part.trim()).map_err(|e| format!("time control `{text}`: {e}"))?;
+        }
+        let [main, increment, extension] = values;
+        let main = main + extension;
+        Ok(if main.is_zero() && !increment.is_zero() {
+            TimeControl::per_move(increment)
+        } else {
+            TimeControl { main, byo_yomi: Duration::ZERO, stones: 0, increment }
+        })
+    }
+
+    /// The control as GGF's `TI` value, read back by [`TimeControl::parse_ggf`]; `None`
+    /// for a GTP byo-yomi that GGF cannot state (periods of several stones).
+    pub fn to_ggf(&self) -> Option<String> {
+        if self.stones == 1 && self.main.is_zero() && self.increment.is_zero() {
+            return Some(format!("0/{}/0", clock_time_text(self.byo_yomi)));
+        }
+        (self.byo_yomi.is_zero() && self.stones == 0)
+            .then(|| format!("{}/{}/0", clock_time_text(self.main), clock_time_text(self.increment)))
+    }
+
     /// True for GTP's "no time limits": a byo-yomi period with 0 stones
     /// (`time_settings 0 1 0`), or no time at all (`time_settings 0 0 0`).
     pub fn is_unlimited(&self) -> bool {
-        (self.byo_yomi > Duration::ZERO && self.stones == 0) || (self.main.is_zero() && self.byo_yomi.is_zero())
+        (self.byo_yomi > Duration::ZERO && self.stones == 0)
+            || (self.main.is_zero() && self.byo_yomi.is_zero() && self.increment.is_zero())
+    }
+}
+
+/// Parses `[[H:]M:]S` (seconds may have a fraction) as a duration of at most a day.
+fn parse_clock_time(text: &str) -> Result<Duration, String> {
+    let fields: Vec<&str> = text.split(':').collect();
+    if fields.len() > 3 || text.is_empty() {
+        return Err(format!("`{text}` is not [[hours:]minutes:]seconds"));
+    }
+    let mut seconds = 0.0;
+    for (i, field) in fields.iter().enumerate() {
+        let last = i + 1 == fields.len();
+        let value: f64 = field.parse().map_err(|_| format!("`{text}` is not [[hours:]minutes:]seconds"))?;
+        if !value.is_finite() || value < 0.0 || (!last && value.fract() != 0.0) {
+            return Err(format!("`{text}` is not [[hours:]minutes:]seconds"));
+        }
+        seconds = seconds * 60.0 + value;
+    }
+    if seconds > 86_400.0 {
+        return Err(format!("`{text}` is more than a day"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// `M:SS` with milliseconds when they are not zero.
+fn clock_time_text(d: Duration) -> String {
+    let (minutes, seconds, millis) = (d.as_secs() / 60, d.as_secs() % 60, d.subsec_millis());
+    if millis == 0 {
+        format!("{minutes}:{seconds:02}")
+    } else {
+        format!("{minutes}:{seconds:02}.{millis:03}")
     }
 }
 
@@ -76,7 +154,7 @@ impl Clock {
             }
             return;
         }
-        match self.left.checked_sub(used) {
+        match (self.left + self.control.increment).checked_sub(used) {
             Some(left) if left > Duration::ZERO => self.left = left,
             _ => {
                 // Main time is over: byo-yomi starts (or nothing is left).
@@ -101,7 +179,8 @@ impl Clock {
         // the time over the moves before them, and keep some for those.
         let own_moves = (empties.saturating_sub(10) / 2).max(1) + 2;
         let usable = self.left.mul_f64(0.95).saturating_sub(SAFETY);
-        let mut budget = usable / own_moves;
+        let mut budget = usable / own_moves + self.control.increment.mul_f64(0.9);
+        let usable = usable + self.control.increment.mul_f64(0.95);
         if self.control.byo_yomi > Duration::ZERO && self.control.stones > 0 {
             // Byo-yomi follows: a period's share per move can be spent on top.
             budget += (self.control.byo_yomi / self.control.stones).mul_f64(0.5);
@@ -116,7 +195,7 @@ mod tests {
 
     #[test]
     fn budgets_spread_the_time_and_never_exceed_it() {
-        let control = TimeControl { main: Duration::from_secs(60), byo_yomi: Duration::ZERO, stones: 0 };
+        let control = TimeControl::main_only(Duration::from_secs(60));
         let mut clock = Clock::new(control);
         let first = clock.budget(60).unwrap();
         assert!(first > Duration::from_secs(1) && first < Duration::from_secs(5), "{first:?}");
@@ -128,14 +207,73 @@ mod tests {
             total += b;
         }
         assert!(total <= Duration::from_secs(60), "{total:?}");
-        let byo = TimeControl { main: Duration::ZERO, byo_yomi: Duration::from_secs(10), stones: 5 };
+        let byo = TimeControl {
+            main: Duration::ZERO,
+            byo_yomi: Duration::from_secs(10),
+            stones: 5,
+            increment: Duration::ZERO,
+        };
         let mut clock = Clock::new(byo);
         assert_eq!(clock.budget(40).unwrap(), (Duration::from_secs(2) - SAFETY).mul_f64(0.9));
         for _ in 0..5 {
             clock.spend(Duration::from_secs(1));
         }
         assert_eq!(clock.left(), Duration::from_secs(10), "a new period starts");
-        let unlimited = TimeControl { main: Duration::ZERO, byo_yomi: Duration::from_secs(1), stones: 0 };
+        let unlimited = TimeControl {
+            main: Duration::ZERO,
+            byo_yomi: Duration::from_secs(1),
+            stones: 0,
+            increment: Duration::ZERO,
+        };
         assert_eq!(Clock::new(unlimited).budget(30), None);
+    }
+
+    #[test]
+    fn ggf_time_controls_parse_and_round_trip() {
+        let secs = Duration::from_secs;
+        assert_eq!(TimeControl::parse_ggf("15:00").unwrap(), TimeControl::main_only(secs(900)));
+        let c = TimeControl::parse_ggf("30:00/00:05/02:00").unwrap();
+        assert_eq!((c.main, c.increment, c.stones), (secs(1920), secs(5), 0));
+        assert_eq!(TimeControl::parse_ggf("1:00:00").unwrap().main, secs(3600));
+        let per_move = TimeControl::parse_ggf("0/0.25/0").unwrap();
+        assert_eq!(per_move, TimeControl::per_move(Duration::from_millis(250)));
+        for c in [per_move, c, TimeControl::main_only(Duration::from_millis(60_500))] {
+            assert_eq!(TimeControl::parse_ggf(&c.to_ggf().unwrap()).unwrap(), c);
+        }
+        let byo = TimeControl { main: secs(60), byo_yomi: secs(10), stones: 5, increment: Duration::ZERO };
+        assert_eq!(byo.to_ggf(), None);
+        for bad in ["", "abc", "1:2:3:4", "0/1/2/3", "-5", "1.5:00", "inf", "NaN", "99999999"] {
+            assert!(TimeControl::parse_ggf(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_per_move_control_gives_the_same_budget_from_gtp_and_ggf() {
+        let t = Duration::from_millis(200);
+        let gtp = TimeControl { main: Duration::ZERO, byo_yomi: t, stones: 1, increment: Duration::ZERO };
+        let ggf = TimeControl::parse_ggf(&TimeControl::per_move(t).to_ggf().unwrap()).unwrap();
+        let (mut a, mut b) = (Clock::new(gtp), Clock::new(ggf));
+        for empties in (10..=58).rev().step_by(2) {
+            assert_eq!(a.budget(empties), b.budget(empties));
+            a.spend(Duration::from_millis(150));
+            b.spend(Duration::from_millis(150));
+        }
+    }
+
+    #[test]
+    fn an_increment_is_credited_as_each_move_starts() {
+        let control = TimeControl {
+            main: Duration::from_secs(10),
+            increment: Duration::from_secs(2),
+            ..TimeControl::main_only(Duration::ZERO)
+        };
+        let mut clock = Clock::new(control);
+        let first = clock.budget(50).unwrap();
+        assert!(first > Duration::from_secs(2) && first < Duration::from_secs(4), "{first:?}");
+        clock.spend(Duration::from_secs(3));
+        assert_eq!(clock.left(), Duration::from_secs(9));
+        // With the main time gone, the increment alone is spent, never more than it.
+        clock.spend(Duration::from_secs(11));
+        assert!(clock.budget(30).unwrap() <= Duration::from_secs(2));
     }
 }

@@ -164,7 +164,7 @@ pub fn parse_line(line: &str) -> Result<Option<Request>, BadLine> {
             let main = parse_seconds(words.next(), "main time").map_err(bad)?;
             let byo_yomi = parse_seconds(words.next(), "byo-yomi time").map_err(bad)?;
             let stones = parse_count(words.next(), "byo-yomi stones").map_err(bad)?;
-            Command::TimeSettings(TimeControl { main, byo_yomi, stones })
+            Command::TimeSettings(TimeControl { main, byo_yomi, stones, increment: Duration::ZERO })
         }
         "time_left" => {
             let color = parse_color(words.next()).map_err(bad)?;
@@ -248,7 +248,7 @@ impl<'e, E: Evaluator> GtpSession<'e, E> {
                 Ok(String::new())
             }
             Command::TimeLeft(color, left, stones) => {
-                let control = self.control.unwrap_or(TimeControl { main: *left, byo_yomi: Duration::ZERO, stones: 0 });
+                let control = self.control.unwrap_or(TimeControl::main_only(*left));
                 let clock = self.clocks[color_index(*color)].get_or_insert_with(|| Clock::new(control));
                 clock.set_left(*left, *stones);
                 Ok(String::new())

@@ -9,6 +9,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
+use super::clock::TimeControl;
 use super::game::Game;
 use super::ggf;
 use crate::board::Color;
@@ -344,7 +345,7 @@ impl Client {
                 Ok(())
             }
             Protocol::NBoard => {
-                let ti = time_per_move.map(|t| format!("{:.3}", t.as_secs_f64()));
+                let ti = time_per_move.and_then(|t| TimeControl::per_move(t).to_ggf());
                 self.send(&format!("set game {}", ggf::write(game, "black", "white", ti.as_deref())))?;
                 self.sync()
             }

@@ -5,7 +5,8 @@
 //! GUI: `set myname`, `pong N`, `status TEXT`, `nodestats NODES SECONDS`,
 //! `=== MV/EVAL/TIME`, `search PV EVAL 0 DEPTH` and `book PV EVAL GAMES DEPTH` (hints),
 //! `analysis N EVAL`, `learned`. Moves are `F5` or `PA` (pass); evaluations are discs
-//! for the side to move. A line that cannot be used is reported on the error stream and
+//! for the side to move. The game's `TI` runs a [`Clock`] for the engine's own moves (see
+//! [`TimeControl::parse_ggf`]). A line that cannot be used is reported on the error stream and
 //! the loop goes on (the protocol has no error reply).
 // Input handling: every narrowing or sign-changing conversion is checked (`try_from`,
 // `from_le_bytes`), never a silent `as`.
@@ -13,6 +14,7 @@
 
 use std::io::{BufRead, Write};
 
+use super::clock::{Clock, TimeControl};
 use super::game::Game;
 use super::ggf::{self, move_text, GgfGame};
 use super::{Engine, EngineError, MoveSource};
@@ -104,13 +106,16 @@ pub struct NBoardSession<'e, E: Evaluator> {
     engine: &'e mut Engine<E>,
     game: Game,
     contempt: i32,
+    /// The engine's clock under the game's `TI`, counting its own moves; `None`
+    /// without a time control (the engine's own settings decide).
+    clock: Option<Clock>,
 }
 
 impl<'e, E: Evaluator> NBoardSession<'e, E> {
     /// A session on a new game from the start position.
     pub fn new(engine: &'e mut Engine<E>) -> NBoardSession<'e, E> {
         engine.new_game();
-        NBoardSession { engine, game: Game::default(), contempt: 0 }
+        NBoardSession { engine, game: Game::default(), contempt: 0, clock: None }
     }
 
     /// The game so far.
@@ -131,10 +136,27 @@ impl<'e, E: Evaluator> NBoardSession<'e, E> {
             Command::NBoard(v) => return Ok(Err(format!("protocol version {v} is not supported (thorbook speaks 2)"))),
             Command::SetDepth(d) => self.engine.set_strength(Strength::for_depth(d)),
             Command::SetGame(g) => {
-                if g.game.start() != self.game.start() || !self.game.moves().starts_with(&g.game.moves()) {
+                let same_start = g.game.start() == self.game.start();
+                let continues = same_start && g.game.moves().starts_with(&self.game.moves());
+                let takes_back = same_start && self.game.moves().starts_with(&g.game.moves());
+                // The engine's memory (table, book state) stays for the same game
+                // going on or taken back, not for another game.
+                if !(continues || takes_back) {
                     self.engine.new_game();
                 }
                 self.game = g.game;
+                let control = match g.time.as_deref().map(TimeControl::parse_ggf).transpose() {
+                    Ok(control) => control,
+                    Err(e) => {
+                        self.clock = None;
+                        return Ok(Err(format!("set game: {e}; playing without a clock")));
+                    }
+                };
+                // A new game or a new control restarts the clock; a game that goes on
+                // keeps the time the engine has used.
+                if !continues || self.clock.map(|c| c.control()) != control {
+                    self.clock = control.map(Clock::new);
+                }
             }
             Command::SetContempt(c) => self.contempt = c,
             Command::Move(mv) => {
@@ -156,7 +178,8 @@ impl<'e, E: Evaluator> NBoardSession<'e, E> {
         writeln!(out, "status thorbook is thinking")?;
         out.flush()?;
         let pos = self.game.position();
-        let chosen = match self.engine.choose(&pos) {
+        let budget = self.clock.and_then(|c| c.budget(pos.board.empty_count()));
+        let chosen = match self.engine.choose_with_time(&pos, budget) {
             Ok(m) => m,
             Err(EngineError::GameOver { .. }) => {
                 writeln!(out, "status thorbook is waiting")?;
@@ -164,6 +187,9 @@ impl<'e, E: Evaluator> NBoardSession<'e, E> {
             }
             Err(e) => return Ok(Err(format!("go: {e}"))),
         };
+        if let Some(clock) = &mut self.clock {
+            clock.spend(chosen.time);
+        }
         if chosen.source == MoveSource::Book {
             writeln!(out, "status thorbook plays from its book")?;
         }
