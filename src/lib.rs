@@ -1,6 +1,20 @@
 //! thorbook: an Othello (Reversi) toolkit for WTHOR game archives, opening books and a
 //! book-playing engine.
 //!
+//! ```
+//! use thorbook::book::{self, query::book_moves};
+//! use thorbook::square::parse_move_sequence;
+//! use thorbook::Position;
+//!
+//! // The bundled book's moves after f5 d6, best first.
+//! let book = book::bundled()?;
+//! let pos = Position::START.play_sequence(&parse_move_sequence("f5d6")?)?;
+//! let moves = book_moves(&book, &pos);
+//! assert!(moves.len() > 1);
+//! println!("{}: {:+}", moves[0].mv, moves[0].score);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! Layers, each using only those listed before it:
 //! - [`square`], [`error`]: squares, moves, their notation, and the board layer's
 //!   errors;
@@ -14,28 +28,42 @@
 //! - [`openings`]: named openings;
 //! - [`eval`]: static evaluation (trained patterns, the classic baseline);
 //! - [`search`]: how hard to search ([`search::Settings`], levels), the endgame
-//!   solver, the midgame search, the transposition table;
+//!   solver, the midgame search, the transposition table, problem sets;
 //! - [`fileio`]: memory maps and atomic writes;
 //! - [`thor`]: WTHOR archives: read, replay, validate, index, search, write;
-//! - [`train`]: training the pattern evaluation from games and exact solves, and
-//!   measuring its error;
+//! - [`train`]: training the pattern evaluation from games and exact solves
+//!   ([`train::Trainer`]), and measuring its error;
 //! - [`book`]: opening books: format, probing, building ([`book::Builder`]),
 //!   deviation, merging, interchange;
-//! - [`engine`]: the book-then-search player, GTP, NBoard, terminal play and engine
-//!   matches;
-//! - [`svg`], [`explorer`]: board pictures and the browser explorer over the above;
-//! - [`cli`]: the command line, a thin layer over the library;
-//! - [`testutil`], [`fuzz`]: naive references for tests, and the fuzz targets' checks.
+//! - [`engine`]: the book-then-search player ([`engine::Engine`]), GTP, NBoard,
+//!   terminal play and engine matches;
+//! - [`svg`]: board pictures;
+//! - `explorer` (feature `explorer`): the browser explorer over the above;
+//! - `cli` (feature `cli`): the command line, a thin layer over the library.
+//!
+//! # Features
+//! - `cli` (default): the `thorbook` binary and its module; brings clap, indicatif,
+//!   ctrlc, anyhow and shlex, and turns on `explorer`.
+//! - `explorer`: the explorer's web server (tiny_http).
+//! - `testing`: naive references, random positions and the fuzz targets' checks for
+//!   thorbook's own tests, benchmarks and fuzz targets; not part of the API.
+//!
+//! A program that only needs the library depends on it with
+//! `thorbook = { version = "0.1", default-features = false }`.
 #![deny(missing_docs)]
 
 pub mod board;
 pub mod book;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod engine;
 pub mod error;
 pub mod eval;
+#[cfg(feature = "explorer")]
 pub mod explorer;
 pub mod fileio;
+#[cfg(feature = "testing")]
+#[doc(hidden)]
 pub mod fuzz;
 pub mod obf;
 pub mod openings;
@@ -46,6 +74,8 @@ pub mod square;
 pub mod stability;
 pub mod svg;
 pub mod symmetry;
+#[cfg(any(test, feature = "testing"))]
+#[doc(hidden)]
 pub mod testutil;
 pub mod thor;
 pub mod train;

@@ -20,7 +20,7 @@ use crate::util::thorbook;
 
 fn bundled_games(n: usize) -> Vec<GameLine> {
     let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: false }).unwrap();
-    db.games.iter().take(n).map(|g| GameLine { moves: g.moves_with_passes(), black_score: g.raw.black_score }).collect()
+    db.games.iter().take(n).map(GameLine::from_thor).collect()
 }
 
 fn config(max_ply: u32, depth: u32, exact_at: u32) -> BuildConfig {
@@ -422,8 +422,7 @@ fn an_interrupted_build_resumes_to_the_same_book() {
 #[test]
 fn book_counts_and_win_rates_match_thor_statistics() {
     let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: true }).unwrap();
-    let games: Vec<GameLine> =
-        db.games.iter().map(|g| GameLine { moves: g.moves_with_passes(), black_score: g.raw.black_score }).collect();
+    let games: Vec<GameLine> = db.games.iter().map(GameLine::from_thor).collect();
     let book = build_book(&games, &BuildConfig { min_games: 2, ..config(4, 1, 0) });
     assert_counts_match_thor(&db, &book);
 }
@@ -520,6 +519,16 @@ fn engine_and_query_use_the_bundled_book() {
     }
     let line = book_line(&book, &Position::START, 60);
     assert!(line.len() >= 10, "{line:?}");
+    // Along the line, each move is the one the move list shows first (at the start the
+    // four first moves tie in value and games: the tie is broken the same way in both).
+    let mut at = Position::START;
+    for &mv in &line {
+        let listed = book_moves(&book, &at);
+        if listed.iter().any(|m| m.in_book) {
+            assert_eq!(listed[0].mv, mv, "at {}", at.to_board_text());
+        }
+        at = at.try_play(mv, 0).unwrap();
+    }
 
     // Safety: where the stored value is above every playable move (an inconsistent
     // book), the engine leaves the book rather than trust it.

@@ -24,12 +24,7 @@ fn search(depth: u32) -> BuildConfig {
 
 fn small_book() -> Vec<u8> {
     let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: false }).unwrap();
-    let games: Vec<GameLine> = db
-        .games
-        .iter()
-        .take(400)
-        .map(|g| GameLine { moves: g.moves_with_passes(), black_score: g.raw.black_score })
-        .collect();
+    let games: Vec<GameLine> = db.games.iter().take(400).map(GameLine::from_thor).collect();
     let cfg = search(2);
     let nodes = collect(&games, cfg.max_ply, cfg.min_games).unwrap();
     let leaves = score_all(&nodes, &cfg.leaf_search().unwrap(), &HashMap::new(), &|_, _| {}).unwrap();

@@ -7,6 +7,7 @@ mod book;
 mod deviate;
 mod engine;
 mod eval;
+mod examples;
 mod explorer;
 mod fuzz_inputs;
 mod interchange;

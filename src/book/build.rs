@@ -156,6 +156,13 @@ pub struct GameLine {
     pub black_score: u8,
 }
 
+impl GameLine {
+    /// A replayed Thor game's line.
+    pub fn from_thor(game: &crate::thor::ThorGame) -> GameLine {
+        GameLine { moves: game.moves_with_passes(), black_score: game.raw.black_score }
+    }
+}
+
 /// A collected position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Node {

@@ -144,8 +144,7 @@ fn build_cmd(args: BuildArgs) -> anyhow::Result<ExitCode> {
     let config = BuildConfig::try_from(&args)?;
     let (max_ply, min_games, threads) = (config.max_ply, config.min_games, config.search.threads);
     let db = args.archives.load(false)?;
-    let games: Vec<GameLine> =
-        db.games.iter().map(|g| GameLine { moves: g.moves_with_passes(), black_score: g.raw.black_score }).collect();
+    let games: Vec<GameLine> = db.games.iter().map(GameLine::from_thor).collect();
     let builder = Builder::new(config, &args.output).resume(args.resume);
     let bar = ProgressBar::new(0).with_style(
         ProgressStyle::with_template("scoring {bar:40} {pos}/{len} positions, {per_sec}, ETA {eta}")

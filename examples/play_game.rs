@@ -1,0 +1,37 @@
+//! Playing a game through `Engine`: the bundled book first, then a search at a level,
+//! for both sides, move by move.
+//!
+//! `cargo run --release --example play_game -- [LEVEL]` (default 4).
+
+use thorbook::engine::game::Game;
+use thorbook::engine::{Engine, EngineConfig, MoveSource};
+use thorbook::search::{Level, Settings};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    run(&std::env::args().skip(1).collect::<Vec<_>>())
+}
+
+/// The example on its arguments (the suite runs it this way).
+pub fn run(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    let level: u8 = args.first().map_or(Ok(4), |a| a.parse())?;
+    let config = EngineConfig {
+        search: Settings::at_level(Level::new(level).ok_or("the level must be 1..=12")?),
+        ..EngineConfig::default()
+    };
+    // `new` validates the settings and allocates the table: errors, never panics.
+    let mut engine = Engine::new(config)?;
+    let mut game = Game::default();
+    while !game.is_over() {
+        let pos = game.position();
+        let chosen = engine.choose(&pos)?;
+        let how = match chosen.source {
+            MoveSource::Book => "book".to_string(),
+            MoveSource::Forced => "forced".to_string(),
+            MoveSource::Search => format!("depth {}, {} nodes", chosen.depth, chosen.nodes),
+        };
+        println!("{:>2}. {} {} {:+} ({how})", game.moves().len() + 1, pos.side, chosen.mv, chosen.score);
+        game.play(chosen.mv)?;
+    }
+    println!("{}", game.result_text());
+    Ok(())
+}

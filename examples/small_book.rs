@@ -1,0 +1,39 @@
+//! Building a small opening book with `Builder`: positions of the first plies of the
+//! bundled archives' games, leaves searched at a low depth, values backed up by
+//! negamax, written atomically, then opened and probed.
+//!
+//! `cargo run --release --example small_book -- [OUT.tbk]`.
+
+use thorbook::book::build::BuildConfig;
+use thorbook::book::build::GameLine;
+use thorbook::book::query::book_moves;
+use thorbook::book::{Book, BuildEvent, Builder};
+use thorbook::search::Settings;
+use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
+use thorbook::Position;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    run(&std::env::args().skip(1).collect::<Vec<_>>())
+}
+
+/// The example on its arguments (the suite runs it this way).
+pub fn run(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    let out = args.first().cloned().unwrap_or_else(|| std::env::temp_dir().join("small.tbk").display().to_string());
+    let db = ThorDatabase::load(&bundled_sources(), LoadOptions::default())?;
+    let games: Vec<GameLine> = db.games.iter().map(GameLine::from_thor).collect();
+    let config = BuildConfig {
+        max_ply: 8,
+        min_games: 2,
+        search: Settings { depth: Some(4), exact_at: Some(0), hash_mib: 4, threads: 2, ..Settings::default() },
+    };
+    let summary = Builder::new(config, &out).run(&games, &|event| {
+        if let BuildEvent::Collected { positions, .. } = event {
+            eprintln!("{positions} positions to score");
+        }
+    })?;
+    println!("{out}: {} positions from {} games, {} bytes", summary.positions, summary.games, summary.bytes.len());
+    let book = Book::open_verified(summary.bytes)?;
+    let best = &book_moves(&book, &Position::START)[0];
+    println!("best first move: {} ({:+})", best.mv, best.score);
+    Ok(())
+}
