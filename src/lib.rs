@@ -16,10 +16,10 @@
 //! ```
 //!
 //! Layers, each using only those listed before it:
-//! - [`square`], [`error`]: squares, moves, their notation, and the board layer's
-//!   errors;
+//! - [`square`]: squares, moves, their notation and its parse error;
 //! - [`board`]: the bitboard core (move generation, flips, scores);
-//! - [`position`]: absolute colours, board text and checked move sequences;
+//! - [`position`]: absolute colours, board text (one alphabet) and checked move
+//!   sequences, with the errors of playing them;
 //! - [`symmetry`]: the 8 board symmetries and canonical forms;
 //! - [`zobrist`]: stable 64-bit keys, incremental and canonical;
 //! - [`perft`]: move-generation counts;
@@ -57,7 +57,6 @@ pub mod book;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod engine;
-pub mod error;
 pub mod eval;
 #[cfg(feature = "explorer")]
 pub mod explorer;
@@ -82,6 +81,6 @@ pub mod train;
 pub mod zobrist;
 
 pub use board::{Board, Color};
-pub use position::Position;
-pub use square::{Move, Square};
+pub use position::{PlayError, Position, PositionError};
+pub use square::{Move, ParseError, Square};
 pub use symmetry::Transform;

@@ -60,7 +60,7 @@ pub fn parse_obf(text: &str) -> Result<Vec<Problem>, ObfError> {
         let mut scores = Vec::new();
         for f in fields.map(str::trim).filter(|f| !f.is_empty()) {
             let (mv, score) = f.split_once(':').ok_or_else(|| err(format!("`{f}` is not MOVE:SCORE")))?;
-            let mv: Move = mv.trim().parse().map_err(|e: crate::error::ParseError| err(e.to_string()))?;
+            let mv: Move = mv.trim().parse().map_err(|e: crate::square::ParseError| err(e.to_string()))?;
             let score: i32 = score.trim().parse().map_err(|_| err(format!("`{score}` is not a score")))?;
             scores.push((mv, score));
         }

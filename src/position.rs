@@ -9,8 +9,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::board::{Board, Color, Squares};
-use crate::error::{ParseError, PlayError, PositionError};
-use crate::square::{parse_move_sequence, Move, Square};
+use thiserror::Error;
+
+use crate::square::{parse_move_sequence, Move, ParseError, Square};
 
 /// A board plus who is to move, in absolute colours.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -101,47 +102,14 @@ impl Position {
         Ok(Position::START.play_sequence(&moves)?)
     }
 
-    /// Parses FFO/Edax board text: 64 squares A1, B1, … H8 (`X`/`x`/`*`/`B` black,
-    /// `O`/`o`/`W` white, `-`/`.` empty; whitespace ignored), then the side to move
-    /// (`X`/`B`/`black` or `O`/`W`/`white`). Anything after the side (e.g. `;` and
-    /// scored moves in `.obf` files) is ignored.
+    /// Parses FFO/Edax board text: 64 squares A1, B1, … H8 then the side to move, in
+    /// the board-text alphabet ([`parse_squares`], [`parse_side`]). Anything after the
+    /// side (e.g. `;` and scored moves in `.obf` files) is ignored.
     pub fn parse_board_text(text: &str) -> Result<Position, ParseError> {
-        let mut black = 0u64;
-        let mut white = 0u64;
-        let mut n = 0usize;
-        // Count characters, not bytes, so the position named is the one a reader sees.
-        let mut chars = text.chars().enumerate();
-        for (at, c) in chars.by_ref() {
-            if c.is_whitespace() {
-                continue;
-            }
-            let bit = 1u64 << n;
-            match c {
-                'X' | 'x' | '*' | 'B' | 'b' => black |= bit,
-                'O' | 'o' | 'W' | 'w' | '0' => white |= bit,
-                '-' | '.' | '_' => {}
-                _ => {
-                    return Err(ParseError::Board(format!(
-                        "character {} (`{c}`) at square {} is not X, O or -",
-                        at + 1,
-                        Square::ALL[n]
-                    )))
-                }
-            }
-            n += 1;
-            if n == 64 {
-                break;
-            }
-        }
-        if n < 64 {
-            return Err(ParseError::Board(format!("only {n} squares, expected 64")));
-        }
-        let rest: String = chars.map(|(_, c)| c).collect();
+        let (black, white, rest) = parse_squares(text)?;
         let side_word = rest.split(|c: char| c.is_whitespace() || c == ';').find(|w| !w.is_empty());
-        let side = match side_word.map(|w| w.to_ascii_lowercase()) {
-            Some(w) if ["x", "b", "*", "black"].contains(&w.as_str()) => Color::Black,
-            Some(w) if ["o", "w", "0", "white"].contains(&w.as_str()) => Color::White,
-            Some(w) => return Err(ParseError::Board(format!("side to move `{w}` is not X or O"))),
+        let side = match side_word {
+            Some(w) => parse_side(w)?,
             None => return Err(ParseError::Board("the side to move (X or O) is missing after the 64 squares".into())),
         };
         Ok(Position::from_colors(black, white, side).expect("a square holds one colour"))
@@ -284,4 +252,101 @@ mod tests {
         assert!(d.contains("4 . . * O X . . . 4"), "{d}");
         assert!(d.contains("5 . . . X O * . . 5"), "{d}");
     }
+}
+
+/// The colour a board-text character stands for: `Some(Some(colour))` for a disc,
+/// `Some(None)` for an empty square, `None` for a character outside the alphabet.
+///
+/// The one board-text alphabet, for every reader (FFO/Edax board text, `.obf`
+/// problems, GGF `BO`, Edax book text, the CLI's `--board`): black `X x * B b`, white
+/// `O o 0 W w`, empty `- . _`.
+pub fn square_char(c: char) -> Option<Option<Color>> {
+    match c {
+        'X' | 'x' | '*' | 'B' | 'b' => Some(Some(Color::Black)),
+        'O' | 'o' | '0' | 'W' | 'w' => Some(Some(Color::White)),
+        '-' | '.' | '_' => Some(None),
+        _ => None,
+    }
+}
+
+/// The side to move in board text: a disc character of the alphabet ([`square_char`])
+/// or `black` / `white`, in any case.
+pub fn parse_side(word: &str) -> Result<Color, ParseError> {
+    let mut chars = word.chars();
+    let colour = match (chars.next(), chars.next()) {
+        (Some(c), None) => square_char(c).flatten(),
+        _ if word.eq_ignore_ascii_case("black") => Some(Color::Black),
+        _ if word.eq_ignore_ascii_case("white") => Some(Color::White),
+        _ => None,
+    };
+    colour.ok_or_else(|| ParseError::Board(format!("side to move `{word}` is not X or O")))
+}
+
+/// The 64 squares A1 … H8 at the start of `text` in the board-text alphabet
+/// ([`square_char`]; whitespace between them ignored): black's and white's discs, and
+/// the text after the 64th square. Errors name the character (counted in
+/// characters, not bytes) and the square.
+pub fn parse_squares(text: &str) -> Result<(u64, u64, &str), ParseError> {
+    let (mut black, mut white, mut n) = (0u64, 0u64, 0usize);
+    for (at, (byte, c)) in text.char_indices().enumerate() {
+        if c.is_whitespace() {
+            continue;
+        }
+        let sq = Square::ALL[n];
+        match square_char(c) {
+            Some(Some(Color::Black)) => black |= sq.bit(),
+            Some(Some(Color::White)) => white |= sq.bit(),
+            Some(None) => {}
+            None => {
+                return Err(ParseError::Board(format!("character {} (`{c}`) at square {sq} is not X, O or -", at + 1)))
+            }
+        }
+        n += 1;
+        if n == 64 {
+            return Ok((black, white, &text[byte + c.len_utf8()..]));
+        }
+    }
+    Err(ParseError::Board(format!("only {n} squares, expected 64")))
+}
+
+/// A move that cannot be played in the position it was given for.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PlayError {
+    /// The square is occupied or flips nothing.
+    #[error("ply {ply}: {mv} is not legal for {color}")]
+    Illegal {
+        /// 1-based ply in the sequence being played.
+        ply: usize,
+        /// The move attempted.
+        mv: Move,
+        /// The side that tried it.
+        color: Color,
+    },
+    /// A pass while the side to move has a legal move.
+    #[error("ply {ply}: {color} cannot pass, it has a legal move")]
+    PassWithMoves {
+        /// 1-based ply.
+        ply: usize,
+        /// The side that tried to pass.
+        color: Color,
+    },
+    /// A move after the end of the game.
+    #[error("ply {ply}: the game is over, {mv} cannot be played")]
+    GameOver {
+        /// 1-based ply.
+        ply: usize,
+        /// The move attempted.
+        mv: Move,
+    },
+}
+
+/// Parsing then playing: the errors of `Position::from_moves`-style entry points.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PositionError {
+    /// Malformed text.
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+    /// A move that is not legal.
+    #[error(transparent)]
+    Play(#[from] PlayError),
 }

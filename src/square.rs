@@ -2,7 +2,8 @@
 //!
 //! Squares are numbered in FFO order: A1 = 0, B1 = 1, … H1 = 7, A2 = 8, … H8 = 63
 //! (bit `i` of a bitboard is square `i`). Columns are letters `a`..`h`, rows digits
-//! `1`..`8`. A [`Move`] is a square or a pass.
+//! `1`..`8`. A [`Move`] is a square or a pass. [`ParseError`] is the one error of
+//! every text notation (squares, moves, move sequences, board text).
 // Input handling: every narrowing or sign-changing conversion is checked (`try_from`,
 // `from_le_bytes`), never a silent `as`.
 #![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
@@ -10,7 +11,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::error::ParseError;
+use thiserror::Error;
 
 /// One of the 64 squares, A1 = 0 … H8 = 63.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -272,4 +273,26 @@ mod tests {
         let err = parse_move_sequence("f5d6z9c3").unwrap_err();
         assert_eq!(err.to_string(), "move 3: `z9` is not a square or a pass");
     }
+}
+
+/// Text that is not a square, a move, a move sequence or a board.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ParseError {
+    /// Not `a1`..`h8`.
+    #[error("`{0}` is not a square (expected a1..h8)")]
+    Square(String),
+    /// Not a square or a pass word.
+    #[error("`{0}` is not a move (expected a1..h8 or pass)")]
+    Move(String),
+    /// A token of a move sequence is not a move.
+    #[error("move {index}: `{token}` is not a square or a pass")]
+    Sequence {
+        /// 1-based index of the token in the sequence.
+        index: usize,
+        /// The offending text.
+        token: String,
+    },
+    /// A board string is malformed.
+    #[error("board text: {0}")]
+    Board(String),
 }

@@ -439,5 +439,5 @@ fn edax_text_boards_are_split_by_character() {
     let start = "---------------------------OX------XO--------------------------- X,18,F5,0\n";
     let line = format!("{}ڧ O,18,D6,-1\n", "-".repeat(63));
     let err = interchange::import(format!("{start}{line}").as_bytes()).unwrap_err().to_string();
-    assert!(err.contains("line 2") && err.contains("`ڧ` is not X, O or -"), "{err}");
+    assert!(err.contains("line 2") && err.contains("(`ڧ`) at square h8 is not X, O or -"), "{err}");
 }

@@ -212,7 +212,7 @@ pub enum BuildError {
         /// Index of the game in the input.
         game: usize,
         /// The error.
-        source: crate::error::PlayError,
+        source: crate::position::PlayError,
     },
     /// The checkpoint cannot be used.
     #[error("checkpoint {path}: {message}")]

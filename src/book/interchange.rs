@@ -15,7 +15,7 @@ use super::build::{leaf_score, negamax};
 use super::format::{stored_score, BookError, BuildParams, Record, Writer, FLAG_LEAF_EXACT, MOVE_NONE, MOVE_PASS};
 use super::{walk, walk_from, Book};
 use crate::board::{masks, Board, Color};
-use crate::position::Position;
+use crate::position::{parse_side, parse_squares, Position};
 use crate::square::{Move, Square};
 
 /// A book file format thorbook reads or writes.
@@ -897,25 +897,10 @@ fn parse_edax_text(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
         if fields.len() != 4 {
             return Err(bad(format!("expected `board,level,move,score`, found {} fields", fields.len())));
         }
-        // Split after 64 characters, not bytes: the text may hold any UTF-8.
-        let split = fields[0].char_indices().nth(64).map_or(fields[0].len(), |(at, _)| at);
-        let (squares, side) = fields[0].split_at(split);
-        if squares.chars().count() != 64 {
-            return Err(bad("the board needs 64 squares".into()));
-        }
-        let (mut black, mut white) = (0u64, 0u64);
-        for (sq, c) in Square::ALL.into_iter().zip(squares.chars()) {
-            match c {
-                'X' | 'x' | '*' => black |= sq.bit(),
-                'O' | 'o' => white |= sq.bit(),
-                '-' | '.' => {}
-                c => return Err(bad(format!("square {sq}: `{c}` is not X, O or -"))),
-            }
-        }
-        let board = match side.trim() {
-            "X" | "x" | "*" => Board { player: black, opponent: white },
-            "O" | "o" => Board { player: white, opponent: black },
-            s => return Err(bad(format!("side to move `{s}` is not X or O"))),
+        let (black, white, side) = parse_squares(fields[0]).map_err(|e| bad(e.to_string()))?;
+        let board = match parse_side(side.trim()).map_err(|e| bad(e.to_string()))? {
+            Color::Black => Board { player: black, opponent: white },
+            Color::White => Board { player: white, opponent: black },
         };
         if board.empties() & masks::CENTER != 0 {
             return Err(bad("a centre square is empty: not an Othello position".into()));

@@ -3,7 +3,7 @@
 //! match runner all keep their games here.
 
 use crate::board::Color;
-use crate::error::PlayError;
+use crate::position::PlayError;
 use crate::position::Position;
 use crate::square::Move;
 

@@ -10,8 +10,8 @@
 
 use super::game::Game;
 use crate::board::Color;
-use crate::position::Position;
-use crate::square::{Move, Square};
+use crate::position::{parse_side, parse_squares, Position};
+use crate::square::Move;
 
 /// An Othello game read from GGF.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,34 +42,24 @@ fn err(offset: usize, message: impl Into<String>) -> GgfError {
     GgfError { offset, message: message.into() }
 }
 
-/// Parses the board of a `BO[...]` tag: the size `8`, 64 squares (`*`/`X` black,
-/// `O` white, `-`/`.` empty; spaces between rows allowed), then the side to move.
+/// Parses the board of a `BO[...]` tag: the size `8`, 64 squares and the side to move
+/// in the board-text alphabet ([`crate::position::square_char`]).
 fn parse_board(value: &str, offset: usize) -> Result<Position, GgfError> {
-    let mut words = value.split_whitespace();
-    match words.next() {
-        Some("8") => {}
-        Some(size) => return Err(err(offset, format!("board size `{size}` is not 8"))),
-        None => return Err(err(offset, "empty BO tag")),
-    }
-    let rest: Vec<&str> = words.collect();
-    let (side_word, squares) = rest.split_last().ok_or_else(|| err(offset, "BO has no squares"))?;
-    let squares: String = squares.concat();
-    if squares.chars().count() != 64 {
-        return Err(err(offset, format!("BO has {} squares, expected 64", squares.chars().count())));
-    }
-    let (mut black, mut white) = (0u64, 0u64);
-    for (sq, c) in Square::ALL.into_iter().zip(squares.chars()) {
-        match c {
-            '*' | 'X' | 'x' | '#' => black |= sq.bit(),
-            'O' | 'o' => white |= sq.bit(),
-            '-' | '.' => {}
-            _ => return Err(err(offset, format!("BO square {sq} is `{c}`"))),
+    let value = value.trim_start();
+    let rest = match value.split_once(char::is_whitespace) {
+        Some(("8", rest)) => rest,
+        _ if value.is_empty() => return Err(err(offset, "empty BO tag")),
+        _ => {
+            let size = value.split_whitespace().next().unwrap_or(value);
+            return Err(err(offset, format!("board size `{size}` is not 8")));
         }
-    }
-    let side = match *side_word {
-        "*" | "X" | "x" | "B" | "b" => Color::Black,
-        "O" | "o" | "W" | "w" => Color::White,
-        s => return Err(err(offset, format!("BO side to move `{s}` is not * or O"))),
+    };
+    let (black, white, rest) = parse_squares(rest).map_err(|e| err(offset, format!("BO: {e}")))?;
+    let mut words = rest.split_whitespace();
+    let side = match (words.next(), words.next()) {
+        (Some(w), None) => parse_side(w).map_err(|e| err(offset, format!("BO: {e}")))?,
+        (None, _) => return Err(err(offset, "BO has no side to move after its 64 squares")),
+        (Some(_), Some(extra)) => return Err(err(offset, format!("BO has `{extra}` after the side to move"))),
     };
     Ok(Position::from_colors(black, white, side).expect("one colour per square"))
 }
