@@ -82,16 +82,36 @@ impl Position {
         }
     }
 
-    /// Plays a sequence from `self`. Passes may be written explicitly or left out: when
-    /// the side to move has no legal move and the next move is not a pass, the pass is
-    /// inferred (as in WTHOR transcripts).
+    /// The position in which `mv` is played when move lists leave passes out (WTHOR
+    /// transcripts, NBoard GUIs, openings files): after the side to move's pass when it
+    /// has no legal move but its opponent has and `mv` is not a pass; else `self`. The
+    /// one rule by which every reader infers a pass.
+    pub fn with_inferred_pass(&self, mv: Move) -> Position {
+        if mv != Move::Pass && self.board.must_pass() {
+            self.pass()
+        } else {
+            *self
+        }
+    }
+
+    /// The position in which `color` moves next: `self` when it is to move, the
+    /// position after the forced pass of the side to move otherwise (protocols that name
+    /// the colour of each move, like GTP, leave passes out); `None` when `color` is not
+    /// to move and the side to move has a move (or the game is over).
+    pub fn for_side(&self, color: Color) -> Option<Position> {
+        if color == self.side {
+            Some(*self)
+        } else {
+            self.board.must_pass().then(|| self.pass())
+        }
+    }
+
+    /// Plays a sequence from `self`. Passes may be written explicitly or left out
+    /// ([`Position::with_inferred_pass`]).
     pub fn play_sequence(&self, moves: &[Move]) -> Result<Position, PlayError> {
         let mut pos = *self;
         for (i, &mv) in moves.iter().enumerate() {
-            if mv != Move::Pass && pos.board.must_pass() {
-                pos = pos.pass();
-            }
-            pos = pos.try_play(mv, i + 1)?;
+            pos = pos.with_inferred_pass(mv).try_play(mv, i + 1)?;
         }
         Ok(pos)
     }

@@ -114,12 +114,7 @@ impl Game {
     /// move and `mv` is not a pass (move lists that leave passes out: WTHOR, NBoard
     /// GUIs, openings files).
     pub fn play_inferring_pass(&mut self, mv: Move) -> Result<(), GameError> {
-        let pos = self.current;
-        if mv != Move::Pass && pos.board.must_pass() {
-            self.play_for(pos.side.opposite(), mv)
-        } else {
-            self.play(mv)
-        }
+        self.play_for(self.current.with_inferred_pass(mv).side, mv)
     }
 
     /// Plays `mv` for `color`. When `color` is not to move but the side to move has no
@@ -139,13 +134,7 @@ impl Game {
     /// pass of the side to move when that side has no legal move.
     pub fn position_for(&self, color: Color) -> Result<Position, GameError> {
         let pos = self.current;
-        if color == pos.side {
-            Ok(pos)
-        } else if pos.board.must_pass() {
-            Ok(pos.pass())
-        } else {
-            Err(GameError::NotYourTurn { to_move: pos.side, named: color })
-        }
+        pos.for_side(color).ok_or(GameError::NotYourTurn { to_move: pos.side, named: color })
     }
 
     /// Takes back the last turn (with the pass inferred before it); `None` at the start.

@@ -101,13 +101,14 @@ pub fn replay_with(raw: &RawGame, mut visit: impl FnMut(&Position, Option<Move>)
     for (i, &sq) in squares[..len].iter().enumerate() {
         let fault = |kind| GameFault { ply: i + 1, kind };
         let mut moves = pos.board.legal_moves();
+        // Only a side without a move can have passed (checked first: replay is hot).
         if moves == 0 {
-            if pos.board.opponent_moves() == 0 {
+            if pos.board.is_game_over() {
                 return Err(fault(AnomalyKind::AfterGameOver { square: sq }));
             }
             visit(&pos, Some(Move::Pass));
-            pos = pos.pass();
             passes += 1;
+            pos = pos.with_inferred_pass(Move::Place(sq));
             moves = pos.board.legal_moves();
         }
         if moves & sq.bit() == 0 {
