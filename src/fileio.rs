@@ -1,6 +1,7 @@
 //! File plumbing shared by the Thor and book layers: read-only memory maps and atomic
 //! writes (a temporary file in the same directory, flushed, then renamed over the
-//! target, so a reader never sees a half-written file and a crash loses nothing).
+//! target, so a reader never sees a half-written file and a crash loses nothing), and
+//! the 64-bit [`Digest`] that names inputs (checkpoints, resumable runs).
 // Input handling: every narrowing or sign-changing conversion is checked (`try_from`,
 // `from_le_bytes`), never a silent `as`.
 #![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
@@ -101,5 +102,46 @@ mod tests {
     fn atomic_write_into_missing_directory_fails_cleanly() {
         let dir = tempfile::tempdir().unwrap();
         assert!(atomic_write(&dir.path().join("no/such/dir/out.bin"), b"x").is_err());
+    }
+}
+
+/// A 64-bit digest of a byte stream: two CRC-32s of the same bytes from different
+/// starting values. Not cryptographic: it tells the inputs of a resumable run apart
+/// (a stale checkpoint), where a 32-bit checksum would collide after tens of
+/// thousands of inputs.
+#[derive(Clone, Debug)]
+pub struct Digest {
+    low: crc32fast::Hasher,
+    high: crc32fast::Hasher,
+}
+
+impl Default for Digest {
+    fn default() -> Digest {
+        Digest { low: crc32fast::Hasher::new(), high: crc32fast::Hasher::new_with_initial(0x9e37_79b9) }
+    }
+}
+
+impl Digest {
+    /// A digest of nothing yet.
+    pub fn new() -> Digest {
+        Digest::default()
+    }
+
+    /// Adds bytes.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.low.update(bytes);
+        self.high.update(bytes);
+    }
+
+    /// The digest of every byte added.
+    pub fn finish(self) -> u64 {
+        u64::from(self.high.finalize()) << 32 | u64::from(self.low.finalize())
+    }
+
+    /// The digest of `bytes`.
+    pub fn of(bytes: &[u8]) -> u64 {
+        let mut d = Digest::new();
+        d.update(bytes);
+        d.finish()
     }
 }

@@ -20,6 +20,7 @@
 //! - [`board`]: the bitboard core (move generation, flips, scores);
 //! - [`position`]: absolute colours, board text (one alphabet) and checked move
 //!   sequences, with the errors of playing them;
+//! - [`results`]: the win rate of a set of games;
 //! - [`symmetry`]: the 8 board symmetries and canonical forms;
 //! - [`zobrist`]: stable 64-bit keys, incremental and canonical;
 //! - [`perft`]: move-generation counts;
@@ -68,6 +69,7 @@ pub mod obf;
 pub mod openings;
 pub mod perft;
 pub mod position;
+pub mod results;
 pub mod search;
 pub mod square;
 pub mod stability;

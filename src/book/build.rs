@@ -23,6 +23,7 @@ use thiserror::Error;
 use super::format::{stored_score, BookError, BuildParams, Record, FLAG_LEAF_EXACT, MOVE_NONE, MOVE_PASS};
 use crate::board::{Board, Color, Squares};
 use crate::eval::AnyEval;
+use crate::fileio::Digest;
 use crate::position::Position;
 use crate::search::tt::TableError;
 use crate::search::{Search, Selectivity, Settings, SettingsError, Strength, TranspositionTable};
@@ -485,17 +486,14 @@ pub struct BuildIdentity {
 impl BuildIdentity {
     /// The identity of a build of `nodes`, collected from `games`, scored by `search`.
     pub fn new(games: &[GameLine], nodes: &[Node], search: &LeafSearch) -> BuildIdentity {
-        let mut g = crc32fast::Hasher::new();
-        let mut g2 = crc32fast::Hasher::new_with_initial(0x9e37_79b9);
+        let mut g = Digest::new();
         g.update(&(games.len() as u64).to_le_bytes());
         for line in games {
             let bytes: Vec<u8> = line.moves.iter().map(|m| m.square().map_or(64, Square::byte)).collect();
             g.update(&bytes);
             g.update(&[255, line.black_score]);
-            g2.update(&bytes);
         }
-        let mut p = crc32fast::Hasher::new();
-        let mut p2 = crc32fast::Hasher::new_with_initial(0x85eb_ca6b);
+        let mut p = Digest::new();
         for n in nodes {
             let mut b = [0u8; 32];
             LE::write_u64(&mut b[..8], n.key);
@@ -504,13 +502,8 @@ impl BuildIdentity {
             LE::write_u32(&mut b[24..28], n.games);
             LE::write_u32(&mut b[28..32], n.wins);
             p.update(&b);
-            p2.update(&b[..8]);
         }
-        BuildIdentity {
-            games: (g.finalize() as u64) << 32 | g2.finalize() as u64,
-            positions: (p.finalize() as u64) << 32 | p2.finalize() as u64,
-            eval: search.eval.digest(),
-        }
+        BuildIdentity { games: g.finish(), positions: p.finish(), eval: search.eval.digest() }
     }
 }
 
@@ -518,7 +511,7 @@ impl BuildIdentity {
 /// the build's identity), then one 16-byte entry per scored position, appended as
 /// positions finish.
 ///
-/// Header: magic `TBCKPT03` (8); max ply, depth (0: none), exact-at, selectivity in
+/// Header: magic `TBCKPT04` (8); max ply, depth (0: none), exact-at, selectivity in
 /// tenths (1 each); min games (u32); time per position in ms (u32, 0: none);
 /// evaluation digest (u32); table size in MiB (u32); node budget (u64, 0: none); games
 /// digest (u64); positions digest (u64); 8 zero bytes.
@@ -526,7 +519,7 @@ pub struct Checkpoint {
     file: Mutex<File>,
 }
 
-const CHECKPOINT_MAGIC: &[u8; 8] = b"TBCKPT03";
+const CHECKPOINT_MAGIC: &[u8; 8] = b"TBCKPT04";
 const CHECKPOINT_HEADER: usize = 64;
 
 fn checkpoint_header(config: &BuildConfig, search: &LeafSearch, identity: &BuildIdentity) -> [u8; CHECKPOINT_HEADER] {
@@ -567,10 +560,8 @@ impl Checkpoint {
         let err = |message: String| BuildError::Checkpoint { path: path.display().to_string(), message };
         let mut bytes = Vec::new();
         File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(|e| err(e.to_string()))?;
-        if bytes.len() >= 8 && matches!(&bytes[..8], b"TBCKPT01" | b"TBCKPT02") {
-            return Err(err(
-                "made by an older thorbook, which did not record every setting: rebuild without --resume".into()
-            ));
+        if bytes.len() >= 8 && matches!(&bytes[..8], b"TBCKPT01" | b"TBCKPT02" | b"TBCKPT03") {
+            return Err(err("made by an older thorbook (another checkpoint format): rebuild without --resume".into()));
         }
         if bytes.len() < CHECKPOINT_HEADER || &bytes[..8] != CHECKPOINT_MAGIC {
             return Err(err("not a thorbook checkpoint (byte 0)".into()));

@@ -31,7 +31,7 @@ use super::format::{stored_score, BookError, BuildParams, Record, Writer, FLAG_L
 use super::interchange::known_boards;
 use super::Book;
 use crate::board::Board;
-use crate::fileio::atomic_write;
+use crate::fileio::{atomic_write, Digest};
 use crate::search::Settings;
 use crate::square::Move;
 
@@ -285,9 +285,9 @@ impl Deviator {
         for r in book.records() {
             r.encode_into(&mut bytes);
         }
-        let input = crc32fast::hash(&bytes);
+        let input = Digest::of(&bytes);
         format!(
-            "thorbook deviate 1\ninput {:08x} {}\nfrom {:016x} {:016x}\nerror {} budget {} contempt {} max_ply {}\n\
+            "thorbook deviate 2\ninput {:016x} {}\nfrom {:016x} {:016x}\nerror {} budget {} contempt {} max_ply {}\n\
              depth {} exact_at {} selectivity {} eval {:08x} hash {} nodes {} time_ms {}\n",
             input,
             book.len(),

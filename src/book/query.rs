@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::Book;
 use crate::board::{Color, Squares};
 use crate::position::Position;
+use crate::results::win_rate;
 use crate::square::{format_moves, Move};
 
 /// The principal variation through the book: at each position the move that realises
@@ -71,8 +72,9 @@ pub fn book_moves<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position) -> Vec<BookMov
         if let Some(c) = book.probe(&child) {
             let r = c.record;
             // The child's record counts results for its side to move: the other colour.
-            let child_mover = (r.wins as f64 + r.draws as f64 / 2.0) / r.games.max(1) as f64;
-            let black = if pos.side == Color::Black { 1.0 - child_mover } else { child_mover };
+            // Positions no game reached (deviation) have no win rate.
+            let child_mover = win_rate(r.wins.into(), r.draws.into(), r.games.into());
+            let black = child_mover.map(|m| if pos.side == Color::Black { 1.0 - m } else { m });
             out.push(BookMove {
                 mv,
                 score: -c.value(),
@@ -81,7 +83,7 @@ pub fn book_moves<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position) -> Vec<BookMov
                 depth: 0,
                 exact: false,
                 games: r.games,
-                black_win_rate: Some(black),
+                black_win_rate: black,
             });
         } else if hit.leaf_move() == Some(mv) {
             out.push(BookMove {

@@ -326,7 +326,7 @@ pub(super) fn run_match(args: MatchArgs) -> anyhow::Result<ExitCode> {
         s.draws,
         s.losses,
         s.games,
-        100.0 * (s.wins as f64 + s.draws as f64 / 2.0) / s.games.max(1) as f64,
+        100.0 * s.score().unwrap_or(0.0),
         s.forfeits.0,
         s.forfeits.1
     );

@@ -14,6 +14,7 @@ use super::game::Game;
 use super::ggf;
 use crate::board::Color;
 use crate::position::Position;
+use crate::results::win_rate;
 use crate::square::{parse_move_sequence, Move};
 
 /// The protocol a match speaks to an engine.
@@ -159,6 +160,13 @@ pub struct MatchSummary {
     pub time_per_move: [[Option<Duration>; 3]; 2],
 }
 
+impl MatchSummary {
+    /// A's share of the points (a draw is half a win); `None` before any game.
+    pub fn score(&self) -> Option<f64> {
+        win_rate(self.wins as u64, self.draws as u64, self.games as u64)
+    }
+}
+
 /// An Elo difference from a score, with a 95% interval.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EloEstimate {
@@ -177,11 +185,10 @@ fn elo_of(score: f64) -> Option<f64> {
 /// Elo of a W/D/L record with a 95% interval: the Wilson score interval of the score
 /// fraction (draws count half), which stays finite for all-win or all-loss records.
 pub fn elo_estimate(wins: usize, draws: usize, losses: usize) -> EloEstimate {
-    let n = (wins + draws + losses) as f64;
-    if n == 0.0 {
+    let Some(s) = win_rate(wins as u64, draws as u64, (wins + draws + losses) as u64) else {
         return EloEstimate { elo: None, low: None, high: None };
-    }
-    let s = (wins as f64 + draws as f64 / 2.0) / n;
+    };
+    let n = (wins + draws + losses) as f64;
     let z: f64 = 1.96;
     let denominator = 1.0 + z * z / n;
     let centre = (s + z * z / (2.0 * n)) / denominator;

@@ -20,6 +20,7 @@ use super::source::Source;
 use super::{Anomaly, AnomalyKind, ThorError};
 use crate::board::Color;
 use crate::position::Position;
+use crate::results::win_rate;
 use crate::square::{Move, Square};
 use crate::symmetry::Transform;
 use crate::zobrist::WHITE_TO_MOVE;
@@ -475,7 +476,8 @@ impl ThorDatabase {
                     share: s.games as f64 / continuing.max(1) as f64,
                     black_wins: s.black_wins,
                     draws: s.draws,
-                    black_win_rate: (s.black_wins as f64 + s.draws as f64 / 2.0) / s.games as f64,
+                    black_win_rate: win_rate(s.black_wins as u64, s.draws as u64, s.games as u64)
+                        .expect("a move was played in at least one game"),
                     average_black_score: s.average_black_score,
                 }
             })
