@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use thorbook::board::{Board, Squares};
 use thorbook::book::build::{back_up, collect, reachable, records, score_all, BuildConfig, GameLine};
-use thorbook::book::format::{BuildParams, Writer, MOVE_NONE, MOVE_PASS};
+use thorbook::book::format::{BuildParams, LeafMove, Writer};
 use thorbook::book::query::{book_line, book_moves};
 use thorbook::book::{bundled, walk, Book, Record};
 use thorbook::search::Settings;
@@ -103,7 +103,7 @@ fn check_negamax<D: AsRef<[u8]>>(book: &Book<D>, built: bool) -> usize {
     let boards = walk(book);
     for (key, board) in &boards {
         let r = book.get(*key).unwrap();
-        let mut best = if r.leaf_move != MOVE_NONE || board.is_game_over() { r.leaf_score as i32 } else { -99 };
+        let mut best = if !r.leaf_move.is_none() || board.is_game_over() { r.leaf_score as i32 } else { -99 };
         let children: Vec<Board> = match board.legal_moves() {
             0 if board.opponent_moves() != 0 => vec![board.pass()],
             0 => vec![],
@@ -143,7 +143,7 @@ fn leaf_scores_near_the_end_equal_exact_solves() {
     let keys: std::collections::HashSet<u64> = nodes.iter().map(|n| n.key).collect();
     let mut checked = 0;
     for (n, leaf) in nodes.iter().zip(&leaves) {
-        if n.board.empty_count() > 12 || leaf.mv == MOVE_NONE {
+        if n.board.empty_count() > 12 || leaf.mv.is_none() {
             continue;
         }
         assert!(leaf.exact);
@@ -151,7 +151,7 @@ fn leaf_scores_near_the_end_equal_exact_solves() {
         let tt = TranspositionTable::new(4);
         let stop = AtomicBool::new(false);
         let mut solver = Solver::new(&tt, &stop, 1);
-        let want = if leaf.mv == MOVE_PASS {
+        let want = if leaf.mv == LeafMove::PASS {
             -solver.solve(&n.board.pass(), -64, 64).score
         } else {
             Squares(n.board.legal_moves())
@@ -231,7 +231,7 @@ fn build_write_map_query_export_import_merge_round_trips() {
     );
     // The deeper leaf wins where both books have the position.
     for r in &other_recs {
-        if recs.iter().any(|x| x.key == r.key) && r.leaf_move != MOVE_NONE {
+        if recs.iter().any(|x| x.key == r.key) && !r.leaf_move.is_none() {
             assert_eq!(
                 merged.get(r.key).unwrap().leaf_depth,
                 r.leaf_depth.max(recs.iter().find(|x| x.key == r.key).unwrap().leaf_depth)
@@ -258,7 +258,7 @@ fn damaged_books_are_refused_with_a_clear_error() {
     assert!(Book::open(&magic[..]).err().unwrap().to_string().contains("not a thorbook book"));
     // A record field out of range, under valid checksums: named by record and byte.
     let mut out_of_range = recs.clone();
-    out_of_range[2].leaf_move = 70;
+    out_of_range[2].leaf_move = LeafMove::from_byte(70);
     let bytes = encode_book(&out_of_range, config(6, 2, 0).params().unwrap());
     let err = Book::open_verified(&bytes[..]).err().unwrap().to_string();
     assert!(err.contains("record 2 (byte 112,") && err.contains("leaf move code 70"), "{err}");
@@ -563,7 +563,7 @@ fn a_book_scored_at_a_level_records_its_settings() {
     let spec = thorbook::search::Level::new(5).unwrap().spec();
     assert_eq!((p.depth as u32, p.exact_at as u32), (spec.depth, spec.exact_at));
     assert_eq!(p.selectivity_tenths, 15);
-    assert!(book.records().all(|r| r.leaf_move == MOVE_NONE || r.leaf_depth as u32 == spec.depth));
+    assert!(book.records().all(|r| r.leaf_move.is_none() || r.leaf_depth as u32 == spec.depth));
     let info = thorbook(&["book", "info", "--book", o]);
     assert!(info.ok().contains("depth 6, exact at 14 empties, selectivity 1.5 σ"), "{}", info.stdout);
     let txt = dir.path().join("l5.txt");

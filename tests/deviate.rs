@@ -7,7 +7,7 @@ use std::path::Path;
 use thorbook::board::Board;
 use thorbook::book::build::{back_up, collect, leaf_score, reachable, records, score_all, BuildConfig, GameLine};
 use thorbook::book::deviate::{DeviateConfig, DeviateEvent, Deviator, StopReason};
-use thorbook::book::format::{Writer, MOVE_NONE};
+use thorbook::book::format::Writer;
 use thorbook::book::{walk, Book};
 use thorbook::search::Settings;
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
@@ -110,7 +110,7 @@ fn deviation_grows_a_reachable_consistent_book_the_same_on_any_thread_count() {
     assert!(grown
         .records()
         .filter(|r| input.get(r.key).is_none())
-        .all(|r| r.leaf_move == MOVE_NONE || r.leaf_exact() || r.leaf_depth == 2));
+        .all(|r| r.leaf_move.is_none() || r.leaf_exact() || r.leaf_depth == 2));
 }
 
 #[test]

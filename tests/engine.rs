@@ -234,7 +234,7 @@ fn a_mixed_protocol_match_gives_both_sides_the_same_time() {
     let dir = tempfile::tempdir().unwrap();
     let games = dir.path().join("games.jsonl");
     let engine = "self --level 12 --no-book";
-    thorbook_stdin(
+    let out = thorbook_stdin(
         &[
             "match",
             "--a",
@@ -246,23 +246,27 @@ fn a_mixed_protocol_match_gives_both_sides_the_same_time() {
             "--time-per-move",
             "0.15",
             "--games",
-            "2",
+            "4",
             "--games-out",
             games.to_str().unwrap(),
         ],
         "",
-    )
-    .ok();
-    let (mut a, mut b) = ((0.0, 0u64), (0.0, 0u64));
+    );
+    let text = out.ok().to_string();
+    // The summary's time per move by phase: ">40" and "21-40" empties are searched
+    // under the budget; the endgame's exact solves end when they are done.
+    let midgame = |side: &str| -> f64 {
+        let row = text.lines().find(|l| l.trim_start().starts_with(&format!("{side} "))).expect("a time row");
+        let ms: Vec<f64> = row.split_whitespace().filter_map(|w| w.parse().ok()).collect();
+        assert_eq!(ms.len(), 3, "{row}");
+        (ms[0] + ms[1]) / 2.0 / 1000.0
+    };
+    let (mean_a, mean_b) = (midgame("A"), midgame("B"));
     for line in std::fs::read_to_string(&games).unwrap().lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        for (side, key) in [(&mut a, "a_thinking"), (&mut b, "b_thinking")] {
-            side.0 += v[key]["seconds"].as_f64().unwrap();
-            side.1 += v[key]["moves"].as_u64().unwrap();
-        }
+        assert!(v["forfeit"].is_null(), "{line}");
+        assert!(v["a_thinking"]["moves"].as_u64().unwrap() >= 25 && v["b_thinking"]["moves"].as_u64().unwrap() >= 25);
     }
-    assert!(a.1 >= 50 && b.1 >= 50, "{a:?} {b:?}");
-    let (mean_a, mean_b) = (a.0 / a.1 as f64, b.0 / b.1 as f64);
     // Level 12 never finishes a midgame move in 0.15 s: both sides use their budget,
     // which the protocol must have carried (without it a move takes seconds).
     assert!(mean_a < 0.15 && mean_b < 0.15, "A {mean_a:.3} s, B {mean_b:.3} s a move");

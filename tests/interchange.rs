@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use byteorder::{ByteOrder, LittleEndian as LE};
 use thorbook::board::Board;
 use thorbook::book::build::{back_up, collect, reachable, records, score_all, BuildConfig, GameLine};
-use thorbook::book::format::{Writer, FLAG_LEAF_EXACT, MOVE_NONE, MOVE_PASS};
+use thorbook::book::format::{LeafMove, Writer, FLAG_LEAF_EXACT};
 use thorbook::book::interchange::{self, BookFormat, EdaxDate, ExportFormat, InterchangeError, Location};
 use thorbook::book::{walk, Book, Record};
 use thorbook::search::Settings;
@@ -140,16 +140,16 @@ fn edax_export_is_what_edax_reads_and_round_trips() {
         passes += p.links.iter().any(|l| l.1 == 64) as usize;
         // The leaf: thorbook's, or Edax's "none" (-127, 65).
         match r.leaf_move {
-            MOVE_NONE if board.is_game_over() => assert_eq!(p.leaf, (r.leaf_score, 65)),
-            MOVE_NONE => assert_eq!(p.leaf, (-127, 65)),
-            MOVE_PASS => assert_eq!(p.leaf, (r.leaf_score, 64)),
-            m => assert_eq!(p.leaf, (r.leaf_score, m)),
+            LeafMove::NONE if board.is_game_over() => assert_eq!(p.leaf, (r.leaf_score, 65)),
+            LeafMove::NONE => assert_eq!(p.leaf, (-127, 65)),
+            LeafMove::PASS => assert_eq!(p.leaf, (r.leaf_score, 64)),
+            m => assert_eq!(p.leaf, (r.leaf_score, m.byte())),
         }
         assert!(!p.links.iter().any(|l| l.1 == p.leaf.1), "Edax refuses a leaf repeated as a link");
-        assert_eq!(p.level, if r.leaf_exact() && r.leaf_move != MOVE_NONE { 60 } else { r.leaf_depth });
+        assert_eq!(p.level, if r.leaf_exact() && !r.leaf_move.is_none() { 60 } else { r.leaf_depth });
     }
     assert!(passes > 0, "the test book has pass positions");
-    assert!(book.records().any(|r| r.leaf_exact() && r.leaf_move != MOVE_NONE), "and exact leaves");
+    assert!(book.records().any(|r| r.leaf_exact() && !r.leaf_move.is_none()), "and exact leaves");
 
     // Back to thorbook: every position, value, leaf and count (per-leaf selectivity has
     // no place in Edax's format; this book is full width, so it is 0 on both sides).
@@ -179,7 +179,7 @@ fn egaroucid_and_text_round_trips() {
         // Egaroucid keeps no win or draw counts.
         let strip = |r: Record| Record { wins: 0, draws: 0, ..r };
         let (a, b) = (strip(a), strip(b));
-        if a.games == 0 || b.leaf_move == MOVE_NONE && a.leaf_move == MOVE_NONE {
+        if a.games == 0 || b.leaf_move.is_none() && a.leaf_move.is_none() {
             assert_eq!((a.key, a.value, a.leaf_move), (b.key, b.value, b.leaf_move));
         } else {
             assert_eq!(a, b);
@@ -277,8 +277,8 @@ fn a_hand_written_edax_book_with_a_pass_and_no_leaf_imports_correctly() {
     let book = Book::open_verified(&imported.bytes[..]).unwrap();
     let (ha, hb, hc) = (book.probe(&a).unwrap(), book.probe(&b).unwrap(), book.probe(&c).unwrap());
     assert_eq!((ha.value(), hb.value(), hc.value()), (c_score as i32, -c_score as i32, c_score as i32));
-    assert_eq!(ha.record.leaf_move, MOVE_NONE, "A has no leaf: its move is in the book");
-    assert_eq!(hb.record.leaf_move, MOVE_NONE, "B's pass is in the book");
+    assert_eq!(ha.record.leaf_move, LeafMove::NONE, "A has no leaf: its move is in the book");
+    assert_eq!(hb.record.leaf_move, LeafMove::NONE, "B's pass is in the book");
     assert_eq!(hc.leaf_move(), Some(Move::Place(c_best.1)), "C's leaf, mapped back to C's orientation");
     assert_eq!(hc.record.leaf_score, c_score);
     assert!(
@@ -369,7 +369,7 @@ fn edax_text_export_imports_with_values_backed_up() {
             None if board.is_game_over() => ("--".to_string(), r.leaf_score as i32),
             None => ("--".to_string(), -127),
         };
-        let level = if r.leaf_exact() && r.leaf_move != MOVE_NONE { 60 } else { r.leaf_depth };
+        let level = if r.leaf_exact() && !r.leaf_move.is_none() { 60 } else { r.leaf_depth };
         text.push_str(&format!("{squares} X,{level},{mv},{score}\n"));
     }
     let imported = interchange::import(text.as_bytes()).unwrap();
@@ -397,7 +397,7 @@ fn version_1_books_are_read_and_upgraded() {
     assert_eq!(old.version(), 1);
     let new = Book::open_verified(&bytes[..]).unwrap();
     for (a, b) in old.records().zip(new.records()) {
-        let searched = b.leaf_move != MOVE_NONE && !b.leaf_exact();
+        let searched = !b.leaf_move.is_none() && !b.leaf_exact();
         assert_eq!(a.leaf_selectivity, if searched { 15 } else { 0 });
         assert_eq!(Record { leaf_selectivity: 0, ..a }, Record { leaf_selectivity: 0, ..b });
     }

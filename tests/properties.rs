@@ -6,7 +6,7 @@
 
 use proptest::prelude::*;
 use thorbook::board::{Board, Squares};
-use thorbook::book::format::{BuildParams, Writer, MOVE_NONE};
+use thorbook::book::format::{BuildParams, LeafMove, Writer};
 use thorbook::book::{Book, Record};
 use thorbook::engine::{Engine, EngineConfig, EngineError, MoveSource};
 use thorbook::eval::AnyEval;
@@ -72,7 +72,7 @@ proptest! {
     #[test]
     fn any_sorted_record_set_survives_a_book_write_and_read(
         raw in proptest::collection::vec(
-            (any::<u64>(), -64i8..=64, prop_oneof![0u8..=64, Just(MOVE_NONE)], -64i8..=64, any::<u8>(),
+            (any::<u64>(), -64i8..=64, prop_oneof![0u8..=64, Just(LeafMove::NONE.byte())], -64i8..=64, any::<u8>(),
              any::<u32>(), any::<u16>(), any::<bool>(), any::<u8>()),
             0..200),
         max_ply in any::<u8>(), depth in any::<u8>(), digest in any::<u32>(),
@@ -80,7 +80,7 @@ proptest! {
         let mut records: Vec<Record> = raw.iter().map(|&(key, value, leaf_move, leaf_score, leaf_depth, games, draws, exact, sel)| {
             let wins = games / 2;
             Record {
-                key, value, leaf_move, leaf_score, leaf_depth, games, wins,
+                key, value, leaf_move: LeafMove::from_byte(leaf_move), leaf_score, leaf_depth, games, wins,
                 draws: draws.min((games - wins).min(u16::MAX as u32) as u16),
                 flags: exact as u8, leaf_selectivity: sel,
             }

@@ -20,7 +20,7 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 use rayon::prelude::*;
 use thiserror::Error;
 
-use super::format::{stored_score, BookError, BuildParams, Record, FLAG_LEAF_EXACT, MOVE_NONE, MOVE_PASS};
+use super::format::{stored_score, BookError, BuildParams, LeafMove, Record, FLAG_LEAF_EXACT};
 use crate::board::{Board, Color, Squares};
 use crate::eval::AnyEval;
 use crate::fileio::Digest;
@@ -182,8 +182,8 @@ pub struct Node {
 /// The best move leaving the book from a position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Leaf {
-    /// Move code: square, [`MOVE_PASS`] or [`MOVE_NONE`].
-    pub mv: u8,
+    /// The move (canonical orientation), a pass, or none.
+    pub mv: LeafMove,
     /// Score for the side to move.
     pub score: i8,
     /// Search depth.
@@ -317,13 +317,13 @@ pub fn score_leaf(
     search: &LeafSearch,
     tt: &mut TranspositionTable,
 ) -> Leaf {
-    let none = Leaf { mv: MOVE_NONE, score: 0, depth: 0, exact: true, selectivity: 0 };
+    let none = Leaf { mv: LeafMove::NONE, score: 0, depth: 0, exact: true, selectivity: 0 };
     let legal = board.legal_moves();
     if legal == 0 {
         let passed = board.pass();
         if passed.legal_moves() == 0 {
             return Leaf {
-                mv: MOVE_NONE,
+                mv: LeafMove::NONE,
                 score: stored_score(board.final_score()),
                 depth: 0,
                 exact: true,
@@ -334,7 +334,7 @@ pub fn score_leaf(
             return none;
         }
         let child = score_leaf_search(&passed, 0, search, tt);
-        return Leaf { mv: MOVE_PASS, score: -child.score, ..child };
+        return Leaf { mv: LeafMove::PASS, score: -child.score, ..child };
     }
     let exclude = moves_into_book(board, in_book);
     if exclude == legal {
@@ -350,16 +350,13 @@ fn score_leaf_search(board: &Board, exclude: u64, search: &LeafSearch, tt: &mut 
     let r = Search::new(&search.eval, tt, &stop, 1).run(board, limits, false);
     match r.moves.first() {
         Some(m) => Leaf {
-            mv: match m.mv {
-                Move::Place(sq) => sq.byte(),
-                Move::Pass => MOVE_PASS,
-            },
+            mv: LeafMove::of(m.mv),
             score: stored_score(m.score),
             depth: r.depth.min(255) as u8,
             exact: r.exact,
             selectivity: if r.exact { 0 } else { search.selectivity_tenths() },
         },
-        None => Leaf { mv: MOVE_NONE, score: 0, depth: 0, exact: true, selectivity: 0 },
+        None => Leaf { mv: LeafMove::NONE, score: 0, depth: 0, exact: true, selectivity: 0 },
     }
 }
 
@@ -420,8 +417,8 @@ pub fn back_up(nodes: &[Node], leaves: &[Leaf]) -> Vec<i8> {
 
 /// The score a leaf contributes: its score if there is a leaf move, the final score
 /// if the game is over, nothing if every move stays in the book.
-pub fn leaf_score(board: &Board, leaf_move: u8, score: i8) -> Option<i32> {
-    (leaf_move != MOVE_NONE || board.is_game_over()).then_some(score as i32)
+pub fn leaf_score(board: &Board, leaf_move: LeafMove, score: i8) -> Option<i32> {
+    (!leaf_move.is_none() || board.is_game_over()).then_some(score as i32)
 }
 
 /// The negamax value of the book position `board` (canonical): the best of its leaf
@@ -593,18 +590,19 @@ impl Checkpoint {
         // part of the header checked above), so entries need not repeat it.
         let selectivity = want[11];
         for (i, e) in bytes[CHECKPOINT_HEADER..].chunks_exact(16).enumerate() {
-            let (mv, score) = (e[8], i8::from_le_bytes([e[9]]));
-            if (mv > MOVE_PASS && mv != MOVE_NONE) || !(-64..=64).contains(&score) {
+            let (mv, score) = (LeafMove::from_byte(e[8]), i8::from_le_bytes([e[9]]));
+            if !mv.is_valid() || !(-64..=64).contains(&score) {
                 let byte = CHECKPOINT_HEADER + 16 * i;
                 return Err(err(format!(
-                    "entry {i} (byte {byte}) holds move code {mv} and score {score}: the checkpoint is damaged, \
-                     rebuild without --resume"
+                    "entry {i} (byte {byte}) holds move code {} and score {score}: the checkpoint is damaged, \
+                     rebuild without --resume",
+                    mv.byte()
                 )));
             }
             let exact = e[11] & 1 != 0;
-            let searched = e[8] != MOVE_NONE && !exact;
+            let searched = !mv.is_none() && !exact;
             let leaf = Leaf {
-                mv: e[8],
+                mv,
                 score: i8::from_le_bytes([e[9]]),
                 depth: e[10],
                 exact,
@@ -644,7 +642,7 @@ impl Checkpoint {
     pub fn append(&self, key: u64, leaf: Leaf) -> std::io::Result<()> {
         let mut e = [0u8; 16];
         LE::write_u64(&mut e[..8], key);
-        e[8] = leaf.mv;
+        e[8] = leaf.mv.byte();
         e[9] = leaf.score.to_le_bytes()[0];
         e[10] = leaf.depth;
         e[11] = leaf.exact as u8;

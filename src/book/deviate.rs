@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use thiserror::Error;
 
 use super::build::{leaf_score, negamax, score_leaf, BuildError, Leaf, LeafSearch};
-use super::format::{stored_score, BookError, BuildParams, Record, Writer, FLAG_LEAF_EXACT, MOVE_NONE};
+use super::format::{stored_score, BookError, BuildParams, LeafMove, Record, Writer, FLAG_LEAF_EXACT};
 use super::interchange::known_boards;
 use super::Book;
 use crate::board::Board;
@@ -538,7 +538,7 @@ impl Deviator {
                 let mut r = Record {
                     key,
                     value: 0,
-                    leaf_move: MOVE_NONE,
+                    leaf_move: LeafMove::NONE,
                     leaf_score: 0,
                     leaf_depth: 0,
                     games: 0,

@@ -24,10 +24,62 @@ const RECORD_LEN_U32: u32 = 24;
 
 /// Leaf flag: the leaf score is exact (solved to the end).
 pub const FLAG_LEAF_EXACT: u8 = 1;
-/// Leaf move code for a pass.
-pub const MOVE_PASS: u8 = 64;
-/// Leaf move code for "no move leaves the book" (every move is in the book, or the game is over).
-pub const MOVE_NONE: u8 = 255;
+/// The best move leaving the book from a position, as stored (byte 9 of a record): a
+/// square of the canonical orientation (0..64), a pass (64), or none (255: every move
+/// is in the book, or the game is over). It keeps the stored byte as it is — a
+/// damaged book's too, so records round-trip byte for byte; [`LeafMove::get`] reads
+/// only the valid codes and [`Book::verify`](super::Book::verify) refuses the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LeafMove(u8);
+
+impl LeafMove {
+    /// No move leaves the book.
+    pub const NONE: LeafMove = LeafMove(255);
+    /// The side to move passes.
+    pub const PASS: LeafMove = LeafMove(64);
+
+    /// A move (in canonical orientation).
+    pub fn of(mv: Move) -> LeafMove {
+        match mv {
+            Move::Pass => LeafMove::PASS,
+            Move::Place(sq) => LeafMove(sq.byte()),
+        }
+    }
+
+    /// The stored byte, whatever it holds.
+    pub const fn from_byte(byte: u8) -> LeafMove {
+        LeafMove(byte)
+    }
+
+    /// The byte to store.
+    pub const fn byte(self) -> u8 {
+        self.0
+    }
+
+    /// Whether no move leaves the book.
+    pub fn is_none(self) -> bool {
+        self == LeafMove::NONE
+    }
+
+    /// Whether the code is a square, a pass or none.
+    pub fn is_valid(self) -> bool {
+        self.0 <= LeafMove::PASS.0 || self.is_none()
+    }
+
+    /// The move; `None` for no move and for a code that is not valid.
+    pub fn get(self) -> Option<Move> {
+        match self {
+            LeafMove::PASS => Some(Move::Pass),
+            LeafMove(code) => Square::try_new(code).map(Move::Place),
+        }
+    }
+}
+
+impl From<Square> for LeafMove {
+    fn from(sq: Square) -> LeafMove {
+        LeafMove(sq.byte())
+    }
+}
 
 /// Where record `index` starts in a book file.
 pub fn record_offset(index: u64) -> u64 {
@@ -67,8 +119,8 @@ pub struct Record {
     /// Negamax value for the side to move: the best of the leaf and the book children.
     pub value: i8,
     /// The best move that leaves the book (canonical orientation): 0..64 a square,
-    /// [`MOVE_PASS`], or [`MOVE_NONE`].
-    pub leaf_move: u8,
+    /// a pass, or none.
+    pub leaf_move: LeafMove,
     /// Score of the leaf move for the side to move.
     pub leaf_score: i8,
     /// Depth of the leaf search.
@@ -93,7 +145,7 @@ impl Record {
         Record {
             key: LE::read_u64(&b[0..8]),
             value: i8::from_le_bytes([b[8]]),
-            leaf_move: b[9],
+            leaf_move: LeafMove::from_byte(b[9]),
             leaf_score: i8::from_le_bytes([b[10]]),
             leaf_depth: b[11],
             games: LE::read_u32(&b[12..16]),
@@ -109,7 +161,7 @@ impl Record {
         let mut b = [0u8; RECORD_LEN];
         LE::write_u64(&mut b[0..8], self.key);
         b[8] = self.value.to_le_bytes()[0];
-        b[9] = self.leaf_move;
+        b[9] = self.leaf_move.byte();
         b[10] = self.leaf_score.to_le_bytes()[0];
         b[11] = self.leaf_depth;
         LE::write_u32(&mut b[12..16], self.games);
@@ -122,10 +174,7 @@ impl Record {
 
     /// The leaf move in canonical orientation.
     pub fn leaf(&self) -> Option<Move> {
-        match self.leaf_move {
-            MOVE_PASS => Some(Move::Pass),
-            m => Square::try_new(m).map(Move::Place),
-        }
+        self.leaf_move.get()
     }
 
     /// Whether the leaf score is exact.
@@ -135,7 +184,7 @@ impl Record {
 
     /// The leaf's search settings, if there is a leaf.
     pub fn leaf_level(&self) -> Option<LeafLevel> {
-        (self.leaf_move != MOVE_NONE).then_some(LeafLevel {
+        (!self.leaf_move.is_none()).then_some(LeafLevel {
             depth: self.leaf_depth,
             selectivity_tenths: self.leaf_selectivity,
             exact: self.leaf_exact(),

@@ -12,7 +12,7 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 use thiserror::Error;
 
 use super::build::{leaf_score, negamax};
-use super::format::{stored_score, BookError, BuildParams, Record, Writer, FLAG_LEAF_EXACT, MOVE_NONE, MOVE_PASS};
+use super::format::{stored_score, BookError, BuildParams, LeafMove, Record, Writer, FLAG_LEAF_EXACT};
 use super::{walk, walk_from, Book};
 use crate::board::{masks, Board, Color};
 use crate::position::{parse_side, parse_squares, Position};
@@ -386,7 +386,7 @@ fn pass_record(key: u64, next: &Record) -> Record {
     Record {
         key,
         value: next.value.saturating_neg(),
-        leaf_move: MOVE_NONE,
+        leaf_move: LeafMove::NONE,
         leaf_score: 0,
         leaf_depth: 0,
         games,
@@ -399,9 +399,9 @@ fn pass_record(key: u64, next: &Record) -> Record {
 
 /// The record for a position without a leaf move: every move is in the book, or the
 /// game is over (then the leaf score is the final score), as the builder makes it.
-fn no_leaf(board: &Board) -> (u8, i8, u8, u8) {
+fn no_leaf(board: &Board) -> (LeafMove, i8, u8, u8) {
     let score = if board.is_game_over() { stored_score(board.final_score()) } else { 0 };
-    (MOVE_NONE, score, 0, FLAG_LEAF_EXACT)
+    (LeafMove::NONE, score, 0, FLAG_LEAF_EXACT)
 }
 
 fn import_thorbook(bytes: &[u8]) -> Result<Imported, InterchangeError> {
@@ -509,7 +509,7 @@ fn utf8<'a>(bytes: &'a [u8], format: &'static str) -> Result<&'a str, Interchang
 /// The level other programs store for a leaf: its depth, or 60 (their level that
 /// solves exactly) for an exact leaf.
 fn exchange_level(r: &Record) -> u8 {
-    if r.leaf_exact() && r.leaf_move != MOVE_NONE {
+    if r.leaf_exact() && !r.leaf_move.is_none() {
         EXACT_LEVEL
     } else {
         r.leaf_depth.min(EXACT_LEVEL)
@@ -519,8 +519,8 @@ fn exchange_level(r: &Record) -> u8 {
 /// The (leaf move, score, depth, flags) of a record read from another program, whose
 /// leaf was searched at `level`: a level reaching the position's empties is an exact
 /// solve (depth = empties), any other a search of that depth; no move is no leaf.
-fn leaf_from_level(board: &Board, leaf_move: u8, score: i8, level: u8) -> (u8, i8, u8, u8) {
-    if leaf_move == MOVE_NONE {
+fn leaf_from_level(board: &Board, leaf_move: LeafMove, score: i8, level: u8) -> (LeafMove, i8, u8, u8) {
+    if leaf_move.is_none() {
         return no_leaf(board);
     }
     let empties = board.empty_count();
@@ -547,8 +547,8 @@ fn write_text<D: AsRef<[u8]>>(book: &Book<D>, boards: &HashMap<u64, Board>) -> S
     );
     for r in book.records() {
         let leaf = match r.leaf_move {
-            MOVE_NONE => "-".to_string(),
-            m => r.leaf().map_or(format!("?{m}"), |mv| mv.to_string()),
+            LeafMove::NONE => "-".to_string(),
+            m => r.leaf().map_or(format!("?{}", m.byte()), |mv| mv.to_string()),
         };
         let board = boards
             .get(&r.key)
@@ -618,11 +618,8 @@ fn parse_text(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
             return Err(bad(format!("expected at least 9 fields, found {}", f.len())));
         }
         let leaf_move = match f[2] {
-            "-" => MOVE_NONE,
-            m => match m.parse::<Move>().map_err(|e| bad(format!("leaf move: {e}")))? {
-                Move::Pass => MOVE_PASS,
-                Move::Place(sq) => sq.byte(),
-            },
+            "-" => LeafMove::NONE,
+            m => LeafMove::of(m.parse::<Move>().map_err(|e| bad(format!("leaf move: {e}")))?),
         };
         let board = match f.get(9) {
             Some(&"?") | None => None,
@@ -650,7 +647,7 @@ fn parse_text(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
             leaf_selectivity: match f.get(10) {
                 Some(_) => bounded_number(f[10], "leaf selectivity", 0, 255).map_err(&bad)?,
                 // Exports of version-1 books had no such column: the header's selectivity.
-                None if leaf_move != MOVE_NONE && f[5] != "1" => params.selectivity_tenths,
+                None if !leaf_move.is_none() && f[5] != "1" => params.selectivity_tenths,
                 None => 0,
             },
         };
@@ -777,11 +774,11 @@ fn write_edax(positions: &[(Board, Record)], date: EdaxDate) -> Result<Vec<u8>, 
         }
         let linked = |code: u8| links.iter().any(|&(_, m)| m == code);
         let (score, mv) = match r.leaf_move {
-            MOVE_NONE if board.is_game_over() => (r.leaf_score, EDAX_NOMOVE),
-            MOVE_NONE => (EDAX_NO_SCORE, EDAX_NOMOVE),
-            m if linked(if m == MOVE_PASS { EDAX_PASS } else { m }) => (EDAX_NO_SCORE, EDAX_NOMOVE),
-            MOVE_PASS => (r.leaf_score, EDAX_PASS),
-            m => (r.leaf_score, m),
+            LeafMove::NONE if board.is_game_over() => (r.leaf_score, EDAX_NOMOVE),
+            LeafMove::NONE => (EDAX_NO_SCORE, EDAX_NOMOVE),
+            m if linked(if m == LeafMove::PASS { EDAX_PASS } else { m.byte() }) => (EDAX_NO_SCORE, EDAX_NOMOVE),
+            LeafMove::PASS => (r.leaf_score, EDAX_PASS),
+            m => (r.leaf_score, m.byte()),
         };
         out.extend_from_slice(&[byte_of(score), mv]);
     }
@@ -814,12 +811,12 @@ fn parse_edax(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
             return Err(bad(at, "a centre square is empty: not an Othello position".into()));
         }
         let (canon, t) = board.canonical();
-        let to_canon = |code: u8, byte: usize| -> Result<u8, InterchangeError> {
+        let to_canon = |code: u8, byte: usize| -> Result<LeafMove, InterchangeError> {
             match code {
-                EDAX_PASS => Ok(MOVE_PASS),
-                EDAX_NOMOVE => Ok(MOVE_NONE),
+                EDAX_PASS => Ok(LeafMove::PASS),
+                EDAX_NOMOVE => Ok(LeafMove::NONE),
                 c => match Square::try_new(c) {
-                    Some(sq) if board.is_legal(sq) => Ok(t.square(sq).byte()),
+                    Some(sq) if board.is_legal(sq) => Ok(LeafMove::from(t.square(sq))),
                     _ => Err(bad(byte, format!("move code {c} is not a legal move, a pass (64) or none (65)"))),
                 },
             }
@@ -834,14 +831,14 @@ fn parse_edax(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
         let value = LE::read_i16(&p[32..34]);
         let position_level = p[39];
         let (wins, draws, losses) = (LE::read_u32(&p[16..20]), LE::read_u32(&p[20..24]), LE::read_u32(&p[24..28]));
-        if leaf_move != MOVE_NONE && !(-64..=64).contains(&leaf_score) {
+        if !leaf_move.is_none() && !(-64..=64).contains(&leaf_score) {
             return Err(bad(leaf_at, format!("leaf score {leaf_score} outside -64..64")));
         }
         let (leaf_move, leaf_score, leaf_depth, flags) = leaf_from_level(&canon, leaf_move, leaf_score, position_level);
         // A position without a backed-up value (Edax's -SCORE_INF) takes its leaf's.
         let value = match i8::try_from(value) {
             Ok(v) if (-64..=64).contains(&v) => v,
-            _ if leaf_move != MOVE_NONE || canon.is_game_over() => leaf_score,
+            _ if !leaf_move.is_none() || canon.is_game_over() => leaf_score,
             _ => return Err(bad(at + 32, format!("value {value} outside -64..64 and no leaf to take one from"))),
         };
         // thorbook counts games in a u32, like Edax each of the three.
@@ -912,19 +909,19 @@ fn parse_edax_text(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
             .ok_or_else(|| bad(format!("level `{}` is not 0..=60", fields[1])))?;
         let (canon, t) = board.canonical();
         let leaf_move = match fields[2].to_ascii_lowercase().as_str() {
-            "--" | "" => MOVE_NONE,
-            "ps" | "pa" | "pass" => MOVE_PASS,
+            "--" | "" => LeafMove::NONE,
+            "ps" | "pa" | "pass" => LeafMove::PASS,
             m => {
                 let sq: Square = m.parse().map_err(|_| bad(format!("move `{m}` is not a square, PS or --")))?;
                 if !board.is_legal(sq) {
                     return Err(bad(format!("move {m} is not legal in this position")));
                 }
-                t.square(sq).byte()
+                LeafMove::from(t.square(sq))
             }
         };
         let score: i32 = fields[3].parse().map_err(|_| bad(format!("score `{}` is not a number", fields[3])))?;
         // Edax writes -127 for the score of a position without a leaf.
-        let leaf_move = if (-64..=64).contains(&score) { leaf_move } else { MOVE_NONE };
+        let leaf_move = if (-64..=64).contains(&score) { leaf_move } else { LeafMove::NONE };
         let (leaf_move, leaf_score, leaf_depth, flags) = leaf_from_level(&canon, leaf_move, stored_score(score), level);
         entries.push((
             Some(canon),
@@ -981,11 +978,11 @@ fn write_egaroucid(positions: &[(Board, Record)]) -> Result<(Vec<u8>, usize), In
         b[17] = level;
         LE::write_u32(&mut b[18..22], r.games);
         let (score, mv) = match r.leaf_move {
-            MOVE_NONE if board.is_game_over() => (r.leaf_score, EGAROUCID_NOMOVE),
-            MOVE_NONE => (EGAROUCID_UNDEFINED_SCORE, EGAROUCID_NOMOVE),
-            MOVE_PASS => (r.leaf_score, EGAROUCID_PASS),
+            LeafMove::NONE if board.is_game_over() => (r.leaf_score, EGAROUCID_NOMOVE),
+            LeafMove::NONE => (EGAROUCID_UNDEFINED_SCORE, EGAROUCID_NOMOVE),
+            LeafMove::PASS => (r.leaf_score, EGAROUCID_PASS),
             // A verified book's other codes are squares (below 64).
-            m => (r.leaf_score, i8::try_from(m).unwrap_or(EGAROUCID_NOMOVE)),
+            m => (r.leaf_score, i8::try_from(m.byte()).unwrap_or(EGAROUCID_NOMOVE)),
         };
         b[22] = byte_of(score);
         b[23] = byte_of(mv);
@@ -1040,9 +1037,9 @@ fn parse_egaroucid(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
         let leaf = match leaf_code {
             EGAROUCID_NOMOVE | EGAROUCID_UNDEFINED_MOVE | -1 => None,
             _ if leaf_score == EGAROUCID_UNDEFINED_SCORE => None,
-            EGAROUCID_PASS if board.must_pass() => Some(MOVE_PASS),
+            EGAROUCID_PASS if board.must_pass() => Some(LeafMove::PASS),
             c => match u8::try_from(c).ok().and_then(Square::try_new) {
-                Some(sq) if board.is_legal(sq) => Some(t.square(sq).byte()),
+                Some(sq) if board.is_legal(sq) => Some(LeafMove::from(t.square(sq))),
                 _ => return Err(bad(23, format!("leaf move code {c} is not a legal move, a pass or none"))),
             },
         };
@@ -1051,7 +1048,7 @@ fn parse_egaroucid(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
         }
         let lv = u8::try_from(if leaf_level > 0 { leaf_level } else { level.max(0) }).unwrap_or_default();
         let (leaf_move, leaf_score, leaf_depth, flags) =
-            leaf_from_level(&canon, leaf.unwrap_or(MOVE_NONE), leaf_score, lv);
+            leaf_from_level(&canon, leaf.unwrap_or(LeafMove::NONE), leaf_score, lv);
         entries.push((
             Some(canon),
             Record {

@@ -101,7 +101,7 @@ impl<D: AsRef<[u8]>> Book<D> {
     pub fn record(&self, i: usize) -> Record {
         let at = i * format::RECORD_LEN;
         let mut r = Record::decode(&self.records_bytes()[at..at + format::RECORD_LEN]);
-        if self.header.version == 1 && r.leaf_move != format::MOVE_NONE && !r.leaf_exact() {
+        if self.header.version == 1 && !r.leaf_move.is_none() && !r.leaf_exact() {
             // Version 1 had one selectivity for the whole book, in the header.
             r.leaf_selectivity = self.header.params.selectivity_tenths;
         }
@@ -182,8 +182,8 @@ impl<D: AsRef<[u8]>> Book<D> {
             if !(-64..=64).contains(&r.value) || !(-64..=64).contains(&r.leaf_score) {
                 return Err(field(format!("value {} or leaf score {} outside -64..64", r.value, r.leaf_score)));
             }
-            if r.leaf_move > format::MOVE_PASS && r.leaf_move != format::MOVE_NONE {
-                return Err(field(format!("leaf move code {} is not a square, a pass or none", r.leaf_move)));
+            if !r.leaf_move.is_valid() {
+                return Err(field(format!("leaf move code {} is not a square, a pass or none", r.leaf_move.byte())));
             }
             if r.wins as u64 + r.draws as u64 > r.games as u64 {
                 return Err(field(format!("{} wins and {} draws exceed {} games", r.wins, r.draws, r.games)));

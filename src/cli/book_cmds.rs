@@ -16,7 +16,7 @@ use super::thor_cmds::ArchiveArgs;
 use super::PositionArgs;
 use crate::board::Board;
 use crate::book::build::{BuildConfig, BuildError, GameLine};
-use crate::book::format::{BuildParams, MOVE_NONE};
+use crate::book::format::BuildParams;
 use crate::book::interchange::{self, EdaxDate, ExportFormat};
 use crate::book::query::book_line;
 use crate::book::{walk, Book, BookSource};
@@ -280,8 +280,8 @@ fn info(args: BookFileArgs) -> anyhow::Result<ExitCode> {
         bytes_per_position: book.size_bytes() as f64 / book.len().max(1) as f64,
         params: book.params(),
         checksum_ok,
-        exact_leaves: book.records().filter(|r| r.leaf_exact() && r.leaf_move != MOVE_NONE).count(),
-        no_leaf: book.records().filter(|r| r.leaf_move == MOVE_NONE).count(),
+        exact_leaves: book.records().filter(|r| r.leaf_exact() && !r.leaf_move.is_none()).count(),
+        no_leaf: book.records().filter(|r| r.leaf_move.is_none()).count(),
         positions_by_empties: hist.into_iter().rev().collect(),
         version: book.version(),
         leaves_by_level: {
