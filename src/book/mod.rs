@@ -1,5 +1,13 @@
-//! Opening books: the file format ([`format`](mod@format)), reading and probing a book straight
-//! from its bytes ([`Book`]), and building one from game archives ([`build`]).
+//! Opening books: reading and probing a book straight from its bytes ([`Book`]), and
+//! everything made from or into one:
+//! - [`format`](mod@format): the file layout, [`Record`], [`format::LeafMove`] and the
+//!   [`Writer`];
+//! - [`build`]: the build's steps (collecting positions from games, leaf searches,
+//!   negamax, the checkpoint), and [`builder`]: the [`Builder`] pipeline over them;
+//! - [`deviate`]: growing a book beyond the played lines;
+//! - [`merge`](mod@merge): two books into one;
+//! - [`query`]: the moves of a position, the book line, the engine's choice;
+//! - [`interchange`]: thorbook text, Edax and Egaroucid books, in and out.
 //!
 //! Positions are stored once per symmetry class, under the Zobrist key of their
 //! canonical image, relative to the side to move. A probe canonicalises the board,
@@ -24,8 +32,9 @@ use crate::fileio::{read_mapped, Bytes};
 use crate::square::Move;
 use crate::symmetry::Transform;
 
+pub use build::BuildConfig;
 pub use builder::{BuildEvent, BuildSummary, Builder};
-pub use format::{BookError, BuildParams, LeafLevel, Record, Writer};
+pub use format::{BookError, BuildParams, LeafLevel, LeafMove, Record, Writer};
 pub use merge::{merge, Merged};
 
 /// A book over bytes: a `Vec<u8>`, a static slice (the bundled book) or a memory map.

@@ -1,0 +1,545 @@
+//! Moving books between programs: thorbook's text export, Edax's binary `book.dat`
+//! (Edax 4.4–4.6) and text export, and Egaroucid's `.egbk3`. Every format is read by
+//! content, not by file name, into the same thorbook records, and every mapping
+//! (levels, pass positions, counts, what a format cannot hold) is documented in
+//! `book-format.md`. A damaged or foreign file is a located error, never a silently
+//! empty or partial book.
+//!
+//! This module owns detection, the errors, and what the formats share (levels, leaves,
+//! pass records); each format's reader and writer is in its own file: `text` (thorbook
+//! text), `edax` (binary and text), `egaroucid`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+
+use byteorder::{ByteOrder, LittleEndian as LE};
+use thiserror::Error;
+
+use super::build::{leaf_score, negamax};
+use super::format::{stored_score, BookError, BuildParams, LeafMove, Record, Writer, FLAG_LEAF_EXACT};
+use super::{walk, walk_from, Book};
+use crate::board::Board;
+
+mod edax;
+mod egaroucid;
+mod text;
+
+use edax::{parse_edax, parse_edax_text, write_edax, EDAX_MAGIC};
+use egaroucid::{parse_egaroucid, write_egaroucid, EGAROUCID_MAGIC};
+use text::{parse_text, write_text, TEXT_FIRST_LINE};
+
+/// A book file format thorbook reads or writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum BookFormat {
+    /// thorbook's own binary book (`.tbk`, any version it reads).
+    Thorbook,
+    /// thorbook's text export (`book export --format text`).
+    Text,
+    /// Edax's binary book (`book.dat`, Edax 4.4–4.6, file version 4).
+    EdaxBinary,
+    /// Edax's text export (`book export` in Edax: `board,level,move,score` lines).
+    EdaxText,
+    /// Egaroucid's `.egbk3` (magic `DICUORAGE`, version 3).
+    Egaroucid,
+}
+
+impl BookFormat {
+    /// A short name for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            BookFormat::Thorbook => "thorbook book",
+            BookFormat::Text => "thorbook text export",
+            BookFormat::EdaxBinary => "Edax book.dat",
+            BookFormat::EdaxText => "Edax text export",
+            BookFormat::Egaroucid => "Egaroucid .egbk3",
+        }
+    }
+
+    /// Recognises a book by its first bytes.
+    pub fn detect(bytes: &[u8]) -> Result<BookFormat, InterchangeError> {
+        if bytes.starts_with(&super::format::MAGIC) {
+            return Ok(BookFormat::Thorbook);
+        }
+        if bytes.starts_with(EDAX_MAGIC) {
+            return Ok(BookFormat::EdaxBinary);
+        }
+        if bytes.starts_with(EGAROUCID_MAGIC) {
+            return Ok(BookFormat::Egaroucid);
+        }
+        if bytes.starts_with(TEXT_FIRST_LINE.as_bytes()) {
+            return Ok(BookFormat::Text);
+        }
+        let first_line = bytes.split(|&b| b == b'\n').find(|l| !l.iter().all(u8::is_ascii_whitespace));
+        if let Some(line) = first_line {
+            if line.len() > 67 && line[..64].iter().all(|b| b"XOxo-.".contains(b)) && line[64] == b' ' {
+                return Ok(BookFormat::EdaxText);
+            }
+        }
+        let shown: String =
+            bytes.iter().take(16).map(|&b| if b.is_ascii_graphic() { b as char } else { '.' }).collect();
+        Err(InterchangeError::Unrecognised { start: shown })
+    }
+}
+
+/// Where in a file a fault is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// A binary record: its index and the byte where it starts.
+    Record {
+        /// 0-based position index.
+        index: u64,
+        /// Byte offset of the field at fault.
+        byte: u64,
+    },
+    /// A byte of a header.
+    Header {
+        /// Byte offset.
+        byte: u64,
+    },
+    /// A text line (1-based).
+    Line(u64),
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Location::Record { index, byte } => write!(f, "position {index} (byte {byte})"),
+            Location::Header { byte } => write!(f, "header byte {byte}"),
+            Location::Line(n) => write!(f, "line {n}"),
+        }
+    }
+}
+
+/// Why a book cannot be imported or exported.
+#[derive(Debug, Error)]
+pub enum InterchangeError {
+    /// Not a format thorbook knows.
+    #[error(
+        "not a book thorbook recognises (starts with {start:?}); expected a thorbook book or text export, \
+         an Edax book.dat or text export, or an Egaroucid .egbk3"
+    )]
+    Unrecognised {
+        /// The first bytes, printable.
+        start: String,
+    },
+    /// The file ends inside a header or a position.
+    #[error("{format}: truncated at {at}: {what}")]
+    Truncated {
+        /// The format being read.
+        format: &'static str,
+        /// Where.
+        at: Location,
+        /// What was being read.
+        what: String,
+    },
+    /// A field is wrong.
+    #[error("{format}: {at}: {what}")]
+    Invalid {
+        /// The format being read.
+        format: &'static str,
+        /// Where.
+        at: Location,
+        /// What is wrong.
+        what: String,
+    },
+    /// Two different positions with the same Zobrist key.
+    #[error("Zobrist key collision: {key:#018x} is the key of two different positions; the book cannot hold both")]
+    KeyCollision {
+        /// The key.
+        key: u64,
+    },
+    /// The thorbook book being read or written is damaged.
+    #[error(transparent)]
+    Book(#[from] BookError),
+    /// The book has more positions than the format's count field can hold.
+    #[error("{format}: {positions} positions, more than the format can count (at most {max})")]
+    TooLarge {
+        /// The format.
+        format: &'static str,
+        /// Positions to write.
+        positions: usize,
+        /// The format's limit.
+        max: i64,
+    },
+}
+
+/// A signed byte as stored: the same bits.
+fn signed(byte: u8) -> i8 {
+    i8::from_le_bytes([byte])
+}
+
+/// The byte that stores a signed value: the same bits.
+fn byte_of(value: i8) -> u8 {
+    value.to_le_bytes()[0]
+}
+
+/// A position count as the Edax and Egaroucid headers store it (an i32).
+fn position_count(format: &'static str, positions: usize) -> Result<i32, InterchangeError> {
+    i32::try_from(positions).map_err(|_| InterchangeError::TooLarge { format, positions, max: i32::MAX.into() })
+}
+
+/// The deepest ply of the boards read: the book's `max_ply`.
+fn deepest_ply(entries: &[(Option<Board>, Record)]) -> u8 {
+    let ply = entries.iter().filter_map(|(b, _)| b.map(|b| 60u32.saturating_sub(b.empty_count()))).max();
+    u8::try_from(ply.unwrap_or(0)).unwrap_or(60)
+}
+
+/// A book read from another format, as a thorbook book.
+#[derive(Clone, Debug)]
+pub struct Imported {
+    /// The thorbook book file.
+    pub bytes: Vec<u8>,
+    /// What the input was.
+    pub format: BookFormat,
+    /// Positions in the book.
+    pub positions: usize,
+    /// Positions read from the input (before duplicates were dropped and pass positions added).
+    pub read: usize,
+    /// Positions of the input repeated (in any orientation); the first was kept.
+    pub duplicates: usize,
+    /// Pass positions added because the format leaves them out (Egaroucid).
+    pub passes_added: usize,
+}
+
+/// A book written in another format.
+#[derive(Clone, Debug)]
+pub struct Exported {
+    /// The file's bytes.
+    pub bytes: Vec<u8>,
+    /// Positions written.
+    pub positions: usize,
+    /// Book positions that are not reachable from the start through the book: their
+    /// boards are unknown (a thorbook book stores keys), so formats that store boards
+    /// cannot carry them.
+    pub unreachable: usize,
+    /// Pass positions left out because the format folds them (Egaroucid).
+    pub passes_folded: usize,
+}
+
+/// The formats `book export` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExportFormat {
+    /// thorbook text.
+    Text,
+    /// Edax `book.dat`, with the date to put in its header.
+    Edax(EdaxDate),
+    /// Egaroucid `.egbk3`.
+    Egaroucid,
+}
+
+/// The date in an Edax book header (Edax shows it; it does not affect reading).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct EdaxDate {
+    /// Year.
+    pub year: i16,
+    /// Month 1..=12.
+    pub month: u8,
+    /// Day 1..=31.
+    pub day: u8,
+    /// Hour.
+    pub hour: u8,
+    /// Minute.
+    pub minute: u8,
+    /// Second.
+    pub second: u8,
+}
+
+impl EdaxDate {
+    /// Now, in UTC.
+    pub fn now() -> EdaxDate {
+        let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let days = i64::try_from(secs / 86_400).unwrap_or_default();
+        let rem = secs % 86_400;
+        // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+        let z = days + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z - era * 146_097;
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let day = u8::try_from(doy - (153 * mp + 2) / 5 + 1).unwrap_or(1);
+        let month = u8::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
+        let year = i16::try_from(yoe + era * 400 + i64::from(month <= 2)).unwrap_or(i16::MAX);
+        EdaxDate {
+            year,
+            month,
+            day,
+            hour: (rem / 3600) as u8,
+            minute: (rem % 3600 / 60) as u8,
+            second: (rem % 60) as u8,
+        }
+    }
+}
+
+/// Reads a book in any format thorbook knows, recognised by content.
+pub fn import(bytes: &[u8]) -> Result<Imported, InterchangeError> {
+    let format = BookFormat::detect(bytes)?;
+    let parsed = match format {
+        BookFormat::Thorbook => return import_thorbook(bytes),
+        BookFormat::Text => parse_text(bytes)?,
+        BookFormat::EdaxBinary => parse_edax(bytes)?,
+        BookFormat::EdaxText => parse_edax_text(bytes)?,
+        BookFormat::Egaroucid => parse_egaroucid(bytes)?,
+    };
+    parsed.into_book(format)
+}
+
+/// Writes `book` in `format`.
+pub fn export<D: AsRef<[u8]>>(book: &Book<D>, format: ExportFormat) -> Result<Exported, InterchangeError> {
+    book.verify()?;
+    let boards = known_boards(book);
+    let unreachable = book.len() - boards.len();
+    let mut positions: Vec<(Board, Record)> =
+        boards.iter().map(|(&key, &board)| (board, book.get(key).expect("walk finds book positions"))).collect();
+    positions.sort_by_key(|(_, r)| r.key);
+    Ok(match format {
+        ExportFormat::Text => {
+            let text = write_text(book, &boards);
+            Exported { bytes: text.into_bytes(), positions: book.len(), unreachable: 0, passes_folded: 0 }
+        }
+        ExportFormat::Edax(date) => {
+            let bytes = write_edax(&positions, date)?;
+            Exported { bytes, positions: positions.len(), unreachable, passes_folded: 0 }
+        }
+        ExportFormat::Egaroucid => {
+            let (bytes, written) = write_egaroucid(&positions)?;
+            Exported { bytes, positions: written, unreachable, passes_folded: positions.len() - written }
+        }
+    })
+}
+
+/// Positions read from a file: canonical boards (where the format has them) and records.
+struct Parsed {
+    /// Records with their boards, or `None` for a text line with an unknown board.
+    entries: Vec<(Option<Board>, Record)>,
+    params: BuildParams,
+    read: usize,
+    /// The format stores values already backed up (else they come from negamax here).
+    values_stored: bool,
+    /// The format leaves out pass positions: add them back.
+    passes_folded: bool,
+}
+
+impl Parsed {
+    fn into_book(self, format: BookFormat) -> Result<Imported, InterchangeError> {
+        let mut by_key: BTreeMap<u64, (Option<Board>, Record)> = BTreeMap::new();
+        let mut duplicates = 0;
+        for (board, record) in self.entries {
+            match by_key.get(&record.key) {
+                Some((Some(old), _)) if board.is_some_and(|b| b != *old) => {
+                    return Err(InterchangeError::KeyCollision { key: record.key })
+                }
+                Some(_) => duplicates += 1,
+                None => {
+                    by_key.insert(record.key, (board, record));
+                }
+            }
+        }
+        let mut passes_added = 0;
+        if self.passes_folded {
+            let mut added = Vec::new();
+            for (board, _) in by_key.values() {
+                let Some(board) = board else { continue };
+                for (_, child) in board.successors() {
+                    if !child.must_pass() {
+                        continue;
+                    }
+                    let (canon, _) = child.canonical();
+                    let after = canon.pass().canonical().0;
+                    if by_key.contains_key(&canon.key()) {
+                        continue;
+                    }
+                    if let Some((_, next)) = by_key.get(&after.key()) {
+                        added.push((canon, pass_record(canon.key(), next)));
+                    }
+                }
+            }
+            for (board, record) in added {
+                if by_key.insert(record.key, (Some(board), record)).is_none() {
+                    passes_added += 1;
+                }
+            }
+        }
+        if !self.values_stored {
+            let leaf_of =
+                |key: u64| by_key.get(&key).map(|(b, r)| b.and_then(|b| leaf_score(&b, r.leaf_move, r.leaf_score)));
+            let mut memo = HashMap::new();
+            let values: Vec<(u64, Option<i32>)> = by_key
+                .iter()
+                .map(|(&k, (b, r))| {
+                    let v = match b {
+                        Some(b) => negamax(b, &leaf_of, &mut memo),
+                        None => Some(r.leaf_score as i32),
+                    };
+                    (k, v)
+                })
+                .collect();
+            for (k, v) in values {
+                if let (Some(v), Some(entry)) = (v, by_key.get_mut(&k)) {
+                    entry.1.value = stored_score(v);
+                }
+            }
+        }
+        let mut writer = Writer::new(self.params);
+        for (_, record) in by_key.values() {
+            writer.push(record)?;
+        }
+        let positions = by_key.len();
+        Ok(Imported { bytes: writer.finish(), format, positions, read: self.read, duplicates, passes_added })
+    }
+}
+
+/// The record of a pass position synthesised in front of `next`, the position after the
+/// pass, as a build would have made it: the same games went through both.
+fn pass_record(key: u64, next: &Record) -> Record {
+    let games = next.games;
+    Record {
+        key,
+        value: next.value.saturating_neg(),
+        leaf_move: LeafMove::NONE,
+        leaf_score: 0,
+        leaf_depth: 0,
+        games,
+        wins: games.saturating_sub(next.wins).saturating_sub(u32::from(next.draws)),
+        draws: next.draws,
+        flags: FLAG_LEAF_EXACT,
+        leaf_selectivity: 0,
+    }
+}
+
+/// The record for a position without a leaf move: every move is in the book, or the
+/// game is over (then the leaf score is the final score), as the builder makes it.
+fn no_leaf(board: &Board) -> (LeafMove, i8, u8, u8) {
+    let score = if board.is_game_over() { stored_score(board.final_score()) } else { 0 };
+    (LeafMove::NONE, score, 0, FLAG_LEAF_EXACT)
+}
+
+fn import_thorbook(bytes: &[u8]) -> Result<Imported, InterchangeError> {
+    let book = Book::open_verified(bytes)?;
+    let mut writer = Writer::new(book.params());
+    for r in book.records() {
+        writer.push(&r)?;
+    }
+    let positions = book.len();
+    Ok(Imported {
+        bytes: writer.finish(),
+        format: BookFormat::Thorbook,
+        positions,
+        read: positions,
+        duplicates: 0,
+        passes_added: 0,
+    })
+}
+
+/// The boards of the book's positions, found by play from the start: through book
+/// positions, and across up to [`BRIDGE_PLIES`] positions outside the book, since a
+/// position reached by transposition from two rarer lines (each below a build's
+/// minimum game count) is in the book while its parents are not.
+pub fn known_boards<D: AsRef<[u8]>>(book: &Book<D>) -> HashMap<u64, Board> {
+    let mut found = walk(book);
+    if found.len() == book.len() {
+        // Every position is reachable through the book (always so for built books).
+        return found;
+    }
+    let mut frontier: Vec<Board> = found.values().copied().collect();
+    let mut outside: std::collections::HashSet<u64> = std::collections::HashSet::new();
+    for _ in 0..BRIDGE_PLIES {
+        let mut next = Vec::new();
+        for board in frontier {
+            for (_, child) in board.successors() {
+                let canon = child.canonical().0;
+                let key = canon.key();
+                if book.get(key).is_some() || found.contains_key(&key) || !outside.insert(key) {
+                    continue;
+                }
+                next.push(canon);
+            }
+        }
+        // Book positions one ply past the new outside positions, and everything in the
+        // book below them.
+        for board in &next {
+            for (_, child) in board.successors() {
+                let canon = child.canonical().0;
+                if book.get(canon.key()).is_some() && !found.contains_key(&canon.key()) {
+                    found.extend(walk_from(book, canon));
+                }
+            }
+        }
+        if found.len() == book.len() {
+            break;
+        }
+        frontier = next;
+    }
+    found
+}
+
+/// Non-book plies [`known_boards`] crosses between book positions.
+pub const BRIDGE_PLIES: usize = 2;
+
+/// Checks a binary header: its length, the version byte at `version_at`, and a
+/// non-negative i32 position count at `count_at`, which it returns.
+fn check_header(
+    bytes: &[u8],
+    format: &'static str,
+    header_len: usize,
+    version_at: usize,
+    version: u8,
+    count_at: usize,
+) -> Result<usize, InterchangeError> {
+    if bytes.len() < header_len {
+        return Err(InterchangeError::Truncated {
+            format,
+            at: Location::Header { byte: bytes.len() as u64 },
+            what: format!("the header is {header_len} bytes, the file has {}", bytes.len()),
+        });
+    }
+    if bytes[version_at] != version {
+        return Err(InterchangeError::Invalid {
+            format,
+            at: Location::Header { byte: version_at as u64 },
+            what: format!("version {}, thorbook reads version {version}", bytes[version_at]),
+        });
+    }
+    let declared = LE::read_i32(&bytes[count_at..count_at + 4]);
+    usize::try_from(declared).map_err(|_| InterchangeError::Invalid {
+        format,
+        at: Location::Header { byte: count_at as u64 },
+        what: format!("negative position count {declared}"),
+    })
+}
+
+/// Text as UTF-8, or an error naming the line where it stops being so.
+fn utf8<'a>(bytes: &'a [u8], format: &'static str) -> Result<&'a str, InterchangeError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+        InterchangeError::Invalid { format, at: Location::Line(line), what: "not UTF-8 text".into() }
+    })
+}
+
+/// The level other programs store for a leaf: its depth, or 60 (their level that
+/// solves exactly) for an exact leaf.
+fn exchange_level(r: &Record) -> u8 {
+    if r.leaf_exact() && !r.leaf_move.is_none() {
+        EXACT_LEVEL
+    } else {
+        r.leaf_depth.min(EXACT_LEVEL)
+    }
+}
+
+/// The (leaf move, score, depth, flags) of a record read from another program, whose
+/// leaf was searched at `level`: a level reaching the position's empties is an exact
+/// solve (depth = empties), any other a search of that depth; no move is no leaf.
+fn leaf_from_level(board: &Board, leaf_move: LeafMove, score: i8, level: u8) -> (LeafMove, i8, u8, u8) {
+    if leaf_move.is_none() {
+        return no_leaf(board);
+    }
+    let empties = board.empty_count();
+    if level as u32 >= empties {
+        (leaf_move, score, u8::try_from(empties).unwrap_or(64), FLAG_LEAF_EXACT)
+    } else {
+        (leaf_move, score, level, 0)
+    }
+}
+
+/// The level of Edax and Egaroucid that solves every position exactly.
+const EXACT_LEVEL: u8 = 60;
