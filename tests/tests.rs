@@ -11,6 +11,7 @@ mod examples;
 mod explorer;
 mod fuzz_inputs;
 mod interchange;
+mod plan;
 mod properties;
 mod search;
 mod thor_corrupt;

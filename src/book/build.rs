@@ -95,6 +95,21 @@ impl LeafSearch {
         Ok(LeafSearch { strength, hash_mib: settings.hash_mib, threads: settings.threads, eval })
     }
 
+    /// A leaf search of a resolved `strength` (as a plan records it), the evaluation
+    /// loaded from `eval` and one table allocated as a trial.
+    pub fn from_strength(
+        strength: Strength,
+        hash_mib: usize,
+        threads: usize,
+        eval: &crate::eval::EvalSource,
+    ) -> Result<LeafSearch, BuildError> {
+        drop(TranspositionTable::try_new(hash_mib)?);
+        if strength.depth.is_none() && strength.time.is_none() && strength.nodes.is_none() {
+            return Err(BuildError::NoDepth);
+        }
+        Ok(LeafSearch { strength, hash_mib, threads, eval: eval.load()? })
+    }
+
     /// The parameters a book built with this search records in its header.
     pub fn params(&self, max_ply: u32, min_games: u32) -> BuildParams {
         BuildParams {
@@ -483,25 +498,35 @@ pub struct BuildIdentity {
 impl BuildIdentity {
     /// The identity of a build of `nodes`, collected from `games`, scored by `search`.
     pub fn new(games: &[GameLine], nodes: &[Node], search: &LeafSearch) -> BuildIdentity {
-        let mut g = Digest::new();
-        g.update(&(games.len() as u64).to_le_bytes());
-        for line in games {
-            let bytes: Vec<u8> = line.moves.iter().map(|m| m.square().map_or(64, Square::byte)).collect();
-            g.update(&bytes);
-            g.update(&[255, line.black_score]);
-        }
-        let mut p = Digest::new();
-        for n in nodes {
-            let mut b = [0u8; 32];
-            LE::write_u64(&mut b[..8], n.key);
-            LE::write_u64(&mut b[8..16], n.board.player);
-            LE::write_u64(&mut b[16..24], n.board.opponent);
-            LE::write_u32(&mut b[24..28], n.games);
-            LE::write_u32(&mut b[28..32], n.wins);
-            p.update(&b);
-        }
-        BuildIdentity { games: g.finish(), positions: p.finish(), eval: search.eval.digest() }
+        BuildIdentity { games: games_digest(games), positions: positions_digest(nodes), eval: search.eval.digest() }
     }
+}
+
+/// The digest of a build's games: their moves and results, in order.
+pub fn games_digest(games: &[GameLine]) -> u64 {
+    let mut g = Digest::new();
+    g.update(&(games.len() as u64).to_le_bytes());
+    for line in games {
+        let bytes: Vec<u8> = line.moves.iter().map(|m| m.square().map_or(64, Square::byte)).collect();
+        g.update(&bytes);
+        g.update(&[255, line.black_score]);
+    }
+    g.finish()
+}
+
+/// The digest of collected positions: keys, boards and counts.
+pub fn positions_digest(nodes: &[Node]) -> u64 {
+    let mut p = Digest::new();
+    for n in nodes {
+        let mut b = [0u8; 32];
+        LE::write_u64(&mut b[..8], n.key);
+        LE::write_u64(&mut b[8..16], n.board.player);
+        LE::write_u64(&mut b[16..24], n.board.opponent);
+        LE::write_u32(&mut b[24..28], n.games);
+        LE::write_u32(&mut b[28..32], n.wins);
+        p.update(&b);
+    }
+    p.finish()
 }
 
 /// Checkpoint file: a 64-byte header (magic, every setting that changes a leaf, and
@@ -520,7 +545,19 @@ const CHECKPOINT_MAGIC: &[u8; 8] = b"TBCKPT04";
 const CHECKPOINT_HEADER: usize = 64;
 
 fn checkpoint_header(config: &BuildConfig, search: &LeafSearch, identity: &BuildIdentity) -> [u8; CHECKPOINT_HEADER] {
-    let p = search.params(config.max_ply, config.min_games);
+    build_identity_bytes(config.max_ply, config.min_games, search, identity)
+}
+
+/// Everything a build's leaves depend on, as 64 bytes (the checkpoint's header; a
+/// sharded plan's digest covers the same bytes): the header parameters, time, node
+/// budget, table size, evaluation, and the digests of the games and positions.
+pub(crate) fn build_identity_bytes(
+    max_ply: u32,
+    min_games: u32,
+    search: &LeafSearch,
+    identity: &BuildIdentity,
+) -> [u8; CHECKPOINT_HEADER] {
+    let p = search.params(max_ply, min_games);
     let mut h = [0u8; CHECKPOINT_HEADER];
     h[..8].copy_from_slice(CHECKPOINT_MAGIC);
     h[8] = p.max_ply;

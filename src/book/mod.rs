@@ -22,6 +22,7 @@ pub mod deviate;
 pub mod format;
 pub mod interchange;
 pub mod merge;
+pub mod plan;
 pub mod query;
 
 use std::collections::HashMap;

@@ -46,6 +46,15 @@ pub enum BookCommand {
     /// Grow a book beyond the played lines: expand leaves within an error per move and
     /// a cumulative budget, one side deviating at a time (like Edax's and Egaroucid's deviate).
     Deviate(DeviateArgs),
+    /// Plan a computation in shards for a cluster (`book plan build … --shards N --work-dir DIR`).
+    #[command(subcommand)]
+    Plan(super::plan_cmds::PlanCommand),
+    /// Run one shard of a plan (the index from --index, SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX).
+    Shard(super::plan_cmds::ShardArgs),
+    /// Check every shard of a plan and write the book.
+    Assemble(super::plan_cmds::AssembleArgs),
+    /// Shards done, running, missing and damaged; positions per second; ETA.
+    Status(super::plan_cmds::StatusArgs),
 }
 
 /// Which book to open.
@@ -79,10 +88,10 @@ pub fn open_book(path: Option<&Path>) -> anyhow::Result<Book<Bytes>> {
 #[derive(Args, Debug)]
 pub struct BuildArgs {
     #[command(flatten)]
-    archives: ArchiveArgs,
+    pub(super) archives: ArchiveArgs,
     /// Output book file (written atomically).
     #[arg(short, long)]
-    output: PathBuf,
+    pub(super) output: PathBuf,
     /// Collect positions up to this ply.
     #[arg(long, default_value_t = 20)]
     max_ply: u32,
@@ -109,6 +118,10 @@ pub(super) fn run(cmd: BookCommand) -> anyhow::Result<ExitCode> {
         BookCommand::Import(a) => import(a),
         BookCommand::Merge(a) => merge(a),
         BookCommand::Deviate(a) => deviate(a),
+        BookCommand::Plan(c) => super::plan_cmds::plan(c),
+        BookCommand::Shard(a) => super::plan_cmds::shard(a),
+        BookCommand::Assemble(a) => super::plan_cmds::assemble(a),
+        BookCommand::Status(a) => super::plan_cmds::status(a),
     }
 }
 
@@ -132,7 +145,7 @@ impl TryFrom<&BuildArgs> for BuildConfig {
 }
 
 /// A build error as the command line says it: a setting named by its flag.
-fn build_error(e: BuildError) -> anyhow::Error {
+pub(super) fn build_error(e: BuildError) -> anyhow::Error {
     match e {
         BuildError::Config(m) => anyhow::anyhow!("--{m}"),
         BuildError::Settings(e) => super::search_args::flag_error(e),

@@ -27,6 +27,7 @@ mod board_cmds;
 mod book_cmds;
 mod engine_cmds;
 mod explore_cmds;
+mod plan_cmds;
 mod search_args;
 mod search_cmds;
 mod thor_cmds;

@@ -1,0 +1,714 @@
+//! Book computation split into shards that run anywhere (one machine, a Slurm array,
+//! Kubernetes indexed jobs) and are assembled into the same book a single process
+//! would write.
+//!
+//! A *plan* is a work directory holding `plan.json` (every setting, the inputs'
+//! identity, the number of shards and the plan's digest) and `nodes.bin` (the
+//! collected positions). Shard `i` scores the positions whose key falls in its slice
+//! of the key space ([`shard_of`]: contiguous key ranges, so the shards' results are
+//! already in key order), checkpointing each leaf to `shard-IIII.partial` as it goes;
+//! when done it writes `shard-IIII.tbs` (entries sorted by key, a trailer with their
+//! count and checksum) and removes the partial file. [`Plan::assemble`] checks that
+//! every shard is present, of this plan, complete and intact, then backs the values
+//! up and writes the book through [`Writer`](super::Writer).
+//!
+//! Each leaf search starts from a cleared table on one thread and depends only on the
+//! position, which of its moves stay in the book and the settings, so the assembled
+//! book is byte-identical to [`Builder`](super::Builder)'s for any number of shards and
+//! threads — when the leaves are limited by depth or nodes; a time budget makes them
+//! depend on the machine's speed (see `book-format.md`).
+//!
+//! Files, each versioned and checksummed:
+//! - `shard-IIII.tbs`: header (32 bytes: magic `TBSHARD1`, plan digest u64, index
+//!   u32, shard count u32, positions in the shard u64), entries (16 bytes: key u64,
+//!   leaf move, score, depth, flags (bit 0 exact), CRC-32 of the first 12 bytes),
+//!   trailer (24 bytes: magic `TBSHDEND`, entry count u64, CRC-32 of the entries,
+//!   4 zero bytes);
+//! - `shard-IIII.partial`: the header and the entries found so far, in any order.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+use byteorder::{ByteOrder, LittleEndian as LE};
+use serde::{Deserialize, Serialize};
+
+use super::build::{
+    self, build_identity_bytes, positions_digest, BuildConfig, BuildError, BuildIdentity, GameLine, Leaf, LeafSearch,
+    Node,
+};
+use super::format::{LeafMove, Writer};
+use crate::board::Board;
+use crate::eval::EvalSource;
+use crate::fileio::{atomic_write, Digest};
+use crate::search::{Selectivity, Strength, MAX_THREADS};
+
+/// The plan file in a work directory.
+pub const PLAN_FILE: &str = "plan.json";
+const NODES_FILE: &str = "nodes.bin";
+const PLAN_FORMAT: &str = "thorbook plan 1";
+const NODES_MAGIC: &[u8; 8] = b"TBNODES1";
+const NODE_LEN: usize = 40;
+const SHARD_MAGIC: &[u8; 8] = b"TBSHARD1";
+const SHARD_END: &[u8; 8] = b"TBSHDEND";
+const SHARD_HEADER: usize = 32;
+const ENTRY: usize = 16;
+const TRAILER: usize = 24;
+/// The most shards a plan may have (Slurm's default `MaxArraySize` is 1001).
+pub const MAX_SHARDS: u32 = 100_000;
+
+/// The shard of `key` among `shards`: the key's slice of the 64-bit key space, so each
+/// shard holds a contiguous key range.
+pub fn shard_of(key: u64, shards: u32) -> u32 {
+    u32::try_from(((key >> 32) * u64::from(shards)) >> 32).expect("below shards")
+}
+
+/// Why a plan, a shard or an assembly failed; each names the file and what is wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// The settings or the games.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The plan itself is unusable.
+    #[error("{path}: {message}")]
+    Plan {
+        /// The plan or nodes file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A shard is missing, foreign, incomplete or damaged.
+    #[error("shard {index} ({path}): {message}")]
+    Shard {
+        /// The shard's index.
+        index: u32,
+        /// Its file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A shard index out of range.
+    #[error("shard index {index} is out of range: the plan has {shards} shards (0..={})", shards - 1)]
+    Index {
+        /// The index asked for.
+        index: u32,
+        /// The plan's shard count.
+        shards: u32,
+    },
+}
+
+fn io(path: &Path) -> impl Fn(std::io::Error) -> PlanError + '_ {
+    move |source| PlanError::Io { path: path.display().to_string(), source }
+}
+
+/// The evaluation as the plan names it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum EvalName {
+    Bundled,
+    Classic,
+    File(PathBuf),
+}
+
+impl EvalName {
+    fn of(source: &EvalSource) -> EvalName {
+        match source {
+            EvalSource::Bundled => EvalName::Bundled,
+            EvalSource::Classic => EvalName::Classic,
+            EvalSource::File(p) => EvalName::File(std::path::absolute(p).unwrap_or_else(|_| p.clone())),
+        }
+    }
+
+    fn source(&self) -> EvalSource {
+        match self {
+            EvalName::Bundled => EvalSource::Bundled,
+            EvalName::Classic => EvalSource::Classic,
+            EvalName::File(p) => EvalSource::File(p.clone()),
+        }
+    }
+}
+
+/// `plan.json`: readable, and everything a shard needs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct PlanFile {
+    format: String,
+    kind: String,
+    shards: u32,
+    output: PathBuf,
+    max_ply: u32,
+    min_games: u32,
+    depth: Option<u32>,
+    exact_at: Option<u32>,
+    selectivity_tenths: u8,
+    time_nanos: Option<u64>,
+    nodes: Option<u64>,
+    hash_mib: usize,
+    threads: usize,
+    eval: EvalName,
+    eval_digest: String,
+    games: usize,
+    games_digest: String,
+    positions: usize,
+    positions_digest: String,
+    digest: String,
+}
+
+/// A sharded book build: the plan of a work directory, its positions and leaf search.
+pub struct Plan {
+    dir: PathBuf,
+    file: PlanFile,
+    nodes: Vec<Node>,
+    search: LeafSearch,
+    digest: u64,
+}
+
+/// A shard's state on disk.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ShardState {
+    /// Complete and intact.
+    Done,
+    /// Started: `scored` of its positions are checkpointed; `idle` is the time since
+    /// its file last changed (a shard that stays idle has died: run it again).
+    Partial {
+        /// Positions scored.
+        scored: u64,
+        /// Since the last write.
+        idle: Duration,
+    },
+    /// Not started.
+    Missing,
+    /// Its file is foreign, truncated or damaged (the message says which).
+    Damaged(String),
+}
+
+/// One shard's line in [`Plan::status`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShardStatus {
+    /// The index.
+    pub index: u32,
+    /// Positions it scores.
+    pub positions: u64,
+    /// Its state.
+    pub state: ShardState,
+}
+
+/// What a shard run reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShardEvent {
+    /// The shard was already complete and intact: nothing to do.
+    AlreadyDone,
+    /// Leaves found in its checkpoint.
+    Resumed {
+        /// Positions already scored.
+        scored: u64,
+    },
+    /// Progress: `done` of `total` positions of this run.
+    Scored {
+        /// Searched so far.
+        done: u64,
+        /// To search in this run.
+        total: u64,
+    },
+}
+
+/// What [`Plan::assemble`] wrote.
+#[derive(Clone, Debug)]
+pub struct Assembled {
+    /// Positions in the book.
+    pub positions: usize,
+    /// The book's bytes, as written.
+    pub bytes: Vec<u8>,
+}
+
+fn hex(v: u64) -> String {
+    format!("{v:016x}")
+}
+
+impl Plan {
+    /// Plans a build of `games` under `config` in `shards` shards into `dir` (created if
+    /// needed), the book to be assembled to `output`. Planning the same build again
+    /// in the same directory is a no-op that returns the existing plan; a directory
+    /// holding another plan is refused.
+    pub fn create_build(
+        dir: &Path,
+        games: &[GameLine],
+        config: &BuildConfig,
+        shards: u32,
+        output: &Path,
+    ) -> Result<Plan, PlanError> {
+        let plan_path = dir.join(PLAN_FILE);
+        if !(1..=MAX_SHARDS).contains(&shards) {
+            return Err(PlanError::Plan {
+                path: plan_path.display().to_string(),
+                message: format!("shards must be 1..={MAX_SHARDS}, got {shards}"),
+            });
+        }
+        let search = config.leaf_search()?;
+        let nodes = build::collect(games, config.max_ply, config.min_games)?;
+        let identity = BuildIdentity::new(games, &nodes, &search);
+        let digest = plan_digest(config.max_ply, config.min_games, &search, &identity, shards);
+        let s = search.strength;
+        let file = PlanFile {
+            format: PLAN_FORMAT.into(),
+            kind: "build".into(),
+            shards,
+            output: std::path::absolute(output).unwrap_or_else(|_| output.to_path_buf()),
+            max_ply: config.max_ply,
+            min_games: config.min_games,
+            depth: s.depth,
+            exact_at: s.exact_at,
+            selectivity_tenths: search.selectivity_tenths(),
+            time_nanos: s.time.map(|t| u64::try_from(t.as_nanos()).unwrap_or(u64::MAX)),
+            nodes: s.nodes,
+            hash_mib: search.hash_mib,
+            threads: search.threads,
+            eval: EvalName::of(&config.search.eval),
+            eval_digest: format!("{:08x}", identity.eval),
+            games: games.len(),
+            games_digest: hex(identity.games),
+            positions: nodes.len(),
+            positions_digest: hex(identity.positions),
+            digest: hex(digest),
+        };
+        if plan_path.exists() {
+            let existing = Plan::open(dir)?;
+            if existing.digest == digest && existing.file.output == file.output {
+                return Ok(existing);
+            }
+            return Err(PlanError::Plan {
+                path: plan_path.display().to_string(),
+                message: "this directory holds another plan (other inputs, settings, shards or output): \
+                          use another directory, or remove it to start over"
+                    .into(),
+            });
+        }
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let nodes_path = dir.join(NODES_FILE);
+        atomic_write(&nodes_path, &encode_nodes(&nodes)).map_err(io(&nodes_path))?;
+        let json = serde_json::to_string_pretty(&file).expect("a plan serialises");
+        atomic_write(&plan_path, json.as_bytes()).map_err(io(&plan_path))?;
+        Ok(Plan { dir: dir.to_path_buf(), file, nodes, search, digest })
+    }
+
+    /// Opens the plan of `dir`, checking its positions, its evaluation and its digest.
+    pub fn open(dir: &Path) -> Result<Plan, PlanError> {
+        let plan_path = dir.join(PLAN_FILE);
+        let bad = |message: String| PlanError::Plan { path: plan_path.display().to_string(), message };
+        let text = std::fs::read_to_string(&plan_path).map_err(io(&plan_path))?;
+        let file: PlanFile = serde_json::from_str(&text).map_err(|e| bad(format!("not a thorbook plan: {e}")))?;
+        if file.format != PLAN_FORMAT || file.kind != "build" {
+            return Err(bad(format!("format `{}` kind `{}` is not `{PLAN_FORMAT}` build", file.format, file.kind)));
+        }
+        if !(1..=MAX_SHARDS).contains(&file.shards) {
+            return Err(bad(format!("shards must be 1..={MAX_SHARDS}, got {}", file.shards)));
+        }
+        let nodes_path = dir.join(NODES_FILE);
+        let bytes = std::fs::read(&nodes_path).map_err(io(&nodes_path))?;
+        let nodes = decode_nodes(&bytes)
+            .map_err(|message| PlanError::Plan { path: nodes_path.display().to_string(), message })?;
+        let strength = Strength {
+            depth: file.depth,
+            exact_at: file.exact_at,
+            time: file.time_nanos.map(Duration::from_nanos),
+            nodes: file.nodes,
+            selectivity: Selectivity::from_tenths(file.selectivity_tenths),
+        };
+        if !(1..=MAX_THREADS).contains(&file.threads) {
+            return Err(bad(format!("threads must be 1..={MAX_THREADS}, got {}", file.threads)));
+        }
+        let search = LeafSearch::from_strength(strength, file.hash_mib, file.threads, &file.eval.source())?;
+        // The positions' identity is checked by the digest below; the games' is taken
+        // from the plan (a shard does not read the archives).
+        let games = u64::from_str_radix(&file.games_digest, 16).map_err(|_| bad("games_digest is not hex".into()))?;
+        let identity = BuildIdentity { games, positions: positions_digest(&nodes), eval: search.eval.digest() };
+        if format!("{:08x}", identity.eval) != file.eval_digest {
+            return Err(bad(format!(
+                "the evaluation {:?} now has digest {:08x}, the plan was made with {}",
+                file.eval, identity.eval, file.eval_digest
+            )));
+        }
+        let digest = plan_digest(file.max_ply, file.min_games, &search, &identity, file.shards);
+        if hex(digest) != file.digest || nodes.len() != file.positions {
+            return Err(bad("the plan's settings or positions do not match its digest (edited or damaged)".into()));
+        }
+        Ok(Plan { dir: dir.to_path_buf(), file, nodes, search, digest })
+    }
+
+    /// Shards in the plan.
+    pub fn shards(&self) -> u32 {
+        self.file.shards
+    }
+
+    /// Positions in the plan.
+    pub fn positions(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Where assembly writes the book unless told otherwise.
+    pub fn output(&self) -> &Path {
+        &self.file.output
+    }
+
+    /// The plan's digest, which every shard file names.
+    pub fn digest(&self) -> u64 {
+        self.digest
+    }
+
+    /// The threads each shard uses unless told otherwise.
+    pub fn threads(&self) -> usize {
+        self.search.threads
+    }
+
+    /// The complete file of shard `index`.
+    pub fn shard_path(&self, index: u32) -> PathBuf {
+        self.dir.join(format!("shard-{index:04}.tbs"))
+    }
+
+    fn partial_path(&self, index: u32) -> PathBuf {
+        self.dir.join(format!("shard-{index:04}.partial"))
+    }
+
+    fn shard_nodes(&self, index: u32) -> &[Node] {
+        let shards = self.file.shards;
+        let start = self.nodes.partition_point(|n| shard_of(n.key, shards) < index);
+        let end = self.nodes.partition_point(|n| shard_of(n.key, shards) <= index);
+        &self.nodes[start..end]
+    }
+
+    fn header(&self, index: u32) -> [u8; SHARD_HEADER] {
+        let mut h = [0u8; SHARD_HEADER];
+        h[..8].copy_from_slice(SHARD_MAGIC);
+        LE::write_u64(&mut h[8..16], self.digest);
+        LE::write_u32(&mut h[16..20], index);
+        LE::write_u32(&mut h[20..24], self.file.shards);
+        LE::write_u64(&mut h[24..32], self.shard_nodes(index).len() as u64);
+        h
+    }
+
+    fn check_index(&self, index: u32) -> Result<(), PlanError> {
+        if index >= self.file.shards {
+            return Err(PlanError::Index { index, shards: self.file.shards });
+        }
+        Ok(())
+    }
+
+    /// Runs shard `index` on `threads` threads (the plan's when `None`): skipped when
+    /// its file is complete and intact, resumed from its checkpoint when one exists
+    /// (a damaged complete file is scored again).
+    pub fn run_shard(
+        &self,
+        index: u32,
+        threads: Option<usize>,
+        progress: &(dyn Fn(ShardEvent) + Sync),
+    ) -> Result<(), PlanError> {
+        self.check_index(index)?;
+        let final_path = self.shard_path(index);
+        if final_path.exists() && self.read_shard(index).is_ok() {
+            progress(ShardEvent::AlreadyDone);
+            return Ok(());
+        }
+        let mut search = self.search.clone();
+        if let Some(t) = threads {
+            if !(1..=MAX_THREADS).contains(&t) {
+                return Err(
+                    BuildError::Threads { threads: t, message: format!("threads must be 1..={MAX_THREADS}") }.into()
+                );
+            }
+            search.threads = t;
+        }
+        let partial = self.partial_path(index);
+        let done = self.read_partial(index)?;
+        if !done.is_empty() {
+            progress(ShardEvent::Resumed { scored: done.len() as u64 });
+        }
+        let file = self.open_partial(index, !done.is_empty() || partial.exists())?;
+        let mine = self.shard_nodes(index);
+        let in_book = |k: u64| self.nodes.binary_search_by_key(&k, |n| n.key).is_ok();
+        let todo: Vec<&Node> = mine.iter().filter(|n| !done.contains_key(&n.key)).collect();
+        let total = todo.len() as u64;
+        let counter = AtomicU64::new(0);
+        let write_error = Mutex::new(None);
+        let found = search.pool()?.install(|| {
+            search.par_map(&todo, |node, tt| {
+                let leaf = build::score_leaf(&node.board, &in_book, &search, tt);
+                let mut f = file.lock().unwrap_or_else(|p| p.into_inner());
+                if let Err(e) = f.write_all(&encode_entry(node.key, &leaf)) {
+                    write_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+                }
+                drop(f);
+                progress(ShardEvent::Scored { done: counter.fetch_add(1, Ordering::Relaxed) + 1, total });
+                (node.key, leaf)
+            })
+        })?;
+        if let Some(e) = write_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(io(&partial)(e));
+        }
+        let mut all: Vec<(u64, Leaf)> = done.into_iter().chain(found).collect();
+        all.sort_unstable_by_key(|(k, _)| *k);
+        let mut bytes = Vec::with_capacity(SHARD_HEADER + all.len() * ENTRY + TRAILER);
+        bytes.extend_from_slice(&self.header(index));
+        for (key, leaf) in &all {
+            bytes.extend_from_slice(&encode_entry(*key, leaf));
+        }
+        let crc = crc32fast::hash(&bytes[SHARD_HEADER..]);
+        bytes.extend_from_slice(SHARD_END);
+        bytes.extend_from_slice(&(all.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(&crc.to_le_bytes());
+        bytes.extend_from_slice(&[0; 4]);
+        atomic_write(&final_path, &bytes).map_err(io(&final_path))?;
+        // The shard is safely written; a stale checkpoint only costs disk space.
+        let _ = std::fs::remove_file(&partial);
+        Ok(())
+    }
+
+    /// The leaves of a partial shard file (none without one). A file of another plan
+    /// or shard is an error (it is not overwritten); a cut-off last entry is dropped.
+    fn read_partial(&self, index: u32) -> Result<HashMap<u64, Leaf>, PlanError> {
+        let path = self.partial_path(index);
+        let mut bytes = Vec::new();
+        match File::open(&path) {
+            Ok(mut f) => f.read_to_end(&mut bytes).map_err(io(&path))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashMap::new()),
+            Err(e) => return Err(io(&path)(e)),
+        };
+        let shard_err = |message: String| PlanError::Shard { index, path: path.display().to_string(), message };
+        if bytes.len() < SHARD_HEADER {
+            // Cut off before its header was whole: nothing was scored.
+            return Ok(HashMap::new());
+        }
+        if bytes[..SHARD_HEADER] != self.header(index) {
+            return Err(shard_err("its checkpoint is of another plan or shard: remove it to run the shard".into()));
+        }
+        let whole = (bytes.len() - SHARD_HEADER) / ENTRY * ENTRY;
+        let mut done = HashMap::new();
+        for (i, e) in bytes[SHARD_HEADER..SHARD_HEADER + whole].chunks_exact(ENTRY).enumerate() {
+            let (key, leaf) = self
+                .decode_entry(index, e)
+                .map_err(|m| shard_err(format!("checkpoint entry {i} (byte {}): {m}", SHARD_HEADER + i * ENTRY)))?;
+            done.insert(key, leaf);
+        }
+        Ok(done)
+    }
+
+    /// Opens the checkpoint for appending (a new file with its header, or the old one
+    /// cut to whole entries).
+    fn open_partial(&self, index: u32, append: bool) -> Result<Mutex<File>, PlanError> {
+        let path = self.partial_path(index);
+        let file = if append {
+            let f = OpenOptions::new().append(true).open(&path).map_err(io(&path))?;
+            let len = f.metadata().map_err(io(&path))?.len();
+            let header = SHARD_HEADER as u64;
+            if len < header {
+                f.set_len(0).map_err(io(&path))?;
+                let mut f = f;
+                f.write_all(&self.header(index)).map_err(io(&path))?;
+                f
+            } else {
+                f.set_len(header + (len - header) / ENTRY as u64 * ENTRY as u64).map_err(io(&path))?;
+                f
+            }
+        } else {
+            let mut f = File::create(&path).map_err(io(&path))?;
+            f.write_all(&self.header(index)).map_err(io(&path))?;
+            f
+        };
+        Ok(Mutex::new(file))
+    }
+
+    /// Checks an entry: its checksum, a valid move and score, a key of this shard.
+    fn decode_entry(&self, index: u32, e: &[u8]) -> Result<(u64, Leaf), String> {
+        let stored = LE::read_u32(&e[12..16]);
+        if crc32fast::hash(&e[..12]) != stored {
+            return Err("checksum mismatch".into());
+        }
+        let key = LE::read_u64(&e[..8]);
+        let (mv, score) = (LeafMove::from_byte(e[8]), i8::from_le_bytes([e[9]]));
+        if !mv.is_valid() || !(-64..=64).contains(&score) {
+            return Err(format!("move code {} and score {score} out of range", mv.byte()));
+        }
+        if shard_of(key, self.file.shards) != index || self.nodes.binary_search_by_key(&key, |n| n.key).is_err() {
+            return Err(format!("key {key:016x} is not a position of this shard"));
+        }
+        let exact = e[11] & 1 != 0;
+        let selectivity = if !mv.is_none() && !exact { self.search.selectivity_tenths() } else { 0 };
+        Ok((key, Leaf { mv, score, depth: e[10], exact, selectivity }))
+    }
+
+    /// The leaves of a complete shard file, in key order, after every check.
+    fn read_shard(&self, index: u32) -> Result<Vec<(u64, Leaf)>, PlanError> {
+        let path = self.shard_path(index);
+        let shard_err = |message: String| PlanError::Shard { index, path: path.display().to_string(), message };
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let partial = self.partial_path(index).exists();
+                return Err(shard_err(if partial { "not finished (a checkpoint exists)" } else { "missing" }.into()));
+            }
+            Err(e) => return Err(io(&path)(e)),
+        };
+        if bytes.len() < SHARD_HEADER + TRAILER || &bytes[..8] != SHARD_MAGIC {
+            return Err(shard_err("not a thorbook shard file (byte 0), or truncated".into()));
+        }
+        if LE::read_u64(&bytes[8..16]) != self.digest {
+            return Err(shard_err(format!(
+                "of another plan (digest {:016x}, this plan {:016x})",
+                LE::read_u64(&bytes[8..16]),
+                self.digest
+            )));
+        }
+        if bytes[..SHARD_HEADER] != self.header(index) {
+            return Err(shard_err("its header names another shard (byte 16)".into()));
+        }
+        let expected = self.shard_nodes(index).len();
+        let trailer_at = SHARD_HEADER + expected * ENTRY;
+        if bytes.len() != trailer_at + TRAILER {
+            return Err(shard_err(format!(
+                "{} bytes, expected {} for {expected} positions (truncated or extended)",
+                bytes.len(),
+                trailer_at + TRAILER
+            )));
+        }
+        let t = &bytes[trailer_at..];
+        if &t[..8] != SHARD_END || LE::read_u64(&t[8..16]) != expected as u64 {
+            return Err(shard_err(format!("byte {trailer_at}: no valid trailer")));
+        }
+        if crc32fast::hash(&bytes[SHARD_HEADER..trailer_at]) != LE::read_u32(&t[16..20]) {
+            return Err(shard_err("entries checksum mismatch (damaged)".into()));
+        }
+        let mut leaves = Vec::with_capacity(expected);
+        for (i, e) in bytes[SHARD_HEADER..trailer_at].chunks_exact(ENTRY).enumerate() {
+            let at = SHARD_HEADER + i * ENTRY;
+            let (key, leaf) =
+                self.decode_entry(index, e).map_err(|m| shard_err(format!("entry {i} (byte {at}): {m}")))?;
+            if leaves.last().is_some_and(|&(k, _)| k >= key) {
+                return Err(shard_err(format!("entry {i} (byte {at}): keys out of order")));
+            }
+            leaves.push((key, leaf));
+        }
+        Ok(leaves)
+    }
+
+    /// Every shard's state.
+    pub fn status(&self) -> Vec<ShardStatus> {
+        (0..self.file.shards)
+            .map(|index| {
+                let positions = self.shard_nodes(index).len() as u64;
+                let state = if self.shard_path(index).exists() {
+                    match self.read_shard(index) {
+                        Ok(_) => ShardState::Done,
+                        Err(e) => ShardState::Damaged(e.to_string()),
+                    }
+                } else if let Ok(meta) = std::fs::metadata(self.partial_path(index)) {
+                    let scored = meta.len().saturating_sub(SHARD_HEADER as u64) / ENTRY as u64;
+                    let idle = meta.modified().ok().and_then(|m| SystemTime::now().duration_since(m).ok());
+                    ShardState::Partial { scored, idle: idle.unwrap_or_default() }
+                } else {
+                    ShardState::Missing
+                };
+                ShardStatus { index, positions, state }
+            })
+            .collect()
+    }
+
+    /// Checks every shard (all of them: the error names the first that fails), backs
+    /// the values up and writes the book atomically to `output` (the plan's when
+    /// `None`).
+    pub fn assemble(&self, output: Option<&Path>) -> Result<Assembled, PlanError> {
+        let mut leaves = Vec::with_capacity(self.nodes.len());
+        for index in 0..self.file.shards {
+            leaves.extend(self.read_shard(index)?.into_iter().map(|(_, leaf)| leaf));
+        }
+        debug_assert_eq!(leaves.len(), self.nodes.len());
+        let (nodes, leaves) = build::reachable(self.nodes.clone(), leaves);
+        let values = build::back_up(&nodes, &leaves);
+        let records = build::records(&nodes, &leaves, &values);
+        let bytes = Writer::write_all(&records, self.search.params(self.file.max_ply, self.file.min_games))
+            .map_err(BuildError::from)?;
+        let out = output.unwrap_or(&self.file.output);
+        atomic_write(out, &bytes).map_err(io(out))?;
+        Ok(Assembled { positions: records.len(), bytes })
+    }
+}
+
+fn plan_digest(max_ply: u32, min_games: u32, search: &LeafSearch, identity: &BuildIdentity, shards: u32) -> u64 {
+    let mut d = Digest::new();
+    d.update(PLAN_FORMAT.as_bytes());
+    d.update(&build_identity_bytes(max_ply, min_games, search, identity));
+    d.update(&shards.to_le_bytes());
+    d.finish()
+}
+
+fn encode_entry(key: u64, leaf: &Leaf) -> [u8; ENTRY] {
+    let mut e = [0u8; ENTRY];
+    LE::write_u64(&mut e[..8], key);
+    e[8] = leaf.mv.byte();
+    e[9] = leaf.score.to_le_bytes()[0];
+    e[10] = leaf.depth;
+    e[11] = u8::from(leaf.exact);
+    let crc = crc32fast::hash(&e[..12]);
+    LE::write_u32(&mut e[12..16], crc);
+    e
+}
+
+fn encode_nodes(nodes: &[Node]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(24 + nodes.len() * NODE_LEN);
+    out.extend_from_slice(NODES_MAGIC);
+    out.extend_from_slice(&(nodes.len() as u64).to_le_bytes());
+    for n in nodes {
+        let mut b = [0u8; NODE_LEN];
+        LE::write_u64(&mut b[0..8], n.key);
+        LE::write_u64(&mut b[8..16], n.board.player);
+        LE::write_u64(&mut b[16..24], n.board.opponent);
+        LE::write_u32(&mut b[24..28], n.games);
+        LE::write_u32(&mut b[28..32], n.wins);
+        LE::write_u32(&mut b[32..36], n.draws);
+        out.extend_from_slice(&b);
+    }
+    let crc = crc32fast::hash(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out.extend_from_slice(&[0; 4]);
+    out
+}
+
+fn decode_nodes(bytes: &[u8]) -> Result<Vec<Node>, String> {
+    if bytes.len() < 24 || &bytes[..8] != NODES_MAGIC {
+        return Err("not a thorbook positions file (byte 0)".into());
+    }
+    let count = usize::try_from(LE::read_u64(&bytes[8..16])).map_err(|_| "position count too large".to_string())?;
+    let body_end = count.checked_mul(NODE_LEN).and_then(|n| n.checked_add(16)).ok_or("position count too large")?;
+    if bytes.len() != body_end + 8 {
+        return Err(format!("{} bytes, expected {} for {count} positions (truncated?)", bytes.len(), body_end + 8));
+    }
+    if crc32fast::hash(&bytes[..body_end]) != LE::read_u32(&bytes[body_end..body_end + 4]) {
+        return Err("checksum mismatch (damaged)".into());
+    }
+    let mut nodes = Vec::with_capacity(count);
+    for (i, b) in bytes[16..body_end].chunks_exact(NODE_LEN).enumerate() {
+        let board = Board::new(LE::read_u64(&b[8..16]), LE::read_u64(&b[16..24]))
+            .ok_or_else(|| format!("position {i}: a square holds discs of both sides"))?;
+        let node = Node {
+            key: LE::read_u64(&b[0..8]),
+            board,
+            games: LE::read_u32(&b[24..28]),
+            wins: LE::read_u32(&b[28..32]),
+            draws: LE::read_u32(&b[32..36]),
+        };
+        if node.key != board.key() || nodes.last().is_some_and(|p: &Node| p.key >= node.key) {
+            return Err(format!("position {i}: key does not match its board, or keys out of order"));
+        }
+        nodes.push(node);
+    }
+    Ok(nodes)
+}

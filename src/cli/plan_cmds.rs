@@ -1,0 +1,246 @@
+//! `thorbook book plan|shard|assemble|status`: a book build split into shards that run
+//! anywhere (Slurm array tasks, Kubernetes indexed jobs, or one after the other here),
+//! over the library's [`Plan`].
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::SystemTime;
+
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::book_cmds::{build_error, BuildArgs};
+use crate::book::build::{BuildConfig, GameLine};
+use crate::book::plan::{Plan, PlanError, ShardEvent, ShardState, PLAN_FILE};
+
+/// What `book plan` plans.
+#[derive(Subcommand, Debug)]
+pub enum PlanCommand {
+    /// Plan a build: `book build`'s options, plus the shards and the work directory
+    /// (`-o` is where `book assemble` writes the book).
+    Build(PlanBuildArgs),
+}
+
+/// Arguments of `book plan build`.
+#[derive(Args, Debug)]
+pub struct PlanBuildArgs {
+    #[command(flatten)]
+    build: BuildArgs,
+    /// Number of shards (array tasks), 1..=100000.
+    #[arg(long)]
+    shards: u32,
+    /// The work directory every shard can read and write (a shared file system on a
+    /// cluster): the plan, the positions, the shards' files.
+    #[arg(long)]
+    work_dir: PathBuf,
+}
+
+/// Arguments of `book shard`.
+#[derive(Args, Debug)]
+pub struct ShardArgs {
+    /// The plan's work directory.
+    dir: PathBuf,
+    /// The shard to run (default: `SLURM_ARRAY_TASK_ID`, else `JOB_COMPLETION_INDEX`).
+    #[arg(long)]
+    index: Option<u32>,
+    /// Leaf searches side by side (default: `SLURM_CPUS_PER_TASK`, else the plan's).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+/// Arguments of `book assemble`.
+#[derive(Args, Debug)]
+pub struct AssembleArgs {
+    /// The plan's work directory.
+    dir: PathBuf,
+    /// Output book (default: the plan's `-o`).
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+}
+
+/// Arguments of `book status`.
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    /// The plan's work directory.
+    dir: PathBuf,
+    /// JSON output.
+    #[arg(long)]
+    json: bool,
+}
+
+fn plan_error(e: PlanError) -> anyhow::Error {
+    match e {
+        PlanError::Build(e) => build_error(e),
+        e => e.into(),
+    }
+}
+
+pub(super) fn plan(cmd: PlanCommand) -> anyhow::Result<ExitCode> {
+    let PlanCommand::Build(args) = cmd;
+    let config = BuildConfig::try_from(&args.build)?;
+    config.leaf_search().map_err(build_error)?;
+    let db = args.build.archives.load(false)?;
+    let games: Vec<GameLine> = db.games.iter().map(GameLine::from_thor).collect();
+    let plan =
+        Plan::create_build(&args.work_dir, &games, &config, args.shards, &args.build.output).map_err(plan_error)?;
+    eprintln!(
+        "planned {} positions from {} games in {} shards in {} (digest {:016x}); book to {}",
+        plan.positions(),
+        games.len(),
+        plan.shards(),
+        args.work_dir.join(PLAN_FILE).display(),
+        plan.digest(),
+        plan.output().display()
+    );
+    outln!("{}", args.work_dir.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The shard index: the flag, else the array index a scheduler gives its task.
+fn shard_index(flag: Option<u32>) -> anyhow::Result<u32> {
+    if let Some(i) = flag {
+        return Ok(i);
+    }
+    for var in ["SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX"] {
+        if let Ok(text) = std::env::var(var) {
+            return text.trim().parse().map_err(|_| anyhow::anyhow!("{var}=`{text}` is not a shard index"));
+        }
+    }
+    anyhow::bail!(
+        "no shard index: give --index, or run as a Slurm array task (SLURM_ARRAY_TASK_ID) or a Kubernetes \
+         Indexed Job (JOB_COMPLETION_INDEX)"
+    )
+}
+
+/// Threads: the flag, else the CPUs Slurm gave the task.
+fn shard_threads(flag: Option<usize>) -> anyhow::Result<Option<usize>> {
+    if flag.is_some() {
+        return Ok(flag);
+    }
+    match std::env::var("SLURM_CPUS_PER_TASK") {
+        Ok(text) => {
+            Ok(Some(text.trim().parse().map_err(|_| anyhow::anyhow!("SLURM_CPUS_PER_TASK=`{text}` is not a number"))?))
+        }
+        Err(_) => Ok(None),
+    }
+}
+
+pub(super) fn shard(args: ShardArgs) -> anyhow::Result<ExitCode> {
+    let plan = Plan::open(&args.dir).map_err(plan_error)?;
+    let index = shard_index(args.index)?;
+    let threads = shard_threads(args.threads)?;
+    let bar = ProgressBar::new(0).with_style(
+        ProgressStyle::with_template("shard {prefix} {bar:40} {pos}/{len} positions, {per_sec}, ETA {eta}")
+            .expect("valid template"),
+    );
+    bar.set_prefix(index.to_string());
+    let started = std::time::Instant::now();
+    let result = plan.run_shard(index, threads, &|event| match event {
+        ShardEvent::AlreadyDone => {
+            bar.suspend(|| eprintln!("shard {index}: already complete ({})", plan.shard_path(index).display()))
+        }
+        ShardEvent::Resumed { scored } => {
+            bar.suspend(|| eprintln!("shard {index}: resuming, {scored} positions already scored"))
+        }
+        ShardEvent::Scored { done, total } => {
+            bar.set_length(total);
+            bar.set_position(done);
+        }
+    });
+    bar.finish_and_clear();
+    result.map_err(plan_error)?;
+    eprintln!(
+        "shard {index} of {}: {} in {:.1} s",
+        plan.shards(),
+        plan.shard_path(index).display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) fn assemble(args: AssembleArgs) -> anyhow::Result<ExitCode> {
+    let plan = Plan::open(&args.dir).map_err(plan_error)?;
+    let out = args.output.unwrap_or_else(|| plan.output().to_path_buf());
+    let assembled = plan.assemble(Some(&out)).map_err(plan_error)?;
+    eprintln!(
+        "assembled {} shards: wrote {} ({} positions, {} bytes)",
+        plan.shards(),
+        out.display(),
+        assembled.positions,
+        assembled.bytes.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
+    let plan = Plan::open(&args.dir).map_err(plan_error)?;
+    let shards = plan.status();
+    let count = |f: &dyn Fn(&ShardState) -> bool| shards.iter().filter(|s| f(&s.state)).count();
+    let done = count(&|s| matches!(s, ShardState::Done));
+    let partial = count(&|s| matches!(s, ShardState::Partial { .. }));
+    let missing = count(&|s| matches!(s, ShardState::Missing));
+    let damaged = count(&|s| matches!(s, ShardState::Damaged(_)));
+    let scored: u64 = shards
+        .iter()
+        .map(|s| match s.state {
+            ShardState::Done => s.positions,
+            ShardState::Partial { scored, .. } => scored,
+            _ => 0,
+        })
+        .sum();
+    let total = plan.positions() as u64;
+    // The rate since the plan was made: what the shards have done together.
+    let since = std::fs::metadata(args.dir.join(PLAN_FILE))
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| SystemTime::now().duration_since(t).ok())
+        .map_or(0.0, |d| d.as_secs_f64());
+    let rate = if since > 0.0 { scored as f64 / since } else { 0.0 };
+    let eta = (rate > 0.0 && scored < total).then(|| (total - scored) as f64 / rate);
+    if args.json {
+        let rows: Vec<serde_json::Value> = shards
+            .iter()
+            .map(|s| {
+                let (state, scored, idle, message) = match &s.state {
+                    ShardState::Done => ("done", s.positions, None, None),
+                    ShardState::Partial { scored, idle } => ("running", *scored, Some(idle.as_secs_f64()), None),
+                    ShardState::Missing => ("missing", 0, None, None),
+                    ShardState::Damaged(m) => ("damaged", 0, None, Some(m.clone())),
+                };
+                serde_json::json!({ "index": s.index, "positions": s.positions, "state": state,
+                    "scored": scored, "idle_seconds": idle, "message": message })
+            })
+            .collect();
+        let v = serde_json::json!({
+            "shards": plan.shards(), "positions": total, "scored": scored,
+            "done": done, "running": partial, "missing": missing, "damaged": damaged,
+            "positions_per_second": rate, "eta_seconds": eta, "shard_states": rows,
+        });
+        outln!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    outln!(
+        "{}: {} shards: {done} done, {partial} running or stopped, {missing} missing, {damaged} damaged",
+        args.dir.display(),
+        plan.shards()
+    );
+    outln!(
+        "{scored} of {total} positions scored ({:.1}%), {rate:.1} positions/s since planned{}",
+        100.0 * scored as f64 / total.max(1) as f64,
+        eta.map_or(String::new(), |e| format!(", ETA {:.0} s", e))
+    );
+    for s in &shards {
+        match &s.state {
+            ShardState::Done => {}
+            ShardState::Partial { scored, idle } => outln!(
+                "  shard {}: {scored}/{} positions, last write {:.0} s ago",
+                s.index,
+                s.positions,
+                idle.as_secs_f64()
+            ),
+            ShardState::Missing => outln!("  shard {}: missing", s.index),
+            ShardState::Damaged(m) => outln!("  shard {}: damaged: {m}", s.index),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

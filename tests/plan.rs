@@ -1,0 +1,186 @@
+//! Sharded book computation: a plan's shards, run in any number and on any thread
+//! count, assemble to the bytes of a single-process build; missing, foreign,
+//! truncated and damaged shards are refused by name; a shard killed mid-run resumes to
+//! the identical file.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use thorbook::book::build::{BuildConfig, GameLine};
+use thorbook::book::plan::{shard_of, Plan, PlanError, ShardEvent, ShardState};
+use thorbook::book::Builder;
+use thorbook::search::Settings;
+use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
+
+use crate::util::thorbook;
+
+fn games(n: usize) -> Vec<GameLine> {
+    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: false }).unwrap();
+    db.games.iter().take(n).map(GameLine::from_thor).collect()
+}
+
+fn config(depth: u32, threads: usize) -> BuildConfig {
+    BuildConfig {
+        max_ply: 12,
+        min_games: 1,
+        search: Settings { depth: Some(depth), exact_at: Some(14), hash_mib: 2, threads, ..Settings::default() },
+    }
+}
+
+fn run_all(plan: &Plan, threads: Option<usize>) {
+    for i in 0..plan.shards() {
+        plan.run_shard(i, threads, &|_| {}).unwrap();
+    }
+}
+
+#[test]
+fn sharded_builds_equal_the_single_process_build_for_any_shards_and_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = games(300);
+    let local = Builder::new(config(4, 2), dir.path().join("local.tbk")).run(&games, &|_| {}).unwrap();
+    for (shards, threads) in [(1, 1), (3, 2), (4, 1), (4, 2)] {
+        let work = dir.path().join(format!("w{shards}-{threads}"));
+        let out = work.join("book.tbk");
+        let plan = Plan::create_build(&work, &games, &config(4, threads), shards, &out).unwrap();
+        assert!(plan.positions() >= local.positions);
+        run_all(&Plan::open(&work).unwrap(), None);
+        let assembled = Plan::open(&work).unwrap().assemble(None).unwrap();
+        assert!(assembled.bytes == local.bytes, "{shards} shards on {threads} threads differ from the local build");
+        assert!(std::fs::read(&out).unwrap() == local.bytes);
+    }
+}
+
+#[test]
+fn shards_split_the_key_space_into_contiguous_ranges() {
+    for shards in [1, 2, 3, 7, 64, 1000] {
+        let mut last = 0;
+        for key in [0u64, 1, u64::MAX / 3, u64::MAX / 2, u64::MAX - 1, u64::MAX] {
+            let s = shard_of(key, shards);
+            assert!(s < shards && s >= last, "{key} {shards}");
+            last = s;
+        }
+        assert_eq!(shard_of(u64::MAX, shards), shards - 1);
+    }
+}
+
+fn flip(path: &Path, at: usize) {
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[at] ^= 0x10;
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn assembly_refuses_missing_foreign_truncated_and_damaged_shards_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = games(120);
+    let work = dir.path().join("w");
+    let plan = Plan::create_build(&work, &games, &config(3, 1), 3, &work.join("b.tbk")).unwrap();
+    run_all(&plan, None);
+    let good = std::fs::read(plan.shard_path(1)).unwrap();
+    let err = |plan: &Plan| plan.assemble(None).unwrap_err().to_string();
+
+    std::fs::remove_file(plan.shard_path(1)).unwrap();
+    assert!(err(&plan).contains("shard 1") && err(&plan).contains("missing"), "{}", err(&plan));
+    assert_eq!(plan.status()[1].state, ShardState::Missing);
+
+    // A shard of another plan (other settings, same shard count).
+    let other_dir = dir.path().join("other");
+    let other = Plan::create_build(&other_dir, &games, &config(2, 1), 3, &other_dir.join("b.tbk")).unwrap();
+    other.run_shard(1, None, &|_| {}).unwrap();
+    std::fs::copy(other.shard_path(1), plan.shard_path(1)).unwrap();
+    assert!(err(&plan).contains("shard 1") && err(&plan).contains("of another plan"), "{}", err(&plan));
+
+    std::fs::write(plan.shard_path(1), &good[..good.len() - 30]).unwrap();
+    assert!(err(&plan).contains("truncated"), "{}", err(&plan));
+    assert!(matches!(plan.status()[1].state, ShardState::Damaged(_)));
+
+    std::fs::write(plan.shard_path(1), &good).unwrap();
+    flip(&plan.shard_path(1), 32 + 16 + 9); // the score of the second entry
+    assert!(err(&plan).contains("shard 1") && err(&plan).contains("checksum"), "{}", err(&plan));
+    // Running the damaged shard again scores it anew, to the same bytes.
+    plan.run_shard(1, None, &|_| {}).unwrap();
+    assert!(std::fs::read(plan.shard_path(1)).unwrap() == good);
+    plan.assemble(None).unwrap();
+
+    // A complete shard is not run again; an index beyond the plan is an error.
+    let events = Mutex::new(Vec::new());
+    plan.run_shard(2, None, &|e| events.lock().unwrap().push(e)).unwrap();
+    assert_eq!(events.into_inner().unwrap(), vec![ShardEvent::AlreadyDone]);
+    assert!(matches!(plan.run_shard(3, None, &|_| {}), Err(PlanError::Index { index: 3, shards: 3 })));
+    // Planning another build into the same directory is refused; the same one is not.
+    assert!(Plan::create_build(&work, &games, &config(2, 1), 3, &work.join("b.tbk")).is_err());
+    assert_eq!(
+        Plan::create_build(&work, &games, &config(3, 1), 3, &work.join("b.tbk")).unwrap().digest(),
+        plan.digest()
+    );
+    // An edited plan is refused.
+    let json = std::fs::read_to_string(work.join("plan.json")).unwrap();
+    std::fs::write(work.join("plan.json"), json.replace("\"max_ply\": 12", "\"max_ply\": 11")).unwrap();
+    assert!(Plan::open(&work).err().unwrap().to_string().contains("digest"));
+}
+
+#[test]
+fn a_shard_killed_mid_run_resumes_to_the_identical_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = games(150);
+    let work = dir.path().join("w");
+    let plan = Plan::create_build(&work, &games, &config(3, 2), 2, &work.join("b.tbk")).unwrap();
+    plan.run_shard(0, None, &|_| {}).unwrap();
+    let whole = std::fs::read(plan.shard_path(0)).unwrap();
+    // What a killed run leaves: the header, some entries, half an entry; no final file.
+    let entries = (whole.len() - 32 - 24) / 16;
+    let kept = entries / 3;
+    let partial = work.join("shard-0000.partial");
+    std::fs::write(&partial, &whole[..32 + kept * 16 + 7]).unwrap();
+    std::fs::remove_file(plan.shard_path(0)).unwrap();
+    assert!(matches!(plan.status()[0].state, ShardState::Partial { scored, .. } if scored == kept as u64));
+    let events = Mutex::new(Vec::new());
+    plan.run_shard(0, Some(1), &|e| events.lock().unwrap().push(e)).unwrap();
+    let events = events.into_inner().unwrap();
+    assert_eq!(events[0], ShardEvent::Resumed { scored: kept as u64 });
+    assert_eq!(events.len(), 1 + entries - kept, "only the missing positions are searched");
+    assert!(std::fs::read(plan.shard_path(0)).unwrap() == whole);
+    assert!(!partial.exists());
+}
+
+#[test]
+fn the_cli_plans_runs_shards_by_environment_index_and_assembles() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    let w = work.to_str().unwrap();
+    let out = work.join("book.tbk");
+    let local = dir.path().join("local.tbk");
+    let args = ["--max-ply", "8", "--depth", "3", "--exact-at", "12"];
+    let mut plan_args = vec!["book", "plan", "build"];
+    plan_args.extend(args);
+    plan_args.extend(["--shards", "3", "--work-dir", w, "-o", out.to_str().unwrap()]);
+    thorbook(&plan_args).ok();
+    let mut build_args = vec!["book", "build"];
+    build_args.extend(args);
+    build_args.extend(["-o", local.to_str().unwrap()]);
+    thorbook(&build_args).ok();
+    // No index anywhere is an error; an index beyond the plan too.
+    assert!(thorbook(&["book", "shard", w]).fails().contains("SLURM_ARRAY_TASK_ID"));
+    assert!(thorbook(&["book", "shard", w, "--index", "3"]).fails().contains("out of range"));
+    let status = thorbook(&["book", "status", w, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(status.ok()).unwrap();
+    assert_eq!(v["missing"], 3);
+    let env_run = |var: &str, index: &str| {
+        let status = std::process::Command::new(env!("CARGO_BIN_EXE_thorbook"))
+            .args(["book", "shard", w])
+            .env_remove("SLURM_ARRAY_TASK_ID")
+            .env_remove("JOB_COMPLETION_INDEX")
+            .env(var, index)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    env_run("SLURM_ARRAY_TASK_ID", "0");
+    env_run("JOB_COMPLETION_INDEX", "1");
+    assert!(thorbook(&["book", "assemble", w]).fails().contains("shard 2"));
+    thorbook(&["book", "shard", w, "--index", "2"]).ok();
+    let v: serde_json::Value = serde_json::from_str(thorbook(&["book", "status", w, "--json"]).ok()).unwrap();
+    assert_eq!((v["done"].as_u64(), v["missing"].as_u64()), (Some(3), Some(0)));
+    thorbook(&["book", "assemble", w]).ok();
+    assert!(std::fs::read(&out).unwrap() == std::fs::read(&local).unwrap());
+}
