@@ -14,5 +14,6 @@ mod interchange;
 mod plan;
 mod properties;
 mod search;
+mod slurm;
 mod thor_corrupt;
 mod thor_data;

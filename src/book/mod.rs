@@ -24,6 +24,7 @@ pub mod interchange;
 pub mod merge;
 pub mod plan;
 pub mod query;
+pub mod slurm;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

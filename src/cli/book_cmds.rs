@@ -55,6 +55,8 @@ pub enum BookCommand {
     Assemble(super::plan_cmds::AssembleArgs),
     /// Shards done, running, missing and damaged; positions per second; ETA.
     Status(super::plan_cmds::StatusArgs),
+    /// Submit a plan's missing shards and its assembly to Slurm (`--slurm [--wait]`).
+    Submit(super::plan_cmds::SubmitArgs),
 }
 
 /// Which book to open.
@@ -122,6 +124,7 @@ pub(super) fn run(cmd: BookCommand) -> anyhow::Result<ExitCode> {
         BookCommand::Shard(a) => super::plan_cmds::shard(a),
         BookCommand::Assemble(a) => super::plan_cmds::assemble(a),
         BookCommand::Status(a) => super::plan_cmds::status(a),
+        BookCommand::Submit(a) => super::plan_cmds::submit(a),
     }
 }
 

@@ -12,6 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::book_cmds::{build_error, BuildArgs};
 use crate::book::build::{BuildConfig, GameLine};
 use crate::book::plan::{Plan, PlanError, ShardEvent, ShardState, PLAN_FILE};
+use crate::book::slurm::{self, SlurmOptions};
 
 /// What `book plan` plans.
 #[derive(Subcommand, Debug)]
@@ -56,6 +57,69 @@ pub struct AssembleArgs {
     /// Output book (default: the plan's `-o`).
     #[arg(short, long)]
     output: Option<PathBuf>,
+}
+
+/// Arguments of `book submit`.
+#[derive(Args, Debug)]
+pub struct SubmitArgs {
+    /// The plan's work directory (on a file system every node shares).
+    dir: PathBuf,
+    /// Submit to Slurm (the one scheduler supported; for Kubernetes see the README).
+    #[arg(long, required = true)]
+    slurm: bool,
+    /// Slurm partition.
+    #[arg(long)]
+    partition: Option<String>,
+    /// Time limit per job, as sbatch takes it (e.g. 02:00:00).
+    #[arg(long)]
+    time: Option<String>,
+    /// CPUs per shard: its leaf searches side by side.
+    #[arg(long, default_value_t = 1)]
+    cpus_per_task: u32,
+    /// Memory per job, as sbatch takes it (e.g. 2G).
+    #[arg(long)]
+    mem: Option<String>,
+    /// Follow the jobs with a progress bar; exit non-zero naming failed shards and their logs.
+    #[arg(long)]
+    wait: bool,
+}
+
+pub(super) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
+    let plan = Plan::open(&args.dir).map_err(plan_error)?;
+    let opts = SlurmOptions {
+        binary: std::env::current_exe()?,
+        partition: args.partition,
+        time: args.time,
+        cpus_per_task: args.cpus_per_task,
+        mem: args.mem,
+    };
+    let submission = slurm::submit(&plan, &args.dir, &opts)?;
+    match &submission.array {
+        Some(id) => eprintln!(
+            "submitted {} shard(s) as job array {id} (shards {}), assembly as job {} after them; logs in {}",
+            submission.shards.len(),
+            slurm::array_spec(&submission.shards),
+            submission.assemble,
+            slurm::log_dir(&args.dir).display()
+        ),
+        None => eprintln!("every shard is done: submitted the assembly as job {}", submission.assemble),
+    }
+    if !args.wait {
+        outln!("{}", submission.array.as_deref().unwrap_or(&submission.assemble));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let bar = ProgressBar::new(plan.positions() as u64).with_style(
+        ProgressStyle::with_template("slurm {bar:40} {pos}/{len} positions, {per_sec}, ETA {eta}")
+            .expect("valid template"),
+    );
+    let waited = slurm::wait(&plan, &args.dir, &submission, std::time::Duration::from_millis(300), &|done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+    });
+    bar.finish_and_clear();
+    waited?;
+    eprintln!("done: wrote {}", plan.output().display());
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Arguments of `book status`.

@@ -1,0 +1,311 @@
+//! Running a [`Plan`] on a Slurm cluster as a well-behaved batch job: readable sbatch
+//! scripts written into the work directory (users adapt them), the shards submitted as
+//! one job array and the assembly as a job that depends on it (`afterok`, with
+//! `--kill-on-invalid-dep=yes` so that a failed shard never leaves it pending for
+//! ever), and a wait that follows both and names what failed with its log file.
+//! Submitting again runs only the shards that are missing or damaged.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant, SystemTime};
+
+use super::plan::{Plan, ShardState};
+
+/// How to submit.
+#[derive(Clone, Debug, Default)]
+pub struct SlurmOptions {
+    /// The `thorbook` binary the jobs run (an absolute path every node can reach).
+    pub binary: PathBuf,
+    /// `--partition`.
+    pub partition: Option<String>,
+    /// `--time` per job (`HH:MM:SS` or any form sbatch takes).
+    pub time: Option<String>,
+    /// `--cpus-per-task`: each shard's leaf searches side by side.
+    pub cpus_per_task: u32,
+    /// `--mem` per job (e.g. `2G`).
+    pub mem: Option<String>,
+}
+
+/// What was submitted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Submission {
+    /// The shard array's job id (`None` when every shard was already done).
+    pub array: Option<String>,
+    /// The shards in the array.
+    pub shards: Vec<u32>,
+    /// The assembly's job id.
+    pub assemble: String,
+    /// When it was submitted.
+    pub at: SystemTime,
+}
+
+/// Why a submission or a wait failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SlurmError {
+    /// sbatch, squeue or scontrol could not be run or refused.
+    #[error("{command}: {message}")]
+    Command {
+        /// The command line.
+        command: String,
+        /// What it said.
+        message: String,
+    },
+    /// A script could not be written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Options out of range.
+    #[error("{0}")]
+    Options(String),
+    /// Shards that did not finish, with their logs.
+    #[error("{} shard(s) failed: {}", .0.len(), .0.iter().map(|(i, log)| format!("shard {i} (log {})", log.display())).collect::<Vec<_>>().join(", "))]
+    ShardsFailed(Vec<(u32, PathBuf)>),
+    /// The assembly did not write the book.
+    #[error("the assembly did not write the book (log {0})")]
+    AssemblyFailed(PathBuf),
+}
+
+/// `a-b,c,…`: Slurm's array syntax for a sorted index list.
+pub fn array_spec(indices: &[u32]) -> String {
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < indices.len() {
+        let start = indices[i];
+        let mut end = start;
+        while i + 1 < indices.len() && indices[i + 1] == end + 1 {
+            i += 1;
+            end += 1;
+        }
+        parts.push(if start == end { start.to_string() } else { format!("{start}-{end}") });
+        i += 1;
+    }
+    parts.join(",")
+}
+
+fn quote(path: &Path) -> String {
+    format!("'{}'", path.display().to_string().replace('\'', "'\\''"))
+}
+
+/// The directory of the logs of a plan's jobs.
+pub fn log_dir(plan_dir: &Path) -> PathBuf {
+    plan_dir.join("logs")
+}
+
+/// A shard's log file.
+pub fn shard_log(plan_dir: &Path, index: u32) -> PathBuf {
+    log_dir(plan_dir).join(format!("shard-{index:04}.log"))
+}
+
+/// Writes `slurm/shards.sbatch` and `slurm/assemble.sbatch` into the plan's directory
+/// and returns their paths.
+pub fn write_scripts(plan_dir: &Path, opts: &SlurmOptions) -> Result<(PathBuf, PathBuf), SlurmError> {
+    if opts.cpus_per_task == 0 {
+        return Err(SlurmError::Options("cpus-per-task must be at least 1".into()));
+    }
+    let dir = std::path::absolute(plan_dir).unwrap_or_else(|_| plan_dir.to_path_buf());
+    let scripts = dir.join("slurm");
+    let io = |path: &Path| {
+        let path = path.display().to_string();
+        move |source| SlurmError::Io { path: path.clone(), source }
+    };
+    std::fs::create_dir_all(&scripts).map_err(io(&scripts))?;
+    std::fs::create_dir_all(log_dir(&dir)).map_err(io(&log_dir(&dir)))?;
+    let mut common = String::new();
+    if let Some(p) = &opts.partition {
+        common.push_str(&format!("#SBATCH --partition={p}\n"));
+    }
+    if let Some(t) = &opts.time {
+        common.push_str(&format!("#SBATCH --time={t}\n"));
+    }
+    if let Some(m) = &opts.mem {
+        common.push_str(&format!("#SBATCH --mem={m}\n"));
+    }
+    let bin = quote(&opts.binary);
+    let shards = format!(
+        "#!/bin/bash\n\
+         # One shard of the thorbook plan in {d}, as a task of a job array: the array\n\
+         # index is the shard. Written by `thorbook book submit`; adapt it as you need\n\
+         # (submit with: sbatch --array=0-N-1 {s}).\n\
+         #SBATCH --job-name=thorbook-shards\n\
+         #SBATCH --output={log}/shard-%4a.log\n\
+         #SBATCH --cpus-per-task={c}\n\
+         {common}\
+         set -euo pipefail\n\
+         exec {bin} book shard {dq} --threads \"${{SLURM_CPUS_PER_TASK:-{c}}}\"\n",
+        d = dir.display(),
+        s = scripts.join("shards.sbatch").display(),
+        log = log_dir(&dir).display(),
+        c = opts.cpus_per_task,
+        dq = quote(&dir),
+    );
+    let assemble = format!(
+        "#!/bin/bash\n\
+         # Assembles the book of the thorbook plan in {d} once every shard is done.\n\
+         # Written by `thorbook book submit`; adapt it as you need.\n\
+         #SBATCH --job-name=thorbook-assemble\n\
+         #SBATCH --output={log}/assemble.log\n\
+         #SBATCH --cpus-per-task=1\n\
+         {common}\
+         set -euo pipefail\n\
+         exec {bin} book assemble {dq}\n",
+        d = dir.display(),
+        log = log_dir(&dir).display(),
+        dq = quote(&dir),
+    );
+    let (sp, ap) = (scripts.join("shards.sbatch"), scripts.join("assemble.sbatch"));
+    crate::fileio::atomic_write(&sp, shards.as_bytes()).map_err(io(&sp))?;
+    crate::fileio::atomic_write(&ap, assemble.as_bytes()).map_err(io(&ap))?;
+    Ok((sp, ap))
+}
+
+fn run(command: &mut Command) -> Result<String, SlurmError> {
+    let line = format!("{command:?}");
+    let out = command.output().map_err(|e| SlurmError::Command { command: line.clone(), message: e.to_string() })?;
+    if !out.status.success() {
+        let message = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        return Err(SlurmError::Command { command: line, message });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// The job id `sbatch --parsable` printed (`id` or `id;cluster`).
+fn job_id(printed: &str) -> String {
+    printed.split(';').next().unwrap_or(printed).trim().to_string()
+}
+
+/// Writes the scripts and submits the shards that are not done (missing, unfinished
+/// or damaged) as one array, then the assembly after them.
+pub fn submit(plan: &Plan, plan_dir: &Path, opts: &SlurmOptions) -> Result<Submission, SlurmError> {
+    let (shards_script, assemble_script) = write_scripts(plan_dir, opts)?;
+    let at = SystemTime::now();
+    let todo: Vec<u32> = plan.status().into_iter().filter(|s| s.state != ShardState::Done).map(|s| s.index).collect();
+    let array = if todo.is_empty() {
+        None
+    } else {
+        let printed = run(Command::new("sbatch")
+            .arg("--parsable")
+            .arg(format!("--array={}", array_spec(&todo)))
+            .arg(&shards_script))?;
+        Some(job_id(&printed))
+    };
+    let mut assemble = Command::new("sbatch");
+    assemble.arg("--parsable");
+    if let Some(id) = &array {
+        assemble.arg(format!("--dependency=afterok:{id}")).arg("--kill-on-invalid-dep=yes");
+    }
+    let assemble = job_id(&run(assemble.arg(&assemble_script))?);
+    Ok(Submission { array, shards: todo, assemble, at })
+}
+
+/// Whether any of `jobs` is still queued or running (a job squeue no longer knows has
+/// ended).
+pub fn any_queued(jobs: &[&str]) -> Result<bool, SlurmError> {
+    let list = jobs.join(",");
+    let out = Command::new("squeue").args(["-h", "-o", "%i", "-j", &list]).output();
+    match out {
+        Ok(o) if o.status.success() => Ok(!String::from_utf8_lossy(&o.stdout).trim().is_empty()),
+        // "Invalid job id specified": the records were purged, so the jobs are over.
+        Ok(o) if String::from_utf8_lossy(&o.stderr).contains("Invalid job id") => Ok(false),
+        Ok(o) => Err(SlurmError::Command {
+            command: format!("squeue -j {list}"),
+            message: String::from_utf8_lossy(&o.stderr).trim().to_string(),
+        }),
+        Err(e) => Err(SlurmError::Command { command: "squeue".into(), message: e.to_string() }),
+    }
+}
+
+/// Follows a submission until its jobs leave the queue, calling `progress(scored,
+/// total)` about every `poll`; then checks that every shard is done and the book was
+/// written after the submission, naming failed shards and their logs.
+pub fn wait(
+    plan: &Plan,
+    plan_dir: &Path,
+    submission: &Submission,
+    poll: Duration,
+    progress: &dyn Fn(u64, u64),
+) -> Result<(), SlurmError> {
+    let mut jobs: Vec<&str> = vec![&submission.assemble];
+    if let Some(a) = &submission.array {
+        jobs.push(a);
+    }
+    let total = plan.positions() as u64;
+    let mut last = Instant::now() - Duration::from_secs(3600);
+    loop {
+        let queued = any_queued(&jobs)?;
+        if last.elapsed() >= Duration::from_secs(2) || !queued {
+            let scored = plan
+                .status()
+                .iter()
+                .map(|s| match s.state {
+                    ShardState::Done => s.positions,
+                    ShardState::Partial { scored, .. } => scored,
+                    _ => 0,
+                })
+                .sum();
+            progress(scored, total);
+            last = Instant::now();
+        }
+        if !queued {
+            break;
+        }
+        std::thread::sleep(poll);
+    }
+    let failed: Vec<(u32, PathBuf)> = plan
+        .status()
+        .into_iter()
+        .filter(|s| s.state != ShardState::Done)
+        .map(|s| (s.index, shard_log(plan_dir, s.index)))
+        .collect();
+    if !failed.is_empty() {
+        return Err(SlurmError::ShardsFailed(failed));
+    }
+    let written = std::fs::metadata(plan.output()).and_then(|m| m.modified()).is_ok_and(|t| t >= submission.at);
+    if !written {
+        return Err(SlurmError::AssemblyFailed(log_dir(plan_dir).join("assemble.log")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn array_specs_compress_runs() {
+        assert_eq!(array_spec(&[0, 1, 2, 3]), "0-3");
+        assert_eq!(array_spec(&[0, 2, 3, 4, 7]), "0,2-4,7");
+        assert_eq!(array_spec(&[5]), "5");
+        assert_eq!(array_spec(&[]), "");
+    }
+
+    #[test]
+    fn scripts_name_the_plan_logs_and_options() {
+        let dir = tempfile_dir();
+        let opts = SlurmOptions {
+            binary: "/opt/thor book/thorbook".into(),
+            partition: Some("long".into()),
+            time: Some("02:00:00".into()),
+            cpus_per_task: 4,
+            mem: Some("3G".into()),
+        };
+        let (s, a) = write_scripts(&dir, &opts).unwrap();
+        let shards = std::fs::read_to_string(s).unwrap();
+        for want in ["--partition=long", "--time=02:00:00", "--mem=3G", "--cpus-per-task=4", "shard-%4a.log"] {
+            assert!(shards.contains(want), "{want}\n{shards}");
+        }
+        assert!(shards.contains("exec '/opt/thor book/thorbook' book shard"), "{shards}");
+        assert!(std::fs::read_to_string(a).unwrap().contains("book assemble"));
+        assert!(write_scripts(&dir, &SlurmOptions { cpus_per_task: 0, ..opts }).is_err());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    fn tempfile_dir() -> PathBuf {
+        let d = std::env::temp_dir().join(format!("thorbook-slurm-test-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+}

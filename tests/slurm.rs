@@ -1,0 +1,100 @@
+//! Sharded builds on a real Slurm cluster (`scripts/slurm-one-node.sh` starts one on
+//! this machine; `.ci/run` runs these where it can, and prints NOT RUN otherwise): the
+//! book a job array assembles equals the local build byte for byte, and a task
+//! cancelled mid-run is completed by submitting again, to the identical book.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::util::thorbook;
+
+const BUILD: [&str; 8] = ["--max-ply", "16", "--depth", "8", "--exact-at", "16", "--hash-mib", "4"];
+
+fn local_build(out: &Path) -> Vec<u8> {
+    let mut args = vec!["book", "build"];
+    args.extend(BUILD);
+    args.extend(["-o", out.to_str().unwrap()]);
+    thorbook(&args).ok();
+    std::fs::read(out).unwrap()
+}
+
+fn plan(work: &Path) {
+    let mut args = vec!["book", "plan", "build"];
+    args.extend(BUILD);
+    let out = work.join("book.tbk");
+    args.extend(["--shards", "4", "--work-dir", work.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    thorbook(&args).ok();
+}
+
+fn cluster_is_up() {
+    let out =
+        Command::new("sinfo").args(["-h", "-N", "-o", "%T"]).output().expect("sinfo (run scripts/slurm-one-node.sh)");
+    let state = String::from_utf8_lossy(&out.stdout);
+    assert!(state.contains("idle") || state.contains("mix") || state.contains("alloc"), "no Slurm node up: {state}");
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster (scripts/slurm-one-node.sh)"]
+fn slurm_a_job_array_builds_the_same_book_as_one_process() {
+    cluster_is_up();
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    plan(&work);
+    let started = Instant::now();
+    thorbook(&["book", "submit", work.to_str().unwrap(), "--slurm", "--wait"]).ok();
+    let slurm_secs = started.elapsed().as_secs_f64();
+    let local = local_build(&dir.path().join("local.tbk"));
+    assert!(std::fs::read(work.join("book.tbk")).unwrap() == local, "the Slurm book differs from the local one");
+    for i in 0..4 {
+        assert!(work.join(format!("logs/shard-{i:04}.log")).exists());
+    }
+    eprintln!("Slurm build, 4 shards: {slurm_secs:.1} s wall");
+    // Submitting again when everything is done only assembles.
+    let again = thorbook(&["book", "submit", work.to_str().unwrap(), "--slurm", "--wait"]);
+    assert!(again.stderr.contains("every shard is done"), "{}", again.stderr);
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster (scripts/slurm-one-node.sh)"]
+fn slurm_a_cancelled_task_is_completed_by_submitting_again() {
+    cluster_is_up();
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    plan(&work);
+    let w = work.to_str().unwrap();
+    let array = thorbook(&["book", "submit", w, "--slurm"]).ok().trim().to_string();
+    // Cancel shard 1 once it has checkpointed some positions.
+    let partial = work.join("shard-0001.partial");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while std::fs::metadata(&partial).map_or(0, |m| m.len()) < 32 + 16 * 20 {
+        assert!(Instant::now() < deadline, "shard 1 never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(Command::new("scancel").arg(format!("{array}_1")).status().unwrap().success());
+    // The assembly depends on the cancelled task: it is killed, not left pending.
+    let deadline = Instant::now() + Duration::from_secs(180);
+    loop {
+        let out = Command::new("squeue").args(["-h", "-u", &whoami(), "-o", "%i %j"]).output().unwrap();
+        let queue = String::from_utf8_lossy(&out.stdout).to_string();
+        if !queue.contains("thorbook") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "jobs still queued: {queue}");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    assert!(!work.join("book.tbk").exists(), "no book without shard 1");
+    let status: serde_json::Value = serde_json::from_str(thorbook(&["book", "status", w, "--json"]).ok()).unwrap();
+    assert_eq!(status["shard_states"][1]["state"], "running", "{status}");
+    assert_eq!(status["done"], 3, "{status}");
+    let again = thorbook(&["book", "submit", w, "--slurm", "--wait"]);
+    again.ok();
+    assert!(again.stderr.contains("submitted 1 shard(s)") && again.stderr.contains("(shards 1)"), "{}", again.stderr);
+    let local = local_build(&dir.path().join("local.tbk"));
+    assert!(std::fs::read(work.join("book.tbk")).unwrap() == local, "the resubmitted book differs");
+}
+
+fn whoami() -> String {
+    let out = Command::new("id").arg("-un").output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
