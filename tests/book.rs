@@ -2,6 +2,7 @@
 //! negamax consistency, exact leaves, round trips, damage, interrupted builds.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -654,4 +655,52 @@ fn book_build_with_a_table_beyond_the_address_space_exits_1() {
     assert_eq!(run.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("4096 MiB") && !stderr.contains("panicked"), "{stderr}");
     assert!(!out.exists());
+}
+
+/// `book update`: the book of 2013–2014 updated with the archives of 2013–2015 equals
+/// the book built from 2013–2015, and searches only what is new or changed.
+#[test]
+fn an_updated_book_equals_a_full_rebuild() {
+    let dir = tempfile::tempdir().unwrap();
+    let thor = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/thor");
+    let year = |y: u32| thor.join(format!("WTH_{y}.wtb")).display().to_string();
+    let (old, new, full) = (dir.path().join("old.tbk"), dir.path().join("new.tbk"), dir.path().join("full.tbk"));
+    let settings = ["--max-ply", "12", "--depth", "5", "--exact-at", "14"];
+    let build = |years: &[u32], out: &Path| {
+        let mut args: Vec<String> = vec!["book".into(), "build".into()];
+        args.extend(years.iter().map(|&y| year(y)));
+        args.extend(settings.iter().map(|s| s.to_string()));
+        args.extend(["-o".into(), out.display().to_string()]);
+        thorbook(&args.iter().map(String::as_str).collect::<Vec<_>>()).ok();
+    };
+    build(&[2013, 2014], &old);
+    build(&[2013, 2014, 2015], &full);
+    let (y13, y14, y15) = (year(2013), year(2014), year(2015));
+    let run =
+        thorbook(&["book", "update", "--book", old.to_str().unwrap(), &y13, &y14, &y15, "-o", new.to_str().unwrap()]);
+    run.ok();
+    assert!(std::fs::read(&new).unwrap() == std::fs::read(&full).unwrap(), "update differs from a rebuild");
+    let reused: usize = run
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_suffix(" leaves reused from the previous book"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("the update says how many leaves it reused");
+    let book = Book::open_verified(std::fs::read(&full).unwrap()).unwrap();
+    assert!(reused > book.len() / 2 && reused < book.len(), "{reused} of {}", book.len());
+    // Other settings than the book's: its leaves cannot be reused, and it says so.
+    let err = thorbook(&[
+        "book",
+        "update",
+        "--book",
+        old.to_str().unwrap(),
+        &y13,
+        "--depth",
+        "6",
+        "-o",
+        new.to_str().unwrap(),
+    ])
+    .fails()
+    .to_string();
+    assert!(err.contains("cannot be reused"), "{err}");
 }

@@ -209,9 +209,25 @@ pub struct Leaf {
     pub selectivity: u8,
 }
 
+impl Leaf {
+    /// The leaf a record stores (what [`records`] wrote from it).
+    pub fn from_record(r: &Record) -> Leaf {
+        Leaf {
+            mv: r.leaf_move,
+            score: r.leaf_score,
+            depth: r.leaf_depth,
+            exact: r.leaf_exact(),
+            selectivity: r.leaf_selectivity,
+        }
+    }
+}
+
 /// Why a build failed.
 #[derive(Debug, Error)]
 pub enum BuildError {
+    /// The previous book of an update was searched with other settings.
+    #[error("{0}")]
+    Previous(String),
     /// Two different positions with the same key.
     #[error("Zobrist key collision: {key:#018x} is the key of both {a} and {b}; the book cannot hold both")]
     KeyCollision {

@@ -7,8 +7,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::build::{self, BuildConfig, BuildError, BuildIdentity, Checkpoint, GameLine};
-use super::format::Writer;
+use super::build::{self, BuildConfig, BuildError, BuildIdentity, Checkpoint, GameLine, Leaf};
+use super::format::{BuildParams, Record, Writer};
+use super::{walk, Book};
+use crate::board::Board;
 use crate::fileio::atomic_write;
 
 /// What a running build reports.
@@ -28,6 +30,11 @@ pub enum BuildEvent {
     },
     /// `--resume` was asked for but there is no checkpoint: the build starts afresh.
     NoCheckpoint,
+    /// Leaves taken from the previous book as they are (an update).
+    Reused {
+        /// Positions whose leaf needs no search.
+        leaves: usize,
+    },
     /// Scoring progress: `done` of `total` positions searched in this run.
     Scored {
         /// Searched so far.
@@ -54,18 +61,84 @@ pub struct BuildSummary {
     pub bytes: Vec<u8>,
 }
 
+/// The leaves of an earlier book that a new build can take without searching: a
+/// leaf depends only on its position, which of its moves lead into the book, and the
+/// search settings, so a position whose moves into the book are the same in both node
+/// sets keeps its leaf (what makes `book update` equal a full rebuild).
+#[derive(Clone, Debug, Default)]
+pub struct PreviousBook {
+    /// Canonical board and record of every position reachable in the earlier book.
+    positions: HashMap<u64, (Board, Record)>,
+    params: BuildParams,
+}
+
+impl PreviousBook {
+    /// The positions of `book` reachable from the start, with its header.
+    pub fn new<D: AsRef<[u8]>>(book: &Book<D>) -> PreviousBook {
+        let positions =
+            walk(book).into_iter().filter_map(|(key, board)| book.get(key).map(|r| (key, (board, r)))).collect();
+        PreviousBook { positions, params: book.params() }
+    }
+
+    /// Positions held.
+    pub fn len(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.positions.is_empty()
+    }
+
+    /// The leaves of `nodes` (sorted by key) that can be reused under `params`, the
+    /// new build's header; an error when the earlier book was searched otherwise.
+    pub fn reusable(&self, nodes: &[build::Node], params: &BuildParams) -> Result<HashMap<u64, Leaf>, BuildError> {
+        let (a, b) = (&self.params, params);
+        let same = (a.depth, a.exact_at, a.selectivity_tenths, a.eval_digest)
+            == (b.depth, b.exact_at, b.selectivity_tenths, b.eval_digest);
+        if !same {
+            return Err(BuildError::Previous(format!(
+                "the previous book's leaves were searched at depth {} exact-at {} selectivity {} (tenths) with \
+                 evaluation {:08x}, this build asks depth {} exact-at {} selectivity {} evaluation {:08x}: \
+                 its leaves cannot be reused (rebuild instead)",
+                a.depth,
+                a.exact_at,
+                a.selectivity_tenths,
+                a.eval_digest,
+                b.depth,
+                b.exact_at,
+                b.selectivity_tenths,
+                b.eval_digest
+            )));
+        }
+        let in_new = |k: u64| nodes.binary_search_by_key(&k, |n| n.key).is_ok();
+        let in_old = |k: u64| self.positions.contains_key(&k);
+        let into = |board: &Board, in_book: &dyn Fn(u64) -> bool| -> Vec<crate::square::Move> {
+            board.successors().filter(|(_, child)| in_book(child.canonical_key())).map(|(mv, _)| mv).collect()
+        };
+        Ok(nodes
+            .iter()
+            .filter_map(|n| {
+                let (board, r) = self.positions.get(&n.key)?;
+                (into(board, &in_old) == into(&n.board, &in_new)).then(|| (n.key, Leaf::from_record(r)))
+            })
+            .collect())
+    }
+}
+
 /// Builds a book file from games, resumably.
 #[derive(Clone, Debug)]
 pub struct Builder {
     config: BuildConfig,
     output: PathBuf,
     resume: bool,
+    previous: Option<PreviousBook>,
 }
 
 impl Builder {
     /// A build of `config` into `output` (its checkpoint is `output.checkpoint`).
     pub fn new(config: BuildConfig, output: impl Into<PathBuf>) -> Builder {
-        Builder { config, output: output.into(), resume: false }
+        Builder { config, output: output.into(), resume: false, previous: None }
     }
 
     /// Continues from the checkpoint of an interrupted build of the same inputs (a
@@ -75,9 +148,22 @@ impl Builder {
         self
     }
 
+    /// Takes the leaves of `previous` where they are still valid ([`PreviousBook`]):
+    /// an update searches only the positions that are new or whose moves into the book
+    /// changed, and writes the book a full build would.
+    pub fn previous(mut self, previous: Option<PreviousBook>) -> Builder {
+        self.previous = previous;
+        self
+    }
+
     /// The checkpoint file.
     pub fn checkpoint_path(&self) -> PathBuf {
         Checkpoint::path_for(&self.output)
+    }
+
+    /// What it builds.
+    pub fn config(&self) -> &BuildConfig {
+        &self.config
     }
 
     /// The output file.
@@ -97,11 +183,17 @@ impl Builder {
         let ckpt_path = self.checkpoint_path();
         let identity = BuildIdentity::new(games, &nodes, &search);
         let resuming = self.resume && ckpt_path.exists();
-        let done = if resuming { Checkpoint::load(&ckpt_path, config, &search, &identity)? } else { HashMap::new() };
+        let mut done =
+            if resuming { Checkpoint::load(&ckpt_path, config, &search, &identity)? } else { HashMap::new() };
         if resuming {
             progress(BuildEvent::Resumed { scored: done.len() });
         } else if self.resume {
             progress(BuildEvent::NoCheckpoint);
+        }
+        if let Some(previous) = &self.previous {
+            let reused = previous.reusable(&nodes, &search.params(config.max_ply, config.min_games))?;
+            progress(BuildEvent::Reused { leaves: reused.len() });
+            done.extend(reused);
         }
         let io = |source: std::io::Error, path: &Path| BuildError::Io { path: path.display().to_string(), source };
         let ckpt =

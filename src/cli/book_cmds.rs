@@ -8,6 +8,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::book::builder::PreviousBook;
 use crate::book::{BuildEvent, Builder};
 use serde::Serialize;
 
@@ -46,6 +47,9 @@ pub enum BookCommand {
     /// Grow a book beyond the played lines: expand leaves within an error per move and
     /// a cumulative budget, one side deviating at a time (like Edax's and Egaroucid's deviate).
     Deviate(DeviateArgs),
+    /// Rebuild a book from its archives plus new ones, searching only new or changed
+    /// leaves (the result equals a full build with the same settings).
+    Update(UpdateArgs),
     /// Plan a computation in shards for a cluster (`book plan build … --shards N --work-dir DIR`).
     #[command(subcommand)]
     Plan(super::plan_cmds::PlanCommand),
@@ -120,6 +124,7 @@ pub(super) fn run(cmd: BookCommand) -> anyhow::Result<ExitCode> {
         BookCommand::Import(a) => import(a),
         BookCommand::Merge(a) => merge(a),
         BookCommand::Deviate(a) => deviate(a),
+        BookCommand::Update(a) => update(a),
         BookCommand::Plan(c) => super::plan_cmds::plan(c),
         BookCommand::Shard(a) => super::plan_cmds::shard(a),
         BookCommand::Assemble(a) => super::plan_cmds::assemble(a),
@@ -158,16 +163,81 @@ pub(super) fn build_error(e: BuildError) -> anyhow::Error {
 
 fn build_cmd(args: BuildArgs) -> anyhow::Result<ExitCode> {
     let config = BuildConfig::try_from(&args)?;
-    let (max_ply, min_games, threads) = (config.max_ply, config.min_games, config.search.threads);
     let db = args.archives.load(false)?;
     let games: Vec<GameLine> = db.games.iter().map(GameLine::from_thor).collect();
-    let builder = Builder::new(config, &args.output).resume(args.resume);
+    run_builder(Builder::new(config, &args.output).resume(args.resume), &games)
+}
+
+/// Arguments of `book update`.
+#[derive(Args, Debug)]
+pub struct UpdateArgs {
+    /// The book to update (its header gives the settings not given here).
+    #[arg(long)]
+    book: PathBuf,
+    /// Every archive the new book comes from, old and new (the book alone cannot know
+    /// the positions that were below the game minimum before).
+    #[command(flatten)]
+    archives: ArchiveArgs,
+    /// Output book file (written atomically).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Collect positions up to this ply (default: the book's).
+    #[arg(long)]
+    max_ply: Option<u32>,
+    /// Keep positions reached by at least this many games (default: the book's).
+    #[arg(long)]
+    min_games: Option<u32>,
+    /// How new leaves are searched (default: as the book's header says; leaves are
+    /// reused only when these match it).
+    #[command(flatten)]
+    search: SearchArgs,
+    /// Continue an interrupted update from its checkpoint.
+    #[arg(long)]
+    resume: bool,
+}
+
+fn update(args: UpdateArgs) -> anyhow::Result<ExitCode> {
+    let old = open_book(Some(&args.book))?;
+    let p = old.params();
+    let mut defaults = book_search_defaults(4);
+    // A level given here replaces the header's depth, exact threshold and width.
+    if args.search.level.is_none() {
+        defaults.depth = (p.depth > 0).then_some(u32::from(p.depth));
+        defaults.exact_at = Some(u32::from(p.exact_at));
+        defaults.width = Some(crate::search::Width::of(crate::search::Selectivity::from_tenths(p.selectivity_tenths)));
+    }
+    let search = args.search.settings(&defaults)?;
+    let loaded = search.eval.load()?.digest();
+    if p.eval_digest != 0 && loaded != p.eval_digest && !args.search.eval.is_given() {
+        anyhow::bail!(
+            "{} was scored with evaluation {:08x}, the default evaluation is {loaded:08x}: give --eval FILE with its \
+             weights (or build anew)",
+            args.book.display(),
+            p.eval_digest
+        );
+    }
+    let config = BuildConfig {
+        max_ply: args.max_ply.unwrap_or(u32::from(p.max_ply)),
+        min_games: args.min_games.unwrap_or(p.min_games),
+        search,
+    };
+    let previous = PreviousBook::new(&old);
+    eprintln!("{}: {} positions, their leaves reusable where unchanged", args.book.display(), previous.len());
+    let db = args.archives.load(false)?;
+    let games: Vec<GameLine> = db.games.iter().map(GameLine::from_thor).collect();
+    run_builder(Builder::new(config, &args.output).resume(args.resume).previous(Some(previous)), &games)
+}
+
+/// Runs a build with a progress bar and says what it did.
+fn run_builder(builder: Builder, games: &[GameLine]) -> anyhow::Result<ExitCode> {
+    let (max_ply, min_games, threads) =
+        (builder.config().max_ply, builder.config().min_games, builder.config().search.threads);
     let bar = ProgressBar::new(0).with_style(
         ProgressStyle::with_template("scoring {bar:40} {pos}/{len} positions, {per_sec}, ETA {eta}")
             .expect("valid template"),
     );
     let ckpt_path = builder.checkpoint_path();
-    let summary = builder.run(&games, &|event| match event {
+    let summary = builder.run(games, &|event| match event {
         BuildEvent::Collected { positions, games } => bar.suspend(|| {
             eprintln!("collected {positions} positions from {games} games (ply <= {max_ply}, >= {min_games} games)")
         }),
@@ -177,6 +247,7 @@ fn build_cmd(args: BuildArgs) -> anyhow::Result<ExitCode> {
         BuildEvent::NoCheckpoint => {
             bar.suspend(|| eprintln!("no checkpoint at {}: starting afresh", ckpt_path.display()))
         }
+        BuildEvent::Reused { leaves } => bar.suspend(|| eprintln!("{leaves} leaves reused from the previous book")),
         BuildEvent::Scored { done, total } => {
             bar.set_length(total);
             bar.set_position(done);
@@ -190,7 +261,7 @@ fn build_cmd(args: BuildArgs) -> anyhow::Result<ExitCode> {
         summary.searched,
         summary.searched as f64 / secs.max(1e-9),
         threads,
-        args.output.display(),
+        builder.output().display(),
         summary.bytes.len(),
         summary.positions,
         summary.total_time.as_secs_f64()
