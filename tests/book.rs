@@ -615,8 +615,16 @@ fn builder_and_deviator_refuse_unusable_settings_with_errors() {
         let config = BuildConfig { max_ply: 6, min_games: 1, search: search.clone() };
         let err = thorbook::book::Builder::new(config, &out).run(&games, &|_| {}).unwrap_err().to_string();
         assert!(err.contains(words), "{err}");
-        let deviate =
-            DeviateConfig { error: 2, budget: 4, contempt: 0, max_positions: None, time: None, max_ply: 10, search };
+        let deviate = DeviateConfig {
+            error: 2,
+            budget: 4,
+            contempt: 0,
+            max_positions: None,
+            time: None,
+            max_ply: 10,
+            search,
+            growth: Default::default(),
+        };
         let book = bundled().unwrap();
         let err = Deviator::new(deviate, Board::START, &out).run(&book, &|_| {}).unwrap_err().to_string();
         assert!(err.contains(words), "{err}");
@@ -633,6 +641,7 @@ fn builder_and_deviator_refuse_unusable_settings_with_errors() {
         time: None,
         max_ply: 10,
         search: Settings::default(),
+        growth: Default::default(),
     };
     let err = Deviator::new(bad, Board::START, &out).run(&bundled().unwrap(), &|_| {}).unwrap_err();
     assert!(err.to_string().contains("error must be 0..=64 discs, got -1"), "{err}");

@@ -34,7 +34,16 @@ fn small_book() -> Vec<u8> {
 }
 
 fn config(max_positions: Option<usize>) -> DeviateConfig {
-    DeviateConfig { error: 2, budget: 4, contempt: 0, max_positions, time: None, max_ply: 12, search: search(2).search }
+    DeviateConfig {
+        error: 2,
+        budget: 4,
+        contempt: 0,
+        max_positions,
+        time: None,
+        max_ply: 12,
+        search: search(2).search,
+        growth: Default::default(),
+    }
 }
 
 fn run(
@@ -193,4 +202,48 @@ fn deviate_through_the_binary() {
     assert!(msg.contains("(+30,") && msg.contains("stopped: Positions"), "{msg}");
     let book = Book::open_verified(std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(book.len(), thorbook::book::bundled().unwrap().len() + 30);
+}
+
+/// `book deepen`: the leaves inside the bounds are searched again at the level asked
+/// (and only they: the others keep their records), the positions stay the same, the
+/// book stays negamax-consistent, and the result is the same on 1 and 2 threads.
+#[test]
+fn deepening_raises_the_leaves_inside_the_bounds_and_keeps_the_book_consistent() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = small_book();
+    let input = Book::open_verified(&bytes[..]).unwrap();
+    let deepen = DeviateConfig {
+        search: search(5).search,
+        growth: thorbook::book::deviate::Growth::Deepen,
+        max_ply: 60,
+        ..config(None)
+    };
+    let a = run(&input, deepen.clone(), &dir.path().join("a.tbk"), 1);
+    let b = run(&input, deepen.clone(), &dir.path().join("b.tbk"), 2);
+    assert!(a.bytes == b.bytes, "deepening depends on the thread count");
+    assert_eq!(a.stop, StopReason::Complete);
+    assert_eq!(a.after, a.before, "deepening adds no position");
+    let out = Book::open_verified(a.bytes.clone()).unwrap();
+    assert_negamax_consistent(&out);
+    let (mut raised, mut kept) = (0, 0);
+    for r in input.records() {
+        let now = out.get(r.key).unwrap();
+        assert_eq!((now.games, now.wins, now.draws), (r.games, r.wins, r.draws));
+        if now.leaf_depth != r.leaf_depth || now.leaf_exact() != r.leaf_exact() {
+            assert!(now.leaf_exact() || now.leaf_depth == 5, "{now:?}");
+            raised += 1;
+        } else {
+            kept += 1;
+        }
+    }
+    assert!(raised as u64 == a.searches && raised >= 5 && kept > raised, "{raised} raised, {kept} kept");
+    // A wider error bound reaches more leaves; deepening again finds nothing to do.
+    let wide = run(&input, DeviateConfig { error: 6, budget: 12, ..deepen.clone() }, &dir.path().join("w.tbk"), 2);
+    assert!(wide.searches > a.searches);
+    let again = run(&out_book(&a.bytes), deepen, &dir.path().join("again.tbk"), 2);
+    assert_eq!((again.searches, again.stop), (0, StopReason::Complete));
+}
+
+fn out_book(bytes: &[u8]) -> Book<&[u8]> {
+    Book::open_verified(bytes).unwrap()
 }

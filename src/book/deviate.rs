@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use thiserror::Error;
 
 use super::build::{leaf_score, negamax, score_leaf, BuildError, Leaf, LeafSearch};
-use super::format::{stored_score, BookError, BuildParams, LeafMove, Record, Writer, FLAG_LEAF_EXACT};
+use super::format::{stored_score, BookError, BuildParams, LeafLevel, LeafMove, Record, Writer, FLAG_LEAF_EXACT};
 use super::interchange::known_boards;
 use super::Book;
 use crate::board::Board;
@@ -56,6 +56,20 @@ pub struct DeviateConfig {
     /// How new leaves are searched, over the book's own leaf settings (explicit values
     /// first, then the level's, then what the book's header records).
     pub search: Settings,
+    /// What to do with the leaves inside the bounds: expand them (deviation), or search
+    /// them again at `search`'s level where they were searched less deeply (deepening).
+    pub growth: Growth,
+}
+
+/// How a book grows inside the error bounds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Growth {
+    /// Add the positions the leaves lead to (`book deviate`).
+    #[default]
+    Deviate,
+    /// Search the leaves again at a deeper level, most influential first: the least
+    /// loss from the best line, then the shallowest (`book deepen`).
+    Deepen,
 }
 
 impl DeviateConfig {
@@ -241,11 +255,59 @@ impl Tree {
     }
 }
 
-/// A leaf to expand: the position and its leaf move (canonical orientation).
+/// A leaf to expand: the position and its leaf move (canonical orientation); for
+/// deepening, `child` is 0 and `loss`/`ply` say how influential the leaf is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Candidate {
     parent: u64,
     child: u64,
+    loss: i32,
+    ply: u32,
+}
+
+/// What a walk carries: the best budget each position was visited with, the leaves
+/// found, the level deepening raises them to.
+struct Walk {
+    seen: HashMap<(u64, bool), i32>,
+    found: BTreeSet<Candidate>,
+    target: Option<Target>,
+}
+
+/// The level deepening raises leaves to.
+#[derive(Clone, Copy, Debug)]
+struct Target {
+    rank: (bool, u8, u8),
+    exact_at: u32,
+}
+
+impl Target {
+    fn of(search: &LeafSearch) -> Target {
+        let level = LeafLevel {
+            depth: search.strength.depth.map_or(0, |d| u8::try_from(d).unwrap_or(u8::MAX)),
+            selectivity_tenths: search.selectivity_tenths(),
+            exact: false,
+        };
+        Target { rank: level.rank(), exact_at: search.strength.exact_at.unwrap_or(0) }
+    }
+}
+
+/// Whether a searched leaf is below the target: searched less deeply, or not solved
+/// where the target solves.
+fn below(r: &Record, board: &Board, t: Target) -> bool {
+    match r.leaf_level() {
+        Some(level) if !level.exact => board.empty_count() <= t.exact_at || level.rank() < t.rank,
+        _ => false,
+    }
+}
+
+impl Candidate {
+    fn min_by_influence(self, other: Candidate) -> Candidate {
+        if (other.loss, other.ply) < (self.loss, self.ply) {
+            other
+        } else {
+            self
+        }
+    }
 }
 
 /// Deviates a book, writing `output` after every batch (atomically). With `resume`,
@@ -287,8 +349,9 @@ impl Deviator {
         }
         let input = Digest::of(&bytes);
         format!(
-            "thorbook deviate 2\ninput {:016x} {}\nfrom {:016x} {:016x}\nerror {} budget {} contempt {} max_ply {}\n\
+            "thorbook deviate 2 {:?}\ninput {:016x} {}\nfrom {:016x} {:016x}\nerror {} budget {} contempt {} max_ply {}\n\
              depth {} exact_at {} selectivity {} eval {:08x} hash {} nodes {} time_ms {}\n",
+            c.growth,
             input,
             book.len(),
             self.from.player,
@@ -351,6 +414,11 @@ impl Deviator {
         let params = self.params(input.params(), &search);
         let mut batches = 0u64;
         let mut searches = 0u64;
+        let deepen = self.config.growth == Growth::Deepen;
+        let target = deepen.then(|| Target::of(&search));
+        // Leaves deepened by this run are not tried again (a time budget may leave one
+        // below the target).
+        let mut tried: BTreeSet<u64> = BTreeSet::new();
         let stop = loop {
             if self.config.max_positions.is_some_and(|m| added >= m) {
                 break StopReason::Positions;
@@ -358,7 +426,8 @@ impl Deviator {
             if self.config.time.is_some_and(|t| start.elapsed() >= t) {
                 break StopReason::Time;
             }
-            let mut batch = self.candidates(&tree, from_key);
+            let mut batch = self.candidates(&tree, from_key, target);
+            batch.retain(|c| !tried.contains(&c.parent));
             if batch.is_empty() {
                 break StopReason::Complete;
             }
@@ -366,7 +435,12 @@ impl Deviator {
             batch.truncate(BATCH.min(room));
             batches += 1;
             progress(DeviateEvent::Batch { number: batches, leaves: batch.len(), positions: tree.nodes.len() });
-            searches += pool.install(|| self.expand(&mut tree, &batch, &search, progress))? as u64;
+            searches += if deepen {
+                tried.extend(batch.iter().map(|c| c.parent));
+                pool.install(|| deepen_leaves(&mut tree, &batch, &search, progress))? as u64
+            } else {
+                pool.install(|| self.expand(&mut tree, &batch, &search, progress))? as u64
+            };
             added += batch.len();
             tree.back_up();
             let bytes = tree.encode(params)?;
@@ -412,12 +486,23 @@ impl Deviator {
     }
 
     /// The leaves to expand, in key order of (parent, child), each child once.
-    fn candidates(&self, tree: &Tree, from_key: u64) -> Vec<Candidate> {
+    fn candidates(&self, tree: &Tree, from_key: u64, target: Option<Target>) -> Vec<Candidate> {
         let Some((from_board, _)) = tree.nodes.get(&from_key) else { return Vec::new() };
-        let mut found = BTreeSet::new();
+        let mut w = Walk { seen: HashMap::new(), found: BTreeSet::new(), target };
         for deviating_side_moves_first in [true, false] {
-            let mut seen = HashMap::new();
-            self.walk(tree, *from_board, deviating_side_moves_first, 0, &mut seen, &mut found);
+            w.seen.clear();
+            self.walk(tree, *from_board, deviating_side_moves_first, 0, &mut w);
+        }
+        let found = w.found;
+        if self.config.growth == Growth::Deepen {
+            // Each leaf once, at its least loss; the most influential first.
+            let mut best: HashMap<u64, Candidate> = HashMap::new();
+            for c in found {
+                best.entry(c.parent).and_modify(|b| *b = (*b).min_by_influence(c)).or_insert(c);
+            }
+            let mut list: Vec<Candidate> = best.into_values().collect();
+            list.sort_by_key(|c| (c.loss, c.ply, c.parent));
+            return list;
         }
         let mut children = BTreeSet::new();
         found.into_iter().filter(|c: &Candidate| children.insert(c.child)).collect()
@@ -425,15 +510,8 @@ impl Deviator {
 
     /// The walk: at `board` (canonical, in the book), `deviating` says whether the side
     /// to move is the one allowed to deviate; `spent` is its loss so far.
-    fn walk(
-        &self,
-        tree: &Tree,
-        board: Board,
-        deviating: bool,
-        spent: i32,
-        seen: &mut HashMap<(u64, bool), i32>,
-        found: &mut BTreeSet<Candidate>,
-    ) {
+    fn walk(&self, tree: &Tree, board: Board, deviating: bool, spent: i32, w: &mut Walk) {
+        let (seen, target) = (&mut w.seen, w.target);
         let key = board.key();
         // Visit a position again only with budget left over compared with before.
         match seen.get(&(key, deviating)) {
@@ -458,10 +536,19 @@ impl Deviator {
             let canon = child.canonical().0;
             let Some(v) = tree.value(canon.key()) else { continue };
             if let Some(loss) = allowed(-v) {
-                self.walk(tree, canon, !deviating, if deviating { spent + loss } else { spent }, seen, found);
+                self.walk(tree, canon, !deviating, if deviating { spent + loss } else { spent }, w);
             }
         }
         if let Some(mv) = record.leaf() {
+            if self.config.growth == Growth::Deepen {
+                if let Some(loss) = allowed(record.leaf_score as i32) {
+                    if target.is_some_and(|t| below(record, &board, t)) {
+                        let ply = 60 - board.empty_count();
+                        w.found.insert(Candidate { parent: key, child: 0, loss: spent + loss, ply });
+                    }
+                }
+                return;
+            }
             if allowed(record.leaf_score as i32).is_some() {
                 let child = match mv {
                     Move::Pass => board.pass(),
@@ -472,7 +559,7 @@ impl Deviator {
                 };
                 let child_key = child.canonical().0.key();
                 if !tree.contains(child_key) {
-                    found.insert(Candidate { parent: key, child: child_key });
+                    w.found.insert(Candidate { parent: key, child: child_key, loss: 0, ply: 0 });
                 }
             }
         }
@@ -556,4 +643,33 @@ impl Deviator {
         }
         Ok(searched)
     }
+}
+
+/// Searches the leaves of a batch again (moves into the book still excluded) and
+/// stores the new leaves. Returns the searches run.
+fn deepen_leaves(
+    tree: &mut Tree,
+    batch: &[Candidate],
+    search: &LeafSearch,
+    progress: &(dyn Fn(DeviateEvent) + Sync),
+) -> Result<usize, BuildError> {
+    let jobs: Vec<(u64, Board)> = batch.iter().map(|c| (c.parent, tree.nodes[&c.parent].0)).collect();
+    let in_book = |key: u64| tree.contains(key);
+    let total = u64::try_from(jobs.len()).unwrap_or(u64::MAX);
+    let done = std::sync::atomic::AtomicU64::new(0);
+    let leaves: Vec<Leaf> = search.par_map(&jobs, |&(_, board), tt| {
+        let leaf = score_leaf(&board, &in_book, search, tt);
+        progress(DeviateEvent::Searched { done: done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total });
+        leaf
+    })?;
+    for ((key, _), leaf) in jobs.iter().zip(leaves) {
+        if let Some((_, r)) = tree.nodes.get_mut(key) {
+            r.leaf_move = leaf.mv;
+            r.leaf_score = leaf.score;
+            r.leaf_depth = leaf.depth;
+            r.flags = if leaf.exact { FLAG_LEAF_EXACT } else { 0 };
+            r.leaf_selectivity = leaf.selectivity;
+        }
+    }
+    Ok(jobs.len())
 }

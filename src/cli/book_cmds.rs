@@ -47,6 +47,9 @@ pub enum BookCommand {
     /// Grow a book beyond the played lines: expand leaves within an error per move and
     /// a cumulative budget, one side deviating at a time (like Edax's and Egaroucid's deviate).
     Deviate(DeviateArgs),
+    /// Search again, at a deeper level, the leaves that can change what the book plays:
+    /// those on lines within the error bounds of the best, most influential first.
+    Deepen(DeepenArgs),
     /// Rebuild a book from its archives plus new ones, searching only new or changed
     /// leaves (the result equals a full build with the same settings).
     Update(UpdateArgs),
@@ -125,6 +128,7 @@ pub(super) fn run(cmd: BookCommand) -> anyhow::Result<ExitCode> {
         BookCommand::Merge(a) => merge(a),
         BookCommand::Deviate(a) => deviate(a),
         BookCommand::Update(a) => update(a),
+        BookCommand::Deepen(a) => deepen(a),
         BookCommand::Plan(c) => super::plan_cmds::plan(c),
         BookCommand::Shard(a) => super::plan_cmds::shard(a),
         BookCommand::Assemble(a) => super::plan_cmds::assemble(a),
@@ -606,21 +610,95 @@ fn deviate_config(args: &DeviateArgs) -> anyhow::Result<crate::book::deviate::De
         time: max_time,
         max_ply: args.max_ply,
         search: args.search.settings(&book_search_defaults(16))?,
+        growth: crate::book::deviate::Growth::Deviate,
     })
 }
 
+/// Arguments of `book deepen`.
+#[derive(Args, Debug)]
+pub struct DeepenArgs {
+    /// The book to deepen (default: the bundled book).
+    #[arg(long)]
+    book: Option<PathBuf>,
+    /// Deepen the lines from the position after these moves (default: the start).
+    #[arg(long)]
+    from: Option<String>,
+    /// Deepen the leaves of lines whose moves score within this many discs of the best.
+    #[arg(long, default_value_t = 2)]
+    error: i32,
+    /// One side's losses along such a line add up to at most this many discs.
+    #[arg(long, default_value_t = 4)]
+    budget: i32,
+    /// A drawn score counts as this many discs lost for the deviating side.
+    #[arg(long, default_value_t = 0)]
+    contempt: i32,
+    /// Stop after deepening this many leaves.
+    #[arg(long)]
+    max_positions: Option<usize>,
+    /// Stop starting new batches after this many seconds.
+    #[arg(long, conflicts_with = "max_positions")]
+    max_time: Option<f64>,
+    /// Leave positions beyond this ply alone.
+    #[arg(long, default_value_t = 60)]
+    max_ply: u32,
+    /// The level (or depth, exact threshold, selectivity) leaves are raised to; leaves
+    /// searched at least as deeply are left alone.
+    #[command(flatten)]
+    search: SearchArgs,
+    /// Continue an interrupted run into the same output (OUT.deviate holds its settings).
+    #[arg(long)]
+    resume: bool,
+    /// Output book.
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+fn deepen(args: DeepenArgs) -> anyhow::Result<ExitCode> {
+    if args.search.level.is_none() && args.search.depth.is_none() {
+        anyhow::bail!("book deepen needs the level to deepen to: --level N (or --depth D)");
+    }
+    let max_time = args
+        .max_time
+        .map(|t| crate::search::settings::seconds(t, false).map_err(|e| anyhow::anyhow!("--max-time {e}")))
+        .transpose()?;
+    let config = crate::book::deviate::DeviateConfig {
+        error: args.error,
+        budget: args.budget,
+        contempt: args.contempt,
+        max_positions: args.max_positions,
+        time: max_time,
+        max_ply: args.max_ply,
+        search: args.search.settings(&book_search_defaults(16))?,
+        growth: crate::book::deviate::Growth::Deepen,
+    };
+    grow(args.book.as_deref(), args.from.as_deref(), config, &args.output, args.resume)
+}
+
 fn deviate(args: DeviateArgs) -> anyhow::Result<ExitCode> {
-    use crate::book::deviate::{DeviateError, DeviateEvent, Deviator};
-    let book = open_book(args.book.as_deref())?;
     let config = deviate_config(&args)?;
-    let from = match &args.from {
+    grow(args.book.as_deref(), args.from.as_deref(), config, &args.output, args.resume)
+}
+
+/// Runs a deviation or a deepening with a progress bar and says what it did.
+fn grow(
+    book: Option<&Path>,
+    from: Option<&str>,
+    config: crate::book::deviate::DeviateConfig,
+    output: &Path,
+    resume: bool,
+) -> anyhow::Result<ExitCode> {
+    use crate::book::deviate::{DeviateError, DeviateEvent, Deviator, Growth};
+    let deepen = config.growth == Growth::Deepen;
+    let book = open_book(book)?;
+    let from_pos = match from {
         Some(seq) => Position::from_moves(seq).with_context(|| format!("--from {seq}"))?,
         None => Position::START,
     };
-    if book.probe(&from.board).is_none() {
-        anyhow::bail!("--from: the position after `{}` is not in the book", args.from.as_deref().unwrap_or(""));
+    if book.probe(&from_pos.board).is_none() {
+        anyhow::bail!("--from: the position after `{}` is not in the book", from.unwrap_or(""));
     }
-    let deviator = Deviator::new(config, from.board, &args.output).resume(args.resume);
+    let levels_before = leaf_levels(&book);
+    let deviator = Deviator::new(config, from_pos.board, output).resume(resume);
     let bar = ProgressBar::new(0).with_style(
         ProgressStyle::with_template("batch {prefix}: {bar:30} {pos}/{len} searches, {per_sec}, ETA {eta} {msg}")
             .expect("valid template"),
@@ -637,11 +715,7 @@ fn deviate(args: DeviateArgs) -> anyhow::Result<ExitCode> {
             bar.set_position(done);
         }
         DeviateEvent::NothingToResume => bar.suspend(|| {
-            eprintln!(
-                "no interrupted deviation at {} ({}): starting afresh",
-                args.output.display(),
-                state_path.display()
-            )
+            eprintln!("no interrupted run at {} ({}): starting afresh", output.display(), state_path.display())
         }),
         DeviateEvent::Written { positions, root_value } => {
             bar.set_message(format!("(book {positions} positions, value {root_value:+})"));
@@ -654,6 +728,27 @@ fn deviate(args: DeviateArgs) -> anyhow::Result<ExitCode> {
         e => e.into(),
     })?;
     let minutes = s.elapsed.as_secs_f64() / 60.0;
+    if deepen {
+        eprintln!(
+            "deepened {} leaves in {} batches, {:.1} s; value {:+} -> {:+}; stopped: {:?}",
+            s.searches,
+            s.batches,
+            s.elapsed.as_secs_f64(),
+            s.root_before,
+            s.root_after,
+            s.stop
+        );
+        let after = leaf_levels(&Book::open(&s.bytes[..])?);
+        outln!("searched leaves by level   before    after");
+        let mut keys: Vec<&String> = levels_before.keys().chain(after.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        for k in keys {
+            outln!("  {k:<22} {:>8} {:>8}", levels_before.get(k).unwrap_or(&0), after.get(k).unwrap_or(&0));
+        }
+        eprintln!("wrote {} ({} bytes)", output.display(), s.bytes.len());
+        return Ok(ExitCode::SUCCESS);
+    }
     eprintln!(
         "{} -> {} positions (+{}, {:.0} per minute) in {} batches, {} searches, {:.1} s; value {:+} -> {:+}; stopped: {:?}",
         s.before,
@@ -667,6 +762,18 @@ fn deviate(args: DeviateArgs) -> anyhow::Result<ExitCode> {
         s.root_after,
         s.stop
     );
-    eprintln!("wrote {} ({} bytes)", args.output.display(), s.bytes.len());
+    eprintln!("wrote {} ({} bytes)", output.display(), s.bytes.len());
     Ok(ExitCode::SUCCESS)
+}
+
+/// Leaves by level (`depth 14 @1.5σ`, `exact`, …), sorted so that levels compare.
+fn leaf_levels<D: AsRef<[u8]>>(book: &Book<D>) -> std::collections::BTreeMap<String, usize> {
+    let mut out = std::collections::BTreeMap::new();
+    for r in book.records() {
+        if let Some(level) = r.leaf_level() {
+            let name = if level.exact { "exact".to_string() } else { format!("depth {:02} {}", level.depth, level) };
+            *out.entry(name).or_insert(0) += 1;
+        }
+    }
+    out
 }
