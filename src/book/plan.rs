@@ -204,6 +204,17 @@ pub struct ShardStatus {
     pub state: ShardState,
 }
 
+impl ShardStatus {
+    /// Positions scored: all of a done shard's, a running one's checkpointed ones.
+    pub fn scored(&self) -> u64 {
+        match self.state {
+            ShardState::Done => self.positions,
+            ShardState::Partial { scored, .. } => scored,
+            _ => 0,
+        }
+    }
+}
+
 /// What a shard run reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ShardEvent {

@@ -237,15 +237,7 @@ pub fn wait(
     loop {
         let queued = any_queued(&jobs)?;
         if last.elapsed() >= Duration::from_secs(2) || !queued {
-            let scored = plan
-                .status()
-                .iter()
-                .map(|s| match s.state {
-                    ShardState::Done => s.positions,
-                    ShardState::Partial { scored, .. } => scored,
-                    _ => 0,
-                })
-                .sum();
+            let scored = plan.status().iter().map(|s| s.scored()).sum();
             progress(scored, total);
             last = Instant::now();
         }

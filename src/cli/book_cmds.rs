@@ -559,31 +559,38 @@ fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
 /// Arguments of `book deviate`.
 #[derive(Args, Debug)]
 pub struct DeviateArgs {
-    /// The book to grow (default: the bundled book).
-    #[arg(long)]
-    book: Option<PathBuf>,
-    /// Deviate from the position after these moves (default: the start).
-    #[arg(long)]
-    from: Option<String>,
     /// Follow and expand moves within this many discs of the best.
     #[arg(long)]
     error: i32,
     /// The deviating side's losses along a line add up to at most this many discs.
     #[arg(long)]
     budget: i32,
-    /// A drawn score counts as this many discs lost for the deviating side (see the README's draw policy).
-    #[arg(long, default_value_t = 0)]
-    contempt: i32,
-    /// Stop after adding this many positions.
-    #[arg(long)]
-    max_positions: Option<usize>,
-    /// Stop starting new batches after this many seconds.
-    #[arg(long)]
-    max_time: Option<f64>,
     /// Do not expand positions beyond this ply.
     #[arg(long, default_value_t = 40)]
     max_ply: u32,
-    /// How new leaves are searched (default: the book's own depth, exact threshold and
+    #[command(flatten)]
+    grow: GrowArgs,
+}
+
+/// What `book deviate` and `book deepen` share.
+#[derive(Args, Debug)]
+pub struct GrowArgs {
+    /// The book to grow (default: the bundled book).
+    #[arg(long)]
+    book: Option<PathBuf>,
+    /// Walk the lines from the position after these moves (default: the start).
+    #[arg(long)]
+    from: Option<String>,
+    /// A drawn score counts as this many discs lost for the deviating side (see the README's draw policy).
+    #[arg(long, default_value_t = 0)]
+    contempt: i32,
+    /// Stop after this many positions (deviate: added; deepen: leaves searched again).
+    #[arg(long)]
+    max_positions: Option<usize>,
+    /// Stop starting new batches after this many seconds.
+    #[arg(long, conflicts_with = "max_positions")]
+    max_time: Option<f64>,
+    /// How leaves are searched (default: the book's own depth, exact threshold and
     /// selectivity, a 16 MiB table per search, one search per core).
     #[command(flatten)]
     search: SearchArgs,
@@ -595,88 +602,63 @@ pub struct DeviateArgs {
     output: PathBuf,
 }
 
-/// The deviation the arguments ask for; the library checks its ranges, and fills in
-/// the leaf settings the arguments leave open from the book's header.
-fn deviate_config(args: &DeviateArgs) -> anyhow::Result<crate::book::deviate::DeviateConfig> {
-    let max_time = args
-        .max_time
-        .map(|t| crate::search::settings::seconds(t, false).map_err(|e| anyhow::anyhow!("--max-time {e}")))
-        .transpose()?;
-    Ok(crate::book::deviate::DeviateConfig {
-        error: args.error,
-        budget: args.budget,
-        contempt: args.contempt,
-        max_positions: args.max_positions,
-        time: max_time,
-        max_ply: args.max_ply,
-        search: args.search.settings(&book_search_defaults(16))?,
-        growth: crate::book::deviate::Growth::Deviate,
-    })
+impl GrowArgs {
+    /// The configuration of a run with these options.
+    fn config(
+        &self,
+        error: i32,
+        budget: i32,
+        max_ply: u32,
+        growth: crate::book::deviate::Growth,
+    ) -> anyhow::Result<crate::book::deviate::DeviateConfig> {
+        let max_time = self
+            .max_time
+            .map(|t| crate::search::settings::seconds(t, false).map_err(|e| anyhow::anyhow!("--max-time {e}")))
+            .transpose()?;
+        Ok(crate::book::deviate::DeviateConfig {
+            error,
+            budget,
+            contempt: self.contempt,
+            max_positions: self.max_positions,
+            time: max_time,
+            max_ply,
+            search: self.search.settings(&book_search_defaults(16))?,
+            growth,
+        })
+    }
 }
 
 /// Arguments of `book deepen`.
 #[derive(Args, Debug)]
 pub struct DeepenArgs {
-    /// The book to deepen (default: the bundled book).
-    #[arg(long)]
-    book: Option<PathBuf>,
-    /// Deepen the lines from the position after these moves (default: the start).
-    #[arg(long)]
-    from: Option<String>,
     /// Deepen the leaves of lines whose moves score within this many discs of the best.
     #[arg(long, default_value_t = 2)]
     error: i32,
     /// One side's losses along such a line add up to at most this many discs.
     #[arg(long, default_value_t = 4)]
     budget: i32,
-    /// A drawn score counts as this many discs lost for the deviating side.
-    #[arg(long, default_value_t = 0)]
-    contempt: i32,
-    /// Stop after deepening this many leaves.
-    #[arg(long)]
-    max_positions: Option<usize>,
-    /// Stop starting new batches after this many seconds.
-    #[arg(long, conflicts_with = "max_positions")]
-    max_time: Option<f64>,
     /// Leave positions beyond this ply alone.
     #[arg(long, default_value_t = 60)]
     max_ply: u32,
-    /// The level (or depth, exact threshold, selectivity) leaves are raised to; leaves
-    /// searched at least as deeply are left alone.
+    /// The level (or depth, exact threshold, selectivity) leaves are raised to (required);
+    /// leaves searched at least as deeply are left alone.
     #[command(flatten)]
-    search: SearchArgs,
-    /// Continue an interrupted run into the same output (OUT.deviate holds its settings).
-    #[arg(long)]
-    resume: bool,
-    /// Output book.
-    #[arg(short, long)]
-    output: PathBuf,
+    grow: GrowArgs,
 }
 
 fn deepen(args: DeepenArgs) -> anyhow::Result<ExitCode> {
-    if args.search.level.is_none() && args.search.depth.is_none() {
+    if args.grow.search.level.is_none() && args.grow.search.depth.is_none() {
         anyhow::bail!("book deepen needs the level to deepen to: --level N (or --depth D)");
     }
-    let max_time = args
-        .max_time
-        .map(|t| crate::search::settings::seconds(t, false).map_err(|e| anyhow::anyhow!("--max-time {e}")))
-        .transpose()?;
-    let config = crate::book::deviate::DeviateConfig {
-        error: args.error,
-        budget: args.budget,
-        contempt: args.contempt,
-        max_positions: args.max_positions,
-        time: max_time,
-        max_ply: args.max_ply,
-        search: args.search.settings(&book_search_defaults(16))?,
-        growth: crate::book::deviate::Growth::Deepen,
-    };
-    grow(args.book.as_deref(), args.from.as_deref(), config, &args.output, args.resume)
+    let config = args.grow.config(args.error, args.budget, args.max_ply, crate::book::deviate::Growth::Deepen)?;
+    let g = &args.grow;
+    grow(g.book.as_deref(), g.from.as_deref(), config, &g.output, g.resume)
 }
 
 fn deviate(args: DeviateArgs) -> anyhow::Result<ExitCode> {
-    let config = deviate_config(&args)?;
-    grow(args.book.as_deref(), args.from.as_deref(), config, &args.output, args.resume)
+    let config = args.grow.config(args.error, args.budget, args.max_ply, crate::book::deviate::Growth::Deviate)?;
+    let g = &args.grow;
+    grow(g.book.as_deref(), g.from.as_deref(), config, &g.output, g.resume)
 }
 
 /// Runs a deviation or a deepening with a progress bar and says what it did.

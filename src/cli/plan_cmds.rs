@@ -244,14 +244,7 @@ pub(super) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
     let partial = count(&|s| matches!(s, ShardState::Partial { .. }));
     let missing = count(&|s| matches!(s, ShardState::Missing));
     let damaged = count(&|s| matches!(s, ShardState::Damaged(_)));
-    let scored: u64 = shards
-        .iter()
-        .map(|s| match s.state {
-            ShardState::Done => s.positions,
-            ShardState::Partial { scored, .. } => scored,
-            _ => 0,
-        })
-        .sum();
+    let scored: u64 = shards.iter().map(|s| s.scored()).sum();
     let total = plan.positions() as u64;
     // The rate since the plan was made: what the shards have done together.
     let since = std::fs::metadata(args.dir.join(PLAN_FILE))
