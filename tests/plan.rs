@@ -159,8 +159,16 @@ fn the_cli_plans_runs_shards_by_environment_index_and_assembles() {
     build_args.extend(args);
     build_args.extend(["-o", local.to_str().unwrap()]);
     thorbook(&build_args).ok();
-    // No index anywhere is an error; an index beyond the plan too.
-    assert!(thorbook(&["book", "shard", w]).fails().contains("SLURM_ARRAY_TASK_ID"));
+    // No index anywhere is an error (even when the suite itself runs as a Slurm task);
+    // an index beyond the plan too.
+    let no_index = std::process::Command::new(env!("CARGO_BIN_EXE_thorbook"))
+        .args(["book", "shard", w])
+        .env_remove("SLURM_ARRAY_TASK_ID")
+        .env_remove("JOB_COMPLETION_INDEX")
+        .output()
+        .unwrap();
+    assert!(!no_index.status.success());
+    assert!(String::from_utf8_lossy(&no_index.stderr).contains("SLURM_ARRAY_TASK_ID"));
     assert!(thorbook(&["book", "shard", w, "--index", "3"]).fails().contains("out of range"));
     let status = thorbook(&["book", "status", w, "--json"]);
     let v: serde_json::Value = serde_json::from_str(status.ok()).unwrap();
@@ -178,7 +186,7 @@ fn the_cli_plans_runs_shards_by_environment_index_and_assembles() {
     env_run("SLURM_ARRAY_TASK_ID", "0");
     env_run("JOB_COMPLETION_INDEX", "1");
     assert!(thorbook(&["book", "assemble", w]).fails().contains("shard 2"));
-    thorbook(&["book", "shard", w, "--index", "2"]).ok();
+    thorbook(&["book", "shard", w, "--index", "2", "--threads", "1"]).ok();
     let v: serde_json::Value = serde_json::from_str(thorbook(&["book", "status", w, "--json"]).ok()).unwrap();
     assert_eq!((v["done"].as_u64(), v["missing"].as_u64()), (Some(3), Some(0)));
     thorbook(&["book", "assemble", w]).ok();
