@@ -199,6 +199,9 @@ pub(super) fn shard(args: ShardArgs) -> anyhow::Result<ExitCode> {
     );
     bar.set_prefix(index.to_string());
     let started = std::time::Instant::now();
+    // A batch log (Slurm's) has no terminal for the bar: a line every 30 s instead.
+    let logged = std::io::IsTerminal::is_terminal(&std::io::stderr()).then_some(()).is_none();
+    let last_line = std::sync::Mutex::new(std::time::Instant::now());
     let result = plan.run_shard(index, threads, &|event| match event {
         ShardEvent::AlreadyDone => {
             bar.suspend(|| eprintln!("shard {index}: already complete ({})", plan.shard_path(index).display()))
@@ -209,6 +212,16 @@ pub(super) fn shard(args: ShardArgs) -> anyhow::Result<ExitCode> {
         ShardEvent::Scored { done, total } => {
             bar.set_length(total);
             bar.set_position(done);
+            let mut last = last_line.lock().unwrap_or_else(|p| p.into_inner());
+            if logged && (last.elapsed().as_secs() >= 30 || done == total) {
+                *last = std::time::Instant::now();
+                let secs = started.elapsed().as_secs_f64();
+                eprintln!(
+                    "shard {index}: {done}/{total} positions, {:.1}/s, {:.0} s",
+                    done as f64 / secs.max(1e-9),
+                    secs
+                );
+            }
         }
     });
     bar.finish_and_clear();
