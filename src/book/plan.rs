@@ -505,9 +505,13 @@ impl Plan {
         let whole = (bytes.len() - SHARD_HEADER) / ENTRY * ENTRY;
         let mut done = HashMap::new();
         for (i, e) in bytes[SHARD_HEADER..SHARD_HEADER + whole].chunks_exact(ENTRY).enumerate() {
-            let (key, leaf) = self
-                .decode_entry(index, e)
-                .map_err(|m| shard_err(format!("checkpoint entry {i} (byte {}): {m}", SHARD_HEADER + i * ENTRY)))?;
+            let (key, leaf) = self.decode_entry(index, e).map_err(|m| {
+                shard_err(format!(
+                    "checkpoint entry {i} (byte {}): {m}: the checkpoint is damaged, remove it to run the shard \
+                         afresh",
+                    SHARD_HEADER + i * ENTRY
+                ))
+            })?;
             done.insert(key, leaf);
         }
         Ok(done)
