@@ -10,7 +10,7 @@
 //! when done it writes `shard-IIII.tbs` (entries sorted by key, a trailer with their
 //! count and checksum) and removes the partial file. [`Plan::assemble`] checks that
 //! every shard is present, of this plan, complete and intact, then backs the values
-//! up and writes the book through [`Writer`](super::Writer).
+//! up and writes the book through [`Writer`].
 //!
 //! Each leaf search starts from a cleared table on one thread and depends only on the
 //! position, which of its moves stay in the book and the settings, so the assembled
