@@ -210,6 +210,15 @@ pub struct Leaf {
 }
 
 impl Leaf {
+    /// Stores the leaf in a record's leaf fields (the inverse of [`Leaf::from_record`]).
+    pub fn store_in(&self, r: &mut Record) {
+        r.leaf_move = self.mv;
+        r.leaf_score = self.score;
+        r.leaf_depth = self.depth;
+        r.flags = if self.exact { FLAG_LEAF_EXACT } else { 0 };
+        r.leaf_selectivity = self.selectivity;
+    }
+
     /// The leaf a record stores (what [`records`] wrote from it).
     pub fn from_record(r: &Record) -> Leaf {
         Leaf {
@@ -485,17 +494,21 @@ pub fn records(nodes: &[Node], leaves: &[Leaf], values: &[i8]) -> Vec<Record> {
         .iter()
         .zip(leaves)
         .zip(values)
-        .map(|((n, l), &v)| Record {
-            key: n.key,
-            value: v,
-            leaf_move: l.mv,
-            leaf_score: l.score,
-            leaf_depth: l.depth,
-            games: n.games,
-            wins: n.wins,
-            draws: u16::try_from(n.draws).unwrap_or(u16::MAX),
-            flags: if l.exact { FLAG_LEAF_EXACT } else { 0 },
-            leaf_selectivity: l.selectivity,
+        .map(|((n, l), &v)| {
+            let mut r = Record {
+                key: n.key,
+                value: v,
+                leaf_move: LeafMove::NONE,
+                leaf_score: 0,
+                leaf_depth: 0,
+                games: n.games,
+                wins: n.wins,
+                draws: u16::try_from(n.draws).unwrap_or(u16::MAX),
+                flags: 0,
+                leaf_selectivity: 0,
+            };
+            l.store_in(&mut r);
+            r
         })
         .collect()
 }

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use thiserror::Error;
 
 use super::build::{leaf_score, negamax, score_leaf, BuildError, Leaf, LeafSearch};
-use super::format::{stored_score, BookError, BuildParams, LeafLevel, LeafMove, Record, Writer, FLAG_LEAF_EXACT};
+use super::format::{stored_score, BookError, BuildParams, LeafLevel, LeafMove, Record, Writer};
 use super::interchange::known_boards;
 use super::Book;
 use crate::board::Board;
@@ -614,13 +614,6 @@ impl Deviator {
             leaf
         })?;
         for ((key, board, is_new), leaf) in jobs.into_iter().zip(leaves) {
-            let leaf_fields = |r: &mut Record| {
-                r.leaf_move = leaf.mv;
-                r.leaf_score = leaf.score;
-                r.leaf_depth = leaf.depth;
-                r.flags = if leaf.exact { FLAG_LEAF_EXACT } else { 0 };
-                r.leaf_selectivity = leaf.selectivity;
-            };
             if is_new {
                 let mut r = Record {
                     key,
@@ -634,11 +627,11 @@ impl Deviator {
                     flags: 0,
                     leaf_selectivity: 0,
                 };
-                leaf_fields(&mut r);
+                leaf.store_in(&mut r);
                 r.value = r.leaf_score;
                 tree.nodes.insert(key, (board, r));
             } else if let Some((_, r)) = tree.nodes.get_mut(&key) {
-                leaf_fields(r);
+                leaf.store_in(r);
             }
         }
         Ok(searched)
@@ -664,11 +657,7 @@ fn deepen_leaves(
     })?;
     for ((key, _), leaf) in jobs.iter().zip(leaves) {
         if let Some((_, r)) = tree.nodes.get_mut(key) {
-            r.leaf_move = leaf.mv;
-            r.leaf_score = leaf.score;
-            r.leaf_depth = leaf.depth;
-            r.flags = if leaf.exact { FLAG_LEAF_EXACT } else { 0 };
-            r.leaf_selectivity = leaf.selectivity;
+            leaf.store_in(r);
         }
     }
     Ok(jobs.len())
