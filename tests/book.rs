@@ -331,19 +331,27 @@ fn the_library_builder_reports_progress_and_resumes_from_its_checkpoint() {
     std::fs::remove_dir(&target).unwrap();
     let other = Builder::new(config(10, 3, 0), &target).resume(true).run(&bundled_games(61), &|_| {});
     assert!(other.unwrap_err().to_string().contains("other games"));
-    // A damaged entry (a move code that is no square) is refused, not carried into the book.
+    // A damaged entry is refused, not carried into the book: a flipped byte fails its
+    // checksum; a move code that is no square fails even with a checksum that fits.
     let checkpoint = Builder::new(config(10, 3, 0), &target).checkpoint_path();
     let intact = std::fs::read(&checkpoint).unwrap();
-    let mut damaged = intact.clone();
-    // Entries of 16 bytes follow a 64-byte header; damage the last one.
-    let entry = (damaged.len() - 64) / 16 - 1;
-    damaged[64 + 16 * entry + 8] = 99;
-    std::fs::write(&checkpoint, &damaged).unwrap();
-    let err = Builder::new(config(10, 3, 0), &target).resume(true).run(&games, &|_| {}).unwrap_err().to_string();
-    assert!(
-        err.contains(&format!("entry {entry} (byte {})", 64 + 16 * entry)) && err.contains("move code 99"),
-        "{err}"
-    );
+    // Entries of 16 bytes (12 of data, a CRC-32) follow a 64-byte header; damage the last one.
+    let entry = (intact.len() - 64) / 16 - 1;
+    let at = 64 + 16 * entry;
+    let resume_err = |bytes: &[u8]| {
+        std::fs::write(&checkpoint, bytes).unwrap();
+        Builder::new(config(10, 3, 0), &target).resume(true).run(&games, &|_| {}).unwrap_err().to_string()
+    };
+    let mut flipped = intact.clone();
+    flipped[at + 9] ^= 0x04;
+    let err = resume_err(&flipped);
+    assert!(err.contains(&format!("entry {entry} (byte {at})")) && err.contains("checksum mismatch"), "{err}");
+    let mut bad_move = intact.clone();
+    bad_move[at + 8] = 99;
+    let crc = crc32fast::hash(&bad_move[at..at + 12]);
+    bad_move[at + 12..at + 16].copy_from_slice(&crc.to_le_bytes());
+    let err = resume_err(&bad_move);
+    assert!(err.contains(&format!("entry {entry} (byte {at})")) && err.contains("move code 99"), "{err}");
     std::fs::write(&checkpoint, &intact).unwrap();
     let events = Mutex::new(Vec::new());
     let resumed =

@@ -559,10 +559,10 @@ pub fn positions_digest(nodes: &[Node]) -> u64 {
 }
 
 /// Checkpoint file: a 64-byte header (magic, every setting that changes a leaf, and
-/// the build's identity), then one 16-byte entry per scored position, appended as
+/// the build's identity), then one entry per scored position ([`encode_leaf_entry`], with its own CRC-32), appended as
 /// positions finish.
 ///
-/// Header: magic `TBCKPT04` (8); max ply, depth (0: none), exact-at, selectivity in
+/// Header: magic `TBCKPT05` (8); max ply, depth (0: none), exact-at, selectivity in
 /// tenths (1 each); min games (u32); time per position in ms (u32, 0: none);
 /// evaluation digest (u32); table size in MiB (u32); node budget (u64, 0: none); games
 /// digest (u64); positions digest (u64); 8 zero bytes.
@@ -570,7 +570,7 @@ pub struct Checkpoint {
     file: Mutex<File>,
 }
 
-const CHECKPOINT_MAGIC: &[u8; 8] = b"TBCKPT04";
+const CHECKPOINT_MAGIC: &[u8; 8] = b"TBCKPT05";
 const CHECKPOINT_HEADER: usize = 64;
 
 fn checkpoint_header(config: &BuildConfig, search: &LeafSearch, identity: &BuildIdentity) -> [u8; CHECKPOINT_HEADER] {
@@ -623,7 +623,7 @@ impl Checkpoint {
         let err = |message: String| BuildError::Checkpoint { path: path.display().to_string(), message };
         let mut bytes = Vec::new();
         File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(|e| err(e.to_string()))?;
-        if bytes.len() >= 8 && matches!(&bytes[..8], b"TBCKPT01" | b"TBCKPT02" | b"TBCKPT03") {
+        if bytes.len() >= 8 && matches!(&bytes[..8], b"TBCKPT01" | b"TBCKPT02" | b"TBCKPT03" | b"TBCKPT04") {
             return Err(err("made by an older thorbook (another checkpoint format): rebuild without --resume".into()));
         }
         if bytes.len() < CHECKPOINT_HEADER || &bytes[..8] != CHECKPOINT_MAGIC {
@@ -655,26 +655,12 @@ impl Checkpoint {
         // Every leaf of the checkpoint was searched with this build's selectivity (it is
         // part of the header checked above), so entries need not repeat it.
         let selectivity = want[11];
-        for (i, e) in bytes[CHECKPOINT_HEADER..].chunks_exact(16).enumerate() {
-            let (mv, score) = (LeafMove::from_byte(e[8]), i8::from_le_bytes([e[9]]));
-            if !mv.is_valid() || !(-64..=64).contains(&score) {
-                let byte = CHECKPOINT_HEADER + 16 * i;
-                return Err(err(format!(
-                    "entry {i} (byte {byte}) holds move code {} and score {score}: the checkpoint is damaged, \
-                     rebuild without --resume",
-                    mv.byte()
-                )));
-            }
-            let exact = e[11] & 1 != 0;
-            let searched = !mv.is_none() && !exact;
-            let leaf = Leaf {
-                mv,
-                score: i8::from_le_bytes([e[9]]),
-                depth: e[10],
-                exact,
-                selectivity: if searched { selectivity } else { 0 },
-            };
-            done.insert(LE::read_u64(&e[..8]), leaf);
+        for (i, e) in bytes[CHECKPOINT_HEADER..].chunks_exact(LEAF_ENTRY).enumerate() {
+            let (key, leaf) = decode_leaf_entry(e, selectivity).map_err(|m| {
+                let byte = CHECKPOINT_HEADER + LEAF_ENTRY * i;
+                err(format!("entry {i} (byte {byte}): {m}: the checkpoint is damaged, rebuild without --resume"))
+            })?;
+            done.insert(key, leaf);
         }
         Ok(done)
     }
@@ -692,7 +678,7 @@ impl Checkpoint {
             // Drop a partial trailing entry so that new entries stay aligned.
             let len = f.metadata()?.len();
             let header = CHECKPOINT_HEADER as u64;
-            let whole = header + (len.saturating_sub(header) / 16) * 16;
+            let whole = header + (len.saturating_sub(header) / LEAF_ENTRY as u64) * LEAF_ENTRY as u64;
             f.set_len(whole)?;
             f
         } else {
@@ -706,13 +692,41 @@ impl Checkpoint {
 
     /// Appends one scored position.
     pub fn append(&self, key: u64, leaf: Leaf) -> std::io::Result<()> {
-        let mut e = [0u8; 16];
-        LE::write_u64(&mut e[..8], key);
-        e[8] = leaf.mv.byte();
-        e[9] = leaf.score.to_le_bytes()[0];
-        e[10] = leaf.depth;
-        e[11] = leaf.exact as u8;
+        let e = encode_leaf_entry(key, &leaf);
         let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
         f.write_all(&e)
     }
+}
+
+/// Bytes of a scored position as checkpoints and shard files store it.
+pub(crate) const LEAF_ENTRY: usize = 16;
+
+/// A scored position as checkpoints and shard files store it: key u64, leaf move,
+/// score, depth, flags (bit 0: exact), then the CRC-32 of those 12 bytes, so that a
+/// damaged entry is found wherever it is.
+pub(crate) fn encode_leaf_entry(key: u64, leaf: &Leaf) -> [u8; LEAF_ENTRY] {
+    let mut e = [0u8; LEAF_ENTRY];
+    LE::write_u64(&mut e[..8], key);
+    e[8] = leaf.mv.byte();
+    e[9] = leaf.score.to_le_bytes()[0];
+    e[10] = leaf.depth;
+    e[11] = u8::from(leaf.exact);
+    let crc = crc32fast::hash(&e[..12]);
+    LE::write_u32(&mut e[12..16], crc);
+    e
+}
+
+/// Reads an entry of [`encode_leaf_entry`], checking its checksum, move and score; a
+/// searched (not exact) leaf takes `selectivity`, which the file's header records.
+pub(crate) fn decode_leaf_entry(e: &[u8], selectivity: u8) -> Result<(u64, Leaf), String> {
+    if crc32fast::hash(&e[..12]) != LE::read_u32(&e[12..16]) {
+        return Err("checksum mismatch".into());
+    }
+    let (mv, score) = (LeafMove::from_byte(e[8]), i8::from_le_bytes([e[9]]));
+    if !mv.is_valid() || !(-64..=64).contains(&score) {
+        return Err(format!("move code {} and score {score} out of range", mv.byte()));
+    }
+    let exact = e[11] & 1 != 0;
+    let selectivity = if !mv.is_none() && !exact { selectivity } else { 0 };
+    Ok((LE::read_u64(&e[..8]), Leaf { mv, score, depth: e[10], exact, selectivity }))
 }

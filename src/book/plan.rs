@@ -41,7 +41,7 @@ use super::build::{
     self, build_identity_bytes, positions_digest, BuildConfig, BuildError, BuildIdentity, GameLine, Leaf, LeafSearch,
     Node,
 };
-use super::format::{LeafMove, Writer};
+use super::format::Writer;
 use crate::board::Board;
 use crate::eval::EvalSource;
 use crate::fileio::{atomic_write, Digest};
@@ -56,7 +56,7 @@ const NODE_LEN: usize = 40;
 const SHARD_MAGIC: &[u8; 8] = b"TBSHARD1";
 const SHARD_END: &[u8; 8] = b"TBSHDEND";
 const SHARD_HEADER: usize = 32;
-const ENTRY: usize = 16;
+const ENTRY: usize = build::LEAF_ENTRY;
 const TRAILER: usize = 24;
 /// The most shards a plan may have (Slurm's default `MaxArraySize` is 1001).
 pub const MAX_SHARDS: u32 = 100_000;
@@ -455,7 +455,7 @@ impl Plan {
             search.par_map(&todo, |node, tt| {
                 let leaf = build::score_leaf(&node.board, &in_book, &search, tt);
                 let mut f = file.lock().unwrap_or_else(|p| p.into_inner());
-                if let Err(e) = f.write_all(&encode_entry(node.key, &leaf)) {
+                if let Err(e) = f.write_all(&build::encode_leaf_entry(node.key, &leaf)) {
                     write_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
                 }
                 drop(f);
@@ -471,7 +471,7 @@ impl Plan {
         let mut bytes = Vec::with_capacity(SHARD_HEADER + all.len() * ENTRY + TRAILER);
         bytes.extend_from_slice(&self.header(index));
         for (key, leaf) in &all {
-            bytes.extend_from_slice(&encode_entry(*key, leaf));
+            bytes.extend_from_slice(&build::encode_leaf_entry(*key, leaf));
         }
         let crc = crc32fast::hash(&bytes[SHARD_HEADER..]);
         bytes.extend_from_slice(SHARD_END);
@@ -542,23 +542,14 @@ impl Plan {
         Ok(Mutex::new(file))
     }
 
-    /// Checks an entry: its checksum, a valid move and score, a key of this shard.
+    /// Checks an entry ([`build::decode_leaf_entry`]) and that its key is a position
+    /// of this shard.
     fn decode_entry(&self, index: u32, e: &[u8]) -> Result<(u64, Leaf), String> {
-        let stored = LE::read_u32(&e[12..16]);
-        if crc32fast::hash(&e[..12]) != stored {
-            return Err("checksum mismatch".into());
-        }
-        let key = LE::read_u64(&e[..8]);
-        let (mv, score) = (LeafMove::from_byte(e[8]), i8::from_le_bytes([e[9]]));
-        if !mv.is_valid() || !(-64..=64).contains(&score) {
-            return Err(format!("move code {} and score {score} out of range", mv.byte()));
-        }
+        let (key, leaf) = build::decode_leaf_entry(e, self.search.selectivity_tenths())?;
         if shard_of(key, self.file.shards) != index || self.nodes.binary_search_by_key(&key, |n| n.key).is_err() {
             return Err(format!("key {key:016x} is not a position of this shard"));
         }
-        let exact = e[11] & 1 != 0;
-        let selectivity = if !mv.is_none() && !exact { self.search.selectivity_tenths() } else { 0 };
-        Ok((key, Leaf { mv, score, depth: e[10], exact, selectivity }))
+        Ok((key, leaf))
     }
 
     /// The leaves of a complete shard file, in key order, after every check.
@@ -663,18 +654,6 @@ fn plan_digest(max_ply: u32, min_games: u32, search: &LeafSearch, identity: &Bui
     d.update(&build_identity_bytes(max_ply, min_games, search, identity));
     d.update(&shards.to_le_bytes());
     d.finish()
-}
-
-fn encode_entry(key: u64, leaf: &Leaf) -> [u8; ENTRY] {
-    let mut e = [0u8; ENTRY];
-    LE::write_u64(&mut e[..8], key);
-    e[8] = leaf.mv.byte();
-    e[9] = leaf.score.to_le_bytes()[0];
-    e[10] = leaf.depth;
-    e[11] = u8::from(leaf.exact);
-    let crc = crc32fast::hash(&e[..12]);
-    LE::write_u32(&mut e[12..16], crc);
-    e
 }
 
 fn encode_nodes(nodes: &[Node]) -> Vec<u8> {
