@@ -559,7 +559,7 @@ pub fn positions_digest(nodes: &[Node]) -> u64 {
 }
 
 /// Checkpoint file: a 64-byte header (magic, every setting that changes a leaf, and
-/// the build's identity), then one entry per scored position ([`encode_leaf_entry`], with its own CRC-32), appended as
+/// the build's identity), then one entry per scored position (16 bytes: key, leaf move, score, depth, flags, CRC-32 of those), appended as
 /// positions finish.
 ///
 /// Header: magic `TBCKPT05` (8); max ply, depth (0: none), exact-at, selectivity in
