@@ -444,7 +444,7 @@ impl Plan {
         if !done.is_empty() {
             progress(ShardEvent::Resumed { scored: done.len() as u64 });
         }
-        let file = self.open_partial(index, !done.is_empty() || partial.exists())?;
+        let file = self.open_partial(index, partial.exists())?;
         let mine = self.shard_nodes(index);
         let in_book = |k: u64| self.nodes.binary_search_by_key(&k, |n| n.key).is_ok();
         let todo: Vec<&Node> = mine.iter().filter(|n| !done.contains_key(&n.key)).collect();

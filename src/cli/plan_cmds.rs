@@ -200,7 +200,7 @@ pub(super) fn shard(args: ShardArgs) -> anyhow::Result<ExitCode> {
     bar.set_prefix(index.to_string());
     let started = std::time::Instant::now();
     // A batch log (Slurm's) has no terminal for the bar: a line every 30 s instead.
-    let logged = std::io::IsTerminal::is_terminal(&std::io::stderr()).then_some(()).is_none();
+    let logged = !std::io::IsTerminal::is_terminal(&std::io::stderr());
     let last_line = std::sync::Mutex::new(std::time::Instant::now());
     let result = plan.run_shard(index, threads, &|event| match event {
         ShardEvent::AlreadyDone => {
