@@ -252,6 +252,19 @@ impl WebDriver {
         panic!("{css} never appeared");
     }
 
+    /// The text of the element `css` once the page has filled it in (it may exist
+    /// empty while the page still fetches its content).
+    fn wait_for_text(&self, css: &str) -> String {
+        for _ in 0..100 {
+            let text = self.text(&self.wait_for(css));
+            if !text.is_empty() {
+                return text;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("{css} stayed empty");
+    }
+
     fn text(&self, element: &str) -> String {
         self.cmd("GET", &format!("/element/{element}/text"), serde_json::Value::Null).as_str().unwrap_or("").to_string()
     }
@@ -283,7 +296,7 @@ fn a_real_browser_loads_the_page_and_clicks_a_move() {
     let id = session["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("no session: {session}")).to_string();
     let wd = WebDriver { addr: wd_addr, session: id };
     wd.cmd("POST", "/url", serde_json::json!({"url": format!("http://{addr}/?moves=f5d6c3d3c4")}));
-    assert_eq!(wd.text(&wd.wait_for("#opening")), "Tiger");
+    assert_eq!(wd.wait_for_text("#opening"), "Tiger");
     // Click the f4 row of the moves table: the page shows the position after f4.
     let row = wd.wait_for(r#"#moves tbody tr[data-move="f4"]"#);
     wd.cmd("POST", &format!("/element/{row}/click"), serde_json::json!({}));
