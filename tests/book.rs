@@ -632,6 +632,7 @@ fn builder_and_deviator_refuse_unusable_settings_with_errors() {
             max_ply: 10,
             search,
             growth: Default::default(),
+            round_size: thorbook::book::deviate::ROUND_SIZE,
         };
         let book = bundled().unwrap();
         let err = Deviator::new(deviate, Board::START, &out).run(&book, &|_| {}).unwrap_err().to_string();
@@ -650,6 +651,7 @@ fn builder_and_deviator_refuse_unusable_settings_with_errors() {
         max_ply: 10,
         search: Settings::default(),
         growth: Default::default(),
+        round_size: thorbook::book::deviate::ROUND_SIZE,
     };
     let err = Deviator::new(bad, Board::START, &out).run(&bundled().unwrap(), &|_| {}).unwrap_err();
     assert!(err.to_string().contains("error must be 0..=64 discs, got -1"), "{err}");

@@ -43,6 +43,7 @@ fn config(max_positions: Option<usize>) -> DeviateConfig {
         max_ply: 12,
         search: search(2).search,
         growth: Default::default(),
+        round_size: thorbook::book::deviate::ROUND_SIZE,
     }
 }
 
@@ -128,7 +129,7 @@ fn a_killed_deviation_resumes_to_the_identical_book() {
     let input = Book::open_verified(&bytes[..]).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let whole = run(&input, config(Some(600)), &dir.path().join("whole.tbk"), 2);
-    assert!(whole.batches >= 2, "the run needs several batches for this test ({} batches)", whole.batches);
+    assert!(whole.rounds >= 2, "the run needs several rounds for this test ({} rounds)", whole.rounds);
 
     let out = dir.path().join("killed.tbk");
     // "Kill" the run once its first batch is written.

@@ -6,9 +6,11 @@
 use std::path::Path;
 use std::sync::Mutex;
 
+use thorbook::board::Board;
 use thorbook::book::build::{BuildConfig, GameLine};
-use thorbook::book::plan::{shard_of, Plan, PlanError, ShardEvent, ShardState};
-use thorbook::book::Builder;
+use thorbook::book::deviate::{DeviateConfig, Deviator, Growth};
+use thorbook::book::plan::{shard_of, Plan, PlanError, Planned, ShardEvent, ShardState};
+use thorbook::book::{Book, Builder};
 use thorbook::search::Settings;
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 
@@ -191,4 +193,96 @@ fn the_cli_plans_runs_shards_by_environment_index_and_assembles() {
     assert_eq!((v["done"].as_u64(), v["missing"].as_u64()), (Some(3), Some(0)));
     thorbook(&["book", "assemble", w]).ok();
     assert!(std::fs::read(&out).unwrap() == std::fs::read(&local).unwrap());
+}
+
+/// Runs every round of a growth plan: shards, then assembly, until it is finished.
+fn run_rounds(work: &Path, threads: Option<usize>) -> u32 {
+    for _ in 0..200 {
+        let plan = Plan::open(work).unwrap();
+        if let Some(f) = plan.finished().unwrap() {
+            return f.rounds;
+        }
+        run_all(&plan, threads);
+        plan.assemble(None).unwrap();
+    }
+    panic!("the growth did not finish in 200 rounds");
+}
+
+fn grow_config(growth: Growth, depth: u32, threads: usize) -> DeviateConfig {
+    DeviateConfig {
+        error: 2,
+        budget: 4,
+        contempt: 0,
+        max_positions: Some(150),
+        time: None,
+        max_ply: 14,
+        search: Settings { depth: Some(depth), exact_at: Some(14), hash_mib: 2, threads, ..Settings::default() },
+        growth,
+        round_size: 40,
+    }
+}
+
+/// A deviation and a deepening planned in rounds of 1, 3 or 4 shards, run on 1 or 2
+/// threads, write the book the local run writes, byte for byte (rounds of 40 leaves
+/// and a position budget, so that several rounds and the budget's cut are crossed).
+#[test]
+fn growth_rounds_in_shards_equal_the_local_run_for_any_shards_and_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = games(300);
+    let input = Builder::new(config(3, 2), dir.path().join("in.tbk")).run(&games, &|_| {}).unwrap();
+    let book = Book::open_verified(&input.bytes[..]).unwrap();
+    for (growth, depth) in [(Growth::Deviate, 3), (Growth::Deepen, 5)] {
+        let local_out = dir.path().join(format!("{growth:?}-local.tbk"));
+        let local = Deviator::new(grow_config(growth, depth, 2), Board::START, &local_out).run(&book, &|_| {}).unwrap();
+        assert!(local.rounds >= 2, "{growth:?}: the test needs several rounds, got {}", local.rounds);
+        assert_ne!(local.bytes, input.bytes, "{growth:?} changed nothing");
+        for (shards, threads) in [(1, 1), (3, 2), (4, 1)] {
+            let work = dir.path().join(format!("{growth:?}-{shards}-{threads}"));
+            let out = work.join("out.tbk");
+            let planned =
+                Plan::create_rounds(&work, &book, grow_config(growth, depth, threads), Board::START, shards, &out)
+                    .unwrap();
+            assert!(matches!(planned, Planned::Round(_)));
+            let rounds = run_rounds(&work, None);
+            assert_eq!(u64::from(rounds), local.rounds, "{growth:?} {shards} shards");
+            assert!(
+                std::fs::read(&out).unwrap() == local.bytes,
+                "{growth:?}: {shards} shards on {threads} threads differ from the local run"
+            );
+        }
+    }
+}
+
+/// A round plan names its input: the copied input book changed, a time limit, another
+/// growth in the same directory are refused; planning the same growth again returns
+/// the current round.
+#[test]
+fn round_plans_refuse_a_changed_input_a_time_limit_and_another_growth() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = games(120);
+    let input = Builder::new(config(3, 1), dir.path().join("in.tbk")).run(&games, &|_| {}).unwrap();
+    let book = Book::open_verified(&input.bytes[..]).unwrap();
+    let work = dir.path().join("w");
+    let out = work.join("out.tbk");
+    let cfg = grow_config(Growth::Deviate, 3, 1);
+    let timed = DeviateConfig { time: Some(std::time::Duration::from_secs(5)), ..cfg.clone() };
+    let err = Plan::create_rounds(&work, &book, timed, Board::START, 2, &out).err().unwrap().to_string();
+    assert!(err.contains("a time limit cannot be planned"), "{err}");
+    let Planned::Round(plan) = Plan::create_rounds(&work, &book, cfg.clone(), Board::START, 2, &out).unwrap() else {
+        panic!("nothing to deviate")
+    };
+    assert_eq!(plan.round(), Some(1));
+    let again = Plan::create_rounds(&work, &book, cfg.clone(), Board::START, 2, &out).unwrap();
+    assert!(matches!(again, Planned::Round(p) if p.digest() == plan.digest()));
+    let other = DeviateConfig { error: 3, ..cfg.clone() };
+    let err = Plan::create_rounds(&work, &book, other, Board::START, 2, &out).err().unwrap().to_string();
+    assert!(err.contains("another plan"), "{err}");
+    // The copied input, edited: every later open names it.
+    let copy = work.join("input.tbk");
+    let mut bytes = std::fs::read(&copy).unwrap();
+    let last = bytes.len() - 10;
+    bytes[last] ^= 1;
+    std::fs::write(&copy, bytes).unwrap();
+    let err = Plan::open(&work).err().unwrap().to_string();
+    assert!(err.contains("input.tbk") && err.contains("not the book round 1 was planned from"), "{err}");
 }

@@ -98,3 +98,39 @@ fn whoami() -> String {
     let out = Command::new("id").arg("-un").output().unwrap();
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
+
+/// A deviation planned in rounds runs round after round through `book submit --wait`
+/// (each round's assembly plans the next) and writes the book `book deviate` writes.
+#[test]
+#[ignore = "needs a Slurm cluster (scripts/slurm-one-node.sh)"]
+fn slurm_deviation_rounds_write_the_same_book_as_the_local_run() {
+    cluster_is_up();
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    thorbook(&["book", "build", "--max-ply", "10", "--depth", "4", "--exact-at", "12", "-o", &p("in.tbk")]).ok();
+    let grow = ["--book", &p("in.tbk"), "--error", "2", "--budget", "4", "--max-ply", "14", "--depth", "4"];
+    let grow: Vec<&str> =
+        grow.into_iter().chain(["--exact-at", "12", "--max-positions", "300", "--round-size", "64"]).collect();
+    let mut local = vec!["book", "deviate"];
+    local.extend(&grow);
+    let local_out = p("local.tbk");
+    local.extend(["-o", &local_out]);
+    let local_run = thorbook(&local);
+    local_run.ok();
+    let mut plan = vec!["book", "plan", "deviate"];
+    plan.extend(&grow);
+    let (work, out) = (p("work"), p("work/out.tbk"));
+    plan.extend(["--shards", "3", "--work-dir", &work, "-o", &out]);
+    thorbook(&plan).ok();
+    let submitted = thorbook(&["book", "submit", &work, "--slurm", "--wait"]);
+    submitted.ok();
+    assert!(submitted.stderr.contains("round 2: submitted"), "{}", submitted.stderr);
+    assert!(
+        std::fs::read(&out).unwrap() == std::fs::read(&local_out).unwrap(),
+        "the Slurm rounds differ from the local run"
+    );
+    let rounds = submitted.stderr.matches("assembled into").count();
+    assert!(local_run.stderr.contains(&format!("in {rounds} rounds")), "{}\n{}", local_run.stderr, submitted.stderr);
+    let status = thorbook(&["book", "status", &work]);
+    assert!(status.ok().contains(&format!("finished after {rounds} rounds")), "{}", status.stdout);
+}

@@ -6,12 +6,14 @@
 //! then back the values up by negamax and walk again, until nothing is left to expand
 //! or the position or time budget is spent.
 //!
-//! Determinism: leaves are expanded in batches of [`BATCH`] in key order, each leaf
-//! search on one thread with a fresh transposition table, and a batch's searches see
-//! only the book as it was before the batch plus the children the batch adds. The
-//! result therefore depends on the book and the settings, not on the thread count or
-//! on interruptions: the book is written after every batch and a resumed run picks up
-//! from it.
+//! Determinism: the work goes in *rounds* of at most `round_size` leaves ([`Round`]:
+//! the leaves in key order, or most influential first for deepening), each leaf search
+//! on one thread with a fresh transposition table, and a round's searches see only the
+//! book as it was before the round plus the children the round adds. The result
+//! therefore depends on the book and the settings, not on the thread count, on
+//! interruptions or on where the searches ran: the book is written after every round
+//! and a resumed run picks up from it, and a round planned as shards
+//! ([`super::plan`]) is the same computation as a local one.
 //!
 //! Draw policy: most main lines are draws under perfect play, and a walk that treats
 //! a draw like any other score never asks what else a side could try. With a
@@ -35,8 +37,11 @@ use crate::fileio::{atomic_write, Digest};
 use crate::search::Settings;
 use crate::square::Move;
 
-/// Leaves expanded per batch (fixed: the result must not depend on the machine).
-pub const BATCH: usize = 256;
+/// Leaves per round unless told otherwise (a setting, not the machine's choice: the
+/// result depends on it).
+pub const ROUND_SIZE: usize = 256;
+/// The largest round.
+pub const MAX_ROUND_SIZE: usize = 10_000_000;
 
 /// What to expand.
 #[derive(Clone, Debug)]
@@ -49,8 +54,11 @@ pub struct DeviateConfig {
     pub contempt: i32,
     /// Stop after adding this many positions.
     pub max_positions: Option<usize>,
-    /// Stop starting batches after this long.
+    /// Stop starting rounds after this long.
     pub time: Option<Duration>,
+    /// Leaves per round (default [`ROUND_SIZE`]): larger rounds give a cluster more to
+    /// search side by side, smaller ones back values up more often.
+    pub round_size: usize,
     /// Positions deeper than this ply (60 − empties) are not expanded.
     pub max_ply: u32,
     /// How new leaves are searched, over the book's own leaf settings (explicit values
@@ -91,6 +99,9 @@ impl DeviateConfig {
         if self.max_positions == Some(0) {
             return bad("max-positions must be at least 1".into());
         }
+        if !(1..=MAX_ROUND_SIZE).contains(&self.round_size) {
+            return bad(format!("round-size must be 1..={MAX_ROUND_SIZE}, got {}", self.round_size));
+        }
         Ok(())
     }
 }
@@ -98,16 +109,16 @@ impl DeviateConfig {
 /// What a running deviation reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeviateEvent {
-    /// A batch starts: `leaves` to expand, the book holding `positions`.
-    Batch {
-        /// Batch number (from 1, counting resumed batches).
+    /// A round starts: `leaves` to expand, the book holding `positions`.
+    Round {
+        /// Round number of this call (from 1).
         number: u64,
-        /// Leaves in this batch.
+        /// Leaves in this round.
         leaves: usize,
         /// Book positions before it.
         positions: usize,
     },
-    /// Searches done in the current batch (of `total`).
+    /// Searches done in the current round (of `total`).
     Searched {
         /// Done.
         done: u64,
@@ -117,7 +128,7 @@ pub enum DeviateEvent {
     /// `--resume` was asked for but no interrupted run of this output exists: the
     /// deviation starts afresh.
     NothingToResume,
-    /// A batch is written: the book has `positions`, the start position `root_value`.
+    /// A round is written: the book has `positions`, the start position `root_value`.
     Written {
         /// Positions now.
         positions: usize,
@@ -127,7 +138,7 @@ pub enum DeviateEvent {
 }
 
 /// Why the deviation stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum StopReason {
     /// Every leaf inside the bounds is expanded.
     Complete,
@@ -148,8 +159,8 @@ pub struct DeviateSummary {
     pub root_before: i32,
     /// After.
     pub root_after: i32,
-    /// Batches run by this call.
-    pub batches: u64,
+    /// Rounds run by this call.
+    pub rounds: u64,
     /// Leaf searches run by this call.
     pub searches: u64,
     /// Why it stopped.
@@ -326,6 +337,21 @@ impl Deviator {
         Deviator { config, from, output: output.into(), resume: false }
     }
 
+    /// The growth's settings.
+    pub fn config(&self) -> &DeviateConfig {
+        &self.config
+    }
+
+    /// Where the grown book goes.
+    pub fn output(&self) -> &Path {
+        &self.output
+    }
+
+    /// The position the walks start from.
+    pub fn from(&self) -> Board {
+        self.from
+    }
+
     /// Continue an interrupted run.
     pub fn resume(mut self, resume: bool) -> Deviator {
         self.resume = resume;
@@ -340,7 +366,7 @@ impl Deviator {
     }
 
     /// What the state file must hold for a run to be resumed: the input book and the settings.
-    fn identity<D: AsRef<[u8]>>(&self, book: &Book<D>, search: &LeafSearch) -> String {
+    pub(crate) fn identity<D: AsRef<[u8]>>(&self, book: &Book<D>, search: &LeafSearch) -> String {
         let c = &self.config;
         let p = search.params(0, 0);
         let mut bytes = Vec::with_capacity(book.len() * super::format::RECORD_LEN);
@@ -349,9 +375,10 @@ impl Deviator {
         }
         let input = Digest::of(&bytes);
         format!(
-            "thorbook deviate 2 {:?}\ninput {:016x} {}\nfrom {:016x} {:016x}\nerror {} budget {} contempt {} max_ply {}\n\
+            "thorbook deviate 3 {:?} round {}\ninput {:016x} {}\nfrom {:016x} {:016x}\nerror {} budget {} contempt {} max_ply {}\n\
              depth {} exact_at {} selectivity {} eval {:08x} hash {} nodes {} time_ms {}\n",
             c.growth,
+            c.round_size,
             input,
             book.len(),
             self.from.player,
@@ -370,6 +397,53 @@ impl Deviator {
         )
     }
 
+    /// The leaf search of a growth of `input`: the config's settings over what the
+    /// input's header records.
+    pub fn leaf_search<D: AsRef<[u8]>>(&self, input: &Book<D>) -> Result<LeafSearch, DeviateError> {
+        self.config.validate()?;
+        Ok(LeafSearch::new(&self.config.search, LeafSearch::recorded(&input.params()))?)
+    }
+
+    /// The next round on `book`: `tried` holds the leaves earlier rounds deepened (they
+    /// are not tried again), `added` the leaves earlier rounds took (counted against
+    /// `max_positions`). What a shard plan computes as a local run does.
+    pub fn next_round<D: AsRef<[u8]>>(
+        &self,
+        book: &Book<D>,
+        search: &LeafSearch,
+        tried: &BTreeSet<u64>,
+        added: usize,
+    ) -> Result<Next, DeviateError> {
+        self.config.validate()?;
+        let tree = Tree::from_book(book);
+        let from_key = self.from.canonical().0.key();
+        if !tree.nodes.contains_key(&from_key) {
+            return Err(DeviateError::NotInBook);
+        }
+        Ok(self.round(&tree, from_key, search, tried, added))
+    }
+
+    /// The book a round makes of `book`: `leaves[i]` is the leaf search of
+    /// `round.jobs[i]`; values are backed up again. The header is `book`'s with the
+    /// round's leaf settings where they are deeper.
+    pub fn finish_round<D: AsRef<[u8]>>(
+        &self,
+        book: &Book<D>,
+        search: &LeafSearch,
+        round: &Round,
+        leaves: &[Leaf],
+    ) -> Result<Vec<u8>, DeviateError> {
+        let mut tree = Tree::from_book(book);
+        apply_round(&mut tree, round, leaves);
+        tree.back_up();
+        Ok(tree.encode(self.params(book.params(), search))?)
+    }
+
+    /// The book as a growth that stops before its first round writes it.
+    pub fn unchanged<D: AsRef<[u8]>>(&self, book: &Book<D>, search: &LeafSearch) -> Result<Vec<u8>, DeviateError> {
+        Ok(Tree::from_book(book).encode(self.params(book.params(), search))?)
+    }
+
     /// Runs on the current rayon pool; `progress` is called from worker threads.
     pub fn run<D: AsRef<[u8]>>(
         &self,
@@ -378,8 +452,7 @@ impl Deviator {
     ) -> Result<DeviateSummary, DeviateError> {
         let start = Instant::now();
         let io = |path: &Path, source: std::io::Error| DeviateError::Io { path: path.display().to_string(), source };
-        self.config.validate()?;
-        let search = LeafSearch::new(&self.config.search, LeafSearch::recorded(&input.params()))?;
+        let search = self.leaf_search(input)?;
         let pool = search.pool()?;
         let identity = self.identity(input, &search);
         let state_path = self.state_path();
@@ -412,36 +485,28 @@ impl Deviator {
         let root_before = input.get(from_key).ok_or(DeviateError::NotInBook)?.value as i32;
         let before = input.len();
         let params = self.params(input.params(), &search);
-        let mut batches = 0u64;
+        let mut rounds = 0u64;
         let mut searches = 0u64;
-        let deepen = self.config.growth == Growth::Deepen;
-        let target = deepen.then(|| Target::of(&search));
         // Leaves deepened by this run are not tried again (a time budget may leave one
         // below the target).
         let mut tried: BTreeSet<u64> = BTreeSet::new();
         let stop = loop {
-            if self.config.max_positions.is_some_and(|m| added >= m) {
-                break StopReason::Positions;
-            }
             if self.config.time.is_some_and(|t| start.elapsed() >= t) {
                 break StopReason::Time;
             }
-            let mut batch = self.candidates(&tree, from_key, target);
-            batch.retain(|c| !tried.contains(&c.parent));
-            if batch.is_empty() {
-                break StopReason::Complete;
-            }
-            let room = self.config.max_positions.map_or(usize::MAX, |m| m - added);
-            batch.truncate(BATCH.min(room));
-            batches += 1;
-            progress(DeviateEvent::Batch { number: batches, leaves: batch.len(), positions: tree.nodes.len() });
-            searches += if deepen {
-                tried.extend(batch.iter().map(|c| c.parent));
-                pool.install(|| deepen_leaves(&mut tree, &batch, &search, progress))? as u64
-            } else {
-                pool.install(|| self.expand(&mut tree, &batch, &search, progress))? as u64
+            let round = match self.round(&tree, from_key, &search, &tried, added) {
+                Next::Round(r) => r,
+                Next::Stop(reason) => break reason,
             };
-            added += batch.len();
+            rounds += 1;
+            progress(DeviateEvent::Round { number: rounds, leaves: round.leaves, positions: tree.nodes.len() });
+            if self.config.growth == Growth::Deepen {
+                tried.extend(round.jobs.iter().map(|j| j.0));
+            }
+            let leaves = pool.install(|| search_round(&tree, &round, &search, progress))?;
+            searches += leaves.len() as u64;
+            apply_round(&mut tree, &round, &leaves);
+            added += round.leaves;
             tree.back_up();
             let bytes = tree.encode(params)?;
             atomic_write(&self.output, &bytes).map_err(|e| io(&self.output, e))?;
@@ -464,12 +529,35 @@ impl Deviator {
             after: tree.nodes.len() + tree.opaque.len(),
             root_before,
             root_after: tree.value(from_key).unwrap_or(root_before),
-            batches,
+            rounds,
             searches,
             stop,
             elapsed: start.elapsed(),
             bytes,
         })
+    }
+
+    /// The next round on `tree`, or why there is none.
+    fn round(&self, tree: &Tree, from_key: u64, search: &LeafSearch, tried: &BTreeSet<u64>, added: usize) -> Next {
+        if self.config.max_positions.is_some_and(|m| added >= m) {
+            return Next::Stop(StopReason::Positions);
+        }
+        let deepen = self.config.growth == Growth::Deepen;
+        let mut chosen = self.candidates(tree, from_key, deepen.then(|| Target::of(search)));
+        chosen.retain(|c| !tried.contains(&c.parent));
+        if chosen.is_empty() {
+            return Next::Stop(StopReason::Complete);
+        }
+        let room = self.config.max_positions.map_or(usize::MAX, |m| m - added);
+        chosen.truncate(self.config.round_size.min(room));
+        let jobs = if deepen {
+            let mut jobs: Vec<(u64, Board)> = chosen.iter().map(|c| (c.parent, tree.nodes[&c.parent].0)).collect();
+            jobs.sort_unstable_by_key(|j| j.0);
+            jobs
+        } else {
+            expansion_jobs(tree, &chosen)
+        };
+        Next::Round(Round { leaves: chosen.len(), jobs })
     }
 
     /// The header of the grown book: the input's, with the deviation's leaf settings
@@ -564,57 +652,87 @@ impl Deviator {
             }
         }
     }
+}
 
-    /// Expands a batch: searches the new children's leaves and the parents' next-best
-    /// leaves in parallel, then applies them in key order. Returns the searches run.
-    fn expand(
-        &self,
-        tree: &mut Tree,
-        batch: &[Candidate],
-        search: &LeafSearch,
-        progress: &(dyn Fn(DeviateEvent) + Sync),
-    ) -> Result<usize, BuildError> {
-        let mut new_children: BTreeMap<u64, Board> = BTreeMap::new();
-        for c in batch {
-            let (parent, record) = tree.nodes[&c.parent];
-            let child = match record.leaf().expect("a candidate has a leaf") {
-                Move::Pass => parent.pass(),
-                Move::Place(sq) => parent.play(sq).expect("the leaf move is legal"),
-            };
-            new_children.insert(c.child, child.canonical().0);
+/// A round of growth: the leaves it takes and the leaf searches they need.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Round {
+    /// Leaves taken (what `max_positions` counts).
+    pub leaves: usize,
+    /// The positions to search, in key order: for a deviation the new children and
+    /// every book position whose leaf move leads into one; for a deepening the leaves.
+    pub jobs: Vec<(u64, Board)>,
+}
+
+impl Round {
+    /// Whether the round adds or searches `key` (the searches treat these positions as
+    /// in the book, beside the book's own).
+    pub fn contains(&self, key: u64) -> bool {
+        self.jobs.binary_search_by_key(&key, |j| j.0).is_ok()
+    }
+}
+
+/// What comes next in a growth.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Another round.
+    Round(Round),
+    /// None: why.
+    Stop(StopReason),
+}
+
+/// The searches of a deviation round: the new children's leaves and the next-best
+/// leaves of every position whose leaf move now leads into the book.
+fn expansion_jobs(tree: &Tree, chosen: &[Candidate]) -> Vec<(u64, Board)> {
+    let mut jobs: BTreeMap<u64, Board> = BTreeMap::new();
+    for c in chosen {
+        let (parent, record) = tree.nodes[&c.parent];
+        let child = match record.leaf().expect("a candidate has a leaf") {
+            Move::Pass => parent.pass(),
+            Move::Place(sq) => parent.play(sq).expect("the leaf move is legal"),
+        };
+        jobs.insert(c.child, child.canonical().0);
+    }
+    let new_children: BTreeSet<u64> = jobs.keys().copied().collect();
+    // The round's parents, and any other position transposing into a new child.
+    for (&key, (board, record)) in &tree.nodes {
+        let child = match record.leaf() {
+            Some(Move::Place(sq)) => board.play(sq),
+            Some(Move::Pass) => Some(board.pass()),
+            None => None,
+        };
+        if child.is_some_and(|c| new_children.contains(&c.canonical().0.key())) {
+            jobs.insert(key, *board);
         }
-        // Every book position whose leaf move now leads into the book needs a new leaf:
-        // the batch's parents, and any other position transposing into a new child.
-        let mut rescore: BTreeSet<u64> = batch.iter().map(|c| c.parent).collect();
-        for (&key, (board, record)) in &tree.nodes {
-            if let Some(Move::Place(sq)) = record.leaf() {
-                if let Some(child) = board.play(sq) {
-                    if new_children.contains_key(&child.canonical().0.key()) {
-                        rescore.insert(key);
-                    }
-                }
-            } else if record.leaf() == Some(Move::Pass) && new_children.contains_key(&board.pass().canonical().0.key())
-            {
-                rescore.insert(key);
-            }
-        }
-        let jobs: Vec<(u64, Board, bool)> = new_children
-            .iter()
-            .map(|(&k, &b)| (k, b, true))
-            .chain(rescore.iter().map(|&k| (k, tree.nodes[&k].0, false)))
-            .collect();
-        let in_book = |key: u64| tree.contains(key) || new_children.contains_key(&key);
-        let searched = jobs.len();
-        let total = u64::try_from(searched).unwrap_or(u64::MAX);
-        let done = std::sync::atomic::AtomicU64::new(0);
-        let leaves: Vec<Leaf> = search.par_map(&jobs, |&(_, board, _), tt| {
-            let leaf = score_leaf(&board, &in_book, search, tt);
-            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-            progress(DeviateEvent::Searched { done: n, total });
-            leaf
-        })?;
-        for ((key, board, is_new), leaf) in jobs.into_iter().zip(leaves) {
-            if is_new {
+    }
+    jobs.into_iter().collect()
+}
+
+/// Searches a round's positions in parallel on the current pool (moves into the book
+/// or into the round excluded).
+fn search_round(
+    tree: &Tree,
+    round: &Round,
+    search: &LeafSearch,
+    progress: &(dyn Fn(DeviateEvent) + Sync),
+) -> Result<Vec<Leaf>, BuildError> {
+    let in_book = |key: u64| tree.contains(key) || round.contains(key);
+    let total = u64::try_from(round.jobs.len()).unwrap_or(u64::MAX);
+    let done = std::sync::atomic::AtomicU64::new(0);
+    search.par_map(&round.jobs, |&(_, board), tt| {
+        let leaf = score_leaf(&board, &in_book, search, tt);
+        progress(DeviateEvent::Searched { done: done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total });
+        leaf
+    })
+}
+
+/// Stores a round's leaves: a searched book position gets its new leaf, a new child a
+/// record of its own valued at its leaf.
+fn apply_round(tree: &mut Tree, round: &Round, leaves: &[Leaf]) {
+    for (&(key, board), leaf) in round.jobs.iter().zip(leaves) {
+        match tree.nodes.get_mut(&key) {
+            Some((_, r)) => leaf.store_in(r),
+            None => {
                 let mut r = Record {
                     key,
                     value: 0,
@@ -630,35 +748,7 @@ impl Deviator {
                 leaf.store_in(&mut r);
                 r.value = r.leaf_score;
                 tree.nodes.insert(key, (board, r));
-            } else if let Some((_, r)) = tree.nodes.get_mut(&key) {
-                leaf.store_in(r);
             }
         }
-        Ok(searched)
     }
-}
-
-/// Searches the leaves of a batch again (moves into the book still excluded) and
-/// stores the new leaves. Returns the searches run.
-fn deepen_leaves(
-    tree: &mut Tree,
-    batch: &[Candidate],
-    search: &LeafSearch,
-    progress: &(dyn Fn(DeviateEvent) + Sync),
-) -> Result<usize, BuildError> {
-    let jobs: Vec<(u64, Board)> = batch.iter().map(|c| (c.parent, tree.nodes[&c.parent].0)).collect();
-    let in_book = |key: u64| tree.contains(key);
-    let total = u64::try_from(jobs.len()).unwrap_or(u64::MAX);
-    let done = std::sync::atomic::AtomicU64::new(0);
-    let leaves: Vec<Leaf> = search.par_map(&jobs, |&(_, board), tt| {
-        let leaf = score_leaf(&board, &in_book, search, tt);
-        progress(DeviateEvent::Searched { done: done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total });
-        leaf
-    })?;
-    for ((key, _), leaf) in jobs.iter().zip(leaves) {
-        if let Some((_, r)) = tree.nodes.get_mut(key) {
-            leaf.store_in(r);
-        }
-    }
-    Ok(jobs.len())
 }

@@ -104,6 +104,11 @@ impl<D: AsRef<[u8]>> Book<D> {
         self.data.as_ref().len()
     }
 
+    /// The whole file.
+    pub fn bytes(&self) -> &[u8] {
+        self.data.as_ref()
+    }
+
     fn records_bytes(&self) -> &[u8] {
         &self.data.as_ref()[format::HEADER_LEN..]
     }

@@ -12,6 +12,11 @@
 //! every shard is present, of this plan, complete and intact, then backs the values
 //! up and writes the book through [`Writer`].
 //!
+//! Deviation and deepening are planned a round at a time ([`Plan::create_rounds`]): a
+//! round's plan lists the leaf searches of one [`Round`] of the local
+//! [`Deviator`], its assembly writes the round's book and plans the next round from it,
+//! and the last writes the output — the same book as the local run.
+//!
 //! Each leaf search starts from a cleared table on one thread and depends only on the
 //! position, which of its moves stay in the book and the settings, so the assembled
 //! book is byte-identical to [`Builder`](super::Builder)'s for any number of shards and
@@ -41,10 +46,12 @@ use super::build::{
     self, build_identity_bytes, positions_digest, BuildConfig, BuildError, BuildIdentity, GameLine, Leaf, LeafSearch,
     Node,
 };
+use super::deviate::{DeviateConfig, Deviator, Growth, Next, Round, StopReason};
 use super::format::Writer;
+use super::Book;
 use crate::board::Board;
 use crate::eval::EvalSource;
-use crate::fileio::{atomic_write, Digest};
+use crate::fileio::{atomic_write, read_mapped, Bytes, Digest};
 use crate::search::{Selectivity, Strength, MAX_THREADS};
 
 /// The plan file in a work directory.
@@ -163,6 +170,93 @@ struct PlanFile {
     positions: usize,
     positions_digest: String,
     digest: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    round: Option<RoundFile>,
+}
+
+/// The part of `plan.json` a round of a deviation or a deepening adds: the growth's
+/// settings (the leaf search is the plan's), where the round stands and its input.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct RoundFile {
+    growth: String,
+    number: u32,
+    /// The round's input book, relative to the rounds directory.
+    input: PathBuf,
+    input_digest: String,
+    from_player: String,
+    from_opponent: String,
+    error: i32,
+    budget: i32,
+    contempt: i32,
+    max_ply: u32,
+    round_size: usize,
+    max_positions: Option<usize>,
+    /// Leaves taken by the rounds before this one (counted against `max_positions`).
+    leaves_before: usize,
+    /// Leaves this round takes.
+    leaves: usize,
+    /// Where the last round's book goes.
+    book: PathBuf,
+}
+
+/// The file a rounds directory gets when its growth is over.
+const FINISHED_FILE: &str = "finished.json";
+/// The input book copied into a rounds directory.
+const INPUT_FILE: &str = "input.tbk";
+/// A round's book, in its own directory.
+const ROUND_BOOK: &str = "book.tbk";
+
+/// What a plan computes.
+enum Work {
+    /// The leaves of a build.
+    Build,
+    /// One round of a growth.
+    Round(Box<RoundWork>),
+}
+
+/// A round's inputs, opened.
+struct RoundWork {
+    rounds_dir: PathBuf,
+    file: RoundFile,
+    deviator: Deviator,
+    input: Book<Bytes>,
+    round: Round,
+}
+
+/// How a growth stood when its last round was assembled.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finished {
+    /// Rounds run.
+    pub rounds: u32,
+    /// Why it stopped.
+    pub stop: StopReason,
+    /// The book written.
+    pub output: PathBuf,
+}
+
+/// What follows the assembly of a round.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AfterRound {
+    /// The next round is planned (`book shard` and `book assemble` of the same
+    /// directory run it).
+    Next {
+        /// Its number.
+        number: u32,
+        /// Leaves it takes.
+        leaves: usize,
+        /// Leaf searches it needs.
+        searches: usize,
+    },
+    /// The growth is over and its book written.
+    Finished(Finished),
+}
+
+/// What planning a growth gives.
+pub enum Planned {
+    /// Its first round.
+    Round(Box<Plan>),
+    /// Nothing to do: the book (the input with the growth's header) is written.
+    Finished(Finished),
 }
 
 /// A sharded book build: the plan of a work directory, its positions and leaf search.
@@ -172,6 +266,7 @@ pub struct Plan {
     nodes: Vec<Node>,
     search: LeafSearch,
     digest: u64,
+    work: Work,
 }
 
 /// A shard's state on disk.
@@ -241,6 +336,8 @@ pub struct Assembled {
     pub positions: usize,
     /// The book's bytes, as written.
     pub bytes: Vec<u8>,
+    /// For a round: what comes next.
+    pub after: Option<AfterRound>,
 }
 
 fn hex(v: u64) -> String {
@@ -292,6 +389,7 @@ impl Plan {
             positions: nodes.len(),
             positions_digest: hex(identity.positions),
             digest: hex(digest),
+            round: None,
         };
         if plan_path.exists() {
             let existing = Plan::open(dir)?;
@@ -310,17 +408,42 @@ impl Plan {
         atomic_write(&nodes_path, &encode_nodes(&nodes)).map_err(io(&nodes_path))?;
         let json = serde_json::to_string_pretty(&file).expect("a plan serialises");
         atomic_write(&plan_path, json.as_bytes()).map_err(io(&plan_path))?;
-        Ok(Plan { dir: dir.to_path_buf(), file, nodes, search, digest })
+        Ok(Plan { dir: dir.to_path_buf(), file, nodes, search, digest, work: Work::Build })
     }
 
     /// Opens the plan of `dir`, checking its positions, its evaluation and its digest.
+    /// For a growth planned in rounds (`dir` holds `round-NNNN` directories), the
+    /// current round: the last one planned.
     pub fn open(dir: &Path) -> Result<Plan, PlanError> {
+        if !dir.join(PLAN_FILE).exists() {
+            if let Some(last) = last_round(dir)? {
+                return Plan::open_dir(&last);
+            }
+            if let Some(f) = finished(dir)? {
+                return Err(PlanError::Plan {
+                    path: dir.display().to_string(),
+                    message: format!("the growth planned here needed no round: {} is written", f.output.display()),
+                });
+            }
+        }
+        Plan::open_dir(dir)
+    }
+
+    fn open_dir(dir: &Path) -> Result<Plan, PlanError> {
         let plan_path = dir.join(PLAN_FILE);
         let bad = |message: String| PlanError::Plan { path: plan_path.display().to_string(), message };
         let text = std::fs::read_to_string(&plan_path).map_err(io(&plan_path))?;
         let file: PlanFile = serde_json::from_str(&text).map_err(|e| bad(format!("not a thorbook plan: {e}")))?;
-        if file.format != PLAN_FORMAT || file.kind != "build" {
-            return Err(bad(format!("format `{}` kind `{}` is not `{PLAN_FORMAT}` build", file.format, file.kind)));
+        let kind_ok = match file.kind.as_str() {
+            "build" => file.round.is_none(),
+            "round" => file.round.is_some(),
+            _ => false,
+        };
+        if file.format != PLAN_FORMAT || !kind_ok {
+            return Err(bad(format!(
+                "format `{}` kind `{}` is not `{PLAN_FORMAT}` build or round",
+                file.format, file.kind
+            )));
         }
         if !(1..=MAX_SHARDS).contains(&file.shards) {
             return Err(bad(format!("shards must be 1..={MAX_SHARDS}, got {}", file.shards)));
@@ -340,6 +463,9 @@ impl Plan {
             return Err(bad(format!("threads must be 1..={MAX_THREADS}, got {}", file.threads)));
         }
         let search = LeafSearch::from_strength(strength, file.hash_mib, file.threads, &file.eval.source())?;
+        if let Some(round) = &file.round {
+            return Plan::open_round(dir, file.clone(), round.clone(), nodes, search);
+        }
         // The positions' identity is checked by the digest below; the games' is taken
         // from the plan (a shard does not read the archives).
         let games = u64::from_str_radix(&file.games_digest, 16).map_err(|_| bad("games_digest is not hex".into()))?;
@@ -354,7 +480,35 @@ impl Plan {
         if hex(digest) != file.digest || nodes.len() != file.positions {
             return Err(bad("the plan's settings or positions do not match its digest (edited or damaged)".into()));
         }
-        Ok(Plan { dir: dir.to_path_buf(), file, nodes, search, digest })
+        Ok(Plan { dir: dir.to_path_buf(), file, nodes, search, digest, work: Work::Build })
+    }
+
+    /// Whether a leaf search treats `key` as a book position: the plan's positions,
+    /// and for a round the input book's too.
+    fn in_book(&self, key: u64) -> bool {
+        self.nodes.binary_search_by_key(&key, |n| n.key).is_ok()
+            || matches!(&self.work, Work::Round(r) if r.input.get(key).is_some())
+    }
+
+    /// The plan's directory (for a growth in rounds, the current round's).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// For a round of a growth: its number.
+    pub fn round(&self) -> Option<u32> {
+        match &self.work {
+            Work::Round(r) => Some(r.file.number),
+            Work::Build => None,
+        }
+    }
+
+    /// For a growth in rounds: whether it is over (its book written).
+    pub fn finished(&self) -> Result<Option<Finished>, PlanError> {
+        match &self.work {
+            Work::Round(r) => finished(&r.rounds_dir),
+            Work::Build => Ok(None),
+        }
     }
 
     /// Shards in the plan.
@@ -446,7 +600,7 @@ impl Plan {
         }
         let file = self.open_partial(index, partial.exists())?;
         let mine = self.shard_nodes(index);
-        let in_book = |k: u64| self.nodes.binary_search_by_key(&k, |n| n.key).is_ok();
+        let in_book = |k: u64| self.in_book(k);
         let todo: Vec<&Node> = mine.iter().filter(|n| !done.contains_key(&n.key)).collect();
         let total = todo.len() as u64;
         let counter = AtomicU64::new(0);
@@ -631,12 +785,19 @@ impl Plan {
     /// Checks every shard (all of them: the error names the first that fails), backs
     /// the values up and writes the book atomically to `output` (the plan's when
     /// `None`).
+    ///
+    /// A round's book goes into its directory; then the next round is planned from it,
+    /// or, when the growth is over, the book is written to the plan's output (or
+    /// `output`) and the rounds directory marked finished.
     pub fn assemble(&self, output: Option<&Path>) -> Result<Assembled, PlanError> {
         let mut leaves = Vec::with_capacity(self.nodes.len());
         for index in 0..self.file.shards {
             leaves.extend(self.read_shard(index)?.into_iter().map(|(_, leaf)| leaf));
         }
         debug_assert_eq!(leaves.len(), self.nodes.len());
+        if let Work::Round(r) = &self.work {
+            return self.assemble_round(r, &leaves, output);
+        }
         let (nodes, leaves) = build::reachable(self.nodes.clone(), leaves);
         let values = build::back_up(&nodes, &leaves);
         let records = build::records(&nodes, &leaves, &values);
@@ -644,7 +805,7 @@ impl Plan {
             .map_err(BuildError::from)?;
         let out = output.unwrap_or(&self.file.output);
         atomic_write(out, &bytes).map_err(io(out))?;
-        Ok(Assembled { positions: records.len(), bytes })
+        Ok(Assembled { positions: records.len(), bytes, after: None })
     }
 }
 
@@ -705,4 +866,348 @@ fn decode_nodes(bytes: &[u8]) -> Result<Vec<Node>, String> {
         nodes.push(node);
     }
     Ok(nodes)
+}
+
+/// The directory of round `number` in a rounds directory.
+fn round_dir(rounds_dir: &Path, number: u32) -> PathBuf {
+    rounds_dir.join(format!("round-{number:04}"))
+}
+
+/// The last round planned in `dir`, if it holds rounds.
+fn last_round(dir: &Path) -> Result<Option<PathBuf>, PlanError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(dir)(e)),
+    };
+    let mut last: Option<u32> = None;
+    for entry in entries {
+        let entry = entry.map_err(io(dir))?;
+        let name = entry.file_name();
+        let number = name.to_str().and_then(|n| n.strip_prefix("round-")).and_then(|n| n.parse::<u32>().ok());
+        if let Some(n) = number {
+            if entry.path().join(PLAN_FILE).exists() && last.is_none_or(|l| n > l) {
+                last = Some(n);
+            }
+        }
+    }
+    Ok(last.map(|n| round_dir(dir, n)))
+}
+
+/// The finish of the growth planned in `rounds_dir`, once it is over.
+fn finished(rounds_dir: &Path) -> Result<Option<Finished>, PlanError> {
+    let path = rounds_dir.join(FINISHED_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| PlanError::Plan { path: path.display().to_string(), message: format!("unreadable: {e}") }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io(&path)(e)),
+    }
+}
+
+/// The digest of a book's records (what a round plan names its input by).
+fn book_digest<D: AsRef<[u8]>>(book: &Book<D>) -> u64 {
+    let mut d = Digest::new();
+    let mut buf = Vec::with_capacity(super::format::RECORD_LEN);
+    for r in book.records() {
+        buf.clear();
+        r.encode_into(&mut buf);
+        d.update(&buf);
+    }
+    d.finish()
+}
+
+fn round_digest(identity: &str, round: &RoundFile, nodes: &[Node], shards: u32) -> u64 {
+    let mut d = Digest::new();
+    d.update(PLAN_FORMAT.as_bytes());
+    d.update(b"round");
+    d.update(identity.as_bytes());
+    for v in [round.number as u64, round.leaves_before as u64, round.leaves as u64] {
+        d.update(&v.to_le_bytes());
+    }
+    d.update(&round.max_positions.map_or(u64::MAX, |m| m as u64).to_le_bytes());
+    d.update(&positions_digest(nodes).to_le_bytes());
+    d.update(&shards.to_le_bytes());
+    d.finish()
+}
+
+fn opened_book(path: &Path) -> Result<Book<Bytes>, PlanError> {
+    let bytes = read_mapped(path).map_err(io(path))?;
+    Book::open(bytes).map_err(|e| PlanError::Plan { path: path.display().to_string(), message: e.to_string() })
+}
+
+impl Plan {
+    /// Plans a deviation or a deepening (`config.growth`) of the book at `input`, from
+    /// position `from`, in rounds of `shards` shards each in `dir` (created if needed):
+    /// the input is copied to `dir/input.tbk` and the first round planned into
+    /// `dir/round-0001`. Each round's assembly plans the next from its book; the last
+    /// one writes `output`. The rounds compute exactly what
+    /// [`Deviator::run`] does locally with the same settings. A time limit is refused
+    /// (the result would depend on the machines). Planning the same growth again is a
+    /// no-op that returns the current round.
+    pub fn create_rounds<D: AsRef<[u8]>>(
+        dir: &Path,
+        book: &Book<D>,
+        config: DeviateConfig,
+        from: Board,
+        shards: u32,
+        output: &Path,
+    ) -> Result<Planned, PlanError> {
+        let bad = |message: String| PlanError::Plan { path: dir.join(PLAN_FILE).display().to_string(), message };
+        if !(1..=MAX_SHARDS).contains(&shards) {
+            return Err(bad(format!("shards must be 1..={MAX_SHARDS}, got {shards}")));
+        }
+        if config.time.is_some() {
+            return Err(bad("a time limit cannot be planned (the result would depend on the machines): \
+                            use --max-positions"
+                .into()));
+        }
+        let output = std::path::absolute(output).unwrap_or_else(|_| output.to_path_buf());
+        book.verify().map_err(|e| bad(format!("the input book: {e}")))?;
+        let deviator = Deviator::new(config, from, &output);
+        let input = dir.join(INPUT_FILE);
+        let search = deviator.leaf_search(book).map_err(deviate_error(&input))?;
+        let first = round_dir(dir, 1);
+        if first.join(PLAN_FILE).exists() {
+            let existing = Plan::open_dir(&first)?;
+            let Work::Round(r) = &existing.work else { unreachable!("a round directory holds a round") };
+            let same = r.file.input_digest == hex(book_digest(book))
+                && r.deviator.identity(book, &search) == deviator.identity(book, &search)
+                && r.file.max_positions == deviator.config().max_positions
+                && existing.file.shards == shards
+                && r.file.book == output;
+            if !same {
+                return Err(bad("this directory holds another plan (other input, settings, shards or output): \
+                                use another directory, or remove it to start over"
+                    .into()));
+            }
+            return Ok(Planned::Round(Box::new(Plan::open(dir)?)));
+        }
+        if dir.join(PLAN_FILE).exists() || dir.join(INPUT_FILE).exists() {
+            return Err(bad("this directory holds another plan: use another directory, or remove it".into()));
+        }
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        atomic_write(&input, book.bytes()).map_err(io(&input))?;
+        let book = opened_book(&input)?;
+        let next = deviator.next_round(&book, &search, &Default::default(), 0).map_err(deviate_error(&input))?;
+        match next {
+            Next::Round(round) => {
+                let plan = Plan::write_round(dir, 1, INPUT_FILE.as_ref(), &book, &deviator, &search, round, 0, shards)?;
+                Ok(Planned::Round(Box::new(plan)))
+            }
+            Next::Stop(stop) => {
+                let bytes = deviator.unchanged(&book, &search).map_err(deviate_error(&input))?;
+                Ok(Planned::Finished(finish(dir, 0, stop, &output, &bytes)?))
+            }
+        }
+    }
+
+    /// Writes the plan of round `number` into its directory.
+    #[allow(clippy::too_many_arguments)]
+    fn write_round(
+        rounds_dir: &Path,
+        number: u32,
+        input_rel: &Path,
+        input: &Book<Bytes>,
+        deviator: &Deviator,
+        search: &LeafSearch,
+        round: Round,
+        leaves_before: usize,
+        shards: u32,
+    ) -> Result<Plan, PlanError> {
+        let dir = round_dir(rounds_dir, number);
+        let c = deviator.config();
+        let nodes: Vec<Node> =
+            round.jobs.iter().map(|&(key, board)| Node { key, board, games: 0, wins: 0, draws: 0 }).collect();
+        let from = deviator.from();
+        let round_file = RoundFile {
+            growth: match c.growth {
+                Growth::Deviate => "deviate".into(),
+                Growth::Deepen => "deepen".into(),
+            },
+            number,
+            input: input_rel.to_path_buf(),
+            input_digest: hex(book_digest(input)),
+            from_player: hex(from.player),
+            from_opponent: hex(from.opponent),
+            error: c.error,
+            budget: c.budget,
+            contempt: c.contempt,
+            max_ply: c.max_ply,
+            round_size: c.round_size,
+            max_positions: c.max_positions,
+            leaves_before,
+            leaves: round.leaves,
+            book: deviator.output().to_path_buf(),
+        };
+        let identity = deviator.identity(input, search);
+        let digest = round_digest(&identity, &round_file, &nodes, shards);
+        let s = search.strength;
+        let p = input.params();
+        let file = PlanFile {
+            format: PLAN_FORMAT.into(),
+            kind: "round".into(),
+            shards,
+            output: std::path::absolute(dir.join(ROUND_BOOK)).unwrap_or_else(|_| dir.join(ROUND_BOOK)),
+            max_ply: p.max_ply.into(),
+            min_games: p.min_games,
+            depth: s.depth,
+            exact_at: s.exact_at,
+            selectivity_tenths: search.selectivity_tenths(),
+            time_nanos: None,
+            nodes: s.nodes,
+            hash_mib: search.hash_mib,
+            threads: search.threads,
+            eval: EvalName::of(&c.search.eval),
+            eval_digest: format!("{:08x}", search.eval.digest()),
+            games: 0,
+            games_digest: String::new(),
+            positions: nodes.len(),
+            positions_digest: hex(positions_digest(&nodes)),
+            digest: hex(digest),
+            round: Some(round_file),
+        };
+        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+        let nodes_path = dir.join(NODES_FILE);
+        atomic_write(&nodes_path, &encode_nodes(&nodes)).map_err(io(&nodes_path))?;
+        let plan_path = dir.join(PLAN_FILE);
+        let json = serde_json::to_string_pretty(&file).expect("a plan serialises");
+        atomic_write(&plan_path, json.as_bytes()).map_err(io(&plan_path))?;
+        Plan::open_dir(&dir)
+    }
+
+    /// Opens a round's plan: its input book (which must be the one it was planned
+    /// from), the growth's settings, its searches.
+    fn open_round(
+        dir: &Path,
+        file: PlanFile,
+        rf: RoundFile,
+        nodes: Vec<Node>,
+        search: LeafSearch,
+    ) -> Result<Plan, PlanError> {
+        let plan_path = dir.join(PLAN_FILE);
+        let bad = |message: String| PlanError::Plan { path: plan_path.display().to_string(), message };
+        let rounds_dir = dir.parent().map(Path::to_path_buf).unwrap_or_default();
+        let input_path = rounds_dir.join(&rf.input);
+        let input = opened_book(&input_path)?;
+        if hex(book_digest(&input)) != rf.input_digest {
+            return Err(PlanError::Plan {
+                path: input_path.display().to_string(),
+                message: format!("this is not the book round {} was planned from (its digest differs)", rf.number),
+            });
+        }
+        let growth = match rf.growth.as_str() {
+            "deviate" => Growth::Deviate,
+            "deepen" => Growth::Deepen,
+            g => return Err(bad(format!("growth `{g}` is not deviate or deepen"))),
+        };
+        let hex_u64 = |t: &str| u64::from_str_radix(t, 16).map_err(|_| bad(format!("`{t}` is not hex")));
+        let from = Board::new(hex_u64(&rf.from_player)?, hex_u64(&rf.from_opponent)?)
+            .ok_or_else(|| bad("the starting position holds discs of both sides on a square".into()))?;
+        let config = DeviateConfig {
+            error: rf.error,
+            budget: rf.budget,
+            contempt: rf.contempt,
+            max_positions: rf.max_positions,
+            time: None,
+            max_ply: rf.max_ply,
+            search: crate::search::Settings { eval: file.eval.source(), ..Default::default() },
+            growth,
+            round_size: rf.round_size,
+        };
+        config.validate().map_err(|e| bad(e.to_string()))?;
+        let deviator = Deviator::new(config, from, &rf.book);
+        let identity = deviator.identity(&input, &search);
+        let digest = round_digest(&identity, &rf, &nodes, file.shards);
+        if hex(digest) != file.digest || nodes.len() != file.positions {
+            return Err(bad("the plan's settings or positions do not match its digest (edited or damaged)".into()));
+        }
+        let jobs = nodes.iter().map(|n| (n.key, n.board)).collect();
+        let round = Round { leaves: rf.leaves, jobs };
+        let work = Work::Round(Box::new(RoundWork { rounds_dir, file: rf, deviator, input, round }));
+        Ok(Plan { dir: dir.to_path_buf(), file, nodes, search, digest, work })
+    }
+
+    /// Writes a round's book into its directory and plans the next round, or finishes.
+    fn assemble_round(&self, r: &RoundWork, leaves: &[Leaf], output: Option<&Path>) -> Result<Assembled, PlanError> {
+        let deviate = deviate_error(&self.dir);
+        let bytes = r.deviator.finish_round(&r.input, &self.search, &r.round, leaves).map_err(&deviate)?;
+        let book_path = self.dir.join(ROUND_BOOK);
+        atomic_write(&book_path, &bytes).map_err(io(&book_path))?;
+        let book = opened_book(&book_path)?;
+        let positions = book.len();
+        let number = r.file.number;
+        let next_dir = round_dir(&r.rounds_dir, number + 1);
+        // Assembling again after the next round was planned replans nothing.
+        if next_dir.join(PLAN_FILE).exists() {
+            let next = Plan::open_dir(&next_dir)?;
+            let after =
+                AfterRound::Next { number: number + 1, leaves: next.round_leaves(), searches: next.positions() };
+            return Ok(Assembled { positions, bytes, after: Some(after) });
+        }
+        let mut tried = std::collections::BTreeSet::new();
+        if r.deviator.config().growth == Growth::Deepen {
+            for n in 1..=number {
+                let nodes_path = round_dir(&r.rounds_dir, n).join(NODES_FILE);
+                let bytes = std::fs::read(&nodes_path).map_err(io(&nodes_path))?;
+                let nodes = decode_nodes(&bytes)
+                    .map_err(|message| PlanError::Plan { path: nodes_path.display().to_string(), message })?;
+                tried.extend(nodes.iter().map(|n| n.key));
+            }
+        }
+        let added = r.file.leaves_before + r.file.leaves;
+        let after = match r.deviator.next_round(&book, &self.search, &tried, added).map_err(&deviate)? {
+            Next::Round(round) => {
+                let rel = PathBuf::from(format!("round-{number:04}")).join(ROUND_BOOK);
+                let next = Plan::write_round(
+                    &r.rounds_dir,
+                    number + 1,
+                    &rel,
+                    &book,
+                    &r.deviator,
+                    &self.search,
+                    round,
+                    added,
+                    self.file.shards,
+                )?;
+                AfterRound::Next { number: number + 1, leaves: next.round_leaves(), searches: next.positions() }
+            }
+            Next::Stop(stop) => {
+                let out = output.unwrap_or(&r.file.book);
+                AfterRound::Finished(finish(&r.rounds_dir, number, stop, out, &bytes)?)
+            }
+        };
+        Ok(Assembled { positions, bytes, after: Some(after) })
+    }
+
+    fn round_leaves(&self) -> usize {
+        match &self.work {
+            Work::Round(r) => r.round.leaves,
+            Work::Build => 0,
+        }
+    }
+}
+
+/// Writes a growth's book and marks its rounds directory finished.
+fn finish(
+    rounds_dir: &Path,
+    rounds: u32,
+    stop: StopReason,
+    output: &Path,
+    bytes: &[u8],
+) -> Result<Finished, PlanError> {
+    atomic_write(output, bytes).map_err(io(output))?;
+    let done = Finished { rounds, stop, output: output.to_path_buf() };
+    let path = rounds_dir.join(FINISHED_FILE);
+    let json = serde_json::to_string_pretty(&done).expect("serialises");
+    atomic_write(&path, json.as_bytes()).map_err(io(&path))?;
+    Ok(done)
+}
+
+fn deviate_error(path: &Path) -> impl Fn(super::deviate::DeviateError) -> PlanError + '_ {
+    move |e| match e {
+        super::deviate::DeviateError::Search(e) => PlanError::Build(e),
+        e => PlanError::Plan { path: path.display().to_string(), message: e.to_string() },
+    }
 }

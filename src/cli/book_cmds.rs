@@ -561,15 +561,15 @@ fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
 pub struct DeviateArgs {
     /// Follow and expand moves within this many discs of the best.
     #[arg(long)]
-    error: i32,
+    pub(super) error: i32,
     /// The deviating side's losses along a line add up to at most this many discs.
     #[arg(long)]
-    budget: i32,
+    pub(super) budget: i32,
     /// Do not expand positions beyond this ply.
     #[arg(long, default_value_t = 40)]
-    max_ply: u32,
+    pub(super) max_ply: u32,
     #[command(flatten)]
-    grow: GrowArgs,
+    pub(super) grow: GrowArgs,
 }
 
 /// What `book deviate` and `book deepen` share.
@@ -577,34 +577,38 @@ pub struct DeviateArgs {
 pub struct GrowArgs {
     /// The book to grow (default: the bundled book).
     #[arg(long)]
-    book: Option<PathBuf>,
+    pub(super) book: Option<PathBuf>,
     /// Walk the lines from the position after these moves (default: the start).
     #[arg(long)]
-    from: Option<String>,
+    pub(super) from: Option<String>,
     /// A drawn score counts as this many discs lost for the deviating side (see the README's draw policy).
     #[arg(long, default_value_t = 0)]
-    contempt: i32,
+    pub(super) contempt: i32,
     /// Stop after this many positions (deviate: added; deepen: leaves searched again).
     #[arg(long)]
-    max_positions: Option<usize>,
-    /// Stop starting new batches after this many seconds.
+    pub(super) max_positions: Option<usize>,
+    /// Stop starting new rounds after this many seconds.
     #[arg(long, conflicts_with = "max_positions")]
-    max_time: Option<f64>,
+    pub(super) max_time: Option<f64>,
+    /// Leaves per round: a round's searches run side by side (or as shards of a plan)
+    /// and values are backed up between rounds. The result depends on it.
+    #[arg(long, default_value_t = crate::book::deviate::ROUND_SIZE)]
+    pub(super) round_size: usize,
     /// How leaves are searched (default: the book's own depth, exact threshold and
     /// selectivity, a 16 MiB table per search, one search per core).
     #[command(flatten)]
-    search: SearchArgs,
+    pub(super) search: SearchArgs,
     /// Continue an interrupted run into the same output (OUT.deviate holds its settings).
     #[arg(long)]
-    resume: bool,
+    pub(super) resume: bool,
     /// Output book.
     #[arg(short, long)]
-    output: PathBuf,
+    pub(super) output: PathBuf,
 }
 
 impl GrowArgs {
     /// The configuration of a run with these options.
-    fn config(
+    pub(super) fn config(
         &self,
         error: i32,
         budget: i32,
@@ -624,6 +628,7 @@ impl GrowArgs {
             max_ply,
             search: self.search.settings(&book_search_defaults(16))?,
             growth,
+            round_size: self.round_size,
         })
     }
 }
@@ -633,17 +638,17 @@ impl GrowArgs {
 pub struct DeepenArgs {
     /// Deepen the leaves of lines whose moves score within this many discs of the best.
     #[arg(long, default_value_t = 2)]
-    error: i32,
+    pub(super) error: i32,
     /// One side's losses along such a line add up to at most this many discs.
     #[arg(long, default_value_t = 4)]
-    budget: i32,
+    pub(super) budget: i32,
     /// Leave positions beyond this ply alone.
     #[arg(long, default_value_t = 60)]
-    max_ply: u32,
+    pub(super) max_ply: u32,
     /// The level (or depth, exact threshold, selectivity) leaves are raised to (required);
     /// leaves searched at least as deeply are left alone.
     #[command(flatten)]
-    grow: GrowArgs,
+    pub(super) grow: GrowArgs,
 }
 
 fn deepen(args: DeepenArgs) -> anyhow::Result<ExitCode> {
@@ -682,12 +687,12 @@ fn grow(
     let levels_before = leaf_levels(&book);
     let deviator = Deviator::new(config, from_pos.board, output).resume(resume);
     let bar = ProgressBar::new(0).with_style(
-        ProgressStyle::with_template("batch {prefix}: {bar:30} {pos}/{len} searches, {per_sec}, ETA {eta} {msg}")
+        ProgressStyle::with_template("round {prefix}: {bar:30} {pos}/{len} searches, {per_sec}, ETA {eta} {msg}")
             .expect("valid template"),
     );
     let state_path = deviator.state_path();
     let summary = deviator.run(&book, &|event| match event {
-        DeviateEvent::Batch { number, leaves, positions } => {
+        DeviateEvent::Round { number, leaves, positions } => {
             bar.set_prefix(number.to_string());
             bar.set_message(format!("({leaves} leaves, book {positions} positions)"));
             bar.set_position(0);
@@ -712,9 +717,9 @@ fn grow(
     let minutes = s.elapsed.as_secs_f64() / 60.0;
     if deepen {
         eprintln!(
-            "deepened {} leaves in {} batches, {:.1} s; value {:+} -> {:+}; stopped: {:?}",
+            "deepened {} leaves in {} rounds, {:.1} s; value {:+} -> {:+}; stopped: {:?}",
             s.searches,
-            s.batches,
+            s.rounds,
             s.elapsed.as_secs_f64(),
             s.root_before,
             s.root_after,
@@ -732,12 +737,12 @@ fn grow(
         return Ok(ExitCode::SUCCESS);
     }
     eprintln!(
-        "{} -> {} positions (+{}, {:.0} per minute) in {} batches, {} searches, {:.1} s; value {:+} -> {:+}; stopped: {:?}",
+        "{} -> {} positions (+{}, {:.0} per minute) in {} rounds, {} searches, {:.1} s; value {:+} -> {:+}; stopped: {:?}",
         s.before,
         s.after,
         s.after - s.before,
         (s.after - s.before) as f64 / minutes.max(1e-9),
-        s.batches,
+        s.rounds,
         s.searches,
         s.elapsed.as_secs_f64(),
         s.root_before,

@@ -9,10 +9,13 @@ use std::time::SystemTime;
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::book_cmds::{build_error, BuildArgs};
+use super::book_cmds::{build_error, open_book, BuildArgs, DeepenArgs, DeviateArgs, GrowArgs};
 use crate::book::build::{BuildConfig, GameLine};
+use crate::book::deviate::Growth;
+use crate::book::plan::{AfterRound, Planned};
 use crate::book::plan::{Plan, PlanError, ShardEvent, ShardState, PLAN_FILE};
 use crate::book::slurm::{self, SlurmOptions};
+use crate::position::Position;
 
 /// What `book plan` plans.
 #[derive(Subcommand, Debug)]
@@ -20,6 +23,42 @@ pub enum PlanCommand {
     /// Plan a build: `book build`'s options, plus the shards and the work directory
     /// (`-o` is where `book assemble` writes the book).
     Build(PlanBuildArgs),
+    /// Plan a deviation in rounds: `book deviate`'s options (not `--max-time` or
+    /// `--resume`), plus the shards per round and the work directory (`-o` is where the
+    /// last round's assembly writes the book).
+    Deviate(PlanDeviateArgs),
+    /// Plan a deepening in rounds, as `deviate` with `book deepen`'s options.
+    Deepen(PlanDeepenArgs),
+}
+
+/// Where a plan's shards go.
+#[derive(Args, Debug)]
+pub struct ShardingArgs {
+    /// Number of shards (array tasks) per round, 1..=100000.
+    #[arg(long)]
+    shards: u32,
+    /// The work directory every shard can read and write (a shared file system on a
+    /// cluster): the plan, the input, each round's searches and books.
+    #[arg(long)]
+    work_dir: PathBuf,
+}
+
+/// Arguments of `book plan deviate`.
+#[derive(Args, Debug)]
+pub struct PlanDeviateArgs {
+    #[command(flatten)]
+    deviate: DeviateArgs,
+    #[command(flatten)]
+    sharding: ShardingArgs,
+}
+
+/// Arguments of `book plan deepen`.
+#[derive(Args, Debug)]
+pub struct PlanDeepenArgs {
+    #[command(flatten)]
+    deepen: DeepenArgs,
+    #[command(flatten)]
+    sharding: ShardingArgs,
 }
 
 /// Arguments of `book plan build`.
@@ -85,7 +124,6 @@ pub struct SubmitArgs {
 }
 
 pub(super) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
-    let plan = Plan::open(&args.dir).map_err(plan_error)?;
     let opts = SlurmOptions {
         binary: std::env::current_exe()?,
         partition: args.partition,
@@ -93,33 +131,51 @@ pub(super) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         cpus_per_task: args.cpus_per_task,
         mem: args.mem,
     };
-    let submission = slurm::submit(&plan, &args.dir, &opts)?;
-    match &submission.array {
-        Some(id) => eprintln!(
-            "submitted {} shard(s) as job array {id} (shards {}), assembly as job {} after them; logs in {}",
-            submission.shards.len(),
-            slurm::array_spec(&submission.shards),
-            submission.assemble,
-            slurm::log_dir(&args.dir).display()
-        ),
-        None => eprintln!("every shard is done: submitted the assembly as job {}", submission.assemble),
+    // A build is one submission; a growth in rounds is one a round, each planned by
+    // the previous round's assembly, so only `--wait` can follow them all.
+    loop {
+        let plan = Plan::open(&args.dir).map_err(plan_error)?;
+        if let Some(f) = plan.finished().map_err(plan_error)? {
+            eprintln!("finished after {} rounds ({:?}): {} is written", f.rounds, f.stop, f.output.display());
+            return Ok(ExitCode::SUCCESS);
+        }
+        let round = plan.round().map_or(String::new(), |r| format!("round {r}: "));
+        let submission = slurm::submit(&plan, plan.dir(), &opts)?;
+        match &submission.array {
+            Some(id) => eprintln!(
+                "{round}submitted {} shard(s) as job array {id} (shards {}), assembly as job {} after them; logs in {}",
+                submission.shards.len(),
+                slurm::array_spec(&submission.shards),
+                submission.assemble,
+                slurm::log_dir(plan.dir()).display()
+            ),
+            None => eprintln!("{round}every shard is done: submitted the assembly as job {}", submission.assemble),
+        }
+        if !args.wait {
+            if plan.round().is_some() {
+                eprintln!("when this round is assembled, `book submit` again submits the next (or use --wait)");
+            }
+            outln!("{}", submission.array.as_deref().unwrap_or(&submission.assemble));
+            return Ok(ExitCode::SUCCESS);
+        }
+        let bar = ProgressBar::new(plan.positions() as u64).with_style(
+            ProgressStyle::with_template("slurm {prefix}{bar:40} {pos}/{len} positions, {per_sec}, ETA {eta}")
+                .expect("valid template"),
+        );
+        bar.set_prefix(round.clone());
+        let poll = std::time::Duration::from_millis(300);
+        let waited = slurm::wait(&plan, plan.dir(), &submission, poll, &|done, total| {
+            bar.set_length(total);
+            bar.set_position(done);
+        });
+        bar.finish_and_clear();
+        waited?;
+        if plan.round().is_none() {
+            eprintln!("done: wrote {}", plan.output().display());
+            return Ok(ExitCode::SUCCESS);
+        }
+        eprintln!("{round}assembled into {}", plan.output().display());
     }
-    if !args.wait {
-        outln!("{}", submission.array.as_deref().unwrap_or(&submission.assemble));
-        return Ok(ExitCode::SUCCESS);
-    }
-    let bar = ProgressBar::new(plan.positions() as u64).with_style(
-        ProgressStyle::with_template("slurm {bar:40} {pos}/{len} positions, {per_sec}, ETA {eta}")
-            .expect("valid template"),
-    );
-    let waited = slurm::wait(&plan, &args.dir, &submission, std::time::Duration::from_millis(300), &|done, total| {
-        bar.set_length(total);
-        bar.set_position(done);
-    });
-    bar.finish_and_clear();
-    waited?;
-    eprintln!("done: wrote {}", plan.output().display());
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Arguments of `book status`.
@@ -140,7 +196,20 @@ fn plan_error(e: PlanError) -> anyhow::Error {
 }
 
 pub(super) fn plan(cmd: PlanCommand) -> anyhow::Result<ExitCode> {
-    let PlanCommand::Build(args) = cmd;
+    let args = match cmd {
+        PlanCommand::Build(args) => args,
+        PlanCommand::Deviate(a) => {
+            let d = a.deviate;
+            return plan_rounds(&d.grow, d.error, d.budget, d.max_ply, Growth::Deviate, &a.sharding);
+        }
+        PlanCommand::Deepen(a) => {
+            let d = a.deepen;
+            if d.grow.search.level.is_none() && d.grow.search.depth.is_none() {
+                anyhow::bail!("book plan deepen needs the level to deepen to: --level N (or --depth D)");
+            }
+            return plan_rounds(&d.grow, d.error, d.budget, d.max_ply, Growth::Deepen, &a.sharding);
+        }
+    };
     let config = BuildConfig::try_from(&args.build)?;
     config.leaf_search().map_err(build_error)?;
     let db = args.build.archives.load(false)?;
@@ -157,6 +226,46 @@ pub(super) fn plan(cmd: PlanCommand) -> anyhow::Result<ExitCode> {
         plan.output().display()
     );
     outln!("{}", args.work_dir.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Plans a deviation or a deepening in rounds.
+fn plan_rounds(
+    grow: &GrowArgs,
+    error: i32,
+    budget: i32,
+    max_ply: u32,
+    growth: Growth,
+    sharding: &ShardingArgs,
+) -> anyhow::Result<ExitCode> {
+    if grow.resume {
+        anyhow::bail!("--resume is for local runs: a plan resumes by itself (run `book shard` or `book submit` again)");
+    }
+    if grow.max_time.is_some() {
+        anyhow::bail!("--max-time cannot be planned (the result would depend on the machines): use --max-positions");
+    }
+    let config = grow.config(error, budget, max_ply, growth)?;
+    let book = open_book(grow.book.as_deref())?;
+    let from = match &grow.from {
+        Some(seq) => Position::from_moves(seq).map_err(|e| anyhow::anyhow!("--from {seq}: {e}"))?.board,
+        None => Position::START.board,
+    };
+    let dir = &sharding.work_dir;
+    match Plan::create_rounds(dir, &book, config, from, sharding.shards, &grow.output).map_err(plan_error)? {
+        Planned::Round(plan) => eprintln!(
+            "planned round {} ({} leaf searches) in {} shards in {} (digest {:016x}); book to {}",
+            plan.round().unwrap_or(1),
+            plan.positions(),
+            plan.shards(),
+            plan.dir().display(),
+            plan.digest(),
+            grow.output.display()
+        ),
+        Planned::Finished(f) => {
+            eprintln!("nothing to search ({:?}): wrote {}", f.stop, f.output.display())
+        }
+    }
+    outln!("{}", dir.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -237,20 +346,49 @@ pub(super) fn shard(args: ShardArgs) -> anyhow::Result<ExitCode> {
 
 pub(super) fn assemble(args: AssembleArgs) -> anyhow::Result<ExitCode> {
     let plan = Plan::open(&args.dir).map_err(plan_error)?;
+    if let Some(f) = plan.finished().map_err(plan_error)? {
+        eprintln!("finished after {} rounds ({:?}): {} is written", f.rounds, f.stop, f.output.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    // A round writes its book into its directory; `-o` is where the last round's goes.
+    let given = args.output.is_some() || plan.round().is_none();
     let out = args.output.unwrap_or_else(|| plan.output().to_path_buf());
-    let assembled = plan.assemble(Some(&out)).map_err(plan_error)?;
-    eprintln!(
-        "assembled {} shards: wrote {} ({} positions, {} bytes)",
-        plan.shards(),
-        out.display(),
-        assembled.positions,
-        assembled.bytes.len()
-    );
+    let assembled = plan.assemble(given.then_some(out.as_path())).map_err(plan_error)?;
+    match (&assembled.after, plan.round()) {
+        (None, _) | (_, None) => eprintln!(
+            "assembled {} shards: wrote {} ({} positions, {} bytes)",
+            plan.shards(),
+            out.display(),
+            assembled.positions,
+            assembled.bytes.len()
+        ),
+        (Some(after), Some(round)) => {
+            eprintln!(
+                "assembled round {round} ({} shards): {} positions in {}",
+                plan.shards(),
+                assembled.positions,
+                plan.output().display()
+            );
+            report_after(after);
+        }
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+fn report_after(after: &AfterRound) {
+    match after {
+        AfterRound::Next { number, leaves, searches } => {
+            eprintln!("planned round {number}: {leaves} leaves, {searches} leaf searches")
+        }
+        AfterRound::Finished(f) => {
+            eprintln!("finished after {} rounds ({:?}): wrote {}", f.rounds, f.stop, f.output.display())
+        }
+    }
 }
 
 pub(super) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
     let plan = Plan::open(&args.dir).map_err(plan_error)?;
+    let finished = plan.finished().map_err(plan_error)?;
     let shards = plan.status();
     let count = |f: &dyn Fn(&ShardState) -> bool| shards.iter().filter(|s| f(&s.state)).count();
     let done = count(&|s| matches!(s, ShardState::Done));
@@ -282,6 +420,7 @@ pub(super) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
             })
             .collect();
         let v = serde_json::json!({
+            "round": plan.round(), "finished": finished.is_some(),
             "shards": plan.shards(), "positions": total, "scored": scored,
             "done": done, "running": partial, "missing": missing, "damaged": damaged,
             "positions_per_second": rate, "eta_seconds": eta, "shard_states": rows,
@@ -289,9 +428,17 @@ pub(super) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
         outln!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
     }
+    if let Some(round) = plan.round() {
+        match &finished {
+            Some(f) => {
+                outln!("{}: finished after {round} rounds ({:?}): {}", args.dir.display(), f.stop, f.output.display())
+            }
+            None => outln!("{}: round {round} ({})", args.dir.display(), plan.dir().display()),
+        }
+    }
     outln!(
         "{}: {} shards: {done} done, {partial} running or stopped, {missing} missing, {damaged} damaged",
-        args.dir.display(),
+        plan.dir().display(),
         plan.shards()
     );
     outln!(
