@@ -8,7 +8,7 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 
@@ -57,20 +57,73 @@ pub fn read_mapped(path: &Path) -> std::io::Result<Bytes> {
 /// Writes `bytes` to `path` atomically and durably: temporary file beside it, fsync,
 /// rename, then fsync of the directory so the rename itself survives a crash.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        sync_dir(dir)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    let mut f = AtomicFile::create(path)?;
+    f.write_all(bytes)?;
+    f.commit()
+}
+
+/// A file written as a stream and put in place atomically and durably by
+/// [`AtomicFile::commit`] (as [`atomic_write`]); dropped uncommitted, its temporary file
+/// is removed and `path` is untouched.
+pub struct AtomicFile {
+    path: PathBuf,
+    tmp: PathBuf,
+    file: Option<std::io::BufWriter<File>>,
+}
+
+impl AtomicFile {
+    /// Starts writing what will become `path`.
+    pub fn create(path: &Path) -> std::io::Result<AtomicFile> {
+        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
+        let file = std::io::BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
+        Ok(AtomicFile { path: path.to_path_buf(), tmp, file: Some(file) })
     }
-    result
+
+    fn file(&mut self) -> &mut std::io::BufWriter<File> {
+        self.file.as_mut().expect("present until commit")
+    }
+
+    /// Overwrites bytes already written at `offset` (a header filled in last).
+    pub fn write_at(&mut self, offset: u64, bytes: &[u8]) -> std::io::Result<()> {
+        use std::io::Seek;
+        let f = self.file();
+        let end = f.stream_position()?;
+        f.seek(std::io::SeekFrom::Start(offset))?;
+        f.write_all(bytes)?;
+        f.seek(std::io::SeekFrom::Start(end))?;
+        Ok(())
+    }
+
+    /// Flushes, syncs and renames the file into place, then syncs the directory.
+    pub fn commit(mut self) -> std::io::Result<()> {
+        let file = self.file.take().expect("present until commit");
+        let file = file.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        drop(file);
+        std::fs::rename(&self.tmp, &self.path)?;
+        let dir = self.path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        sync_dir(dir)
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file().write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file().flush()
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.file.take().is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
 }
 
 /// Flushes a directory's entries (a rename) to disk. Directories cannot be opened for

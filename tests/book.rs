@@ -216,6 +216,27 @@ fn build_write_map_query_export_import_merge_round_trips() {
     thorbook(&["book", "merge", other.to_str().unwrap(), p, "-o", ba.to_str().unwrap()]).ok();
     let ab_bytes = std::fs::read(&ab).unwrap();
     assert!(ab_bytes == std::fs::read(&ba).unwrap(), "merge depends on the order");
+    // The streamed merge (the command's) writes what the in-memory one builds.
+    let in_memory = thorbook::book::merge(
+        &Book::open_verified(std::fs::read(p).unwrap()).unwrap(),
+        &Book::open_verified(std::fs::read(&other).unwrap()).unwrap(),
+    );
+    assert!(in_memory.to_bytes().unwrap() == ab_bytes, "streamed and in-memory merges differ");
+    // Three books in any order: one book, equal to merging twice.
+    let third = dir.path().join("t.tbk");
+    std::fs::write(
+        &third,
+        encode_book(&build_records(&bundled_games(120)[70..], &config(8, 5, 0)), config(8, 5, 0).params().unwrap()),
+    )
+    .unwrap();
+    let (abc, cab, ab_c) = (dir.path().join("abc.tbk"), dir.path().join("cab.tbk"), dir.path().join("ab_c.tbk"));
+    let (o, t) = (other.to_str().unwrap(), third.to_str().unwrap());
+    thorbook(&["book", "merge", p, o, t, "-o", abc.to_str().unwrap()]).ok();
+    thorbook(&["book", "merge", t, p, o, "-o", cab.to_str().unwrap()]).ok();
+    thorbook(&["book", "merge", ab.to_str().unwrap(), t, "-o", ab_c.to_str().unwrap()]).ok();
+    let abc_bytes = std::fs::read(&abc).unwrap();
+    assert!(abc_bytes == std::fs::read(&cab).unwrap(), "a 3-way merge depends on the order");
+    assert!(abc_bytes == std::fs::read(&ab_c).unwrap(), "a 3-way merge differs from two merges");
     let merged = Book::open_verified(ab_bytes).unwrap();
     let union: std::collections::HashSet<u64> = recs.iter().chain(&other_recs).map(|r| r.key).collect();
     assert_eq!(merged.len(), union.len());

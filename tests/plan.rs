@@ -47,7 +47,7 @@ fn sharded_builds_equal_the_single_process_build_for_any_shards_and_threads() {
         assert!(plan.positions() >= local.positions);
         run_all(&Plan::open(&work).unwrap(), None);
         let assembled = Plan::open(&work).unwrap().assemble(None).unwrap();
-        assert!(assembled.bytes == local.bytes, "{shards} shards on {threads} threads differ from the local build");
+        assert_eq!(assembled.size, local.bytes.len() as u64);
         assert!(std::fs::read(&out).unwrap() == local.bytes);
     }
 }

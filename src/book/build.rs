@@ -490,27 +490,25 @@ pub fn negamax(
 
 /// The book records from nodes, leaves and values.
 pub fn records(nodes: &[Node], leaves: &[Leaf], values: &[i8]) -> Vec<Record> {
-    nodes
-        .iter()
-        .zip(leaves)
-        .zip(values)
-        .map(|((n, l), &v)| {
-            let mut r = Record {
-                key: n.key,
-                value: v,
-                leaf_move: LeafMove::NONE,
-                leaf_score: 0,
-                leaf_depth: 0,
-                games: n.games,
-                wins: n.wins,
-                draws: u16::try_from(n.draws).unwrap_or(u16::MAX),
-                flags: 0,
-                leaf_selectivity: 0,
-            };
-            l.store_in(&mut r);
-            r
-        })
-        .collect()
+    nodes.iter().zip(leaves).zip(values).map(|((n, l), &v)| record(n, l, v)).collect()
+}
+
+/// The book record of a position with its leaf and value.
+pub fn record(n: &Node, leaf: &Leaf, value: i8) -> Record {
+    let mut r = Record {
+        key: n.key,
+        value,
+        leaf_move: LeafMove::NONE,
+        leaf_score: 0,
+        leaf_depth: 0,
+        games: n.games,
+        wins: n.wins,
+        draws: u16::try_from(n.draws).unwrap_or(u16::MAX),
+        flags: 0,
+        leaf_selectivity: 0,
+    };
+    leaf.store_in(&mut r);
+    r
 }
 
 /// What a build is made from: a checkpoint is resumed only by the same.
@@ -545,17 +543,33 @@ pub fn games_digest(games: &[GameLine]) -> u64 {
 
 /// The digest of collected positions: keys, boards and counts.
 pub fn positions_digest(nodes: &[Node]) -> u64 {
-    let mut p = Digest::new();
+    let mut p = PositionsDigest::default();
     for n in nodes {
+        p.add(n);
+    }
+    p.finish()
+}
+
+/// [`positions_digest`] a position at a time, for positions read as a stream.
+#[derive(Default)]
+pub struct PositionsDigest(Digest);
+
+impl PositionsDigest {
+    /// Adds the next position.
+    pub fn add(&mut self, n: &Node) {
         let mut b = [0u8; 32];
         LE::write_u64(&mut b[..8], n.key);
         LE::write_u64(&mut b[8..16], n.board.player);
         LE::write_u64(&mut b[16..24], n.board.opponent);
         LE::write_u32(&mut b[24..28], n.games);
         LE::write_u32(&mut b[28..32], n.wins);
-        p.update(&b);
+        self.0.update(&b);
     }
-    p.finish()
+
+    /// The digest.
+    pub fn finish(self) -> u64 {
+        self.0.finish()
+    }
 }
 
 /// Checkpoint file: a 64-byte header (magic, every setting that changes a leaf, and

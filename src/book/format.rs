@@ -301,6 +301,41 @@ pub enum BookError {
     },
 }
 
+/// The index of `key` among `len` keys in increasing order (`key_at(i)` the i-th).
+/// Zobrist keys are uniform, so a few interpolation steps land next to it (about 2
+/// reads instead of log2 N); bisection finishes, which bounds the worst case whatever
+/// the keys.
+pub fn find_key(len: usize, key_at: impl Fn(usize) -> u64, key: u64) -> Option<usize> {
+    let (mut lo, mut hi) = (0usize, len);
+    for _ in 0..3 {
+        if hi - lo < 16 {
+            break;
+        }
+        let (klo, khi) = (u128::from(key_at(lo)), u128::from(key_at(hi - 1)));
+        let k = u128::from(key);
+        if k < klo || k > khi {
+            return None;
+        }
+        let span = (khi - klo).max(1);
+        let step = (k - klo) * (hi - 1 - lo) as u128 / span;
+        let guess = lo + usize::try_from(step).expect("at most hi - 1 - lo");
+        match key_at(guess).cmp(&key) {
+            std::cmp::Ordering::Less => lo = guess + 1,
+            std::cmp::Ordering::Greater => hi = guess,
+            std::cmp::Ordering::Equal => return Some(guess),
+        }
+    }
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        match key_at(mid).cmp(&key) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => return Some(mid),
+        }
+    }
+    None
+}
+
 /// The Zobrist fingerprint stored in every book: the key of the start position.
 pub fn fingerprint() -> u64 {
     Board::START.key()

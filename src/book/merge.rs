@@ -1,10 +1,14 @@
-//! Merging two books into one: per position the better leaf and the larger game
-//! counts, values backed up again, and the header's parameters combined.
+//! Merging books into one: per position the better leaf and the larger game counts,
+//! values backed up again, and the header's parameters combined. [`merge`] builds the
+//! result in memory; [`merge_into`] streams any number of books in key order (a k-way
+//! merge) to a file, in memory that holds no record (see [`super::stream`]).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::path::Path;
 
 use super::build::{leaf_score, negamax};
 use super::format::{stored_score, BookError, BuildParams, Record, Writer};
+use super::stream::{BackUp, BookFile, StreamError, Written};
 use super::{walk, Book};
 
 /// A merged book: its records in key order and the parameters its header states.
@@ -52,23 +56,9 @@ impl BuildParams {
 /// only on the two records, so `merge(a, b)` and `merge(b, a)` are the same book;
 /// the header's parameters are [`BuildParams::merged`].
 pub fn merge<A: AsRef<[u8]>, B: AsRef<[u8]>>(a: &Book<A>, b: &Book<B>) -> Merged {
-    let leaf_rank = |x: &Record| {
-        let level = x.leaf_level().map(|l| l.rank());
-        (level, x.leaf_score, std::cmp::Reverse(x.leaf_move))
-    };
-    let count_rank = |x: &Record| (x.games, x.wins, x.draws);
     let mut by_key: BTreeMap<u64, Record> = a.records().map(|r| (r.key, r)).collect();
     for r in b.records() {
-        by_key
-            .entry(r.key)
-            .and_modify(|old| {
-                let leaf = if leaf_rank(&r) > leaf_rank(old) { r } else { *old };
-                let counts = if count_rank(&r) > count_rank(old) { r } else { *old };
-                let first = (leaf_rank(&r), count_rank(&r)) > (leaf_rank(old), count_rank(old));
-                let value = if first { r.value } else { old.value };
-                *old = Record { games: counts.games, wins: counts.wins, draws: counts.draws, value, ..leaf };
-            })
-            .or_insert(r);
+        by_key.entry(r.key).and_modify(|old| *old = combine(*old, r)).or_insert(r);
     }
     let mut records: Vec<Record> = by_key.into_values().collect();
     let merged_bytes =
@@ -90,4 +80,55 @@ pub fn merge<A: AsRef<[u8]>, B: AsRef<[u8]>>(a: &Book<A>, b: &Book<B>) -> Merged
         }
     }
     Merged { records, params: BuildParams::merged(a.params(), b.params()) }
+}
+
+/// The record of a position two books hold: the better leaf (a leaf beats none, exact
+/// beats searched, then deeper, less selective, higher score, lower move code), the
+/// counts of the record with more games (then wins, then draws), the value of the
+/// record first by both. Ties keep `old`; every order of the books gives one result.
+fn combine(old: Record, r: Record) -> Record {
+    let leaf_rank = |x: &Record| {
+        let level = x.leaf_level().map(|l| l.rank());
+        (level, x.leaf_score, std::cmp::Reverse(x.leaf_move))
+    };
+    let count_rank = |x: &Record| (x.games, x.wins, x.draws);
+    let leaf = if leaf_rank(&r) > leaf_rank(&old) { r } else { old };
+    let counts = if count_rank(&r) > count_rank(&old) { r } else { old };
+    let first = (leaf_rank(&r), count_rank(&r)) > (leaf_rank(&old), count_rank(&old));
+    let value = if first { r.value } else { old.value };
+    Record { games: counts.games, wins: counts.wins, draws: counts.draws, value, ..leaf }
+}
+
+/// Merges `books` (any number) into the book file `output`, as [`merge`] does for two:
+/// the books are read once, in key order, side by side; the values are backed up over
+/// compact arrays. Returns what was written and the header's parameters.
+pub fn merge_into<D: AsRef<[u8]>>(books: &[&Book<D>], output: &Path) -> Result<(Written, BuildParams), StreamError> {
+    let params = books.iter().map(|b| b.params()).reduce(BuildParams::merged).unwrap_or_default();
+    let mut file = BookFile::create(output, params)?;
+    // The next record of each book, smallest key first (then book order).
+    let mut heads: BinaryHeap<std::cmp::Reverse<(u64, usize, usize)>> = BinaryHeap::new();
+    for (b, book) in books.iter().enumerate() {
+        if !book.is_empty() {
+            heads.push(std::cmp::Reverse((book.record(0).key, b, 0)));
+        }
+    }
+    let mut pending: Option<Record> = None;
+    while let Some(std::cmp::Reverse((_, b, i))) = heads.pop() {
+        let r = books[b].record(i);
+        if i + 1 < books[b].len() {
+            heads.push(std::cmp::Reverse((books[b].record(i + 1).key, b, i + 1)));
+        }
+        pending = Some(match pending {
+            Some(p) if p.key == r.key => combine(p, r),
+            Some(p) => {
+                file.push(&p)?;
+                r
+            }
+            None => r,
+        });
+    }
+    if let Some(p) = pending {
+        file.push(&p)?;
+    }
+    Ok((file.finish(BackUp::Reachable)?, params))
 }

@@ -25,6 +25,7 @@ pub mod merge;
 pub mod plan;
 pub mod query;
 pub mod slurm;
+pub mod stream;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -146,33 +147,7 @@ impl<D: AsRef<[u8]>> Book<D> {
     /// (about 2 reads instead of log2 N); binary search finishes, which bounds the
     /// worst case whatever the keys.
     pub fn get(&self, key: u64) -> Option<Record> {
-        let (mut lo, mut hi) = (0usize, self.len());
-        for _ in 0..3 {
-            if hi - lo < 16 {
-                break;
-            }
-            let (klo, khi) = (self.key_at(lo) as u128, self.key_at(hi - 1) as u128);
-            let k = key as u128;
-            if k < klo || k > khi {
-                return None;
-            }
-            let span = (khi - klo).max(1);
-            let guess = lo + (((k - klo) * (hi - 1 - lo) as u128) / span) as usize;
-            match self.key_at(guess).cmp(&key) {
-                std::cmp::Ordering::Less => lo = guess + 1,
-                std::cmp::Ordering::Greater => hi = guess,
-                std::cmp::Ordering::Equal => return Some(self.record(guess)),
-            }
-        }
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            match self.key_at(mid).cmp(&key) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Some(self.record(mid)),
-            }
-        }
-        None
+        format::find_key(self.len(), |i| self.key_at(i), key).map(|i| self.record(i))
     }
 
     /// The book's knowledge of `board` (any orientation), if it is a book position.

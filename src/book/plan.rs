@@ -44,10 +44,10 @@ use serde::{Deserialize, Serialize};
 
 use super::build::{
     self, build_identity_bytes, positions_digest, BuildConfig, BuildError, BuildIdentity, GameLine, Leaf, LeafSearch,
-    Node,
+    Node, PositionsDigest,
 };
 use super::deviate::{DeviateConfig, Deviator, Growth, Next, Round, StopReason};
-use super::format::Writer;
+use super::stream::{BackUp, BookFile, StreamError};
 use super::Book;
 use crate::board::Board;
 use crate::eval::EvalSource;
@@ -263,7 +263,8 @@ pub enum Planned {
 pub struct Plan {
     dir: PathBuf,
     file: PlanFile,
-    nodes: Vec<Node>,
+    /// The keys of the positions (all a shard needs of the others: 8 bytes each).
+    keys: Vec<u64>,
     search: LeafSearch,
     digest: u64,
     work: Work,
@@ -333,9 +334,9 @@ pub enum ShardEvent {
 #[derive(Clone, Debug)]
 pub struct Assembled {
     /// Positions in the book.
-    pub positions: usize,
-    /// The book's bytes, as written.
-    pub bytes: Vec<u8>,
+    pub positions: u64,
+    /// The book's size in bytes.
+    pub size: u64,
     /// For a round: what comes next.
     pub after: Option<AfterRound>,
 }
@@ -404,11 +405,11 @@ impl Plan {
             });
         }
         std::fs::create_dir_all(dir).map_err(io(dir))?;
-        let nodes_path = dir.join(NODES_FILE);
-        atomic_write(&nodes_path, &encode_nodes(&nodes)).map_err(io(&nodes_path))?;
+        write_nodes(&dir.join(NODES_FILE), &nodes)?;
         let json = serde_json::to_string_pretty(&file).expect("a plan serialises");
         atomic_write(&plan_path, json.as_bytes()).map_err(io(&plan_path))?;
-        Ok(Plan { dir: dir.to_path_buf(), file, nodes, search, digest, work: Work::Build })
+        let keys = nodes.iter().map(|n| n.key).collect();
+        Ok(Plan { dir: dir.to_path_buf(), file, keys, search, digest, work: Work::Build })
     }
 
     /// Opens the plan of `dir`, checking its positions, its evaluation and its digest.
@@ -449,9 +450,16 @@ impl Plan {
             return Err(bad(format!("shards must be 1..={MAX_SHARDS}, got {}", file.shards)));
         }
         let nodes_path = dir.join(NODES_FILE);
-        let bytes = std::fs::read(&nodes_path).map_err(io(&nodes_path))?;
-        let nodes = decode_nodes(&bytes)
-            .map_err(|message| PlanError::Plan { path: nodes_path.display().to_string(), message })?;
+        // A round's searches are few and kept; a build's positions are streamed, only
+        // their keys kept.
+        let mut round_nodes = Vec::new();
+        let mut keys = Vec::new();
+        let positions = read_nodes(&nodes_path, &mut |n| {
+            keys.push(n.key);
+            if file.round.is_some() {
+                round_nodes.push(*n);
+            }
+        })?;
         let strength = Strength {
             depth: file.depth,
             exact_at: file.exact_at,
@@ -464,12 +472,12 @@ impl Plan {
         }
         let search = LeafSearch::from_strength(strength, file.hash_mib, file.threads, &file.eval.source())?;
         if let Some(round) = &file.round {
-            return Plan::open_round(dir, file.clone(), round.clone(), nodes, search);
+            return Plan::open_round(dir, file.clone(), round.clone(), round_nodes, search);
         }
         // The positions' identity is checked by the digest below; the games' is taken
         // from the plan (a shard does not read the archives).
         let games = u64::from_str_radix(&file.games_digest, 16).map_err(|_| bad("games_digest is not hex".into()))?;
-        let identity = BuildIdentity { games, positions: positions_digest(&nodes), eval: search.eval.digest() };
+        let identity = BuildIdentity { games, positions, eval: search.eval.digest() };
         if format!("{:08x}", identity.eval) != file.eval_digest {
             return Err(bad(format!(
                 "the evaluation {:?} now has digest {:08x}, the plan was made with {}",
@@ -477,17 +485,16 @@ impl Plan {
             )));
         }
         let digest = plan_digest(file.max_ply, file.min_games, &search, &identity, file.shards);
-        if hex(digest) != file.digest || nodes.len() != file.positions {
+        if hex(digest) != file.digest || keys.len() != file.positions {
             return Err(bad("the plan's settings or positions do not match its digest (edited or damaged)".into()));
         }
-        Ok(Plan { dir: dir.to_path_buf(), file, nodes, search, digest, work: Work::Build })
+        Ok(Plan { dir: dir.to_path_buf(), file, keys, search, digest, work: Work::Build })
     }
 
     /// Whether a leaf search treats `key` as a book position: the plan's positions,
     /// and for a round the input book's too.
     fn in_book(&self, key: u64) -> bool {
-        self.nodes.binary_search_by_key(&key, |n| n.key).is_ok()
-            || matches!(&self.work, Work::Round(r) if r.input.get(key).is_some())
+        self.index_of(key).is_some() || matches!(&self.work, Work::Round(r) if r.input.get(key).is_some())
     }
 
     /// The plan's directory (for a growth in rounds, the current round's).
@@ -518,7 +525,11 @@ impl Plan {
 
     /// Positions in the plan.
     pub fn positions(&self) -> usize {
-        self.nodes.len()
+        self.keys.len()
+    }
+
+    fn index_of(&self, key: u64) -> Option<usize> {
+        super::format::find_key(self.keys.len(), |i| self.keys[i], key)
     }
 
     /// Where assembly writes the book unless told otherwise.
@@ -545,11 +556,24 @@ impl Plan {
         self.dir.join(format!("shard-{index:04}.partial"))
     }
 
-    fn shard_nodes(&self, index: u32) -> &[Node] {
+    /// The positions of shard `index`: a range of the plan's, in key order.
+    fn shard_range(&self, index: u32) -> std::ops::Range<usize> {
         let shards = self.file.shards;
-        let start = self.nodes.partition_point(|n| shard_of(n.key, shards) < index);
-        let end = self.nodes.partition_point(|n| shard_of(n.key, shards) <= index);
-        &self.nodes[start..end]
+        let start = self.keys.partition_point(|&k| shard_of(k, shards) < index);
+        let end = self.keys.partition_point(|&k| shard_of(k, shards) <= index);
+        start..end
+    }
+
+    /// The positions shard `index` searches (read from the positions file for a build).
+    fn shard_nodes(&self, index: u32) -> Result<Vec<Node>, PlanError> {
+        let range = self.shard_range(index);
+        match &self.work {
+            Work::Round(r) => Ok(r.round.jobs[range]
+                .iter()
+                .map(|&(key, board)| Node { key, board, games: 0, wins: 0, draws: 0 })
+                .collect()),
+            Work::Build => read_node_range(&self.dir.join(NODES_FILE), range, &self.keys),
+        }
     }
 
     fn header(&self, index: u32) -> [u8; SHARD_HEADER] {
@@ -558,7 +582,7 @@ impl Plan {
         LE::write_u64(&mut h[8..16], self.digest);
         LE::write_u32(&mut h[16..20], index);
         LE::write_u32(&mut h[20..24], self.file.shards);
-        LE::write_u64(&mut h[24..32], self.shard_nodes(index).len() as u64);
+        LE::write_u64(&mut h[24..32], self.shard_range(index).len() as u64);
         h
     }
 
@@ -599,7 +623,7 @@ impl Plan {
             progress(ShardEvent::Resumed { scored: done.len() as u64 });
         }
         let file = self.open_partial(index, partial.exists())?;
-        let mine = self.shard_nodes(index);
+        let mine = self.shard_nodes(index)?;
         let in_book = |k: u64| self.in_book(k);
         let todo: Vec<&Node> = mine.iter().filter(|n| !done.contains_key(&n.key)).collect();
         let total = todo.len() as u64;
@@ -622,9 +646,18 @@ impl Plan {
         }
         let mut all: Vec<(u64, Leaf)> = done.into_iter().chain(found).collect();
         all.sort_unstable_by_key(|(k, _)| *k);
+        self.write_shard_file(index, &all)?;
+        // The shard is safely written; a stale checkpoint only costs disk space.
+        let _ = std::fs::remove_file(&partial);
+        Ok(())
+    }
+
+    /// Writes the complete file of shard `index` from its leaves in key order.
+    fn write_shard_file(&self, index: u32, all: &[(u64, Leaf)]) -> Result<(), PlanError> {
+        let final_path = self.shard_path(index);
         let mut bytes = Vec::with_capacity(SHARD_HEADER + all.len() * ENTRY + TRAILER);
         bytes.extend_from_slice(&self.header(index));
-        for (key, leaf) in &all {
+        for (key, leaf) in all {
             bytes.extend_from_slice(&build::encode_leaf_entry(*key, leaf));
         }
         let crc = crc32fast::hash(&bytes[SHARD_HEADER..]);
@@ -632,10 +665,17 @@ impl Plan {
         bytes.extend_from_slice(&(all.len() as u64).to_le_bytes());
         bytes.extend_from_slice(&crc.to_le_bytes());
         bytes.extend_from_slice(&[0; 4]);
-        atomic_write(&final_path, &bytes).map_err(io(&final_path))?;
-        // The shard is safely written; a stale checkpoint only costs disk space.
-        let _ = std::fs::remove_file(&partial);
-        Ok(())
+        atomic_write(&final_path, &bytes).map_err(io(&final_path))
+    }
+
+    /// Writes shard `index` complete with the leaves `leaf` gives instead of searches:
+    /// synthetic plans for measuring assembly at scale.
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    pub fn write_unsearched_shard(&self, index: u32, leaf: impl Fn(&Node) -> Leaf) -> Result<(), PlanError> {
+        self.check_index(index)?;
+        let all: Vec<(u64, Leaf)> = self.shard_nodes(index)?.iter().map(|n| (n.key, leaf(n))).collect();
+        self.write_shard_file(index, &all)
     }
 
     /// The leaves of a partial shard file (none without one). A file of another plan
@@ -700,7 +740,7 @@ impl Plan {
     /// of this shard.
     fn decode_entry(&self, index: u32, e: &[u8]) -> Result<(u64, Leaf), String> {
         let (key, leaf) = build::decode_leaf_entry(e, self.search.selectivity_tenths())?;
-        if shard_of(key, self.file.shards) != index || self.nodes.binary_search_by_key(&key, |n| n.key).is_err() {
+        if shard_of(key, self.file.shards) != index || self.index_of(key).is_none() {
             return Err(format!("key {key:016x} is not a position of this shard"));
         }
         Ok((key, leaf))
@@ -731,7 +771,7 @@ impl Plan {
         if bytes[..SHARD_HEADER] != self.header(index) {
             return Err(shard_err("its header names another shard (byte 16)".into()));
         }
-        let expected = self.shard_nodes(index).len();
+        let expected = self.shard_range(index).len();
         let trailer_at = SHARD_HEADER + expected * ENTRY;
         if bytes.len() != trailer_at + TRAILER {
             return Err(shard_err(format!(
@@ -764,7 +804,7 @@ impl Plan {
     pub fn status(&self) -> Vec<ShardStatus> {
         (0..self.file.shards)
             .map(|index| {
-                let positions = self.shard_nodes(index).len() as u64;
+                let positions = self.shard_range(index).len() as u64;
                 let state = if self.shard_path(index).exists() {
                     match self.read_shard(index) {
                         Ok(_) => ShardState::Done,
@@ -790,22 +830,35 @@ impl Plan {
     /// or, when the growth is over, the book is written to the plan's output (or
     /// `output`) and the rounds directory marked finished.
     pub fn assemble(&self, output: Option<&Path>) -> Result<Assembled, PlanError> {
-        let mut leaves = Vec::with_capacity(self.nodes.len());
-        for index in 0..self.file.shards {
-            leaves.extend(self.read_shard(index)?.into_iter().map(|(_, leaf)| leaf));
-        }
-        debug_assert_eq!(leaves.len(), self.nodes.len());
         if let Work::Round(r) = &self.work {
+            let mut leaves = Vec::with_capacity(self.keys.len());
+            for index in 0..self.file.shards {
+                leaves.extend(self.read_shard(index)?.into_iter().map(|(_, leaf)| leaf));
+            }
             return self.assemble_round(r, &leaves, output);
         }
-        let (nodes, leaves) = build::reachable(self.nodes.clone(), leaves);
-        let values = build::back_up(&nodes, &leaves);
-        let records = build::records(&nodes, &leaves, &values);
-        let bytes = Writer::write_all(&records, self.search.params(self.file.max_ply, self.file.min_games))
-            .map_err(BuildError::from)?;
+        // Shards and positions both in key order: one pass over each, a shard in
+        // memory at a time, the book streamed to disk (see `stream`).
         let out = output.unwrap_or(&self.file.output);
-        atomic_write(out, &bytes).map_err(io(out))?;
-        Ok(Assembled { positions: records.len(), bytes, after: None })
+        let params = self.search.params(self.file.max_ply, self.file.min_games);
+        let stream_error = |e: StreamError| match e {
+            StreamError::Book(e) => PlanError::Build(e.into()),
+            StreamError::Io { path, source } => PlanError::Io { path, source },
+        };
+        let mut book = BookFile::create(out, params).map_err(stream_error)?;
+        let nodes_path = self.dir.join(NODES_FILE);
+        let mut nodes = NodeReader::open(&nodes_path)?;
+        for index in 0..self.file.shards {
+            for (key, leaf) in self.read_shard(index)? {
+                let node = nodes.next()?.filter(|n| n.key == key).ok_or_else(|| PlanError::Plan {
+                    path: nodes_path.display().to_string(),
+                    message: format!("position {key:016x} of shard {index} is not next in the positions file"),
+                })?;
+                book.push(&build::record(&node, &leaf, 0)).map_err(stream_error)?;
+            }
+        }
+        let written = book.finish(BackUp::DropUnreachable).map_err(stream_error)?;
+        Ok(Assembled { positions: written.positions, size: written.bytes, after: None })
     }
 }
 
@@ -817,10 +870,16 @@ fn plan_digest(max_ply: u32, min_games: u32, search: &LeafSearch, identity: &Bui
     d.finish()
 }
 
-fn encode_nodes(nodes: &[Node]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(24 + nodes.len() * NODE_LEN);
-    out.extend_from_slice(NODES_MAGIC);
-    out.extend_from_slice(&(nodes.len() as u64).to_le_bytes());
+/// Writes a positions file: magic, count, 40 bytes a position, CRC-32 of all before.
+fn write_nodes(path: &Path, nodes: &[Node]) -> Result<(), PlanError> {
+    let mut out = crate::fileio::AtomicFile::create(path).map_err(io(path))?;
+    let mut crc = crc32fast::Hasher::new();
+    let mut put = |out: &mut crate::fileio::AtomicFile, bytes: &[u8]| {
+        crc.update(bytes);
+        out.write_all(bytes)
+    };
+    put(&mut out, NODES_MAGIC).map_err(io(path))?;
+    put(&mut out, &(nodes.len() as u64).to_le_bytes()).map_err(io(path))?;
     for n in nodes {
         let mut b = [0u8; NODE_LEN];
         LE::write_u64(&mut b[0..8], n.key);
@@ -829,39 +888,122 @@ fn encode_nodes(nodes: &[Node]) -> Vec<u8> {
         LE::write_u32(&mut b[24..28], n.games);
         LE::write_u32(&mut b[28..32], n.wins);
         LE::write_u32(&mut b[32..36], n.draws);
-        out.extend_from_slice(&b);
+        put(&mut out, &b).map_err(io(path))?;
     }
-    let crc = crc32fast::hash(&out);
-    out.extend_from_slice(&crc.to_le_bytes());
-    out.extend_from_slice(&[0; 4]);
-    out
+    let crc = crc.finalize();
+    out.write_all(&crc.to_le_bytes()).map_err(io(path))?;
+    out.write_all(&[0; 4]).map_err(io(path))?;
+    out.commit().map_err(io(path))
 }
 
-fn decode_nodes(bytes: &[u8]) -> Result<Vec<Node>, String> {
-    if bytes.len() < 24 || &bytes[..8] != NODES_MAGIC {
-        return Err("not a thorbook positions file (byte 0)".into());
+/// A positions file read as a stream, each position checked (board, key, order) and
+/// the checksum at the end.
+struct NodeReader {
+    path: PathBuf,
+    reader: std::io::BufReader<File>,
+    count: u64,
+    read: u64,
+    crc: crc32fast::Hasher,
+    last: Option<u64>,
+}
+
+impl NodeReader {
+    fn open(path: &Path) -> Result<NodeReader, PlanError> {
+        let bad = |message: String| PlanError::Plan { path: path.display().to_string(), message };
+        let file = File::open(path).map_err(io(path))?;
+        let len = file.metadata().map_err(io(path))?.len();
+        let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+        let mut head = [0u8; 16];
+        if len < 24 || reader.read_exact(&mut head).is_err() || &head[..8] != NODES_MAGIC {
+            return Err(bad("not a thorbook positions file (byte 0)".into()));
+        }
+        let count = LE::read_u64(&head[8..16]);
+        let expected = count.checked_mul(NODE_LEN as u64).and_then(|n| n.checked_add(24));
+        if expected != Some(len) {
+            return Err(bad(format!(
+                "{len} bytes, expected {} for {count} positions (truncated?)",
+                expected.unwrap_or(0)
+            )));
+        }
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&head);
+        Ok(NodeReader { path: path.to_path_buf(), reader, count, read: 0, crc, last: None })
     }
-    let count = usize::try_from(LE::read_u64(&bytes[8..16])).map_err(|_| "position count too large".to_string())?;
-    let body_end = count.checked_mul(NODE_LEN).and_then(|n| n.checked_add(16)).ok_or("position count too large")?;
-    if bytes.len() != body_end + 8 {
-        return Err(format!("{} bytes, expected {} for {count} positions (truncated?)", bytes.len(), body_end + 8));
+
+    fn bad(&self, message: String) -> PlanError {
+        PlanError::Plan { path: self.path.display().to_string(), message }
     }
-    if crc32fast::hash(&bytes[..body_end]) != LE::read_u32(&bytes[body_end..body_end + 4]) {
-        return Err("checksum mismatch (damaged)".into());
+
+    /// The next position; `None` after the last, whose checksum is then checked.
+    fn next(&mut self) -> Result<Option<Node>, PlanError> {
+        if self.read == self.count {
+            let mut tail = [0u8; 8];
+            self.reader.read_exact(&mut tail).map_err(io(&self.path))?;
+            if self.crc.clone().finalize() != LE::read_u32(&tail[..4]) {
+                return Err(self.bad("checksum mismatch (damaged)".into()));
+            }
+            self.read += 1;
+            return Ok(None);
+        }
+        if self.read > self.count {
+            return Ok(None);
+        }
+        let mut b = [0u8; NODE_LEN];
+        self.reader.read_exact(&mut b).map_err(io(&self.path))?;
+        self.crc.update(&b);
+        let i = self.read;
+        self.read += 1;
+        let node = decode_node(&b).map_err(|m| self.bad(format!("position {i}: {m}")))?;
+        if self.last.is_some_and(|k| k >= node.key) {
+            return Err(self.bad(format!("position {i}: keys out of order")));
+        }
+        self.last = Some(node.key);
+        Ok(Some(node))
     }
-    let mut nodes = Vec::with_capacity(count);
-    for (i, b) in bytes[16..body_end].chunks_exact(NODE_LEN).enumerate() {
-        let board = Board::new(LE::read_u64(&b[8..16]), LE::read_u64(&b[16..24]))
-            .ok_or_else(|| format!("position {i}: a square holds discs of both sides"))?;
-        let node = Node {
-            key: LE::read_u64(&b[0..8]),
-            board,
-            games: LE::read_u32(&b[24..28]),
-            wins: LE::read_u32(&b[28..32]),
-            draws: LE::read_u32(&b[32..36]),
-        };
-        if node.key != board.key() || nodes.last().is_some_and(|p: &Node| p.key >= node.key) {
-            return Err(format!("position {i}: key does not match its board, or keys out of order"));
+}
+
+fn decode_node(b: &[u8]) -> Result<Node, String> {
+    let board =
+        Board::new(LE::read_u64(&b[8..16]), LE::read_u64(&b[16..24])).ok_or("a square holds discs of both sides")?;
+    let node = Node {
+        key: LE::read_u64(&b[0..8]),
+        board,
+        games: LE::read_u32(&b[24..28]),
+        wins: LE::read_u32(&b[28..32]),
+        draws: LE::read_u32(&b[32..36]),
+    };
+    if node.key != board.key() {
+        return Err("its key does not match its board".into());
+    }
+    Ok(node)
+}
+
+/// Reads every position of a positions file through `each`, checking it all; returns
+/// the positions' digest.
+fn read_nodes(path: &Path, each: &mut dyn FnMut(&Node)) -> Result<u64, PlanError> {
+    let mut reader = NodeReader::open(path)?;
+    let mut digest = PositionsDigest::default();
+    while let Some(node) = reader.next()? {
+        digest.add(&node);
+        each(&node);
+    }
+    Ok(digest.finish())
+}
+
+/// The positions `range` of a positions file the plan has opened (and checked), whose
+/// keys are `keys`.
+fn read_node_range(path: &Path, range: std::ops::Range<usize>, keys: &[u64]) -> Result<Vec<Node>, PlanError> {
+    use std::io::{Seek, SeekFrom};
+    let bad = |message: String| PlanError::Plan { path: path.display().to_string(), message };
+    let mut file = File::open(path).map_err(io(path))?;
+    file.seek(SeekFrom::Start(16 + (range.start * NODE_LEN) as u64)).map_err(io(path))?;
+    let mut bytes = vec![0u8; range.len() * NODE_LEN];
+    file.read_exact(&mut bytes).map_err(io(path))?;
+    let mut nodes = Vec::with_capacity(range.len());
+    for (i, b) in range.zip(bytes.chunks_exact(NODE_LEN)) {
+        let node = decode_node(b).map_err(|m| bad(format!("position {i}: {m}")))?;
+        if node.key != keys[i] {
+            return Err(bad(format!("position {i}: changed since the plan was opened")));
         }
         nodes.push(node);
     }
@@ -1069,8 +1211,7 @@ impl Plan {
             round: Some(round_file),
         };
         std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-        let nodes_path = dir.join(NODES_FILE);
-        atomic_write(&nodes_path, &encode_nodes(&nodes)).map_err(io(&nodes_path))?;
+        write_nodes(&dir.join(NODES_FILE), &nodes)?;
         let plan_path = dir.join(PLAN_FILE);
         let json = serde_json::to_string_pretty(&file).expect("a plan serialises");
         atomic_write(&plan_path, json.as_bytes()).map_err(io(&plan_path))?;
@@ -1124,9 +1265,10 @@ impl Plan {
             return Err(bad("the plan's settings or positions do not match its digest (edited or damaged)".into()));
         }
         let jobs = nodes.iter().map(|n| (n.key, n.board)).collect();
+        let keys = nodes.iter().map(|n| n.key).collect();
         let round = Round { leaves: rf.leaves, jobs };
         let work = Work::Round(Box::new(RoundWork { rounds_dir, file: rf, deviator, input, round }));
-        Ok(Plan { dir: dir.to_path_buf(), file, nodes, search, digest, work })
+        Ok(Plan { dir: dir.to_path_buf(), file, keys, search, digest, work })
     }
 
     /// Writes a round's book into its directory and plans the next round, or finishes.
@@ -1136,7 +1278,8 @@ impl Plan {
         let book_path = self.dir.join(ROUND_BOOK);
         atomic_write(&book_path, &bytes).map_err(io(&book_path))?;
         let book = opened_book(&book_path)?;
-        let positions = book.len();
+        let positions = book.len() as u64;
+        let size = bytes.len() as u64;
         let number = r.file.number;
         let next_dir = round_dir(&r.rounds_dir, number + 1);
         // Assembling again after the next round was planned replans nothing.
@@ -1144,16 +1287,14 @@ impl Plan {
             let next = Plan::open_dir(&next_dir)?;
             let after =
                 AfterRound::Next { number: number + 1, leaves: next.round_leaves(), searches: next.positions() };
-            return Ok(Assembled { positions, bytes, after: Some(after) });
+            return Ok(Assembled { positions, size, after: Some(after) });
         }
         let mut tried = std::collections::BTreeSet::new();
         if r.deviator.config().growth == Growth::Deepen {
             for n in 1..=number {
-                let nodes_path = round_dir(&r.rounds_dir, n).join(NODES_FILE);
-                let bytes = std::fs::read(&nodes_path).map_err(io(&nodes_path))?;
-                let nodes = decode_nodes(&bytes)
-                    .map_err(|message| PlanError::Plan { path: nodes_path.display().to_string(), message })?;
-                tried.extend(nodes.iter().map(|n| n.key));
+                read_nodes(&round_dir(&r.rounds_dir, n).join(NODES_FILE), &mut |node| {
+                    tried.insert(node.key);
+                })?;
             }
         }
         let added = r.file.leaves_before + r.file.leaves;
@@ -1178,7 +1319,7 @@ impl Plan {
                 AfterRound::Finished(finish(&r.rounds_dir, number, stop, out, &bytes)?)
             }
         };
-        Ok(Assembled { positions, bytes, after: Some(after) })
+        Ok(Assembled { positions, size, after: Some(after) })
     }
 
     fn round_leaves(&self) -> usize {

@@ -531,27 +531,24 @@ fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
 /// Arguments of `book merge`.
 #[derive(Args, Debug)]
 pub struct MergeArgs {
-    /// First book.
-    a: PathBuf,
-    /// Second book.
-    b: PathBuf,
+    /// The books to merge (two or more).
+    #[arg(required = true, num_args = 2..)]
+    books: Vec<PathBuf>,
     /// Output book.
     #[arg(short, long)]
     output: PathBuf,
 }
 
 fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
-    let a = open_book(Some(&args.a))?;
-    let b = open_book(Some(&args.b))?;
-    let merged = crate::book::merge(&a, &b);
-    let bytes = merged.to_bytes()?;
-    atomic_write(&args.output, &bytes).with_context(|| format!("writing {}", args.output.display()))?;
+    let books = args.books.iter().map(|p| open_book(Some(p))).collect::<anyhow::Result<Vec<_>>>()?;
+    let refs: Vec<&Book<Bytes>> = books.iter().collect();
+    let (written, _) = crate::book::merge::merge_into(&refs, &args.output)?;
+    let sizes: Vec<String> = books.iter().map(|b| b.len().to_string()).collect();
     eprintln!(
-        "wrote {} ({} positions: {} + {} before merging)",
+        "wrote {} ({} positions: {} before merging)",
         args.output.display(),
-        merged.records.len(),
-        a.len(),
-        b.len()
+        written.positions,
+        sizes.join(" + ")
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -360,7 +360,7 @@ pub(super) fn assemble(args: AssembleArgs) -> anyhow::Result<ExitCode> {
             plan.shards(),
             out.display(),
             assembled.positions,
-            assembled.bytes.len()
+            assembled.size
         ),
         (Some(after), Some(round)) => {
             eprintln!(

@@ -1,0 +1,106 @@
+//! Books at cluster scale, on synthetic data (nothing of it is committed):
+//!
+//! - `cargo bench --bench book_scale -- plan POSITIONS SHARDS DIR` makes a build plan
+//!   of at least POSITIONS positions (from random games, up to ply 24) in SHARDS
+//!   shards in DIR, and writes every shard with synthetic leaves (a legal move, a
+//!   score drawn from the key) instead of searching them;
+//! - `/usr/bin/time -v thorbook book assemble DIR -o BOOK` then measures the assembly
+//!   (wall time, peak RSS);
+//! - `cargo bench --bench book_scale -- probe BOOK` measures opening the book, a full
+//!   verification and probes of present and absent positions.
+
+use std::time::Instant;
+
+use thorbook::board::Board;
+use thorbook::book::build::{BuildConfig, GameLine, Leaf};
+use thorbook::book::format::LeafMove;
+use thorbook::book::plan::Plan;
+use thorbook::book::Book;
+use thorbook::fileio::read_mapped;
+use thorbook::search::Settings;
+use thorbook::square::Move;
+use thorbook::testutil::Rng;
+
+const MAX_PLY: u32 = 24;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        ["plan", positions, shards, dir] => plan(positions.parse().unwrap(), shards.parse().unwrap(), dir.as_ref()),
+        ["probe", book] => probe(book.as_ref()),
+        _ => eprintln!("usage: book_scale plan POSITIONS SHARDS DIR | probe BOOK (see the source's header)"),
+    }
+}
+
+/// A random game of `MAX_PLY` moves (passes included), or shorter if it ends.
+fn random_game(rng: &mut Rng) -> GameLine {
+    let mut board = Board::START;
+    let mut moves = Vec::with_capacity(MAX_PLY as usize);
+    while moves.len() < MAX_PLY as usize && !board.is_game_over() {
+        let legal = board.legal_moves();
+        if legal == 0 {
+            moves.push(Move::Pass);
+            board = board.pass();
+            continue;
+        }
+        let sq = rng.pick(legal);
+        moves.push(Move::Place(sq));
+        board = board.play(sq).expect("legal");
+    }
+    GameLine { moves, black_score: 32 }
+}
+
+fn plan(positions: usize, shards: u32, dir: &std::path::Path) {
+    let start = Instant::now();
+    let mut rng = Rng(20);
+    // About 14.3 new positions a random game to ply 24 at 45 M (16.6 at 1 M): a little spare.
+    let games: Vec<GameLine> = (0..positions / 14 + 1000).map(|_| random_game(&mut rng)).collect();
+    let config = BuildConfig {
+        max_ply: MAX_PLY,
+        min_games: 1,
+        search: Settings { depth: Some(1), exact_at: Some(0), hash_mib: 1, ..Settings::default() },
+    };
+    let plan = Plan::create_build(dir, &games, &config, shards, &dir.join("book.tbk")).unwrap();
+    println!(
+        "planned {} positions from {} random games in {} shards: {:.1} s",
+        plan.positions(),
+        games.len(),
+        shards,
+        start.elapsed().as_secs_f64()
+    );
+    drop(games);
+    let start = Instant::now();
+    for index in 0..shards {
+        plan.write_unsearched_shard(index, |node| {
+            let legal = node.board.legal_moves();
+            let mv = if legal == 0 { LeafMove::PASS } else { LeafMove::from_byte(legal.trailing_zeros() as u8) };
+            let score = i8::try_from((node.key % 129) as i64 - 64).unwrap();
+            Leaf { mv, score, depth: 1, exact: false, selectivity: 0 }
+        })
+        .unwrap();
+    }
+    println!("wrote {shards} synthetic shards: {:.1} s", start.elapsed().as_secs_f64());
+}
+
+fn probe(path: &std::path::Path) {
+    let start = Instant::now();
+    let book = Book::open(read_mapped(path).unwrap()).unwrap();
+    println!(
+        "open ({} positions, {} bytes): {:.1} µs",
+        book.len(),
+        book.size_bytes(),
+        start.elapsed().as_secs_f64() * 1e6
+    );
+    let start = Instant::now();
+    book.verify().unwrap();
+    println!("full verify: {:.1} ms", start.elapsed().as_secs_f64() * 1e3);
+    let mut rng = Rng(7);
+    let present: Vec<u64> = (0..1_000_000).map(|_| book.record(rng.below(book.len() as u64) as usize).key).collect();
+    let absent: Vec<u64> = (0..1_000_000).map(|_| rng.next_u64()).collect();
+    for (name, keys) in [("present", &present), ("absent", &absent)] {
+        let start = Instant::now();
+        let found = keys.iter().filter(|&&k| book.get(k).is_some()).count();
+        let per = start.elapsed().as_secs_f64() / keys.len() as f64;
+        println!("get, {name} keys (1 M, random order, warm after verify): {:.0} ns each ({found} found)", per * 1e9);
+    }
+}
