@@ -4,8 +4,12 @@
 //!   [`Writer`];
 //! - [`build`]: the build's steps (collecting positions from games, leaf searches,
 //!   negamax, the checkpoint), and [`builder`]: the [`Builder`] pipeline over them;
-//! - [`deviate`]: growing a book beyond the played lines;
-//! - [`merge`](mod@merge): two books into one;
+//! - [`deviate`]: growing a book beyond the played lines, or deepening its leaves, in rounds;
+//! - [`merge`](mod@merge): books into one;
+//! - [`stream`]: books written as a stream of records with values backed up after,
+//!   in memory of about 11 bytes a position (assembly, merge);
+//! - [`plan`]: builds and growth rounds split into shards that run anywhere, and
+//!   [`slurm`]: running them as Slurm job arrays;
 //! - [`query`]: the moves of a position, the book line, the engine's choice;
 //! - [`interchange`]: thorbook text, Edax and Egaroucid books, in and out.
 //!

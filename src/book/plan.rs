@@ -9,8 +9,8 @@
 //! already in key order), checkpointing each leaf to `shard-IIII.partial` as it goes;
 //! when done it writes `shard-IIII.tbs` (entries sorted by key, a trailer with their
 //! count and checksum) and removes the partial file. [`Plan::assemble`] checks that
-//! every shard is present, of this plan, complete and intact, then backs the values
-//! up and writes the book through [`Writer`].
+//! every shard is present, of this plan, complete and intact, then streams the
+//! records to the book and backs the values up ([`super::stream`]).
 //!
 //! Deviation and deepening are planned a round at a time ([`Plan::create_rounds`]): a
 //! round's plan lists the leaf searches of one [`Round`] of the local
@@ -1127,7 +1127,11 @@ impl Plan {
             return Ok(Planned::Round(Box::new(Plan::open(dir)?)));
         }
         if dir.join(PLAN_FILE).exists() || dir.join(INPUT_FILE).exists() {
-            return Err(bad("this directory holds another plan: use another directory, or remove it".into()));
+            let what = match finished(dir)? {
+                Some(f) => format!("a finished growth (its book: {})", f.output.display()),
+                None => "another plan".to_string(),
+            };
+            return Err(bad(format!("this directory holds {what}: use another directory, or remove it")));
         }
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         atomic_write(&input, book.bytes()).map_err(io(&input))?;
