@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Rebuilds data/book.tbk, the bundled opening book: every position to ply 20 reached
 # by at least 2 games of the full WTHOR archives (1977-2015), leaves scored at engine
-# level 8, then grown by deviation. Times on 2 cores are in the README.
+# level 8, grown by deviation, then the leaves that can change what it plays deepened
+# to level 10. Times on 2 cores are in the README.
 #
 #   scripts/bundled_book.sh [ARCHIVE_DIR] [WORK_DIR]
 #
-# Both steps checkpoint: run the script again after an interruption and it resumes.
+# Every step checkpoints: run the script again after an interruption and it resumes.
 set -euo pipefail
 archives=${1:-../shared/thor}
 work=${2:-target/bundled-book}
@@ -16,9 +17,13 @@ resume=()
 [ -e "$work/games.tbk.checkpoint" ] && resume=(--resume)
 [ -e "$work/games.tbk" ] || "$tb" book build "$archives" --level 8 --hash-mib 16 -o "$work/games.tbk" "${resume[@]}"
 resume=()
+[ -e "$work/deviated.tbk.deviate" ] && resume=(--resume)
+[ -e "$work/deviated.tbk" ] && [ ! -e "$work/deviated.tbk.deviate" ] || "$tb" book deviate --book "$work/games.tbk" --error 2 --budget 4 --level 8 --max-ply 30 \
+    --max-positions "${DEVIATE_POSITIONS:-20000}" --hash-mib 16 -o "$work/deviated.tbk" "${resume[@]}"
+resume=()
 [ -e "$work/book.tbk.deviate" ] && resume=(--resume)
-"$tb" book deviate --book "$work/games.tbk" --error 2 --budget 4 --level 8 --max-ply 30 \
-    --max-positions "${DEVIATE_POSITIONS:-20000}" --hash-mib 16 -o "$work/book.tbk" "${resume[@]}"
+"$tb" book deepen --book "$work/deviated.tbk" --level 10 --error 2 --budget 4 --hash-mib 16 \
+    -o "$work/book.tbk" "${resume[@]}"
 "$tb" book verify --book "$work/book.tbk"
 cp "$work/book.tbk" data/book.tbk
 "$tb" book info --book data/book.tbk

@@ -403,6 +403,10 @@ fn info(args: BookFileArgs) -> anyhow::Result<ExitCode> {
         if p.depth == 0 { "by time".to_string() } else { p.depth.to_string() },
         p.exact_at,
         match p.selectivity_tenths {
+            // A grown book whose leaves differ in width records none (0).
+            0 if out.leaves_by_level.iter().any(|(l, _)| l.contains("σ")) => {
+                "widths as the leaf levels say".to_string()
+            }
             0 => "full width".to_string(),
             t => format!("selectivity {:.1} σ", t as f32 / 10.0),
         }
