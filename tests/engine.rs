@@ -425,3 +425,15 @@ fn engine_choose_answers_any_board_legally() {
     }
     runner.run(&any_board(), |(pos, limit)| check(pos, limit)).unwrap();
 }
+
+/// `--hash-mib 64` allocates 64 MiB (a power of two used to get half), reported by
+/// `analyze --json`; a size that is not a power of two gets the largest power of two
+/// buckets below it.
+#[test]
+fn the_table_holds_the_size_asked_for() {
+    for (mib, bytes) in [("64", 64u64 << 20), ("100", 64 << 20), ("1", 1 << 20)] {
+        let out = crate::util::thorbook(&["analyze", "--moves", "f5d6", "--level", "2", "--hash-mib", mib, "--json"]);
+        let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
+        assert_eq!(v["table_bytes"].as_u64(), Some(bytes), "--hash-mib {mib}");
+    }
+}

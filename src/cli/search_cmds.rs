@@ -153,6 +153,7 @@ pub(super) fn analyze(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
             "exact": r.exact,
             "nodes": r.nodes,
             "seconds": r.elapsed.as_secs_f64(),
+            "table_bytes": engine.table_bytes(),
             "moves": moves,
             "book": a.book,
             "book_line": format_moves(&a.book_line),

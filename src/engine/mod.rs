@@ -248,7 +248,7 @@ impl<E: Evaluator> Engine<E> {
         if moves.count_ones() <= 1 {
             let mv = crate::square::Square::lowest(moves).map_or(Move::Pass, Move::Place);
             let child = pos.try_play(mv, 1).expect("the only legal move, or a forced pass");
-            let score = self.table_score(&child.board).map_or_else(|| -self.eval.evaluate(&child.board), |s| -s);
+            let score = self.table_value(&child.board).map_or_else(|| -self.eval.evaluate(&child.board), |s| -s);
             return Ok(EngineMove {
                 mv,
                 score,
@@ -302,8 +302,16 @@ impl<E: Evaluator> Engine<E> {
         self.pool.install(|| Search::new(eval, tt, stop, threads).run(&pos.board, limits, all_moves))
     }
 
-    /// The table's exact knowledge of a position's score, if any.
-    fn table_score(&self, board: &crate::board::Board) -> Option<i32> {
+    /// The transposition table's size in bytes (the size asked for, or the largest power
+    /// of two buckets below it).
+    pub fn table_bytes(&self) -> usize {
+        self.tt.size_bytes()
+    }
+
+    /// The value the table holds for a position (both bounds equal, from a search of
+    /// any depth or width): a better guess than the static evaluation, not an exact
+    /// score (a forced move reports `exact: false`).
+    fn table_value(&self, board: &crate::board::Board) -> Option<i32> {
         self.tt.probe(board.key()).filter(|e| e.lower == e.upper).map(|e| e.lower)
     }
 

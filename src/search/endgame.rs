@@ -252,7 +252,7 @@ impl<'a> Solver<'a> {
         out.sort_by_key(|m| std::cmp::Reverse(m.score));
         if let (Some(first), 0) = (out.first(), self.root_exclude) {
             if let Move::Place(sq) = first.mv {
-                self.tt.store(board.key(), board.empty_count() as u8, alpha, beta, first.score, Some(sq));
+                self.tt.store(board.key(), board.empty_count() as u8, 0, alpha, beta, first.score, Some(sq));
             }
         }
         out
@@ -269,7 +269,7 @@ impl<'a> Solver<'a> {
         let mut tt_move = None;
         if let Some(e) = self.tt.probe(key) {
             tt_move = e.best;
-            if e.depth as u32 >= empties {
+            if e.answers(empties, 0) {
                 if e.lower == e.upper || e.lower >= beta {
                     return (e.lower, e.best);
                 }
@@ -317,7 +317,7 @@ impl<'a> Solver<'a> {
                 }
             }
         }
-        self.tt.store(key, empties as u8, alpha0, beta, best, best_move);
+        self.tt.store(key, empties as u8, 0, alpha0, beta, best, best_move);
         (best, best_move)
     }
 
@@ -381,7 +381,7 @@ impl<'a> Solver<'a> {
         let mut tt_move = None;
         if let Some(e) = self.tt.probe(key) {
             tt_move = e.best;
-            if e.depth as u32 >= empties {
+            if e.answers(empties, 0) {
                 if e.upper <= alpha {
                     return e.upper;
                 }
@@ -404,7 +404,7 @@ impl<'a> Solver<'a> {
             for m in list.iter() {
                 let child = board.play_flips(m.square, m.flips);
                 if let Some(e) = self.tt.probe(child.key()) {
-                    if e.depth as u32 >= empties - 1 && -e.upper > alpha {
+                    if e.answers(empties - 1, 0) && -e.upper > alpha {
                         return -e.upper;
                     }
                 }
@@ -436,7 +436,7 @@ impl<'a> Solver<'a> {
         if self.aborted {
             return 0;
         }
-        self.tt.store(key, empties as u8, alpha, alpha + 1, best, best_move);
+        self.tt.store(key, empties as u8, 0, alpha, alpha + 1, best, best_move);
         best
     }
 

@@ -391,7 +391,7 @@ impl<'a, E: Evaluator> Search<'a, E> {
         out.sort_by_key(|m| std::cmp::Reverse(m.score));
         // A restricted root is not the position's true value: keep it out of the table.
         if let (Some(RootMove { mv: Move::Place(sq), score }), 0) = (out.first().copied(), self.root_exclude) {
-            self.tt.store(board.key(), depth as u8, alpha, beta, score, Some(sq));
+            self.tt.store(board.key(), depth as u8, self.width(), alpha, beta, score, Some(sq));
         }
         out
     }
@@ -416,7 +416,7 @@ impl<'a, E: Evaluator> Search<'a, E> {
         let key = board.key();
         let entry = self.tt.probe(key);
         if let Some(e) = entry {
-            if e.depth as u32 >= depth {
+            if e.answers(depth, self.width()) {
                 if e.lower >= beta || e.lower == e.upper {
                     return e.lower;
                 }
@@ -467,8 +467,14 @@ impl<'a, E: Evaluator> Search<'a, E> {
                 }
             }
         }
-        self.tt.store(key, depth as u8, alpha0, beta, best, best_move);
+        self.tt.store(key, depth as u8, self.width(), alpha0, beta, best, best_move);
         best
+    }
+
+    /// The selectivity entries of this search record and need (tenths; 0: full width).
+    #[inline]
+    fn width(&self) -> u8 {
+        self.selectivity.map_or(0, Selectivity::tenths)
     }
 
     /// Multi-ProbCut at a null-window node: a shallow search far enough beyond the

@@ -4,7 +4,9 @@
 //! A slot stores the key XOR the data word, so a torn write by another thread reads as
 //! a miss instead of a wrong entry. Bounds, not a value and a flag, are kept: a search
 //! that fails low stores an upper bound, one that fails high a lower bound, and a
-//! second search of the same position at the same depth tightens them.
+//! second search of the same position at the same depth tightens them. An entry records
+//! the selectivity it was searched with: a selective (Multi-ProbCut) result never
+//! answers a wider search ([`TtEntry::answers`]).
 
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 
@@ -19,8 +21,28 @@ pub struct TtEntry {
     pub upper: i32,
     /// Best move found, if any.
     pub best: Option<Square>,
-    /// Depth searched (≥ empties means exact to the end).
+    /// Depth searched (≥ empties means to the end).
     pub depth: u8,
+    /// Multi-ProbCut selectivity of the search, tenths of a standard deviation (0: full
+    /// width; an exact result is full width).
+    pub selectivity: u8,
+}
+
+impl TtEntry {
+    /// Whether the entry's bounds may answer a search to `depth` at `selectivity`
+    /// (tenths, 0 for full width): searched at least as deep and at least as wide — a
+    /// full-width entry answers any search, a selective one only a search at most as
+    /// selective (a larger number of σ cuts less), never a full-width or exact one.
+    #[inline]
+    pub fn answers(&self, depth: u32, selectivity: u8) -> bool {
+        u32::from(self.depth) >= depth
+            && (self.selectivity == 0 || (selectivity != 0 && self.selectivity >= selectivity))
+    }
+
+    /// Whether this entry is at least as good an answer as one of `depth` at `selectivity`.
+    fn covers(&self, depth: u8, selectivity: u8) -> bool {
+        self.answers(u32::from(depth), selectivity)
+    }
 }
 
 #[derive(Default)]
@@ -83,12 +105,13 @@ fn available_memory_mib() -> Option<usize> {
     Some(kib / 1024)
 }
 
-fn pack(lower: i32, upper: i32, best: Option<Square>, depth: u8, age: u8) -> u64 {
+fn pack(lower: i32, upper: i32, best: Option<Square>, depth: u8, selectivity: u8, age: u8) -> u64 {
     (lower as i8 as u8 as u64)
         | (upper as i8 as u8 as u64) << 8
         | best.map_or(NO_MOVE, |s| s.index() as u64) << 16
         | (depth as u64) << 24
         | (age as u64) << 32
+        | (selectivity as u64) << 40
 }
 
 fn unpack(d: u64) -> (TtEntry, u8) {
@@ -99,13 +122,14 @@ fn unpack(d: u64) -> (TtEntry, u8) {
             upper: (d >> 8) as u8 as i8 as i32,
             best: Square::try_new(best),
             depth: (d >> 24) as u8,
+            selectivity: (d >> 40) as u8,
         },
         (d >> 32) as u8,
     )
 }
 
 impl TranspositionTable {
-    /// A table of about `mib` MiB (rounded down to a power of two buckets, at least 1).
+    /// A table of `mib` MiB, or the largest power of two buckets below it.
     ///
     /// # Panics
     /// When the memory cannot be had; use [`TranspositionTable::try_new`] for sizes a
@@ -122,28 +146,39 @@ impl TranspositionTable {
         Ok(())
     }
 
-    /// A table of about `mib` MiB, or an error naming the size when it is larger than
-    /// [`MAX_TABLE_MIB`], than the memory the system reports available, or than the
+    /// A table of `mib` MiB (the largest power of two buckets not above it: exactly
+    /// `mib` when it is a power of two), or an error naming the size when it is larger
+    /// than [`MAX_TABLE_MIB`], than the memory the system reports available, or than the
     /// allocator will give.
     pub fn try_new(mib: usize) -> Result<TranspositionTable, TableError> {
         TranspositionTable::check_size(mib)?;
+        let n = TranspositionTable::buckets_for(mib);
+        let allocated_mib = (n * std::mem::size_of::<Bucket>()).div_ceil(1 << 20);
         if let Some(available) = available_memory_mib() {
-            if mib > available {
+            if allocated_mib > available {
                 return Err(TableError::MoreThanAvailable { mib, available });
             }
         }
-        let bytes = mib << 20;
-        let n = (bytes / std::mem::size_of::<Bucket>()).next_power_of_two() / 2;
-        let n = n.max(1);
         let mut buckets = Vec::new();
         buckets.try_reserve_exact(n).map_err(|_| TableError::Allocation { mib })?;
         buckets.resize_with(n, Bucket::default);
         Ok(TranspositionTable { buckets, mask: n as u64 - 1, age: AtomicU8::new(0) })
     }
 
+    /// Buckets a table of `mib` MiB holds: the largest power of two that fits.
+    fn buckets_for(mib: usize) -> usize {
+        let n = ((mib << 20) / std::mem::size_of::<Bucket>()).max(1);
+        1 << n.ilog2()
+    }
+
     /// Size in bytes.
     pub fn size_bytes(&self) -> usize {
         self.buckets.len() * std::mem::size_of::<Bucket>()
+    }
+
+    /// Entries it holds (four a bucket).
+    pub fn entries(&self) -> usize {
+        self.buckets.len() * 4
     }
 
     /// Starts a new search: older entries become preferred victims.
@@ -164,19 +199,6 @@ impl TranspositionTable {
         &self.buckets[((key >> 20) & self.mask) as usize]
     }
 
-    /// Hint the CPU to fetch the bucket of `key`.
-    #[inline]
-    pub fn prefetch(&self, key: u64) {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: prefetch is a hint; the pointer is in bounds.
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            _mm_prefetch(self.bucket(key) as *const Bucket as *const i8, _MM_HINT_T0);
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = key;
-    }
-
     /// The entry for `key`, if stored.
     #[inline]
     pub fn probe(&self, key: u64) -> Option<TtEntry> {
@@ -189,10 +211,12 @@ impl TranspositionTable {
         None
     }
 
-    /// Stores the result of a search of `key` to `depth` within (`alpha`, `beta`) that
-    /// returned `score` with best move `best`.
+    /// Stores the result of a search of `key` to `depth` at `selectivity` (tenths, 0:
+    /// full width) within (`alpha`, `beta`) that returned `score` with best move `best`.
+    /// An entry that answers more searches (deeper, or as deep and wider) is kept.
     #[inline]
-    pub fn store(&self, key: u64, depth: u8, alpha: i32, beta: i32, score: i32, best: Option<Square>) {
+    #[allow(clippy::too_many_arguments)]
+    pub fn store(&self, key: u64, depth: u8, selectivity: u8, alpha: i32, beta: i32, score: i32, best: Option<Square>) {
         let age = self.age.load(Relaxed);
         let (mut lower, mut upper) = (-64, 64);
         if score > alpha {
@@ -209,10 +233,10 @@ impl TranspositionTable {
             let check = slot.check.load(Relaxed);
             if check ^ data == key && data != 0 {
                 let (old, _) = unpack(data);
-                if old.depth > depth {
-                    return; // keep the deeper result
+                if old.covers(depth, selectivity) && (old.depth > depth || old.selectivity != selectivity) {
+                    return; // keep the result that answers more
                 }
-                if old.depth == depth {
+                if old.depth == depth && old.selectivity == selectivity {
                     lower = lower.max(old.lower);
                     upper = upper.min(old.upper);
                     if lower > upper {
@@ -222,7 +246,7 @@ impl TranspositionTable {
                     }
                 }
                 let best = best.or(old.best);
-                let d = pack(lower, upper, best, depth, age);
+                let d = pack(lower, upper, best, depth, selectivity, age);
                 slot.data.store(d, Relaxed);
                 slot.check.store(key ^ d, Relaxed);
                 return;
@@ -235,7 +259,7 @@ impl TranspositionTable {
                 victim = slot;
             }
         }
-        let d = pack(lower, upper, best, depth, age);
+        let d = pack(lower, upper, best, depth, selectivity, age);
         victim.data.store(d, Relaxed);
         victim.check.store(key ^ d, Relaxed);
     }
@@ -248,22 +272,54 @@ mod tests {
     #[test]
     fn store_probe_and_tighten() {
         let tt = TranspositionTable::new(1);
-        assert!(tt.size_bytes() <= 1 << 20);
+        assert_eq!(tt.size_bytes(), 1 << 20);
         let key = 0x1234_5678_9abc_def0;
         assert_eq!(tt.probe(key), None);
         let sq = Square::new(19);
-        tt.store(key, 10, -5, 5, 3, Some(sq));
-        assert_eq!(tt.probe(key), Some(TtEntry { lower: 3, upper: 3, best: Some(sq), depth: 10 }));
+        tt.store(key, 10, 0, -5, 5, 3, Some(sq));
+        assert_eq!(tt.probe(key), Some(TtEntry { lower: 3, upper: 3, best: Some(sq), depth: 10, selectivity: 0 }));
         // Fail high then fail low at the same depth: bounds intersect.
         let k2 = key ^ 0xFFFF;
-        tt.store(k2, 8, 0, 1, 4, None);
-        tt.store(k2, 8, 10, 11, 9, Some(sq));
-        assert_eq!(tt.probe(k2), Some(TtEntry { lower: 4, upper: 9, best: Some(sq), depth: 8 }));
+        tt.store(k2, 8, 0, 0, 1, 4, None);
+        tt.store(k2, 8, 0, 10, 11, 9, Some(sq));
+        assert_eq!(tt.probe(k2), Some(TtEntry { lower: 4, upper: 9, best: Some(sq), depth: 8, selectivity: 0 }));
         // A shallower result does not overwrite a deeper one.
-        tt.store(k2, 2, -64, 64, -20, None);
+        tt.store(k2, 2, 0, -64, 64, -20, None);
         assert_eq!(tt.probe(k2).unwrap().depth, 8);
         // Negative scores survive packing.
-        tt.store(key ^ 1, 3, -64, 64, -64, None);
+        tt.store(key ^ 1, 3, 0, -64, 64, -64, None);
         assert_eq!(tt.probe(key ^ 1).unwrap().lower, -64);
+    }
+
+    #[test]
+    fn a_selective_entry_never_answers_a_wider_search() {
+        let tt = TranspositionTable::new(1);
+        let key = 0x0bad_cafe_0000_1234;
+        tt.store(key, 12, 15, -64, 64, 7, None);
+        let e = tt.probe(key).unwrap();
+        assert_eq!(e.selectivity, 15);
+        assert!(e.answers(12, 15) && e.answers(10, 11), "a search at most as selective");
+        assert!(!e.answers(12, 0), "a full-width search");
+        assert!(!e.answers(12, 20), "a wider selective search");
+        assert!(!e.answers(13, 15), "a deeper search");
+        // A full-width result of the same depth replaces it and answers everything.
+        tt.store(key, 12, 0, -64, 64, 5, None);
+        let e = tt.probe(key).unwrap();
+        assert_eq!((e.lower, e.selectivity), (5, 0));
+        assert!(e.answers(12, 0) && e.answers(12, 15));
+        // A selective result of the same depth does not replace the full-width one.
+        tt.store(key, 12, 15, -64, 64, 9, None);
+        assert_eq!(tt.probe(key).unwrap().lower, 5);
+    }
+
+    #[test]
+    fn a_table_holds_the_size_asked_for() {
+        for (mib, buckets) in [(1, 1 << 14), (64, 1 << 20), (100, 1 << 20), (128, 1 << 21)] {
+            let tt = TranspositionTable::new(mib);
+            assert_eq!(tt.entries(), buckets * 4, "{mib} MiB");
+            assert!(tt.size_bytes() <= mib << 20);
+        }
+        assert_eq!(TranspositionTable::new(64).size_bytes(), 64 << 20);
+        assert!(matches!(TranspositionTable::try_new(0), Err(TableError::Size { mib: 0 })));
     }
 }
