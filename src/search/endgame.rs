@@ -31,6 +31,7 @@ use rayon::prelude::*;
 
 use super::moves::{MoveList, OrderedMove};
 use super::tt::TranspositionTable;
+use super::NodeBudget;
 use crate::board::{flips, legal_moves, Board, Squares};
 use crate::eval::Evaluator;
 use crate::square::{Move, Square};
@@ -90,8 +91,10 @@ pub struct Solver<'a> {
     aborted: bool,
     /// Stop at this time (checked every few thousand nodes).
     pub deadline: Option<Instant>,
-    /// Stop after this many nodes.
-    pub node_limit: u64,
+    /// The node budget, shared with the helpers of its splits and the search above.
+    budget: Arc<NodeBudget>,
+    /// Nodes of `nodes` already reported to the budget.
+    reported: u64,
     /// Flags of the splits this solver works under: set when a sibling refuted the node.
     cut_flags: Vec<Arc<AtomicBool>>,
     /// Orders moves at [`EVAL_ORDER_MIN`] empties and above (none: fastest-first only).
@@ -132,7 +135,8 @@ impl<'a> Solver<'a> {
             next_check: STOP_CHECK_INTERVAL,
             aborted: false,
             deadline: None,
-            node_limit: u64::MAX,
+            budget: NodeBudget::new(u64::MAX),
+            reported: 0,
             cut_flags: Vec::new(),
             eval: None,
             root_exclude: 0,
@@ -163,10 +167,35 @@ impl<'a> Solver<'a> {
         self.aborted
     }
 
+    /// Stop after `limit` nodes (a budget of its own).
+    pub fn set_node_limit(&mut self, limit: u64) {
+        self.budget = NodeBudget::new(limit);
+        self.reported = self.nodes;
+    }
+
+    /// Draw on `budget`, shared with other searchers.
+    pub fn share_budget(&mut self, budget: Arc<NodeBudget>) {
+        self.budget = budget;
+        self.reported = self.nodes;
+    }
+
+    /// Reports the nodes visited since the last report to the budget.
+    #[inline]
+    pub fn report_nodes(&mut self) {
+        self.budget.spend(self.nodes - self.reported);
+        self.reported = self.nodes;
+    }
+
+    /// Counts a finished helper's nodes (it reported them itself).
+    fn merge_helper_nodes(&mut self, nodes: u64) {
+        self.nodes += nodes;
+        self.reported += nodes;
+    }
+
     /// Whether a stop was asked for: flag, deadline, node budget, or a refuted split above.
     fn must_stop(&self) -> bool {
         self.stop.load(Relaxed)
-            || self.nodes >= self.node_limit
+            || self.budget.exhausted()
             || self.deadline.is_some_and(|d| Instant::now() >= d)
             || self.cut_flags.iter().any(|f| f.load(Relaxed))
     }
@@ -175,6 +204,7 @@ impl<'a> Solver<'a> {
     fn check_stop(&mut self) -> bool {
         if self.nodes >= self.next_check {
             self.next_check = self.nodes + STOP_CHECK_INTERVAL;
+            self.report_nodes();
             if self.must_stop() {
                 self.aborted = true;
             }
@@ -250,6 +280,10 @@ impl<'a> Solver<'a> {
         }
         // Stable sort: among equal scores, the first searched (the exact one) stays first.
         out.sort_by_key(|m| std::cmp::Reverse(m.score));
+        // A stopped root has not seen every move: its best is no bound on the position.
+        if self.aborted {
+            return out;
+        }
         if let (Some(first), 0) = (out.first(), self.root_exclude) {
             if let Move::Place(sq) = first.mv {
                 self.tt.store(board.key(), board.empty_count() as u8, 0, alpha, beta, first.score, Some(sq));
@@ -473,12 +507,16 @@ impl<'a> Solver<'a> {
                 let mut helper = Solver::new(self.tt, self.stop, self.threads);
                 helper.eval = self.eval;
                 helper.deadline = self.deadline;
-                helper.node_limit = self.node_limit.saturating_sub(self.nodes);
+                helper.budget = self.budget.clone();
                 helper.cut_flags = self.cut_flags.clone();
                 if stop_on_cut {
                     helper.cut_flags.push(cut.clone());
                 }
+                if helper.must_stop() {
+                    return (None, 0);
+                }
                 let v = -helper.nws(&board.play_flips(m.square, m.flips), -alpha - 1);
+                helper.report_nodes();
                 if helper.aborted {
                     return (None, helper.nodes);
                 }
@@ -488,14 +526,17 @@ impl<'a> Solver<'a> {
                 (Some(v), helper.nodes)
             })
             .collect();
-        // Helpers stopped by this split's cut are fine; a stop from above is not.
-        if self.must_stop() {
+        // Helpers stopped by this split's cut are fine (a move beat alpha: the node is
+        // refuted whatever the others score); a helper stopped otherwise leaves the
+        // split unfinished, and its result must not be used or stored.
+        let refuted = cut.load(Relaxed);
+        if self.must_stop() || (!refuted && results.iter().any(|(v, _)| v.is_none())) {
             self.aborted = true;
         }
         results
             .into_iter()
             .map(|(v, nodes)| {
-                self.nodes += nodes;
+                self.merge_helper_nodes(nodes);
                 v
             })
             .collect()

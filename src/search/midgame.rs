@@ -5,14 +5,15 @@
 //! solver takes over, so deep enough searches return proven scores.
 
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
 use super::endgame::{RootMove, Solver};
 use super::moves::{MoveList, OrderedMove};
-use super::table_pv;
 use super::tt::TranspositionTable;
+use super::{table_pv, NodeBudget};
 use crate::board::{flips, Board, Squares};
 use crate::eval::Evaluator;
 use crate::square::{Move, Square};
@@ -129,7 +130,10 @@ pub struct Search<'a, E: Evaluator> {
     nodes: u64,
     next_check: u64,
     deadline: Option<Instant>,
-    node_limit: u64,
+    /// The node budget, shared with the solver and every helper.
+    budget: Arc<NodeBudget>,
+    /// Nodes of `nodes` already reported to the budget.
+    reported: u64,
     aborted: bool,
     stop: &'a AtomicBool,
     threads: usize,
@@ -147,7 +151,8 @@ impl<'a, E: Evaluator> Search<'a, E> {
             nodes: 0,
             next_check: CHECK_INTERVAL,
             deadline: None,
-            node_limit: u64::MAX,
+            budget: NodeBudget::new(u64::MAX),
+            reported: 0,
             aborted: false,
             stop,
             threads,
@@ -160,11 +165,18 @@ impl<'a, E: Evaluator> Search<'a, E> {
     fn helper(&self) -> Search<'a, E> {
         let mut h = Search::new(self.eval, self.tt, self.stop, self.threads);
         h.deadline = self.deadline;
-        h.node_limit = self.node_limit.saturating_sub(self.total_nodes());
+        h.budget = self.budget.clone();
         h.solver.deadline = self.deadline;
-        h.solver.node_limit = h.node_limit;
+        h.solver.share_budget(self.budget.clone());
         h.selectivity = self.selectivity;
         h
+    }
+
+    /// Reports this searcher's and its solver's new nodes to the shared budget.
+    fn report_nodes(&mut self) {
+        self.budget.spend(self.nodes - self.reported);
+        self.reported = self.nodes;
+        self.solver.report_nodes();
     }
 
     /// Searches `moves` from `board` in parallel, each with the window (`alpha`,
@@ -181,7 +193,11 @@ impl<'a, E: Evaluator> Search<'a, E> {
             .par_iter()
             .map(|m| {
                 let mut h = self.helper();
+                if h.budget.exhausted() {
+                    return (None, 0);
+                }
                 let v = -h.pvs(&board.play_flips(m.square, m.flips), -beta, -alpha, depth - 1);
+                h.report_nodes();
                 let stopped = h.aborted || h.solver.aborted();
                 ((!stopped).then_some(v), h.total_nodes())
             })
@@ -189,13 +205,22 @@ impl<'a, E: Evaluator> Search<'a, E> {
         results
             .into_iter()
             .map(|(v, n)| {
+                // The helper reported its nodes itself.
                 self.nodes += n;
+                self.reported += n;
                 if v.is_none() {
                     self.aborted = true;
                 }
                 v
             })
             .collect()
+    }
+
+    /// Whether this search or its solver was stopped: the values just returned are
+    /// meaningless and nothing may be stored from them.
+    #[inline]
+    fn stopped(&self) -> bool {
+        self.aborted || self.solver.aborted()
     }
 
     fn total_nodes(&self) -> u64 {
@@ -206,11 +231,12 @@ impl<'a, E: Evaluator> Search<'a, E> {
     fn check(&mut self) -> bool {
         if self.nodes >= self.next_check {
             self.next_check = self.nodes + CHECK_INTERVAL;
-            if self.total_nodes() >= self.node_limit || self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.report_nodes();
+            if self.budget.exhausted() || self.deadline.is_some_and(|d| Instant::now() >= d) {
                 self.aborted = true;
             }
         }
-        self.aborted || self.solver.aborted()
+        self.stopped()
     }
 
     /// Iterative deepening from `board` under `limits`. With `all_moves`, every root
@@ -220,9 +246,10 @@ impl<'a, E: Evaluator> Search<'a, E> {
         let start = Instant::now();
         self.tt.new_search();
         self.deadline = limits.time.map(|t| start + t);
-        self.node_limit = limits.nodes.unwrap_or(u64::MAX);
+        self.budget = NodeBudget::new(limits.nodes.unwrap_or(u64::MAX));
+        self.reported = self.nodes;
         self.solver.deadline = self.deadline;
-        self.solver.node_limit = self.node_limit;
+        self.solver.share_budget(self.budget.clone());
         self.solver.root_exclude = limits.exclude;
         self.root_exclude = limits.exclude;
         self.selectivity = limits.selectivity;
@@ -324,7 +351,7 @@ impl<'a, E: Evaluator> Search<'a, E> {
             let moves = self.root_window(board, depth, lo, hi, false);
             match moves.first() {
                 Some(m) if m.score > lo && m.score < hi => return moves,
-                _ if self.aborted => return moves,
+                _ if self.stopped() => return moves,
                 _ => {}
             }
         }
@@ -367,13 +394,13 @@ impl<'a, E: Evaluator> Search<'a, E> {
                     v
                 } else {
                     let v = -self.pvs(&child, -a - 1, -a, depth - 1);
-                    if v > a && v < beta && !self.aborted {
+                    if v > a && v < beta && !self.stopped() {
                         -self.pvs(&child, -beta, -a, depth - 1)
                     } else {
                         v
                     }
                 };
-                if self.aborted {
+                if self.stopped() {
                     return out;
                 }
                 out.push(RootMove { mv: Move::Place(sq), score: v });
@@ -385,7 +412,7 @@ impl<'a, E: Evaluator> Search<'a, E> {
                 }
             }
         }
-        if self.aborted {
+        if self.stopped() {
             return out;
         }
         out.sort_by_key(|m| std::cmp::Reverse(m.score));
@@ -453,7 +480,7 @@ impl<'a, E: Evaluator> Search<'a, E> {
                     v
                 }
             };
-            if self.aborted {
+            if self.stopped() {
                 return 0;
             }
             if v > best {

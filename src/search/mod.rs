@@ -18,8 +18,42 @@ pub use moves::MAX_MOVES;
 pub use settings::{Settings, SettingsError, Strength, Width, MAX_THREADS};
 pub use tt::TranspositionTable;
 
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+
 use crate::board::Board;
 use crate::square::Move;
+
+/// A node budget shared by every thread of one search: each searcher adds the nodes it
+/// has visited every few thousand nodes and when it finishes, and all stop once the
+/// total reaches the limit — so a split's helpers draw on one budget instead of each
+/// getting what was left.
+#[derive(Debug)]
+pub struct NodeBudget {
+    limit: u64,
+    spent: AtomicU64,
+}
+
+impl NodeBudget {
+    /// A budget of `limit` nodes (`u64::MAX`: none).
+    pub fn new(limit: u64) -> Arc<NodeBudget> {
+        Arc::new(NodeBudget { limit, spent: AtomicU64::new(0) })
+    }
+
+    /// Adds `nodes` spent.
+    #[inline]
+    pub fn spend(&self, nodes: u64) {
+        if nodes > 0 && self.limit != u64::MAX {
+            self.spent.fetch_add(nodes, Relaxed);
+        }
+    }
+
+    /// Whether the nodes reported so far reach the limit.
+    #[inline]
+    pub fn exhausted(&self) -> bool {
+        self.limit != u64::MAX && self.spent.load(Relaxed) >= self.limit
+    }
+}
 
 /// The principal variation stored in the table from `board`: best moves while the
 /// table has them (at most `max_len`), passes included.
