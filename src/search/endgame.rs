@@ -458,7 +458,8 @@ impl<'a> Solver<'a> {
                 }
             }
             if i + 1 == SPLIT_AFTER && self.threads > 1 && empties >= SPLIT_MIN && n > SPLIT_AFTER + 1 {
-                // The first move did not cut: the others are searched in parallel.
+                // The first SPLIT_AFTER moves did not cut: the others are searched in
+                // parallel.
                 let (v, sq) = self.split(board, alpha, &list.as_slice()[SPLIT_AFTER..n]);
                 if v > best {
                     best = v;

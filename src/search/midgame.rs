@@ -423,20 +423,16 @@ impl<'a, E: Evaluator> Search<'a, E> {
         out
     }
 
-    /// Principal-variation search to `depth` plies (exact when that reaches the end).
+    /// Principal-variation search to `depth` plies, short of the end: an iteration
+    /// that reaches the end is the solver's (`solve_exact`), and depth falls by a ply
+    /// with every disc played, so `depth < empties` holds throughout.
     fn pvs(&mut self, board: &Board, mut alpha: i32, beta: i32, depth: u32) -> i32 {
         self.nodes += 1;
         if self.check() {
             return 0;
         }
         let empties = board.empty_count();
-        if depth >= empties {
-            return if beta == alpha + 1 {
-                self.solver.nws(board, alpha)
-            } else {
-                self.solver.solve(board, alpha, beta).score
-            };
-        }
+        debug_assert!(depth < empties, "a midgame search reaching the end is the solver's");
         if depth == 0 {
             return self.eval.evaluate(board);
         }
