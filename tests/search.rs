@@ -474,3 +474,74 @@ fn a_stopped_search_stores_no_false_bound() {
     }
     assert!(checked > 200, "too few stored bounds checked: {checked}");
 }
+
+/// Runs `thorbook ARGS`, sends it SIGINT after `after`, and returns its exit code and
+/// output (a hung process fails the test after a minute).
+fn interrupted(args: &[&str], after: std::time::Duration) -> (Option<i32>, String, String) {
+    use std::io::Read;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_thorbook"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    let killed = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(start.elapsed().as_secs() < 60, "{args:?} did not stop on SIGINT");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let (mut out, mut err) = (String::new(), String::new());
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    (status.code(), out, err)
+}
+
+/// Ctrl-C (SIGINT) stops `solve`, `bestmove` and `analyze`: each prints what it found
+/// (the problems solved, a legal move of the last finished iteration) and exits 130.
+#[test]
+fn ctrl_c_stops_solve_bestmove_and_analyze_with_what_they_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng(5);
+    let mut obf = String::new();
+    for _ in 0..8 {
+        let b = random_position(&mut rng, 30);
+        let text: String = (0..64)
+            .map(|i| {
+                if b.player >> i & 1 == 1 {
+                    'X'
+                } else if b.opponent >> i & 1 == 1 {
+                    'O'
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        obf.push_str(&format!("{text} X;\n"));
+    }
+    let file = dir.path().join("hard.obf");
+    std::fs::write(&file, obf).unwrap();
+    let wait = std::time::Duration::from_millis(1500);
+    let (code, out, err) = interrupted(&["solve", file.to_str().unwrap(), "--threads", "1", "--hash-mib", "16"], wait);
+    assert_eq!(code, Some(130), "{out}\n{err}");
+    assert!(
+        out.contains("nodes/s") && err.contains("interrupted:") && err.contains("of 8 positions solved"),
+        "{out}\n{err}"
+    );
+    let long = ["--moves", "f5d6c3d3c4f4", "--no-book", "--depth", "40", "--exact-at", "0", "--hash-mib", "16"];
+    for command in ["bestmove", "analyze"] {
+        let mut args = vec![command];
+        args.extend(long);
+        let (code, out, err) = interrupted(&args, wait);
+        assert_eq!(code, Some(130), "{command}: {out}\n{err}");
+        let pos = Position::from_moves("f5d6c3d3c4f4").unwrap();
+        let first = out.split_whitespace().find_map(|w| w.parse::<Move>().ok().filter(|m| pos.try_play(*m, 0).is_ok()));
+        assert!(first.is_some(), "{command} printed no legal move: {out}");
+    }
+}

@@ -48,6 +48,8 @@ pub(super) fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
     let text = std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
     let problems = parse_obf(&text).with_context(|| format!("{}", args.file.display()))?;
     anyhow::ensure!(!problems.is_empty(), "{} holds no positions", args.file.display());
+    let stop = solver.stop_handle();
+    ctrlc::set_handler(move || stop.store(true, std::sync::atomic::Ordering::Relaxed))?;
     if !args.json {
         outln!(
             "{:>4} {:>3} {:>5} {:>6} {:>14} {:>9} {:>12}  pv",
@@ -78,6 +80,10 @@ pub(super) fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
             totals.wrong_scores,
             totals.wrong_moves
         );
+    }
+    if totals.interrupted {
+        eprintln!("interrupted: {} of {} positions solved", totals.positions, problems.len());
+        return Ok(ExitCode::from(INTERRUPTED));
     }
     Ok(if totals.wrong_scores + totals.wrong_moves > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
@@ -132,7 +138,9 @@ struct MoveJson {
 pub(super) fn analyze(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
     let pos = args.position.position()?;
     let mut engine = Engine::new(EngineConfig::try_from(&args.engine)?)?;
+    stop_on_ctrl_c(&engine)?;
     let a = engine.analyze(&pos, None);
+    let code = if engine.stopped() { ExitCode::from(INTERRUPTED) } else { ExitCode::SUCCESS };
     let r = &a.search;
     let best_pv = format_moves(&a.pv);
     let moves: Vec<MoveJson> = r
@@ -161,7 +169,7 @@ pub(super) fn analyze(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
             "opening": args.position.opening().map(|o| o.name),
         });
         outln!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(ExitCode::SUCCESS);
+        return Ok(code);
     }
     out!("{}", pos.diagram());
     if let Some(o) = args.position.opening() {
@@ -169,7 +177,7 @@ pub(super) fn analyze(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
     }
     if pos.board.is_game_over() {
         outln!("game over: {:+} for {}", pos.board.final_score(), pos.side);
-        return Ok(ExitCode::SUCCESS);
+        return Ok(code);
     }
     let kind = match (r.exact, r.depth) {
         (true, d) => format!("exact, depth {d}"),
@@ -191,16 +199,21 @@ pub(super) fn analyze(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
     if !a.book_line.is_empty() {
         outln!("book line: {}", format_moves(&a.book_line));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(code)
 }
 
 pub(super) fn bestmove(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
     let pos = args.position.position()?;
     let mut engine = Engine::new(EngineConfig::try_from(&args.engine)?)?;
+    stop_on_ctrl_c(&engine)?;
     let m = engine.choose(&pos)?;
+    let code = if engine.stopped() { ExitCode::from(INTERRUPTED) } else { ExitCode::SUCCESS };
+    if engine.stopped() {
+        eprintln!("interrupted: the move of the last finished iteration");
+    }
     if args.json {
         outln!("{}", serde_json::to_string(&m)?);
-        return Ok(ExitCode::SUCCESS);
+        return Ok(code);
     }
     let detail = match m.source {
         MoveSource::Book => format!("book, score {:+}", m.score),
@@ -215,5 +228,16 @@ pub(super) fn bestmove(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
         ),
     };
     outln!("{} ({detail}, pv {})", m.mv, format_moves(&m.pv));
-    Ok(ExitCode::SUCCESS)
+    Ok(code)
+}
+
+/// The exit code of a command stopped by Ctrl-C (128 + SIGINT), after printing what it
+/// had found.
+const INTERRUPTED: u8 = 130;
+
+/// Ctrl-C stops the engine's search; the command prints what it found.
+fn stop_on_ctrl_c(engine: &Engine) -> anyhow::Result<()> {
+    let stop = engine.stop_handle();
+    ctrlc::set_handler(move || stop.store(true, std::sync::atomic::Ordering::Relaxed))?;
+    Ok(())
 }

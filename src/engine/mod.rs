@@ -16,6 +16,7 @@ pub mod nboard;
 pub mod play;
 
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -177,7 +178,7 @@ pub struct Engine<E: Evaluator = AnyEval> {
     tt: TranspositionTable,
     eval: E,
     pool: rayon::ThreadPool,
-    stop: AtomicBool,
+    stop: Arc<AtomicBool>,
     rng: u64,
 }
 
@@ -202,7 +203,7 @@ impl<E: Evaluator> Engine<E> {
             .build()
             .map_err(|e| EngineError::Threads { threads, message: e.to_string() })?;
         let (rng, strength) = (config.seed, config.search.strength());
-        Ok(Engine { config, strength, book, tt, eval, pool, stop: AtomicBool::new(false), rng })
+        Ok(Engine { config, strength, book, tt, eval, pool, stop: Arc::new(AtomicBool::new(false)), rng })
     }
 
     /// The configuration the engine was made with ([`Engine::strength`] is what moves
@@ -296,9 +297,27 @@ impl<E: Evaluator> Engine<E> {
         Analysis { book, book_line: line, search, pv }
     }
 
+    /// The flag that stops the engine's search in progress (from a signal handler or
+    /// another thread): the search returns what its last finished iteration found (a
+    /// legal move at least). The engine never clears it: a stopped engine's next
+    /// searches stop at once until [`Engine::resume`].
+    pub fn stop_handle(&self) -> Arc<AtomicBool> {
+        self.stop.clone()
+    }
+
+    /// Clears the stop flag.
+    pub fn resume(&self) {
+        self.stop.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether the stop flag is set.
+    pub fn stopped(&self) -> bool {
+        self.stop.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// A search of `pos` on the engine's threads and table.
     pub fn search(&mut self, pos: &Position, limits: Limits, all_moves: bool) -> SearchResult {
-        let (eval, tt, stop, threads) = (&self.eval, &self.tt, &self.stop, self.config.search.threads);
+        let (eval, tt, stop, threads) = (&self.eval, &self.tt, &*self.stop, self.config.search.threads);
         self.pool.install(|| Search::new(eval, tt, stop, threads).run(&pos.board, limits, all_moves))
     }
 

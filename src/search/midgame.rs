@@ -232,7 +232,10 @@ impl<'a, E: Evaluator> Search<'a, E> {
         if self.nodes >= self.next_check {
             self.next_check = self.nodes + CHECK_INTERVAL;
             self.report_nodes();
-            if self.budget.exhausted() || self.deadline.is_some_and(|d| Instant::now() >= d) {
+            if self.stop.load(std::sync::atomic::Ordering::Relaxed)
+                || self.budget.exhausted()
+                || self.deadline.is_some_and(|d| Instant::now() >= d)
+            {
                 self.aborted = true;
             }
         }

@@ -3,7 +3,8 @@
 //! per-position results and totals. The pipeline behind `thorbook solve`, reusable by
 //! benchmarks and GUIs.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -89,6 +90,8 @@ pub struct ProblemTotals {
     pub wrong_scores: usize,
     /// Problems whose move is not a listed best move.
     pub wrong_moves: usize,
+    /// The run was stopped (its stop handle) before the last problem was solved.
+    pub interrupted: bool,
 }
 
 impl ProblemTotals {
@@ -109,6 +112,7 @@ impl ProblemTotals {
 /// Solves problems one after the other with one table (cleared of nothing between
 /// problems: each starts a new search generation) on `settings.threads` threads.
 pub struct ProblemSolver {
+    stop: Arc<AtomicBool>,
     tt: TranspositionTable,
     eval: AnyEval,
     pool: rayon::ThreadPool,
@@ -128,23 +132,29 @@ impl ProblemSolver {
             .num_threads(threads)
             .build()
             .map_err(|source| ProblemSetError::Threads { threads, source })?;
-        Ok(ProblemSolver { tt, eval, pool, threads, goal })
+        Ok(ProblemSolver { stop: Arc::new(AtomicBool::new(false)), tt, eval, pool, threads, goal })
     }
 
-    /// Solves one problem.
+    /// The flag that stops the solver (from a signal handler or another thread): the
+    /// problem being solved is abandoned and [`ProblemSolver::run`] returns.
+    pub fn stop_handle(&self) -> Arc<AtomicBool> {
+        self.stop.clone()
+    }
+
+    /// Solves one problem (not exactly once the stop handle is set: check it).
     pub fn solve(&self, p: &Problem) -> ProblemResult {
         let board = p.position.board;
         let wld = self.goal == Goal::WinDrawLoss;
-        let stop = AtomicBool::new(false);
+        let stop = &*self.stop;
         self.tt.new_search();
         let start = Instant::now();
         let (solved, nodes) = self.pool.install(|| {
             if wld {
-                let mut solver = Solver::new(&self.tt, &stop, self.threads).with_eval(&self.eval);
+                let mut solver = Solver::new(&self.tt, stop, self.threads).with_eval(&self.eval);
                 let r = solver.solve(&board, -1, 1);
                 (r, solver.nodes)
             } else {
-                let mut search = Search::new(&self.eval, &self.tt, &stop, self.threads);
+                let mut search = Search::new(&self.eval, &self.tt, stop, self.threads);
                 let r = search.run(&board, Limits { exact: true, ..Limits::default() }, false);
                 let best = r.moves.first().map(|m| Solved { score: m.score, best: Some(m.mv) });
                 (best.unwrap_or(Solved { score: board.final_score(), best: None }), r.nodes)
@@ -170,11 +180,16 @@ impl ProblemSolver {
     }
 
     /// Solves every problem in order, handing each result to `on_result` as it is
-    /// found, and returns the totals.
+    /// found, and returns the totals. Once the stop handle is set, the problem being
+    /// solved is dropped and the totals of those solved come back `interrupted`.
     pub fn run(&self, problems: &[Problem], on_result: &mut dyn FnMut(&ProblemResult)) -> ProblemTotals {
         let mut totals = ProblemTotals::default();
         for p in problems {
             let r = self.solve(p);
+            if self.stop.load(Relaxed) {
+                totals.interrupted = true;
+                break;
+            }
             totals.add(&r);
             on_result(&r);
         }
