@@ -77,13 +77,7 @@ fn absurd_arguments_are_refused_up_front() {
 #[test]
 fn a_closed_output_pipe_ends_the_output() {
     for args in [&["book", "info"][..], &["thor", "games"], &["book", "query", "--json"], &["perft", "3"]] {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_thorbook"))
-            .args(args)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = crate::util::spawn_thorbook(args);
         drop(child.stdout.take());
         let out = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -479,13 +479,7 @@ fn a_stopped_search_stores_no_false_bound() {
 /// output (a hung process fails the test after a minute).
 fn interrupted(args: &[&str], after: std::time::Duration) -> (Option<i32>, String, String) {
     use std::io::Read;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_thorbook"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = crate::util::spawn_thorbook(args);
     std::thread::sleep(after);
     let killed = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(killed.success());

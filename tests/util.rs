@@ -59,3 +59,14 @@ pub fn shared(rel: &str) -> PathBuf {
     assert!(p.exists(), "{} is absent: this test needs the shared data next to the repository", p.display());
     p
 }
+
+/// Starts `thorbook ARGS` in the crate's directory with its output piped.
+pub fn spawn_thorbook(args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_thorbook"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
