@@ -437,3 +437,43 @@ fn the_table_holds_the_size_asked_for() {
         assert_eq!(v["table_bytes"].as_u64(), Some(bytes), "--hash-mib {mib}");
     }
 }
+
+/// A `ping` that arrives while the engine thinks stops the search: the move found so
+/// far is played at once (`===`), then `pong` answers — long before the depth-40
+/// search asked for could end (the bound of 30 s only catches a search never stopped).
+#[test]
+fn nboard_ping_during_a_search_stops_it_and_is_answered() {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_thorbook"))
+        .args(["nboard", "--no-book", "--depth", "40", "--exact-at", "0", "--hash-mib", "16"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let start_position =
+        "(;GM[Othello]TY[8]BO[8 ---------------------------O*------*O--------------------------- *]B[F5]W[D6];)";
+    writeln!(stdin, "nboard 2\nset game {start_position}\ngo").unwrap();
+    stdin.flush().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let asked = std::time::Instant::now();
+    writeln!(stdin, "ping 1").unwrap();
+    stdin.flush().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        seen.push(line.clone());
+        if line == "pong 1" {
+            break;
+        }
+        assert!(asked.elapsed().as_secs() < 30, "no pong: {seen:?}");
+    }
+    let played = seen.iter().position(|l| l.starts_with("=== "));
+    let pong = seen.iter().position(|l| l == "pong 1");
+    assert!(played.is_some() && played < pong, "the move then the pong: {seen:?}");
+    writeln!(stdin, "quit").unwrap();
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}

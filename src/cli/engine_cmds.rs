@@ -94,7 +94,12 @@ pub(super) fn gtp(args: ProtocolArgs) -> anyhow::Result<ExitCode> {
 
 pub(super) fn nboard(args: ProtocolArgs) -> anyhow::Result<ExitCode> {
     let mut engine = Engine::new(EngineConfig::try_from(&args.engine)?)?;
-    crate::engine::nboard::run(&mut engine, std::io::stdin().lock(), std::io::stdout().lock(), std::io::stderr())?;
+    crate::engine::nboard::run(
+        &mut engine,
+        std::io::BufReader::new(std::io::stdin()),
+        std::io::stdout().lock(),
+        std::io::stderr(),
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 

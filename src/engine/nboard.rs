@@ -256,30 +256,76 @@ impl<'e, E: Evaluator> NBoardSession<'e, E> {
     }
 }
 
+/// Whether a line the GUI sends while the engine thinks stops the search: a new `go`,
+/// a new game, a `ping` (the GUI waits for its `pong`) or `quit`.
+fn interrupts(line: &str) -> bool {
+    matches!(parse_line(line), Ok(Some(Command::Go | Command::SetGame(_) | Command::Ping(_) | Command::Quit)))
+}
+
 /// Runs the NBoard loop until `quit` or the end of the input; unusable lines are
-/// reported on `errors` and the loop goes on.
+/// reported on `errors` and the loop goes on. The input is read on a thread of its own,
+/// so that a line that [`interrupts`] a search in progress stops it at once: the search
+/// answers with what it has found and the line is then handled.
 pub fn run<E: Evaluator>(
     engine: &mut Engine<E>,
-    input: impl BufRead,
+    input: impl BufRead + Send,
     mut output: impl Write,
     mut errors: impl Write,
 ) -> std::io::Result<()> {
-    let mut session = NBoardSession::new(engine);
-    for line in super::protocol_lines(input) {
-        let line = line?;
-        let outcome = match parse_line(&line) {
-            Ok(None) => continue,
-            Ok(Some(Command::Quit)) => return Ok(()),
-            Ok(Some(cmd)) => session.handle(cmd, &mut output)?,
-            Err(message) => Err(message),
-        };
-        if let Err(message) = outcome {
-            writeln!(errors, "thorbook nboard: {message}")?;
-            errors.flush()?;
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    let stop = engine.stop_handle();
+    let busy = AtomicBool::new(false);
+    let (lines_tx, lines) = std::sync::mpsc::channel::<std::io::Result<String>>();
+    std::thread::scope(|scope| {
+        let (stop, busy) = (&stop, &busy);
+        scope.spawn(move || {
+            for line in super::protocol_lines(input) {
+                let interrupt = line.as_ref().is_ok_and(|l| interrupts(l));
+                if lines_tx.send(line).is_err() {
+                    break;
+                }
+                // After the send: a session that is not busy yet will see the line queued.
+                if interrupt && busy.load(SeqCst) {
+                    stop.store(true, SeqCst);
+                }
+            }
+        });
+        let mut session = NBoardSession::new(engine);
+        let mut queued = std::collections::VecDeque::new();
+        loop {
+            let line = match queued.pop_front() {
+                Some(line) => line,
+                None => match lines.recv() {
+                    Ok(line) => line,
+                    Err(_) => return Ok(()),
+                },
+            };
+            let line = line?;
+            let outcome = match parse_line(&line) {
+                Ok(None) => continue,
+                Ok(Some(Command::Quit)) => return Ok(()),
+                Ok(Some(cmd)) => {
+                    // Clear the stop, then say busy, then look at what is queued: a line
+                    // that interrupts is either seen here or stops the search itself.
+                    stop.store(false, SeqCst);
+                    busy.store(true, SeqCst);
+                    queued.extend(lines.try_iter());
+                    if queued.iter().any(|l| l.as_ref().is_ok_and(|l| interrupts(l))) {
+                        stop.store(true, SeqCst);
+                    }
+                    let outcome = session.handle(cmd, &mut output);
+                    busy.store(false, SeqCst);
+                    outcome?
+                }
+                Err(message) => Err(message),
+            };
+            if let Err(message) = outcome {
+                writeln!(errors, "thorbook nboard: {message}")?;
+                errors.flush()?;
+            }
+            output.flush()?;
         }
-        output.flush()?;
-    }
-    Ok(())
+    })
 }
 
 #[cfg(test)]
