@@ -473,7 +473,9 @@ fn nboard_ping_during_a_search_stops_it_and_is_answered() {
     let played = seen.iter().position(|l| l.starts_with("=== "));
     let pong = seen.iter().position(|l| l == "pong 1");
     assert!(played.is_some() && played < pong, "the move then the pong: {seen:?}");
+    // `quit` ends the engine while the GUI still holds the pipe open.
     writeln!(stdin, "quit").unwrap();
-    drop(stdin);
+    stdin.flush().unwrap();
     assert!(child.wait().unwrap().success());
+    drop(stdin);
 }

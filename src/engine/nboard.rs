@@ -268,64 +268,66 @@ fn interrupts(line: &str) -> bool {
 /// answers with what it has found and the line is then handled.
 pub fn run<E: Evaluator>(
     engine: &mut Engine<E>,
-    input: impl BufRead + Send,
+    input: impl BufRead + Send + 'static,
     mut output: impl Write,
     mut errors: impl Write,
 ) -> std::io::Result<()> {
     use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::sync::Arc;
     let stop = engine.stop_handle();
-    let busy = AtomicBool::new(false);
+    let busy = Arc::new(AtomicBool::new(false));
     let (lines_tx, lines) = std::sync::mpsc::channel::<std::io::Result<String>>();
-    std::thread::scope(|scope| {
-        let (stop, busy) = (&stop, &busy);
-        scope.spawn(move || {
-            for line in super::protocol_lines(input) {
-                let interrupt = line.as_ref().is_ok_and(|l| interrupts(l));
-                if lines_tx.send(line).is_err() {
-                    break;
-                }
-                // After the send: a session that is not busy yet will see the line queued.
-                if interrupt && busy.load(SeqCst) {
+    // Not joined: after `quit` the GUI may keep the pipe open, and the reader, blocked
+    // on it, ends with the process.
+    let reader_busy = busy.clone();
+    let reader_stop = stop.clone();
+    std::thread::spawn(move || {
+        for line in super::protocol_lines(input) {
+            let interrupt = line.as_ref().is_ok_and(|l| interrupts(l));
+            if lines_tx.send(line).is_err() {
+                break;
+            }
+            // After the send: a session that is not busy yet will see the line queued.
+            if interrupt && reader_busy.load(SeqCst) {
+                reader_stop.store(true, SeqCst);
+            }
+        }
+    });
+    let mut session = NBoardSession::new(engine);
+    let mut queued = std::collections::VecDeque::new();
+    loop {
+        let line = match queued.pop_front() {
+            Some(line) => line,
+            None => match lines.recv() {
+                Ok(line) => line,
+                Err(_) => return Ok(()),
+            },
+        };
+        let line = line?;
+        let outcome = match parse_line(&line) {
+            Ok(None) => continue,
+            Ok(Some(Command::Quit)) => return Ok(()),
+            Ok(Some(cmd)) => {
+                // Clear the stop, then say busy, then look at what is queued: a line that
+                // interrupts is either seen here or stops the search itself.
+                stop.store(false, SeqCst);
+                busy.store(true, SeqCst);
+                queued.extend(lines.try_iter());
+                if queued.iter().any(|l| l.as_ref().is_ok_and(|l| interrupts(l))) {
                     stop.store(true, SeqCst);
                 }
+                let outcome = session.handle(cmd, &mut output);
+                busy.store(false, SeqCst);
+                outcome?
             }
-        });
-        let mut session = NBoardSession::new(engine);
-        let mut queued = std::collections::VecDeque::new();
-        loop {
-            let line = match queued.pop_front() {
-                Some(line) => line,
-                None => match lines.recv() {
-                    Ok(line) => line,
-                    Err(_) => return Ok(()),
-                },
-            };
-            let line = line?;
-            let outcome = match parse_line(&line) {
-                Ok(None) => continue,
-                Ok(Some(Command::Quit)) => return Ok(()),
-                Ok(Some(cmd)) => {
-                    // Clear the stop, then say busy, then look at what is queued: a line
-                    // that interrupts is either seen here or stops the search itself.
-                    stop.store(false, SeqCst);
-                    busy.store(true, SeqCst);
-                    queued.extend(lines.try_iter());
-                    if queued.iter().any(|l| l.as_ref().is_ok_and(|l| interrupts(l))) {
-                        stop.store(true, SeqCst);
-                    }
-                    let outcome = session.handle(cmd, &mut output);
-                    busy.store(false, SeqCst);
-                    outcome?
-                }
-                Err(message) => Err(message),
-            };
-            if let Err(message) = outcome {
-                writeln!(errors, "thorbook nboard: {message}")?;
-                errors.flush()?;
-            }
-            output.flush()?;
+            Err(message) => Err(message),
+        };
+        if let Err(message) = outcome {
+            writeln!(errors, "thorbook nboard: {message}")?;
+            errors.flush()?;
         }
-    })
+        output.flush()?;
+    }
 }
 
 #[cfg(test)]
