@@ -264,7 +264,7 @@ fn interrupts(line: &str) -> bool {
 
 /// Runs the NBoard loop until `quit` or the end of the input; unusable lines are
 /// reported on `errors` and the loop goes on. The input is read on a thread of its own,
-/// so that a line that [`interrupts`] a search in progress stops it at once: the search
+/// so that a `go`, `set game`, `ping` or `quit` stops a search in progress at once: the search
 /// answers with what it has found and the line is then handled.
 pub fn run<E: Evaluator>(
     engine: &mut Engine<E>,
