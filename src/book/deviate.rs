@@ -33,7 +33,7 @@ use super::format::{stored_score, BookError, BuildParams, LeafLevel, LeafMove, R
 use super::interchange::known_boards;
 use super::Book;
 use crate::board::Board;
-use crate::fileio::{atomic_write, Digest};
+use crate::fileio::atomic_write;
 use crate::search::Settings;
 use crate::square::Move;
 
@@ -369,11 +369,7 @@ impl Deviator {
     pub(crate) fn identity<D: AsRef<[u8]>>(&self, book: &Book<D>, search: &LeafSearch) -> String {
         let c = &self.config;
         let p = search.params(0, 0);
-        let mut bytes = Vec::with_capacity(book.len() * super::format::RECORD_LEN);
-        for r in book.records() {
-            r.encode_into(&mut bytes);
-        }
-        let input = Digest::of(&bytes);
+        let input = book.records_digest();
         format!(
             "thorbook deviate 3 {:?} round {}\ninput {:016x} {}\nfrom {:016x} {:016x}\nerror {} budget {} contempt {} max_ply {}\n\
              depth {} exact_at {} selectivity {} eval {:08x} hash {} nodes {} time_ms {}\n",

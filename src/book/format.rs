@@ -158,6 +158,11 @@ impl Record {
 
     /// Appends its 24 bytes.
     pub fn encode_into(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_bytes());
+    }
+
+    /// The record's 24 bytes.
+    pub fn to_bytes(&self) -> [u8; RECORD_LEN] {
         let mut b = [0u8; RECORD_LEN];
         LE::write_u64(&mut b[0..8], self.key);
         b[8] = self.value.to_le_bytes()[0];
@@ -169,7 +174,7 @@ impl Record {
         LE::write_u16(&mut b[20..22], self.draws);
         b[22] = self.flags;
         b[23] = self.leaf_selectivity;
-        out.extend_from_slice(&b);
+        b
     }
 
     /// The leaf move in canonical orientation.

@@ -7,7 +7,7 @@
 //! - [`deviate`]: growing a book beyond the played lines, or deepening its leaves, in rounds;
 //! - [`merge`](mod@merge): books into one;
 //! - [`stream`]: books written as a stream of records with values backed up after,
-//!   in memory of about 11 bytes a position (assembly, merge);
+//!   from compact arrays instead of records (assembly, merge);
 //! - [`plan`]: builds and growth rounds split into shards that run anywhere, and
 //!   [`slurm`]: running them as Slurm job arrays;
 //! - [`query`]: the moves of a position, the book line, the engine's choice;
@@ -107,6 +107,16 @@ impl<D: AsRef<[u8]>> Book<D> {
     /// Size of the file in bytes.
     pub fn size_bytes(&self) -> usize {
         self.data.as_ref().len()
+    }
+
+    /// A 64-bit digest of the records as they decode (what names a book as the input
+    /// of a resumable or planned growth).
+    pub fn records_digest(&self) -> u64 {
+        let mut d = crate::fileio::Digest::new();
+        for r in self.records() {
+            d.update(&r.to_bytes());
+        }
+        d.finish()
     }
 
     /// The whole file.

@@ -1048,18 +1048,6 @@ fn finished(rounds_dir: &Path) -> Result<Option<Finished>, PlanError> {
     }
 }
 
-/// The digest of a book's records (what a round plan names its input by).
-fn book_digest<D: AsRef<[u8]>>(book: &Book<D>) -> u64 {
-    let mut d = Digest::new();
-    let mut buf = Vec::with_capacity(super::format::RECORD_LEN);
-    for r in book.records() {
-        buf.clear();
-        r.encode_into(&mut buf);
-        d.update(&buf);
-    }
-    d.finish()
-}
-
 fn round_digest(identity: &str, round: &RoundFile, nodes: &[Node], shards: u32) -> u64 {
     let mut d = Digest::new();
     d.update(PLAN_FORMAT.as_bytes());
@@ -1114,7 +1102,7 @@ impl Plan {
         if first.join(PLAN_FILE).exists() {
             let existing = Plan::open_dir(&first)?;
             let Work::Round(r) = &existing.work else { unreachable!("a round directory holds a round") };
-            let same = r.file.input_digest == hex(book_digest(book))
+            let same = r.file.input_digest == hex(book.records_digest())
                 && r.deviator.identity(book, &search) == deviator.identity(book, &search)
                 && r.file.max_positions == deviator.config().max_positions
                 && existing.file.shards == shards
@@ -1174,7 +1162,7 @@ impl Plan {
             },
             number,
             input: input_rel.to_path_buf(),
-            input_digest: hex(book_digest(input)),
+            input_digest: hex(input.records_digest()),
             from_player: hex(from.player),
             from_opponent: hex(from.opponent),
             error: c.error,
@@ -1236,7 +1224,7 @@ impl Plan {
         let rounds_dir = dir.parent().map(Path::to_path_buf).unwrap_or_default();
         let input_path = rounds_dir.join(&rf.input);
         let input = opened_book(&input_path)?;
-        if hex(book_digest(&input)) != rf.input_digest {
+        if hex(input.records_digest()) != rf.input_digest {
             return Err(PlanError::Plan {
                 path: input_path.display().to_string(),
                 message: format!("this is not the book round {} was planned from (its digest differs)", rf.number),
