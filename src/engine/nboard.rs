@@ -272,30 +272,35 @@ pub fn run<E: Evaluator>(
     mut output: impl Write,
     mut errors: impl Write,
 ) -> std::io::Result<()> {
-    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
     use std::sync::Arc;
     let stop = engine.stop_handle();
-    let busy = Arc::new(AtomicBool::new(false));
+    // The number (from 1) of the line being handled, 0 when idle: a line stops only a
+    // search of an earlier line, never its own.
+    let busy = Arc::new(AtomicU64::new(0));
     let (lines_tx, lines) = std::sync::mpsc::channel::<std::io::Result<String>>();
     // Not joined: after `quit` the GUI may keep the pipe open, and the reader, blocked
     // on it, ends with the process.
     let reader_busy = busy.clone();
     let reader_stop = stop.clone();
     std::thread::spawn(move || {
-        for line in super::protocol_lines(input) {
+        for (number, line) in (1u64..).zip(super::protocol_lines(input)) {
             let interrupt = line.as_ref().is_ok_and(|l| interrupts(l));
             if lines_tx.send(line).is_err() {
                 break;
             }
-            // After the send: a session that is not busy yet will see the line queued.
-            if interrupt && reader_busy.load(SeqCst) {
+            // After the send: a session not yet busy with an earlier line sees it queued.
+            let handling = reader_busy.load(SeqCst);
+            if interrupt && handling != 0 && handling < number {
                 reader_stop.store(true, SeqCst);
             }
         }
     });
     let mut session = NBoardSession::new(engine);
     let mut queued = std::collections::VecDeque::new();
+    let mut number = 0u64;
     loop {
+        number += 1;
         let line = match queued.pop_front() {
             Some(line) => line,
             None => match lines.recv() {
@@ -311,13 +316,13 @@ pub fn run<E: Evaluator>(
                 // Clear the stop, then say busy, then look at what is queued: a line that
                 // interrupts is either seen here or stops the search itself.
                 stop.store(false, SeqCst);
-                busy.store(true, SeqCst);
+                busy.store(number, SeqCst);
                 queued.extend(lines.try_iter());
                 if queued.iter().any(|l| l.as_ref().is_ok_and(|l| interrupts(l))) {
                     stop.store(true, SeqCst);
                 }
                 let outcome = session.handle(cmd, &mut output);
-                busy.store(false, SeqCst);
+                busy.store(0, SeqCst);
                 outcome?
             }
             Err(message) => Err(message),
