@@ -10,7 +10,7 @@ use std::hint::black_box;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use thorbook::eval::{ClassicEval, Evaluator, PatternEval};
+use thorbook::eval::{ClassicEval, IncrementalEvaluator, PatternEval};
 use thorbook::search::{Limits, Search, Selectivity, TranspositionTable};
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 use thorbook::{Board, Move};
@@ -37,7 +37,7 @@ fn positions() -> Vec<Vec<Board>> {
 
 /// Nanoseconds per evaluation: the fastest of many passes over `boards`, so that a
 /// busy host (a shared VM) slows no measurement down.
-fn static_speed<E: Evaluator>(eval: &E, boards: &[Board]) -> f64 {
+fn static_speed<E: IncrementalEvaluator>(eval: &E, boards: &[Board]) -> f64 {
     let mut best = f64::INFINITY;
     for _ in 0..TRIALS {
         let start = Instant::now();
@@ -57,7 +57,12 @@ const TRIALS: usize = 200;
 /// every time).
 const SEARCH_RUNS: usize = 5;
 
-fn search_speed<E: Evaluator>(eval: &E, boards: &[Board], depth: u32, selectivity: Option<Selectivity>) -> (u64, f64) {
+fn search_speed<E: IncrementalEvaluator>(
+    eval: &E,
+    boards: &[Board],
+    depth: u32,
+    selectivity: Option<Selectivity>,
+) -> (u64, f64) {
     let stop = AtomicBool::new(false);
     let (mut nodes, mut secs) = (0, 0.0);
     for b in boards {

@@ -16,7 +16,7 @@ use super::clock::{Clock, TimeControl};
 use super::game::Game;
 use super::{Engine, EngineError};
 use crate::board::Color;
-use crate::eval::Evaluator;
+use crate::eval::IncrementalEvaluator;
 use crate::position::Position;
 use crate::square::Move;
 
@@ -179,7 +179,7 @@ pub fn parse_line(line: &str) -> Result<Option<Request>, BadLine> {
 }
 
 /// A GTP game against an engine: the game record, the clocks, the engine.
-pub struct GtpSession<'e, E: Evaluator> {
+pub struct GtpSession<'e, E: IncrementalEvaluator> {
     engine: &'e mut Engine<E>,
     game: Game,
     control: Option<TimeControl>,
@@ -193,7 +193,7 @@ fn color_index(c: Color) -> usize {
     }
 }
 
-impl<'e, E: Evaluator> GtpSession<'e, E> {
+impl<'e, E: IncrementalEvaluator> GtpSession<'e, E> {
     /// A session on a new game from the start position.
     pub fn new(engine: &'e mut Engine<E>) -> GtpSession<'e, E> {
         engine.new_game();
@@ -294,7 +294,11 @@ pub fn showboard(pos: &Position) -> String {
 }
 
 /// Runs the GTP loop until `quit` or the end of the input.
-pub fn run<E: Evaluator>(engine: &mut Engine<E>, input: impl BufRead, mut output: impl Write) -> std::io::Result<()> {
+pub fn run<E: IncrementalEvaluator>(
+    engine: &mut Engine<E>,
+    input: impl BufRead,
+    mut output: impl Write,
+) -> std::io::Result<()> {
     let mut session = GtpSession::new(engine);
     for line in super::protocol_lines(input) {
         let line = line?;

@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use crate::book::query::{book_line, book_moves, choose_move, BookChoice, BookMove};
 use crate::book::{Book, OpenError};
-use crate::eval::{AnyEval, Evaluator, WeightsError};
+use crate::eval::{AnyEval, IncrementalEvaluator, WeightsError};
 use crate::fileio::Bytes;
 use crate::position::Position;
 use crate::search::{Limits, Search, SearchResult, Settings, SettingsError, Strength, TranspositionTable};
@@ -170,7 +170,7 @@ pub struct Analysis {
 }
 
 /// The book-then-search player.
-pub struct Engine<E: Evaluator = AnyEval> {
+pub struct Engine<E: IncrementalEvaluator = AnyEval> {
     config: EngineConfig,
     /// What the configuration's settings resolve to, or what a protocol set since.
     strength: Strength,
@@ -190,7 +190,7 @@ impl Engine<AnyEval> {
     }
 }
 
-impl<E: Evaluator> Engine<E> {
+impl<E: IncrementalEvaluator> Engine<E> {
     /// An engine with the given evaluation; checks the configuration, opens the book,
     /// allocates the table and starts the threads.
     pub fn with_evaluator(config: EngineConfig, eval: E) -> Result<Engine<E>, EngineError> {

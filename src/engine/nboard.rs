@@ -19,7 +19,7 @@ use super::game::Game;
 use super::ggf::{self, move_text, GgfGame};
 use super::{Engine, EngineError, MoveSource};
 use crate::book::query::{book_moves, BookMove};
-use crate::eval::Evaluator;
+use crate::eval::IncrementalEvaluator;
 use crate::search::Strength;
 use crate::square::{format_moves, Move};
 
@@ -102,7 +102,7 @@ pub fn parse_line(line: &str) -> Result<Option<Command>, String> {
 }
 
 /// An NBoard session: the game the GUI set, the engine.
-pub struct NBoardSession<'e, E: Evaluator> {
+pub struct NBoardSession<'e, E: IncrementalEvaluator> {
     engine: &'e mut Engine<E>,
     game: Game,
     contempt: i32,
@@ -111,7 +111,7 @@ pub struct NBoardSession<'e, E: Evaluator> {
     clock: Option<Clock>,
 }
 
-impl<'e, E: Evaluator> NBoardSession<'e, E> {
+impl<'e, E: IncrementalEvaluator> NBoardSession<'e, E> {
     /// A session on a new game from the start position.
     pub fn new(engine: &'e mut Engine<E>) -> NBoardSession<'e, E> {
         engine.new_game();
@@ -266,7 +266,7 @@ fn interrupts(line: &str) -> bool {
 /// reported on `errors` and the loop goes on. The input is read on a thread of its own,
 /// so that a `go`, `set game`, `ping` or `quit` stops a search in progress at once: the search
 /// answers with what it has found and the line is then handled.
-pub fn run<E: Evaluator>(
+pub fn run<E: IncrementalEvaluator>(
     engine: &mut Engine<E>,
     input: impl BufRead + Send + 'static,
     mut output: impl Write,

@@ -8,7 +8,7 @@ use std::io::{BufRead, Write};
 use super::game::Game;
 use super::{Engine, MoveSource};
 use crate::board::Color;
-use crate::eval::Evaluator;
+use crate::eval::IncrementalEvaluator;
 use crate::position::Position;
 use crate::search::{Level, Strength};
 use crate::square::{format_moves, Move};
@@ -48,7 +48,7 @@ fn final_line(game: &Game) -> String {
 
 /// Plays a game: the person has `human`, the engine the other colour. Returns the
 /// finished (or abandoned) game.
-pub fn run<E: Evaluator>(
+pub fn run<E: IncrementalEvaluator>(
     engine: &mut Engine<E>,
     human: Color,
     input: impl BufRead,

@@ -26,7 +26,11 @@
 //! Pattern indices come from the bitboards directly: each instance gathers its
 //! squares' bits with a parallel bit extract (one `pext` per side on CPUs with BMI2)
 //! and a small per-instance table turns the gathered bits into the ternary index in
-//! the pattern's digit order. No incremental state is threaded through the search.
+//! the pattern's digit order. The search does that once, at its root, and then keeps
+//! [`InstanceIndices`] up to date move by move ([`FeatureSet::after_move`]): a move
+//! changes only the digits of the squares it places and flips, and each square's
+//! digit weights in every instance are one precomputed row of [`LANES`] small
+//! integers, so the update is a few whole-row additions the compiler vectorises.
 
 use std::ops::Range;
 use std::sync::OnceLock;
@@ -111,6 +115,29 @@ const QUADRANTS: [u64; 4] =
 /// Every feature's index for one position: `FEATURES` entries into a phase's table.
 pub type Indices = [u32; FEATURES];
 
+impl Default for InstanceIndices {
+    /// The indices of the empty board.
+    fn default() -> Self {
+        InstanceIndices { player: [0; LANES], opponent: [0; LANES] }
+    }
+}
+
+/// Lanes of [`InstanceIndices`]: the instances rounded up to whole vector registers
+/// (the lanes past [`INSTANCES`] stay 0).
+pub const LANES: usize = 64;
+
+/// Every pattern instance's ternary index (within its pattern, without the pattern's
+/// offset) read from both sides' points of view. The side not to move's reading is
+/// kept so that a move — which hands the turn over — is an addition, not a re-read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(64))]
+pub struct InstanceIndices {
+    /// Digit 1 = the side to move's disc, 2 = the other side's.
+    pub player: [u16; LANES],
+    /// Digit 1 = the other side's disc, 2 = the side to move's.
+    pub opponent: [u16; LANES],
+}
+
 /// One instance: where its squares are and how to index its weights.
 #[derive(Clone, Copy, Debug)]
 pub struct Instance {
@@ -142,6 +169,9 @@ pub struct FeatureSet {
     pub pattern_offsets: [u32; PATTERNS.len()],
     /// Offset of each count in the full table.
     pub count_offsets: [u32; COUNTS.len()],
+    /// Square → the weight of its digit in each instance's index (0 where the
+    /// instance does not read it).
+    digit_weights: [[u16; LANES]; 64],
 }
 
 /// The shared tables.
@@ -150,7 +180,9 @@ pub fn feature_set() -> &'static FeatureSet {
     SET.get_or_init(FeatureSet::build)
 }
 
-/// Parallel bit extract: the bits of `x` at the set bits of `mask`, packed low.
+/// Parallel bit extract: the bits of `x` at the set bits of `mask`, packed low. One
+/// instruction on CPUs with BMI2 when the build targets them, else
+/// [`pext_portable`].
 #[inline(always)]
 pub fn pext(x: u64, mask: u64) -> u64 {
     #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
@@ -160,19 +192,26 @@ pub fn pext(x: u64, mask: u64) -> u64 {
     }
     #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
     {
-        let mut m = mask;
-        let mut out = 0u64;
-        let mut bit = 1u64;
-        while m != 0 {
-            let low = m & m.wrapping_neg();
-            if x & low != 0 {
-                out |= bit;
-            }
-            bit <<= 1;
-            m &= m - 1;
-        }
-        out
+        pext_portable(x, mask)
     }
+}
+
+/// [`pext`] bit by bit, for any CPU. Always compiled, so that the tests compare it
+/// with the instruction on every machine that builds them.
+#[inline]
+pub fn pext_portable(x: u64, mask: u64) -> u64 {
+    let mut m = mask;
+    let mut out = 0u64;
+    let mut bit = 1u64;
+    while m != 0 {
+        let low = m & m.wrapping_neg();
+        if x & low != 0 {
+            out |= bit;
+        }
+        bit <<= 1;
+        m &= m - 1;
+    }
+    out
 }
 
 fn pow3(n: usize) -> usize {
@@ -252,6 +291,14 @@ impl FeatureSet {
             *slot = slot_count;
             slot_count += 1;
         }
+        // A square's digit weight in an instance is the ternary value of the gathered
+        // bit it lands on.
+        let mut digit_weights = [[0u16; LANES]; 64];
+        for (lane, inst) in instances.iter().enumerate() {
+            for (rank, sq) in crate::board::Squares(inst.mask).enumerate() {
+                digit_weights[sq.index()][lane] = ternary[inst.table as usize + (1 << rank)];
+            }
+        }
         FeatureSet {
             instances,
             ternary,
@@ -260,6 +307,7 @@ impl FeatureSet {
             full_len,
             pattern_offsets,
             count_offsets,
+            digit_weights,
         }
     }
 
@@ -267,23 +315,81 @@ impl FeatureSet {
     /// then the counts.
     #[inline]
     pub fn indices(&self, board: &Board, out: &mut Indices) {
-        let (p, o) = (board.player, board.opponent);
-        for (slot, inst) in out.iter_mut().zip(&self.instances) {
-            let t = &self.ternary[inst.table as usize..];
-            let a = t[pext(p, inst.mask) as usize] as u32;
-            let b = t[pext(o, inst.mask) as usize] as u32;
-            *slot = inst.offset + a + 2 * b;
+        let read = self.instance_indices(board);
+        for ((slot, inst), &index) in out.iter_mut().zip(&self.instances).zip(&read.player) {
+            *slot = inst.offset + index as u32;
         }
+        let counts: &mut [u32; COUNTS.len()] =
+            (&mut out[INSTANCES..]).try_into().expect("the counts follow the instances");
+        self.count_indices(board, counts);
+    }
+
+    /// Every instance's index read from the bitboards.
+    #[inline]
+    pub fn instance_indices(&self, board: &Board) -> InstanceIndices {
+        self.instance_indices_with(board, pext)
+    }
+
+    /// [`FeatureSet::instance_indices`] with a given bit extract (the tests pass
+    /// [`pext_portable`]).
+    #[inline(always)]
+    pub fn instance_indices_with(&self, board: &Board, extract: impl Fn(u64, u64) -> u64) -> InstanceIndices {
+        let (p, o) = (board.player, board.opponent);
+        let mut out = InstanceIndices::default();
+        for (lane, inst) in self.instances.iter().enumerate() {
+            let t = &self.ternary[inst.table as usize..];
+            let a = t[extract(p, inst.mask) as usize];
+            let b = t[extract(o, inst.mask) as usize];
+            out.player[lane] = a + 2 * b;
+            out.opponent[lane] = b + 2 * a;
+        }
+        out
+    }
+
+    /// The indices after the side to move places a disc on `square` and flips
+    /// `flips`: read from the other side, who moves next.
+    #[inline]
+    pub fn after_move(&self, before: &InstanceIndices, square: crate::Square, flips: u64) -> InstanceIndices {
+        // Placed: 0 → 1 for the mover, 0 → 2 for the other; flipped: 2 → 1 for the
+        // mover, 1 → 2 for the other. Lanes wrap harmlessly: every result is a valid
+        // index below 3^10.
+        let mut flipped = [0u16; LANES];
+        for sq in crate::board::Squares(flips) {
+            let w = &self.digit_weights[sq.index()];
+            for (f, &d) in flipped.iter_mut().zip(w) {
+                *f = f.wrapping_add(d);
+            }
+        }
+        let placed = &self.digit_weights[square.index()];
+        let mut out = InstanceIndices::default();
+        for lane in 0..LANES {
+            out.player[lane] =
+                before.opponent[lane].wrapping_add(placed[lane].wrapping_mul(2)).wrapping_add(flipped[lane]);
+            out.opponent[lane] = before.player[lane].wrapping_add(placed[lane]).wrapping_sub(flipped[lane]);
+        }
+        out
+    }
+
+    /// The indices after a pass: the same reading, the other way round.
+    #[inline]
+    pub fn after_pass(&self, before: &InstanceIndices) -> InstanceIndices {
+        InstanceIndices { player: before.opponent, opponent: before.player }
+    }
+
+    /// The full-table indices of the counts (mobility, potential mobility, parity).
+    #[inline]
+    pub fn count_indices(&self, board: &Board, out: &mut [u32; COUNTS.len()]) {
+        let (p, o) = (board.player, board.opponent);
         let empty = !(p | o);
         let [mobility, potential, parity] = self.count_offsets;
         let mp = legal_moves(p, o).count_ones().min(MOBILITY_CAP - 1);
         let mo = legal_moves(o, p).count_ones().min(MOBILITY_CAP - 1);
-        out[INSTANCES] = mobility + mp * MOBILITY_CAP + mo;
+        out[0] = mobility + mp * MOBILITY_CAP + mo;
         let pp = adjacent_empties(o, empty).count_ones().min(POTENTIAL_CAP - 1);
         let po = adjacent_empties(p, empty).count_ones().min(POTENTIAL_CAP - 1);
-        out[INSTANCES + 1] = potential + pp * POTENTIAL_CAP + po;
+        out[1] = potential + pp * POTENTIAL_CAP + po;
         let odd = QUADRANTS.iter().map(|q| (empty & q).count_ones() & 1).sum::<u32>();
-        out[INSTANCES + 2] = parity + odd + 5 * (empty.count_ones() & 1);
+        out[2] = parity + odd + 5 * (empty.count_ones() & 1);
     }
 
     /// The trained weight slot of a full-table index.
@@ -365,7 +471,7 @@ fn permute_index(mut idx: usize, perm: &[usize]) -> usize {
 mod tests {
     use super::*;
     use crate::board::Squares;
-    use crate::testutil::{naive_moves, random_games};
+    use crate::testutil::{naive_flips, naive_moves, random_games, random_position, Rng};
 
     /// The ternary index computed square by square, the definition.
     fn naive_index(player: u64, opponent: u64, squares: &[u8]) -> usize {
@@ -388,6 +494,55 @@ mod tests {
         // Every instance covers as many squares as its pattern.
         for inst in &set.instances {
             assert_eq!(inst.mask.count_ones() as usize, PATTERNS[inst.pattern as usize].squares.len());
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(200))]
+
+        /// Indices carried move by move along a random game (passes included) equal
+        /// the indices read afresh at every position; each position's carried indices
+        /// are a copy, so leaving a child (the search's undo) restores the parent's.
+        #[test]
+        fn incremental_indices_follow_random_games(seed: u64) {
+            let set = feature_set();
+            let mut rng = Rng(seed);
+            let mut board = Board::START;
+            let mut carried = set.instance_indices(&board);
+            loop {
+                proptest::prop_assert_eq!(carried, set.instance_indices(&board), "{:?}", board);
+                let moves = naive_moves(board.player, board.opponent);
+                if moves == 0 {
+                    if naive_moves(board.opponent, board.player) == 0 {
+                        break;
+                    }
+                    let parent = carried;
+                    proptest::prop_assert_eq!(set.after_pass(&set.after_pass(&carried)), parent);
+                    carried = set.after_pass(&carried);
+                    board = board.pass();
+                    continue;
+                }
+                // Every legal child, then on along one of them.
+                for sq in Squares(moves) {
+                    let f = naive_flips(board.player, board.opponent, sq);
+                    let child = Board { player: board.opponent & !f, opponent: board.player | f | sq.bit() };
+                    proptest::prop_assert_eq!(set.after_move(&carried, sq, f), set.instance_indices(&child));
+                }
+                let sq = rng.pick(moves);
+                let f = naive_flips(board.player, board.opponent, sq);
+                carried = set.after_move(&carried, sq, f);
+                board = Board { player: board.opponent & !f, opponent: board.player | f | sq.bit() };
+            }
+        }
+
+        /// The portable bit extract equals the fast one (the BMI2 instruction where
+        /// the build has it), and so do the indices read with either.
+        #[test]
+        fn portable_extract_equals_the_fast_path(x: u64, mask: u64, seed: u64) {
+            proptest::prop_assert_eq!(pext_portable(x, mask), pext(x, mask));
+            let set = feature_set();
+            let board = random_position(&mut Rng(seed), 4 + (seed % 57) as u32);
+            proptest::prop_assert_eq!(set.instance_indices_with(&board, pext_portable), set.instance_indices(&board));
         }
     }
 

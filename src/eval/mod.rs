@@ -16,7 +16,9 @@ pub use trained::PatternEval;
 pub use weights::{Weights, WeightsError};
 
 use crate::board::{adjacent_empties, masks, Board};
+use crate::square::Square;
 use crate::stability::stable_discs;
+use features::InstanceIndices;
 
 /// A static evaluation of positions.
 pub trait Evaluator: Sync {
@@ -38,6 +40,29 @@ pub trait Evaluator: Sync {
     fn probcut_sigma(&self, _empties: u32, _depth: u32) -> Option<f32> {
         None
     }
+}
+
+/// An evaluation whose view of a position follows the search move by move: the
+/// search reads [`IncrementalEvaluator::features`] once at its root, derives each
+/// child's from its parent's, and evaluates leaves from them, which costs less than
+/// reading every leaf afresh. `evaluate_features(b, f)` equals `evaluate(b)` whenever
+/// `f` was derived along any line of moves leading to `b`.
+pub trait IncrementalEvaluator: Evaluator {
+    /// What is kept per position (nothing for an evaluation without state).
+    type Features: Copy + Send + Sync;
+
+    /// The features of a position, read afresh.
+    fn features(&self, board: &Board) -> Self::Features;
+
+    /// The features after the side to move places a disc on `square`, flipping
+    /// `flips`.
+    fn after_move(&self, before: &Self::Features, square: Square, flips: u64) -> Self::Features;
+
+    /// The features after a pass.
+    fn after_pass(&self, before: &Self::Features) -> Self::Features;
+
+    /// [`Evaluator::evaluate`] of `board` from its features.
+    fn evaluate_features(&self, board: &Board, features: &Self::Features) -> i32;
 }
 
 /// Which evaluation an engine or command uses.
@@ -115,6 +140,42 @@ impl Evaluator for AnyEval {
     }
 }
 
+impl IncrementalEvaluator for AnyEval {
+    /// The trained evaluation's state; unused (and not updated) for the classic one.
+    type Features = InstanceIndices;
+
+    fn features(&self, board: &Board) -> InstanceIndices {
+        match self {
+            AnyEval::Pattern(e) => e.features(board),
+            AnyEval::Classic(_) => InstanceIndices::default(),
+        }
+    }
+
+    #[inline]
+    fn after_move(&self, before: &InstanceIndices, square: Square, flips: u64) -> InstanceIndices {
+        match self {
+            AnyEval::Pattern(e) => e.after_move(before, square, flips),
+            AnyEval::Classic(_) => *before,
+        }
+    }
+
+    #[inline]
+    fn after_pass(&self, before: &InstanceIndices) -> InstanceIndices {
+        match self {
+            AnyEval::Pattern(e) => e.after_pass(before),
+            AnyEval::Classic(_) => *before,
+        }
+    }
+
+    #[inline]
+    fn evaluate_features(&self, board: &Board, features: &InstanceIndices) -> i32 {
+        match self {
+            AnyEval::Pattern(e) => e.evaluate_features(board, features),
+            AnyEval::Classic(e) => e.evaluate(board),
+        }
+    }
+}
+
 /// Hand-weighted features, interpolated between the opening and the endgame.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ClassicEval;
@@ -178,6 +239,23 @@ impl Evaluator for ClassicEval {
 
     fn name(&self) -> &'static str {
         "classic"
+    }
+}
+
+impl IncrementalEvaluator for ClassicEval {
+    type Features = ();
+
+    fn features(&self, _: &Board) {}
+
+    #[inline]
+    fn after_move(&self, _: &(), _: Square, _: u64) {}
+
+    #[inline]
+    fn after_pass(&self, _: &()) {}
+
+    #[inline]
+    fn evaluate_features(&self, board: &Board, _: &()) -> i32 {
+        self.evaluate(board)
     }
 }
 

@@ -7,10 +7,11 @@
 
 use std::sync::{Arc, OnceLock};
 
-use super::features::{feature_set, FeatureSet, Indices, FEATURES};
+use super::features::{feature_set, FeatureSet, Indices, InstanceIndices, COUNTS, FEATURES};
 use super::weights::{phase_of, Weights, WeightsError, SCALE};
-use super::Evaluator;
+use super::{Evaluator, IncrementalEvaluator};
 use crate::board::Board;
+use crate::square::Square;
 
 /// The bundled weights (gzip), trained by `thorbook train` on the Thor archives; see
 /// the README for the command that rebuilds them.
@@ -120,22 +121,42 @@ impl PatternEval {
         self.inner.phase[empties.min(60) as usize] as usize
     }
 
-    /// The bias, the phase's weight table and the feature indices into it.
+    /// The bias and the phase's weight table.
     #[inline]
-    fn lookup(&self, board: &Board) -> (i32, &[i16], Indices) {
+    fn phase_table(&self, board: &Board) -> (i32, &[i16]) {
         let inner = &*self.inner;
         let phase = self.phase_of(board.empty_count());
-        let table = &inner.table[phase * inner.set.full_len..(phase + 1) * inner.set.full_len];
+        (inner.bias[phase], &inner.table[phase * inner.set.full_len..(phase + 1) * inner.set.full_len])
+    }
+
+    /// The bias, the phase's weight table and the feature indices into it.
+    fn lookup(&self, board: &Board) -> (i32, &[i16], Indices) {
+        let (bias, table) = self.phase_table(board);
         let mut idx = [0u32; FEATURES];
-        inner.set.indices(board, &mut idx);
-        (inner.bias[phase], table, idx)
+        self.inner.set.indices(board, &mut idx);
+        (bias, table, idx)
     }
 
     /// The sum in 1/[`SCALE`] discs, unclamped.
     #[inline]
     pub fn raw(&self, board: &Board) -> i32 {
-        let (bias, table, idx) = self.lookup(board);
-        bias + idx.iter().map(|&i| table[i as usize] as i32).sum::<i32>()
+        self.raw_features(board, &self.inner.set.instance_indices(board))
+    }
+
+    /// [`PatternEval::raw`] from the pattern indices of `board`.
+    #[inline]
+    pub fn raw_features(&self, board: &Board, features: &InstanceIndices) -> i32 {
+        let set = self.inner.set;
+        let (bias, table) = self.phase_table(board);
+        let mut counts = [0u32; COUNTS.len()];
+        set.count_indices(board, &mut counts);
+        let patterns: i32 = set
+            .instances
+            .iter()
+            .zip(&features.player)
+            .map(|(inst, &index)| table[(inst.offset + index as u32) as usize] as i32)
+            .sum();
+        bias + patterns + counts.iter().map(|&i| table[i as usize] as i32).sum::<i32>()
     }
 
     /// The bias and each feature's contribution, in discs.
@@ -157,10 +178,16 @@ impl PatternEval {
     }
 }
 
+/// A raw sum rounded to whole discs inside (−64, 64).
+#[inline]
+fn rounded(raw: i32) -> i32 {
+    (raw + SCALE / 2).div_euclid(SCALE).clamp(-63, 63)
+}
+
 impl Evaluator for PatternEval {
     #[inline]
     fn evaluate(&self, board: &Board) -> i32 {
-        (self.raw(board) + SCALE / 2).div_euclid(SCALE).clamp(-63, 63)
+        rounded(self.raw(board))
     }
 
     fn discs(&self, board: &Board) -> f64 {
@@ -179,6 +206,29 @@ impl Evaluator for PatternEval {
         }
         let s = inner.probcut[self.phase_of(empties) * inner.probcut_depths + d];
         (s > 0.0).then_some(s)
+    }
+}
+
+impl IncrementalEvaluator for PatternEval {
+    type Features = InstanceIndices;
+
+    fn features(&self, board: &Board) -> InstanceIndices {
+        self.inner.set.instance_indices(board)
+    }
+
+    #[inline]
+    fn after_move(&self, before: &InstanceIndices, square: Square, flips: u64) -> InstanceIndices {
+        self.inner.set.after_move(before, square, flips)
+    }
+
+    #[inline]
+    fn after_pass(&self, before: &InstanceIndices) -> InstanceIndices {
+        self.inner.set.after_pass(before)
+    }
+
+    #[inline]
+    fn evaluate_features(&self, board: &Board, features: &InstanceIndices) -> i32 {
+        rounded(self.raw_features(board, features))
     }
 }
 
@@ -202,6 +252,73 @@ mod tests {
         }
         // A trained evaluation tells positions apart.
         assert!(distinct.len() > 500, "{} distinct values", distinct.len());
+    }
+
+    /// The evaluation by its definition: every pattern read square by square in
+    /// every distinct image, each reading's weight looked up through the slot folding,
+    /// the counts, the bias.
+    fn naive_raw(eval: &PatternEval, board: &Board) -> i32 {
+        use crate::eval::features::PATTERNS;
+        let inner = &*eval.inner;
+        let set = inner.set;
+        let phase = eval.phase_of(board.empty_count());
+        let weight = |full: u32| inner.table[phase * set.full_len + full as usize] as i32;
+        let mut sum = inner.bias[phase];
+        for (pi, pattern) in PATTERNS.iter().enumerate() {
+            let mut seen = Vec::new();
+            for t in Transform::ALL {
+                let squares: Vec<u32> = pattern.squares.iter().map(|&s| t.bits(1u64 << s).trailing_zeros()).collect();
+                let mask = squares.iter().fold(0u64, |m, &s| m | 1 << s);
+                if seen.contains(&mask) {
+                    continue;
+                }
+                seen.push(mask);
+                let index: u32 = squares
+                    .iter()
+                    .enumerate()
+                    .map(|(j, &s)| {
+                        3u32.pow(j as u32) * ((board.player >> s & 1) + 2 * (board.opponent >> s & 1)) as u32
+                    })
+                    .sum();
+                sum += weight(set.pattern_offsets[pi] + index);
+            }
+        }
+        let mut counts = [0u32; COUNTS.len()];
+        set.count_indices(board, &mut counts);
+        sum + counts.iter().map(|&i| weight(i)).sum::<i32>()
+    }
+
+    #[test]
+    fn the_evaluation_is_its_definition_read_afresh_or_carried_along_a_game() {
+        let eval = PatternEval::bundled();
+        let mut carried = None;
+        let mut previous = Board::START;
+        let (mut moves, mut passes) = (0, 0);
+        for b in random_games(36, 30) {
+            let naive = naive_raw(&eval, &b);
+            assert_eq!(eval.raw(&b), naive, "{b:?}");
+            // Carry the indices from the previous position when it is the parent.
+            let parent = carried.filter(|_| b.empty_count() + 1 == previous.empty_count());
+            let features = match parent {
+                Some(f) => {
+                    moves += 1;
+                    let sq = crate::Square::new(
+                        (b.opponent & !(previous.player | previous.opponent)).trailing_zeros() as u8
+                    );
+                    eval.after_move(&f, sq, previous.flips(sq))
+                }
+                None if b.empty_count() == previous.empty_count() && b == previous.pass() => {
+                    passes += 1;
+                    eval.after_pass(&carried.unwrap())
+                }
+                None => eval.features(&b),
+            };
+            assert_eq!(eval.raw_features(&b, &features), naive, "{b:?}");
+            assert_eq!(eval.evaluate_features(&b, &features), eval.evaluate(&b));
+            carried = Some(features);
+            previous = b;
+        }
+        assert!(moves > 1500 && passes > 0, "{moves} moves and {passes} passes carried");
     }
 
     #[test]

@@ -15,7 +15,7 @@ use super::moves::{MoveList, OrderedMove};
 use super::tt::TranspositionTable;
 use super::{table_pv, NodeBudget};
 use crate::board::{flips, Board, Squares};
-use crate::eval::Evaluator;
+use crate::eval::{Evaluator, IncrementalEvaluator};
 use crate::square::{Move, Square};
 
 /// When to stop searching.
@@ -123,7 +123,7 @@ const EXACT_SEED_MAX_DEPTH: u32 = 10;
 const CHECK_INTERVAL: u64 = 2048;
 
 /// A midgame searcher for one thread.
-pub struct Search<'a, E: Evaluator> {
+pub struct Search<'a, E: IncrementalEvaluator> {
     eval: &'a E,
     tt: &'a TranspositionTable,
     solver: Solver<'a>,
@@ -141,7 +141,7 @@ pub struct Search<'a, E: Evaluator> {
     selectivity: Option<Selectivity>,
 }
 
-impl<'a, E: Evaluator> Search<'a, E> {
+impl<'a, E: IncrementalEvaluator> Search<'a, E> {
     /// A searcher over a shared table; `threads` is passed to the endgame solver.
     pub fn new(eval: &'a E, tt: &'a TranspositionTable, stop: &'a AtomicBool, threads: usize) -> Self {
         Search {
@@ -184,6 +184,7 @@ impl<'a, E: Evaluator> Search<'a, E> {
     fn parallel_children(
         &mut self,
         board: &Board,
+        features: &E::Features,
         moves: &[OrderedMove],
         alpha: i32,
         beta: i32,
@@ -196,7 +197,8 @@ impl<'a, E: Evaluator> Search<'a, E> {
                 if h.budget.exhausted() {
                     return (None, 0);
                 }
-                let v = -h.pvs(&board.play_flips(m.square, m.flips), -beta, -alpha, depth - 1);
+                let child_features = h.eval.after_move(features, m.square, m.flips);
+                let v = -h.pvs(&board.play_flips(m.square, m.flips), &child_features, -beta, -alpha, depth - 1);
                 h.report_nodes();
                 let stopped = h.aborted || h.solver.aborted();
                 ((!stopped).then_some(v), h.total_nodes())
@@ -364,18 +366,19 @@ impl<'a, E: Evaluator> Search<'a, E> {
     fn root_window(&mut self, board: &Board, depth: u32, alpha: i32, beta: i32, all: bool) -> Vec<RootMove> {
         let legal = board.legal_moves();
         let moves = legal & !self.root_exclude;
+        let features = self.eval.features(board);
         if legal == 0 {
-            let v = -self.pvs(&board.pass(), -beta, -alpha, depth);
+            let v = -self.pvs(&board.pass(), &self.eval.after_pass(&features), -beta, -alpha, depth);
             return vec![RootMove { mv: Move::Pass, score: v }];
         }
         let tt_move = self.tt.probe(board.key()).and_then(|e| e.best);
-        let ordered = self.order(board, moves, depth, tt_move);
+        let ordered = self.order(board, &features, moves, depth, tt_move);
         let list = ordered.as_slice();
         let parallel = self.threads > 1 && list.len() > 2;
         let mut out = Vec::with_capacity(list.len());
         if all && parallel {
             // Analysis: every move with the full window, independent of each other.
-            for (v, m) in self.parallel_children(board, list, alpha, beta, depth).into_iter().zip(list) {
+            for (v, m) in self.parallel_children(board, &features, list, alpha, beta, depth).into_iter().zip(list) {
                 out.extend(v.map(|score| RootMove { mv: Move::Place(m.square), score }));
             }
         } else {
@@ -386,19 +389,20 @@ impl<'a, E: Evaluator> Search<'a, E> {
             let mut a = alpha;
             for (i, &OrderedMove { square: sq, flips: f, .. }) in list.iter().enumerate() {
                 if i == 1 && parallel && !all {
-                    bounds = self.parallel_children(board, &list[1..], a, a + 1, depth);
+                    bounds = self.parallel_children(board, &features, &list[1..], a, a + 1, depth);
                     bounds_alpha = a;
                 }
                 let known = bounds.get(i.wrapping_sub(1)).copied().flatten().filter(|&v| v <= bounds_alpha);
                 let child = board.play_flips(sq, f);
+                let cf = self.eval.after_move(&features, sq, f);
                 let v = if i == 0 || all {
-                    -self.pvs(&child, -beta, -a, depth - 1)
+                    -self.pvs(&child, &cf, -beta, -a, depth - 1)
                 } else if let Some(v) = known {
                     v
                 } else {
-                    let v = -self.pvs(&child, -a - 1, -a, depth - 1);
+                    let v = -self.pvs(&child, &cf, -a - 1, -a, depth - 1);
                     if v > a && v < beta && !self.stopped() {
-                        -self.pvs(&child, -beta, -a, depth - 1)
+                        -self.pvs(&child, &cf, -beta, -a, depth - 1)
                     } else {
                         v
                     }
@@ -429,7 +433,7 @@ impl<'a, E: Evaluator> Search<'a, E> {
     /// Principal-variation search to `depth` plies, short of the end: an iteration
     /// that reaches the end is the solver's (`solve_exact`), and depth falls by a ply
     /// with every disc played, so `depth < empties` holds throughout.
-    fn pvs(&mut self, board: &Board, mut alpha: i32, beta: i32, depth: u32) -> i32 {
+    fn pvs(&mut self, board: &Board, features: &E::Features, mut alpha: i32, beta: i32, depth: u32) -> i32 {
         self.nodes += 1;
         if self.check() {
             return 0;
@@ -437,7 +441,7 @@ impl<'a, E: Evaluator> Search<'a, E> {
         let empties = board.empty_count();
         debug_assert!(depth < empties, "a midgame search reaching the end is the solver's");
         if depth == 0 {
-            return self.eval.evaluate(board);
+            return self.eval.evaluate_features(board, features);
         }
         let key = board.key();
         let entry = self.tt.probe(key);
@@ -456,25 +460,26 @@ impl<'a, E: Evaluator> Search<'a, E> {
             if board.opponent_moves() == 0 {
                 return board.final_score();
             }
-            return -self.pvs(&board.pass(), -beta, -alpha, depth);
+            return -self.pvs(&board.pass(), &self.eval.after_pass(features), -beta, -alpha, depth);
         }
         if beta == alpha + 1 && depth >= PROBCUT_MIN_DEPTH {
-            if let Some(v) = self.probcut(board, alpha, depth, empties) {
+            if let Some(v) = self.probcut(board, features, alpha, depth, empties) {
                 return v;
             }
         }
         let alpha0 = alpha;
         let mut best = -65;
         let mut best_move = None;
-        let ordered = self.order(board, moves, depth, entry.and_then(|e| e.best));
+        let ordered = self.order(board, features, moves, depth, entry.and_then(|e| e.best));
         for (i, &OrderedMove { square: sq, flips: f, .. }) in ordered.iter().enumerate() {
             let child = board.play_flips(sq, f);
+            let cf = self.eval.after_move(features, sq, f);
             let v = if i == 0 {
-                -self.pvs(&child, -beta, -alpha, depth - 1)
+                -self.pvs(&child, &cf, -beta, -alpha, depth - 1)
             } else {
-                let v = -self.pvs(&child, -alpha - 1, -alpha, depth - 1);
+                let v = -self.pvs(&child, &cf, -alpha - 1, -alpha, depth - 1);
                 if v > alpha && v < beta {
-                    -self.pvs(&child, -beta, -alpha, depth - 1)
+                    -self.pvs(&child, &cf, -beta, -alpha, depth - 1)
                 } else {
                     v
                 }
@@ -505,18 +510,18 @@ impl<'a, E: Evaluator> Search<'a, E> {
 
     /// Multi-ProbCut at a null-window node: a shallow search far enough beyond the
     /// window predicts the deep result; returns the bound it predicts.
-    fn probcut(&mut self, board: &Board, alpha: i32, depth: u32, empties: u32) -> Option<i32> {
+    fn probcut(&mut self, board: &Board, features: &E::Features, alpha: i32, depth: u32, empties: u32) -> Option<i32> {
         let t = self.selectivity?.sigmas();
         let sigma = self.eval.probcut_sigma(empties, depth)?;
         let margin = ((t * sigma).round() as i32).max(1);
         let shallow = probcut_shallow(depth);
         let beta = alpha + 1;
         let high = beta + margin;
-        if high < 64 && self.pvs(board, high - 1, high, shallow) >= high {
+        if high < 64 && self.pvs(board, features, high - 1, high, shallow) >= high {
             return Some(beta);
         }
         let low = alpha - margin;
-        if low > -64 && self.pvs(board, low, low + 1, shallow) <= low {
+        if low > -64 && self.pvs(board, features, low, low + 1, shallow) <= low {
             return Some(alpha);
         }
         None
@@ -524,7 +529,14 @@ impl<'a, E: Evaluator> Search<'a, E> {
 
     /// Moves ordered best first, without allocating: the table's move, then by a
     /// shallow search (deep nodes) or by the opponent's mobility (shallow nodes).
-    fn order(&mut self, board: &Board, moves: u64, depth: u32, tt_move: Option<Square>) -> MoveList {
+    fn order(
+        &mut self,
+        board: &Board,
+        features: &E::Features,
+        moves: u64,
+        depth: u32,
+        tt_move: Option<Square>,
+    ) -> MoveList {
         let mut list = MoveList::new();
         for sq in Squares(moves) {
             let f = flips(board.player, board.opponent, sq);
@@ -533,7 +545,7 @@ impl<'a, E: Evaluator> Search<'a, E> {
                 i32::MIN
             } else if depth >= SORT_BY_SEARCH_MIN_DEPTH {
                 let d = if depth >= 8 { 2 } else { 1 };
-                self.pvs(&child, -64, 64, d - 1) * 16
+                self.pvs(&child, &self.eval.after_move(features, sq, f), -64, 64, d - 1) * 16
             } else {
                 // Near the leaves the opponent's mobility alone: evaluating every child
                 // for its order cost more time than the nodes it saved (measured with

@@ -29,7 +29,7 @@ use rayon::prelude::*;
 
 use super::{Progress, ProgressFn, Stage};
 use crate::board::Board;
-use crate::eval::Evaluator;
+use crate::eval::{Evaluator, IncrementalEvaluator};
 use crate::search::{Limits, Search, Selectivity, Solver, TranspositionTable};
 
 /// File magic (the version is its last byte).
@@ -293,7 +293,7 @@ impl LabelStore {
     /// canonical board of `boards` the store lacks, appending as it goes. Each search
     /// starts from an empty table, so a label depends only on the board, the spec and
     /// the evaluation, never on which thread or in which order it was made.
-    pub fn search_missing<E: Evaluator>(
+    pub fn search_missing<E: IncrementalEvaluator>(
         &mut self,
         boards: &[Board],
         spec: SearchSpec,

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use super::dataset::{Dataset, Labeled};
 use super::{Progress, ProgressFn, Stage};
-use crate::eval::Evaluator;
+use crate::eval::IncrementalEvaluator;
 use crate::search::tt::TableError;
 use crate::search::{Search, Settings, SettingsError, Strength, TranspositionTable};
 
@@ -36,7 +36,7 @@ pub struct PositionErrors {
 
 impl PositionErrors {
     /// The static evaluation (unrounded) of `rows` against their targets.
-    pub fn static_errors<E: Evaluator>(eval: &E, rows: &[Labeled]) -> PositionErrors {
+    pub fn static_errors<E: IncrementalEvaluator>(eval: &E, rows: &[Labeled]) -> PositionErrors {
         PositionErrors { pairs: rows.par_iter().map(|l| (eval.discs(&l.board), i32::from(l.target))).collect() }
     }
 
@@ -102,7 +102,7 @@ pub struct EmptiesError {
 /// The score of `l`'s board by `eval` as `config` says (static: unrounded). A search
 /// runs from a cleared table, made in `table` the first time one is needed (a static
 /// measurement makes none).
-pub fn scored<E: Evaluator>(
+pub fn scored<E: IncrementalEvaluator>(
     eval: &E,
     table: &mut Option<TranspositionTable>,
     l: &Labeled,
@@ -124,7 +124,7 @@ pub fn scored<E: Evaluator>(
 /// The error of `eval` on `data` per number of empties, start of the game first (in
 /// parallel on the current rayon pool, a table per worker; the result does not depend
 /// on the thread count).
-pub fn error_by_empties<E: Evaluator>(
+pub fn error_by_empties<E: IncrementalEvaluator>(
     eval: &E,
     data: &Dataset,
     config: &MeasureConfig,

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use super::dataset::Dataset;
 use super::{Progress, ProgressFn, Stage};
 use crate::eval::weights::phase_empties;
-use crate::eval::Evaluator;
+use crate::eval::IncrementalEvaluator;
 use crate::search::midgame::{probcut_shallow, PROBCUT_MIN_DEPTH};
 use crate::search::{Limits, Search, TranspositionTable};
 
@@ -49,7 +49,7 @@ pub struct ProbCutTable {
 
 /// Measures search scores on sample positions of `data` and fits the table for
 /// weights of `phases` phases.
-pub fn fit_probcut<E: Evaluator>(
+pub fn fit_probcut<E: IncrementalEvaluator>(
     eval: &E,
     phases: usize,
     data: &Dataset,

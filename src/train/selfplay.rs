@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use super::dataset::TrainGame;
 use super::{Progress, ProgressFn, Stage};
 use crate::board::{Board, Squares};
-use crate::eval::Evaluator;
+use crate::eval::IncrementalEvaluator;
 use crate::search::{Limits, Search, TranspositionTable};
 use crate::square::{Move, Square};
 
@@ -80,7 +80,7 @@ impl Draws {
 
 /// The positions of `config.games` self-play games (every position where the side to
 /// move has a legal move, after the departure), in game order; empty without openings.
-pub fn self_play_positions<E: Evaluator>(
+pub fn self_play_positions<E: IncrementalEvaluator>(
     openings: &[TrainGame],
     eval: &E,
     config: &SelfPlayConfig,
@@ -112,7 +112,7 @@ pub fn self_play_positions<E: Evaluator>(
     games.into_iter().flatten().collect()
 }
 
-fn play_one<E: Evaluator>(
+fn play_one<E: IncrementalEvaluator>(
     openings: &[TrainGame],
     eval: &E,
     config: &SelfPlayConfig,
