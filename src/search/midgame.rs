@@ -471,6 +471,26 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
         let mut best = -65;
         let mut best_move = None;
         let ordered = self.order(board, features, moves, depth, entry.and_then(|e| e.best));
+        if depth == 1 {
+            // The children are leaves: their values are exact whatever the window, so
+            // each is evaluated once, here, with no null-window search to repeat.
+            for &OrderedMove { square: sq, flips: f, .. } in ordered.iter() {
+                self.nodes += 1;
+                let v = -self.eval.evaluate_features(&board.play_flips(sq, f), &self.eval.after_move(features, sq, f));
+                if v > best {
+                    best = v;
+                    best_move = Some(sq);
+                    if v >= beta {
+                        break;
+                    }
+                }
+            }
+            if self.check() {
+                return 0;
+            }
+            self.tt.store(key, 1, self.width(), alpha0, beta, best, best_move);
+            return best;
+        }
         for (i, &OrderedMove { square: sq, flips: f, .. }) in ordered.iter().enumerate() {
             let child = board.play_flips(sq, f);
             let cf = self.eval.after_move(features, sq, f);
