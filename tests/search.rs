@@ -8,7 +8,7 @@ use thorbook::eval::EvalSource;
 use thorbook::eval::PatternEval;
 use thorbook::obf::{parse_obf, Problem};
 use thorbook::search::problems::{Goal, ProblemSolver};
-use thorbook::search::{Limits, Search, Settings, Solver, TranspositionTable};
+use thorbook::search::{Limits, Search, Selectivity, Settings, Solver, TranspositionTable};
 use thorbook::testutil::{random_position, Rng};
 use thorbook::thor::{bundled_sources, expand_paths, LoadOptions, Source, ThorDatabase};
 use thorbook::{Color, Move, Position};
@@ -197,6 +197,41 @@ fn midgame_search_always_returns_a_legal_move() {
             }
             assert!(r.score().unwrap().abs() <= 64);
         }
+    }
+}
+
+/// The midgame search splits nodes between threads (young brothers wait) from
+/// moderate depths: on 2 threads the exact searches of random positions at 14–20
+/// empties — midgame iterations up to depth 10, then the solve, as the engine runs
+/// them — give the scores of one thread; and deep selective searches of midgame
+/// positions, which split at every level, return a legal move with a score in range.
+#[test]
+fn parallel_search_keeps_exact_scores_and_gives_legal_moves() {
+    let eval = PatternEval::bundled();
+    let stop = AtomicBool::new(false);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    let mut rng = Rng(404);
+    for i in 0..21 {
+        let b = random_position(&mut rng, 14 + (i % 7) as u32);
+        let exact = Limits { exact: true, ..Default::default() };
+        let tt = TranspositionTable::new(16);
+        let one = Search::new(&eval, &tt, &stop, 1).run(&b, exact, false);
+        let tt = TranspositionTable::new(16);
+        let two = pool.install(|| Search::new(&eval, &tt, &stop, 2).run(&b, exact, false));
+        assert!(one.exact && two.exact);
+        assert_eq!(two.score(), one.score(), "{b:?}");
+    }
+    for i in 0..6 {
+        let b = random_position(&mut rng, 30 + 4 * i);
+        let tt = TranspositionTable::new(16);
+        let limits = Limits { depth: Some(11), selectivity: Selectivity::from_sigmas(1.5), ..Default::default() };
+        let r = pool.install(|| Search::new(&eval, &tt, &stop, 2).run(&b, limits, false));
+        assert_eq!(r.depth, 11);
+        match r.best_move().unwrap() {
+            Move::Place(sq) => assert!(b.is_legal(sq), "{sq}: {b:?}"),
+            Move::Pass => assert_eq!(b.legal_moves(), 0),
+        }
+        assert!(r.score().unwrap().abs() < 64);
     }
 }
 

@@ -5,6 +5,7 @@
 //! solver takes over, so deep enough searches return proven scores.
 
 use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -119,6 +120,11 @@ const SORT_BY_SEARCH_MIN_DEPTH: u32 = 4;
 const EXACT_JUMP: u32 = 14;
 /// ... and never go deeper than this: beyond it the seeding costs more than it saves.
 const EXACT_SEED_MAX_DEPTH: u32 = 10;
+/// From this depth a node's moves after the first are searched in parallel (with
+/// more than one thread): shallower nodes cost less than sharing them.
+const SPLIT_MIN_DEPTH: u32 = 5;
+/// ... when it has at least this many moves.
+const SPLIT_MIN_MOVES: usize = 3;
 /// Nodes between time checks.
 const CHECK_INTERVAL: u64 = 2048;
 
@@ -139,6 +145,9 @@ pub struct Search<'a, E: IncrementalEvaluator> {
     threads: usize,
     root_exclude: u64,
     selectivity: Option<Selectivity>,
+    /// Flags of the splits this searcher works under: set when a sibling refuted the
+    /// node, so that this searcher's work would be thrown away.
+    cut_flags: Vec<Arc<AtomicBool>>,
 }
 
 impl<'a, E: IncrementalEvaluator> Search<'a, E> {
@@ -158,6 +167,7 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
             threads,
             root_exclude: 0,
             selectivity: None,
+            cut_flags: Vec::new(),
         }
     }
 
@@ -169,6 +179,7 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
         h.solver.deadline = self.deadline;
         h.solver.share_budget(self.budget.clone());
         h.selectivity = self.selectivity;
+        h.cut_flags = self.cut_flags.clone();
         h
     }
 
@@ -180,7 +191,10 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
     }
 
     /// Searches `moves` from `board` in parallel, each with the window (`alpha`,
-    /// `beta`); `None` where a search was stopped.
+    /// `beta`); `None` where a search was stopped. With `cut_at`, the first move
+    /// scoring that much or more refutes the node and stops the others (their `None`
+    /// is then expected); any other stop marks this search stopped.
+    #[allow(clippy::too_many_arguments)]
     fn parallel_children(
         &mut self,
         board: &Board,
@@ -189,11 +203,19 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
         alpha: i32,
         beta: i32,
         depth: u32,
+        cut_at: Option<i32>,
     ) -> Vec<Option<i32>> {
+        let cut = Arc::new(AtomicBool::new(false));
         let results: Vec<(Option<i32>, u64)> = moves
             .par_iter()
             .map(|m| {
+                if cut.load(Relaxed) {
+                    return (None, 0);
+                }
                 let mut h = self.helper();
+                if cut_at.is_some() {
+                    h.cut_flags.push(cut.clone());
+                }
                 if h.budget.exhausted() {
                     return (None, 0);
                 }
@@ -201,21 +223,75 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
                 let v = -h.pvs(&board.play_flips(m.square, m.flips), &child_features, -beta, -alpha, depth - 1);
                 h.report_nodes();
                 let stopped = h.aborted || h.solver.aborted();
+                if !stopped && cut_at.is_some_and(|c| v >= c) {
+                    cut.store(true, Relaxed);
+                }
                 ((!stopped).then_some(v), h.total_nodes())
             })
             .collect();
+        let refuted = cut.load(Relaxed);
         results
             .into_iter()
             .map(|(v, n)| {
                 // The helper reported its nodes itself.
                 self.nodes += n;
                 self.reported += n;
-                if v.is_none() {
+                if v.is_none() && !refuted {
                     self.aborted = true;
                 }
                 v
             })
             .collect()
+    }
+
+    /// Young brothers wait: the moves after a node's first, which did not cut, searched
+    /// in parallel with a null window at `alpha`; then, at a PV node, the moves that
+    /// beat alpha searched again with the full window, one after the other. Returns the
+    /// best score and move among `moves` (fail-soft), or stops.
+    #[allow(clippy::too_many_arguments)]
+    fn split(
+        &mut self,
+        board: &Board,
+        features: &E::Features,
+        moves: &[OrderedMove],
+        mut alpha: i32,
+        beta: i32,
+        depth: u32,
+    ) -> (i32, Option<Square>) {
+        let split_alpha = alpha;
+        let bounds = self.parallel_children(board, features, moves, alpha, alpha + 1, depth, Some(beta));
+        let mut best = (-65, None);
+        if self.stopped() {
+            return best;
+        }
+        for (bound, m) in bounds.into_iter().zip(moves) {
+            // No value: a sibling refuted the node and stopped this one.
+            let Some(mut v) = bound else { continue };
+            if v > split_alpha && v < beta {
+                // A lower bound only (a PV node): the value is searched for again.
+                let child = board.play_flips(m.square, m.flips);
+                let cf = self.eval.after_move(features, m.square, m.flips);
+                if alpha > split_alpha {
+                    v = -self.pvs(&child, &cf, -alpha - 1, -alpha, depth - 1);
+                }
+                if v > alpha && v < beta && !self.stopped() {
+                    v = -self.pvs(&child, &cf, -beta, -alpha, depth - 1);
+                }
+                if self.stopped() {
+                    return best;
+                }
+            }
+            if v > best.0 {
+                best = (v, Some(m.square));
+                if v > alpha {
+                    alpha = v;
+                    if v >= beta {
+                        break;
+                    }
+                }
+            }
+        }
+        best
     }
 
     /// Whether this search or its solver was stopped: the values just returned are
@@ -234,8 +310,9 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
         if self.nodes >= self.next_check {
             self.next_check = self.nodes + CHECK_INTERVAL;
             self.report_nodes();
-            if self.stop.load(std::sync::atomic::Ordering::Relaxed)
+            if self.stop.load(Relaxed)
                 || self.budget.exhausted()
+                || self.cut_flags.iter().any(|f| f.load(Relaxed))
                 || self.deadline.is_some_and(|d| Instant::now() >= d)
             {
                 self.aborted = true;
@@ -378,7 +455,8 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
         let mut out = Vec::with_capacity(list.len());
         if all && parallel {
             // Analysis: every move with the full window, independent of each other.
-            for (v, m) in self.parallel_children(board, &features, list, alpha, beta, depth).into_iter().zip(list) {
+            for (v, m) in self.parallel_children(board, &features, list, alpha, beta, depth, None).into_iter().zip(list)
+            {
                 out.extend(v.map(|score| RootMove { mv: Move::Place(m.square), score }));
             }
         } else {
@@ -389,7 +467,7 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
             let mut a = alpha;
             for (i, &OrderedMove { square: sq, flips: f, .. }) in list.iter().enumerate() {
                 if i == 1 && parallel && !all {
-                    bounds = self.parallel_children(board, &features, &list[1..], a, a + 1, depth);
+                    bounds = self.parallel_children(board, &features, &list[1..], a, a + 1, depth, None);
                     bounds_alpha = a;
                 }
                 let known = bounds.get(i.wrapping_sub(1)).copied().flatten().filter(|&v| v <= bounds_alpha);
@@ -491,7 +569,19 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
             self.tt.store(key, 1, self.width(), alpha0, beta, best, best_move);
             return best;
         }
+        let n = ordered.len();
         for (i, &OrderedMove { square: sq, flips: f, .. }) in ordered.iter().enumerate() {
+            if i == 1 && self.threads > 1 && depth >= SPLIT_MIN_DEPTH && n >= SPLIT_MIN_MOVES {
+                let (v, mv) = self.split(board, features, &ordered.as_slice()[1..], alpha, beta, depth);
+                if self.stopped() {
+                    return 0;
+                }
+                if v > best {
+                    best = v;
+                    best_move = mv;
+                }
+                break;
+            }
             let child = board.play_flips(sq, f);
             let cf = self.eval.after_move(features, sq, f);
             let v = if i == 0 {
