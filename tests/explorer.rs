@@ -65,6 +65,7 @@ fn api_answers_equal_the_cli_json() {
     // The engine's scores at a level cover every legal move.
     let e = json(&ex.respond("GET", "/api/position?moves=f5d6&level=2").body);
     assert_eq!(e["engine"]["moves"].as_array().unwrap().len(), e["legal_moves"].as_array().unwrap().len());
+    assert_eq!((e["engine"]["depth"].as_u64(), e["engine"]["cut_short"].as_bool()), (Some(2), Some(false)));
     // A board instead of moves, and the SVG alone.
     let board = e["board"].as_str().unwrap().replace(' ', "+");
     let b = ex.respond("GET", &format!("/api/position?board={board}"));
@@ -116,6 +117,21 @@ fn bad_requests_get_an_error_never_a_panic() {
         let r = ex.respond("GET", &url);
         assert!(r.status == 200 || r.status == 400 || r.status == 414, "{url}: {}", r.status);
     }
+    // A request's engine search stops at the explorer's time bound (level 9 is depth
+    // 16, which no position of 40 empties reaches in a millisecond) with the scores of
+    // its deepest finished iteration, every legal move scored.
+    let hurried = ex.with_engine_time(std::time::Duration::from_millis(1));
+    let line = "f5d6c3d3c4f4f6f3e6e7d7c6b5";
+    let r = json(&hurried.respond("GET", &format!("/api/position?moves={line}&level=9")).body);
+    assert_eq!(r["engine"]["cut_short"], true, "{}", r["engine"]);
+    assert!(r["engine"]["depth"].as_u64().unwrap() < 16);
+    let mut scored: Vec<&str> =
+        r["engine"]["moves"].as_array().unwrap().iter().map(|m| m["move"].as_str().unwrap()).collect();
+    let mut legal: Vec<&str> = r["legal_moves"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+    scored.sort_unstable();
+    legal.sort_unstable();
+    assert_eq!(scored, legal);
+    let ex = hurried.with_engine_time(thorbook::explorer::ENGINE_TIME);
     // `explore --max-level N` lowers the ceiling; 0 turns engine scores off.
     let capped = ex.with_max_engine_level(2);
     assert_eq!(capped.respond("GET", "/api/position?moves=f5&level=2").status, 200);

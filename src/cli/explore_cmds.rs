@@ -37,6 +37,10 @@ pub struct ExploreArgs {
     #[arg(long, default_value_t = crate::explorer::MAX_ENGINE_LEVEL,
           value_parser = clap::value_parser!(u8).range(0..=crate::explorer::MAX_ENGINE_LEVEL as i64))]
     max_level: u8,
+    /// Longest engine search per request, in seconds: the scores are then those of the
+    /// deepest finished iteration (marked `cut_short`).
+    #[arg(long, default_value_t = crate::explorer::ENGINE_TIME.as_secs_f64())]
+    engine_time: f64,
     /// Open the page in the default browser.
     #[arg(long)]
     open: bool,
@@ -44,6 +48,8 @@ pub struct ExploreArgs {
 
 pub(super) fn explore(args: ExploreArgs) -> anyhow::Result<ExitCode> {
     anyhow::ensure!((1..=64).contains(&args.workers), "--workers must be 1..=64, got {}", args.workers);
+    let engine_time =
+        crate::search::settings::seconds(args.engine_time, false).map_err(|e| anyhow::anyhow!("--engine-time {e}"))?;
     let start = Instant::now();
     let spinner = ProgressBar::new_spinner()
         .with_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("valid template"));
@@ -61,7 +67,7 @@ pub(super) fn explore(args: ExploreArgs) -> anyhow::Result<ExitCode> {
         b.verify().map_err(|e| anyhow::anyhow!("book {}: {e}", p.display()))?;
     }
     spinner.finish_and_clear();
-    let explorer = Explorer::new(db, book).with_max_engine_level(args.max_level);
+    let explorer = Explorer::new(db, book).with_max_engine_level(args.max_level).with_engine_time(engine_time);
     eprintln!(
         "indexed {} games ({} positions) in {:.1} s",
         explorer.games(),

@@ -18,6 +18,8 @@ mod server;
 
 pub use server::{serve, ServeOptions};
 
+use std::time::Duration;
+
 use serde::Serialize;
 
 use crate::board::Squares;
@@ -27,7 +29,7 @@ use crate::engine::{Engine, EngineConfig};
 use crate::fileio::Bytes;
 use crate::openings;
 use crate::position::Position;
-use crate::search::{Level, Settings};
+use crate::search::{Level, Limits, Settings};
 use crate::square::{format_moves, parse_move_sequence, Move};
 use crate::svg::Diagram;
 use crate::thor::{GameFilter, PositionStats, ThorDatabase};
@@ -43,6 +45,10 @@ pub const MAX_GAMES: usize = 200;
 /// second for all moves of a midgame position; deeper levels would let one click hold a
 /// worker for minutes). [`Explorer::with_max_engine_level`] lowers it.
 pub const MAX_ENGINE_LEVEL: u8 = 9;
+/// The longest an engine search for one request may take by default: a position near
+/// the level's exact threshold can take longer than its midgame moves, and a worker
+/// must come back. [`Explorer::with_engine_time`] changes it.
+pub const ENGINE_TIME: Duration = Duration::from_secs(5);
 
 /// An answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,6 +77,7 @@ pub struct Explorer {
     db: ThorDatabase,
     book: Option<Book<Bytes>>,
     max_engine_level: u8,
+    engine_time: Duration,
 }
 
 /// `/api/position`'s answer.
@@ -115,6 +122,11 @@ pub struct EngineReply {
     pub depth: u32,
     /// Solved to the end.
     pub exact: bool,
+    /// The request's time bound ended the search before the level's depth or exact
+    /// solve: the scores are those of the deepest finished iteration.
+    pub cut_short: bool,
+    /// Seconds searched.
+    pub seconds: f64,
     /// Every legal move with its score, best first.
     pub moves: Vec<EngineMoveReply>,
 }
@@ -210,7 +222,12 @@ fn parameters(query: &str) -> Result<Params, String> {
 impl Explorer {
     /// An explorer over an indexed database and an optional book.
     pub fn new(db: ThorDatabase, book: Option<Book<Bytes>>) -> Explorer {
-        Explorer { db, book, max_engine_level: MAX_ENGINE_LEVEL }
+        Explorer { db, book, max_engine_level: MAX_ENGINE_LEVEL, engine_time: ENGINE_TIME }
+    }
+
+    /// The same explorer stopping each engine search after `time` (at least 1 ms).
+    pub fn with_engine_time(self, time: Duration) -> Explorer {
+        Explorer { engine_time: time.max(Duration::from_millis(1)), ..self }
     }
 
     /// The same explorer answering engine levels up to `level` only (at most
@@ -329,17 +346,20 @@ impl Explorer {
     }
 
     fn engine_scores(&self, pos: &Position, level: Level) -> Result<EngineReply, String> {
-        let config = EngineConfig {
-            search: Settings { hash_mib: 16, ..Settings::at_level(level) },
-            book: crate::book::BookSource::None,
-            ..EngineConfig::default()
-        };
+        let settings = Settings { hash_mib: 16, ..Settings::at_level(level) };
+        // The level's depth and exact threshold, stopped at the request's bound.
+        let limits =
+            Limits { time: Some(self.engine_time), ..settings.strength().limits(pos.board.empty_count(), None) };
+        let config = EngineConfig { search: settings, book: crate::book::BookSource::None, ..EngineConfig::default() };
         let mut engine = Engine::new(config).map_err(|e| e.to_string())?;
-        let a = engine.analyze(pos, None);
+        let a = engine.analyze(pos, Some(limits));
+        let complete = a.search.exact || (!limits.exact && limits.depth.is_some_and(|d| a.search.depth >= d));
         Ok(EngineReply {
             level: level.number(),
             depth: a.search.depth,
             exact: a.search.exact,
+            cut_short: !complete,
+            seconds: a.search.elapsed.as_secs_f64(),
             moves: a.search.moves.iter().map(|m| EngineMoveReply { mv: m.mv.to_string(), score: m.score }).collect(),
         })
     }
