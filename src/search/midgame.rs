@@ -121,8 +121,10 @@ const EXACT_JUMP: u32 = 14;
 /// ... and never go deeper than this: beyond it the seeding costs more than it saves.
 const EXACT_SEED_MAX_DEPTH: u32 = 10;
 /// From this depth a node's moves after the first are searched in parallel (with
-/// more than one thread): shallower nodes cost less than sharing them.
-const SPLIT_MIN_DEPTH: u32 = 5;
+/// more than one thread): shallower nodes cost less than sharing them. Time to depth
+/// 20 at 2σ, 10 Thor positions at 36 empties, 2 threads (`scripts/search_speed.sh 20
+/// 2.0 2`): 15.8–16.0 s splitting from depth 5, 15.5 from 7, 15.7–16.1 from 9.
+const SPLIT_MIN_DEPTH: u32 = 7;
 /// ... when it has at least this many moves.
 const SPLIT_MIN_MOVES: usize = 3;
 /// Nodes between time checks.
