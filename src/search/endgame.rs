@@ -9,7 +9,9 @@
 //!   with an odd number of empties first) and stability cut-offs;
 //! - above: null-window search with a transposition table (bounds and best move),
 //!   fastest-first ordering (fewest opponent replies first, corners counted double,
-//!   potential mobility as tie-break, the table's move before all), stability
+//!   potential mobility as tie-break, the table's move before all; from
+//!   [`EVAL_ORDER_MIN`] empties the evaluation after the opponent's best reply
+//!   instead of the tie-breaks), stability
 //!   cut-offs, and, with more than one thread, the remaining moves of a node split
 //!   between threads once its first move has been searched (young brothers wait).
 //!

@@ -1,6 +1,10 @@
 //! Midgame search: negamax with principal-variation search, the shared transposition
 //! table, move ordering (table move, then shallow-search or mobility ordering),
 //! aspiration windows and iterative deepening under a depth, node or time limit.
+//! The trained evaluation's pattern indices are carried from the root move by move
+//! ([`IncrementalEvaluator`]). With more than one thread, a node from
+//! `SPLIT_MIN_DEPTH` searches its first move alone and the others in parallel (young
+//! brothers wait), the first to refute the node stopping its siblings.
 //! When the remaining depth reaches the number of empty squares, the exact endgame
 //! solver takes over, so deep enough searches return proven scores.
 
