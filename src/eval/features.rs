@@ -115,13 +115,6 @@ const QUADRANTS: [u64; 4] =
 /// Every feature's index for one position: `FEATURES` entries into a phase's table.
 pub type Indices = [u32; FEATURES];
 
-impl Default for InstanceIndices {
-    /// The indices of the empty board.
-    fn default() -> Self {
-        InstanceIndices { player: [0; LANES], opponent: [0; LANES] }
-    }
-}
-
 /// Lanes of [`InstanceIndices`]: the instances rounded up to whole vector registers
 /// (the lanes past [`INSTANCES`] stay 0).
 pub const LANES: usize = 64;
@@ -136,6 +129,13 @@ pub struct InstanceIndices {
     pub player: [u16; LANES],
     /// Digit 1 = the other side's disc, 2 = the side to move's.
     pub opponent: [u16; LANES],
+}
+
+impl Default for InstanceIndices {
+    /// The indices of the empty board.
+    fn default() -> Self {
+        InstanceIndices { player: [0; LANES], opponent: [0; LANES] }
+    }
 }
 
 /// One instance: where its squares are and how to index its weights.
@@ -501,8 +501,8 @@ mod tests {
         #![proptest_config(proptest::test_runner::Config::with_cases(200))]
 
         /// Indices carried move by move along a random game (passes included) equal
-        /// the indices read afresh at every position; each position's carried indices
-        /// are a copy, so leaving a child (the search's undo) restores the parent's.
+        /// the indices read afresh at every position and at every legal child. (The
+        /// search keeps one copy per frame, so leaving a child needs no undo.)
         #[test]
         fn incremental_indices_follow_random_games(seed: u64) {
             let set = feature_set();
@@ -516,8 +516,6 @@ mod tests {
                     if naive_moves(board.opponent, board.player) == 0 {
                         break;
                     }
-                    let parent = carried;
-                    proptest::prop_assert_eq!(set.after_pass(&set.after_pass(&carried)), parent);
                     carried = set.after_pass(&carried);
                     board = board.pass();
                     continue;

@@ -66,8 +66,8 @@ pub struct TranspositionTable {
 
 /// The table's buckets in zeroed memory mapped from the system, with huge pages asked
 /// for: a probe is a random access into hundreds of MiB, and with 4 KiB pages most
-/// probes also miss the TLB (2 MiB pages made searches 10–20% faster, measured with
-/// the system's transparent huge pages forced on).
+/// probes also miss the TLB (depth 12 full width from a 13-ply position: 1.00–1.03 s
+/// in a `Vec`, 0.91 s here, with the system's transparent huge pages on `madvise`).
 struct TableMemory {
     map: memmap2::MmapMut,
     len: usize,
@@ -75,11 +75,10 @@ struct TableMemory {
 
 impl TableMemory {
     fn new(len: usize) -> std::io::Result<TableMemory> {
-        let map = memmap2::MmapOptions::new().len(len * std::mem::size_of::<Bucket>()).map_anon()?;
+        let mut map = memmap2::MmapOptions::new().len(len * std::mem::size_of::<Bucket>()).map_anon()?;
         // Advice only: a system without transparent huge pages gets small ones.
         #[cfg(target_os = "linux")]
         let _ = map.advise(memmap2::Advice::HugePage);
-        let mut map = map;
         // Touch every page now, so that the search does not wait for them.
         for page in map.chunks_mut(4096) {
             page[0] = 0;
