@@ -90,3 +90,25 @@ fn adjacent_empties_match_naive() {
         assert_eq!(adjacent_empties(o, empty), want);
     }
 }
+
+#[test]
+fn last_flip_count_equals_the_flips_of_the_last_move() {
+    // Every square as the last empty one, on random fillings and on the fillings with
+    // all discs one side's but one line (the count's extremes, edges included).
+    let mut rng = Rng(0x1a57);
+    let mut checked = 0;
+    for sq in Square::ALL {
+        let full = !sq.bit();
+        let mut fillings: Vec<u64> = (0..400).map(|_| rng.next_u64() & full).collect();
+        fillings.extend([0, full]);
+        fillings.extend(Square::ALL.iter().map(|s| full & !s.bit()));
+        fillings.extend(Square::ALL.iter().map(|s| s.bit() & full));
+        for p in fillings {
+            let want = naive_flips(p, full & !p, sq).count_ones();
+            assert_eq!(last_flip_count(p, sq), want, "{p:#018x} playing {sq}");
+            assert_eq!(last_flip_count(full & !p, sq), naive_flips(full & !p, p, sq).count_ones());
+            checked += 1;
+        }
+    }
+    assert!(checked > 64 * 400);
+}

@@ -20,13 +20,14 @@
 //! PV nodes use principal-variation search: the first move with the full window, the
 //! others with a null window and a re-search when they fail high.
 //!
-//! Where the time went before the shallow searches were sorted (FFO #20–39, one
-//! thread, `perf record`): `flips` 42% (the
-//! last-move counts of 1–4 empties and the ordering of every sorted node call it),
-//! `nws` with what is inlined into it (ordering, table, key) 25%, `legal_moves` 10%,
-//! the 2–4-empty solvers 12%, the parity-ordered shallow search 6%, stability 1.5%,
-//! the midgame seeding searches about 1%. A dedicated last-flip counter (only the
-//! count is needed at one empty) is the next thing to make faster.
+//! Where the time goes (FFO #20–39, one thread, `perf record`): `nws` with what is
+//! inlined into it (ordering, table, key) 22%, `flips` 19% (the moves of the 2–4-empty
+//! solvers and of every ordering), `legal_moves` 13% (the replies counted to order
+//! moves), the shallow null-window searches 7%, the evaluation (midgame seeding and
+//! ordering by replies) 12%, the 1–4-empty solvers 8%, the parity-and-square order 4%
+//! (and 8% the system zeroing the table's pages at start).
+//! The last move of a game counts its flips with [`last_flip_count`] (a table per
+//! line) instead of finding them.
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -37,7 +38,7 @@ use rayon::prelude::*;
 use super::moves::{MoveList, OrderedMove};
 use super::tt::TranspositionTable;
 use super::NodeBudget;
-use crate::board::{flips, legal_moves, Board, Squares};
+use crate::board::{flips, last_flip_count, legal_moves, Board, Squares};
 use crate::eval::Evaluator;
 use crate::square::{Move, Square};
 use crate::stability::stable_discs;
@@ -574,11 +575,19 @@ impl<'a> Solver<'a> {
             .collect()
     }
 
-    /// Null-window search of 5–7 empties: parity ordering, stability cut-off, no table.
+    /// Null-window search of 5–7 empties: stability cut-off, no table; moves sorted by
+    /// the opponent's replies from [`SHALLOW_SORT_MIN`] empties, by parity and square
+    /// class below.
     fn nws_shallow(&mut self, p: u64, o: u64, alpha: i32, empties: u32) -> i32 {
         if empties <= 4 {
             return self.solve_small(p, o, alpha);
         }
+        self.nws_shallow_moves(p, o, alpha, empties, None)
+    }
+
+    /// [`Solver::nws_shallow`] of 5–7 empties whose legal moves the parent may already
+    /// know (its sorting generated them).
+    fn nws_shallow_moves(&mut self, p: u64, o: u64, alpha: i32, empties: u32, known: Option<u64>) -> i32 {
         self.nodes += 1;
         if alpha >= STABILITY_THRESHOLD[empties as usize] {
             let upper = 64 - 2 * stable_discs(o, p).count_ones() as i32;
@@ -586,7 +595,7 @@ impl<'a> Solver<'a> {
                 return upper;
             }
         }
-        let moves = legal_moves(p, o);
+        let moves = known.unwrap_or_else(|| legal_moves(p, o));
         if moves == 0 {
             if legal_moves(o, p) == 0 {
                 return Board { player: p, opponent: o }.final_score();
@@ -596,11 +605,31 @@ impl<'a> Solver<'a> {
         let odd = odd_quadrants(!(p | o));
         let mut best = -65;
         if empties >= SHALLOW_SORT_MIN {
-            let board = Board { player: p, opponent: o };
-            let mut list = ordered_moves(&board, moves, None, |_, sq| if odd & sq.bit() != 0 { -8 } else { 0 });
-            list.sort();
-            for m in list.iter() {
-                let v = -self.nws_shallow(o ^ m.flips, p | m.flips | m.square.bit(), -alpha - 1, empties - 1);
+            // Fewest replies first (a corner reply counts double), an odd quadrant
+            // breaking ties; the replies are the child's moves, so it need not find
+            // them again.
+            let mut list = [(0i32, Square::new(0), 0u64, 0u64); SHALLOW_MAX as usize];
+            let mut n = 0;
+            for sq in Squares(moves) {
+                let f = flips(p, o, sq);
+                let replies = legal_moves(o ^ f, p | f | sq.bit());
+                let cost = (replies.count_ones() + (replies & crate::board::masks::CORNERS).count_ones()) as i32 * 2
+                    - i32::from(odd & sq.bit() != 0);
+                let mut j = n;
+                while j > 0 && list[j - 1].0 > cost {
+                    list[j] = list[j - 1];
+                    j -= 1;
+                }
+                list[j] = (cost, sq, f, replies);
+                n += 1;
+            }
+            for &(_, sq, f, replies) in &list[..n] {
+                let (cp, co) = (o ^ f, p | f | sq.bit());
+                let v = if empties - 1 <= 4 {
+                    -self.solve_small(cp, co, -alpha - 1)
+                } else {
+                    -self.nws_shallow_moves(cp, co, -alpha - 1, empties - 1, Some(replies))
+                };
                 if v > best {
                     best = v;
                     if v > alpha {
@@ -610,7 +639,8 @@ impl<'a> Solver<'a> {
             }
             return best;
         }
-        for sq in by_parity_and_class(moves, odd) {
+        let (order, n) = by_parity_and_class(moves, odd);
+        for &sq in &order[..n] {
             let f = flips(p, o, sq);
             let v = -self.nws_shallow(o ^ f, p | f | sq.bit(), -alpha - 1, empties - 1);
             if v > best {
@@ -627,13 +657,8 @@ impl<'a> Solver<'a> {
     #[inline]
     fn solve_small(&mut self, p: u64, o: u64, alpha: i32) -> i32 {
         let empty = !(p | o);
-        let odd = odd_quadrants(empty);
-        let mut sq = [Square::new(0); 4];
-        let mut n = 0;
-        for sq_ in by_parity_and_class(empty, odd) {
-            sq[n] = sq_;
-            n += 1;
-        }
+        let (order, n) = by_parity_and_class(empty, odd_quadrants(empty));
+        let sq = [order[0], order[1], order[2], order[3]];
         match n {
             4 => self.solve4(p, o, alpha, sq),
             3 => self.solve3(p, o, alpha, sq[0], sq[1], sq[2]),
@@ -726,11 +751,11 @@ impl<'a> Solver<'a> {
     fn solve1(&mut self, p: u64, o: u64, x: Square) -> i32 {
         self.nodes += 1;
         let discs = p.count_ones() as i32;
-        let n = flips(p, o, x).count_ones() as i32;
+        let n = last_flip_count(p, x) as i32;
         if n > 0 {
             return 2 * (discs + n + 1) - 64;
         }
-        let n = flips(o, p, x).count_ones() as i32;
+        let n = last_flip_count(o, x) as i32;
         if n > 0 {
             return 2 * (discs - n) - 64;
         }
@@ -743,10 +768,45 @@ impl<'a> Solver<'a> {
     }
 }
 
-/// The squares of `set`: those in `odd` first, each part in [`SQUARE_CLASSES`] order.
+/// Each square's place in [`SQUARE_CLASSES`].
+const SQUARE_CLASS: [u8; 64] = {
+    let mut table = [0; 64];
+    let mut c = 0;
+    while c < SQUARE_CLASSES.len() {
+        let mut sq = 0;
+        while sq < 64 {
+            if SQUARE_CLASSES[c] & (1 << sq) != 0 {
+                table[sq] = c as u8;
+            }
+            sq += 1;
+        }
+        c += 1;
+    }
+    table
+};
+
+/// The most squares [`by_parity_and_class`] orders: the moves of a node that is not
+/// sorted, or the empties of one solved by [`Solver::solve_small`].
+const PARITY_ORDER_MAX: usize = SHALLOW_SORT_MIN as usize - 1;
+const _: () = assert!(PARITY_ORDER_MAX >= 4);
+
+/// The squares of `set` (at most [`PARITY_ORDER_MAX`]): those in `odd` first, each part
+/// in [`SQUARE_CLASSES`] order; and how many there are.
 #[inline]
-fn by_parity_and_class(set: u64, odd: u64) -> impl Iterator<Item = Square> {
-    [set & odd, set & !odd].into_iter().flat_map(|part| SQUARE_CLASSES.iter().flat_map(move |&c| Squares(part & c)))
+fn by_parity_and_class(set: u64, odd: u64) -> ([Square; PARITY_ORDER_MAX], usize) {
+    let mut out = [(0u8, Square::new(0)); PARITY_ORDER_MAX];
+    let mut n = 0;
+    for sq in Squares(set) {
+        let key = SQUARE_CLASS[sq.index()] + if odd & sq.bit() != 0 { 0 } else { 8 };
+        let mut j = n;
+        while j > 0 && out[j - 1].0 > key {
+            out[j] = out[j - 1];
+            j -= 1;
+        }
+        out[j] = (key, sq);
+        n += 1;
+    }
+    (out.map(|(_, sq)| sq), n)
 }
 
 /// The moves of a node with ordering costs attached (sorted by the caller): the
