@@ -194,24 +194,14 @@ pub fn last_flip_count(p: u64, sq: Square) -> u32 {
     u32::from(table[col][row_byte] + table[row][col_byte] + table[col][by_col(lines[0])] + table[col][by_col(lines[1])])
 }
 
-/// The two diagonals through each square (a1–h8 direction, then a8–h1), the square
-/// itself included.
+/// The two diagonals through each square (a1–h8 direction, then a8–h1), without the
+/// square: the [`RAYS`] of directions +9 and −9, and +7 and −7.
 static LAST_FLIP_LINES: [[u64; 2]; 64] = {
+    let rays = build_rays();
     let mut lines = [[0; 2]; 64];
-    let mut sq: usize = 0;
+    let mut sq = 0;
     while sq < 64 {
-        let (r, c) = ((sq / 8) as i32, (sq % 8) as i32);
-        let mut other: usize = 0;
-        while other < 64 {
-            let (r2, c2) = ((other / 8) as i32, (other % 8) as i32);
-            if c2 - r2 == c - r {
-                lines[sq][0] |= 1 << other;
-            }
-            if c2 + r2 == c + r {
-                lines[sq][1] |= 1 << other;
-            }
-            other += 1;
-        }
+        lines[sq] = [rays[sq][3] | rays[sq][7], rays[sq][1] | rays[sq][5]];
         sq += 1;
     }
     lines

@@ -20,12 +20,13 @@
 //! PV nodes use principal-variation search: the first move with the full window, the
 //! others with a null window and a re-search when they fail high.
 //!
-//! Where the time goes (FFO #20–39, one thread, `perf record`): `nws` with what is
-//! inlined into it (ordering, table, key) 22%, `flips` 19% (the moves of the 2–4-empty
-//! solvers and of every ordering), `legal_moves` 13% (the replies counted to order
-//! moves), the shallow null-window searches 7%, the evaluation (midgame seeding and
-//! ordering by replies) 12%, the 1–4-empty solvers 8%, the parity-and-square order 4%
-//! (and 8% the system zeroing the table's pages at start).
+//! Where the time goes (FFO #20–39, one thread, `perf record`, shares of the whole
+//! run): `nws` with what is inlined into it (table, key, ETC) 22% and `ordered` 2%,
+//! `flips` 19% (the moves of the 2–4-empty solvers and of every ordering),
+//! `legal_moves` 13% (the replies counted to order moves), the shallow null-window
+//! searches 7%, the evaluation 8% and the midgame seeding search 4%, the 1–4-empty
+//! solvers 8%, the parity-and-square order 4%, and 8% the system zeroing the table's
+//! pages at start.
 //! The last move of a game counts its flips with [`last_flip_count`] (a table per
 //! line) instead of finding them.
 
@@ -35,7 +36,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::moves::{MoveList, OrderedMove};
+use super::moves::{insert_sorted, MoveList, OrderedMove};
 use super::tt::TranspositionTable;
 use super::NodeBudget;
 use crate::board::{flips, last_flip_count, legal_moves, Board, Squares};
@@ -575,19 +576,19 @@ impl<'a> Solver<'a> {
             .collect()
     }
 
-    /// Null-window search of 5–7 empties: stability cut-off, no table; moves sorted by
-    /// the opponent's replies from [`SHALLOW_SORT_MIN`] empties, by parity and square
-    /// class below.
+    /// Null-window search of 1–7 empties without a table: 1–4 by [`Solver::solve_small`],
+    /// 5–7 with a stability cut-off and moves sorted by the opponent's replies from
+    /// [`SHALLOW_SORT_MIN`] empties, by parity and square class below.
     fn nws_shallow(&mut self, p: u64, o: u64, alpha: i32, empties: u32) -> i32 {
-        if empties <= 4 {
-            return self.solve_small(p, o, alpha);
-        }
         self.nws_shallow_moves(p, o, alpha, empties, None)
     }
 
-    /// [`Solver::nws_shallow`] of 5–7 empties whose legal moves the parent may already
-    /// know (its sorting generated them).
+    /// [`Solver::nws_shallow`] where the parent may know the legal moves already (its
+    /// sorting generated them).
     fn nws_shallow_moves(&mut self, p: u64, o: u64, alpha: i32, empties: u32, known: Option<u64>) -> i32 {
+        if empties <= 4 {
+            return self.solve_small(p, o, alpha);
+        }
         self.nodes += 1;
         if alpha >= STABILITY_THRESHOLD[empties as usize] {
             let upper = 64 - 2 * stable_discs(o, p).count_ones() as i32;
@@ -605,31 +606,18 @@ impl<'a> Solver<'a> {
         let odd = odd_quadrants(!(p | o));
         let mut best = -65;
         if empties >= SHALLOW_SORT_MIN {
-            // Fewest replies first (a corner reply counts double), an odd quadrant
-            // breaking ties; the replies are the child's moves, so it need not find
-            // them again.
-            let mut list = [(0i32, Square::new(0), 0u64, 0u64); SHALLOW_MAX as usize];
-            let mut n = 0;
-            for sq in Squares(moves) {
+            // Fastest first, an odd quadrant breaking ties; each child's moves are the
+            // replies counted here, so it need not generate them again.
+            let mut list = [(OrderedMove { square: Square::new(0), flips: 0, cost: 0 }, 0u64); SHALLOW_MAX as usize];
+            for (n, sq) in Squares(moves).enumerate() {
                 let f = flips(p, o, sq);
                 let replies = legal_moves(o ^ f, p | f | sq.bit());
-                let cost = (replies.count_ones() + (replies & crate::board::masks::CORNERS).count_ones()) as i32 * 2
-                    - i32::from(odd & sq.bit() != 0);
-                let mut j = n;
-                while j > 0 && list[j - 1].0 > cost {
-                    list[j] = list[j - 1];
-                    j -= 1;
-                }
-                list[j] = (cost, sq, f, replies);
-                n += 1;
+                let cost = replies_cost(replies) - if odd & sq.bit() != 0 { 8 } else { 0 };
+                insert_sorted(&mut list, n, (OrderedMove { square: sq, flips: f, cost }, replies), |(m, _)| m.cost);
             }
-            for &(_, sq, f, replies) in &list[..n] {
-                let (cp, co) = (o ^ f, p | f | sq.bit());
-                let v = if empties - 1 <= 4 {
-                    -self.solve_small(cp, co, -alpha - 1)
-                } else {
-                    -self.nws_shallow_moves(cp, co, -alpha - 1, empties - 1, Some(replies))
-                };
+            for &(m, replies) in &list[..moves.count_ones() as usize] {
+                let (cp, co) = (o ^ m.flips, p | m.flips | m.square.bit());
+                let v = -self.nws_shallow_moves(cp, co, -alpha - 1, empties - 1, Some(replies));
                 if v > best {
                     best = v;
                     if v > alpha {
@@ -653,7 +641,7 @@ impl<'a> Solver<'a> {
         best
     }
 
-    /// Dispatch for 1–4 empties, squares ordered by parity.
+    /// Dispatch for 1–4 empties, squares in parity and square-class order.
     #[inline]
     fn solve_small(&mut self, p: u64, o: u64, alpha: i32) -> i32 {
         let empty = !(p | o);
@@ -798,15 +786,17 @@ fn by_parity_and_class(set: u64, odd: u64) -> ([Square; PARITY_ORDER_MAX], usize
     let mut n = 0;
     for sq in Squares(set) {
         let key = SQUARE_CLASS[sq.index()] + if odd & sq.bit() != 0 { 0 } else { 8 };
-        let mut j = n;
-        while j > 0 && out[j - 1].0 > key {
-            out[j] = out[j - 1];
-            j -= 1;
-        }
-        out[j] = (key, sq);
+        insert_sorted(&mut out, n, (key, sq), |&(k, _)| k);
         n += 1;
     }
     (out.map(|(_, sq)| sq), n)
+}
+
+/// The ordering cost of leaving the opponent `replies` (fastest first): 64 per reply, a
+/// corner reply counting double.
+#[inline]
+fn replies_cost(replies: u64) -> i32 {
+    (replies.count_ones() + (replies & crate::board::masks::CORNERS).count_ones()) as i32 * 64
 }
 
 /// The moves of a node with ordering costs attached (sorted by the caller): the
@@ -827,9 +817,7 @@ fn ordered_moves(
             i32::MIN
         } else {
             let child = board.play_flips(sq, f);
-            let replies = child.legal_moves();
-            (replies.count_ones() as i32 + (replies & crate::board::masks::CORNERS).count_ones() as i32) * 64
-                + tiebreak(&child, sq)
+            replies_cost(child.legal_moves()) + tiebreak(&child, sq)
         };
         list.push(OrderedMove { square: sq, flips: f, cost });
     }

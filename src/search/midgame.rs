@@ -121,8 +121,10 @@ impl SearchResult {
 const SORT_BY_SEARCH_MIN_DEPTH: u32 = 4;
 /// In an exact search, the midgame iterations stop this many plies short of the end;
 /// they only seed the table's move ordering for the exact solve. FFO #20–39 on one
-/// thread: 237.4 M nodes, 9.0 s stopping 14 plies short; 194.2 M, 7.8 s at 10 (8 and
-/// 11 within 2% of it; seeding past depth 10 cost more time than it saved).
+/// thread, with today's solver: 165.1 M nodes, 8.4–8.5 s stopping 14 plies short;
+/// 157.4 M, 7.9–8.1 s at 12; 135.8 M, 7.0–7.7 s at 10 (with the solver before its
+/// shallow searches were sorted, 8 and 11 were within 2% of 10, and seeding past
+/// depth 10 cost more time than it saved).
 const EXACT_JUMP: u32 = 10;
 /// ... and never go deeper than this: beyond it the seeding costs more than it saves.
 const EXACT_SEED_MAX_DEPTH: u32 = 10;

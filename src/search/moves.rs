@@ -80,13 +80,7 @@ impl MoveList {
     pub fn sort(&mut self) {
         let moves = self.as_mut_slice();
         for i in 1..moves.len() {
-            let m = moves[i];
-            let mut j = i;
-            while j > 0 && moves[j - 1].cost > m.cost {
-                moves[j] = moves[j - 1];
-                j -= 1;
-            }
-            moves[j] = m;
+            insert_sorted(moves, i, moves[i], |m| m.cost);
         }
     }
 
@@ -95,6 +89,23 @@ impl MoveList {
     pub fn iter(&self) -> std::slice::Iter<'_, OrderedMove> {
         self.as_slice().iter()
     }
+}
+
+/// Inserts `item` into `items[..len]`, sorted by `key` (lowest first, equal keys in
+/// the order inserted), which then sorts `items[..=len]`: the insertion sort of the
+/// short move and square lists of a node, built while they are filled or afterwards.
+///
+/// # Panics
+/// If `items` has no room past `len`.
+#[inline]
+pub fn insert_sorted<T: Copy, K: PartialOrd>(items: &mut [T], len: usize, item: T, key: impl Fn(&T) -> K) {
+    let k = key(&item);
+    let mut j = len;
+    while j > 0 && key(&items[j - 1]) > k {
+        items[j] = items[j - 1];
+        j -= 1;
+    }
+    items[j] = item;
 }
 
 impl Default for MoveList {
