@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use thorbook::board::Board;
+use thorbook::book::backup::{back_up_records, Reached};
 use thorbook::book::build::{collect, score_all, BuildConfig, GameLine};
 use thorbook::book::format::Writer;
 use thorbook::book::{build, Book};
@@ -41,8 +42,8 @@ fn main() {
     }
     println!("speed-up with 2 threads: {:.2}x", rates[1] / rates[0]);
 
-    let values = build::back_up(&nodes, &leaves);
-    let records = build::records(&nodes, &leaves, &values);
+    let mut records = build::records(&nodes, &leaves);
+    back_up_records(&mut records, [Board::START], Reached::DropOthers);
     let bytes = Writer::write_all(&records, search.params(config.max_ply, config.min_games)).unwrap();
     println!(
         "{} bytes for {} positions: {:.2} bytes/position",

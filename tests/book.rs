@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use thorbook::board::{Board, Squares};
-use thorbook::book::build::{back_up, collect, reachable, records, score_all, BuildConfig, GameLine};
+use thorbook::book::build::{collect, score_all, BuildConfig, GameLine};
 use thorbook::book::format::{BuildParams, LeafMove, Writer};
 use thorbook::book::query::{book_line, book_moves};
 use thorbook::book::{bundled, walk, Book, Record};
@@ -17,7 +17,7 @@ use thorbook::search::{Solver, TranspositionTable};
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 use thorbook::{Move, Position, Transform};
 
-use crate::util::thorbook;
+use crate::util::{build_book_bytes, thorbook};
 
 fn bundled_games(n: usize) -> Vec<GameLine> {
     let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: false }).unwrap();
@@ -33,11 +33,7 @@ fn config(max_ply: u32, depth: u32, exact_at: u32) -> BuildConfig {
 }
 
 fn build_records(games: &[GameLine], cfg: &BuildConfig) -> Vec<Record> {
-    let nodes = collect(games, cfg.max_ply, cfg.min_games).unwrap();
-    let leaves = score_all(&nodes, &cfg.leaf_search().unwrap(), &HashMap::new(), &|_, _| {}).unwrap();
-    let (nodes, leaves) = reachable(nodes, leaves);
-    let values = back_up(&nodes, &leaves);
-    records(&nodes, &leaves, &values)
+    Book::open_verified(build_book_bytes(games, cfg)).unwrap().records().collect()
 }
 
 fn encode_book(records: &[Record], params: BuildParams) -> Vec<u8> {

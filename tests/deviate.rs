@@ -1,18 +1,17 @@
 //! Book deviation: growth stays reachable and negamax-consistent, is the same with 1
 //! and 2 threads, survives being killed and resumed, and stops where its bounds say.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use thorbook::board::Board;
-use thorbook::book::build::{back_up, collect, leaf_score, reachable, records, score_all, BuildConfig, GameLine};
+use thorbook::book::backup::LeafInput;
+use thorbook::book::build::{BuildConfig, GameLine};
 use thorbook::book::deviate::{DeviateConfig, DeviateEvent, Deviator, StopReason};
-use thorbook::book::format::Writer;
 use thorbook::book::{walk, Book};
 use thorbook::search::Settings;
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 
-use crate::util::thorbook;
+use crate::util::{build_book_bytes, thorbook};
 
 fn search(depth: u32) -> BuildConfig {
     BuildConfig {
@@ -26,11 +25,7 @@ fn small_book() -> Vec<u8> {
     let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: false }).unwrap();
     let games: Vec<GameLine> = db.games.iter().take(400).map(GameLine::from_thor).collect();
     let cfg = search(2);
-    let nodes = collect(&games, cfg.max_ply, cfg.min_games).unwrap();
-    let leaves = score_all(&nodes, &cfg.leaf_search().unwrap(), &HashMap::new(), &|_, _| {}).unwrap();
-    let (nodes, leaves) = reachable(nodes, leaves);
-    let values = back_up(&nodes, &leaves);
-    Writer::write_all(&records(&nodes, &leaves, &values), cfg.params().unwrap()).unwrap()
+    build_book_bytes(&games, &cfg)
 }
 
 fn config(max_positions: Option<usize>) -> DeviateConfig {
@@ -62,7 +57,7 @@ fn assert_negamax_consistent(book: &Book<Vec<u8>>) {
     let boards = walk(book);
     for (key, board) in &boards {
         let r = book.get(*key).unwrap();
-        let mut best = leaf_score(board, r.leaf_move, r.leaf_score);
+        let mut best = LeafInput::of(&r).contribution(board);
         for (_, child) in board.successors() {
             if let Some(c) = book.get(child.canonical().0.key()) {
                 best = Some(best.map_or(-(c.value as i32), |b: i32| b.max(-(c.value as i32))));

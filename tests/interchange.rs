@@ -3,12 +3,10 @@
 //! hand-written Edax file with a pass position and a position without a leaf, and
 //! located errors for truncated and foreign files.
 
-use std::collections::HashMap;
-
 use byteorder::{ByteOrder, LittleEndian as LE};
 use thorbook::board::Board;
-use thorbook::book::build::{back_up, collect, reachable, records, score_all, BuildConfig, GameLine};
-use thorbook::book::format::{LeafMove, Writer, FLAG_LEAF_EXACT};
+use thorbook::book::build::{BuildConfig, GameLine};
+use thorbook::book::format::{LeafMove, FLAG_LEAF_EXACT};
 use thorbook::book::interchange::{self, BookFormat, EdaxDate, ExportFormat, InterchangeError, Location};
 use thorbook::book::{walk, Book, Record};
 use thorbook::search::Settings;
@@ -16,7 +14,7 @@ use thorbook::search::{Solver, TranspositionTable};
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 use thorbook::Move;
 
-use crate::util::thorbook;
+use crate::util::{build_book_bytes, thorbook};
 
 const DATE: EdaxDate = EdaxDate { year: 2026, month: 11, day: 23, hour: 6, minute: 0, second: 0 };
 
@@ -34,11 +32,7 @@ fn games() -> Vec<GameLine> {
 }
 
 fn build(games: &[GameLine], cfg: &BuildConfig) -> Vec<u8> {
-    let nodes = collect(games, cfg.max_ply, cfg.min_games).unwrap();
-    let leaves = score_all(&nodes, &cfg.leaf_search().unwrap(), &HashMap::new(), &|_, _| {}).unwrap();
-    let (nodes, leaves) = reachable(nodes, leaves);
-    let values = back_up(&nodes, &leaves);
-    Writer::write_all(&records(&nodes, &leaves, &values), cfg.params().unwrap()).unwrap()
+    build_book_bytes(games, cfg)
 }
 
 /// A book of whole games, some with passes, played to the end (exact leaves, pass

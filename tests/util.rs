@@ -70,3 +70,56 @@ pub fn spawn_thorbook(args: &[&str]) -> std::process::Child {
         .spawn()
         .unwrap()
 }
+
+/// The book `Builder` writes of `games` with `config` (through a temporary file).
+pub fn build_book_bytes(games: &[thorbook::book::build::GameLine], config: &thorbook::book::BuildConfig) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("book.tbk");
+    thorbook::book::Builder::new(config.clone(), &out).run(games, &|_| {}).unwrap().bytes
+}
+
+/// A naive reference of the back-up `book-format.md` states, over `records` in key
+/// order: every position reached from one of `roots` through book positions gets the
+/// best of its leaf and minus its book children's values (memoised recursion over a
+/// map of boards); the others keep their values.
+pub fn reference_back_up(records: &[thorbook::book::Record], roots: &[thorbook::Board]) -> Vec<thorbook::book::Record> {
+    use std::collections::HashMap;
+    use thorbook::Board;
+    let by_key: HashMap<u64, thorbook::book::Record> = records.iter().map(|r| (r.key, *r)).collect();
+    fn value(
+        board: &Board,
+        by_key: &HashMap<u64, thorbook::book::Record>,
+        memo: &mut HashMap<u64, Option<i32>>,
+    ) -> Option<i32> {
+        let key = board.key();
+        if let Some(v) = memo.get(&key) {
+            return *v;
+        }
+        let r = by_key[&key];
+        let mut best = (!r.leaf_move.is_none() || board.is_game_over()).then_some(i32::from(r.leaf_score));
+        for (_, child) in board.successors() {
+            let canon = child.canonical().0;
+            if by_key.contains_key(&canon.key()) {
+                if let Some(v) = value(&canon, by_key, memo) {
+                    best = Some(best.map_or(-v, |b| b.max(-v)));
+                }
+            }
+        }
+        memo.insert(key, best);
+        best
+    }
+    let mut memo = HashMap::new();
+    for root in roots {
+        let canon = root.canonical().0;
+        if by_key.contains_key(&canon.key()) {
+            value(&canon, &by_key, &mut memo);
+        }
+    }
+    records
+        .iter()
+        .map(|r| match memo.get(&r.key) {
+            Some(Some(v)) => thorbook::book::Record { value: (*v).clamp(-64, 64) as i8, ..*r },
+            _ => *r,
+        })
+        .collect()
+}

@@ -420,84 +420,17 @@ pub fn score_all(
     })
 }
 
-/// Keeps the positions reachable from the start through kept positions. A position
-/// reached by transposition from two lines that are each below the minimum game count
-/// is collected while its parents are not: play cannot find it through the book, and
-/// it would have no board for formats that store boards (Edax, Egaroucid). Dropping it
-/// changes no other leaf (its parents are not in the book).
-pub fn reachable(nodes: Vec<Node>, leaves: Vec<Leaf>) -> (Vec<Node>, Vec<Leaf>) {
-    let index = |key: u64| nodes.binary_search_by_key(&key, |n| n.key).ok();
-    let mut keep = vec![false; nodes.len()];
-    let mut stack = vec![Board::START.canonical().0];
-    while let Some(board) = stack.pop() {
-        let Some(i) = index(board.key()) else { continue };
-        if std::mem::replace(&mut keep[i], true) {
-            continue;
-        }
-        stack.extend(board.successors().map(|(_, child)| child.canonical().0));
-    }
-    nodes.into_iter().zip(leaves).zip(keep).filter(|(_, k)| *k).map(|(pair, _)| pair).unzip()
+/// The book records of nodes and their leaves, valued at their leaves until the
+/// back-up ([`super::backup`]) gives them their values.
+pub fn records(nodes: &[Node], leaves: &[Leaf]) -> Vec<Record> {
+    nodes.iter().zip(leaves).map(|(n, l)| record(n, l)).collect()
 }
 
-/// Negamax values over the book graph: a position's value is the best of its leaf
-/// score and minus the values of its book children.
-pub fn back_up(nodes: &[Node], leaves: &[Leaf]) -> Vec<i8> {
-    let leaf_of = |key: u64| {
-        let i = nodes.binary_search_by_key(&key, |n| n.key).ok()?;
-        Some(leaf_score(&nodes[i].board, leaves[i].mv, leaves[i].score))
-    };
-    let mut memo = HashMap::new();
-    nodes
-        .iter()
-        .map(|n| {
-            stored_score(negamax(&n.board, &leaf_of, &mut memo).expect("a position without a leaf has book children"))
-        })
-        .collect()
-}
-
-/// The score a leaf contributes: its score if there is a leaf move, the final score
-/// if the game is over, nothing if every move stays in the book.
-pub fn leaf_score(board: &Board, leaf_move: LeafMove, score: i8) -> Option<i32> {
-    (!leaf_move.is_none() || board.is_game_over()).then_some(score as i32)
-}
-
-/// The negamax value of the book position `board` (canonical): the best of its leaf
-/// and minus the values of its book children, memoised by key. `leaf_of(key)` is
-/// `None` for a key outside the book, else the leaf's contribution. `None` when the
-/// position has neither a leaf nor a book child.
-pub fn negamax(
-    board: &Board,
-    leaf_of: &impl Fn(u64) -> Option<Option<i32>>,
-    memo: &mut HashMap<u64, Option<i32>>,
-) -> Option<i32> {
-    let key = board.key();
-    if let Some(&v) = memo.get(&key) {
-        return v;
-    }
-    let mut best = leaf_of(key).flatten();
-    for (_, child) in board.successors() {
-        let canon = child.canonical().0;
-        if leaf_of(canon.key()).is_some() {
-            if let Some(v) = negamax(&canon, leaf_of, memo) {
-                best = Some(best.map_or(-v, |b| b.max(-v)));
-            }
-        }
-    }
-    let value = best.map(|v| v.clamp(-64, 64));
-    memo.insert(key, value);
-    value
-}
-
-/// The book records from nodes, leaves and values.
-pub fn records(nodes: &[Node], leaves: &[Leaf], values: &[i8]) -> Vec<Record> {
-    nodes.iter().zip(leaves).zip(values).map(|((n, l), &v)| record(n, l, v)).collect()
-}
-
-/// The book record of a position with its leaf and value.
-pub fn record(n: &Node, leaf: &Leaf, value: i8) -> Record {
+/// The book record of a position with its leaf, valued at the leaf.
+pub fn record(n: &Node, leaf: &Leaf) -> Record {
     let mut r = Record {
         key: n.key,
-        value,
+        value: leaf.score,
         leaf_move: LeafMove::NONE,
         leaf_score: 0,
         leaf_depth: 0,

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::backup::{back_up_records, Reached};
 use super::build::{self, BuildConfig, BuildError, BuildIdentity, Checkpoint, GameLine, Leaf};
 use super::format::{BuildParams, Record, Writer};
 use super::{walk, Book};
@@ -215,9 +216,8 @@ impl Builder {
             return Err(io(e, &ckpt_path));
         }
         let search_time = search_start.elapsed();
-        let (nodes, leaves) = build::reachable(nodes, leaves);
-        let values = build::back_up(&nodes, &leaves);
-        let records = build::records(&nodes, &leaves, &values);
+        let mut records = build::records(&nodes, &leaves);
+        back_up_records(&mut records, [Board::START], Reached::DropOthers);
         let bytes = Writer::write_all(&records, search.params(config.max_ply, config.min_games))?;
         atomic_write(&self.output, &bytes).map_err(|e| io(e, &self.output))?;
         // The book is safely written; a stale checkpoint only costs disk space.

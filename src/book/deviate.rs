@@ -28,8 +28,9 @@ use std::time::{Duration, Instant};
 
 use thiserror::Error;
 
-use super::build::{leaf_score, negamax, score_leaf, BuildError, Leaf, LeafSearch};
-use super::format::{stored_score, BookError, BuildParams, LeafLevel, LeafMove, Record, Writer};
+use super::backup::{back_up_records, Reached};
+use super::build::{score_leaf, BuildError, Leaf, LeafSearch};
+use super::format::{BookError, BuildParams, LeafLevel, LeafMove, Record, Writer};
 use super::interchange::known_boards;
 use super::Book;
 use crate::board::Board;
@@ -237,20 +238,16 @@ impl Tree {
         self.nodes.get(&key).map(|(_, r)| r.value as i32)
     }
 
-    /// Recomputes every value by negamax.
+    /// Recomputes every value by the one back-up, walking from every known board.
     fn back_up(&mut self) {
-        let leaf_of = |key: u64| {
-            if let Some((b, r)) = self.nodes.get(&key) {
-                return Some(leaf_score(b, r.leaf_move, r.leaf_score));
-            }
-            self.opaque.get(&key).map(|r| Some(r.value as i32))
-        };
-        let mut memo = HashMap::new();
-        let values: Vec<(u64, Option<i32>)> =
-            self.nodes.iter().map(|(&k, (b, _))| (k, negamax(b, &leaf_of, &mut memo))).collect();
-        for (k, v) in values {
-            if let (Some(v), Some(entry)) = (v, self.nodes.get_mut(&k)) {
-                entry.1.value = stored_score(v);
+        let mut records: Vec<Record> =
+            self.nodes.values().map(|(_, r)| *r).chain(self.opaque.values().copied()).collect();
+        records.sort_unstable_by_key(|r| r.key);
+        let roots: Vec<Board> = self.nodes.values().map(|(b, _)| *b).collect();
+        back_up_records(&mut records, roots, Reached::KeepOthers);
+        for r in records {
+            if let Some(entry) = self.nodes.get_mut(&r.key) {
+                entry.1.value = r.value;
             }
         }
     }

@@ -3,13 +3,14 @@
 //! result in memory; [`merge_into`] streams any number of books in key order (a k-way
 //! merge) to a file, in memory that holds no record (see [`super::stream`]).
 
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap};
 use std::path::Path;
 
-use super::build::{leaf_score, negamax};
-use super::format::{stored_score, BookError, BuildParams, Record, Writer};
-use super::stream::{BackUp, BookFile, StreamError, Written};
-use super::{walk, Book};
+use super::backup::{back_up_records, Reached};
+use super::format::{BookError, BuildParams, Record, Writer};
+use super::stream::{BookFile, StreamError, Written};
+use super::Book;
+use crate::board::Board;
 
 /// A merged book: its records in key order and the parameters its header states.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,24 +62,7 @@ pub fn merge<A: AsRef<[u8]>, B: AsRef<[u8]>>(a: &Book<A>, b: &Book<B>) -> Merged
         by_key.entry(r.key).and_modify(|old| *old = combine(*old, r)).or_insert(r);
     }
     let mut records: Vec<Record> = by_key.into_values().collect();
-    let merged_bytes =
-        Writer::write_all(&records, BuildParams::default()).expect("keys from a BTreeMap are sorted and unique");
-    let merged = Book::open(&merged_bytes[..]).expect("freshly encoded");
-    let boards = walk(&merged);
-    let leaf_of = |key: u64| {
-        let r = merged.get(key)?;
-        // Every reachable position is in `boards`; an unreachable child cannot occur.
-        let board = boards.get(&key)?;
-        Some(leaf_score(board, r.leaf_move, r.leaf_score))
-    };
-    let mut memo = HashMap::new();
-    for r in &mut records {
-        if let Some(board) = boards.get(&r.key) {
-            if let Some(v) = negamax(board, &leaf_of, &mut memo) {
-                r.value = stored_score(v);
-            }
-        }
-    }
+    back_up_records(&mut records, [Board::START], Reached::KeepOthers);
     Merged { records, params: BuildParams::merged(a.params(), b.params()) }
 }
 
@@ -130,5 +114,5 @@ pub fn merge_into<D: AsRef<[u8]>>(books: &[&Book<D>], output: &Path) -> Result<(
     if let Some(p) = pending {
         file.push(&p)?;
     }
-    Ok((file.finish(BackUp::Reachable)?, params))
+    Ok((file.finish(Reached::KeepOthers)?, params))
 }

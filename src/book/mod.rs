@@ -6,6 +6,8 @@
 //!   negamax, the checkpoint), and [`builder`]: the [`Builder`] pipeline over them;
 //! - [`deviate`]: growing a book beyond the played lines, or deepening its leaves, in rounds;
 //! - [`merge`](mod@merge): books into one;
+//! - [`backup`]: the one back-up of values by negamax, which every book written goes
+//!   through;
 //! - [`stream`]: books written as a stream of records with values backed up after,
 //!   from compact arrays instead of records (assembly, merge);
 //! - [`plan`]: builds and growth rounds split into shards that run anywhere, and
@@ -20,6 +22,7 @@
 // `from_le_bytes`), never a silent `as`.
 #![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
+pub mod backup;
 pub mod build;
 pub mod builder;
 pub mod deviate;

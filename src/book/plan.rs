@@ -42,12 +42,13 @@ use std::time::{Duration, SystemTime};
 use byteorder::{ByteOrder, LittleEndian as LE};
 use serde::{Deserialize, Serialize};
 
+use super::backup::Reached;
 use super::build::{
     self, build_identity_bytes, positions_digest, BuildConfig, BuildError, BuildIdentity, GameLine, Leaf, LeafSearch,
     Node, PositionsDigest,
 };
 use super::deviate::{DeviateConfig, Deviator, Growth, Next, Round, StopReason};
-use super::stream::{BackUp, BookFile, StreamError};
+use super::stream::{BookFile, StreamError};
 use super::Book;
 use crate::board::Board;
 use crate::eval::EvalSource;
@@ -854,10 +855,10 @@ impl Plan {
                     path: nodes_path.display().to_string(),
                     message: format!("position {key:016x} of shard {index} is not next in the positions file"),
                 })?;
-                book.push(&build::record(&node, &leaf, 0)).map_err(stream_error)?;
+                book.push(&build::record(&node, &leaf)).map_err(stream_error)?;
             }
         }
-        let written = book.finish(BackUp::DropUnreachable).map_err(stream_error)?;
+        let written = book.finish(Reached::DropOthers).map_err(stream_error)?;
         Ok(Assembled { positions: written.positions, size: written.bytes, after: None })
     }
 }

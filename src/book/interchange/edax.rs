@@ -9,7 +9,7 @@ use super::{
     InterchangeError, Location, Parsed,
 };
 use crate::board::{masks, Board, Color};
-use crate::book::build::leaf_score;
+use crate::book::backup::LeafInput;
 use crate::book::format::{stored_score, BuildParams, LeafMove, Record};
 use crate::position::{parse_side, parse_squares};
 use crate::square::{Move, Square};
@@ -64,7 +64,7 @@ fn edax_bounds(
         return b;
     }
     let record = &by_key[&key].1;
-    let (mut lower, mut upper) = match leaf_score(board, record.leaf_move, record.leaf_score) {
+    let (mut lower, mut upper) = match LeafInput::of(record).contribution(board) {
         Some(s) => {
             let s = i16::from(stored_score(s));
             let error = if record.leaf_exact() { 0 } else { EDAX_MIDGAME_ERROR };

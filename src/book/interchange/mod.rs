@@ -15,7 +15,7 @@ use std::fmt;
 use byteorder::{ByteOrder, LittleEndian as LE};
 use thiserror::Error;
 
-use super::build::{leaf_score, negamax};
+use super::backup::{back_up_records, Reached};
 use super::format::{stored_score, BookError, BuildParams, LeafMove, Record, Writer, FLAG_LEAF_EXACT};
 use super::{walk, walk_from, Book};
 use crate::board::Board;
@@ -360,28 +360,15 @@ impl Parsed {
                 }
             }
         }
+        let mut records: Vec<Record> = by_key.values().map(|(_, r)| *r).collect();
         if !self.values_stored {
-            let leaf_of =
-                |key: u64| by_key.get(&key).map(|(b, r)| b.and_then(|b| leaf_score(&b, r.leaf_move, r.leaf_score)));
-            let mut memo = HashMap::new();
-            let values: Vec<(u64, Option<i32>)> = by_key
-                .iter()
-                .map(|(&k, (b, r))| {
-                    let v = match b {
-                        Some(b) => negamax(b, &leaf_of, &mut memo),
-                        None => Some(r.leaf_score as i32),
-                    };
-                    (k, v)
-                })
-                .collect();
-            for (k, v) in values {
-                if let (Some(v), Some(entry)) = (v, by_key.get_mut(&k)) {
-                    entry.1.value = stored_score(v);
-                }
-            }
+            // The one format without values (Edax's text export) stores every board and
+            // reads each value as its leaf's score: every board is a root of the back-up.
+            let roots: Vec<Board> = by_key.values().filter_map(|(b, _)| *b).collect();
+            back_up_records(&mut records, roots, Reached::KeepOthers);
         }
         let mut writer = Writer::new(self.params);
-        for (_, record) in by_key.values() {
+        for record in &records {
             writer.push(record)?;
         }
         let positions = by_key.len();
