@@ -25,6 +25,7 @@ fn main() {
         max_ply: 16,
         min_games: 2,
         search: Settings { depth: Some(8), hash_mib: 4, ..Settings::default() },
+        ..Default::default()
     };
     let search = config.leaf_search().unwrap();
     let nodes = collect(&games, config.max_ply, config.min_games).unwrap();
@@ -43,7 +44,7 @@ fn main() {
     println!("speed-up with 2 threads: {:.2}x", rates[1] / rates[0]);
 
     let mut records = build::records(&nodes, &leaves);
-    back_up_records(&mut records, [Board::START], Reached::DropOthers);
+    back_up_records(&mut records, [Board::START], config.back_up, Reached::DropOthers);
     let bytes = Writer::write_all(&records, search.params(config.max_ply, config.min_games)).unwrap();
     println!(
         "{} bytes for {} positions: {:.2} bytes/position",

@@ -59,6 +59,7 @@ fn plan(positions: usize, shards: u32, dir: &std::path::Path) {
         max_ply: MAX_PLY,
         min_games: 1,
         search: Settings { depth: Some(1), exact_at: Some(0), hash_mib: 1, ..Settings::default() },
+        ..Default::default()
     };
     let plan = Plan::create_build(dir, &games, &config, shards, &dir.join("book.tbk")).unwrap();
     println!(

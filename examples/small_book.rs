@@ -25,6 +25,7 @@ pub fn run(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         max_ply: 8,
         min_games: 2,
         search: Settings { depth: Some(4), exact_at: Some(0), hash_mib: 4, threads: 2, ..Settings::default() },
+        ..Default::default()
     };
     let summary = Builder::new(config, &out).run(&games, &|event| {
         if let BuildEvent::Collected { positions, .. } = event {

@@ -18,10 +18,15 @@ const SEED: u64 = 0x7468_6F72_626F_6F6B; // "thorbook"
 
 const fn splitmix64(state: u64) -> (u64, u64) {
     let s = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = s;
+    (s, mix64(s))
+}
+
+/// SplitMix64's finaliser: a well-mixed 64-bit function of `z` (the keys' generator,
+/// and the seeded random choices of books and audits).
+pub const fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    (s, z ^ (z >> 31))
+    z ^ (z >> 31)
 }
 
 /// Per-square constants: `[0]` for the side to move's discs, `[1]` for the opponent's.

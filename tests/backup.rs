@@ -26,6 +26,7 @@ fn config(max_ply: u32, min_games: u32, depth: u32) -> BuildConfig {
         max_ply,
         min_games,
         search: Settings { depth: Some(depth), exact_at: Some(0), hash_mib: 1, ..Settings::default() },
+        ..Default::default()
     }
 }
 

@@ -29,6 +29,7 @@ fn config(max_ply: u32, depth: u32, exact_at: u32) -> BuildConfig {
         max_ply,
         min_games: 1,
         search: Settings { depth: Some(depth), exact_at: Some(exact_at), hash_mib: 2, ..Settings::default() },
+        ..Default::default()
     }
 }
 
@@ -637,7 +638,7 @@ fn builder_and_deviator_refuse_unusable_settings_with_errors() {
         (Settings { threads: 0, ..Settings::default() }, "threads must be"),
         (Settings { depth: Some(0), ..Settings::default() }, "depth must be"),
     ] {
-        let config = BuildConfig { max_ply: 6, min_games: 1, search: search.clone() };
+        let config = BuildConfig { max_ply: 6, min_games: 1, search: search.clone(), ..Default::default() };
         let err = thorbook::book::Builder::new(config, &out).run(&games, &|_| {}).unwrap_err().to_string();
         assert!(err.contains(words), "{err}");
         let deviate = DeviateConfig {
@@ -655,7 +656,7 @@ fn builder_and_deviator_refuse_unusable_settings_with_errors() {
         let err = Deviator::new(deviate, Board::START, &out).run(&book, &|_| {}).unwrap_err().to_string();
         assert!(err.contains(words), "{err}");
     }
-    let err = thorbook::book::Builder::new(BuildConfig { max_ply: 0, min_games: 1, search: Settings::default() }, &out)
+    let err = thorbook::book::Builder::new(BuildConfig { max_ply: 0, min_games: 1, ..Default::default() }, &out)
         .run(&games, &|_| {})
         .unwrap_err();
     assert!(err.to_string().contains("max-ply must be 1..=60, got 0"), "{err}");

@@ -18,6 +18,7 @@ fn search(depth: u32) -> BuildConfig {
         max_ply: 8,
         min_games: 2,
         search: Settings { depth: Some(depth), exact_at: Some(0), hash_mib: 1, ..Settings::default() },
+        ..Default::default()
     }
 }
 

@@ -23,6 +23,7 @@ fn config(max_ply: u32, min_games: u32, depth: u32, exact_at: u32) -> BuildConfi
         max_ply,
         min_games,
         search: Settings { depth: Some(depth), exact_at: Some(exact_at), hash_mib: 2, ..Settings::default() },
+        ..Default::default()
     }
 }
 

@@ -26,6 +26,7 @@ fn config(depth: u32, threads: usize) -> BuildConfig {
         max_ply: 12,
         min_games: 1,
         search: Settings { depth: Some(depth), exact_at: Some(14), hash_mib: 2, threads, ..Settings::default() },
+        ..Default::default()
     }
 }
 

@@ -334,7 +334,7 @@ fn the_same_settings_give_the_same_limits_in_every_command() {
     use thorbook::train::measure::MeasureConfig;
 
     let book =
-        BuildParams { max_ply: 20, depth: 4, exact_at: 10, min_games: 2, eval_digest: 0, selectivity_tenths: 20 };
+        BuildParams { max_ply: 20, depth: 4, exact_at: 10, min_games: 2, selectivity_tenths: 20, ..Default::default() };
     let sigma1 = Width::Selective(Selectivity::from_tenths(10).unwrap());
     let mut checked = 0;
     for level in [None, Some(1), Some(5), Some(8)] {
@@ -343,7 +343,7 @@ fn the_same_settings_give_the_same_limits_in_every_command() {
                 for width in [None, Some(Width::Full), Some(sigma1)] {
                     let level = level.map(|n| Level::new(n).unwrap());
                     let s = Settings { level, depth, exact_at, width, hash_mib: 1, ..Settings::default() };
-                    let build = BuildConfig { max_ply: 8, min_games: 1, search: s.clone() };
+                    let build = BuildConfig { max_ply: 8, min_games: 1, search: s.clone(), ..Default::default() };
                     let mut strengths: Vec<(&str, Strength)> = vec![
                         ("engine", s.strength()),
                         ("book build", build.leaf_search().unwrap().strength),
@@ -382,7 +382,7 @@ fn the_same_settings_give_the_same_limits_in_every_command() {
     // A time budget alone deepens until the budget in every command (a measurement
     // searches rather than ignoring it).
     let timed = Settings { time: Some(std::time::Duration::from_millis(50)), hash_mib: 1, ..Settings::default() };
-    let build = BuildConfig { max_ply: 8, min_games: 1, search: timed.clone() };
+    let build = BuildConfig { max_ply: 8, min_games: 1, search: timed.clone(), ..Default::default() };
     for st in [
         timed.strength(),
         build.leaf_search().unwrap().strength,

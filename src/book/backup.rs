@@ -18,6 +18,7 @@
 
 use super::format::{find_key, stored_score, LeafMove, Record};
 use crate::board::Board;
+use crate::search::MAX_MOVES;
 
 /// What the back-up reads of a position's leaf: its move, score and how it was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,12 +27,24 @@ pub struct LeafInput {
     pub mv: LeafMove,
     /// Its score for the side to move (the final score of a finished game).
     pub score: i8,
+    /// Depth of its search.
+    pub depth: u8,
+    /// Its selectivity, tenths of a standard deviation (0: full width).
+    pub selectivity: u8,
+    /// Solved to the end.
+    pub exact: bool,
 }
 
 impl LeafInput {
     /// The leaf of a record.
     pub fn of(record: &Record) -> LeafInput {
-        LeafInput { mv: record.leaf_move, score: record.leaf_score }
+        LeafInput {
+            mv: record.leaf_move,
+            score: record.leaf_score,
+            depth: record.leaf_depth,
+            selectivity: record.leaf_selectivity,
+            exact: record.leaf_exact(),
+        }
     }
 
     /// The score the leaf contributes at `board`: its score if a move leaves the book,
@@ -41,9 +54,123 @@ impl LeafInput {
     }
 }
 
+/// How a position's value is made from its options: its leaf's score and minus each
+/// book child's value. Books record it (header byte 48).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackUpRule {
+    /// The best option: plain negamax (books written before the rule was recorded).
+    #[default]
+    Negamax,
+    /// The best option less what the best of several noisy estimates is expected to
+    /// exceed its own true value by (the winner's curse). Each option is an estimate
+    /// with a standard deviation — a searched leaf's from its depth, width and empties
+    /// ([`leaf_sd`]), an exact leaf's 0, a child's from its own back-up —; the options'
+    /// expected maximum `E` comes from Clark's formulas for the maximum of normal
+    /// variables (taken two at a time, best first), and the value is `2·max − E`: the
+    /// best option less `E − max`. The position's deviation is that of the maximum.
+    Corrected,
+}
+
+impl BackUpRule {
+    /// The header byte.
+    pub fn byte(self) -> u8 {
+        match self {
+            BackUpRule::Negamax => 0,
+            BackUpRule::Corrected => 1,
+        }
+    }
+
+    /// From the header byte; `None` for a rule this build does not know.
+    pub fn from_byte(byte: u8) -> Option<BackUpRule> {
+        match byte {
+            0 => Some(BackUpRule::Negamax),
+            1 => Some(BackUpRule::Corrected),
+            _ => None,
+        }
+    }
+
+    /// The name people write (`negamax`, `corrected`).
+    pub fn name(self) -> &'static str {
+        match self {
+            BackUpRule::Negamax => "negamax",
+            BackUpRule::Corrected => "corrected",
+        }
+    }
+}
+
+/// The standard deviation, in discs, of a searched leaf's score around the true value:
+/// measured (`book audit` of held-out positions against deeper searches, and exact
+/// scores near the end) for the bundled evaluation; exact leaves have none.
+pub fn leaf_sd(leaf: &LeafInput, empties: u32) -> f64 {
+    if leaf.exact || leaf.mv.is_none() {
+        return 0.0;
+    }
+    let _ = empties;
+    // Depth 14 at 1.5σ errs by about 2 discs in the midgame, depth 18 at 2σ by 1.5.
+    (3.4 - 0.1 * f64::from(leaf.depth)).clamp(1.0, 4.0)
+}
+
+/// An option's estimate: a mean and a standard deviation, discs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Estimate {
+    mean: f64,
+    sd: f64,
+}
+
+/// Clark's moments of max(X, Y) for independent normal X, Y.
+fn clark_max(x: Estimate, y: Estimate) -> Estimate {
+    let theta = (x.sd * x.sd + y.sd * y.sd).sqrt();
+    if theta < 1e-9 {
+        return if x.mean >= y.mean { x } else { y };
+    }
+    let a = (x.mean - y.mean) / theta;
+    let (cdf, cdf_neg, pdf) =
+        (normal_cdf(a), normal_cdf(-a), (-a * a / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt());
+    let mean = x.mean * cdf + y.mean * cdf_neg + theta * pdf;
+    let second = (x.mean * x.mean + x.sd * x.sd) * cdf
+        + (y.mean * y.mean + y.sd * y.sd) * cdf_neg
+        + (x.mean + y.mean) * theta * pdf;
+    Estimate { mean, sd: (second - mean * mean).max(0.0).sqrt() }
+}
+
+/// The standard normal distribution function (Abramowitz and Stegun 7.1.26 through
+/// erf: absolute error below 1.5e-7).
+fn normal_cdf(x: f64) -> f64 {
+    let z = x.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.327_591_1 * z);
+    let poly =
+        t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let erf = 1.0 - poly * (-z * z).exp();
+    if x >= 0.0 {
+        0.5 * (1.0 + erf)
+    } else {
+        0.5 * (1.0 - erf)
+    }
+}
+
+/// The value of a position from its options under `rule`; `None` without options.
+fn combine(rule: BackUpRule, options: &mut [Estimate]) -> Option<Estimate> {
+    let best = options.iter().map(|o| o.mean).fold(f64::NEG_INFINITY, f64::max);
+    if options.is_empty() {
+        return None;
+    }
+    match rule {
+        BackUpRule::Negamax => Some(Estimate { mean: best, sd: 0.0 }),
+        BackUpRule::Corrected => {
+            options.sort_by(|a, b| b.mean.total_cmp(&a.mean).then(a.sd.total_cmp(&b.sd)));
+            let e = options[1..].iter().fold(options[0], |acc, &o| clark_max(acc, o));
+            Some(Estimate { mean: (2.0 * best - e.mean).clamp(-64.0, 64.0), sd: e.sd })
+        }
+    }
+}
+
 /// Which positions a back-up reached, and their values.
 pub struct Values {
     values: Vec<i8>,
+    /// The corrected rule's estimates (mean, deviation) in 1/64 disc; empty for negamax.
+    estimates: Vec<(i16, u16)>,
+    rule: BackUpRule,
     /// Bit per position: reached from a root.
     reached: Vec<u64>,
     /// Bit per position: has a value (a leaf or a child with one).
@@ -69,14 +196,30 @@ fn set(bits: &mut [u64], i: usize) {
     bits[i / 64] |= 1 << (i % 64);
 }
 
+const UNITS: f64 = 64.0;
+
+/// `x` in units of `1/scale`, rounded: values stay within ±64 discs and deviations
+/// within a few discs, so the conversion is exact (and saturates if it were not).
+#[allow(clippy::cast_possible_truncation)]
+fn units(x: f64, scale: f64) -> i32 {
+    (x * scale).round() as i32
+}
+
 impl Values {
     /// Backs up the values of the positions with sorted, distinct `keys` and their
-    /// `leaves` (`leaves[i]` the leaf of `keys[i]`), walking from every board of
-    /// `roots` that is a book position (canonical or not).
-    pub fn compute(keys: &[u64], leaves: &[LeafInput], roots: impl IntoIterator<Item = Board>) -> Values {
+    /// `leaves` (`leaves[i]` the leaf of `keys[i]`) by `rule`, walking from every board
+    /// of `roots` that is a book position (canonical or not).
+    pub fn compute(
+        keys: &[u64],
+        leaves: &[LeafInput],
+        roots: impl IntoIterator<Item = Board>,
+        rule: BackUpRule,
+    ) -> Values {
         debug_assert_eq!(keys.len(), leaves.len());
         let words = keys.len().div_ceil(64);
-        let mut v = Values { values: vec![0; keys.len()], reached: vec![0; words], valued: vec![0; words] };
+        let estimates = if rule == BackUpRule::Negamax { Vec::new() } else { vec![(0, 0); keys.len()] };
+        let mut v =
+            Values { values: vec![0; keys.len()], estimates, rule, reached: vec![0; words], valued: vec![0; words] };
         let index = KeyIndex::new(keys);
         for root in roots {
             let canon = root.canonical().0;
@@ -98,39 +241,67 @@ impl Values {
         bit(&self.valued, i).then(|| self.values[i])
     }
 
-    /// The value of position `i` with canonical board `board`: depth first, each
+    fn estimate(&self, i: usize) -> Option<Estimate> {
+        if !bit(&self.valued, i) {
+            return None;
+        }
+        Some(match self.estimates.get(i) {
+            Some(&(mean, sd)) => Estimate { mean: f64::from(mean) / UNITS, sd: f64::from(sd) / UNITS },
+            None => Estimate { mean: f64::from(self.values[i]), sd: 0.0 },
+        })
+    }
+
+    /// The estimate of position `i` with canonical board `board`: depth first, each
     /// position once (the game graph has no cycles; the depth is at most 60 moves and
     /// the passes between them).
-    fn visit(&mut self, keys: &KeyIndex, leaves: &[LeafInput], i: usize, board: &Board) -> Option<i8> {
+    fn visit(&mut self, keys: &KeyIndex, leaves: &[LeafInput], i: usize, board: &Board) -> Option<Estimate> {
         if self.reached(i) {
-            return self.value(i);
+            return self.estimate(i);
         }
         set(&mut self.reached, i);
-        let mut best = leaves[i].contribution(board);
+        // The leaf and every legal move: at most one more than the most moves a position has.
+        let mut options = [Estimate { mean: 0.0, sd: 0.0 }; MAX_MOVES + 1];
+        let mut n = 0;
+        if let Some(score) = leaves[i].contribution(board) {
+            options[n] = Estimate { mean: f64::from(score), sd: leaf_sd(&leaves[i], board.empty_count()) };
+            n += 1;
+        }
         for (_, child) in board.successors() {
             let canon = child.canonical().0;
             if let Some(j) = keys.find(canon.key()) {
                 if let Some(c) = self.visit(keys, leaves, j, &canon) {
-                    let c = -i32::from(c);
-                    best = Some(best.map_or(c, |b| b.max(c)));
+                    if let Some(slot) = options.get_mut(n) {
+                        *slot = Estimate { mean: -c.mean, sd: c.sd };
+                        n += 1;
+                    }
                 }
             }
         }
-        let value = best.map(stored_score);
-        if let Some(v) = value {
-            self.values[i] = v;
+        let value = combine(self.rule, &mut options[..n]);
+        if let Some(e) = value {
+            self.values[i] = stored_score(units(e.mean.round(), 1.0));
+            if let Some(slot) = self.estimates.get_mut(i) {
+                let mean = i16::try_from(units(e.mean, UNITS)).unwrap_or_default();
+                let sd = u16::try_from(units(e.sd, UNITS).clamp(0, i32::from(u16::MAX))).unwrap_or(u16::MAX);
+                *slot = (mean, sd);
+            }
             set(&mut self.valued, i);
         }
-        value
+        self.estimate(i)
     }
 }
 
-/// Backs up the values of `records` (in key order) in place, walking from `roots`,
-/// and applies `others` to the positions no walk reaches.
-pub fn back_up_records(records: &mut Vec<Record>, roots: impl IntoIterator<Item = Board>, others: Reached) {
+/// Backs up the values of `records` (in key order) in place by `rule`, walking from
+/// `roots`, and applies `others` to the positions no walk reaches.
+pub fn back_up_records(
+    records: &mut Vec<Record>,
+    roots: impl IntoIterator<Item = Board>,
+    rule: BackUpRule,
+    others: Reached,
+) {
     let keys: Vec<u64> = records.iter().map(|r| r.key).collect();
     let leaves: Vec<LeafInput> = records.iter().map(LeafInput::of).collect();
-    let values = Values::compute(&keys, &leaves, roots);
+    let values = Values::compute(&keys, &leaves, roots, rule);
     for (i, r) in records.iter_mut().enumerate() {
         if let Some(v) = values.value(i) {
             r.value = v;

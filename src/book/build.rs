@@ -20,6 +20,7 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 use rayon::prelude::*;
 use thiserror::Error;
 
+use super::backup::BackUpRule;
 use super::format::{stored_score, BookError, BuildParams, LeafMove, Record, FLAG_LEAF_EXACT};
 use crate::board::{Board, Color, Squares};
 use crate::eval::AnyEval;
@@ -40,6 +41,15 @@ pub struct BuildConfig {
     /// first, then the level's). `threads` leaf searches run side by side, each on one
     /// thread with a table of its own of `hash_mib`.
     pub search: Settings,
+    /// How the values are backed up from the leaves.
+    pub back_up: BackUpRule,
+}
+
+impl Default for BuildConfig {
+    /// The bundled book's collection (ply 20, 2 games) with the default leaf search.
+    fn default() -> BuildConfig {
+        BuildConfig { max_ply: 20, min_games: 2, search: Settings::default(), back_up: BackUpRule::default() }
+    }
 }
 
 impl BuildConfig {
@@ -61,7 +71,7 @@ impl BuildConfig {
 
     /// The parameters the book's header records (checked as [`BuildConfig::leaf_search`]).
     pub fn params(&self) -> Result<BuildParams, BuildError> {
-        Ok(self.leaf_search()?.params(self.max_ply, self.min_games))
+        Ok(BuildParams { back_up: self.back_up, ..self.leaf_search()?.params(self.max_ply, self.min_games) })
     }
 }
 
@@ -119,6 +129,7 @@ impl LeafSearch {
             min_games,
             eval_digest: self.eval.digest(),
             selectivity_tenths: self.selectivity_tenths(),
+            back_up: BackUpRule::default(),
         }
     }
 
@@ -373,17 +384,20 @@ pub fn score_leaf(
         if in_book(passed.canonical_key()) {
             return none;
         }
-        let child = score_leaf_search(&passed, 0, search, tt);
+        let child = search_position(&passed, 0, search, tt);
         return Leaf { mv: LeafMove::PASS, score: -child.score, ..child };
     }
     let exclude = moves_into_book(board, in_book);
     if exclude == legal {
         return none;
     }
-    score_leaf_search(board, exclude, search, tt)
+    search_position(board, exclude, search, tt)
 }
 
-fn score_leaf_search(board: &Board, exclude: u64, search: &LeafSearch, tt: &mut TranspositionTable) -> Leaf {
+/// The search of `board` (its moves in `exclude` left out) at `search`'s settings, on
+/// one thread from a cleared table: its best move and score as a leaf. A position
+/// without a move to search gives no move, score 0.
+pub(crate) fn search_position(board: &Board, exclude: u64, search: &LeafSearch, tt: &mut TranspositionTable) -> Leaf {
     tt.clear();
     let stop = AtomicBool::new(false);
     let limits = crate::search::Limits { exclude, ..search.strength.limits(board.empty_count(), None) };

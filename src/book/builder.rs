@@ -217,8 +217,8 @@ impl Builder {
         }
         let search_time = search_start.elapsed();
         let mut records = build::records(&nodes, &leaves);
-        back_up_records(&mut records, [Board::START], Reached::DropOthers);
-        let bytes = Writer::write_all(&records, search.params(config.max_ply, config.min_games))?;
+        back_up_records(&mut records, [Board::START], config.back_up, Reached::DropOthers);
+        let bytes = Writer::write_all(&records, config.params()?)?;
         atomic_write(&self.output, &bytes).map_err(|e| io(e, &self.output))?;
         // The book is safely written; a stale checkpoint only costs disk space.
         let _ = std::fs::remove_file(&ckpt_path);

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use thiserror::Error;
 
-use super::backup::{back_up_records, Reached};
+use super::backup::{back_up_records, BackUpRule, Reached};
 use super::build::{score_leaf, BuildError, Leaf, LeafSearch};
 use super::format::{BookError, BuildParams, LeafLevel, LeafMove, Record, Writer};
 use super::interchange::known_boards;
@@ -239,12 +239,12 @@ impl Tree {
     }
 
     /// Recomputes every value by the one back-up, walking from every known board.
-    fn back_up(&mut self) {
+    fn back_up(&mut self, rule: BackUpRule) {
         let mut records: Vec<Record> =
             self.nodes.values().map(|(_, r)| *r).chain(self.opaque.values().copied()).collect();
         records.sort_unstable_by_key(|r| r.key);
         let roots: Vec<Board> = self.nodes.values().map(|(b, _)| *b).collect();
-        back_up_records(&mut records, roots, Reached::KeepOthers);
+        back_up_records(&mut records, roots, rule, Reached::KeepOthers);
         for r in records {
             if let Some(entry) = self.nodes.get_mut(&r.key) {
                 entry.1.value = r.value;
@@ -428,8 +428,9 @@ impl Deviator {
     ) -> Result<Vec<u8>, DeviateError> {
         let mut tree = Tree::from_book(book);
         apply_round(&mut tree, round, leaves);
-        tree.back_up();
-        Ok(tree.encode(self.params(book.params(), search))?)
+        let params = self.params(book.params(), search);
+        tree.back_up(params.back_up);
+        Ok(tree.encode(params)?)
     }
 
     /// The book as a growth that stops before its first round writes it.
@@ -500,7 +501,7 @@ impl Deviator {
             searches += leaves.len() as u64;
             apply_round(&mut tree, &round, &leaves);
             added += round.leaves;
-            tree.back_up();
+            tree.back_up(params.back_up);
             let bytes = tree.encode(params)?;
             atomic_write(&self.output, &bytes).map_err(|e| io(&self.output, e))?;
             atomic_write(&state_path, identity.as_bytes()).map_err(|e| io(&state_path, e))?;

@@ -6,6 +6,7 @@
 use byteorder::{ByteOrder, LittleEndian as LE};
 use thiserror::Error;
 
+use super::backup::BackUpRule;
 use crate::board::Board;
 use crate::square::{Move, Square};
 
@@ -109,6 +110,8 @@ pub struct BuildParams {
     /// Digest of the evaluation that scored the leaves (the weight file's CRC-32;
     /// 0: not recorded, as in books written before this field).
     pub eval_digest: u32,
+    /// How the values were backed up from the leaves.
+    pub back_up: BackUpRule,
 }
 
 /// One book position, as stored (canonical orientation, side-to-move relative).
@@ -278,6 +281,12 @@ pub enum BookError {
         /// Ours.
         expected: u64,
     },
+    /// The values were backed up by a rule this build does not know.
+    #[error("header byte 48: back-up rule {found}, unknown to this thorbook (0 negamax, 1 corrected): a newer thorbook wrote it")]
+    BackUpRule {
+        /// The stored byte.
+        found: u8,
+    },
     /// The records' checksum fails.
     #[error("record checksum mismatch (stored {stored:#010x}, computed {computed:#010x}): the records are damaged")]
     RecordChecksum {
@@ -375,6 +384,7 @@ impl BookHeader {
         b[39] = self.params.selectivity_tenths;
         LE::write_u32(&mut b[40..44], self.params.min_games);
         LE::write_u32(&mut b[44..48], self.params.eval_digest);
+        b[48] = self.params.back_up.byte();
         LE::write_u32(&mut b[56..60], self.records_crc);
         let crc = crc32fast::hash(&b[..60]);
         LE::write_u32(&mut b[60..64], crc);
@@ -410,6 +420,7 @@ impl BookHeader {
         if found != fingerprint() {
             return Err(BookError::Fingerprint { found, expected: fingerprint() });
         }
+        let back_up = BackUpRule::from_byte(b[48]).ok_or(BookError::BackUpRule { found: b[48] })?;
         Ok(BookHeader {
             version,
             count,
@@ -420,6 +431,7 @@ impl BookHeader {
                 selectivity_tenths: b[39],
                 min_games: LE::read_u32(&b[40..44]),
                 eval_digest: LE::read_u32(&b[44..48]),
+                back_up,
             },
             records_crc: LE::read_u32(&b[56..60]),
         })

@@ -45,6 +45,8 @@ impl BuildParams {
             },
             min_games: a.min_games.min(b.min_games),
             eval_digest: if a.eval_digest == b.eval_digest { a.eval_digest } else { 0 },
+            // The corrected rule when either book used it (so that any order agrees).
+            back_up: if a.back_up.byte() >= b.back_up.byte() { a.back_up } else { b.back_up },
         }
     }
 }
@@ -62,8 +64,9 @@ pub fn merge<A: AsRef<[u8]>, B: AsRef<[u8]>>(a: &Book<A>, b: &Book<B>) -> Merged
         by_key.entry(r.key).and_modify(|old| *old = combine(*old, r)).or_insert(r);
     }
     let mut records: Vec<Record> = by_key.into_values().collect();
-    back_up_records(&mut records, [Board::START], Reached::KeepOthers);
-    Merged { records, params: BuildParams::merged(a.params(), b.params()) }
+    let params = BuildParams::merged(a.params(), b.params());
+    back_up_records(&mut records, [Board::START], params.back_up, Reached::KeepOthers);
+    Merged { records, params }
 }
 
 /// The record of a position two books hold: the better leaf (a leaf beats none, exact

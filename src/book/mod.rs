@@ -13,6 +13,9 @@
 //! - [`plan`]: builds and growth rounds split into shards that run anywhere, and
 //!   [`slurm`]: running them as Slurm job arrays;
 //! - [`query`]: the moves of a position, the book line, the engine's choice;
+//! - [`trust`]: how far a value can be trusted (its deciding leaf, proven or not);
+//! - [`audit`]: a book's values against deeper searches on the lines it plays, and
+//!   [`leaflog`]: the log that lets such long runs resume;
 //! - [`interchange`]: thorbook text, Edax and Egaroucid books, in and out.
 //!
 //! Positions are stored once per symmetry class, under the Zobrist key of their
@@ -22,17 +25,20 @@
 // `from_le_bytes`), never a silent `as`.
 #![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
+pub mod audit;
 pub mod backup;
 pub mod build;
 pub mod builder;
 pub mod deviate;
 pub mod format;
 pub mod interchange;
+pub mod leaflog;
 pub mod merge;
 pub mod plan;
 pub mod query;
 pub mod slurm;
 pub mod stream;
+pub mod trust;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -42,12 +42,13 @@ use std::time::{Duration, SystemTime};
 use byteorder::{ByteOrder, LittleEndian as LE};
 use serde::{Deserialize, Serialize};
 
-use super::backup::Reached;
+use super::backup::{BackUpRule, Reached};
 use super::build::{
     self, build_identity_bytes, positions_digest, BuildConfig, BuildError, BuildIdentity, GameLine, Leaf, LeafSearch,
     Node, PositionsDigest,
 };
 use super::deviate::{DeviateConfig, Deviator, Growth, Next, Round, StopReason};
+use super::format::BuildParams;
 use super::stream::{BookFile, StreamError};
 use super::Book;
 use crate::board::Board;
@@ -171,8 +172,16 @@ struct PlanFile {
     positions: usize,
     positions_digest: String,
     digest: String,
+    /// How the assembly backs values up (plans made before the rule was recorded:
+    /// negamax).
+    #[serde(default, skip_serializing_if = "is_negamax")]
+    back_up: BackUpRule,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     round: Option<RoundFile>,
+}
+
+fn is_negamax(rule: &BackUpRule) -> bool {
+    *rule == BackUpRule::Negamax
 }
 
 /// The part of `plan.json` a round of a deviation or a deepening adds: the growth's
@@ -391,11 +400,13 @@ impl Plan {
             positions: nodes.len(),
             positions_digest: hex(identity.positions),
             digest: hex(digest),
+            back_up: config.back_up,
             round: None,
         };
         if plan_path.exists() {
             let existing = Plan::open(dir)?;
-            if existing.digest == digest && existing.file.output == file.output {
+            if existing.digest == digest && existing.file.output == file.output && existing.file.back_up == file.back_up
+            {
                 return Ok(existing);
             }
             return Err(PlanError::Plan {
@@ -841,7 +852,8 @@ impl Plan {
         // Shards and positions both in key order: one pass over each, a shard in
         // memory at a time, the book streamed to disk (see `stream`).
         let out = output.unwrap_or(&self.file.output);
-        let params = self.search.params(self.file.max_ply, self.file.min_games);
+        let params =
+            BuildParams { back_up: self.file.back_up, ..self.search.params(self.file.max_ply, self.file.min_games) };
         let stream_error = |e: StreamError| match e {
             StreamError::Book(e) => PlanError::Build(e.into()),
             StreamError::Io { path, source } => PlanError::Io { path, source },
@@ -1201,6 +1213,8 @@ impl Plan {
             positions: nodes.len(),
             positions_digest: hex(positions_digest(&nodes)),
             digest: hex(digest),
+            // A round's assembly backs up through the growth, which keeps the input's rule.
+            back_up: p.back_up,
             round: Some(round_file),
         };
         std::fs::create_dir_all(&dir).map_err(io(&dir))?;

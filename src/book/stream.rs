@@ -96,7 +96,7 @@ impl BookFile {
     /// Backs the values up, writes the book (header last) and puts it in place.
     pub fn finish(mut self, others: Reached) -> Result<Written, StreamError> {
         self.spool.flush().map_err(io(&self.spool_path))?;
-        let values = Values::compute(&self.keys, &self.leaves, [Board::START]);
+        let values = Values::compute(&self.keys, &self.leaves, [Board::START], self.params.back_up);
         let mut out = AtomicFile::create(&self.path).map_err(io(&self.path))?;
         out.write_all(&[0; HEADER_LEN]).map_err(io(&self.path))?;
         let spool = File::open(&self.spool_path).map_err(io(&self.spool_path))?;

@@ -8,6 +8,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::book::backup::BackUpRule;
 use crate::book::builder::PreviousBook;
 use crate::book::{BuildEvent, Builder};
 use serde::Serialize;
@@ -50,6 +51,10 @@ pub enum BookCommand {
     /// Search again, at a deeper level, the leaves that can change what the book plays:
     /// those on lines within the error bounds of the best, most influential first.
     Deepen(DeepenArgs),
+    /// A book's values against deeper searches of positions on the lines it plays: mean
+    /// absolute and signed error, by ply, side, leaf or backed-up value, leaf level, and
+    /// the worst positions.
+    Audit(super::audit_cmds::AuditArgs),
     /// Rebuild a book from its archives plus new ones, searching only new or changed
     /// leaves (the result equals a full build with the same settings).
     Update(UpdateArgs),
@@ -112,9 +117,31 @@ pub struct BuildArgs {
     /// on the machine's speed.
     #[command(flatten)]
     search: SearchArgs,
+    /// How values are backed up from the leaves (`book-format.md`).
+    #[arg(long, value_enum, default_value_t = BackUpArg::default())]
+    back_up: BackUpArg,
     /// Continue an interrupted build from its checkpoint (FILE.checkpoint).
     #[arg(long)]
     resume: bool,
+}
+
+/// `--back-up`: how a book's values are made from its leaves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackUpArg {
+    /// The best option (plain negamax).
+    #[default]
+    Negamax,
+    /// The best option less the winner's curse of noisy options.
+    Corrected,
+}
+
+impl From<BackUpArg> for BackUpRule {
+    fn from(a: BackUpArg) -> BackUpRule {
+        match a {
+            BackUpArg::Negamax => BackUpRule::Negamax,
+            BackUpArg::Corrected => BackUpRule::Corrected,
+        }
+    }
 }
 
 pub(super) fn run(cmd: BookCommand) -> anyhow::Result<ExitCode> {
@@ -129,6 +156,7 @@ pub(super) fn run(cmd: BookCommand) -> anyhow::Result<ExitCode> {
         BookCommand::Deviate(a) => deviate(a),
         BookCommand::Update(a) => update(a),
         BookCommand::Deepen(a) => deepen(a),
+        BookCommand::Audit(a) => super::audit_cmds::audit_cmd(a),
         BookCommand::Plan(c) => super::plan_cmds::plan(c),
         BookCommand::Shard(a) => super::plan_cmds::shard(a),
         BookCommand::Assemble(a) => super::plan_cmds::assemble(a),
@@ -152,6 +180,7 @@ impl TryFrom<&BuildArgs> for BuildConfig {
             max_ply: args.max_ply,
             min_games: args.min_games,
             search: args.search.settings(&book_search_defaults(4))?,
+            back_up: args.back_up.into(),
         })
     }
 }
@@ -195,6 +224,9 @@ pub struct UpdateArgs {
     /// reused only when these match it).
     #[command(flatten)]
     search: SearchArgs,
+    /// How values are backed up (default: as the book's header says).
+    #[arg(long, value_enum)]
+    back_up: Option<BackUpArg>,
     /// Continue an interrupted update from its checkpoint.
     #[arg(long)]
     resume: bool,
@@ -224,6 +256,7 @@ fn update(args: UpdateArgs) -> anyhow::Result<ExitCode> {
         max_ply: args.max_ply.unwrap_or(u32::from(p.max_ply)),
         min_games: args.min_games.unwrap_or(p.min_games),
         search,
+        back_up: args.back_up.map_or(p.back_up, BackUpRule::from),
     };
     let previous = PreviousBook::new(&old);
     eprintln!("{}: {} positions, their leaves reusable where unchanged", args.book.display(), previous.len());

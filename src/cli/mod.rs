@@ -23,6 +23,7 @@ macro_rules! out {
     }};
 }
 
+mod audit_cmds;
 mod board_cmds;
 mod book_cmds;
 mod engine_cmds;
@@ -77,6 +78,9 @@ pub enum Command {
     Thor(thor_cmds::ThorCommand),
     /// Train the pattern evaluation on WTHOR archives (theoretical scores and exact solves).
     Train(train_cmds::TrainArgs),
+    /// Measure and store the evaluation's search-leaf correction, which keeps searches
+    /// from leaning toward the side that makes their last choice.
+    Calibrate(train_cmds::CalibrateArgs),
     /// The static evaluation of a position (per-pattern contributions with --verbose).
     Eval(train_cmds::EvalCommandArgs),
     /// Error of the evaluation (static or searched) against exact scores of archive games
@@ -176,6 +180,7 @@ fn run_command(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Train(args) => train_cmds::train(args),
         Command::Eval(args) => train_cmds::eval(args),
         Command::EvalError(args) => train_cmds::eval_error(args),
+        Command::Calibrate(args) => train_cmds::calibrate(args),
     }
 }
 

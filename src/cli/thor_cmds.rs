@@ -31,7 +31,7 @@ pub enum ThorCommand {
 }
 
 /// Archives to load and how strictly.
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, Default)]
 pub struct ArchiveArgs {
     /// WTHOR files or directories (default: the archives bundled in the binary, 2013–2015).
     pub paths: Vec<PathBuf>,

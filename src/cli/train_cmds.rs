@@ -1,4 +1,4 @@
-//! `thorbook train`, `thorbook eval` and `thorbook eval-error`: arguments into
+//! `thorbook train`, `thorbook calibrate`, `thorbook eval` and `thorbook eval-error`: arguments into
 //! training and measurement configs, progress bars, and the reports.
 
 use std::path::PathBuf;
@@ -15,9 +15,10 @@ use super::search_args::{flag_error, SearchArgs};
 use super::thor_cmds::ArchiveArgs;
 use super::EvalChoiceArgs;
 use super::PositionArgs;
-use crate::eval::{AnyEval, Evaluator, PatternEval};
+use crate::eval::{AnyEval, Evaluator, PatternEval, Weights};
 use crate::fileio::atomic_write;
 use crate::search::{Settings, Width};
+use crate::train::calibrate::{fit_leaf_correction, CalibrateConfig, CalibrationData};
 use crate::train::fit::TrainReport;
 use crate::train::measure::{error_by_empties, pooled, EmptiesError, ErrorStats, MeasureConfig};
 use crate::train::probcut::ProbCutConfig;
@@ -414,6 +415,11 @@ pub struct EvalErrorArgs {
     /// Every Nth game only (a quicker estimate).
     #[arg(long, default_value_t = 1)]
     every: usize,
+    /// Measure searches of each of these depths in turn (e.g. `4,5,6,7,8`: a lean that
+    /// swings with the parity of the depth shows), each without solving, instead of
+    /// one measurement at --depth; the summary groups per depth.
+    #[arg(long, value_delimiter = ',', conflicts_with = "depth")]
+    depths: Vec<u32>,
     /// JSON output.
     #[arg(long)]
     json: bool,
@@ -461,6 +467,42 @@ pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
     // Targets as training sees them: theoretical scores corrected for the move they
     // understate (see `train::dataset`).
     let data = crate::train::dataset::label_positions(&positions, &[], &store, None, DEFAULT_MOVE_LOSS);
+    if !args.depths.is_empty() {
+        let mut per_depth = Vec::new();
+        for &depth in &args.depths {
+            let s = Settings { depth: Some(depth), ..settings.clone() };
+            let config = MeasureConfig::new(&s, args.exact_only).map_err(flag_error)?;
+            let b = bar();
+            let rows = pool.install(|| error_by_empties(&eval, &data, &config, &progress_to(&b)))?;
+            b.finish_and_clear();
+            let summary = parity_summary(&rows, args.solve_at, &args.solve_empties, args.exact_only);
+            if !args.json {
+                for g in &summary {
+                    outln!(
+                        "depth {depth:>2}  {:<44} {:>8}  {:>+6.2}  {:>5.2}",
+                        g.group,
+                        g.stats.positions,
+                        g.stats.signed,
+                        g.stats.mae
+                    );
+                }
+            }
+            per_depth.push(serde_json::json!({ "depth": depth, "summary": summary }));
+        }
+        if args.json {
+            outln!(
+                "{}",
+                serde_json::json!({ "evaluation": eval.name(), "digest": format!("{:08x}", eval.digest()), "depths": per_depth })
+            );
+        }
+        eprintln!(
+            "{} games, {} distinct positions, {:.0} s",
+            games.len(),
+            positions.len(),
+            start.elapsed().as_secs_f64()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let b = bar();
     let rows = pool.install(|| error_by_empties(&eval, &data, &config, &progress_to(&b)))?;
     b.finish_and_clear();
@@ -537,4 +579,129 @@ fn print_errors(eval: &AnyEval, depth: u32, rows: &[EmptiesError], summary: &[Gr
         outln!("{:<44} {:>8}  {:>+6.2}  {:>5.2}", g.group, g.stats.positions, g.stats.signed, g.stats.mae);
     }
     Ok(())
+}
+
+/// `thorbook calibrate`.
+#[derive(Args, Debug)]
+pub struct CalibrateArgs {
+    /// Games whose positions are searched (default: the bundled archives; use games the
+    /// weights were trained on, and keep another year out to measure).
+    #[command(flatten)]
+    archives: ArchiveArgs,
+    /// The weights to calibrate (default: the bundled ones); their own correction, if
+    /// any, is the starting point.
+    #[arg(long = "eval", value_name = "FILE")]
+    eval_file: Option<PathBuf>,
+    /// Where to write the calibrated weights (gzip-compressed when the name ends in `.gz`).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Exact positions at each of 24 and 21 empties (those at 21 are solved).
+    #[arg(long, default_value_t = 800)]
+    exact_positions: usize,
+    /// Positions per number of empties (12–59) for the swing between depths.
+    #[arg(long, default_value_t = 60)]
+    swing_positions: usize,
+    /// Measure-and-correct rounds.
+    #[arg(long, default_value_t = CalibrateConfig::default().rounds)]
+    rounds: u32,
+    /// Deepest search from the exact positions.
+    #[arg(long, default_value_t = CalibrateConfig::default().max_exact_depth)]
+    exact_depth: u32,
+    /// Deepest search from the swing positions.
+    #[arg(long, default_value_t = CalibrateConfig::default().max_swing_depth)]
+    swing_depth: u32,
+    /// Multi-ProbCut selectivity of the measuring searches (0: full width).
+    #[arg(long, default_value_t = 1.5)]
+    selectivity: f32,
+    /// The label store: the solves at 21 empties are kept in this file.
+    #[arg(long, visible_alias = "cache")]
+    labels: Option<PathBuf>,
+    /// Threads.
+    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get()))]
+    threads: usize,
+    /// Print the rounds' measurements as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `thorbook calibrate`.
+pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
+    let config = CalibrateConfig {
+        selectivity: Width::from_sigmas(args.selectivity).map_err(|e| anyhow::anyhow!("--{e}"))?.selectivity(),
+        max_exact_depth: args.exact_depth,
+        max_swing_depth: args.swing_depth,
+        rounds: args.rounds,
+        ..CalibrateConfig::default()
+    };
+    config.validate().map_err(|e| anyhow::anyhow!("--{e}"))?;
+    if !(1..=crate::search::MAX_THREADS).contains(&args.threads) {
+        bail!("--threads must be 1..={}, got {}", crate::search::MAX_THREADS, args.threads);
+    }
+    let mut weights = match &args.eval_file {
+        Some(p) => Weights::load(p)?,
+        None => Weights::bundled(),
+    };
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build()?;
+    let games = load_games(&args.archives)?;
+    let start = Instant::now();
+    let mut store = open_labels(args.labels.as_ref())?;
+    let stop = stop_on_ctrl_c()?;
+    let order = PatternEval::new(&weights);
+    let b = bar();
+    let data = pool.install(|| {
+        CalibrationData::from_games(
+            &games,
+            args.exact_positions,
+            args.swing_positions,
+            &mut store,
+            &order,
+            &stop,
+            &progress_to(&b),
+        )
+    })?;
+    let calibration = pool.install(|| fit_leaf_correction(&weights, &data, &config, &stop, &progress_to(&b)))?;
+    b.finish_and_clear();
+    if stop.load(Ordering::Relaxed) {
+        eprintln!("stopped: nothing written (the solves made so far are kept in the label store, if any)");
+        return Ok(ExitCode::from(130));
+    }
+    weights.leaf_correction = calibration.correction.clone();
+    weights.note.push_str(&format!(
+        "\nsearch-leaf correction: thorbook calibrate, {} exact and {} swing positions of {} games, {} rounds, \
+         selectivity {}",
+        data.exact.len(),
+        data.swing.len(),
+        games.len(),
+        config.rounds,
+        args.selectivity
+    ));
+    let bytes = weights.save(&args.output)?;
+    if args.json {
+        outln!("{}", serde_json::json!({ "correction": calibration.correction, "rounds": calibration.rounds }));
+    } else {
+        for (i, round) in calibration.rounds.iter().enumerate() {
+            outln!(
+                "round {}: lean of the leaf's side to move, discs (e: empties at the leaf; * against exact scores)",
+                i + 1
+            );
+            let cells: Vec<String> = round
+                .iter()
+                .map(|l| format!("{}{}:{:+.2}", l.empties, if l.exact { "*" } else { "" }, l.lean))
+                .collect();
+            for line in cells.chunks(10) {
+                outln!("  {}", line.join(" "));
+            }
+        }
+        let c: Vec<String> = (1..=60).map(|e| format!("{:.2}", f64::from(calibration.correction[e]) / 64.0)).collect();
+        outln!("correction (discs), empties 1..60: {}", c.join(" "));
+    }
+    eprintln!(
+        "{} exact and {} swing positions, {:.0} s; wrote {} ({bytes} bytes, digest {:08x})",
+        data.exact.len(),
+        data.swing.len(),
+        start.elapsed().as_secs_f64(),
+        args.output.display(),
+        weights.digest()
+    );
+    Ok(ExitCode::SUCCESS)
 }

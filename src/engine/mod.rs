@@ -339,7 +339,7 @@ impl<E: IncrementalEvaluator> Engine<E> {
     fn book_move(&mut self, pos: &Position) -> Option<EngineMove> {
         let book = self.book.as_ref()?;
         self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let chosen = choose_move(book, pos, self.config.book_choice, splitmix(self.rng))?;
+        let chosen = choose_move(book, pos, self.config.book_choice, crate::zobrist::mix64(self.rng))?;
         let after = pos.try_play(chosen.mv, 1).expect("choose_move checks legality");
         let mut pv = vec![chosen.mv];
         pv.extend(book_line(book, &after, 59));
@@ -354,13 +354,6 @@ impl<E: IncrementalEvaluator> Engine<E> {
             time: Duration::ZERO,
         })
     }
-}
-
-/// A 64-bit mix of a counter (SplitMix64's finaliser): the book's random choices.
-fn splitmix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// The lines of a protocol's input, CR-LF or LF, as text: bytes that are not UTF-8

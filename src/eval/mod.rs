@@ -63,6 +63,14 @@ pub trait IncrementalEvaluator: Evaluator {
 
     /// [`Evaluator::evaluate`] of `board` from its features.
     fn evaluate_features(&self, board: &Board, features: &Self::Features) -> i32;
+
+    /// The value of `board` as a leaf of a midgame search: the evaluation corrected
+    /// for the choice the search makes at the leaf's parent
+    /// ([`Weights::leaf_correction`]); [`IncrementalEvaluator::evaluate_features`]
+    /// for an evaluation without a correction.
+    fn evaluate_leaf(&self, board: &Board, features: &Self::Features) -> i32 {
+        self.evaluate_features(board, features)
+    }
 }
 
 /// Which evaluation an engine or command uses.
@@ -171,6 +179,14 @@ impl IncrementalEvaluator for AnyEval {
     fn evaluate_features(&self, board: &Board, features: &InstanceIndices) -> i32 {
         match self {
             AnyEval::Pattern(e) => e.evaluate_features(board, features),
+            AnyEval::Classic(e) => e.evaluate(board),
+        }
+    }
+
+    #[inline]
+    fn evaluate_leaf(&self, board: &Board, features: &InstanceIndices) -> i32 {
+        match self {
+            AnyEval::Pattern(e) => e.evaluate_leaf(board, features),
             AnyEval::Classic(e) => e.evaluate(board),
         }
     }

@@ -13,10 +13,6 @@ use super::{Evaluator, IncrementalEvaluator};
 use crate::board::Board;
 use crate::square::Square;
 
-/// The bundled weights (gzip), trained by `thorbook train` on the Thor archives; see
-/// the README for the command that rebuilds them.
-static BUNDLED: &[u8] = include_bytes!("../../data/eval.tbe.gz");
-
 /// The trained evaluation: patterns and counts, weighted per phase.
 #[derive(Clone, Debug)]
 pub struct PatternEval {
@@ -34,6 +30,8 @@ struct Inner {
     phases: usize,
     probcut: Vec<f32>,
     probcut_depths: usize,
+    /// The search-leaf correction per empties, weight units.
+    leaf_correction: [i32; 61],
     digest: u32,
     note: String,
 }
@@ -78,6 +76,7 @@ impl PatternEval {
                 phases,
                 probcut: weights.probcut.clone(),
                 probcut_depths: weights.probcut_depths,
+                leaf_correction: std::array::from_fn(|e| i32::from(weights.leaf_correction_at(e as u32))),
                 digest: weights.digest(),
                 note: weights.note.clone(),
             }),
@@ -87,12 +86,7 @@ impl PatternEval {
     /// The bundled weights (decoded once per process).
     pub fn bundled() -> PatternEval {
         static EVAL: OnceLock<PatternEval> = OnceLock::new();
-        EVAL.get_or_init(|| {
-            let w =
-                Weights::from_bytes("bundled weights", BUNDLED).expect("the bundled weights are checked by the tests");
-            PatternEval::new(&w)
-        })
-        .clone()
+        EVAL.get_or_init(|| PatternEval::new(&Weights::bundled())).clone()
     }
 
     /// The evaluation of a weight file.
@@ -103,6 +97,12 @@ impl PatternEval {
     /// CRC-32 of the weight file: which evaluation this is.
     pub fn digest(&self) -> u32 {
         self.inner.digest
+    }
+
+    /// The search-leaf correction at `empties`, in discs (see
+    /// [`Weights::leaf_correction`]).
+    pub fn leaf_correction(&self, empties: u32) -> f64 {
+        f64::from(self.inner.leaf_correction[empties.min(60) as usize]) / f64::from(SCALE)
     }
 
     /// How the weights were made.
@@ -229,6 +229,12 @@ impl IncrementalEvaluator for PatternEval {
     #[inline]
     fn evaluate_features(&self, board: &Board, features: &InstanceIndices) -> i32 {
         rounded(self.raw_features(board, features))
+    }
+
+    #[inline]
+    fn evaluate_leaf(&self, board: &Board, features: &InstanceIndices) -> i32 {
+        let correction = self.inner.leaf_correction[board.empty_count().min(60) as usize];
+        rounded(self.raw_features(board, features) + correction)
     }
 }
 

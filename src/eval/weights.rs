@@ -1,7 +1,8 @@
 //! The weight file of the trained evaluation: its byte layout, reading with located
 //! errors, writing, and the bundled copy.
 //!
-//! Layout (little-endian; version 2), documented for other programs in `book-format.md`:
+//! Layout (little-endian; version 3, or 2 for weights without leaf corrections),
+//! documented for other programs in `book-format.md`:
 //!
 //! | offset | size | field |
 //! |---|---|---|
@@ -33,8 +34,16 @@ use super::features::feature_set;
 
 /// File magic.
 pub const MAGIC: &[u8; 8] = b"TBKEVAL\x1a";
-/// The version this build reads and writes.
-pub const VERSION: u32 = 2;
+/// The version this build writes for weights with search-leaf corrections; weights
+/// without them are written as version 2, so that their file and digest stay as they
+/// were. Both are read.
+pub const VERSION: u32 = 3;
+/// The version without search-leaf corrections.
+pub const VERSION_WITHOUT_LEAF: u32 = 2;
+/// Entries of the search-leaf correction: one per number of empties, 0..=60.
+pub const LEAF_ENTRIES: usize = 61;
+/// The largest search-leaf correction, in weight units ([`SCALE`] a disc): 8 discs.
+pub const MAX_LEAF_CORRECTION: i16 = 8 * 64;
 /// The feature set this build evaluates.
 pub const FEATURE_SET: u32 = 2;
 /// Game phases a weight file may have at most: one per ply.
@@ -50,6 +59,11 @@ pub const SCALE: i32 = 64;
 pub const MAX_NOTE: usize = 1 << 16;
 /// Most ProbCut depths a weight file may carry.
 pub const MAX_PROBCUT_DEPTHS: usize = 64;
+
+/// The bundled weights (gzip), trained by `thorbook train` on the Thor archives and
+/// calibrated by `thorbook calibrate`; see the README for the commands that rebuild
+/// them.
+static BUNDLED: &[u8] = include_bytes!("../../data/eval.tbe.gz");
 
 /// The phase of a position with `empties` empty squares among `phases` (0..phases):
 /// `(60 − empties) · phases / 60`, a finished board counting as one empty.
@@ -102,6 +116,13 @@ pub struct Weights {
     pub probcut: Vec<f32>,
     /// Deep depths in the ProbCut table.
     pub probcut_depths: usize,
+    /// What a search adds to the evaluation of its leaves, per number of empties at the
+    /// leaf (0..=60), in weight units: the side that makes a search's last choice picks
+    /// among its moves the one the evaluation underrates most for the other side, so
+    /// an uncorrected search leans toward whoever moves last, and its score swings
+    /// with the parity of its depth ([`crate::train::calibrate`] measures it). Empty
+    /// (no correction) or [`LEAF_ENTRIES`] long.
+    pub leaf_correction: Vec<i16>,
 }
 
 impl Weights {
@@ -119,7 +140,18 @@ impl Weights {
             values: vec![0; phases * Weights::phase_len()],
             probcut: Vec::new(),
             probcut_depths: 0,
+            leaf_correction: Vec::new(),
         }
+    }
+
+    /// The search-leaf correction at `empties` (0 without one), in weight units.
+    pub fn leaf_correction_at(&self, empties: u32) -> i16 {
+        usize::try_from(empties).ok().and_then(|e| self.leaf_correction.get(e)).copied().unwrap_or(0)
+    }
+
+    /// Whether the file carries a search-leaf correction (version 3).
+    fn has_leaf_correction(&self) -> bool {
+        self.leaf_correction.iter().any(|&c| c != 0)
     }
 
     /// The weights of one phase (bias first).
@@ -138,8 +170,9 @@ impl Weights {
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(40 + self.note.len() + self.values.len() * 2 + self.probcut.len() * 4);
         out.extend_from_slice(MAGIC);
+        let leaf = self.has_leaf_correction();
         for v in [
-            VERSION,
+            if leaf { VERSION } else { VERSION_WITHOUT_LEAF },
             FEATURE_SET,
             u32::try_from(self.phases).expect("at most 60 phases"),
             u32::try_from(feature_set().slot_count).expect("the feature set has fewer than 2^32 slots"),
@@ -155,6 +188,11 @@ impl Weights {
         out.extend_from_slice(self.note.as_bytes());
         for s in &self.probcut {
             out.extend_from_slice(&s.to_le_bytes());
+        }
+        if leaf {
+            for e in 0..LEAF_ENTRIES {
+                out.extend_from_slice(&self.leaf_correction.get(e).copied().unwrap_or(0).to_le_bytes());
+            }
         }
         for w in &self.values {
             out.extend_from_slice(&w.to_le_bytes());
@@ -174,7 +212,11 @@ impl Weights {
     /// The size of the largest valid file: the most phases, the longest note and the
     /// most ProbCut depths.
     fn largest_file_len() -> usize {
-        36 + MAX_NOTE + 4 * MAX_PHASES * MAX_PROBCUT_DEPTHS + 2 * MAX_PHASES * Weights::phase_len() + 4
+        36 + MAX_NOTE
+            + 4 * MAX_PHASES * MAX_PROBCUT_DEPTHS
+            + 2 * LEAF_ENTRIES
+            + 2 * MAX_PHASES * Weights::phase_len()
+            + 4
     }
 
     /// Parses a weight file (plain or gzip-compressed); `file` names it in errors.
@@ -215,9 +257,13 @@ impl Weights {
                     .into(),
             ));
         }
-        if version != VERSION {
-            return Err(invalid(8, format!("version {version}, this build reads version {VERSION}")));
+        if version != VERSION && version != VERSION_WITHOUT_LEAF {
+            return Err(invalid(
+                8,
+                format!("version {version}, this build reads versions {VERSION_WITHOUT_LEAF} and {VERSION}"),
+            ));
         }
+        let leaf_len = if version == VERSION { 2 * LEAF_ENTRIES } else { 0 };
         if field(1) != FEATURE_SET {
             return Err(invalid(12, format!("feature set {}, this build evaluates set {FEATURE_SET}", field(1))));
         }
@@ -243,7 +289,7 @@ impl Weights {
         let values_len = phases * (1 + slots);
         let expected = 36usize
             .checked_add(note_len)
-            .and_then(|n| n.checked_add(4 * phases * depths + 2 * values_len + 4))
+            .and_then(|n| n.checked_add(4 * phases * depths + leaf_len + 2 * values_len + 4))
             .ok_or_else(|| invalid(32, "note length out of range".into()))?;
         if bytes.len() != expected {
             return Err(invalid(
@@ -270,8 +316,28 @@ impl Weights {
             probcut.push(s);
             at += 4;
         }
+        let mut leaf_correction = Vec::with_capacity(leaf_len / 2);
+        for c in bytes[at..at + leaf_len].chunks_exact(2) {
+            let v = i16::from_le_bytes([c[0], c[1]]);
+            if v.unsigned_abs() > MAX_LEAF_CORRECTION.unsigned_abs() {
+                return Err(invalid(at, format!("search-leaf correction {v} beyond ±{MAX_LEAF_CORRECTION}")));
+            }
+            leaf_correction.push(v);
+            at += 2;
+        }
+        if leaf_len > 0 && leaf_correction.iter().all(|&c| c == 0) {
+            return Err(invalid(
+                at - leaf_len,
+                "version 3 without a search-leaf correction (such weights are version 2)".into(),
+            ));
+        }
         let values = bytes[at..at + 2 * values_len].chunks_exact(2).map(|c| i16::from_le_bytes([c[0], c[1]])).collect();
-        Ok(Weights { note, phases, values, probcut, probcut_depths: depths })
+        Ok(Weights { note, phases, values, probcut, probcut_depths: depths, leaf_correction })
+    }
+
+    /// The bundled weights.
+    pub fn bundled() -> Weights {
+        Weights::from_bytes("bundled weights", BUNDLED).expect("the bundled weights are checked by the tests")
     }
 
     /// Reads a weight file.
@@ -320,6 +386,32 @@ mod tests {
         let gz = w.to_gzip_bytes();
         assert!(gz.len() < w.to_bytes().len());
         assert_eq!(Weights::from_bytes("w.gz", &gz).unwrap(), w);
+    }
+
+    #[test]
+    fn a_leaf_correction_makes_version_3_and_its_absence_version_2() {
+        let plain = sample();
+        let bytes = plain.to_bytes();
+        assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), VERSION_WITHOUT_LEAF);
+        let mut corrected = sample();
+        corrected.leaf_correction = (0..LEAF_ENTRIES).map(|e| i16::try_from(e).unwrap() - 30).collect();
+        let v3 = corrected.to_bytes();
+        assert_eq!(u32::from_le_bytes(v3[8..12].try_into().unwrap()), VERSION);
+        assert_eq!(v3.len(), bytes.len() + 2 * LEAF_ENTRIES);
+        let back = Weights::from_bytes("w", &v3).unwrap();
+        assert_eq!(back, corrected);
+        assert_eq!(back.leaf_correction_at(40), 10);
+        assert_eq!(Weights::from_bytes("w", &bytes).unwrap().leaf_correction_at(40), 0);
+        assert_ne!(plain.digest(), corrected.digest());
+        // Out of range, or a version 3 file without a correction: refused, located.
+        let at = 36 + corrected.note.len() + 4 * corrected.probcut.len();
+        let mut far = v3.clone();
+        far[at + 2..at + 4].copy_from_slice(&(MAX_LEAF_CORRECTION + 1).to_le_bytes());
+        let n = far.len();
+        let crc = crc32fast::hash(&far[..n - 4]);
+        far[n - 4..].copy_from_slice(&crc.to_le_bytes());
+        let err = Weights::from_bytes("w", &far).unwrap_err().to_string();
+        assert!(err.contains(&format!("byte {}: search-leaf correction", at + 2)), "{err}");
     }
 
     #[test]

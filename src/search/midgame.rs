@@ -56,6 +56,15 @@ impl Selectivity {
         (t.is_finite() && (0.1..=10.0).contains(&t)).then(|| Selectivity((t * 100.0).round() as u16))
     }
 
+    /// `hundredths` of a standard deviation, 10..=1000.
+    pub const fn from_hundredths(hundredths: u16) -> Option<Selectivity> {
+        if hundredths >= 10 && hundredths <= 1000 {
+            Some(Selectivity(hundredths))
+        } else {
+            None
+        }
+    }
+
     /// The number of standard deviations.
     pub fn sigmas(self) -> f32 {
         self.0 as f32 / 100.0
@@ -529,7 +538,7 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
         let empties = board.empty_count();
         debug_assert!(depth < empties, "a midgame search reaching the end is the solver's");
         if depth == 0 {
-            return self.eval.evaluate_features(board, features);
+            return self.eval.evaluate_leaf(board, features);
         }
         let key = board.key();
         let entry = self.tt.probe(key);
@@ -564,7 +573,7 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
             // each is evaluated once, here, with no null-window search to repeat.
             for &OrderedMove { square: sq, flips: f, .. } in ordered.iter() {
                 self.nodes += 1;
-                let v = -self.eval.evaluate_features(&board.play_flips(sq, f), &self.eval.after_move(features, sq, f));
+                let v = -self.eval.evaluate_leaf(&board.play_flips(sq, f), &self.eval.after_move(features, sq, f));
                 if v > best {
                     best = v;
                     best_move = Some(sq);

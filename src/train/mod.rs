@@ -4,12 +4,15 @@
 //! ridge regression per phase by preconditioned conjugate gradient ([`fit`]);
 //! bootstrapping rounds that relabel the midgame with the last round's evaluation
 //! and keep a round only when the held-out error falls ([`trainer`]); Multi-ProbCut σ
-//! fitted from the trained evaluation's own searches ([`probcut`]); and error
+//! fitted from the trained evaluation's own searches ([`probcut`]); the correction
+//! that keeps searches from leaning toward the side that moves last ([`calibrate`]);
+//! and error
 //! measurements against exact scores on held-out games ([`measure`]).
 //!
 //! Sits above `search` (solves and label searches need it) and below `book` and
 //! `engine`, which only consume the weights.
 
+pub mod calibrate;
 pub mod dataset;
 pub mod fit;
 pub mod labels;
@@ -47,6 +50,8 @@ pub enum Stage {
     Fit,
     /// Measuring search scores for ProbCut (unit: positions).
     ProbCut,
+    /// Measuring the search-leaf correction (unit: positions searched).
+    Calibrate,
     /// Measuring error (unit: positions).
     Measure,
 }
@@ -60,6 +65,7 @@ impl Stage {
             Stage::Search => "label searches",
             Stage::Fit => "fitting phases",
             Stage::ProbCut => "probcut searches",
+            Stage::Calibrate => "leaf calibration",
             Stage::Measure => "measuring",
         }
     }

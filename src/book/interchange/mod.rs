@@ -365,7 +365,7 @@ impl Parsed {
             // The one format without values (Edax's text export) stores every board and
             // reads each value as its leaf's score: every board is a root of the back-up.
             let roots: Vec<Board> = by_key.values().filter_map(|(b, _)| *b).collect();
-            back_up_records(&mut records, roots, Reached::KeepOthers);
+            back_up_records(&mut records, roots, self.params.back_up, Reached::KeepOthers);
         }
         let mut writer = Writer::new(self.params);
         for record in &records {

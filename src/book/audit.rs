@@ -1,0 +1,574 @@
+//! Auditing a book: how far its values are from a deeper search of the same positions,
+//! where it matters — on the lines the book plays.
+//!
+//! **Which positions.** From the walk's start (the start position, or `--from`), every
+//! book position reached by following, for both sides, the book moves that score
+//! within `error` discs of the position's best option (what the book plays, with some
+//! room), each once, at plies `min_ply..=max_ply` (60 − empties), not finished. Each
+//! is weighted `1 + log2(1 + games)` (positions the archives played often count more;
+//! positions a deviation added weigh 1), and `sample` of them are drawn without
+//! replacement by those weights with the seed (Efraimidis–Spirakis keys `u^(1/w)`, `u`
+//! a hash of the seed and the position's key): the same book, seed and settings give
+//! the same sample, whatever the thread count.
+//!
+//! **What is measured.** Each position is searched without the book (one thread, a
+//! cleared table: deterministic at a depth), and the book's value is compared with the
+//! search's score for the side to move: error = value − score. The report gives the
+//! mean absolute and mean signed error overall, by ply, by side to move, by whether
+//! the value is its own leaf's or backed up from a child, by the level of the leaf
+//! that decides the value (the leaf at the end of the book's best line), by the number
+//! of book children and by how far below the position that leaf lies — the last two
+//! show the winner's curse, a back-up that picks the luckiest of noisy children — and
+//! the worst positions with their lines.
+//!
+//! Searches are kept in a [`super::leaflog`] as they finish, so an audit resumes; the
+//! log names the positions and the search, not the book's values, so it also serves
+//! the audit of another version of the book with the same sample (after a fix, or
+//! with another back-up rule) without searching again.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::build::{BuildError, Leaf, LeafSearch};
+use super::format::LeafLevel;
+use super::leaflog::{LeafLog, LeafLogError};
+use super::trust::{decider, Decider};
+use super::Book;
+use crate::board::Color;
+use crate::position::Position;
+use crate::search::{Settings, Strength};
+use crate::square::{format_moves, Move};
+
+/// What to audit, and how.
+#[derive(Clone, Debug)]
+pub struct AuditConfig {
+    /// Positions to audit (at most; fewer when the walk finds fewer).
+    pub sample: usize,
+    /// Where the walk starts.
+    pub from: Position,
+    /// Plies (60 − empties) of the positions audited.
+    pub min_ply: u32,
+    /// ...
+    pub max_ply: u32,
+    /// The walk follows book moves within this many discs of a position's best option.
+    pub error: i32,
+    /// How each position is searched, over [`AuditConfig::FALLBACK`].
+    pub search: Settings,
+    /// Seed of the sample.
+    pub seed: u64,
+    /// Positions listed among the worst.
+    pub worst: usize,
+    /// Where the positions come from: the book's lines (`None`), or the positions of
+    /// these games (moves from the start, passes included) that the book holds — games
+    /// no book was built from are an independent test.
+    pub games: Option<Vec<Vec<Move>>>,
+    /// A second search of every position, compared with the audit search as the book
+    /// is (e.g. the engine's own level 10: is the book worth more than a search?).
+    pub compare: Option<Settings>,
+}
+
+impl AuditConfig {
+    /// The audit search where neither an explicit setting nor a level says: level 10
+    /// (depth 18 at 2σ, exact from 22 empties).
+    pub const FALLBACK: Strength = Strength {
+        depth: Some(18),
+        exact_at: Some(22),
+        time: None,
+        nodes: None,
+        selectivity: crate::search::Selectivity::from_hundredths(200),
+    };
+
+    /// The default audit of a book: 200 positions at plies 10–30 on the lines within 2
+    /// discs of the best, seed 1, the 10 worst listed.
+    pub fn new(search: Settings) -> AuditConfig {
+        AuditConfig {
+            sample: 200,
+            from: Position::START,
+            min_ply: 10,
+            max_ply: 30,
+            error: 2,
+            search,
+            seed: 1,
+            worst: 10,
+            games: None,
+            compare: None,
+        }
+    }
+
+    /// Checks the ranges; the error names the setting.
+    pub fn validate(&self) -> Result<(), AuditError> {
+        let bad =
+            |setting: &'static str, value: i64, range: &'static str| Err(AuditError::Setting { setting, value, range });
+        if !(1..=1_000_000).contains(&self.sample) {
+            return bad("sample", i64::try_from(self.sample).unwrap_or(i64::MAX), "1..=1000000");
+        }
+        if self.min_ply > self.max_ply || self.max_ply > 60 {
+            return bad("max-ply", i64::from(self.max_ply), "min-ply..=60");
+        }
+        if !(0..=64).contains(&self.error) {
+            return bad("error", i64::from(self.error), "0..=64");
+        }
+        if self.worst > 10_000 {
+            return bad("worst", i64::try_from(self.worst).unwrap_or(i64::MAX), "0..=10000");
+        }
+        Ok(())
+    }
+}
+
+/// Why an audit failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    /// A setting out of range.
+    #[error("{setting} must be {range}, got {value}")]
+    Setting {
+        /// The setting.
+        setting: &'static str,
+        /// Its value.
+        value: i64,
+        /// What it may be.
+        range: &'static str,
+    },
+    /// The walk's start is not a book position.
+    #[error("the position to audit from is not in the book")]
+    NotInBook,
+    /// The search settings cannot be used.
+    #[error(transparent)]
+    Search(#[from] BuildError),
+    /// The log of finished searches.
+    #[error(transparent)]
+    Log(#[from] LeafLogError),
+}
+
+/// A position chosen for the audit.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    /// The position, as reached from the walk's start.
+    pub position: Position,
+    /// The moves from the walk's start.
+    pub line: Vec<Move>,
+    /// Its canonical key.
+    pub key: u64,
+    /// Games that reached it.
+    pub games: u32,
+}
+
+/// How a book value was obtained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ValueKind {
+    /// The position's own leaf (its best move leaving the book).
+    Leaf,
+    /// Backed up from a book child.
+    BackedUp,
+}
+
+/// One audited position.
+#[derive(Clone, Debug, Serialize)]
+pub struct Audited {
+    /// Moves from the walk's start.
+    pub line: String,
+    /// Plies from the start (60 − empties).
+    pub ply: u32,
+    /// `black` or `white`.
+    pub side_to_move: String,
+    /// The book's value for the side to move.
+    pub value: i32,
+    /// The audit search's score for the side to move.
+    pub score: i32,
+    /// Whether that score is exact.
+    pub score_exact: bool,
+    /// value − score.
+    pub error: i32,
+    /// The comparison search's score, if one was asked for.
+    pub compare_score: Option<i32>,
+    /// Where the value comes from.
+    pub kind: ValueKind,
+    /// The leaf that decides the value and how far below it lies.
+    pub decider: Decider,
+    /// Book children.
+    pub children: u32,
+    /// Games that reached it.
+    pub games: u32,
+}
+
+/// Errors of a group of positions.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Group {
+    /// What the group is.
+    pub group: String,
+    /// Positions in it.
+    pub positions: usize,
+    /// Mean absolute error, discs.
+    pub mae: f64,
+    /// Mean signed error (value − score), discs for the side to move.
+    pub bias: f64,
+}
+
+impl Group {
+    fn of(group: String, errors: impl Iterator<Item = i32>) -> Group {
+        let e: Vec<f64> = errors.map(f64::from).collect();
+        let n = e.len().max(1) as f64;
+        Group {
+            group,
+            positions: e.len(),
+            mae: e.iter().map(|x| x.abs()).sum::<f64>() / n,
+            bias: e.iter().sum::<f64>() / n,
+        }
+    }
+}
+
+/// An audit's findings.
+#[derive(Clone, Debug, Serialize)]
+pub struct AuditReport {
+    /// Positions audited.
+    pub positions: usize,
+    /// Positions the walk found (the sample's population).
+    pub candidates: usize,
+    /// Mean absolute error, discs.
+    pub mae: f64,
+    /// Mean signed error (book value − search), discs for the side to move.
+    pub bias: f64,
+    /// The audit search, as the book header would describe it.
+    pub search: String,
+    /// The comparison search's error against the audit search (score − audit score),
+    /// named by its settings.
+    pub compare: Option<Group>,
+    /// By ply (groups of 4 plies).
+    pub by_ply: Vec<Group>,
+    /// By side to move.
+    pub by_side: Vec<Group>,
+    /// Leaf values against backed-up ones.
+    pub by_kind: Vec<Group>,
+    /// By the level of the deciding leaf.
+    pub by_level: Vec<Group>,
+    /// By the number of book children.
+    pub by_children: Vec<Group>,
+    /// By how far below the position its deciding leaf lies.
+    pub by_depth_below: Vec<Group>,
+    /// The worst positions (largest absolute error first).
+    pub worst: Vec<Audited>,
+    /// Every audited position, in the sample's order.
+    pub audited: Vec<Audited>,
+    /// Searches made by this run (the others came from the log).
+    pub searched: usize,
+    /// Wall time.
+    #[serde(skip)]
+    pub elapsed: Duration,
+}
+
+/// Progress of an audit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuditEvent {
+    /// The sample is drawn: `positions` of `candidates`, `resumed` already searched.
+    Sampled {
+        /// Positions to audit.
+        positions: usize,
+        /// Positions the walk found.
+        candidates: usize,
+        /// Searches found in the log.
+        resumed: usize,
+    },
+    /// Searches done (of `total`).
+    Searched {
+        /// Done.
+        done: u64,
+        /// To do.
+        total: u64,
+    },
+}
+
+/// The positions to sample from: those of the games the book holds, or those the walk
+/// finds, each once (the walk goes breadth first: each with its shortest line).
+pub fn candidates<D: AsRef<[u8]>>(book: &Book<D>, config: &AuditConfig) -> Result<Vec<Candidate>, AuditError> {
+    if let Some(games) = &config.games {
+        return Ok(game_candidates(book, games, config));
+    }
+    if book.probe(&config.from.board).is_none() {
+        return Err(AuditError::NotInBook);
+    }
+    let mut seen = HashSet::new();
+    let mut queue = VecDeque::from([(config.from, Vec::new())]);
+    let mut out = Vec::new();
+    while let Some((pos, line)) = queue.pop_front() {
+        let Some(hit) = book.probe(&pos.board) else { continue };
+        let key = pos.board.canonical().0.key();
+        if !seen.insert(key) {
+            continue;
+        }
+        let ply = 60 - pos.board.empty_count();
+        if ply > config.max_ply {
+            continue;
+        }
+        if ply >= config.min_ply && !pos.board.is_game_over() {
+            out.push(Candidate { position: pos, line: line.clone(), key, games: hit.record.games });
+        }
+        let options = super::query::book_moves(book, &pos);
+        let Some(best) = options.first().map(|m| m.score) else { continue };
+        for m in options.iter().filter(|m| m.in_book && m.score >= best - config.error) {
+            if let Ok(next) = pos.try_play(m.mv, 0) {
+                let mut l = line.clone();
+                l.push(m.mv);
+                queue.push_back((next, l));
+            }
+        }
+        if pos.board.must_pass() && !pos.board.is_game_over() {
+            let mut l = line;
+            l.push(Move::Pass);
+            queue.push_back((pos.pass(), l));
+        }
+    }
+    Ok(out)
+}
+
+/// The positions of `games` at the audited plies that the book holds, each once (with
+/// the line of the first game reaching it).
+fn game_candidates<D: AsRef<[u8]>>(book: &Book<D>, games: &[Vec<Move>], config: &AuditConfig) -> Vec<Candidate> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for moves in games {
+        let mut pos = Position::START;
+        for (i, &mv) in moves.iter().enumerate() {
+            let ply = 60 - pos.board.empty_count();
+            if ply > config.max_ply {
+                break;
+            }
+            if ply >= config.min_ply && pos.board.legal_moves() != 0 {
+                let key = pos.board.canonical().0.key();
+                if let Some(hit) = book.probe(&pos.board) {
+                    if seen.insert(key) {
+                        out.push(Candidate { position: pos, line: moves[..i].to_vec(), key, games: hit.record.games });
+                    }
+                }
+            }
+            match pos.try_play(mv, i + 1) {
+                Ok(next) => pos = next,
+                Err(_) => break,
+            }
+        }
+    }
+    out
+}
+
+/// The sample: `config.sample` candidates drawn by weight (see the module doc), in
+/// key order.
+pub fn sample(candidates: Vec<Candidate>, config: &AuditConfig) -> Vec<Candidate> {
+    let mut keyed: Vec<(f64, Candidate)> = candidates
+        .into_iter()
+        .map(|c| {
+            let w = 1.0 + (1.0 + f64::from(c.games)).log2();
+            let h = crate::zobrist::mix64(config.seed ^ crate::zobrist::mix64(c.key));
+            // u in (0, 1]: 53 bits of the hash.
+            let u = ((h >> 11) + 1) as f64 / (1u64 << 53) as f64;
+            (u.powf(1.0 / w), c)
+        })
+        .collect();
+    keyed.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.key.cmp(&b.1.key)));
+    let mut chosen: Vec<Candidate> = keyed.into_iter().take(config.sample).map(|(_, c)| c).collect();
+    chosen.sort_by_key(|c| c.key);
+    chosen
+}
+
+/// What names an audit's searches in its log: the positions and the search (not the
+/// book's values, so that a log serves every book with the same sample: a book and its
+/// fixed or re-valued version are audited on the same searches).
+pub fn identity(chosen: &[Candidate], search: &LeafSearch) -> u64 {
+    let p = search.params(0, 0);
+    let mut d = crate::fileio::Digest::new();
+    for c in chosen {
+        d.update(&c.key.to_le_bytes());
+    }
+    let text = format!(
+        "audit 1 positions {} {:016x} depth {} exact_at {} selectivity {} eval {:08x} hash {} nodes {} time_ms {}",
+        chosen.len(),
+        d.finish(),
+        p.depth,
+        p.exact_at,
+        p.selectivity_tenths,
+        p.eval_digest,
+        search.hash_mib,
+        search.strength.nodes.unwrap_or(0),
+        search.strength.time.map_or(0, |t| t.as_millis()),
+    );
+    crate::fileio::Digest::of(text.as_bytes())
+}
+
+/// Runs an audit of `book`: samples, searches what the log lacks (on the current rayon
+/// pool, `search.threads` at a time), and reports. With `log`, finished searches are
+/// kept there and an interrupted audit resumes.
+pub fn audit<D: AsRef<[u8]> + Sync>(
+    book: &Book<D>,
+    config: &AuditConfig,
+    log: Option<(&std::path::Path, bool)>,
+    progress: &(dyn Fn(AuditEvent) + Sync),
+) -> Result<AuditReport, AuditError> {
+    let start = Instant::now();
+    config.validate()?;
+    let search = LeafSearch::new(&config.search, AuditConfig::FALLBACK)?;
+    let compare = config.compare.as_ref().map(|s| LeafSearch::new(s, AuditConfig::FALLBACK)).transpose()?;
+    let found = candidates(book, config)?;
+    let population = found.len();
+    let chosen = sample(found, config);
+    let (scores, searched) = search_all(&chosen, &search, log, population, progress)?;
+    let compared = match &compare {
+        Some(c) => {
+            let path = log.map(|(p, resume)| {
+                let mut name = p.as_os_str().to_owned();
+                name.push(".compare");
+                (std::path::PathBuf::from(name), resume)
+            });
+            let log = path.as_ref().map(|(p, r)| (p.as_path(), *r));
+            Some(search_all(&chosen, c, log, population, progress)?.0)
+        }
+        None => None,
+    };
+    let audited: Vec<Audited> =
+        chosen.iter().map(|c| audited(book, c, &scores[&c.key], compared.as_ref().map(|m| &m[&c.key]))).collect();
+    let describe = |s: &LeafSearch| {
+        let p = s.params(0, 0);
+        LeafLevel { depth: p.depth, selectivity_tenths: p.selectivity_tenths, exact: false }.to_string()
+            + &format!(", exact from {} empties", p.exact_at)
+    };
+    let mut r = report(audited, population, describe(&search), searched, config.worst, start.elapsed());
+    if let Some(c) = &compare {
+        let errors = r.audited.iter().filter_map(|a| a.compare_score.map(|s| s - a.score));
+        r.compare = Some(Group::of(describe(c), errors));
+    }
+    Ok(r)
+}
+
+/// Every chosen position's search at `search` (from the log where it has it); the
+/// number searched now.
+fn search_all(
+    chosen: &[Candidate],
+    search: &LeafSearch,
+    log: Option<(&std::path::Path, bool)>,
+    population: usize,
+    progress: &(dyn Fn(AuditEvent) + Sync),
+) -> Result<(HashMap<u64, Leaf>, usize), AuditError> {
+    let (log, done) = match log {
+        Some((path, resume)) => {
+            let (l, d) = LeafLog::open(path, identity(chosen, search), search.selectivity_tenths(), resume)?;
+            (Some(l), d)
+        }
+        None => (None, HashMap::new()),
+    };
+    let todo: Vec<&Candidate> = chosen.iter().filter(|c| !done.contains_key(&c.key)).collect();
+    progress(AuditEvent::Sampled {
+        positions: chosen.len(),
+        candidates: population,
+        resumed: chosen.len() - todo.len(),
+    });
+    let total = todo.len() as u64;
+    let counter = AtomicU64::new(0);
+    // The first failed write stops the run: nothing searched after it could be kept.
+    let failed = AtomicBool::new(false);
+    let results = search.pool()?.install(|| {
+        search.par_map(&todo, |c, tt| -> Result<Option<(u64, Leaf)>, AuditError> {
+            if failed.load(Relaxed) {
+                return Ok(None);
+            }
+            let leaf = super::build::search_position(&c.position.board.canonical().0, 0, search, tt);
+            if let Some(log) = &log {
+                log.append(c.key, &leaf).inspect_err(|_| failed.store(true, Relaxed))?;
+            }
+            progress(AuditEvent::Searched { done: counter.fetch_add(1, Relaxed) + 1, total });
+            Ok(Some((c.key, leaf)))
+        })
+    })?;
+    let mut scores = done;
+    for r in results {
+        // A search skipped after a failed write comes with that write's error.
+        if let Some((key, leaf)) = r? {
+            scores.insert(key, leaf);
+        }
+    }
+    Ok((scores, todo.len()))
+}
+
+fn audited<D: AsRef<[u8]>>(book: &Book<D>, c: &Candidate, leaf: &Leaf, compare: Option<&Leaf>) -> Audited {
+    let hit = book.probe(&c.position.board).expect("a candidate is a book position");
+    let value = hit.value();
+    let in_book = c.position.board.successors().filter(|(_, child)| book.probe(child).is_some()).count();
+    let children = u32::try_from(in_book).unwrap_or(u32::MAX);
+    let decider = decider(book, &c.position.board);
+    let kind = if decider.plies_below == 0 { ValueKind::Leaf } else { ValueKind::BackedUp };
+    let score = i32::from(leaf.score);
+    Audited {
+        line: format_moves(&c.line),
+        ply: 60 - c.position.board.empty_count(),
+        side_to_move: c.position.side.to_string(),
+        value,
+        score,
+        score_exact: leaf.exact,
+        error: value - score,
+        compare_score: compare.map(|l| i32::from(l.score)),
+        kind,
+        decider,
+        children,
+        games: c.games,
+    }
+}
+
+fn report(
+    audited: Vec<Audited>,
+    candidates: usize,
+    search: String,
+    searched: usize,
+    worst_count: usize,
+    elapsed: Duration,
+) -> AuditReport {
+    let all = Group::of(String::new(), audited.iter().map(|a| a.error));
+    let grouped = |name: &dyn Fn(&Audited) -> (i64, String)| -> Vec<Group> {
+        let mut keys: Vec<(i64, String)> = audited.iter().map(name).collect();
+        keys.sort();
+        keys.dedup();
+        keys.into_iter()
+            .map(|(k, label)| Group::of(label, audited.iter().filter(|a| name(a).0 == k).map(|a| a.error)))
+            .collect()
+    };
+    let by_ply = grouped(&|a| {
+        let lo = a.ply / 4 * 4;
+        (i64::from(lo), format!("plies {}-{}", lo, lo + 3))
+    });
+    let by_side = grouped(&|a| (i64::from(a.side_to_move == Color::White.to_string()), a.side_to_move.clone()));
+    let by_kind = grouped(&|a| match a.kind {
+        ValueKind::Leaf => (0, "leaf".to_string()),
+        ValueKind::BackedUp => (1, "backed up".to_string()),
+    });
+    let by_level = grouped(&|a| match a.decider.level {
+        Some(l) if l.exact => (1000, "exact".to_string()),
+        Some(l) => (i64::from(l.depth) * 1000 + i64::from(l.selectivity_tenths), l.to_string()),
+        None => (-1, "finished game".to_string()),
+    });
+    let by_children = grouped(&|a| {
+        let c = a.children.min(4);
+        (i64::from(c), if c == 4 { "4+ book children".to_string() } else { format!("{c} book children") })
+    });
+    let by_depth_below = grouped(&|a| {
+        let d = a.decider.plies_below.min(8);
+        (i64::from(d), if d == 8 { "leaf 8+ plies below".to_string() } else { format!("leaf {d} plies below") })
+    });
+    let mut worst = audited.clone();
+    worst.sort_by_key(|a| std::cmp::Reverse(a.error.abs()));
+    AuditReport {
+        positions: audited.len(),
+        candidates,
+        mae: all.mae,
+        bias: all.bias,
+        search,
+        compare: None,
+        by_ply,
+        by_side,
+        by_kind,
+        by_level,
+        by_children,
+        by_depth_below,
+        worst: worst.into_iter().take(worst_count).collect(),
+        audited,
+        searched,
+        elapsed,
+    }
+}

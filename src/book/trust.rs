@@ -1,0 +1,87 @@
+//! How far a book value can be trusted: the leaf that decides it (found by following
+//! the book's best option down to a leaf: its search level and how far below it lies),
+//! whether the value is proven (every option below it solved to the end), and a grade
+//! a player reads at a glance.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::backup::LeafInput;
+use super::format::LeafLevel;
+use super::Book;
+use crate::board::Board;
+
+/// The leaf a book value comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Decider {
+    /// How its score was found (a finished game's final score reads as exact); `None`
+    /// when the book holds no option for the line (a damaged book).
+    pub level: Option<LeafLevel>,
+    /// Plies from the position down to it (0: the position's own leaf).
+    pub plies_below: u32,
+    /// Empty squares at it.
+    pub empties: u32,
+}
+
+/// The leaf that decides the value of `board` (a book position, any orientation): at
+/// each position the best of its leaf and its book children (the leaf on a tie), down
+/// to a leaf.
+pub fn decider<D: AsRef<[u8]>>(book: &Book<D>, board: &Board) -> Decider {
+    let mut b = board.canonical().0;
+    let mut plies = 0;
+    loop {
+        let Some(r) = book.get(b.key()) else {
+            return Decider { level: None, plies_below: plies, empties: b.empty_count() };
+        };
+        let leaf = LeafInput::of(&r).contribution(&b);
+        let best_child = b
+            .successors()
+            .filter_map(|(_, c)| {
+                let canon = c.canonical().0;
+                book.get(canon.key()).map(|cr| (-i32::from(cr.value), canon))
+            })
+            .max_by_key(|(v, c)| (*v, std::cmp::Reverse(c.key())));
+        match (leaf, best_child) {
+            (Some(l), Some((c, _))) if l >= c => return at_leaf(&r, &b, plies),
+            (Some(_), None) => return at_leaf(&r, &b, plies),
+            (_, Some((_, child))) if plies < 120 => {
+                b = child;
+                plies += 1;
+            }
+            _ => return Decider { level: None, plies_below: plies, empties: b.empty_count() },
+        }
+    }
+}
+
+fn at_leaf(r: &super::Record, b: &Board, plies: u32) -> Decider {
+    let level = if b.is_game_over() {
+        LeafLevel { depth: 0, selectivity_tenths: 0, exact: true }
+    } else {
+        LeafLevel { depth: r.leaf_depth, selectivity_tenths: r.leaf_selectivity, exact: r.leaf_exact() }
+    };
+    Decider { level: Some(level), plies_below: plies, empties: b.empty_count() }
+}
+
+/// Whether the value of `board` (a book position) is proven: its leaf, if it has one,
+/// was solved to the end and so was every option of every book position below it.
+/// `memo` keeps answers between calls.
+pub fn proven<D: AsRef<[u8]>>(book: &Book<D>, board: &Board, memo: &mut HashMap<u64, bool>) -> bool {
+    let b = board.canonical().0;
+    let key = b.key();
+    if let Some(&p) = memo.get(&key) {
+        return p;
+    }
+    let Some(r) = book.get(key) else { return false };
+    let mut ok = r.leaf_move.is_none() || r.leaf_exact();
+    if ok {
+        for (_, child) in b.successors() {
+            if book.probe(&child).is_some() && !proven(book, &child, memo) {
+                ok = false;
+                break;
+            }
+        }
+    }
+    memo.insert(key, ok);
+    ok
+}

@@ -1,0 +1,196 @@
+//! `thorbook book audit`: arguments into an [`AuditConfig`], a progress bar, the
+//! report as text or JSON.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::book_cmds::open_book;
+use super::search_args::SearchArgs;
+use crate::book::audit::{audit, AuditConfig, AuditError, AuditEvent, AuditReport, Group};
+use crate::position::Position;
+use crate::search::Settings;
+
+/// Arguments of `book audit`.
+#[derive(Args, Debug)]
+pub struct AuditArgs {
+    /// The book to audit (default: the bundled book).
+    #[arg(long)]
+    book: Option<PathBuf>,
+    /// Positions to audit.
+    #[arg(long, default_value_t = 200)]
+    sample: usize,
+    /// Walk the book's lines from the position after these moves (default: the start).
+    #[arg(long)]
+    from: Option<String>,
+    /// Audit positions from this ply (60 − empties).
+    #[arg(long, default_value_t = 10)]
+    min_ply: u32,
+    /// ... up to this ply.
+    #[arg(long, default_value_t = 30)]
+    max_ply: u32,
+    /// The walk follows book moves within this many discs of a position's best option.
+    #[arg(long, default_value_t = 2)]
+    error: i32,
+    /// Seed of the sample.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Positions listed among the worst.
+    #[arg(long, default_value_t = 10)]
+    worst: usize,
+    /// Audit the positions of these games (WTHOR files or directories) that the book
+    /// holds, instead of the book's own lines: games the book was not built from are
+    /// an independent test.
+    #[arg(long, num_args = 1.., value_name = "PATHS")]
+    games: Vec<PathBuf>,
+    /// Also search every position at this level and compare it with the audit search
+    /// as the book is (is the book worth more than the engine's own search?).
+    #[arg(long, value_name = "LEVEL")]
+    compare_level: Option<u8>,
+    /// How each position is searched, without the book (default: level 10, a 16 MiB
+    /// table per search, one search per core). Audit deeper than the book's leaves.
+    #[command(flatten)]
+    search: SearchArgs,
+    /// Write the report as JSON to this file; searches are kept in FILE.checkpoint as
+    /// they finish, so an interrupted audit continues with --resume.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Continue an interrupted audit from FILE.checkpoint.
+    #[arg(long, requires = "output")]
+    resume: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+impl TryFrom<&AuditArgs> for AuditConfig {
+    type Error = anyhow::Error;
+
+    fn try_from(a: &AuditArgs) -> anyhow::Result<AuditConfig> {
+        let defaults = Settings {
+            hash_mib: 16,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            ..Settings::default()
+        };
+        let from = match &a.from {
+            Some(seq) => Position::from_moves(seq).with_context(|| format!("--from {seq}"))?,
+            None => Position::START,
+        };
+        let search = a.search.settings(&defaults)?;
+        let compare = a
+            .compare_level
+            .map(|n| {
+                let level = crate::search::Level::new(n).ok_or(crate::search::SettingsError::Level(n));
+                level.map(|l| Settings { eval: search.eval.clone(), ..Settings { level: Some(l), ..defaults.clone() } })
+            })
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("--compare-{e}"))?;
+        let games = if a.games.is_empty() {
+            None
+        } else {
+            let archives = super::thor_cmds::ArchiveArgs { paths: a.games.clone(), ..Default::default() };
+            Some(archives.load(false)?.games.iter().map(|g| g.moves_with_passes()).collect())
+        };
+        Ok(AuditConfig {
+            games,
+            compare,
+            sample: a.sample,
+            from,
+            min_ply: a.min_ply,
+            max_ply: a.max_ply,
+            error: a.error,
+            search,
+            seed: a.seed,
+            worst: a.worst,
+        })
+    }
+}
+
+/// Runs `book audit`.
+pub fn audit_cmd(args: AuditArgs) -> anyhow::Result<ExitCode> {
+    let config = AuditConfig::try_from(&args)?;
+    let book = open_book(args.book.as_deref())?;
+    let checkpoint = args.output.as_ref().map(|o| {
+        let mut p = o.as_os_str().to_owned();
+        p.push(".checkpoint");
+        PathBuf::from(p)
+    });
+    let bar = ProgressBar::new(0).with_style(
+        ProgressStyle::with_template("audit {bar:30} {pos}/{len} searches, {per_sec}, ETA {eta} {msg}")
+            .expect("valid template"),
+    );
+    let report = audit(&book, &config, checkpoint.as_deref().map(|p| (p, args.resume)), &|event| match event {
+        AuditEvent::Sampled { positions, candidates, resumed } => {
+            bar.set_message(format!("({positions} of {candidates} positions, {resumed} from the checkpoint)"));
+        }
+        AuditEvent::Searched { done, total } => {
+            bar.set_length(total);
+            bar.set_position(done);
+        }
+    });
+    bar.finish_and_clear();
+    let report = report.map_err(|e| match e {
+        AuditError::Setting { setting, value, range } => anyhow::anyhow!("--{setting} must be {range}, got {value}"),
+        AuditError::Search(e) => super::book_cmds::build_error(e),
+        e => e.into(),
+    })?;
+    if let Some(out) = &args.output {
+        let json = serde_json::to_vec_pretty(&report)?;
+        crate::fileio::atomic_write(out, &json).with_context(|| out.display().to_string())?;
+    }
+    if args.json {
+        outln!("{}", serde_json::to_string(&report)?);
+    } else {
+        print_report(&report)?;
+    }
+    eprintln!(
+        "{} positions audited ({} searched now), {:.1} s{}",
+        report.positions,
+        report.searched,
+        report.elapsed.as_secs_f64(),
+        args.output.as_ref().map(|o| format!("; report in {}", o.display())).unwrap_or_default()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_report(r: &AuditReport) -> anyhow::Result<()> {
+    outln!(
+        "{} positions of {} on the book's lines, searched at {}: book value − search, discs for the side to move",
+        r.positions,
+        r.candidates,
+        r.search
+    );
+    outln!("  all                          MAE {:5.2}   signed {:+5.2}", r.mae, r.bias);
+    if let Some(c) = &r.compare {
+        outln!("  {} against the audit search: MAE {:5.2}   signed {:+5.2}", c.group, c.mae, c.bias);
+    }
+    let section = |title: &str, groups: &[Group]| -> anyhow::Result<()> {
+        outln!("{title}");
+        for g in groups {
+            outln!("  {:<28} {:>4}  MAE {:5.2}   signed {:+5.2}", g.group, g.positions, g.mae, g.bias);
+        }
+        Ok(())
+    };
+    section("by ply", &r.by_ply)?;
+    section("by side to move", &r.by_side)?;
+    section("by where the value comes from", &r.by_kind)?;
+    section("by the level of the deciding leaf", &r.by_level)?;
+    section("by book children", &r.by_children)?;
+    section("by depth of the deciding leaf below", &r.by_depth_below)?;
+    outln!("worst");
+    for a in &r.worst {
+        outln!(
+            "  {:+4} (book {:+3}, search {:+3}{})  {} to move  {}",
+            a.error,
+            a.value,
+            a.score,
+            if a.score_exact { " exact" } else { "" },
+            a.side_to_move,
+            a.line
+        );
+    }
+    Ok(())
+}
