@@ -2,6 +2,7 @@
 
 mod util;
 
+mod audit;
 mod backup;
 mod board_cli;
 mod book;

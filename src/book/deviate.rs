@@ -28,10 +28,9 @@ use std::time::{Duration, Instant};
 
 use thiserror::Error;
 
-use super::backup::{back_up_records, BackUpRule, Reached};
 use super::build::{score_leaf, BuildError, Leaf, LeafSearch};
-use super::format::{BookError, BuildParams, LeafLevel, LeafMove, Record, Writer};
-use super::interchange::known_boards;
+use super::format::{BookError, BuildParams, LeafMove, Record};
+use super::tree::{below, Target, Tree};
 use super::Book;
 use crate::board::Board;
 use crate::fileio::atomic_write;
@@ -205,64 +204,6 @@ pub enum DeviateError {
     Config(String),
 }
 
-/// A book being grown: canonical boards with their records.
-struct Tree {
-    nodes: BTreeMap<u64, (Board, Record)>,
-    /// Records whose boards are unknown (not reachable from the start): kept as they are.
-    opaque: BTreeMap<u64, Record>,
-}
-
-impl Tree {
-    fn from_book<D: AsRef<[u8]>>(book: &Book<D>) -> Tree {
-        let boards = known_boards(book);
-        let mut nodes = BTreeMap::new();
-        let mut opaque = BTreeMap::new();
-        for r in book.records() {
-            match boards.get(&r.key) {
-                Some(b) => {
-                    nodes.insert(r.key, (*b, r));
-                }
-                None => {
-                    opaque.insert(r.key, r);
-                }
-            }
-        }
-        Tree { nodes, opaque }
-    }
-
-    fn contains(&self, key: u64) -> bool {
-        self.nodes.contains_key(&key) || self.opaque.contains_key(&key)
-    }
-
-    fn value(&self, key: u64) -> Option<i32> {
-        self.nodes.get(&key).map(|(_, r)| r.value as i32)
-    }
-
-    /// Recomputes every value by the one back-up, walking from every known board.
-    fn back_up(&mut self, rule: BackUpRule) {
-        let mut records: Vec<Record> =
-            self.nodes.values().map(|(_, r)| *r).chain(self.opaque.values().copied()).collect();
-        records.sort_unstable_by_key(|r| r.key);
-        let roots: Vec<Board> = self.nodes.values().map(|(b, _)| *b).collect();
-        back_up_records(&mut records, roots, rule, Reached::KeepOthers);
-        for r in records {
-            if let Some(entry) = self.nodes.get_mut(&r.key) {
-                entry.1.value = r.value;
-            }
-        }
-    }
-
-    fn encode(&self, params: BuildParams) -> Result<Vec<u8>, BookError> {
-        let mut all: Vec<&Record> = self.nodes.values().map(|(_, r)| r).chain(self.opaque.values()).collect();
-        all.sort_by_key(|r| r.key);
-        let mut w = Writer::new(params);
-        for r in all {
-            w.push(r)?;
-        }
-        Ok(w.finish())
-    }
-}
-
 /// A leaf to expand: the position and its leaf move (canonical orientation); for
 /// deepening, `child` is 0 and `loss`/`ply` say how influential the leaf is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -279,33 +220,6 @@ struct Walk {
     seen: HashMap<(u64, bool), i32>,
     found: BTreeSet<Candidate>,
     target: Option<Target>,
-}
-
-/// The level deepening raises leaves to.
-#[derive(Clone, Copy, Debug)]
-struct Target {
-    rank: (bool, u8, u8),
-    exact_at: u32,
-}
-
-impl Target {
-    fn of(search: &LeafSearch) -> Target {
-        let level = LeafLevel {
-            depth: search.strength.depth.map_or(0, |d| u8::try_from(d).unwrap_or(u8::MAX)),
-            selectivity_tenths: search.selectivity_tenths(),
-            exact: false,
-        };
-        Target { rank: level.rank(), exact_at: search.strength.exact_at.unwrap_or(0) }
-    }
-}
-
-/// Whether a searched leaf is below the target: searched less deeply, or not solved
-/// where the target solves.
-fn below(r: &Record, board: &Board, t: Target) -> bool {
-    match r.leaf_level() {
-        Some(level) if !level.exact => board.empty_count() <= t.exact_at || level.rank() < t.rank,
-        _ => false,
-    }
 }
 
 impl Candidate {

@@ -14,7 +14,8 @@
 //!   [`slurm`]: running them as Slurm job arrays;
 //! - [`query`]: the moves of a position, the book line, the engine's choice;
 //! - [`trust`]: how far a value can be trusted (its deciding leaf, proven or not);
-//! - [`audit`]: a book's values against deeper searches on the lines it plays, and
+//! - [`audit`]: a book's values against deeper searches on the lines it plays, [`fix`]:
+//!   searching again the leaves behind the values a deeper search contradicts, and
 //!   [`leaflog`]: the log that lets such long runs resume;
 //! - [`interchange`]: thorbook text, Edax and Egaroucid books, in and out.
 //!
@@ -30,6 +31,7 @@ pub mod backup;
 pub mod build;
 pub mod builder;
 pub mod deviate;
+pub mod fix;
 pub mod format;
 pub mod interchange;
 pub mod leaflog;
@@ -38,6 +40,7 @@ pub mod plan;
 pub mod query;
 pub mod slurm;
 pub mod stream;
+pub(crate) mod tree;
 pub mod trust;
 
 use std::collections::HashMap;

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::backup::LeafInput;
-use super::format::LeafLevel;
+use super::format::{LeafLevel, Record};
 use super::Book;
 use crate::board::Board;
 
@@ -28,33 +28,39 @@ pub struct Decider {
 /// each position the best of its leaf and its book children (the leaf on a tie), down
 /// to a leaf.
 pub fn decider<D: AsRef<[u8]>>(book: &Book<D>, board: &Board) -> Decider {
+    deciding_leaf(|key| book.get(key), board).0
+}
+
+/// [`decider`] over any lookup of records by key, with the canonical board of the
+/// position whose leaf decides.
+pub(crate) fn deciding_leaf(get: impl Fn(u64) -> Option<Record>, board: &Board) -> (Decider, Board) {
     let mut b = board.canonical().0;
     let mut plies = 0;
     loop {
-        let Some(r) = book.get(b.key()) else {
-            return Decider { level: None, plies_below: plies, empties: b.empty_count() };
+        let Some(r) = get(b.key()) else {
+            return (Decider { level: None, plies_below: plies, empties: b.empty_count() }, b);
         };
         let leaf = LeafInput::of(&r).contribution(&b);
         let best_child = b
             .successors()
             .filter_map(|(_, c)| {
                 let canon = c.canonical().0;
-                book.get(canon.key()).map(|cr| (-i32::from(cr.value), canon))
+                get(canon.key()).map(|cr| (-i32::from(cr.value), canon))
             })
             .max_by_key(|(v, c)| (*v, std::cmp::Reverse(c.key())));
         match (leaf, best_child) {
-            (Some(l), Some((c, _))) if l >= c => return at_leaf(&r, &b, plies),
-            (Some(_), None) => return at_leaf(&r, &b, plies),
+            (Some(l), Some((c, _))) if l >= c => return (at_leaf(&r, &b, plies), b),
+            (Some(_), None) => return (at_leaf(&r, &b, plies), b),
             (_, Some((_, child))) if plies < 120 => {
                 b = child;
                 plies += 1;
             }
-            _ => return Decider { level: None, plies_below: plies, empties: b.empty_count() },
+            _ => return (Decider { level: None, plies_below: plies, empties: b.empty_count() }, b),
         }
     }
 }
 
-fn at_leaf(r: &super::Record, b: &Board, plies: u32) -> Decider {
+fn at_leaf(r: &Record, b: &Board, plies: u32) -> Decider {
     let level = if b.is_game_over() {
         LeafLevel { depth: 0, selectivity_tenths: 0, exact: true }
     } else {

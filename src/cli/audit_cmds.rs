@@ -1,5 +1,5 @@
-//! `thorbook book audit`: arguments into an [`AuditConfig`], a progress bar, the
-//! report as text or JSON.
+//! `thorbook book audit` and `thorbook book fix`: arguments into an [`AuditConfig`]
+//! or a [`FixConfig`], progress bars, the reports.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,6 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::book_cmds::open_book;
 use super::search_args::SearchArgs;
 use crate::book::audit::{audit, AuditConfig, AuditError, AuditEvent, AuditReport, Group};
+use crate::book::fix::{FixConfig, FixError, FixEvent, Fixer};
 use crate::position::Position;
 use crate::search::Settings;
 
@@ -193,4 +194,125 @@ fn print_report(r: &AuditReport) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// Arguments of `book fix`.
+#[derive(Args, Debug)]
+pub struct FixArgs {
+    /// The book to fix (default: the bundled book).
+    #[arg(long)]
+    book: Option<PathBuf>,
+    /// A value contradicted by the check by more than this many discs is fixed.
+    #[arg(long, default_value_t = 2)]
+    threshold: i32,
+    /// Check the positions on lines whose moves score within this many discs of the best.
+    #[arg(long, default_value_t = 2)]
+    error: i32,
+    /// Check positions from this ply (60 − empties).
+    #[arg(long, default_value_t = 0)]
+    min_ply: u32,
+    /// ... up to this ply.
+    #[arg(long, default_value_t = 30)]
+    max_ply: u32,
+    /// Check at most this many positions (the shallowest first).
+    #[arg(long)]
+    max_positions: Option<usize>,
+    /// Stop starting checks and rounds after this many seconds.
+    #[arg(long)]
+    max_time: Option<f64>,
+    /// Walk the lines from the position after these moves (default: the start).
+    #[arg(long)]
+    from: Option<String>,
+    /// The level (or depth, exact threshold, selectivity) that checks values and
+    /// searches leaves again (required); a 16 MiB table per search, one per core.
+    #[command(flatten)]
+    search: SearchArgs,
+    /// Continue an interrupted fix into the same output (OUT.fix keeps its checks).
+    #[arg(long)]
+    resume: bool,
+    /// Output book.
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+impl TryFrom<&FixArgs> for FixConfig {
+    type Error = anyhow::Error;
+
+    fn try_from(a: &FixArgs) -> anyhow::Result<FixConfig> {
+        if a.search.level.is_none() && a.search.depth.is_none() {
+            anyhow::bail!("book fix needs the level to check and search at: --level N (or --depth D)");
+        }
+        let defaults = Settings {
+            hash_mib: 16,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            ..Settings::default()
+        };
+        let time = a
+            .max_time
+            .map(|t| crate::search::settings::seconds(t, false).map_err(|e| anyhow::anyhow!("--max-time {e}")))
+            .transpose()?;
+        Ok(FixConfig {
+            search: a.search.settings(&defaults)?,
+            threshold: a.threshold,
+            error: a.error,
+            min_ply: a.min_ply,
+            max_ply: a.max_ply,
+            max_positions: a.max_positions,
+            time,
+            from: match &a.from {
+                Some(seq) => Position::from_moves(seq).with_context(|| format!("--from {seq}"))?,
+                None => Position::START,
+            },
+        })
+    }
+}
+
+/// Runs `book fix`.
+pub fn fix_cmd(args: FixArgs) -> anyhow::Result<ExitCode> {
+    let config = FixConfig::try_from(&args)?;
+    let book = open_book(args.book.as_deref())?;
+    let bar = ProgressBar::new(0).with_style(
+        ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len}, {per_sec}, ETA {eta} {msg}")
+            .expect("valid template"),
+    );
+    let summary = Fixer::new(config, &args.output).resume(args.resume).run(&book, &|event| match event {
+        FixEvent::Checked { done, total } => {
+            bar.set_prefix("checks");
+            bar.set_length(total);
+            bar.set_position(done);
+        }
+        FixEvent::Round { number, contradicted, leaves } => {
+            bar.set_prefix(format!("round {number}"));
+            bar.set_message(format!("({contradicted} values contradicted, {leaves} leaves)"));
+            bar.set_position(0);
+        }
+        FixEvent::Searched { done, total } => {
+            bar.set_length(total);
+            bar.set_position(done);
+        }
+    });
+    bar.finish_and_clear();
+    let s = summary.map_err(|e| match e {
+        FixError::Setting { setting, value, range } => anyhow::anyhow!("--{setting} must be {range}, got {value}"),
+        FixError::Search(e) => super::book_cmds::build_error(e),
+        e => e.into(),
+    })?;
+    outln!(
+        "checked {} positions: contradicted by more than the threshold {} -> {}, mean absolute difference {:.2} -> {:.2}",
+        s.checked,
+        s.contradicted_before,
+        s.contradicted_after,
+        s.mae_before,
+        s.mae_after
+    );
+    eprintln!(
+        "{} leaves searched again in {} rounds, {:.1} s; stopped: {:?}; wrote {} ({} bytes)",
+        s.searches,
+        s.rounds,
+        s.elapsed.as_secs_f64(),
+        s.stop,
+        args.output.display(),
+        s.bytes.len()
+    );
+    Ok(ExitCode::SUCCESS)
 }

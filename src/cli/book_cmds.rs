@@ -55,6 +55,9 @@ pub enum BookCommand {
     /// absolute and signed error, by ply, side, leaf or backed-up value, leaf level, and
     /// the worst positions.
     Audit(super::audit_cmds::AuditArgs),
+    /// Search again, at a level, the leaves behind the values on the book's lines that a
+    /// search at that level contradicts by more than a threshold, then back up.
+    Fix(super::audit_cmds::FixArgs),
     /// Rebuild a book from its archives plus new ones, searching only new or changed
     /// leaves (the result equals a full build with the same settings).
     Update(UpdateArgs),
@@ -157,6 +160,7 @@ pub(super) fn run(cmd: BookCommand) -> anyhow::Result<ExitCode> {
         BookCommand::Update(a) => update(a),
         BookCommand::Deepen(a) => deepen(a),
         BookCommand::Audit(a) => super::audit_cmds::audit_cmd(a),
+        BookCommand::Fix(a) => super::audit_cmds::fix_cmd(a),
         BookCommand::Plan(c) => super::plan_cmds::plan(c),
         BookCommand::Shard(a) => super::plan_cmds::shard(a),
         BookCommand::Assemble(a) => super::plan_cmds::assemble(a),

@@ -1,0 +1,401 @@
+//! Fixing a book (what Edax's `fix` and Egaroucid's book fix do): check the values of
+//! the positions on the lines the book plays against a search at a given level, and
+//! where a value is contradicted by more than a threshold, search again at that level
+//! the leaves that decide it, then back the values up, round after round.
+//!
+//! **Which positions are checked.** Those an audit's walk finds ([`super::audit`]):
+//! every book position reached from the start (or `from`) through book moves within
+//! `error` discs of each position's best option, at plies `min_ply..=max_ply`, in
+//! order of ply (the most influential first) then key, at most `max_positions` of them.
+//! Each is searched once, without the book, at the fix's level.
+//!
+//! **What is searched again.** For every checked position whose value differs from its
+//! check by more than `threshold` discs: its own leaf (the best move leaving the book:
+//! a better move the book lacks shows there) and the leaf that decides its value (the
+//! end of the book's best line below it: an overrated line shows there), wherever one
+//! is below the fix's level. The values are then backed up and the positions checked
+//! again against the new values: a position whose best line changed gets its new
+//! deciding leaf searched in the next round. It stops when no contradicted position
+//! has a leaf left to search, or at the budget.
+//!
+//! Every search is on one thread from a cleared table, and a round's searches see the
+//! book as it was before the round, so the fixed book depends only on the book and the
+//! settings. The book is written after every round and the checks are kept in a log
+//! (`OUT.fix`), so an interrupted fix resumes with `resume` to the identical book.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use super::audit::{candidates, AuditConfig, Candidate};
+use super::build::{score_leaf, search_position, BuildError, Leaf, LeafSearch};
+use super::format::BookError;
+use super::leaflog::{LeafLog, LeafLogError};
+use super::tree::{below, Target, Tree};
+use super::trust::deciding_leaf;
+use super::Book;
+use crate::board::Board;
+use crate::fileio::atomic_write;
+use crate::position::Position;
+use crate::search::Settings;
+
+/// What to fix, and how.
+#[derive(Clone, Debug)]
+pub struct FixConfig {
+    /// The search that checks values and searches leaves again (a level, usually).
+    pub search: Settings,
+    /// A value contradicted by more than this many discs is fixed.
+    pub threshold: i32,
+    /// The walk follows book moves within this many discs of a position's best option.
+    pub error: i32,
+    /// Plies (60 − empties) of the positions checked.
+    pub min_ply: u32,
+    /// ...
+    pub max_ply: u32,
+    /// Positions checked at most.
+    pub max_positions: Option<usize>,
+    /// Stop starting checks and rounds after this long.
+    pub time: Option<Duration>,
+    /// Where the walk starts.
+    pub from: Position,
+}
+
+impl FixConfig {
+    /// A fix at `search` of the positions within 2 discs of the best lines at plies
+    /// 0..=30, contradicted by more than 2 discs.
+    pub fn new(search: Settings) -> FixConfig {
+        FixConfig {
+            search,
+            threshold: 2,
+            error: 2,
+            min_ply: 0,
+            max_ply: 30,
+            max_positions: None,
+            time: None,
+            from: Position::START,
+        }
+    }
+
+    fn walk(&self) -> AuditConfig {
+        AuditConfig {
+            from: self.from,
+            min_ply: self.min_ply,
+            max_ply: self.max_ply,
+            error: self.error,
+            ..AuditConfig::new(self.search.clone())
+        }
+    }
+
+    /// Checks the ranges; the error names the setting.
+    pub fn validate(&self) -> Result<(), FixError> {
+        let bad =
+            |setting: &'static str, value: i64, range: &'static str| Err(FixError::Setting { setting, value, range });
+        if !(0..=64).contains(&self.threshold) {
+            return bad("threshold", i64::from(self.threshold), "0..=64");
+        }
+        if !(0..=64).contains(&self.error) {
+            return bad("error", i64::from(self.error), "0..=64");
+        }
+        if self.min_ply > self.max_ply || self.max_ply > 60 {
+            return bad("max-ply", i64::from(self.max_ply), "min-ply..=60");
+        }
+        if self.max_positions == Some(0) {
+            return bad("max-positions", 0, "at least 1");
+        }
+        Ok(())
+    }
+}
+
+/// Why a fix failed.
+#[derive(Debug, thiserror::Error)]
+pub enum FixError {
+    /// A setting out of range.
+    #[error("{setting} must be {range}, got {value}")]
+    Setting {
+        /// The setting.
+        setting: &'static str,
+        /// Its value.
+        value: i64,
+        /// What it may be.
+        range: &'static str,
+    },
+    /// The walk's start is not in the book.
+    #[error("the position to fix from is not in the book")]
+    NotInBook,
+    /// The search settings cannot be used.
+    #[error(transparent)]
+    Search(#[from] BuildError),
+    /// The log of checks.
+    #[error(transparent)]
+    Log(#[from] LeafLogError),
+    /// The state of an interrupted fix does not match.
+    #[error("{path}: {message}")]
+    Resume {
+        /// The state file.
+        path: String,
+        /// What differs.
+        message: String,
+    },
+    /// Writing the book failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The records cannot form a book.
+    #[error(transparent)]
+    Book(#[from] BookError),
+}
+
+/// What a running fix reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FixEvent {
+    /// Positions checked so far (of `total`); `resumed` came from the log.
+    Checked {
+        /// Done.
+        done: u64,
+        /// To do.
+        total: u64,
+    },
+    /// A round starts: `contradicted` positions, `leaves` to search.
+    Round {
+        /// Round number of this call (from 1).
+        number: u64,
+        /// Checked positions contradicted by more than the threshold.
+        contradicted: usize,
+        /// Leaves searched in this round.
+        leaves: usize,
+    },
+    /// Searches done in the current round (of `total`).
+    Searched {
+        /// Done.
+        done: u64,
+        /// To do.
+        total: u64,
+    },
+}
+
+/// Why the fix stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum FixStop {
+    /// No contradicted position has a leaf left below the fix's level.
+    Complete,
+    /// The time is up.
+    Time,
+}
+
+/// A finished fix.
+#[derive(Clone, Debug)]
+pub struct FixSummary {
+    /// Positions checked.
+    pub checked: usize,
+    /// Of those, contradicted by more than the threshold before the fix.
+    pub contradicted_before: usize,
+    /// ... and after.
+    pub contradicted_after: usize,
+    /// Mean absolute difference between checked values and their checks, before.
+    pub mae_before: f64,
+    /// ... and after.
+    pub mae_after: f64,
+    /// Rounds run by this call.
+    pub rounds: u64,
+    /// Leaves searched again by this call.
+    pub searches: u64,
+    /// Why it stopped.
+    pub stop: FixStop,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// The book written.
+    pub bytes: Vec<u8>,
+}
+
+/// Fixes a book, writing `output` after every round (atomically).
+pub struct Fixer {
+    config: FixConfig,
+    output: PathBuf,
+    resume: bool,
+}
+
+impl Fixer {
+    /// A fix of the book into `output`.
+    pub fn new(config: FixConfig, output: impl Into<PathBuf>) -> Fixer {
+        Fixer { config, output: output.into(), resume: false }
+    }
+
+    /// Continue an interrupted run.
+    pub fn resume(mut self, resume: bool) -> Fixer {
+        self.resume = resume;
+        self
+    }
+
+    /// The log of checks beside the output (also the run's state).
+    pub fn log_path(&self) -> PathBuf {
+        let mut s = self.output.as_os_str().to_owned();
+        s.push(".fix");
+        PathBuf::from(s)
+    }
+
+    /// Runs the fix on the current rayon pool; `progress` is called from worker threads.
+    pub fn run<D: AsRef<[u8]>>(
+        &self,
+        input: &Book<D>,
+        progress: &(dyn Fn(FixEvent) + Sync),
+    ) -> Result<FixSummary, FixError> {
+        let start = Instant::now();
+        let c = &self.config;
+        c.validate()?;
+        let search = LeafSearch::new(&c.search, LeafSearch::recorded(&input.params()))?;
+        let target = Target::of(&search);
+        let mut chosen = match candidates(input, &c.walk()) {
+            Ok(found) => found,
+            Err(_) => return Err(FixError::NotInBook),
+        };
+        chosen.sort_by_key(|k| (60 - k.position.board.empty_count(), k.key));
+        chosen.truncate(c.max_positions.unwrap_or(usize::MAX));
+        let identity = fix_identity(input, &chosen, c, &search);
+        let log_path = self.log_path();
+        let resuming = self.resume && log_path.exists() && self.output.exists();
+        let (log, mut checks) = LeafLog::open(&log_path, identity, search.selectivity_tenths(), resuming)?;
+        let io = |path: &Path, source: std::io::Error| FixError::Io { path: path.display().to_string(), source };
+        let mut tree = if resuming {
+            let bytes = std::fs::read(&self.output).map_err(|e| io(&self.output, e))?;
+            let book = Book::open_verified(bytes)?;
+            if book.len() != input.len() {
+                return Err(FixError::Resume {
+                    path: self.output.display().to_string(),
+                    message: "not a fix of this book: run without --resume".into(),
+                });
+            }
+            Tree::from_book(&book)
+        } else {
+            Tree::from_book(input)
+        };
+        let params = input.params();
+        let pool = search.pool()?;
+        // Checks: each position once, without the book.
+        let todo: Vec<&Candidate> = chosen.iter().filter(|k| !checks.contains_key(&k.key)).collect();
+        let total = todo.len() as u64;
+        let done = AtomicU64::new(0);
+        let failed = AtomicBool::new(false);
+        let over_time = || c.time.is_some_and(|t| start.elapsed() >= t);
+        let found = pool.install(|| {
+            search.par_map(&todo, |k, tt| -> Result<Option<(u64, Leaf)>, FixError> {
+                if failed.load(Relaxed) || over_time() {
+                    return Ok(None);
+                }
+                let leaf = search_position(&k.position.board.canonical().0, 0, &search, tt);
+                log.append(k.key, &leaf).inspect_err(|_| failed.store(true, Relaxed))?;
+                progress(FixEvent::Checked { done: done.fetch_add(1, Relaxed) + 1, total });
+                Ok(Some((k.key, leaf)))
+            })
+        })?;
+        for r in found {
+            if let Some((key, leaf)) = r? {
+                checks.insert(key, leaf);
+            }
+        }
+        let checked: Vec<(u64, Board, i32)> = chosen
+            .iter()
+            .filter_map(|k| checks.get(&k.key).map(|l| (k.key, k.position.board.canonical().0, i32::from(l.score))))
+            .collect();
+        let before = contradictions(&tree, &checked, c.threshold);
+        let mut tried: BTreeSet<u64> = BTreeSet::new();
+        let mut rounds = 0u64;
+        let mut searches = 0u64;
+        let stop = loop {
+            if over_time() {
+                break FixStop::Time;
+            }
+            let (contradicted, _) = contradictions(&tree, &checked, c.threshold);
+            let mut jobs: BTreeSet<u64> = BTreeSet::new();
+            for &(_, board, _) in &contradicted {
+                let (_, leaf_board) = deciding_leaf(|k| tree.record(k), &board);
+                for b in [board, leaf_board] {
+                    let k = b.key();
+                    if !tried.contains(&k) && tree.nodes.get(&k).is_some_and(|(_, r)| below(r, &b, target)) {
+                        jobs.insert(k);
+                    }
+                }
+            }
+            if jobs.is_empty() {
+                break FixStop::Complete;
+            }
+            rounds += 1;
+            let jobs: Vec<(u64, Board)> = jobs.into_iter().map(|k| (k, tree.nodes[&k].0)).collect();
+            progress(FixEvent::Round { number: rounds, contradicted: contradicted.len(), leaves: jobs.len() });
+            let total = jobs.len() as u64;
+            let done = AtomicU64::new(0);
+            let leaves = pool.install(|| {
+                search.par_map(&jobs, |&(_, board), tt| {
+                    let leaf = score_leaf(&board, &|k| tree.contains(k), &search, tt);
+                    progress(FixEvent::Searched { done: done.fetch_add(1, Relaxed) + 1, total });
+                    leaf
+                })
+            })?;
+            for ((key, _), leaf) in jobs.iter().zip(&leaves) {
+                if let Some((_, r)) = tree.nodes.get_mut(key) {
+                    leaf.store_in(r);
+                }
+                tried.insert(*key);
+            }
+            searches += leaves.len() as u64;
+            tree.back_up(params.back_up);
+            let bytes = tree.encode(params)?;
+            atomic_write(&self.output, &bytes).map_err(|e| io(&self.output, e))?;
+        };
+        let bytes = tree.encode(params)?;
+        atomic_write(&self.output, &bytes).map_err(|e| io(&self.output, e))?;
+        let after = contradictions(&tree, &checked, c.threshold);
+        if stop == FixStop::Complete {
+            log.remove();
+        }
+        Ok(FixSummary {
+            checked: checked.len(),
+            contradicted_before: before.0.len(),
+            contradicted_after: after.0.len(),
+            mae_before: before.1,
+            mae_after: after.1,
+            rounds,
+            searches,
+            stop,
+            elapsed: start.elapsed(),
+            bytes,
+        })
+    }
+}
+
+/// The checked positions whose value differs from their check by more than
+/// `threshold`, and the mean absolute difference over all checked.
+fn contradictions(tree: &Tree, checked: &[(u64, Board, i32)], threshold: i32) -> (Vec<(u64, Board, i32)>, f64) {
+    let mut out = Vec::new();
+    let mut sum = 0.0;
+    for &(key, board, score) in checked {
+        let Some(value) = tree.value(key) else { continue };
+        sum += f64::from((value - score).abs());
+        if (value - score).abs() > threshold {
+            out.push((key, board, score));
+        }
+    }
+    (out, sum / checked.len().max(1) as f64)
+}
+
+/// What names a fix run: the input book, the positions checked and the settings.
+fn fix_identity<D: AsRef<[u8]>>(input: &Book<D>, chosen: &[Candidate], c: &FixConfig, search: &LeafSearch) -> u64 {
+    let p = search.params(0, 0);
+    let text = format!(
+        "fix 1 book {:016x} positions {} threshold {} depth {} exact_at {} selectivity {} eval {:08x} hash {} nodes {}",
+        input.records_digest(),
+        super::audit::identity(chosen, search),
+        c.threshold,
+        p.depth,
+        p.exact_at,
+        p.selectivity_tenths,
+        p.eval_digest,
+        search.hash_mib,
+        search.strength.nodes.unwrap_or(0),
+    );
+    crate::fileio::Digest::of(text.as_bytes())
+}

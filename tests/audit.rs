@@ -1,0 +1,128 @@
+//! Auditing and fixing books: the audit's sample is deterministic and weighted, its
+//! errors are the book's values against independent searches, a resumed audit searches
+//! nothing twice; a fix makes a shallow book audit better at the fix's level on
+//! positions it was not fixed on, the same way every time.
+
+use thorbook::book::audit::{audit, AuditConfig, AuditReport};
+use thorbook::book::build::{BuildConfig, GameLine};
+use thorbook::book::fix::{FixConfig, FixStop, Fixer};
+use thorbook::book::Book;
+use thorbook::search::{Level, Settings};
+use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
+
+use crate::util::{build_book_bytes, thorbook};
+
+fn games() -> (Vec<GameLine>, Vec<Vec<thorbook::Move>>) {
+    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: false }).unwrap();
+    // Books from the 2013-2014 games; the 2015 games are the audit's independent test.
+    let (built, held): (Vec<_>, Vec<_>) = db.games.iter().partition(|g| g.year < 2015);
+    (built.into_iter().map(GameLine::from_thor).collect(), held.iter().map(|g| g.moves_with_passes()).collect())
+}
+
+fn level(n: u8) -> Settings {
+    Settings { level: Level::new(n), hash_mib: 2, threads: 2, ..Settings::default() }
+}
+
+fn shallow_book(games: &[GameLine]) -> Vec<u8> {
+    let config = BuildConfig {
+        max_ply: 12,
+        min_games: 2,
+        search: Settings { depth: Some(2), exact_at: Some(0), hash_mib: 1, threads: 2, ..Settings::default() },
+        ..Default::default()
+    };
+    build_book_bytes(games, &config)
+}
+
+fn audit_of(bytes: &[u8], held: &[Vec<thorbook::Move>], search: Settings) -> AuditReport {
+    let config =
+        AuditConfig { sample: 250, min_ply: 4, max_ply: 12, games: Some(held.to_vec()), ..AuditConfig::new(search) };
+    audit(&Book::open_verified(bytes).unwrap(), &config, None, &|_| {}).unwrap()
+}
+
+#[test]
+fn a_fix_at_a_level_makes_a_shallow_book_audit_better_at_that_level() {
+    let (built, held) = games();
+    let before = shallow_book(&built);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fixed.tbk");
+    let config = FixConfig { max_ply: 12, ..FixConfig::new(level(6)) };
+    let book = Book::open_verified(&before[..]).unwrap();
+    let fixed = Fixer::new(config.clone(), &out).run(&book, &|_| {}).unwrap();
+    assert_eq!(fixed.stop, FixStop::Complete);
+    assert!(fixed.searches > 50 && fixed.rounds >= 2, "{} searches in {} rounds", fixed.searches, fixed.rounds);
+    assert!(fixed.contradicted_after * 2 < fixed.contradicted_before, "{fixed:?}");
+    assert_eq!(std::fs::read(&out).unwrap(), fixed.bytes);
+    assert!(!dir.path().join("fixed.tbk.fix").exists(), "a complete fix leaves no log behind");
+    // The same fix again: the same book.
+    let again = Fixer::new(config, dir.path().join("again.tbk")).run(&book, &|_| {}).unwrap();
+    assert_eq!(again.bytes, fixed.bytes);
+
+    // On the lines the unfixed book plays (the fix's own walk follows the values it
+    // changes, so both books are audited on the same positions: those of the first
+    // audit's lines), at the fix's level but with another sample than the fix checked.
+    let walk = AuditConfig { sample: 250, min_ply: 4, max_ply: 12, seed: 7, ..AuditConfig::new(level(6)) };
+    let lines: Vec<Vec<thorbook::Move>> = audit(&book, &walk, None, &|_| {})
+        .unwrap()
+        .audited
+        .iter()
+        .map(|x| thorbook::square::parse_move_sequence(&x.line).unwrap())
+        .collect();
+    let a = audit_of(&before, &lines, level(6));
+    let b = audit_of(&fixed.bytes, &lines, level(6));
+    assert_eq!(a.positions, b.positions, "the same positions");
+    assert!(a.positions >= 80, "{} positions", a.positions);
+    assert!(b.mae < a.mae * 0.8, "audit MAE {:.2} before, {:.2} after the fix", a.mae, b.mae);
+    // Positions of games no book here comes from, off the lines the fix checked, move
+    // little: the fix corrects what it checks.
+    let (c, d) = (audit_of(&before, &held, level(6)), audit_of(&fixed.bytes, &held, level(6)));
+    assert!(d.mae <= c.mae + 0.1, "held-out games: audit MAE {:.2} before, {:.2} after", c.mae, d.mae);
+}
+
+#[test]
+fn an_audit_samples_by_its_seed_and_resumes_from_its_log() {
+    let (built, held) = games();
+    let bytes = shallow_book(&built);
+    let book = Book::open_verified(&bytes[..]).unwrap();
+    let walk = |seed| AuditConfig { sample: 60, min_ply: 2, max_ply: 12, seed, ..AuditConfig::new(level(4)) };
+    let a = audit(&book, &walk(1), None, &|_| {}).unwrap();
+    let b = audit(&book, &walk(1), None, &|_| {}).unwrap();
+    let c = audit(&book, &walk(2), None, &|_| {}).unwrap();
+    let lines = |r: &AuditReport| r.audited.iter().map(|x| x.line.clone()).collect::<Vec<_>>();
+    assert_eq!(lines(&a), lines(&b));
+    assert_ne!(lines(&a), lines(&c));
+    assert_eq!(a.positions, 60);
+    // The errors are the book's values against the searches: recomputed here.
+    for x in &a.audited {
+        assert_eq!(x.error, x.value - x.score);
+        let pos = thorbook::Position::from_moves(&x.line).unwrap();
+        assert_eq!(book.probe(&pos.board).unwrap().value(), x.value);
+    }
+    let mean = a.audited.iter().map(|x| f64::from(x.error)).sum::<f64>() / 60.0;
+    assert!((mean - a.bias).abs() < 1e-9);
+    // Positions played in many games are drawn more often than those of few.
+    let heavy = |r: &AuditReport| r.audited.iter().filter(|x| x.games >= 20).count();
+    let walk_all = AuditConfig { sample: 100_000, ..walk(1) };
+    let all = audit(&book, &AuditConfig { search: level(1), ..walk_all }, None, &|_| {}).unwrap();
+    let share_all = heavy(&all) as f64 / all.positions as f64;
+    let share_sample = heavy(&a) as f64 / a.positions as f64;
+    assert!(share_sample > share_all, "{share_sample:.2} of the sample, {share_all:.2} of all");
+
+    // With a log: a second run searches nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.log");
+    let config = AuditConfig { games: Some(held), ..walk(1) };
+    let first = audit(&book, &config, Some((&log, true)), &|_| {}).unwrap();
+    assert_eq!(first.searched, first.positions);
+    let second = audit(&book, &config, Some((&log, true)), &|_| {}).unwrap();
+    assert_eq!((second.searched, second.mae), (0, first.mae));
+}
+
+#[test]
+fn audit_and_fix_refuse_bad_settings_by_flag() {
+    let r = thorbook(&["book", "fix", "-o", "/nonexistent/x.tbk"]);
+    assert!(r.fails().contains("book fix needs the level"), "{}", r.stderr);
+    let r = thorbook(&["book", "audit", "--sample", "0"]);
+    assert!(r.fails().contains("--sample must be 1..=1000000, got 0"), "{}", r.stderr);
+    let r = thorbook(&["book", "fix", "--level", "3", "--threshold", "99", "-o", "/nonexistent/x.tbk"]);
+    assert!(r.fails().contains("--threshold must be 0..=64, got 99"), "{}", r.stderr);
+}
