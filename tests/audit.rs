@@ -126,3 +126,51 @@ fn audit_and_fix_refuse_bad_settings_by_flag() {
     let r = thorbook(&["book", "fix", "--level", "3", "--threshold", "99", "-o", "/nonexistent/x.tbk"]);
     assert!(r.fails().contains("--threshold must be 0..=64, got 99"), "{}", r.stderr);
 }
+
+/// Every book move says how far its score can be trusted: proven where everything
+/// below it was solved, else the depth of the leaf that decides it and a grade from
+/// that leaf's uncertainty.
+#[test]
+fn book_moves_show_how_far_their_scores_can_be_trusted() {
+    let (built, _) = games();
+    let config = BuildConfig {
+        max_ply: 60,
+        min_games: 1,
+        search: Settings { depth: Some(2), exact_at: Some(14), hash_mib: 1, ..Settings::default() },
+        ..Default::default()
+    };
+    let bytes = build_book_bytes(&built[..2], &config);
+    let book = Book::open_verified(&bytes[..]).unwrap();
+    let mut pos = thorbook::Position::START;
+    let moves = &built[0].moves;
+    let mut seen_exact = false;
+    let mut seen_searched = false;
+    for (i, &mv) in moves.iter().enumerate() {
+        for m in thorbook::book::query::book_moves(&book, &pos) {
+            let t = &m.trust;
+            if t.exact {
+                assert_eq!(t.grade, "exact");
+                assert_eq!(t.uncertainty, 0.0);
+                seen_exact |= m.in_book;
+            } else if t.leaf_depth == 0 {
+                // Decided by a solved leaf, a searched option beside it: a lower bound.
+                assert_eq!((t.grade.as_str(), t.uncertainty), ("≥", 0.0), "{t:?}");
+            } else {
+                assert!(t.grade.starts_with('±'), "{t:?}");
+                assert!(t.uncertainty >= 1.0 && t.leaf_depth == 2, "{t:?}");
+                seen_searched = true;
+            }
+            // Proven only where every leaf below is exact: here, from 14 empties on.
+            if m.in_book && t.exact {
+                assert!(pos.board.empty_count() <= 16, "ply {i}: {t:?}");
+            }
+        }
+        pos = pos.try_play(mv, i + 1).unwrap();
+    }
+    assert!(seen_exact && seen_searched);
+    let json = thorbook(&["book", "query", "--moves", "f5", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(json.ok()).unwrap();
+    let first = &v["moves"][0]["trust"];
+    assert!(first["grade"].as_str().unwrap().starts_with('±'), "{first}");
+    assert!(first["leaf_depth"].as_u64().unwrap() >= 14, "{first}");
+}

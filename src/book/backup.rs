@@ -355,3 +355,11 @@ impl<'a> KeyIndex<'a> {
         self.keys[lo..hi].iter().position(|&k| k == key).map(|j| lo + j)
     }
 }
+
+/// `book` with its values backed up again by `rule` (walking from every board the book
+/// lets play find, as a growth does), the rule recorded in its header.
+pub fn revalue<D: AsRef<[u8]>>(book: &super::Book<D>, rule: BackUpRule) -> Result<Vec<u8>, super::BookError> {
+    let mut tree = super::tree::Tree::from_book(book);
+    tree.back_up(rule);
+    tree.encode(super::BuildParams { back_up: rule, ..book.params() })
+}

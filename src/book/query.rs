@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::trust::Trust;
 use super::Book;
 use crate::board::{Color, Squares};
 use crate::position::Position;
@@ -52,12 +53,15 @@ pub struct BookMove {
     pub leaf: bool,
     /// Leaf search depth (leaf moves only).
     pub depth: u8,
-    /// Whether the score is exact.
+    /// Whether the score is exact (a solved leaf, or a book child whose value is proven).
     pub exact: bool,
     /// Games that played it (book moves).
     pub games: u32,
     /// Black's win rate (wins + draws / 2) in those games.
     pub black_win_rate: Option<f64>,
+    /// How far the score can be trusted: proven or not, the depth of the leaf that
+    /// decides it, an uncertainty in discs and a grade.
+    pub trust: Trust,
 }
 
 fn ser_move<S: serde::Serializer>(m: &Move, s: S) -> Result<S::Ok, S::Error> {
@@ -68,6 +72,7 @@ fn ser_move<S: serde::Serializer>(m: &Move, s: S) -> Result<S::Ok, S::Error> {
 pub fn book_moves<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position) -> Vec<BookMove> {
     let mut out = Vec::new();
     let Some(hit) = book.probe(&pos.board) else { return out };
+    let mut memo = std::collections::HashMap::new();
     for (mv, child) in pos.board.successors() {
         if let Some(c) = book.probe(&child) {
             let r = c.record;
@@ -75,15 +80,17 @@ pub fn book_moves<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position) -> Vec<BookMov
             // Positions no game reached (deviation) have no win rate.
             let child_mover = win_rate(r.wins.into(), r.draws.into(), r.games.into());
             let black = child_mover.map(|m| if pos.side == Color::Black { 1.0 - m } else { m });
+            let trust = Trust::of_position(book, &child, &mut memo);
             out.push(BookMove {
                 mv,
                 score: -c.value(),
                 in_book: true,
                 leaf: false,
                 depth: 0,
-                exact: false,
+                exact: trust.exact,
                 games: r.games,
                 black_win_rate: black,
+                trust,
             });
         } else if hit.leaf_move() == Some(mv) {
             out.push(BookMove {
@@ -95,6 +102,10 @@ pub fn book_moves<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position) -> Vec<BookMov
                 exact: hit.record.leaf_exact(),
                 games: 0,
                 black_win_rate: None,
+                trust: hit.record.leaf_level().map_or_else(
+                    || Trust::of_position(book, &pos.board, &mut memo),
+                    |l| Trust::of_leaf(l, pos.board.empty_count()),
+                ),
             });
         }
     }

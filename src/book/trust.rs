@@ -1,13 +1,13 @@
 //! How far a book value can be trusted: the leaf that decides it (found by following
 //! the book's best option down to a leaf: its search level and how far below it lies),
 //! whether the value is proven (every option below it solved to the end), and a grade
-//! a player reads at a glance.
+//! a player reads at a glance ([`Trust`]).
 
 use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::backup::LeafInput;
+use super::backup::{leaf_sd, LeafInput};
 use super::format::{LeafLevel, Record};
 use super::Book;
 use crate::board::Board;
@@ -90,4 +90,75 @@ pub fn proven<D: AsRef<[u8]>>(book: &Book<D>, board: &Board, memo: &mut HashMap<
     }
     memo.insert(key, ok);
     ok
+}
+
+/// How far one value can be trusted, as `book query`, `analyze` and the explorer show it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Trust {
+    /// The value is proven: every option below it was solved to the end.
+    pub exact: bool,
+    /// The search depth of the leaf that decides it (0 for a solved one).
+    pub leaf_depth: u8,
+    /// Plies from the position down to that leaf.
+    pub leaf_below: u32,
+    /// Standard deviation of that leaf's score, discs ([`leaf_sd`]): 0 when proven.
+    pub uncertainty: f64,
+    /// `exact` (proven); `≥` (decided by a solved leaf while a searched option remains:
+    /// the true value is at least this); else `±N`, N the uncertainty rounded (at
+    /// least 1).
+    pub grade: String,
+}
+
+impl Trust {
+    /// The trust of a position's value (`board`, a book position, any orientation).
+    pub fn of_position<D: AsRef<[u8]>>(book: &Book<D>, board: &Board, memo: &mut HashMap<u64, bool>) -> Trust {
+        let d = decider(book, board);
+        let exact = proven(book, board, memo);
+        let sd = match (exact, d.level) {
+            (true, _) => 0.0,
+            (false, Some(level)) => {
+                let leaf = LeafInput {
+                    mv: super::format::LeafMove::PASS,
+                    score: 0,
+                    depth: level.depth,
+                    selectivity: level.selectivity_tenths,
+                    exact: level.exact,
+                };
+                leaf_sd(&leaf, d.empties)
+            }
+            (false, None) => f64::NAN,
+        };
+        Trust::new(exact, d.level.map_or(0, |l| if l.exact { 0 } else { l.depth }), d.plies_below, sd)
+    }
+
+    /// The trust of a leaf's score at a position with `empties` empties.
+    pub fn of_leaf(level: LeafLevel, empties: u32) -> Trust {
+        let leaf = LeafInput {
+            mv: super::format::LeafMove::PASS,
+            score: 0,
+            depth: level.depth,
+            selectivity: level.selectivity_tenths,
+            exact: level.exact,
+        };
+        Trust::new(level.exact, if level.exact { 0 } else { level.depth }, 0, leaf_sd(&leaf, empties))
+    }
+
+    fn new(exact: bool, leaf_depth: u8, leaf_below: u32, uncertainty: f64) -> Trust {
+        let grade = if exact {
+            "exact".to_string()
+        } else if uncertainty == 0.0 {
+            "≥".to_string()
+        } else if uncertainty.is_finite() {
+            format!("±{}", uncertainty.round().max(1.0))
+        } else {
+            "?".to_string()
+        };
+        Trust {
+            exact,
+            leaf_depth,
+            leaf_below,
+            uncertainty: if uncertainty.is_finite() { uncertainty } else { 0.0 },
+            grade,
+        }
+    }
 }

@@ -361,16 +361,18 @@ fn query(args: QueryArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     };
     outln!("{} to move: book value {:+} ({} games)", pos.side, h.value(), h.record.games);
-    outln!("{:<5} {:>6}  {:<22} {:>7} {:>10}", "move", "value", "source", "games", "black win");
+    outln!("{:<5} {:>6} {:>6}  {:<26} {:>7} {:>10}", "move", "value", "trust", "source", "games", "black win");
     for m in &out.moves {
-        let source = if m.in_book {
-            "book".to_string()
-        } else {
-            format!("leaf, {} {}", if m.exact { "exact" } else { "depth" }, m.depth)
+        let t = &m.trust;
+        let source = match (m.in_book, t.exact) {
+            (true, true) => "book, solved".to_string(),
+            (true, false) => format!("book, leaf depth {} {} below", t.leaf_depth, t.leaf_below),
+            (false, true) => "leaf, exact".to_string(),
+            (false, false) => format!("leaf, depth {}", m.depth),
         };
         let rate = m.black_win_rate.map_or(String::new(), |r| format!("{:.1}%", 100.0 * r));
         let games = if m.in_book { m.games.to_string() } else { String::new() };
-        outln!("{:<5} {:>+6}  {:<22} {:>7} {:>10}", m.mv.to_string(), m.score, source, games, rate);
+        outln!("{:<5} {:>+6} {:>6}  {:<26} {:>7} {:>10}", m.mv.to_string(), m.score, t.grade, source, games, rate);
     }
     if !out.not_in_book.is_empty() {
         outln!("not in book: {}", out.not_in_book.join(" "));
@@ -542,12 +544,20 @@ pub struct ImportArgs {
     /// Output book file.
     #[arg(short, long)]
     output: PathBuf,
+    /// Back the values up again by this rule (and record it), instead of keeping the
+    /// values the input stores.
+    #[arg(long, value_enum)]
+    back_up: Option<BackUpArg>,
 }
 
 fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let bytes = std::fs::read(&args.input).with_context(|| format!("reading {}", args.input.display()))?;
     let imported = interchange::import(&bytes).with_context(|| format!("{}", args.input.display()))?;
-    atomic_write(&args.output, &imported.bytes).with_context(|| format!("writing {}", args.output.display()))?;
+    let out = match args.back_up {
+        Some(rule) => crate::book::backup::revalue(&Book::open(&imported.bytes[..])?, rule.into())?,
+        None => imported.bytes.clone(),
+    };
+    atomic_write(&args.output, &out).with_context(|| format!("writing {}", args.output.display()))?;
     eprintln!(
         "read {} ({}, {} positions); wrote {} ({} positions{}{})",
         args.input.display(),

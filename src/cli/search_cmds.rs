@@ -185,16 +185,18 @@ pub(super) fn analyze(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
         (false, d) => format!("depth {d}"),
     };
     outln!("search: {} to move; {kind}, {} nodes in {:.3} s", pos.side, r.nodes, r.elapsed.as_secs_f64());
-    outln!("  {:<5} {:>6}  {:>5}  {:<24} pv", "move", "search", "book", "book source");
+    outln!("  {:<5} {:>6}  {:>5} {:>6}  {:<24} pv", "move", "search", "book", "trust", "book source");
     for m in &moves {
         let book = a.book.iter().find(|b| b.mv.to_string() == m.mv);
-        let (score, source) = match book {
-            Some(b) if b.in_book => (format!("{:+}", b.score), format!("book, {} games", b.games)),
-            Some(b) if b.exact => (format!("{:+}", b.score), "leaf, exact".to_string()),
-            Some(b) => (format!("{:+}", b.score), format!("leaf, depth {}", b.depth)),
-            None => (String::new(), String::new()),
+        let (score, grade, source) = match book {
+            Some(b) if b.in_book => {
+                (format!("{:+}", b.score), b.trust.grade.clone(), format!("book, {} games", b.games))
+            }
+            Some(b) if b.exact => (format!("{:+}", b.score), b.trust.grade.clone(), "leaf, exact".to_string()),
+            Some(b) => (format!("{:+}", b.score), b.trust.grade.clone(), format!("leaf, depth {}", b.depth)),
+            None => (String::new(), String::new(), String::new()),
         };
-        outln!("  {:<5} {:>+6}  {score:>5}  {source:<24} {}", m.mv, m.score, m.pv);
+        outln!("  {:<5} {:>+6}  {score:>5} {grade:>6}  {source:<24} {}", m.mv, m.score, m.pv);
     }
     if !a.book_line.is_empty() {
         outln!("book line: {}", format_moves(&a.book_line));
