@@ -15,7 +15,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 pub fn run(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     let level: u8 = args.first().map_or(Ok(4), |a| a.parse())?;
     let config = EngineConfig {
-        search: Settings::at_level(Level::new(level).ok_or("the level must be 1..=12")?),
+        search: Settings::at_level(Level::new(level).ok_or("the level must be 1..=14")?),
         ..EngineConfig::default()
     };
     // `new` validates the settings and allocates the table: errors, never panics.

@@ -599,8 +599,8 @@ fn a_book_scored_at_a_level_records_its_settings() {
     let back = dir.path().join("back.tbk");
     thorbook(&["book", "import", txt.to_str().unwrap(), "-o", back.to_str().unwrap()]).ok();
     assert!(std::fs::read(&back).unwrap() == std::fs::read(&out).unwrap());
-    let bad = thorbook(&["book", "build", "-o", o, "--level", "13"]);
-    assert!(bad.fails().contains("--level must be 1..=12"));
+    let bad = thorbook(&["book", "build", "-o", o, "--level", "15"]);
+    assert!(bad.fails().contains("--level must be 1..=14"));
     let bad = thorbook(&["book", "build", "-o", o, "--selectivity", "30"]);
     assert!(bad.fails().contains("--selectivity must be 0 (full width) or 0.1..=10"));
 }

@@ -38,7 +38,7 @@ fn the_book_probing_example_probes_the_bundled_book_and_a_file() {
 #[test]
 fn the_game_example_plays_a_whole_game() {
     play_game::run(&args(&["2"])).unwrap();
-    assert!(play_game::run(&args(&["13"])).is_err());
+    assert!(play_game::run(&args(&["15"])).is_err());
 }
 
 #[test]

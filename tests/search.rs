@@ -404,7 +404,7 @@ fn refusals_are_the_same_words_everywhere() {
     ];
     for (flag, value, words) in [
         ("--selectivity", "99", "--selectivity must be 0 (full width) or 0.1..=10 standard deviations, got 99"),
-        ("--level", "13", "--level must be 1..=12, got 13"),
+        ("--level", "15", "--level must be 1..=14, got 15"),
         ("--depth", "0", "--depth must be 1..=60, got 0"),
         ("--exact-at", "61", "--exact-at must be 0..=60 empties, got 61"),
         ("--threads", "0", "--threads must be 1..=256, got 0"),

@@ -29,7 +29,7 @@ impl LevelSpec {
     }
 }
 
-const TABLE: [LevelSpec; 12] = [
+const TABLE: [LevelSpec; 14] = [
     LevelSpec { depth: 1, exact_at: 6, probcut_centisigmas: 150 },
     LevelSpec { depth: 2, exact_at: 8, probcut_centisigmas: 150 },
     LevelSpec { depth: 3, exact_at: 10, probcut_centisigmas: 150 },
@@ -42,6 +42,10 @@ const TABLE: [LevelSpec; 12] = [
     LevelSpec { depth: 18, exact_at: 22, probcut_centisigmas: 200 },
     LevelSpec { depth: 20, exact_at: 23, probcut_centisigmas: 200 },
     LevelSpec { depth: 22, exact_at: 24, probcut_centisigmas: 200 },
+    // Levels for analysis and for auditing books: deeper than any book leaf, solving no
+    // further than level 12 (26 empties can take minutes).
+    LevelSpec { depth: 24, exact_at: 24, probcut_centisigmas: 200 },
+    LevelSpec { depth: 26, exact_at: 24, probcut_centisigmas: 200 },
 ];
 
 impl Level {
