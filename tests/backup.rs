@@ -152,3 +152,42 @@ fn a_position_no_walk_reaches_keeps_its_value_in_a_merge_and_is_dropped_by_a_bui
     let values: HashMap<u64, i8> = built.records().map(|r| (r.key, r.value)).collect();
     assert!(merged.records().filter(|r| r.key != orphan.key).all(|r| values[&r.key] == r.value));
 }
+
+/// The back-up rule is the book's: recorded in its header, kept by growths and merges,
+/// and a book valued by one rule revalued by the other equals the book built with it.
+#[test]
+fn the_back_up_rule_is_recorded_and_kept() {
+    use thorbook::book::backup::{revalue, BackUpRule};
+    let games = games();
+    let negamax = build_book_bytes(&games[..300], &config(10, 1, 2));
+    let cfg = BuildConfig { back_up: BackUpRule::Corrected, ..config(10, 1, 2) };
+    let corrected = build_book_bytes(&games[..300], &cfg);
+    let (n, c) = (Book::open_verified(&negamax[..]).unwrap(), Book::open_verified(&corrected[..]).unwrap());
+    assert_eq!((n.params().back_up, c.params().back_up), (BackUpRule::Negamax, BackUpRule::Corrected));
+    // The same leaves; the values differ where noisy options nearly tie.
+    let differ = n.records().zip(c.records()).filter(|(a, b)| a.value != b.value).count();
+    assert!(n.records().zip(c.records()).all(|(a, b)| (a.key, a.leaf_score) == (b.key, b.leaf_score)));
+    assert!(differ > 20, "{differ} values differ");
+    assert_eq!(revalue(&c, BackUpRule::Negamax).unwrap(), negamax);
+    assert_eq!(revalue(&n, BackUpRule::Corrected).unwrap(), corrected);
+    // Merges keep the corrected rule whichever comes first; a growth keeps its input's.
+    let dir = tempfile::tempdir().unwrap();
+    for (i, pair) in [[&n, &c], [&c, &n]].into_iter().enumerate() {
+        let out = dir.path().join(format!("m{i}.tbk"));
+        merge_into(&pair, &out).unwrap();
+        assert_eq!(Book::open(std::fs::read(&out).unwrap()).unwrap().params().back_up, BackUpRule::Corrected);
+    }
+    let grow = DeviateConfig {
+        error: 2,
+        budget: 4,
+        contempt: 0,
+        max_positions: Some(40),
+        time: None,
+        max_ply: 12,
+        search: config(0, 0, 2).search,
+        growth: Growth::Deviate,
+        round_size: 20,
+    };
+    let grown = Deviator::new(grow, Board::START, dir.path().join("g.tbk")).run(&c, &|_| {}).unwrap();
+    assert_eq!(Book::open(&grown.bytes[..]).unwrap().params().back_up, BackUpRule::Corrected);
+}

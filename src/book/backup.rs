@@ -363,3 +363,45 @@ pub fn revalue<D: AsRef<[u8]>>(book: &super::Book<D>, rule: BackUpRule) -> Resul
     tree.back_up(rule);
     tree.encode(super::BuildParams { back_up: rule, ..book.params() })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn est(mean: f64, sd: f64) -> Estimate {
+        Estimate { mean, sd }
+    }
+
+    #[test]
+    fn clarks_maximum_of_two_normals_has_the_known_moments() {
+        // max of two independent standard normals: mean 1/sqrt(pi), variance 1 - 1/pi.
+        let m = clark_max(est(0.0, 1.0), est(0.0, 1.0));
+        assert!((m.mean - 1.0 / std::f64::consts::PI.sqrt()).abs() < 1e-6, "{m:?}");
+        assert!((m.sd * m.sd - (1.0 - 1.0 / std::f64::consts::PI)).abs() < 1e-6, "{m:?}");
+        // Far apart, the larger alone; without deviations, the larger exactly.
+        let far = clark_max(est(10.0, 1.0), est(-10.0, 1.0));
+        assert!((far.mean - 10.0).abs() < 1e-9 && (far.sd - 1.0).abs() < 1e-6);
+        assert_eq!(clark_max(est(3.0, 0.0), est(5.0, 0.0)), est(5.0, 0.0));
+        for (x, want) in [(0.0, 0.5), (1.0, 0.841_344_746), (-1.96, 0.024_997_895), (3.0, 0.998_650_102)] {
+            assert!((normal_cdf(x) - want).abs() < 2e-7, "Φ({x})");
+        }
+    }
+
+    #[test]
+    fn the_corrected_rule_takes_the_winners_curse_off_near_ties_only() {
+        let value = |options: &[Estimate]| combine(BackUpRule::Corrected, &mut options.to_vec()).unwrap();
+        // One option, or exact ones: the best option, as negamax.
+        assert_eq!(value(&[est(4.0, 2.0)]).mean, 4.0);
+        assert_eq!(value(&[est(4.0, 0.0), est(-2.0, 0.0), est(1.0, 0.0)]).mean, 4.0);
+        // Two equal noisy options: the best less the expected excess of their maximum.
+        let tie = value(&[est(0.0, 2.0), est(0.0, 2.0)]);
+        let excess = 2.0 * std::f64::consts::SQRT_2 / (2.0 * std::f64::consts::PI).sqrt();
+        assert!((tie.mean + excess).abs() < 1e-6, "{tie:?}");
+        // A clear best option is hardly touched; more near-equal options, more off.
+        assert!(value(&[est(6.0, 2.0), est(-6.0, 2.0)]).mean > 5.99);
+        let three = value(&[est(0.0, 2.0), est(0.0, 2.0), est(0.0, 2.0)]).mean;
+        assert!(three < tie.mean, "{three} against {}", tie.mean);
+        assert_eq!(combine(BackUpRule::Negamax, &mut [est(0.0, 2.0), est(1.0, 2.0)]).unwrap().mean, 1.0);
+        assert!(combine(BackUpRule::Corrected, &mut []).is_none());
+    }
+}

@@ -521,7 +521,11 @@ impl Deviator {
             return;
         }
         let view = |s: i32| if deviating && s == 0 { -self.config.contempt } else { s };
-        let best = view(record.value as i32);
+        // The best option, which is the value under negamax; a corrected back-up stores
+        // less than it, and losses are counted from what the side can play.
+        let leaf = record.leaf().map(|_| i32::from(record.leaf_score));
+        let children = board.successors().filter_map(|(_, c)| tree.value(c.canonical().0.key()).map(|v| -v));
+        let best = view(children.chain(leaf).max().unwrap_or(i32::from(record.value)));
         let allowed = |score: i32| -> Option<i32> {
             let loss = (best - view(score)).max(0);
             let ok =

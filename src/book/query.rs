@@ -10,17 +10,20 @@ use crate::position::Position;
 use crate::results::win_rate;
 use crate::square::{format_moves, Move};
 
-/// The principal variation through the book: at each position the move that realises
-/// its value (the first such move of [`book_moves`]: the most played among equals,
+/// The principal variation through the book: at each position its best option (the
+/// first of [`book_moves`]: the most played among equals, a book move before the leaf,
 /// then the first in square order, so the line starts with the move listed first),
 /// ending with the leaf move.
 pub fn book_line<D: AsRef<[u8]>>(book: &Book<D>, from: &Position, max_len: usize) -> Vec<Move> {
     let mut line = Vec::new();
     let mut pos = *from;
     while line.len() < max_len {
-        let Some(hit) = book.probe(&pos.board) else { break };
+        if book.probe(&pos.board).is_none() {
+            break;
+        }
         let choices = book_moves(book, &pos);
-        let best = choices.iter().find(|c| c.in_book && c.score == hit.value()).map(|c| c.mv);
+        // The best option: the value under negamax (a corrected back-up stores less).
+        let best = choices.first().filter(|c| c.in_book).map(|c| c.mv);
         match best {
             Some(mv) => {
                 line.push(mv);

@@ -59,8 +59,12 @@ pub struct AuditArgs {
     /// they finish, so an interrupted audit continues with --resume.
     #[arg(short, long)]
     output: Option<PathBuf>,
-    /// Continue an interrupted audit from FILE.checkpoint.
-    #[arg(long, requires = "output")]
+    /// Keep the searches in this file instead (it serves any audit of the same
+    /// positions with the same search: another version of the book, say).
+    #[arg(long)]
+    checkpoint: Option<PathBuf>,
+    /// Continue from the checkpoint: the searches it holds are not made again.
+    #[arg(long)]
     resume: bool,
     /// Print the report as JSON.
     #[arg(long)]
@@ -114,11 +118,16 @@ impl TryFrom<&AuditArgs> for AuditConfig {
 pub fn audit_cmd(args: AuditArgs) -> anyhow::Result<ExitCode> {
     let config = AuditConfig::try_from(&args)?;
     let book = open_book(args.book.as_deref())?;
-    let checkpoint = args.output.as_ref().map(|o| {
-        let mut p = o.as_os_str().to_owned();
-        p.push(".checkpoint");
-        PathBuf::from(p)
+    let checkpoint = args.checkpoint.clone().or_else(|| {
+        args.output.as_ref().map(|o| {
+            let mut p = o.as_os_str().to_owned();
+            p.push(".checkpoint");
+            PathBuf::from(p)
+        })
     });
+    if args.resume && checkpoint.is_none() {
+        anyhow::bail!("--resume needs a checkpoint: give -o REPORT (REPORT.checkpoint) or --checkpoint FILE");
+    }
     let bar = ProgressBar::new(0).with_style(
         ProgressStyle::with_template("audit {bar:30} {pos}/{len} searches, {per_sec}, ETA {eta} {msg}")
             .expect("valid template"),
