@@ -107,8 +107,19 @@ def weight_seeds():
     put("eval_weights", "gzip-header", b"\x00" + gzip.compress(plain[:256]))
 
 
+def leaf_log_seeds():
+    """A search log of three entries (the layout in book-format.md), whole and cut."""
+    header = b"TBLEAFL1" + struct.pack("<Q", 0x1234_5678_9ABC_DEF0) + bytes([15]) + bytes(15)
+    entries = b""
+    for key, mv, score, depth, flags in [(7, 19, 3, 14, 0), (0xFFFF_0000_1111_2222, 64, -64, 0, 1), (9, 255, 0, 0, 1)]:
+        e = struct.pack("<QBbBB", key, mv, score, depth, flags)
+        entries += e + struct.pack("<I", zlib.crc32(e))
+    put("leaf_log", "three", b"\x00" + header + entries)
+    put("leaf_log", "cut", b"\x01" + header + entries[:40])
+
+
 if __name__ == "__main__":
     if not os.path.exists(THORBOOK):
         sys.exit("build thorbook first: cargo build --release")
-    thor_seeds(); book_seeds(); text_seeds(); protocol_seeds(); weight_seeds()
+    thor_seeds(); book_seeds(); text_seeds(); protocol_seeds(); weight_seeds(); leaf_log_seeds()
     print("seeds written to", SEEDS)

@@ -79,37 +79,53 @@ impl LeafLog {
         if resume && path.exists() {
             let mut bytes = Vec::new();
             File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(io)?;
-            if bytes.len() < HEADER || &bytes[..8] != MAGIC {
-                return Err(LeafLogError::Foreign { path: name, message: "not a thorbook search log".into() });
-            }
-            if bytes[..HEADER] != header {
-                return Err(LeafLogError::Foreign {
-                    path: name,
-                    message: "made by another run (another book, settings or sample): remove it, or run without \
-                              --resume to start afresh"
-                        .into(),
-                });
-            }
-            let mut done = HashMap::new();
-            let whole = (bytes.len() - HEADER) / LEAF_ENTRY;
-            for (index, e) in bytes[HEADER..HEADER + whole * LEAF_ENTRY].chunks_exact(LEAF_ENTRY).enumerate() {
-                let (key, leaf) = decode_leaf_entry(e, selectivity).map_err(|message| LeafLogError::Damaged {
-                    path: name.clone(),
-                    index,
-                    byte: HEADER + index * LEAF_ENTRY,
-                    message,
-                })?;
-                done.insert(key, leaf);
-            }
-            let file = OpenOptions::new().write(true).open(path).map_err(io)?;
-            file.set_len((HEADER + whole * LEAF_ENTRY) as u64).map_err(io)?;
-            let mut file = file;
+            let (done, whole) = LeafLog::read(&name, &bytes, &header)?;
+            let mut file = OpenOptions::new().write(true).open(path).map_err(io)?;
+            file.set_len(whole as u64).map_err(io)?;
             std::io::Seek::seek(&mut file, std::io::SeekFrom::End(0)).map_err(io)?;
             return Ok((LeafLog { path: path.to_path_buf(), file: Mutex::new(file) }, done));
         }
         let mut file = File::create(path).map_err(io)?;
         file.write_all(&header).and_then(|()| file.sync_data()).map_err(io)?;
         Ok((LeafLog { path: path.to_path_buf(), file: Mutex::new(file) }, HashMap::new()))
+    }
+
+    /// The results of a log's bytes (`name` for errors) made with `header`, and the
+    /// length of its whole entries (a cut-short last one is left out).
+    fn read(name: &str, bytes: &[u8], header: &[u8; HEADER]) -> Result<(HashMap<u64, Leaf>, usize), LeafLogError> {
+        if bytes.len() < HEADER || &bytes[..8] != MAGIC {
+            return Err(LeafLogError::Foreign { path: name.to_string(), message: "not a thorbook search log".into() });
+        }
+        if bytes[..HEADER] != header[..] {
+            return Err(LeafLogError::Foreign {
+                path: name.to_string(),
+                message: "made by another run (another book, settings or sample): remove it, or run without \
+                          --resume to start afresh"
+                    .into(),
+            });
+        }
+        let mut done = HashMap::new();
+        let whole = (bytes.len() - HEADER) / LEAF_ENTRY;
+        for (index, e) in bytes[HEADER..HEADER + whole * LEAF_ENTRY].chunks_exact(LEAF_ENTRY).enumerate() {
+            let (key, leaf) = decode_leaf_entry(e, header[16]).map_err(|message| LeafLogError::Damaged {
+                path: name.to_string(),
+                index,
+                byte: HEADER + index * LEAF_ENTRY,
+                message,
+            })?;
+            done.insert(key, leaf);
+        }
+        Ok((done, HEADER + whole * LEAF_ENTRY))
+    }
+
+    /// Reads log bytes as a resumed run would, taking the run's identity from the
+    /// bytes themselves (for the fuzz target): the results, or why not.
+    pub fn parse(bytes: &[u8]) -> Result<HashMap<u64, Leaf>, LeafLogError> {
+        let mut header = [0u8; HEADER];
+        let n = bytes.len().min(HEADER);
+        header[..n].copy_from_slice(&bytes[..n]);
+        header[17..].fill(0);
+        LeafLog::read("log", bytes, &header).map(|(done, _)| done)
     }
 
     /// Appends a result.

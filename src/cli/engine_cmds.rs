@@ -391,7 +391,7 @@ mod tests {
             config(|a| a.search.time = Some(f64::NAN)),
             config(|a| a.search.time = Some(0.0)),
             config(|a| a.search.nodes = Some(0)),
-            config(|a| a.search.level = Some(13)),
+            config(|a| a.search.level = Some(Level::MAX + 1)),
             config(|a| a.book_randomness = -1),
             config(|a| a.search.hash_mib = Some(0)),
             config(|a| a.search.threads = Some(0)),

@@ -20,7 +20,7 @@ pub fn flag_error(e: SettingsError) -> anyhow::Error {
 /// the level's, everywhere.
 #[derive(Args, Debug, Clone, Default)]
 pub struct SearchArgs {
-    /// Level 1..12: depth, exact threshold and selectivity (the README's level table).
+    /// Level 1..14: depth, exact threshold and selectivity (the README's level table; 13 and 14 are for analysis and audits).
     #[arg(long)]
     pub level: Option<u8>,
     /// Midgame search depth in plies, 1..=60 (overrides the level's).

@@ -15,7 +15,7 @@ use crate::square::{format_moves, Move};
 
 const HELP: &str = "commands: a square (e.g. d3) to play it, `pass` when you have no move, `undo` \
 (takes back your last move and the reply), `hint` (the engine's score for each of your moves), \
-`level N` (1..12), `board`, `new`, `help`, `quit`";
+`level N` (1..14), `board`, `new`, `help`, `quit`";
 
 /// The board as the player sees it: coordinates, discs, legal moves, the last move,
 /// counts and the side to move.
