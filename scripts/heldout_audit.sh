@@ -9,12 +9,14 @@
 #    games that it holds, against level 14 (depth 26 at 2 sigma), beside the engine's
 #    own level-10 search of the same positions (--compare-level 10);
 # 3. revalues it with the corrected back-up rule and audits that on the same positions
-#    (the searches are kept in one checkpoint, WORK_DIR/audit.log, and reused: same
+#    (the searches are kept in one checkpoint, WORK_DIR/audit-levelL.log, and reused: same
 #    positions, same search);
 # 4. fixes it at level 10 and audits the fixed book the same way.
 #
 # Every step resumes after an interruption (run the script again). Reports go to
-# WORK_DIR/audit-*.json; the summary lines are printed.
+# WORK_DIR/audit-*.json; the summary lines are printed. AUDIT_LEVEL (14), SAMPLE (150)
+# and FIX_TIME (seconds, unlimited by default) shrink the run to the compute at hand:
+# the README's figures are AUDIT_LEVEL=13 SAMPLE=100 FIX_TIME=1500 on 2 cores.
 set -euo pipefail
 archives=${1:-../shared/thor}
 work=${2:-target/heldout}
@@ -30,15 +32,16 @@ resume=()
 [ -e "$work/games.tbk.checkpoint" ] && resume=(--resume)
 [ -e "$work/games.tbk" ] || "$tb" book build "${inputs[@]}" --level 8 --hash-mib 16 -o "$work/games.tbk" "${resume[@]}"
 audit() { # BOOK NAME: every audit shares one checkpoint (same positions, same searches)
-    "$tb" book audit --book "$1" --games "$archives/WTH_$held.wtb" --min-ply 10 --max-ply 20 --sample 150 \
-        --level 14 --compare-level 10 --hash-mib 64 --checkpoint "$work/audit.log" --resume \
+    "$tb" book audit --book "$1" --games "$archives/WTH_$held.wtb" --min-ply 10 --max-ply 20 --sample "${SAMPLE:-150}" \
+        --level "${AUDIT_LEVEL:-14}" --compare-level 10 --hash-mib 64 --checkpoint "$work/audit-level${AUDIT_LEVEL:-14}.log" --resume \
         -o "$work/audit-$2.json" | head -3
 }
 audit "$work/games.tbk" negamax
 [ -e "$work/corrected.tbk" ] || "$tb" book import "$work/games.tbk" --back-up corrected -o "$work/corrected.tbk"
 audit "$work/corrected.tbk" corrected
-resume=()
-[ -e "$work/fixed.tbk.fix" ] && resume=(--resume)
+fix_args=()
+[ -e "$work/fixed.tbk.fix" ] && fix_args=(--resume)
+[ -n "${FIX_TIME:-}" ] && fix_args+=(--max-time "$FIX_TIME")
 [ -e "$work/fixed.tbk" ] && [ ! -e "$work/fixed.tbk.fix" ] || "$tb" book fix --book "$work/games.tbk" --level 10 \
-    --max-ply 20 --hash-mib 16 -o "$work/fixed.tbk" "${resume[@]}"
+    --max-ply 20 --hash-mib 16 -o "$work/fixed.tbk" "${fix_args[@]}"
 audit "$work/fixed.tbk" fixed

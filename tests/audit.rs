@@ -5,7 +5,7 @@
 
 use thorbook::book::audit::{audit, AuditConfig, AuditReport};
 use thorbook::book::build::{BuildConfig, GameLine};
-use thorbook::book::fix::{FixConfig, FixStop, Fixer};
+use thorbook::book::fix::{FixConfig, FixEvent, FixStop, Fixer};
 use thorbook::book::Book;
 use thorbook::search::{Level, Settings};
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
@@ -47,15 +47,46 @@ fn a_fix_at_a_level_makes_a_shallow_book_audit_better_at_that_level() {
     let out = dir.path().join("fixed.tbk");
     let config = FixConfig { max_ply: 12, ..FixConfig::new(level(6)) };
     let book = Book::open_verified(&before[..]).unwrap();
-    let fixed = Fixer::new(config.clone(), &out).run(&book, &|_| {}).unwrap();
+    // Keep the log as it stands when the first round starts: every check made, no book
+    // written yet (what a fix killed then leaves behind).
+    let log = dir.path().join("fixed.tbk.fix");
+    let saved = dir.path().join("checks.fix");
+    let keep_log = |e: FixEvent| {
+        if let FixEvent::Round { number: 1, .. } = e {
+            std::fs::copy(&log, &saved).unwrap();
+        }
+    };
+    let fixed = Fixer::new(config.clone(), &out).run(&book, &keep_log).unwrap();
     assert_eq!(fixed.stop, FixStop::Complete);
     assert!(fixed.searches > 50 && fixed.rounds >= 2, "{} searches in {} rounds", fixed.searches, fixed.rounds);
     assert!(fixed.contradicted_after * 2 < fixed.contradicted_before, "{fixed:?}");
     assert_eq!(std::fs::read(&out).unwrap(), fixed.bytes);
     assert!(!dir.path().join("fixed.tbk.fix").exists(), "a complete fix leaves no log behind");
     // The same fix again: the same book.
-    let again = Fixer::new(config, dir.path().join("again.tbk")).run(&book, &|_| {}).unwrap();
+    let again = Fixer::new(config.clone(), dir.path().join("again.tbk")).run(&book, &|_| {}).unwrap();
     assert_eq!(again.bytes, fixed.bytes);
+    // Out of time before anything is checked: nothing searched, the fix unfinished and
+    // its log kept; resumed without a limit, the identical book.
+    let late = dir.path().join("late.tbk");
+    let cut = FixConfig { time: Some(std::time::Duration::ZERO), ..config.clone() };
+    let stopped = Fixer::new(cut, &late).run(&book, &|_| {}).unwrap();
+    assert_eq!((stopped.stop, stopped.checked, stopped.searches), (FixStop::Time, 0, 0));
+    assert!(dir.path().join("late.tbk.fix").exists(), "an unfinished fix keeps its log");
+    let resumed = Fixer::new(config.clone(), &late).resume(true).run(&book, &|_| {}).unwrap();
+    assert_eq!((resumed.stop, &resumed.bytes), (FixStop::Complete, &fixed.bytes));
+    // Killed after its checks, before any book was written: the log alone resumes it,
+    // checking nothing again.
+    std::fs::remove_file(&late).unwrap();
+    std::fs::copy(&saved, dir.path().join("late.tbk.fix")).unwrap();
+    let checks = std::sync::atomic::AtomicU64::new(0);
+    let count = |e: FixEvent| {
+        if let FixEvent::Checked { .. } = e {
+            checks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    };
+    let resumed = Fixer::new(config, &late).resume(true).run(&book, &count).unwrap();
+    assert_eq!((resumed.stop, &resumed.bytes), (FixStop::Complete, &fixed.bytes));
+    assert_eq!(checks.into_inner(), 0, "the checks come from the log");
 
     // On the lines the unfixed book plays (the fix's own walk follows the values it
     // changes, so both books are audited on the same positions: those of the first

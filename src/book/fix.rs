@@ -55,7 +55,8 @@ pub struct FixConfig {
     pub max_ply: u32,
     /// Positions checked at most.
     pub max_positions: Option<usize>,
-    /// Stop starting checks and rounds after this long.
+    /// Stop after this long: the checks stop at half of it, rounds start until the end
+    /// (a round under way finishes).
     pub time: Option<Duration>,
     /// Where the walk starts.
     pub from: Position,
@@ -153,7 +154,8 @@ pub enum FixError {
 /// What a running fix reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FixEvent {
-    /// Positions checked so far (of `total`); `resumed` came from the log.
+    /// Positions checked so far (of `total` left to check: those in a resumed fix's log
+    /// are not checked again).
     Checked {
         /// Done.
         done: u64,
@@ -257,10 +259,12 @@ impl Fixer {
         chosen.truncate(c.max_positions.unwrap_or(usize::MAX));
         let identity = fix_identity(input, &chosen, c, &search);
         let log_path = self.log_path();
-        let resuming = self.resume && log_path.exists() && self.output.exists();
+        // The log alone resumes the checks; the output, once a round has written it,
+        // resumes the rounds (a fix stopped while checking has no output yet).
+        let resuming = self.resume && log_path.exists();
         let (log, mut checks) = LeafLog::open(&log_path, identity, search.selectivity_tenths(), resuming)?;
         let io = |path: &Path, source: std::io::Error| FixError::Io { path: path.display().to_string(), source };
-        let mut tree = if resuming {
+        let mut tree = if resuming && self.output.exists() {
             let bytes = std::fs::read(&self.output).map_err(|e| io(&self.output, e))?;
             let book = Book::open_verified(bytes)?;
             if book.len() != input.len() {
@@ -281,9 +285,12 @@ impl Fixer {
         let done = AtomicU64::new(0);
         let failed = AtomicBool::new(false);
         let over_time = || c.time.is_some_and(|t| start.elapsed() >= t);
+        // The checks take at most half the time: a fix that spent its budget checking
+        // would search nothing again. Those left are checked by a resumed fix.
+        let checks_over_time = || c.time.is_some_and(|t| start.elapsed() >= t / 2);
         let found = pool.install(|| {
             search.par_map(&todo, |k, tt| -> Result<Option<(u64, Leaf)>, FixError> {
-                if failed.load(Relaxed) || over_time() {
+                if failed.load(Relaxed) || checks_over_time() {
                     return Ok(None);
                 }
                 let leaf = search_position(&k.position.board.canonical().0, 0, &search, tt);
@@ -346,6 +353,8 @@ impl Fixer {
             let bytes = tree.encode(params)?;
             atomic_write(&self.output, &bytes).map_err(|e| io(&self.output, e))?;
         };
+        // Positions left unchecked leave the fix unfinished, whatever the rounds found.
+        let stop = if checked.len() < chosen.len() { FixStop::Time } else { stop };
         let bytes = tree.encode(params)?;
         atomic_write(&self.output, &bytes).map_err(|e| io(&self.output, e))?;
         let after = contradictions(&tree, &checked, c.threshold);

@@ -226,7 +226,7 @@ pub struct FixArgs {
     /// Check at most this many positions (the shallowest first).
     #[arg(long)]
     max_positions: Option<usize>,
-    /// Stop starting checks and rounds after this many seconds.
+    /// Stop after this many seconds: checks stop at half of it (a resumed fix checks the rest), rounds of searching leaves again start until the end.
     #[arg(long)]
     max_time: Option<f64>,
     /// Walk the lines from the position after these moves (default: the start).
