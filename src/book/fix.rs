@@ -16,14 +16,16 @@
 //! is below the fix's level. The values are then backed up and the positions checked
 //! again against the new values: a position whose best line changed gets its new
 //! deciding leaf searched in the next round. It stops when no contradicted position
-//! has a leaf left to search, or at the budget.
+//! has a leaf left to search, or at the budget. Under a time budget the checks stop at
+//! half the time left, so that rounds run, and when the rounds end early the next pass
+//! checks more positions.
 //!
 //! Every search is on one thread from a cleared table, and a round's searches see the
 //! book as it was before the round, so the fixed book depends only on the book and the
-//! settings. The book is written after every round and the checks are kept in a log
+//! settings (and, under a time limit, on how far the fix got). The book is written after every round and the checks are kept in a log
 //! (`OUT.fix`), so an interrupted fix resumes with `resume` to the identical book.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -194,7 +196,9 @@ pub enum FixStop {
 pub struct FixSummary {
     /// Positions checked.
     pub checked: usize,
-    /// Of those, contradicted by more than the threshold before the fix.
+    /// Of those, contradicted by more than the threshold before the fix (under a time
+    /// limit, a position checked in a later pass is measured against the book as the
+    /// earlier passes left it).
     pub contradicted_before: usize,
     /// ... and after.
     pub contradicted_after: usize,
@@ -279,82 +283,106 @@ impl Fixer {
         };
         let params = input.params();
         let pool = search.pool()?;
-        // Checks: each position once, without the book.
-        let todo: Vec<&Candidate> = chosen.iter().filter(|k| !checks.contains_key(&k.key)).collect();
-        let total = todo.len() as u64;
-        let done = AtomicU64::new(0);
-        let failed = AtomicBool::new(false);
         let over_time = || c.time.is_some_and(|t| start.elapsed() >= t);
-        // The checks take at most half the time: a fix that spent its budget checking
-        // would search nothing again. Those left are checked by a resumed fix.
-        let checks_over_time = || c.time.is_some_and(|t| start.elapsed() >= t / 2);
-        let found = pool.install(|| {
-            search.par_map(&todo, |k, tt| -> Result<Option<(u64, Leaf)>, FixError> {
-                if failed.load(Relaxed) || checks_over_time() {
-                    return Ok(None);
-                }
-                let leaf = search_position(&k.position.board.canonical().0, 0, &search, tt);
-                log.append(k.key, &leaf).inspect_err(|_| failed.store(true, Relaxed))?;
-                progress(FixEvent::Checked { done: done.fetch_add(1, Relaxed) + 1, total });
-                Ok(Some((k.key, leaf)))
-            })
-        })?;
-        for r in found {
-            if let Some((key, leaf)) = r? {
-                checks.insert(key, leaf);
-            }
-        }
-        let checked: Vec<(u64, Board, i32)> = chosen
-            .iter()
-            .filter_map(|k| checks.get(&k.key).map(|l| (k.key, k.position.board.canonical().0, i32::from(l.score))))
-            .collect();
-        let before = contradictions(&tree, &checked, c.threshold);
+        let failed = AtomicBool::new(false);
         let mut tried: BTreeSet<u64> = BTreeSet::new();
+        let mut checked: Vec<(u64, Board, i32)> = Vec::new();
+        let (mut contradicted_before, mut differences_before) = (0usize, 0.0f64);
         let mut rounds = 0u64;
         let mut searches = 0u64;
+        // Passes of checks then rounds. Under a time limit the checks of a pass stop at
+        // half the time left (a fix that spent its budget checking would search nothing
+        // again) and, when the rounds end early, the next pass checks more; without one
+        // a single pass checks everything.
         let stop = loop {
-            if over_time() {
-                break FixStop::Time;
-            }
-            let (contradicted, _) = contradictions(&tree, &checked, c.threshold);
-            let mut jobs: BTreeSet<u64> = BTreeSet::new();
-            for &(_, board, _) in &contradicted {
-                let (_, leaf_board) = deciding_leaf(|k| tree.record(k), &board);
-                for b in [board, leaf_board] {
-                    let k = b.key();
-                    if !tried.contains(&k) && tree.nodes.get(&k).is_some_and(|(_, r)| below(r, &b, target)) {
-                        jobs.insert(k);
-                    }
-                }
-            }
-            if jobs.is_empty() {
-                break FixStop::Complete;
-            }
-            rounds += 1;
-            let jobs: Vec<(u64, Board)> = jobs.into_iter().map(|k| (k, tree.nodes[&k].0)).collect();
-            progress(FixEvent::Round { number: rounds, contradicted: contradicted.len(), leaves: jobs.len() });
-            let total = jobs.len() as u64;
+            let todo: Vec<&Candidate> = chosen.iter().filter(|k| !checks.contains_key(&k.key)).collect();
+            let total = todo.len() as u64;
             let done = AtomicU64::new(0);
-            let leaves = pool.install(|| {
-                search.par_map(&jobs, |&(_, board), tt| {
-                    let leaf = score_leaf(&board, &|k| tree.contains(k), &search, tt);
-                    progress(FixEvent::Searched { done: done.fetch_add(1, Relaxed) + 1, total });
-                    leaf
+            let checks_until = c.time.map(|t| {
+                let elapsed = start.elapsed();
+                elapsed + t.saturating_sub(elapsed) / 2
+            });
+            let checks_over_time = || checks_until.is_some_and(|t| start.elapsed() >= t);
+            let found = pool.install(|| {
+                search.par_map(&todo, |k, tt| -> Result<Option<(u64, Leaf)>, FixError> {
+                    if failed.load(Relaxed) || checks_over_time() {
+                        return Ok(None);
+                    }
+                    let leaf = search_position(&k.position.board.canonical().0, 0, &search, tt);
+                    log.append(k.key, &leaf).inspect_err(|_| failed.store(true, Relaxed))?;
+                    progress(FixEvent::Checked { done: done.fetch_add(1, Relaxed) + 1, total });
+                    Ok(Some((k.key, leaf)))
                 })
             })?;
-            for ((key, _), leaf) in jobs.iter().zip(&leaves) {
-                if let Some((_, r)) = tree.nodes.get_mut(key) {
-                    leaf.store_in(r);
+            for r in found {
+                if let Some((key, leaf)) = r? {
+                    checks.insert(key, leaf);
                 }
-                tried.insert(*key);
             }
-            searches += leaves.len() as u64;
-            tree.back_up(params.back_up);
-            let bytes = tree.encode(params)?;
-            atomic_write(&self.output, &bytes).map_err(|e| io(&self.output, e))?;
+            // The positions this pass adds, measured against the book as it stands.
+            let known: HashSet<u64> = checked.iter().map(|&(k, _, _)| k).collect();
+            let new: Vec<(u64, Board, i32)> = chosen
+                .iter()
+                .filter(|k| !known.contains(&k.key))
+                .filter_map(|k| checks.get(&k.key).map(|l| (k.key, k.position.board.canonical().0, i32::from(l.score))))
+                .collect();
+            let added = new.len();
+            let (found, mean) = contradictions(&tree, &new, c.threshold);
+            contradicted_before += found.len();
+            differences_before += mean * new.len() as f64;
+            checked.extend(new);
+            let pass = loop {
+                if over_time() {
+                    break FixStop::Time;
+                }
+                let (contradicted, _) = contradictions(&tree, &checked, c.threshold);
+                let mut jobs: BTreeSet<u64> = BTreeSet::new();
+                for &(_, board, _) in &contradicted {
+                    let (_, leaf_board) = deciding_leaf(|k| tree.record(k), &board);
+                    for b in [board, leaf_board] {
+                        let k = b.key();
+                        if !tried.contains(&k) && tree.nodes.get(&k).is_some_and(|(_, r)| below(r, &b, target)) {
+                            jobs.insert(k);
+                        }
+                    }
+                }
+                if jobs.is_empty() {
+                    break FixStop::Complete;
+                }
+                rounds += 1;
+                let jobs: Vec<(u64, Board)> = jobs.into_iter().map(|k| (k, tree.nodes[&k].0)).collect();
+                progress(FixEvent::Round { number: rounds, contradicted: contradicted.len(), leaves: jobs.len() });
+                let total = jobs.len() as u64;
+                let done = AtomicU64::new(0);
+                let leaves = pool.install(|| {
+                    search.par_map(&jobs, |&(_, board), tt| {
+                        let leaf = score_leaf(&board, &|k| tree.contains(k), &search, tt);
+                        progress(FixEvent::Searched { done: done.fetch_add(1, Relaxed) + 1, total });
+                        leaf
+                    })
+                })?;
+                for ((key, _), leaf) in jobs.iter().zip(&leaves) {
+                    if let Some((_, r)) = tree.nodes.get_mut(key) {
+                        leaf.store_in(r);
+                    }
+                    tried.insert(*key);
+                }
+                searches += leaves.len() as u64;
+                tree.back_up(params.back_up);
+                let bytes = tree.encode(params)?;
+                atomic_write(&self.output, &bytes).map_err(|e| io(&self.output, e))?;
+            };
+            if checked.len() == chosen.len() || pass == FixStop::Time {
+                break pass;
+            }
+            if added == 0 {
+                // Too little time left for a check.
+                break FixStop::Time;
+            }
         };
         // Positions left unchecked leave the fix unfinished, whatever the rounds found.
         let stop = if checked.len() < chosen.len() { FixStop::Time } else { stop };
+        let before = (contradicted_before, differences_before / checked.len().max(1) as f64);
         let bytes = tree.encode(params)?;
         atomic_write(&self.output, &bytes).map_err(|e| io(&self.output, e))?;
         let after = contradictions(&tree, &checked, c.threshold);
@@ -363,7 +391,7 @@ impl Fixer {
         }
         Ok(FixSummary {
             checked: checked.len(),
-            contradicted_before: before.0.len(),
+            contradicted_before: before.0,
             contradicted_after: after.0.len(),
             mae_before: before.1,
             mae_after: after.1,
