@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Rebuilds data/book.tbk, the bundled opening book: every position to ply 20 reached
 # by at least 2 games of the full WTHOR archives (1977-2015), leaves scored at engine
-# level 8, grown by deviation, then the leaves that can change what it plays deepened
-# to level 10. Times on 2 cores are in the README.
+# level 8; optionally grown by deviation (DEVIATE_POSITIONS, 0 to skip); the leaves
+# that can change what it plays deepened to level 10; then its values on the lines it
+# plays to ply 20 checked at level 10 and fixed (FIX_TIME seconds, unlimited by
+# default). Times on 2 cores are in the README.
 #
 #   scripts/bundled_book.sh [ARCHIVE_DIR] [WORK_DIR]
 #
@@ -16,14 +18,24 @@ tb=target/release/thorbook
 resume=()
 [ -e "$work/games.tbk.checkpoint" ] && resume=(--resume)
 [ -e "$work/games.tbk" ] || "$tb" book build "$archives" --level 8 --hash-mib 16 -o "$work/games.tbk" "${resume[@]}"
+grown="$work/games.tbk"
+if [ "${DEVIATE_POSITIONS:-20000}" != 0 ]; then
+    resume=()
+    [ -e "$work/deviated.tbk.deviate" ] && resume=(--resume)
+    [ -e "$work/deviated.tbk" ] && [ ! -e "$work/deviated.tbk.deviate" ] || "$tb" book deviate --book "$work/games.tbk" \
+        --error 2 --budget 4 --level 8 --max-ply 30 --max-positions "${DEVIATE_POSITIONS:-20000}" --hash-mib 16 \
+        -o "$work/deviated.tbk" "${resume[@]}"
+    grown="$work/deviated.tbk"
+fi
 resume=()
-[ -e "$work/deviated.tbk.deviate" ] && resume=(--resume)
-[ -e "$work/deviated.tbk" ] && [ ! -e "$work/deviated.tbk.deviate" ] || "$tb" book deviate --book "$work/games.tbk" --error 2 --budget 4 --level 8 --max-ply 30 \
-    --max-positions "${DEVIATE_POSITIONS:-20000}" --hash-mib 16 -o "$work/deviated.tbk" "${resume[@]}"
-resume=()
-[ -e "$work/book.tbk.deviate" ] && resume=(--resume)
-"$tb" book deepen --book "$work/deviated.tbk" --level 10 --error 2 --budget 4 --hash-mib 16 \
-    -o "$work/book.tbk" "${resume[@]}"
+[ -e "$work/deepened.tbk.deviate" ] && resume=(--resume)
+[ -e "$work/deepened.tbk" ] && [ ! -e "$work/deepened.tbk.deviate" ] || "$tb" book deepen --book "$grown" --level 10 \
+    --error 2 --budget 4 --hash-mib 16 -o "$work/deepened.tbk" "${resume[@]}"
+fix_args=()
+[ -e "$work/book.tbk.fix" ] && fix_args=(--resume)
+[ -n "${FIX_TIME:-}" ] && fix_args+=(--max-time "$FIX_TIME")
+[ -e "$work/book.tbk" ] && [ ! -e "$work/book.tbk.fix" ] || "$tb" book fix --book "$work/deepened.tbk" --level 10 \
+    --max-ply 20 --hash-mib 16 -o "$work/book.tbk" "${fix_args[@]}"
 "$tb" book verify --book "$work/book.tbk"
 cp "$work/book.tbk" data/book.tbk
 "$tb" book info --book data/book.tbk

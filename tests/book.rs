@@ -128,7 +128,9 @@ fn negamax_values_are_consistent_over_whole_books() {
     assert!(check_negamax(&book, true) > 500);
     let bundled = bundled().unwrap();
     bundled.verify().unwrap();
-    assert!(check_negamax(&bundled, true) > 1000);
+    // The bundled book took the deeper leaves of another book by a merge, so a leaf
+    // move may lead into it.
+    assert!(check_negamax(&bundled, false) > 1000);
 }
 
 #[test]
@@ -505,12 +507,19 @@ fn engine_and_query_use_the_bundled_book() {
     assert_eq!(v["source"], "search");
 
     // A book whose best move loses is left for a search under --book-max-loss 0, and
-    // followed without it. Which side loses along the main line depends on the
-    // build, so take the first of its positions where the side to move does.
-    let losing = ["f5", "f5d6", "f5d6c3", "f5d6c3d3"]
-        .into_iter()
-        .find(|line| book_moves(&book, &Position::from_moves(line).unwrap())[0].score < 0)
-        .expect("a main-line position whose best book move loses");
+    // followed without it. Which positions lose depends on the build (the main line is
+    // a draw), so take the first of the book's positions, breadth first through its
+    // moves, where the side to move does.
+    let mut queue = std::collections::VecDeque::from([String::new()]);
+    let losing = loop {
+        let line = queue.pop_front().expect("a book position whose best book move loses");
+        let moves = book_moves(&book, &Position::from_moves(&line).unwrap());
+        if moves.first().is_some_and(|m| m.score < 0) {
+            break line;
+        }
+        queue.extend(moves.iter().map(|m| format!("{line}{}", m.mv)));
+    };
+    let losing = losing.as_str();
     let out = thorbook(&["bestmove", "--moves", losing, "--book-max-loss", "0", "--depth", "2", "--json"]);
     let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
     assert_eq!(v["source"], "search");

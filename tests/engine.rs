@@ -170,7 +170,7 @@ fn terminal_play_finishes_a_scripted_game() {
     let out = thorbook_stdin(&["play", "--color", "white", "--level", "1", "--no-book"], &script);
     let text = out.ok();
     assert!(text.contains("thorbook plays"), "{text}");
-    assert!(text.contains("level must be 1..12"), "{text}");
+    assert!(text.contains(&format!("level must be 1..{}", thorbook::search::Level::MAX)), "{text}");
     assert!(text.contains("level 2: depth 2"), "{text}");
     assert!(text.contains("is not a move or a command"), "{text}");
     let last = text.lines().rev().find(|l| l.starts_with("game over:")).expect("the game ends");
