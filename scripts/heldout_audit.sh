@@ -11,7 +11,9 @@
 # 3. revalues it with the corrected back-up rule and audits that on the same positions
 #    (the searches are kept in one checkpoint, WORK_DIR/audit-levelL.log, and reused: same
 #    positions, same search);
-# 4. fixes it at level 10 and audits the fixed book the same way.
+# 4. fixes it at level 10 and audits the fixed book the same way;
+# 5. deepens the fixed book at level 10 (the leaves on lines within 2 discs a move and
+#    4 a line of the best) and audits that.
 #
 # Every step resumes after an interruption (run the script again). Reports go to
 # WORK_DIR/audit-*.json; the summary lines are printed. AUDIT_LEVEL (14), SAMPLE (150)
@@ -45,3 +47,8 @@ fix_args=()
 [ -e "$work/fixed.tbk" ] && [ ! -e "$work/fixed.tbk.fix" ] || "$tb" book fix --book "$work/games.tbk" --level 10 \
     --max-ply 20 --hash-mib 16 -o "$work/fixed.tbk" "${fix_args[@]}"
 audit "$work/fixed.tbk" fixed
+resume=()
+[ -e "$work/deepened.tbk.deviate" ] && resume=(--resume)
+[ -e "$work/deepened.tbk" ] && [ ! -e "$work/deepened.tbk.deviate" ] || "$tb" book deepen --book "$work/fixed.tbk" \
+    --level 10 --error 2 --budget 4 --hash-mib 16 -o "$work/deepened.tbk" "${resume[@]}"
+audit "$work/deepened.tbk" deepened
