@@ -16,7 +16,7 @@
 //! two bits, and a key table of 4 bytes a bucket — so that books of tens of millions
 //! of positions back up without their records in memory.
 
-use super::format::{find_key, stored_score, LeafMove, Record};
+use super::format::{find_key, stored_score, LeafLevel, LeafMove, Record};
 use crate::board::Board;
 use crate::search::MAX_MOVES;
 
@@ -51,6 +51,15 @@ impl LeafInput {
     /// the final score if the game is over, nothing if every move stays in the book.
     pub fn contribution(&self, board: &Board) -> Option<i32> {
         (!self.mv.is_none() || board.is_game_over()).then_some(i32::from(self.score))
+    }
+
+    /// The standard deviation of the score it contributes ([`leaf_sd`]); a finished
+    /// game's score (no leaf move) has none.
+    fn sd(&self) -> f64 {
+        if self.mv.is_none() {
+            return 0.0;
+        }
+        leaf_sd(LeafLevel { depth: self.depth, selectivity_tenths: self.selectivity, exact: self.exact })
     }
 }
 
@@ -99,16 +108,15 @@ impl BackUpRule {
     }
 }
 
-/// The standard deviation, in discs, of a searched leaf's score around the true value:
-/// measured (`book audit` of held-out positions against deeper searches, and exact
-/// scores near the end) for the bundled evaluation; exact leaves have none.
-pub fn leaf_sd(leaf: &LeafInput, empties: u32) -> f64 {
-    if leaf.exact || leaf.mv.is_none() {
+/// The standard deviation, in discs, of a leaf's score around the true value, by its
+/// level: measured (`book audit` of held-out positions against deeper searches, and
+/// exact scores near the end) for the bundled evaluation; exact leaves have none.
+pub fn leaf_sd(level: LeafLevel) -> f64 {
+    if level.exact {
         return 0.0;
     }
-    let _ = empties;
     // Depth 14 at 1.5σ errs by about 2 discs in the midgame, depth 18 at 2σ by 1.5.
-    (3.4 - 0.1 * f64::from(leaf.depth)).clamp(1.0, 4.0)
+    (3.4 - 0.1 * f64::from(level.depth)).clamp(1.0, 4.0)
 }
 
 /// An option's estimate: a mean and a standard deviation, discs.
@@ -263,7 +271,7 @@ impl Values {
         let mut options = [Estimate { mean: 0.0, sd: 0.0 }; MAX_MOVES + 1];
         let mut n = 0;
         if let Some(score) = leaves[i].contribution(board) {
-            options[n] = Estimate { mean: f64::from(score), sd: leaf_sd(&leaves[i], board.empty_count()) };
+            options[n] = Estimate { mean: f64::from(score), sd: leaves[i].sd() };
             n += 1;
         }
         for (_, child) in board.successors() {

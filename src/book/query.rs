@@ -105,10 +105,10 @@ pub fn book_moves<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position) -> Vec<BookMov
                 exact: hit.record.leaf_exact(),
                 games: 0,
                 black_win_rate: None,
-                trust: hit.record.leaf_level().map_or_else(
-                    || Trust::of_position(book, &pos.board, &mut memo),
-                    |l| Trust::of_leaf(l, pos.board.empty_count()),
-                ),
+                trust: hit
+                    .record
+                    .leaf_level()
+                    .map_or_else(|| Trust::of_position(book, &pos.board, &mut memo), Trust::of_leaf),
             });
         }
     }

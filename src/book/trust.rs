@@ -116,31 +116,15 @@ impl Trust {
         let exact = proven(book, board, memo);
         let sd = match (exact, d.level) {
             (true, _) => 0.0,
-            (false, Some(level)) => {
-                let leaf = LeafInput {
-                    mv: super::format::LeafMove::PASS,
-                    score: 0,
-                    depth: level.depth,
-                    selectivity: level.selectivity_tenths,
-                    exact: level.exact,
-                };
-                leaf_sd(&leaf, d.empties)
-            }
+            (false, Some(level)) => leaf_sd(level),
             (false, None) => f64::NAN,
         };
         Trust::new(exact, d.level.map_or(0, |l| if l.exact { 0 } else { l.depth }), d.plies_below, sd)
     }
 
-    /// The trust of a leaf's score at a position with `empties` empties.
-    pub fn of_leaf(level: LeafLevel, empties: u32) -> Trust {
-        let leaf = LeafInput {
-            mv: super::format::LeafMove::PASS,
-            score: 0,
-            depth: level.depth,
-            selectivity: level.selectivity_tenths,
-            exact: level.exact,
-        };
-        Trust::new(level.exact, if level.exact { 0 } else { level.depth }, 0, leaf_sd(&leaf, empties))
+    /// The trust of a leaf's score.
+    pub fn of_leaf(level: LeafLevel) -> Trust {
+        Trust::new(level.exact, if level.exact { 0 } else { level.depth }, 0, leaf_sd(level))
     }
 
     fn new(exact: bool, leaf_depth: u8, leaf_below: u32, uncertainty: f64) -> Trust {
