@@ -375,23 +375,11 @@ pub fn sample(candidates: Vec<Candidate>, config: &AuditConfig) -> Vec<Candidate
 /// book's values, so that a log serves every book with the same sample: a book and its
 /// fixed or re-valued version are audited on the same searches).
 pub fn identity(chosen: &[Candidate], search: &LeafSearch) -> u64 {
-    let p = search.params(0, 0);
     let mut d = crate::fileio::Digest::new();
     for c in chosen {
         d.update(&c.key.to_le_bytes());
     }
-    let text = format!(
-        "audit 1 positions {} {:016x} depth {} exact_at {} selectivity {} eval {:08x} hash {} nodes {} time_ms {}",
-        chosen.len(),
-        d.finish(),
-        p.depth,
-        p.exact_at,
-        p.selectivity_tenths,
-        p.eval_digest,
-        search.hash_mib,
-        search.strength.nodes.unwrap_or(0),
-        search.strength.time.map_or(0, |t| t.as_millis()),
-    );
+    let text = format!("audit 1 positions {} {:016x} {}", chosen.len(), d.finish(), search.identity());
     crate::fileio::Digest::of(text.as_bytes())
 }
 

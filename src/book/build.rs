@@ -120,6 +120,22 @@ impl LeafSearch {
         Ok(LeafSearch { strength, hash_mib, threads, eval: eval.load()? })
     }
 
+    /// Every setting a search's result depends on, as text: the part of a resumable
+    /// run's identity (deviation state, audit and fix logs) that names the search.
+    pub(crate) fn identity(&self) -> String {
+        let p = self.params(0, 0);
+        format!(
+            "depth {} exact_at {} selectivity {} eval {:08x} hash {} nodes {} time_ms {}",
+            p.depth,
+            p.exact_at,
+            p.selectivity_tenths,
+            p.eval_digest,
+            self.hash_mib,
+            self.strength.nodes.unwrap_or(0),
+            self.strength.time.map_or(0, |t| t.as_millis()),
+        )
+    }
+
     /// The parameters a book built with this search records in its header.
     pub fn params(&self, max_ply: u32, min_games: u32) -> BuildParams {
         BuildParams {

@@ -279,14 +279,11 @@ impl Deviator {
     /// What the state file must hold for a run to be resumed: the input book and the settings.
     pub(crate) fn identity<D: AsRef<[u8]>>(&self, book: &Book<D>, search: &LeafSearch) -> String {
         let c = &self.config;
-        let p = search.params(0, 0);
-        let input = book.records_digest();
         format!(
-            "thorbook deviate 3 {:?} round {}\ninput {:016x} {}\nfrom {:016x} {:016x}\nerror {} budget {} contempt {} max_ply {}\n\
-             depth {} exact_at {} selectivity {} eval {:08x} hash {} nodes {} time_ms {}\n",
+            "thorbook deviate 3 {:?} round {}\ninput {:016x} {}\nfrom {:016x} {:016x}\nerror {} budget {} contempt {} max_ply {}\n{}\n",
             c.growth,
             c.round_size,
-            input,
+            book.records_digest(),
             book.len(),
             self.from.player,
             self.from.opponent,
@@ -294,13 +291,7 @@ impl Deviator {
             c.budget,
             c.contempt,
             c.max_ply,
-            p.depth,
-            p.exact_at,
-            p.selectivity_tenths,
-            p.eval_digest,
-            search.hash_mib,
-            search.strength.nodes.unwrap_or(0),
-            search.strength.time.map_or(0, |t| t.as_millis()),
+            search.identity(),
         )
     }
 

@@ -421,18 +421,12 @@ fn contradictions(tree: &Tree, checked: &[(u64, Board, i32)], threshold: i32) ->
 
 /// What names a fix run: the input book, the positions checked and the settings.
 fn fix_identity<D: AsRef<[u8]>>(input: &Book<D>, chosen: &[Candidate], c: &FixConfig, search: &LeafSearch) -> u64 {
-    let p = search.params(0, 0);
+    // The audit's identity names the positions and the search (its time budget too).
     let text = format!(
-        "fix 1 book {:016x} positions {} threshold {} depth {} exact_at {} selectivity {} eval {:08x} hash {} nodes {}",
+        "fix 2 book {:016x} positions {:016x} threshold {}",
         input.records_digest(),
         super::audit::identity(chosen, search),
-        c.threshold,
-        p.depth,
-        p.exact_at,
-        p.selectivity_tenths,
-        p.eval_digest,
-        search.hash_mib,
-        search.strength.nodes.unwrap_or(0),
+        c.threshold
     );
     crate::fileio::Digest::of(text.as_bytes())
 }
