@@ -254,12 +254,6 @@ impl Mean {
         self.n += 1;
     }
 
-    fn merge(mut self, o: Mean) -> Mean {
-        self.sum += o.sum;
-        self.n += o.n;
-        self
-    }
-
     fn mean(&self) -> f64 {
         if self.n == 0 {
             0.0
@@ -267,6 +261,29 @@ impl Mean {
             self.sum / self.n as f64
         }
     }
+}
+
+/// [`depth_scores`] of every board, in parallel, a table per worker.
+fn all_depth_scores(
+    eval: &PatternEval,
+    boards: &[Board],
+    max: u32,
+    config: &CalibrateConfig,
+    stop: &AtomicBool,
+    tick: &(dyn Fn() + Sync),
+) -> Result<Vec<Vec<Option<i32>>>, TableError> {
+    boards
+        .par_iter()
+        .map_init(
+            || TranspositionTable::try_new(config.hash_mib),
+            |tt, board| {
+                let tt = tt.as_mut().map_err(|e| e.clone())?;
+                let scores = depth_scores(eval, tt, board, max, config.selectivity, stop);
+                tick();
+                Ok(scores)
+            },
+        )
+        .collect()
 }
 
 /// Signed error per (root empties, depth), from searches of the exact positions;
@@ -278,36 +295,18 @@ fn exact_leans(
     stop: &AtomicBool,
     tick: &(dyn Fn() + Sync),
 ) -> Result<Vec<LeafLean>, TableError> {
+    let boards: Vec<Board> = exact.iter().map(|&(b, _)| b).collect();
+    let scores = all_depth_scores(eval, &boards, config.max_exact_depth, config, stop, tick)?;
     // errors[root empties][depth]
-    let errors = exact
-        .par_iter()
-        .map_init(
-            || TranspositionTable::try_new(config.hash_mib),
-            |tt, &(board, value)| {
-                let tt = tt.as_mut().map_err(|e| e.clone())?;
-                let scores = depth_scores(eval, tt, &board, config.max_exact_depth, config.selectivity, stop);
-                tick();
-                let mut cells = vec![[Mean::default(); 21]; 61];
-                let e = board.empty_count() as usize;
-                for (i, s) in scores.iter().enumerate() {
-                    if let Some(s) = s {
-                        cells[e][i + 1].add(f64::from(s - value));
-                    }
-                }
-                Ok(cells)
-            },
-        )
-        .try_reduce(
-            || vec![[Mean::default(); 21]; 61],
-            |mut a, b| {
-                for (x, y) in a.iter_mut().zip(b) {
-                    for (p, q) in x.iter_mut().zip(y) {
-                        *p = p.merge(q);
-                    }
-                }
-                Ok(a)
-            },
-        )?;
+    let mut errors = vec![[Mean::default(); 21]; 61];
+    for (&(board, value), scores) in exact.iter().zip(&scores) {
+        let e = board.empty_count() as usize;
+        for (i, s) in scores.iter().enumerate() {
+            if let Some(s) = s {
+                errors[e][i + 1].add(f64::from(s - value));
+            }
+        }
+    }
     Ok(leans_from_errors(&errors, config.min_depth))
 }
 
@@ -353,35 +352,18 @@ fn swing_leans(
     stop: &AtomicBool,
     tick: &(dyn Fn() + Sync),
 ) -> Result<Vec<LeafLean>, TableError> {
-    let sums = positions
-        .par_iter()
-        .map_init(
-            || TranspositionTable::try_new(config.hash_mib),
-            |tt, board| {
-                let tt = tt.as_mut().map_err(|e| e.clone())?;
-                let scores = depth_scores(eval, tt, board, config.max_swing_depth, config.selectivity, stop);
-                tick();
-                let mut cells = vec![Mean::default(); 61];
-                let e = board.empty_count();
-                for d in config.min_depth..scores.len() as u32 {
-                    if let (Some(a), Some(b)) = (scores[d as usize - 1], scores[d as usize]) {
-                        // v(d + 1) − v(d) = −s(d)·T(e − d).
-                        let s = if d % 2 == 0 { 1.0 } else { -1.0 };
-                        cells[(e - d) as usize].add(-s * f64::from(b - a));
-                    }
-                }
-                Ok(cells)
-            },
-        )
-        .try_reduce(
-            || vec![Mean::default(); 61],
-            |mut a, b| {
-                for (x, y) in a.iter_mut().zip(b) {
-                    *x = x.merge(y);
-                }
-                Ok(a)
-            },
-        )?;
+    let scores = all_depth_scores(eval, positions, config.max_swing_depth, config, stop, tick)?;
+    let mut sums = vec![Mean::default(); 61];
+    for (board, scores) in positions.iter().zip(&scores) {
+        let e = board.empty_count();
+        for d in config.min_depth..scores.len() as u32 {
+            if let (Some(a), Some(b)) = (scores[d as usize - 1], scores[d as usize]) {
+                // v(d + 1) − v(d) = −s(d)·T(e − d).
+                let s = if d % 2 == 0 { 1.0 } else { -1.0 };
+                sums[(e - d) as usize].add(-s * f64::from(b - a));
+            }
+        }
+    }
     Ok(leans_from_swing(&sums))
 }
 
