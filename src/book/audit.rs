@@ -99,9 +99,8 @@ impl AuditConfig {
     }
 
     /// Checks the ranges; the error names the setting.
-    pub fn validate(&self) -> Result<(), AuditError> {
-        let bad =
-            |setting: &'static str, value: i64, range: &'static str| Err(AuditError::Setting { setting, value, range });
+    pub fn validate(&self) -> Result<(), OutOfRange> {
+        let bad = |setting: &'static str, value: i64, range: &'static str| Err(OutOfRange { setting, value, range });
         if !(1..=1_000_000).contains(&self.sample) {
             return bad("sample", i64::try_from(self.sample).unwrap_or(i64::MAX), "1..=1000000");
         }
@@ -118,19 +117,24 @@ impl AuditConfig {
     }
 }
 
+/// A setting of an audit or a fix out of range.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{setting} must be {range}, got {value}")]
+pub struct OutOfRange {
+    /// The setting, as the command line names it without its `--`.
+    pub setting: &'static str,
+    /// Its value.
+    pub value: i64,
+    /// What it may be.
+    pub range: &'static str,
+}
+
 /// Why an audit failed.
 #[derive(Debug, thiserror::Error)]
 pub enum AuditError {
     /// A setting out of range.
-    #[error("{setting} must be {range}, got {value}")]
-    Setting {
-        /// The setting.
-        setting: &'static str,
-        /// Its value.
-        value: i64,
-        /// What it may be.
-        range: &'static str,
-    },
+    #[error(transparent)]
+    Setting(#[from] OutOfRange),
     /// The walk's start is not a book position.
     #[error("the position to audit from is not in the book")]
     NotInBook,

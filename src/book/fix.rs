@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-use super::audit::{candidates, AuditConfig, Candidate};
+use super::audit::{candidates, AuditConfig, Candidate, OutOfRange};
 use super::build::{score_leaf, search_position, BuildError, Leaf, LeafSearch};
 use super::format::BookError;
 use super::leaflog::{LeafLog, LeafLogError};
@@ -90,23 +90,16 @@ impl FixConfig {
         }
     }
 
-    /// Checks the ranges; the error names the setting.
-    pub fn validate(&self) -> Result<(), FixError> {
-        let bad =
-            |setting: &'static str, value: i64, range: &'static str| Err(FixError::Setting { setting, value, range });
+    /// Checks the ranges; the error names the setting (the walk's are an audit's).
+    pub fn validate(&self) -> Result<(), OutOfRange> {
+        let bad = |setting: &'static str, value: i64, range: &'static str| Err(OutOfRange { setting, value, range });
         if !(0..=64).contains(&self.threshold) {
             return bad("threshold", i64::from(self.threshold), "0..=64");
-        }
-        if !(0..=64).contains(&self.error) {
-            return bad("error", i64::from(self.error), "0..=64");
-        }
-        if self.min_ply > self.max_ply || self.max_ply > 60 {
-            return bad("max-ply", i64::from(self.max_ply), "min-ply..=60");
         }
         if self.max_positions == Some(0) {
             return bad("max-positions", 0, "at least 1");
         }
-        Ok(())
+        self.walk().validate()
     }
 }
 
@@ -114,15 +107,8 @@ impl FixConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum FixError {
     /// A setting out of range.
-    #[error("{setting} must be {range}, got {value}")]
-    Setting {
-        /// The setting.
-        setting: &'static str,
-        /// Its value.
-        value: i64,
-        /// What it may be.
-        range: &'static str,
-    },
+    #[error(transparent)]
+    Setting(#[from] OutOfRange),
     /// The walk's start is not in the book.
     #[error("the position to fix from is not in the book")]
     NotInBook,

@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::book_cmds::open_book;
 use super::search_args::SearchArgs;
-use crate::book::audit::{audit, AuditConfig, AuditError, AuditEvent, AuditReport, Group};
+use crate::book::audit::{audit, AuditConfig, AuditError, AuditEvent, AuditReport, Group, OutOfRange};
 use crate::book::fix::{FixConfig, FixError, FixEvent, Fixer};
 use crate::position::Position;
 use crate::search::Settings;
@@ -143,7 +143,7 @@ pub fn audit_cmd(args: AuditArgs) -> anyhow::Result<ExitCode> {
     });
     bar.finish_and_clear();
     let report = report.map_err(|e| match e {
-        AuditError::Setting { setting, value, range } => anyhow::anyhow!("--{setting} must be {range}, got {value}"),
+        AuditError::Setting(e) => flag_error(&e),
         AuditError::Search(e) => super::book_cmds::build_error(e),
         e => e.into(),
     })?;
@@ -302,7 +302,7 @@ pub fn fix_cmd(args: FixArgs) -> anyhow::Result<ExitCode> {
     });
     bar.finish_and_clear();
     let s = summary.map_err(|e| match e {
-        FixError::Setting { setting, value, range } => anyhow::anyhow!("--{setting} must be {range}, got {value}"),
+        FixError::Setting(e) => flag_error(&e),
         FixError::Search(e) => super::book_cmds::build_error(e),
         e => e.into(),
     })?;
@@ -324,4 +324,9 @@ pub fn fix_cmd(args: FixArgs) -> anyhow::Result<ExitCode> {
         s.bytes.len()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// A setting out of range, named by its flag.
+fn flag_error(e: &OutOfRange) -> anyhow::Error {
+    anyhow::anyhow!("--{e}")
 }
