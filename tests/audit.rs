@@ -156,6 +156,14 @@ fn audit_and_fix_refuse_bad_settings_by_flag() {
     assert!(r.fails().contains("--sample must be 1..=1000000, got 0"), "{}", r.stderr);
     let r = thorbook(&["book", "fix", "--level", "3", "--threshold", "99", "-o", "/nonexistent/x.tbk"]);
     assert!(r.fails().contains("--threshold must be 0..=64, got 99"), "{}", r.stderr);
+    let plan = ["--shards", "2", "--work-dir", "/nonexistent/w"];
+    let r =
+        thorbook(&[&["book", "plan", "audit", "--checkpoint", "a.log", "--compare-level", "6"][..], &plan].concat());
+    assert!(r.fails().contains("plan the comparison as an audit of its own"), "{}", r.stderr);
+    let r = thorbook(&[&["book", "plan", "audit"][..], &plan].concat());
+    assert!(r.fails().contains("needs the log its shards fill"), "{}", r.stderr);
+    let r = thorbook(&[&["book", "plan", "fix", "--level", "4", "--max-time", "9", "-o", "x.tbk"][..], &plan].concat());
+    assert!(r.fails().contains("--max-time cannot be planned"), "{}", r.stderr);
 }
 
 /// Every book move says how far its score can be trusted: proven where everything
@@ -204,4 +212,77 @@ fn book_moves_show_how_far_their_scores_can_be_trusted() {
     let first = &v["moves"][0]["trust"];
     assert!(first["grade"].as_str().unwrap().starts_with('±'), "{first}");
     assert!(first["leaf_depth"].as_u64().unwrap() >= 14, "{first}");
+}
+
+/// An audit's searches and a fix's checks planned in shards, run shard by shard and
+/// assembled into the run's log give the local run's report and book, searching
+/// nothing again.
+#[test]
+fn audits_and_fixes_planned_in_shards_equal_local_runs() {
+    use thorbook::book::audit::checks;
+    use thorbook::book::plan::Plan;
+    let (built, _) = games();
+    let bytes = shallow_book(&built);
+    let book = Book::open_verified(&bytes[..]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |plan: &Plan| {
+        for i in 0..plan.shards() {
+            plan.run_shard(i, Some(1), &|_| {}).unwrap();
+        }
+    };
+
+    let config = AuditConfig { sample: 40, min_ply: 2, max_ply: 12, ..AuditConfig::new(level(4)) };
+    let log = dir.path().join("audit.log");
+    let planned = checks(&book, &config, &log).unwrap();
+    assert_eq!(planned.positions.len(), 40);
+    let work = dir.path().join("audit");
+    let plan = Plan::create_checks(&work, &planned, 3).unwrap();
+    // Planned again: the same plan; with other shards: refused.
+    assert_eq!(Plan::create_checks(&work, &planned, 3).unwrap().digest(), plan.digest());
+    let e = Plan::create_checks(&work, &planned, 2).err().unwrap().to_string();
+    assert!(e.contains("another plan"), "{e}");
+    plan.run_shard(0, Some(1), &|_| {}).unwrap();
+    let e = plan.assemble(None).err().unwrap().to_string();
+    assert!(e.contains("shard 1") && e.contains("missing"), "{e}");
+    run(&plan);
+    let assembled = Plan::open(&work).unwrap().assemble(None).unwrap();
+    assert_eq!(assembled.positions, 40);
+    let from_plan = audit(&book, &config, Some((&log, true)), &|_| {}).unwrap();
+    let local = audit(&book, &config, None, &|_| {}).unwrap();
+    assert_eq!((from_plan.searched, local.searched), (0, 40));
+    let rows = |r: &AuditReport| r.audited.iter().map(|a| (a.line.clone(), a.value, a.score)).collect::<Vec<_>>();
+    assert_eq!(rows(&from_plan), rows(&local));
+    // A log of another run is not overwritten.
+    let other = dir.path().join("other.log");
+    audit(&book, &AuditConfig { seed: 9, ..config.clone() }, Some((&other, false)), &|_| {}).unwrap();
+    let kept = std::fs::read(&other).unwrap();
+    let e = plan.assemble(Some(&other)).err().unwrap().to_string();
+    assert!(e.contains("another run"), "{e}");
+    assert_eq!(std::fs::read(&other).unwrap(), kept);
+    // A time limit cannot be planned.
+    let timed = AuditConfig {
+        search: Settings { time: Some(std::time::Duration::from_millis(5)), ..level(4) },
+        ..config.clone()
+    };
+    let e = Plan::create_checks(&dir.path().join("timed"), &checks(&book, &timed, &log).unwrap(), 2);
+    assert!(e.err().unwrap().to_string().contains("time limit"));
+
+    let fix = FixConfig { max_ply: 10, ..FixConfig::new(level(4)) };
+    let local = Fixer::new(fix.clone(), dir.path().join("local.tbk")).run(&book, &|_| {}).unwrap();
+    assert!(local.searches > 0, "the fix searches leaves again");
+    let out = dir.path().join("fixed.tbk");
+    let fixer = Fixer::new(fix, &out);
+    let plan = Plan::create_checks(&dir.path().join("fix"), &fixer.checks(&book).unwrap(), 2).unwrap();
+    assert_eq!(plan.output(), fixer.log_path());
+    run(&plan);
+    plan.assemble(None).unwrap();
+    let checked = std::sync::atomic::AtomicU64::new(0);
+    let count = |e: FixEvent| {
+        if let FixEvent::Checked { .. } = e {
+            checked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    };
+    let fixed = fixer.resume(true).run(&book, &count).unwrap();
+    assert_eq!(checked.into_inner(), 0, "the checks come from the plan");
+    assert_eq!((fixed.checked, fixed.searches, &fixed.bytes), (local.checked, local.searches, &local.bytes));
 }

@@ -134,3 +134,25 @@ fn slurm_deviation_rounds_write_the_same_book_as_the_local_run() {
     let status = thorbook(&["book", "status", &work]);
     assert!(status.ok().contains(&format!("finished after {rounds} rounds")), "{}", status.stdout);
 }
+
+#[test]
+#[ignore = "needs a Slurm cluster (scripts/slurm-one-node.sh)"]
+fn slurm_an_audit_planned_in_shards_reports_as_the_local_run() {
+    cluster_is_up();
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("audit");
+    let log = dir.path().join("audit.log");
+    let audit = ["book", "audit", "--sample", "40", "--level", "6", "--json"];
+    let mut args = vec!["book", "plan", "audit", "--sample", "40", "--level", "6"];
+    args.extend(["--checkpoint", log.to_str().unwrap(), "--shards", "3", "--work-dir", work.to_str().unwrap()]);
+    thorbook(&args).ok();
+    thorbook(&["book", "submit", work.to_str().unwrap(), "--slurm", "--wait"]).ok();
+    let report = |extra: &[&str]| -> serde_json::Value {
+        let r = thorbook(&[&audit[..], extra].concat());
+        let mut v: serde_json::Value = serde_json::from_str(r.ok()).unwrap();
+        v.as_object_mut().unwrap().remove("searched");
+        v
+    };
+    let planned = report(&["--checkpoint", log.to_str().unwrap(), "--resume"]);
+    assert_eq!(planned, report(&[]), "the planned audit's report differs from the local one");
+}

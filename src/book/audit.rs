@@ -30,14 +30,14 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::build::{BuildError, Leaf, LeafSearch};
 use super::format::LeafLevel;
 use super::leaflog::{LeafLog, LeafLogError};
 use super::trust::{decider, Decider};
 use super::Book;
-use crate::board::Color;
+use crate::board::{Board, Color};
 use crate::position::Position;
 use crate::search::{Settings, Strength};
 use crate::square::{format_moves, Move};
@@ -385,6 +385,57 @@ pub fn identity(chosen: &[Candidate], search: &LeafSearch) -> u64 {
     }
     let text = format!("audit 1 positions {} {:016x} {}", chosen.len(), d.finish(), search.identity());
     crate::fileio::Digest::of(text.as_bytes())
+}
+
+/// The searches of whole positions (without the book) a run makes before anything
+/// else — an audit's, or a fix's checks — for planning them in shards
+/// ([`super::plan::Plan::create_checks`]). The shards' results are assembled into
+/// `log`, where the run, started with resume, finds them all and searches nothing
+/// again.
+pub struct Checks {
+    /// Whose searches they are.
+    pub kind: ChecksKind,
+    /// Each position's canonical key and canonical board, in key order.
+    pub positions: Vec<(u64, Board)>,
+    /// How each is searched.
+    pub search: LeafSearch,
+    /// Where the search's evaluation comes from (a shard loads it again).
+    pub eval: crate::eval::EvalSource,
+    /// The identity of the run's log (its header names it).
+    pub identity: u64,
+    /// The run's log.
+    pub log: std::path::PathBuf,
+}
+
+/// The run [`Checks`] belong to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChecksKind {
+    /// An audit ([`audit`]).
+    Audit,
+    /// A fix's checks ([`super::fix::Fixer`]).
+    Fix,
+}
+
+/// The searches of an audit of `book` whose checkpoint is `log`. The comparison search
+/// (`config.compare`) is not among them: it is an audit of the same sample at its own
+/// settings, whose log is `log` with `.compare` appended.
+pub fn checks<D: AsRef<[u8]>>(
+    book: &Book<D>,
+    config: &AuditConfig,
+    log: &std::path::Path,
+) -> Result<Checks, AuditError> {
+    config.validate()?;
+    let search = LeafSearch::new(&config.search, AuditConfig::FALLBACK)?;
+    let chosen = sample(candidates(book, config)?, config);
+    Ok(Checks {
+        kind: ChecksKind::Audit,
+        positions: chosen.iter().map(|c| (c.key, c.position.board.canonical().0)).collect(),
+        identity: identity(&chosen, &search),
+        search,
+        eval: config.search.eval.clone(),
+        log: log.to_path_buf(),
+    })
 }
 
 /// Runs an audit of `book`: samples, searches what the log lacks (on the current rayon

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-use super::audit::{candidates, AuditConfig, Candidate, OutOfRange};
+use super::audit::{candidates, AuditConfig, Candidate, Checks, ChecksKind, OutOfRange};
 use super::build::{score_leaf, search_position, BuildError, Leaf, LeafSearch};
 use super::format::BookError;
 use super::leaflog::{LeafLog, LeafLogError};
@@ -230,6 +230,33 @@ impl Fixer {
         PathBuf::from(s)
     }
 
+    /// The fix's search, the positions it checks (the shallowest first) and the identity
+    /// of its log.
+    fn chosen<D: AsRef<[u8]>>(&self, input: &Book<D>) -> Result<(LeafSearch, Vec<Candidate>, u64), FixError> {
+        let c = &self.config;
+        c.validate()?;
+        let search = LeafSearch::new(&c.search, LeafSearch::recorded(&input.params()))?;
+        let mut chosen = match candidates(input, &c.walk()) {
+            Ok(found) => found,
+            Err(_) => return Err(FixError::NotInBook),
+        };
+        chosen.sort_by_key(|k| (60 - k.position.board.empty_count(), k.key));
+        chosen.truncate(c.max_positions.unwrap_or(usize::MAX));
+        let identity = fix_identity(input, &chosen, c, &search);
+        Ok((search, chosen, identity))
+    }
+
+    /// The fix's checks of `input`, for planning them in shards: assembled into
+    /// [`Fixer::log_path`], a run with `resume` finds them there and goes on to its
+    /// rounds.
+    pub fn checks<D: AsRef<[u8]>>(&self, input: &Book<D>) -> Result<Checks, FixError> {
+        let (search, chosen, identity) = self.chosen(input)?;
+        let mut positions: Vec<(u64, Board)> = chosen.iter().map(|k| (k.key, k.position.board.canonical().0)).collect();
+        positions.sort_unstable_by_key(|&(key, _)| key);
+        let eval = self.config.search.eval.clone();
+        Ok(Checks { kind: ChecksKind::Fix, positions, search, eval, identity, log: self.log_path() })
+    }
+
     /// Runs the fix on the current rayon pool; `progress` is called from worker threads.
     pub fn run<D: AsRef<[u8]>>(
         &self,
@@ -238,16 +265,8 @@ impl Fixer {
     ) -> Result<FixSummary, FixError> {
         let start = Instant::now();
         let c = &self.config;
-        c.validate()?;
-        let search = LeafSearch::new(&c.search, LeafSearch::recorded(&input.params()))?;
+        let (search, chosen, identity) = self.chosen(input)?;
         let target = Target::of(&search);
-        let mut chosen = match candidates(input, &c.walk()) {
-            Ok(found) => found,
-            Err(_) => return Err(FixError::NotInBook),
-        };
-        chosen.sort_by_key(|k| (60 - k.position.board.empty_count(), k.key));
-        chosen.truncate(c.max_positions.unwrap_or(usize::MAX));
-        let identity = fix_identity(input, &chosen, c, &search);
         let log_path = self.log_path();
         // The log alone resumes the checks; the output, once a round has written it,
         // resumes the rounds (a fix stopped while checking has no output yet).

@@ -135,6 +135,13 @@ impl LeafLog {
             .map_err(|source| LeafLogError::Io { path: self.path.display().to_string(), source })
     }
 
+    /// Makes every appended result durable (for a log written in one go, not appended
+    /// to by a run).
+    pub fn sync(&self) -> Result<(), LeafLogError> {
+        let f = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        f.sync_data().map_err(|source| LeafLogError::Io { path: self.path.display().to_string(), source })
+    }
+
     /// Removes the log (the run is finished and its result safely written).
     pub fn remove(self) {
         let _ = std::fs::remove_file(&self.path);

@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::book_cmds::open_book;
 use super::search_args::SearchArgs;
-use crate::book::audit::{audit, AuditConfig, AuditError, AuditEvent, AuditReport, Group, OutOfRange};
+use crate::book::audit::{audit, checks, AuditConfig, AuditError, AuditEvent, AuditReport, Checks, Group, OutOfRange};
 use crate::book::fix::{FixConfig, FixError, FixEvent, Fixer};
 use crate::position::Position;
 use crate::search::Settings;
@@ -114,17 +114,51 @@ impl TryFrom<&AuditArgs> for AuditConfig {
     }
 }
 
+impl AuditArgs {
+    /// The log of searches: `--checkpoint`, else `-o`'s with `.checkpoint`.
+    fn checkpoint(&self) -> Option<PathBuf> {
+        self.checkpoint.clone().or_else(|| {
+            self.output.as_ref().map(|o| {
+                let mut p = o.as_os_str().to_owned();
+                p.push(".checkpoint");
+                PathBuf::from(p)
+            })
+        })
+    }
+}
+
+/// The searches of the audit `args` describes, for `book plan audit`.
+pub(super) fn audit_checks(args: &AuditArgs) -> anyhow::Result<Checks> {
+    if args.resume {
+        anyhow::bail!("--resume is for local runs: a plan resumes by itself (run `book shard` or `book submit` again)");
+    }
+    if let Some(level) = args.compare_level {
+        anyhow::bail!(
+            "--compare-level cannot be planned with the audit: plan the comparison as an audit of its own with \
+             --level {level} and the checkpoint FILE.compare (FILE: this audit's checkpoint)"
+        );
+    }
+    let Some(log) = args.checkpoint() else {
+        anyhow::bail!("book plan audit needs the log its shards fill: --checkpoint FILE (or -o REPORT)");
+    };
+    let config = AuditConfig::try_from(args)?;
+    let book = open_book(args.book.as_deref())?;
+    checks(&book, &config, &log).map_err(audit_error)
+}
+
+fn audit_error(e: AuditError) -> anyhow::Error {
+    match e {
+        AuditError::Setting(e) => flag_error(&e),
+        AuditError::Search(e) => super::book_cmds::build_error(e),
+        e => e.into(),
+    }
+}
+
 /// Runs `book audit`.
 pub fn audit_cmd(args: AuditArgs) -> anyhow::Result<ExitCode> {
     let config = AuditConfig::try_from(&args)?;
     let book = open_book(args.book.as_deref())?;
-    let checkpoint = args.checkpoint.clone().or_else(|| {
-        args.output.as_ref().map(|o| {
-            let mut p = o.as_os_str().to_owned();
-            p.push(".checkpoint");
-            PathBuf::from(p)
-        })
-    });
+    let checkpoint = args.checkpoint();
     if args.resume && checkpoint.is_none() {
         anyhow::bail!("--resume needs a checkpoint: give -o REPORT (REPORT.checkpoint) or --checkpoint FILE");
     }
@@ -142,11 +176,7 @@ pub fn audit_cmd(args: AuditArgs) -> anyhow::Result<ExitCode> {
         }
     });
     bar.finish_and_clear();
-    let report = report.map_err(|e| match e {
-        AuditError::Setting(e) => flag_error(&e),
-        AuditError::Search(e) => super::book_cmds::build_error(e),
-        e => e.into(),
-    })?;
+    let report = report.map_err(audit_error)?;
     if let Some(out) = &args.output {
         let json = serde_json::to_vec_pretty(&report)?;
         crate::fileio::atomic_write(out, &json).with_context(|| out.display().to_string())?;
@@ -276,6 +306,30 @@ impl TryFrom<&FixArgs> for FixConfig {
     }
 }
 
+/// The checks of the fix `args` describes, for `book plan fix`.
+pub(super) fn fix_checks(args: &FixArgs) -> anyhow::Result<Checks> {
+    if args.resume {
+        anyhow::bail!("--resume is for local runs: a plan resumes by itself (run `book shard` or `book submit` again)");
+    }
+    if args.max_time.is_some() {
+        anyhow::bail!(
+            "--max-time cannot be planned (the checks would depend on the machines): use --max-positions, and give \
+             --max-time to the `book fix --resume` that runs the rounds"
+        );
+    }
+    let config = FixConfig::try_from(args)?;
+    let book = open_book(args.book.as_deref())?;
+    Fixer::new(config, &args.output).checks(&book).map_err(fix_error)
+}
+
+fn fix_error(e: FixError) -> anyhow::Error {
+    match e {
+        FixError::Setting(e) => flag_error(&e),
+        FixError::Search(e) => super::book_cmds::build_error(e),
+        e => e.into(),
+    }
+}
+
 /// Runs `book fix`.
 pub fn fix_cmd(args: FixArgs) -> anyhow::Result<ExitCode> {
     let config = FixConfig::try_from(&args)?;
@@ -301,11 +355,7 @@ pub fn fix_cmd(args: FixArgs) -> anyhow::Result<ExitCode> {
         }
     });
     bar.finish_and_clear();
-    let s = summary.map_err(|e| match e {
-        FixError::Setting(e) => flag_error(&e),
-        FixError::Search(e) => super::book_cmds::build_error(e),
-        e => e.into(),
-    })?;
+    let s = summary.map_err(fix_error)?;
     outln!(
         "checked {} positions: contradicted by more than the threshold {} -> {}, mean absolute difference {:.2} -> {:.2}",
         s.checked,

@@ -9,7 +9,9 @@ use std::time::SystemTime;
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::audit_cmds::{audit_checks, fix_checks, AuditArgs, FixArgs};
 use super::book_cmds::{build_error, open_book, BuildArgs, DeepenArgs, DeviateArgs, GrowArgs};
+use crate::book::audit::{Checks, ChecksKind};
 use crate::book::build::{BuildConfig, GameLine};
 use crate::book::deviate::Growth;
 use crate::book::plan::{AfterRound, Planned};
@@ -29,6 +31,32 @@ pub enum PlanCommand {
     Deviate(PlanDeviateArgs),
     /// Plan a deepening in rounds, as `deviate` with `book deepen`'s options.
     Deepen(PlanDeepenArgs),
+    /// Plan an audit's searches: `book audit`'s options (not `--compare-level` or
+    /// `--resume`), the log named by `--checkpoint` (or `-o`). The assembly fills the
+    /// log; `book audit` with the same options and `--resume` then reports from it.
+    Audit(PlanAuditArgs),
+    /// Plan a fix's checks: `book fix`'s options (not `--max-time` or `--resume`). The
+    /// assembly fills OUT.fix; `book fix` with the same options and `--resume` then
+    /// runs the rounds that search leaves again.
+    Fix(PlanFixArgs),
+}
+
+/// Arguments of `book plan audit`.
+#[derive(Args, Debug)]
+pub struct PlanAuditArgs {
+    #[command(flatten)]
+    audit: AuditArgs,
+    #[command(flatten)]
+    sharding: ShardingArgs,
+}
+
+/// Arguments of `book plan fix`.
+#[derive(Args, Debug)]
+pub struct PlanFixArgs {
+    #[command(flatten)]
+    fix: FixArgs,
+    #[command(flatten)]
+    sharding: ShardingArgs,
 }
 
 /// Where a plan's shards go.
@@ -209,6 +237,8 @@ pub(super) fn plan(cmd: PlanCommand) -> anyhow::Result<ExitCode> {
             }
             return plan_rounds(&d.grow, d.error, d.budget, d.max_ply, Growth::Deepen, &a.sharding);
         }
+        PlanCommand::Audit(a) => return plan_checks(&audit_checks(&a.audit)?, &a.sharding),
+        PlanCommand::Fix(a) => return plan_checks(&fix_checks(&a.fix)?, &a.sharding),
     };
     let config = BuildConfig::try_from(&args.build)?;
     config.leaf_search().map_err(build_error)?;
@@ -227,6 +257,42 @@ pub(super) fn plan(cmd: PlanCommand) -> anyhow::Result<ExitCode> {
     );
     outln!("{}", args.work_dir.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// Plans an audit's or a fix's searches.
+fn plan_checks(checks: &Checks, sharding: &ShardingArgs) -> anyhow::Result<ExitCode> {
+    let dir = &sharding.work_dir;
+    let plan = Plan::create_checks(dir, checks, sharding.shards).map_err(plan_error)?;
+    eprintln!(
+        "planned the {} searches of {} positions at {} in {} shards in {} (digest {:016x}); results to {}",
+        run_name(checks.kind),
+        plan.positions(),
+        {
+            let p = checks.search.params(0, 0);
+            crate::book::format::LeafLevel { depth: p.depth, selectivity_tenths: p.selectivity_tenths, exact: false }
+        },
+        plan.shards(),
+        dir.join(PLAN_FILE).display(),
+        plan.digest(),
+        plan.output().display()
+    );
+    outln!("{}", dir.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_name(kind: ChecksKind) -> &'static str {
+    match kind {
+        ChecksKind::Audit => "audit's",
+        ChecksKind::Fix => "fix's",
+    }
+}
+
+/// What to run once a checks plan is assembled.
+fn after_checks(kind: ChecksKind) -> &'static str {
+    match kind {
+        ChecksKind::Audit => "`book audit` with the same options and `--resume` reports from them",
+        ChecksKind::Fix => "`book fix` with the same options and `--resume` runs the rounds that search leaves again",
+    }
 }
 
 /// Plans a deviation or a deepening in rounds.
@@ -354,6 +420,18 @@ pub(super) fn assemble(args: AssembleArgs) -> anyhow::Result<ExitCode> {
     let given = args.output.is_some() || plan.round().is_none();
     let out = args.output.unwrap_or_else(|| plan.output().to_path_buf());
     let assembled = plan.assemble(given.then_some(out.as_path())).map_err(plan_error)?;
+    if let Some(kind) = plan.checks_run() {
+        eprintln!(
+            "assembled {} shards: the {} searches of {} positions are in {} ({} bytes); {}",
+            plan.shards(),
+            run_name(kind),
+            assembled.positions,
+            out.display(),
+            assembled.size,
+            after_checks(kind)
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     match (&assembled.after, plan.round()) {
         (None, _) | (_, None) => eprintln!(
             "assembled {} shards: wrote {} ({} positions, {} bytes)",

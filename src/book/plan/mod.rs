@@ -17,6 +17,10 @@
 //! [`Deviator`], its assembly writes the round's book and plans the next round from it,
 //! and the last writes the output — the same book as the local run.
 //!
+//! An audit's searches, or a fix's checks, are planned as one set of whole-position
+//! searches ([`Plan::create_checks`], in [`checks`]): the assembly writes their
+//! results into the run's log, where the audit or fix, run with resume, finds them.
+//!
 //! Each leaf search starts from a cleared table on one thread and depends only on the
 //! position, which of its moves stay in the book and the settings, so the assembled
 //! book is byte-identical to [`Builder`](super::Builder)'s for any number of shards and
@@ -55,6 +59,8 @@ use crate::board::Board;
 use crate::eval::EvalSource;
 use crate::fileio::{atomic_write, read_mapped, Bytes, Digest};
 use crate::search::{Selectivity, Strength, MAX_THREADS};
+
+mod checks;
 
 /// The plan file in a work directory.
 pub const PLAN_FILE: &str = "plan.json";
@@ -178,6 +184,8 @@ struct PlanFile {
     back_up: BackUpRule,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     round: Option<RoundFile>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    checks: Option<checks::ChecksFile>,
 }
 
 fn is_negamax(rule: &BackUpRule) -> bool {
@@ -222,6 +230,8 @@ enum Work {
     Build,
     /// One round of a growth.
     Round(Box<RoundWork>),
+    /// The whole-position searches of an audit or a fix.
+    Checks(Box<checks::ChecksWork>),
 }
 
 /// A round's inputs, opened.
@@ -402,6 +412,7 @@ impl Plan {
             digest: hex(digest),
             back_up: config.back_up,
             round: None,
+            checks: None,
         };
         if plan_path.exists() {
             let existing = Plan::open(dir)?;
@@ -448,13 +459,14 @@ impl Plan {
         let text = std::fs::read_to_string(&plan_path).map_err(io(&plan_path))?;
         let file: PlanFile = serde_json::from_str(&text).map_err(|e| bad(format!("not a thorbook plan: {e}")))?;
         let kind_ok = match file.kind.as_str() {
-            "build" => file.round.is_none(),
-            "round" => file.round.is_some(),
+            "build" => file.round.is_none() && file.checks.is_none(),
+            "round" => file.round.is_some() && file.checks.is_none(),
+            checks::KIND => file.round.is_none() && file.checks.is_some(),
             _ => false,
         };
         if file.format != PLAN_FORMAT || !kind_ok {
             return Err(bad(format!(
-                "format `{}` kind `{}` is not `{PLAN_FORMAT}` build or round",
+                "format `{}` kind `{}` is not `{PLAN_FORMAT}` build, round or checks",
                 file.format, file.kind
             )));
         }
@@ -462,13 +474,14 @@ impl Plan {
             return Err(bad(format!("shards must be 1..={MAX_SHARDS}, got {}", file.shards)));
         }
         let nodes_path = dir.join(NODES_FILE);
-        // A round's searches are few and kept; a build's positions are streamed, only
-        // their keys kept.
+        // A round's or checks' searches are few and kept; a build's positions are
+        // streamed, only their keys kept.
+        let kept = file.round.is_some() || file.checks.is_some();
         let mut round_nodes = Vec::new();
         let mut keys = Vec::new();
         let positions = read_nodes(&nodes_path, &mut |n| {
             keys.push(n.key);
-            if file.round.is_some() {
+            if kept {
                 round_nodes.push(*n);
             }
         })?;
@@ -485,6 +498,9 @@ impl Plan {
         let search = LeafSearch::from_strength(strength, file.hash_mib, file.threads, &file.eval.source())?;
         if let Some(round) = &file.round {
             return Plan::open_round(dir, file.clone(), round.clone(), round_nodes, search);
+        }
+        if let Some(c) = &file.checks {
+            return Plan::open_checks(dir, file.clone(), c.clone(), round_nodes, search);
         }
         // The positions' identity is checked by the digest below; the games' is taken
         // from the plan (a shard does not read the archives).
@@ -518,7 +534,7 @@ impl Plan {
     pub fn round(&self) -> Option<u32> {
         match &self.work {
             Work::Round(r) => Some(r.file.number),
-            Work::Build => None,
+            Work::Build | Work::Checks(_) => None,
         }
     }
 
@@ -526,7 +542,7 @@ impl Plan {
     pub fn finished(&self) -> Result<Option<Finished>, PlanError> {
         match &self.work {
             Work::Round(r) => finished(&r.rounds_dir),
-            Work::Build => Ok(None),
+            Work::Build | Work::Checks(_) => Ok(None),
         }
     }
 
@@ -584,6 +600,7 @@ impl Plan {
                 .iter()
                 .map(|&(key, board)| Node { key, board, games: 0, wins: 0, draws: 0 })
                 .collect()),
+            Work::Checks(c) => Ok(c.nodes[range].to_vec()),
             Work::Build => read_node_range(&self.dir.join(NODES_FILE), range, &self.keys),
         }
     }
@@ -643,7 +660,11 @@ impl Plan {
         let write_error = Mutex::new(None);
         let found = search.pool()?.install(|| {
             search.par_map(&todo, |node, tt| {
-                let leaf = build::score_leaf(&node.board, &in_book, &search, tt);
+                let leaf = match &self.work {
+                    // A check searches the whole position: the book is what it checks.
+                    Work::Checks(_) => build::search_position(&node.board, 0, &search, tt),
+                    Work::Build | Work::Round(_) => build::score_leaf(&node.board, &in_book, &search, tt),
+                };
                 let mut f = file.lock().unwrap_or_else(|p| p.into_inner());
                 if let Err(e) = f.write_all(&build::encode_leaf_entry(node.key, &leaf)) {
                     write_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
@@ -842,6 +863,9 @@ impl Plan {
     /// or, when the growth is over, the book is written to the plan's output (or
     /// `output`) and the rounds directory marked finished.
     pub fn assemble(&self, output: Option<&Path>) -> Result<Assembled, PlanError> {
+        if let Work::Checks(c) = &self.work {
+            return self.assemble_checks(c, output);
+        }
         if let Work::Round(r) = &self.work {
             let mut leaves = Vec::with_capacity(self.keys.len());
             for index in 0..self.file.shards {
@@ -1216,6 +1240,7 @@ impl Plan {
             // A round's assembly backs up through the growth, which keeps the input's rule.
             back_up: p.back_up,
             round: Some(round_file),
+            checks: None,
         };
         std::fs::create_dir_all(&dir).map_err(io(&dir))?;
         write_nodes(&dir.join(NODES_FILE), &nodes)?;
@@ -1332,7 +1357,7 @@ impl Plan {
     fn round_leaves(&self) -> usize {
         match &self.work {
             Work::Round(r) => r.round.leaves,
-            Work::Build => 0,
+            Work::Build | Work::Checks(_) => 0,
         }
     }
 }

@@ -1,0 +1,187 @@
+//! Plans of whole-position searches: an audit's, or a fix's checks ([`Checks`]).
+//!
+//! The plan's positions are the run's, in key order; a shard searches each without the
+//! book, as the run would, and the assembly appends the results to the run's log (a
+//! [`LeafLog`] with the run's identity, kept when it already holds some of them).
+//! The audit or fix started afterwards with resume finds every search in the log.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::{
+    hex, io, write_nodes, Assembled, EvalName, Plan, PlanError, PlanFile, Work, MAX_SHARDS, NODES_FILE, PLAN_FILE,
+    PLAN_FORMAT,
+};
+use crate::book::audit::{Checks, ChecksKind};
+use crate::book::build::{positions_digest, LeafSearch, Node};
+use crate::book::leaflog::{LeafLog, LeafLogError};
+use crate::fileio::{atomic_write, Digest};
+
+/// The plan kind in `plan.json`.
+pub(super) const KIND: &str = "checks";
+
+/// The part of `plan.json` a checks plan adds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(super) struct ChecksFile {
+    /// Whose searches: an audit's or a fix's.
+    run: ChecksKind,
+    /// The identity of the run's log.
+    identity: String,
+}
+
+/// A checks plan, opened.
+pub(super) struct ChecksWork {
+    /// Its positions, in key order.
+    pub(super) nodes: Vec<Node>,
+    identity: u64,
+}
+
+fn checks_digest(search: &LeafSearch, c: &ChecksFile, log: &Path, nodes: &[Node], shards: u32) -> u64 {
+    let mut d = Digest::new();
+    d.update(PLAN_FORMAT.as_bytes());
+    d.update(KIND.as_bytes());
+    d.update(format!("{:?} {} {}", c.run, c.identity, search.identity()).as_bytes());
+    d.update(log.as_os_str().as_encoded_bytes());
+    d.update(&positions_digest(nodes).to_le_bytes());
+    d.update(&shards.to_le_bytes());
+    d.finish()
+}
+
+impl Plan {
+    /// Plans `checks` in `shards` shards into `dir` (created if needed); the assembly
+    /// writes the results into `checks.log`. A time limit is refused (the searches
+    /// would depend on the machines). Planning the same checks again is a no-op that
+    /// returns the existing plan; a directory holding another plan is refused.
+    pub fn create_checks(dir: &Path, checks: &Checks, shards: u32) -> Result<Plan, PlanError> {
+        let plan_path = dir.join(PLAN_FILE);
+        let bad = |message: String| PlanError::Plan { path: plan_path.display().to_string(), message };
+        if !(1..=MAX_SHARDS).contains(&shards) {
+            return Err(bad(format!("shards must be 1..={MAX_SHARDS}, got {shards}")));
+        }
+        let search = &checks.search;
+        if search.strength.time.is_some() {
+            return Err(bad("a time limit cannot be planned (the searches would depend on the machines): \
+                            give a level or a depth"
+                .into()));
+        }
+        if checks.positions.is_empty() {
+            return Err(bad("no position to search".into()));
+        }
+        let nodes: Vec<Node> =
+            checks.positions.iter().map(|&(key, board)| Node { key, board, games: 0, wins: 0, draws: 0 }).collect();
+        if nodes.windows(2).any(|w| w[0].key >= w[1].key) {
+            return Err(bad("the positions are not in strictly increasing key order".into()));
+        }
+        let log = std::path::absolute(&checks.log).unwrap_or_else(|_| checks.log.clone());
+        let c = ChecksFile { run: checks.kind, identity: hex(checks.identity) };
+        let digest = checks_digest(search, &c, &log, &nodes, shards);
+        let s = search.strength;
+        let file = PlanFile {
+            format: PLAN_FORMAT.into(),
+            kind: KIND.into(),
+            shards,
+            output: log,
+            max_ply: 0,
+            min_games: 0,
+            depth: s.depth,
+            exact_at: s.exact_at,
+            selectivity_tenths: search.selectivity_tenths(),
+            time_nanos: None,
+            nodes: s.nodes,
+            hash_mib: search.hash_mib,
+            threads: search.threads,
+            eval: EvalName::of(&checks.eval),
+            eval_digest: format!("{:08x}", search.eval.digest()),
+            games: 0,
+            games_digest: String::new(),
+            positions: nodes.len(),
+            positions_digest: hex(positions_digest(&nodes)),
+            digest: hex(digest),
+            back_up: Default::default(),
+            round: None,
+            checks: Some(c),
+        };
+        if plan_path.exists() {
+            let existing = Plan::open_dir(dir)?;
+            if existing.digest == digest {
+                return Ok(existing);
+            }
+            return Err(bad("this directory holds another plan (other book, sample, settings, shards or log): \
+                            use another directory, or remove it to start over"
+                .into()));
+        }
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        write_nodes(&dir.join(NODES_FILE), &nodes)?;
+        let json = serde_json::to_string_pretty(&file).map_err(|e| bad(format!("cannot write the plan: {e}")))?;
+        atomic_write(&plan_path, json.as_bytes()).map_err(io(&plan_path))?;
+        Plan::open_dir(dir)
+    }
+
+    /// Opens a checks plan: its settings must match its digest, its evaluation the one
+    /// it was planned with.
+    pub(super) fn open_checks(
+        dir: &Path,
+        file: PlanFile,
+        c: ChecksFile,
+        nodes: Vec<Node>,
+        search: LeafSearch,
+    ) -> Result<Plan, PlanError> {
+        let plan_path = dir.join(PLAN_FILE);
+        let bad = |message: String| PlanError::Plan { path: plan_path.display().to_string(), message };
+        if format!("{:08x}", search.eval.digest()) != file.eval_digest {
+            return Err(bad(format!(
+                "the evaluation {:?} now has digest {:08x}, the plan was made with {}",
+                file.eval,
+                search.eval.digest(),
+                file.eval_digest
+            )));
+        }
+        let identity = u64::from_str_radix(&c.identity, 16).map_err(|_| bad("identity is not hex".into()))?;
+        let digest = checks_digest(&search, &c, &file.output, &nodes, file.shards);
+        if hex(digest) != file.digest || nodes.len() != file.positions || file.time_nanos.is_some() {
+            return Err(bad("the plan's settings or positions do not match its digest (edited or damaged)".into()));
+        }
+        let keys = nodes.iter().map(|n| n.key).collect();
+        let work = Work::Checks(Box::new(ChecksWork { nodes, identity }));
+        Ok(Plan { dir: dir.to_path_buf(), file, keys, search, digest, work })
+    }
+
+    /// Appends every shard's results that the log lacks to the run's log (`output`,
+    /// else the plan's), after checking all shards.
+    pub(super) fn assemble_checks(&self, c: &ChecksWork, output: Option<&Path>) -> Result<Assembled, PlanError> {
+        let mut results = Vec::with_capacity(self.keys.len());
+        for index in 0..self.file.shards {
+            results.extend(self.read_shard(index)?);
+        }
+        let path: PathBuf = output.unwrap_or(&self.file.output).to_path_buf();
+        let log_error = |e: LeafLogError| match e {
+            LeafLogError::Io { path, source } => PlanError::Io { path, source },
+            LeafLogError::Foreign { path, .. } => PlanError::Plan {
+                path,
+                message: "holds the searches of another run (another book, sample or settings): remove it, or \
+                          assemble into another file with -o"
+                    .into(),
+            },
+            LeafLogError::Damaged { path, index, byte, message } => PlanError::Plan {
+                path,
+                message: format!(
+                    "entry {index} (byte {byte}): {message}: the log is damaged; remove it and assemble again"
+                ),
+            },
+        };
+        let (log, done) =
+            LeafLog::open(&path, c.identity, self.search.selectivity_tenths(), true).map_err(log_error)?;
+        for (key, leaf) in results.iter().filter(|(key, _)| !done.contains_key(key)) {
+            log.append(*key, leaf).map_err(log_error)?;
+        }
+        log.sync().map_err(log_error)?;
+        let size = std::fs::metadata(&path).map_err(io(&path))?.len();
+        Ok(Assembled { positions: results.len() as u64, size, after: None })
+    }
+
+    /// For a checks plan: whose searches they are.
+    pub fn checks_run(&self) -> Option<ChecksKind> {
+        self.file.checks.as_ref().map(|c| c.run)
+    }
+}
