@@ -10,8 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    hex, io, write_nodes, Assembled, EvalName, Plan, PlanError, PlanFile, Work, MAX_SHARDS, NODES_FILE, PLAN_FILE,
-    PLAN_FORMAT,
+    hex, io, write_nodes, Assembled, Plan, PlanError, PlanFile, Work, MAX_SHARDS, NODES_FILE, PLAN_FILE, PLAN_FORMAT,
 };
 use crate::book::audit::{Checks, ChecksKind};
 use crate::book::build::{positions_digest, LeafSearch, Node};
@@ -76,31 +75,9 @@ impl Plan {
         let log = std::path::absolute(&checks.log).unwrap_or_else(|_| checks.log.clone());
         let c = ChecksFile { run: checks.kind, identity: hex(checks.identity) };
         let digest = checks_digest(search, &c, &log, &nodes, shards);
-        let s = search.strength;
         let file = PlanFile {
-            format: PLAN_FORMAT.into(),
-            kind: KIND.into(),
-            shards,
-            output: log,
-            max_ply: 0,
-            min_games: 0,
-            depth: s.depth,
-            exact_at: s.exact_at,
-            selectivity_tenths: search.selectivity_tenths(),
-            time_nanos: None,
-            nodes: s.nodes,
-            hash_mib: search.hash_mib,
-            threads: search.threads,
-            eval: EvalName::of(&checks.eval),
-            eval_digest: format!("{:08x}", search.eval.digest()),
-            games: 0,
-            games_digest: String::new(),
-            positions: nodes.len(),
-            positions_digest: hex(positions_digest(&nodes)),
-            digest: hex(digest),
-            back_up: Default::default(),
-            round: None,
             checks: Some(c),
+            ..PlanFile::searched(KIND, shards, log, search, &checks.eval, nodes.len(), positions_digest(&nodes), digest)
         };
         if plan_path.exists() {
             let existing = Plan::open_dir(dir)?;

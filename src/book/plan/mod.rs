@@ -188,6 +188,50 @@ struct PlanFile {
     checks: Option<checks::ChecksFile>,
 }
 
+impl PlanFile {
+    /// A plan of `kind` whose `positions` (with their digest) are searched by
+    /// `search` with the evaluation `eval`: the fields every kind fills alike; the
+    /// rest are a build's defaults for the kind to override.
+    #[allow(clippy::too_many_arguments)]
+    fn searched(
+        kind: &str,
+        shards: u32,
+        output: PathBuf,
+        search: &LeafSearch,
+        eval: &EvalSource,
+        positions: usize,
+        positions_digest: u64,
+        digest: u64,
+    ) -> PlanFile {
+        let s = search.strength;
+        PlanFile {
+            format: PLAN_FORMAT.into(),
+            kind: kind.into(),
+            shards,
+            output,
+            max_ply: 0,
+            min_games: 0,
+            depth: s.depth,
+            exact_at: s.exact_at,
+            selectivity_tenths: search.selectivity_tenths(),
+            time_nanos: s.time.map(|t| u64::try_from(t.as_nanos()).unwrap_or(u64::MAX)),
+            nodes: s.nodes,
+            hash_mib: search.hash_mib,
+            threads: search.threads,
+            eval: EvalName::of(eval),
+            eval_digest: format!("{:08x}", search.eval.digest()),
+            games: 0,
+            games_digest: String::new(),
+            positions,
+            positions_digest: hex(positions_digest),
+            digest: hex(digest),
+            back_up: BackUpRule::default(),
+            round: None,
+            checks: None,
+        }
+    }
+}
+
 fn is_negamax(rule: &BackUpRule) -> bool {
     *rule == BackUpRule::Negamax
 }
@@ -388,31 +432,23 @@ impl Plan {
         let nodes = build::collect(games, config.max_ply, config.min_games)?;
         let identity = BuildIdentity::new(games, &nodes, &search);
         let digest = plan_digest(config.max_ply, config.min_games, &search, &identity, shards);
-        let s = search.strength;
+        let output = std::path::absolute(output).unwrap_or_else(|_| output.to_path_buf());
         let file = PlanFile {
-            format: PLAN_FORMAT.into(),
-            kind: "build".into(),
-            shards,
-            output: std::path::absolute(output).unwrap_or_else(|_| output.to_path_buf()),
             max_ply: config.max_ply,
             min_games: config.min_games,
-            depth: s.depth,
-            exact_at: s.exact_at,
-            selectivity_tenths: search.selectivity_tenths(),
-            time_nanos: s.time.map(|t| u64::try_from(t.as_nanos()).unwrap_or(u64::MAX)),
-            nodes: s.nodes,
-            hash_mib: search.hash_mib,
-            threads: search.threads,
-            eval: EvalName::of(&config.search.eval),
-            eval_digest: format!("{:08x}", identity.eval),
             games: games.len(),
             games_digest: hex(identity.games),
-            positions: nodes.len(),
-            positions_digest: hex(identity.positions),
-            digest: hex(digest),
             back_up: config.back_up,
-            round: None,
-            checks: None,
+            ..PlanFile::searched(
+                "build",
+                shards,
+                output,
+                &search,
+                &config.search.eval,
+                nodes.len(),
+                identity.positions,
+                digest,
+            )
         };
         if plan_path.exists() {
             let existing = Plan::open(dir)?;
@@ -1214,33 +1250,24 @@ impl Plan {
         };
         let identity = deviator.identity(input, search);
         let digest = round_digest(&identity, &round_file, &nodes, shards);
-        let s = search.strength;
         let p = input.params();
+        let output = std::path::absolute(dir.join(ROUND_BOOK)).unwrap_or_else(|_| dir.join(ROUND_BOOK));
         let file = PlanFile {
-            format: PLAN_FORMAT.into(),
-            kind: "round".into(),
-            shards,
-            output: std::path::absolute(dir.join(ROUND_BOOK)).unwrap_or_else(|_| dir.join(ROUND_BOOK)),
             max_ply: p.max_ply.into(),
             min_games: p.min_games,
-            depth: s.depth,
-            exact_at: s.exact_at,
-            selectivity_tenths: search.selectivity_tenths(),
-            time_nanos: None,
-            nodes: s.nodes,
-            hash_mib: search.hash_mib,
-            threads: search.threads,
-            eval: EvalName::of(&c.search.eval),
-            eval_digest: format!("{:08x}", search.eval.digest()),
-            games: 0,
-            games_digest: String::new(),
-            positions: nodes.len(),
-            positions_digest: hex(positions_digest(&nodes)),
-            digest: hex(digest),
             // A round's assembly backs up through the growth, which keeps the input's rule.
             back_up: p.back_up,
             round: Some(round_file),
-            checks: None,
+            ..PlanFile::searched(
+                "round",
+                shards,
+                output,
+                search,
+                &c.search.eval,
+                nodes.len(),
+                positions_digest(&nodes),
+                digest,
+            )
         };
         std::fs::create_dir_all(&dir).map_err(io(&dir))?;
         write_nodes(&dir.join(NODES_FILE), &nodes)?;
