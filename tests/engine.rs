@@ -491,3 +491,40 @@ fn nboard_ping_during_a_search_stops_it_and_is_answered() {
     assert!(child.wait().unwrap().success());
     drop(stdin);
 }
+
+/// The engine plays a book leaf only where its own search would not go deeper: at a
+/// level searching beyond the leaf's depth it searches the position itself; at the
+/// leaf's own depth, or under a time budget, it plays the book.
+#[test]
+fn the_engine_searches_instead_of_playing_a_shallower_book_leaf() {
+    use thorbook::book::query::book_moves;
+    let book = thorbook::book::bundled().unwrap();
+    // The first position on the book's lines (breadth first) whose best option is a
+    // searched leaf, strictly better than every book move.
+    let mut queue = std::collections::VecDeque::from([Position::START]);
+    let (pos, leaf) = loop {
+        let pos = queue.pop_front().expect("the bundled book has a position decided by its own leaf");
+        let moves = book_moves(&book, &pos);
+        if let [best, second, ..] = &moves[..] {
+            if best.leaf && !best.exact && best.score > second.score && pos.board.empty_count() < 56 {
+                break (pos, best.clone());
+            }
+        }
+        for m in moves.iter().filter(|m| m.in_book) {
+            queue.push_back(pos.try_play(m.mv, 1).unwrap());
+        }
+    };
+    let engine_at = |depth: u32, time: Option<Duration>| {
+        let search =
+            Settings { depth: Some(depth), exact_at: Some(0), time, hash_mib: 4, threads: 1, ..Settings::default() };
+        Engine::new(EngineConfig { search, book: BookSource::Bundled, ..EngineConfig::default() }).unwrap()
+    };
+    let leaf_depth = u32::from(leaf.depth);
+    let at_leaf = engine_at(leaf_depth, None).choose(&pos).unwrap();
+    assert_eq!((at_leaf.source, at_leaf.mv), (MoveSource::Book, leaf.mv), "{}", pos.to_board_text());
+    let deeper = engine_at(leaf_depth + 1, None).choose(&pos).unwrap();
+    assert_eq!(deeper.source, MoveSource::Search, "{}", pos.to_board_text());
+    assert_eq!(deeper.depth, leaf_depth + 1);
+    let timed = engine_at(leaf_depth + 1, Some(Duration::from_millis(50))).choose(&pos).unwrap();
+    assert_eq!(timed.source, MoveSource::Book);
+}
