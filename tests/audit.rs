@@ -286,3 +286,53 @@ fn audits_and_fixes_planned_in_shards_equal_local_runs() {
     assert_eq!(checked.into_inner(), 0, "the checks come from the plan");
     assert_eq!((fixed.checked, fixed.searches, &fixed.bytes), (local.checked, local.searches, &local.bytes));
 }
+
+/// With a comparison search, the audit weighs the book's move against that search's
+/// move where they differ, each scored by the audit search of the position it leads
+/// to: recomputed here with engines (one thread, a fresh table per search, canonical
+/// boards, as the audit searches).
+#[test]
+fn an_audit_weighs_the_book_s_moves_against_a_search_s() {
+    use thorbook::book::query::book_moves;
+    use thorbook::engine::{BookSource, Engine, EngineConfig};
+    let (built, _) = games();
+    let bytes = shallow_book(&built);
+    let book = Book::open_verified(&bytes[..]).unwrap();
+    let one = |n| Settings { threads: 1, ..level(n) };
+    let config = AuditConfig { sample: 40, min_ply: 2, max_ply: 12, compare: Some(one(2)), ..AuditConfig::new(one(5)) };
+    let report = audit(&book, &config, None, &|_| {}).unwrap();
+    let d = report.decisions.clone().expect("a comparison weighs decisions");
+    let (mut differing, mut gain) = (0, 0);
+    for a in &report.audited {
+        let pos = thorbook::Position::from_moves(&a.line).unwrap();
+        let canonical = pos.board.canonical().0;
+        let fresh =
+            |n: u8| Engine::new(EngineConfig { search: one(n), book: BookSource::None, ..Default::default() }).unwrap();
+        let at = |n: u8, board: thorbook::Board| {
+            let limits = settings_limits(&one(n), board.empty_count());
+            fresh(n).search(&thorbook::Position { board, side: thorbook::Color::Black }, limits, false)
+        };
+        let engine_move = at(2, canonical).moves[0].mv;
+        let search_child = thorbook::Position { board: canonical, side: thorbook::Color::Black }
+            .try_play(engine_move, 1)
+            .unwrap()
+            .board
+            .canonical()
+            .0;
+        let book_child = pos.try_play(book_moves(&book, &pos)[0].mv, 1).unwrap().board.canonical().0;
+        if book_child == search_child {
+            continue;
+        }
+        differing += 1;
+        let score = |child: thorbook::Board| -at(5, child).moves[0].score;
+        gain += score(book_child) - score(search_child);
+    }
+    assert!(differing >= 5, "{differing} differing decisions");
+    assert_eq!((d.positions, d.differing), (40, differing));
+    assert!((d.mean_gain - f64::from(gain) / differing as f64).abs() < 1e-9, "{d:?} against {gain}");
+    assert_eq!(d.book_moves.differing + d.leaf_moves.differing, differing);
+}
+
+fn settings_limits(settings: &Settings, empties: u32) -> thorbook::search::Limits {
+    settings.strength_over(AuditConfig::FALLBACK).limits(empties, None)
+}

@@ -240,6 +240,9 @@ pub struct AuditReport {
     /// The comparison search's error against the audit search (score − audit score),
     /// named by its settings.
     pub compare: Option<Group>,
+    /// With a comparison search: the book's move against the comparison search's move
+    /// where they differ, each scored by the audit search of the position it leads to.
+    pub decisions: Option<Decisions>,
     /// By ply (groups of 4 plies).
     pub by_ply: Vec<Group>,
     /// By side to move.
@@ -261,6 +264,38 @@ pub struct AuditReport {
     /// Wall time.
     #[serde(skip)]
     pub elapsed: Duration,
+}
+
+/// The book's choices against a search's, position by position: what a player gains by
+/// playing the book's best move instead of the move the comparison search finds (the
+/// engine's own move at that setting). Both moves are scored by the audit search of
+/// the positions they lead to; where the moves agree nothing is searched.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Decisions {
+    /// Positions compared (those audited).
+    pub positions: usize,
+    /// Of those, where the book's move and the search's move differ.
+    pub differing: usize,
+    /// Where the book's move scores better.
+    pub book_better: usize,
+    /// Where the search's move scores better.
+    pub search_better: usize,
+    /// Mean over the differing positions of the book's move's score − the search's
+    /// move's score, discs for the side to move (positive: the book chooses better).
+    pub mean_gain: f64,
+    /// The same over the positions where the book's move is a book move (not its leaf).
+    pub book_moves: DecisionGroup,
+    /// ... where the book's move is its leaf, the best move leaving the book.
+    pub leaf_moves: DecisionGroup,
+}
+
+/// [`Decisions`] over a subset of the differing positions.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct DecisionGroup {
+    /// Differing positions in the subset.
+    pub differing: usize,
+    /// Mean gain of the book's move over the search's.
+    pub mean_gain: f64,
 }
 
 /// Progress of an audit.
@@ -454,7 +489,9 @@ pub fn audit<D: AsRef<[u8]> + Sync>(
     let found = candidates(book, config)?;
     let population = found.len();
     let chosen = sample(found, config);
-    let (scores, searched) = search_all(&chosen, &search, log, population, progress)?;
+    let jobs: Vec<(u64, Board)> = chosen.iter().map(|c| (c.key, c.position.board.canonical().0)).collect();
+    let run = identity(&chosen, &search);
+    let (mut scores, mut searched) = search_all(&jobs, &search, run, log, population, progress)?;
     let compared = match &compare {
         Some(c) => {
             let path = log.map(|(p, resume)| {
@@ -463,10 +500,29 @@ pub fn audit<D: AsRef<[u8]> + Sync>(
                 (std::path::PathBuf::from(name), resume)
             });
             let log = path.as_ref().map(|(p, r)| (p.as_path(), *r));
-            Some(search_all(&chosen, c, log, population, progress)?.0)
+            Some(search_all(&jobs, c, identity(&chosen, c), log, population, progress)?.0)
         }
         None => None,
     };
+    // The children the compared decisions lead to, searched at the audit's settings
+    // into the audit's log (their results depend only on the child and the search).
+    let choices: Vec<Choice> = match &compared {
+        Some(m) => chosen.iter().filter_map(|c| Choice::of(book, c, &m[&c.key])).collect(),
+        None => Vec::new(),
+    };
+    if !choices.is_empty() {
+        let mut children: Vec<(u64, Board)> = choices
+            .iter()
+            .flat_map(|c| [c.book, c.search])
+            .filter(|(key, board)| !board.is_game_over() && !scores.contains_key(key))
+            .collect();
+        children.sort_unstable_by_key(|&(key, _)| key);
+        children.dedup_by_key(|&mut (key, _)| key);
+        let log = log.map(|(path, _)| (path, true));
+        let (found, more) = search_all(&children, &search, run, log, population, progress)?;
+        scores.extend(found);
+        searched += more;
+    }
     let audited: Vec<Audited> =
         chosen.iter().map(|c| audited(book, c, &scores[&c.key], compared.as_ref().map(|m| &m[&c.key]))).collect();
     let describe = |s: &LeafSearch| {
@@ -478,27 +534,92 @@ pub fn audit<D: AsRef<[u8]> + Sync>(
     if let Some(c) = &compare {
         let errors = r.audited.iter().filter_map(|a| a.compare_score.map(|s| s - a.score));
         r.compare = Some(Group::of(describe(c), errors));
+        r.decisions = Some(Decisions::of(chosen.len(), &choices, &scores));
     }
     Ok(r)
+}
+
+/// At one audited position, the book's move and the comparison search's move, as the
+/// canonical keys and boards of the positions they lead to (when they differ).
+struct Choice {
+    book: (u64, Board),
+    search: (u64, Board),
+    /// Whether the book's move is a book move (else its leaf).
+    in_book: bool,
+}
+
+impl Choice {
+    fn of<D: AsRef<[u8]>>(book: &Book<D>, c: &Candidate, compared: &Leaf) -> Option<Choice> {
+        let best = super::query::book_moves(book, &c.position).into_iter().next()?;
+        let child = |b: Board| {
+            let canonical = b.canonical().0;
+            (canonical.key(), canonical)
+        };
+        let book_child = child(c.position.try_play(best.mv, 0).ok()?.board);
+        // The compared search ran on the canonical board: its move is in that orientation.
+        let canonical = c.position.board.canonical().0;
+        let search_child = match compared.mv.get()? {
+            Move::Place(sq) => canonical.play(sq)?,
+            Move::Pass => canonical.pass(),
+        };
+        let search_child = child(search_child);
+        (search_child.0 != book_child.0).then_some(Choice {
+            book: book_child,
+            search: search_child,
+            in_book: best.in_book,
+        })
+    }
+}
+
+/// The score of the move leading to `child` for the side that played it.
+fn move_score(child: &Board, scores: &HashMap<u64, Leaf>, key: u64) -> i32 {
+    if child.is_game_over() {
+        return -child.final_score();
+    }
+    -i32::from(scores[&key].score)
+}
+
+impl Decisions {
+    fn of(positions: usize, choices: &[Choice], scores: &HashMap<u64, Leaf>) -> Decisions {
+        let gain = |c: &Choice| move_score(&c.book.1, scores, c.book.0) - move_score(&c.search.1, scores, c.search.0);
+        let group = |subset: &dyn Fn(&Choice) -> bool| {
+            let gains: Vec<i32> = choices.iter().filter(|c| subset(c)).map(gain).collect();
+            DecisionGroup {
+                differing: gains.len(),
+                mean_gain: gains.iter().map(|&g| f64::from(g)).sum::<f64>() / gains.len().max(1) as f64,
+            }
+        };
+        let all = group(&|_| true);
+        Decisions {
+            positions,
+            differing: all.differing,
+            book_better: choices.iter().filter(|c| gain(c) > 0).count(),
+            search_better: choices.iter().filter(|c| gain(c) < 0).count(),
+            mean_gain: all.mean_gain,
+            book_moves: group(&|c| c.in_book),
+            leaf_moves: group(&|c| !c.in_book),
+        }
+    }
 }
 
 /// Every chosen position's search at `search` (from the log where it has it); the
 /// number searched now.
 fn search_all(
-    chosen: &[Candidate],
+    chosen: &[(u64, Board)],
     search: &LeafSearch,
+    identity: u64,
     log: Option<(&std::path::Path, bool)>,
     population: usize,
     progress: &(dyn Fn(AuditEvent) + Sync),
 ) -> Result<(HashMap<u64, Leaf>, usize), AuditError> {
     let (log, done) = match log {
         Some((path, resume)) => {
-            let (l, d) = LeafLog::open(path, identity(chosen, search), search.selectivity_tenths(), resume)?;
+            let (l, d) = LeafLog::open(path, identity, search.selectivity_tenths(), resume)?;
             (Some(l), d)
         }
         None => (None, HashMap::new()),
     };
-    let todo: Vec<&Candidate> = chosen.iter().filter(|c| !done.contains_key(&c.key)).collect();
+    let todo: Vec<&(u64, Board)> = chosen.iter().filter(|(key, _)| !done.contains_key(key)).collect();
     progress(AuditEvent::Sampled {
         positions: chosen.len(),
         candidates: population,
@@ -509,16 +630,16 @@ fn search_all(
     // The first failed write stops the run: nothing searched after it could be kept.
     let failed = AtomicBool::new(false);
     let results = search.pool()?.install(|| {
-        search.par_map(&todo, |c, tt| -> Result<Option<(u64, Leaf)>, AuditError> {
+        search.par_map(&todo, |&&(key, board), tt| -> Result<Option<(u64, Leaf)>, AuditError> {
             if failed.load(Relaxed) {
                 return Ok(None);
             }
-            let leaf = super::build::search_position(&c.position.board.canonical().0, 0, search, tt);
+            let leaf = super::build::search_position(&board, 0, search, tt);
             if let Some(log) = &log {
-                log.append(c.key, &leaf).inspect_err(|_| failed.store(true, Relaxed))?;
+                log.append(key, &leaf).inspect_err(|_| failed.store(true, Relaxed))?;
             }
             progress(AuditEvent::Searched { done: counter.fetch_add(1, Relaxed) + 1, total });
-            Ok(Some((c.key, leaf)))
+            Ok(Some((key, leaf)))
         })
     })?;
     let mut scores = done;
@@ -603,6 +724,7 @@ fn report(
         bias: all.bias,
         search,
         compare: None,
+        decisions: None,
         by_ply,
         by_side,
         by_kind,

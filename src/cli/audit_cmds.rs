@@ -207,6 +207,21 @@ fn print_report(r: &AuditReport) -> anyhow::Result<()> {
     if let Some(c) = &r.compare {
         outln!("  {} against the audit search: MAE {:5.2}   signed {:+5.2}", c.group, c.mae, c.bias);
     }
+    if let Some(d) = &r.decisions {
+        outln!(
+            "  the book's move against that search's, where they differ ({} of {} positions): book better {}, \
+             search better {}, mean gain {:+.2} discs (book moves {}: {:+.2}; leaf moves {}: {:+.2})",
+            d.differing,
+            d.positions,
+            d.book_better,
+            d.search_better,
+            d.mean_gain,
+            d.book_moves.differing,
+            d.book_moves.mean_gain,
+            d.leaf_moves.differing,
+            d.leaf_moves.mean_gain
+        );
+    }
     let section = |title: &str, groups: &[Group]| -> anyhow::Result<()> {
         outln!("{title}");
         for g in groups {
