@@ -75,11 +75,7 @@ impl TryFrom<&AuditArgs> for AuditConfig {
     type Error = anyhow::Error;
 
     fn try_from(a: &AuditArgs) -> anyhow::Result<AuditConfig> {
-        let defaults = Settings {
-            hash_mib: 16,
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            ..Settings::default()
-        };
+        let defaults = Settings { hash_mib: 16, threads: crate::search::default_threads(), ..Settings::default() };
         let from = match &a.from {
             Some(seq) => Position::from_moves(seq).with_context(|| format!("--from {seq}"))?,
             None => Position::START,
@@ -296,11 +292,7 @@ impl TryFrom<&FixArgs> for FixConfig {
         if a.search.level.is_none() && a.search.depth.is_none() {
             anyhow::bail!("book fix needs the level to check and search at: --level N (or --depth D)");
         }
-        let defaults = Settings {
-            hash_mib: 16,
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            ..Settings::default()
-        };
+        let defaults = Settings { hash_mib: 16, threads: crate::search::default_threads(), ..Settings::default() };
         let time = a
             .max_time
             .map(|t| crate::search::settings::seconds(t, false).map_err(|e| anyhow::anyhow!("--max-time {e}")))

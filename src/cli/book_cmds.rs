@@ -172,7 +172,7 @@ pub(super) fn run(cmd: BookCommand) -> anyhow::Result<ExitCode> {
 /// `book build`'s defaults beside the leaf fallback: a small table per search, one
 /// search per core.
 fn book_search_defaults(hash_mib: usize) -> Settings {
-    Settings { hash_mib, threads: std::thread::available_parallelism().map_or(1, |n| n.get()), ..Settings::default() }
+    Settings { hash_mib, threads: crate::search::default_threads(), ..Settings::default() }
 }
 
 impl TryFrom<&BuildArgs> for BuildConfig {

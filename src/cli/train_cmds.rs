@@ -114,7 +114,7 @@ pub struct TrainArgs {
     #[arg(long, default_value_t = ProbCutConfig::default().max_measured_depth)]
     probcut_depth: u32,
     /// Threads.
-    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get()))]
+    #[arg(long, default_value_t = crate::search::default_threads())]
     threads: usize,
     /// Write the report (per round, and per number of empties) as JSON to this file.
     #[arg(long)]
@@ -427,11 +427,7 @@ pub struct EvalErrorArgs {
 
 /// Runs `thorbook eval-error`.
 pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
-    let defaults = Settings {
-        hash_mib: 2,
-        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        ..Settings::default()
-    };
+    let defaults = Settings { hash_mib: 2, threads: crate::search::default_threads(), ..Settings::default() };
     let settings = args.search.settings(&defaults)?;
     if args.every == 0 || args.solve_at > 24 {
         bail!("--every must be >= 1, --solve-at <= 24");
@@ -617,7 +613,7 @@ pub struct CalibrateArgs {
     #[arg(long, visible_alias = "cache")]
     labels: Option<PathBuf>,
     /// Threads.
-    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get()))]
+    #[arg(long, default_value_t = crate::search::default_threads())]
     threads: usize,
     /// Print the rounds' measurements as JSON.
     #[arg(long)]

@@ -18,6 +18,12 @@ use crate::eval::EvalSource;
 /// The largest thread count a search accepts.
 pub const MAX_THREADS: usize = 256;
 
+/// Threads to use when none are given: the hardware's, at most [`MAX_THREADS`] (a
+/// default must be a valid setting on any host).
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, MAX_THREADS)
+}
+
 /// The longest time budget any setting accepts: a year.
 pub const MAX_SECONDS: f64 = 31_536_000.0;
 
