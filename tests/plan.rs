@@ -287,3 +287,27 @@ fn round_plans_refuse_a_changed_input_a_time_limit_and_another_growth() {
     let err = Plan::open(&work).err().unwrap().to_string();
     assert!(err.contains("input.tbk") && err.contains("not the book round 1 was planned from"), "{err}");
 }
+
+/// What used to panic: a path a plan cannot name in its JSON (not UTF-8) is refused
+/// before anything is written; a build plan where a growth's first round belongs is
+/// refused by name.
+#[test]
+fn plans_refuse_paths_they_cannot_write_and_foreign_round_directories() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let games = games(60);
+    let bad = dir.path().join(std::ffi::OsStr::from_bytes(b"book-\xff.tbk"));
+    let work = dir.path().join("w");
+    let err = Plan::create_build(&work, &games, &config(2, 1), 2, &bad).err().unwrap().to_string();
+    assert!(err.contains("valid UTF-8"), "{err}");
+    assert!(!work.exists(), "nothing is written");
+
+    // A build plan in W/round-0001, then a deviation planned in W.
+    let input = Builder::new(config(2, 1), dir.path().join("in.tbk")).run(&games, &|_| {}).unwrap();
+    let book = Book::open_verified(&input.bytes[..]).unwrap();
+    Plan::create_build(&work.join("round-0001"), &games, &config(2, 1), 2, &dir.path().join("b.tbk")).unwrap();
+    let cfg = grow_config(Growth::Deviate, 2, 1);
+    let out = dir.path().join("out.tbk");
+    let err = Plan::create_rounds(&work, &book, cfg, Board::START, 2, &out).err().unwrap().to_string();
+    assert!(err.contains("round-0001") && err.contains("not a round of a growth"), "{err}");
+}

@@ -58,6 +58,7 @@ impl Plan {
         if !(1..=MAX_SHARDS).contains(&shards) {
             return Err(bad(format!("shards must be 1..={MAX_SHARDS}, got {shards}")));
         }
+        super::utf8_paths(&[dir, &checks.log])?;
         let search = &checks.search;
         if search.strength.time.is_some() {
             return Err(bad("a time limit cannot be planned (the searches would depend on the machines): \
@@ -90,7 +91,7 @@ impl Plan {
         }
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         write_nodes(&dir.join(NODES_FILE), &nodes)?;
-        let json = serde_json::to_string_pretty(&file).map_err(|e| bad(format!("cannot write the plan: {e}")))?;
+        let json = super::to_json(&file, &plan_path)?;
         atomic_write(&plan_path, json.as_bytes()).map_err(io(&plan_path))?;
         Plan::open_dir(dir)
     }

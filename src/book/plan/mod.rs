@@ -428,6 +428,7 @@ impl Plan {
                 message: format!("shards must be 1..={MAX_SHARDS}, got {shards}"),
             });
         }
+        utf8_paths(&[dir, output])?;
         let search = config.leaf_search()?;
         let nodes = build::collect(games, config.max_ply, config.min_games)?;
         let identity = BuildIdentity::new(games, &nodes, &search);
@@ -465,7 +466,7 @@ impl Plan {
         }
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         write_nodes(&dir.join(NODES_FILE), &nodes)?;
-        let json = serde_json::to_string_pretty(&file).expect("a plan serialises");
+        let json = to_json(&file, &plan_path)?;
         atomic_write(&plan_path, json.as_bytes()).map_err(io(&plan_path))?;
         let keys = nodes.iter().map(|n| n.key).collect();
         Ok(Plan { dir: dir.to_path_buf(), file, keys, search, digest, work: Work::Build })
@@ -1166,6 +1167,7 @@ impl Plan {
                             use --max-positions"
                 .into()));
         }
+        utf8_paths(&[dir, output])?;
         let output = std::path::absolute(output).unwrap_or_else(|_| output.to_path_buf());
         book.verify().map_err(|e| bad(format!("the input book: {e}")))?;
         let deviator = Deviator::new(config, from, &output);
@@ -1174,7 +1176,12 @@ impl Plan {
         let first = round_dir(dir, 1);
         if first.join(PLAN_FILE).exists() {
             let existing = Plan::open_dir(&first)?;
-            let Work::Round(r) = &existing.work else { unreachable!("a round directory holds a round") };
+            let Work::Round(r) = &existing.work else {
+                return Err(PlanError::Plan {
+                    path: first.join(PLAN_FILE).display().to_string(),
+                    message: "holds a plan that is not a round of a growth: use another work directory".into(),
+                });
+            };
             let same = r.file.input_digest == hex(book.records_digest())
                 && r.deviator.identity(book, &search) == deviator.identity(book, &search)
                 && r.file.max_positions == deviator.config().max_positions
@@ -1272,7 +1279,7 @@ impl Plan {
         std::fs::create_dir_all(&dir).map_err(io(&dir))?;
         write_nodes(&dir.join(NODES_FILE), &nodes)?;
         let plan_path = dir.join(PLAN_FILE);
-        let json = serde_json::to_string_pretty(&file).expect("a plan serialises");
+        let json = to_json(&file, &plan_path)?;
         atomic_write(&plan_path, json.as_bytes()).map_err(io(&plan_path))?;
         Plan::open_dir(&dir)
     }
@@ -1400,9 +1407,27 @@ fn finish(
     atomic_write(output, bytes).map_err(io(output))?;
     let done = Finished { rounds, stop, output: output.to_path_buf() };
     let path = rounds_dir.join(FINISHED_FILE);
-    let json = serde_json::to_string_pretty(&done).expect("serialises");
+    let json = to_json(&done, &path)?;
     atomic_write(&path, json.as_bytes()).map_err(io(&path))?;
     Ok(done)
+}
+
+/// A plan's files name paths in JSON text, which holds UTF-8 only: a path that is not
+/// is refused before anything is written.
+fn utf8_paths(paths: &[&Path]) -> Result<(), PlanError> {
+    match paths.iter().find(|p| p.to_str().is_none()) {
+        Some(p) => Err(PlanError::Plan {
+            path: p.display().to_string(),
+            message: "a plan can only name paths that are valid UTF-8: choose another name".into(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// `value` as the JSON of the file at `path`.
+fn to_json<T: Serialize>(value: &T, path: &Path) -> Result<String, PlanError> {
+    serde_json::to_string_pretty(value)
+        .map_err(|e| PlanError::Plan { path: path.display().to_string(), message: format!("cannot be written: {e}") })
 }
 
 fn deviate_error(path: &Path) -> impl Fn(super::deviate::DeviateError) -> PlanError + '_ {
