@@ -18,7 +18,7 @@
 //! and the last writes the output — the same book as the local run.
 //!
 //! An audit's searches, or a fix's checks, are planned as one set of whole-position
-//! searches ([`Plan::create_checks`], in [`checks`]): the assembly writes their
+//! searches ([`Plan::create_checks`], in `checks.rs`): the assembly writes their
 //! results into the run's log, where the audit or fix, run with resume, finds them.
 //!
 //! Each leaf search starts from a cleared table on one thread and depends only on the
