@@ -66,6 +66,12 @@ fn api_answers_equal_the_cli_json() {
     let e = json(&ex.respond("GET", "/api/position?moves=f5d6&level=2").body);
     assert_eq!(e["engine"]["moves"].as_array().unwrap().len(), e["legal_moves"].as_array().unwrap().len());
     assert_eq!((e["engine"]["depth"].as_u64(), e["engine"]["cut_short"].as_bool()), (Some(2), Some(false)));
+    // Engines are reused across requests, each starting from a cleared table: a deeper
+    // request in between does not change the answer to the same request.
+    let deeper = json(&ex.respond("GET", "/api/position?moves=f5d6c3&level=4").body);
+    assert_eq!(deeper["engine"]["depth"].as_u64(), Some(4));
+    let again = json(&ex.respond("GET", "/api/position?moves=f5d6&level=2").body);
+    assert_eq!(again["engine"]["moves"], e["engine"]["moves"]);
     // A board instead of moves, and the SVG alone.
     let board = e["board"].as_str().unwrap().replace(' ', "+");
     let b = ex.respond("GET", &format!("/api/position?board={board}"));

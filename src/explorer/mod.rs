@@ -78,6 +78,10 @@ pub struct Explorer {
     book: Option<Book<Bytes>>,
     max_engine_level: u8,
     engine_time: Duration,
+    /// Engines for engine scores, reused across requests (a table and a thread pool are
+    /// costly to make): a request takes one, clears its table (the same request gets
+    /// the same answer) and puts it back; concurrent requests make more.
+    engines: std::sync::Mutex<Vec<Engine>>,
 }
 
 /// `/api/position`'s answer.
@@ -222,7 +226,13 @@ fn parameters(query: &str) -> Result<Params, String> {
 impl Explorer {
     /// An explorer over an indexed database and an optional book.
     pub fn new(db: ThorDatabase, book: Option<Book<Bytes>>) -> Explorer {
-        Explorer { db, book, max_engine_level: MAX_ENGINE_LEVEL, engine_time: ENGINE_TIME }
+        Explorer {
+            db,
+            book,
+            max_engine_level: MAX_ENGINE_LEVEL,
+            engine_time: ENGINE_TIME,
+            engines: std::sync::Mutex::new(Vec::new()),
+        }
     }
 
     /// The same explorer stopping each engine search after `time` (at least 1 ms).
@@ -346,13 +356,21 @@ impl Explorer {
     }
 
     fn engine_scores(&self, pos: &Position, level: Level) -> Result<EngineReply, String> {
-        let settings = Settings { hash_mib: 16, ..Settings::at_level(level) };
         // The level's depth and exact threshold, stopped at the request's bound.
-        let limits =
-            Limits { time: Some(self.engine_time), ..settings.strength().limits(pos.board.empty_count(), None) };
-        let config = EngineConfig { search: settings, book: crate::book::BookSource::None, ..EngineConfig::default() };
-        let mut engine = Engine::new(config).map_err(|e| e.to_string())?;
+        let strength = Settings::at_level(level).strength();
+        let limits = Limits { time: Some(self.engine_time), ..strength.limits(pos.board.empty_count(), None) };
+        let pooled = self.engines.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop();
+        let mut engine = match pooled {
+            Some(engine) => engine,
+            None => {
+                let search = Settings { hash_mib: 16, ..Settings::default() };
+                let config = EngineConfig { search, book: crate::book::BookSource::None, ..EngineConfig::default() };
+                Engine::new(config).map_err(|e| e.to_string())?
+            }
+        };
+        engine.new_game();
         let a = engine.analyze(pos, Some(limits));
+        self.engines.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(engine);
         let complete = a.search.exact || (!limits.exact && limits.depth.is_some_and(|d| a.search.depth >= d));
         Ok(EngineReply {
             level: level.number(),
