@@ -8,11 +8,12 @@ use thorbook::engine::{Engine, EngineConfig, MoveSource};
 use thorbook::search::{Level, Settings};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    run(&std::env::args().skip(1).collect::<Vec<_>>())
+    run(&std::env::args().skip(1).collect::<Vec<_>>(), &mut std::io::stdout())
 }
 
-/// The example on its arguments (the suite runs it this way).
-pub fn run(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+/// The example on its arguments, printing to `out` (the suite runs it this way and
+/// checks what it prints).
+pub fn run(args: &[String], out: &mut dyn std::io::Write) -> Result<(), Box<dyn std::error::Error>> {
     let level: u8 = args.first().map_or(Ok(4), |a| a.parse())?;
     let config = EngineConfig {
         search: Settings::at_level(Level::new(level).ok_or("the level must be 1..=14")?),
@@ -29,9 +30,9 @@ pub fn run(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
             MoveSource::Forced => "forced".to_string(),
             MoveSource::Search => format!("depth {}, {} nodes", chosen.depth, chosen.nodes),
         };
-        println!("{:>2}. {} {} {:+} ({how})", game.moves().len() + 1, pos.side, chosen.mv, chosen.score);
+        writeln!(out, "{:>2}. {} {} {:+} ({how})", game.moves().len() + 1, pos.side, chosen.mv, chosen.score)?;
         game.play(chosen.mv)?;
     }
-    println!("{}", game.result_text());
+    writeln!(out, "{}", game.result_text())?;
     Ok(())
 }

@@ -11,11 +11,12 @@ use thorbook::thor::{bundled_sources, expand_paths, GameFilter, LoadOptions, Sou
 use thorbook::Position;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    run(&std::env::args().skip(1).collect::<Vec<_>>())
+    run(&std::env::args().skip(1).collect::<Vec<_>>(), &mut std::io::stdout())
 }
 
-/// The example on its arguments (the suite runs it this way).
-pub fn run(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+/// The example on its arguments, printing to `out` (the suite runs it this way and
+/// checks what it prints).
+pub fn run(args: &[String], out: &mut dyn std::io::Write) -> Result<(), Box<dyn std::error::Error>> {
     let moves = args.first().map_or("f5d6", String::as_str);
     let paths: Vec<PathBuf> = args.iter().skip(1).map(PathBuf::from).collect();
     let sources = if paths.is_empty() {
@@ -27,20 +28,22 @@ pub fn run(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     let db = ThorDatabase::load(&sources, LoadOptions { strict: false, index: true })?;
     let pos = Position::START.play_sequence(&parse_move_sequence(moves)?)?;
     let stats = db.stats(&pos, &GameFilter::default());
-    println!(
+    writeln!(
+        out,
         "{moves}: {} games, black won {}, drew {}, lost {}",
         stats.games, stats.black_wins, stats.draws, stats.white_wins
-    );
-    println!("{:<5} {:>6} {:>6} {:>9} {:>10}", "move", "games", "share", "black %", "avg black");
+    )?;
+    writeln!(out, "{:<5} {:>6} {:>6} {:>9} {:>10}", "move", "games", "share", "black %", "avg black")?;
     for m in &stats.moves {
-        println!(
+        writeln!(
+            out,
             "{:<5} {:>6} {:>5.1}% {:>8.1}% {:>10.1}",
             m.mv,
             m.games,
             100.0 * m.share,
             100.0 * m.black_win_rate,
             m.average_black_score
-        );
+        )?;
     }
     Ok(())
 }

@@ -10,30 +10,30 @@ use thorbook::square::{format_moves, parse_move_sequence};
 use thorbook::Position;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    run(&std::env::args().skip(1).collect::<Vec<_>>())
+    run(&std::env::args().skip(1).collect::<Vec<_>>(), &mut std::io::stdout())
 }
 
-/// The example on its arguments (the suite runs it this way).
-pub fn run(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+/// The example on its arguments, printing to `out` (the suite runs it this way and
+/// checks what it prints).
+pub fn run(args: &[String], out: &mut dyn std::io::Write) -> Result<(), Box<dyn std::error::Error>> {
     let moves = args.first().map_or("", String::as_str);
     let pos = Position::START.play_sequence(&parse_move_sequence(moves)?)?;
     match args.get(1) {
         // A book file is memory-mapped and checked once; probes then read it in place.
-        Some(path) => show(&Book::open_verified(read_mapped(path.as_ref())?)?, &pos),
-        None => show(&book::bundled()?, &pos),
+        Some(path) => show(&Book::open_verified(read_mapped(path.as_ref())?)?, &pos, out)?,
+        None => show(&book::bundled()?, &pos, out)?,
     }
     Ok(())
 }
 
-fn show<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position) {
+fn show<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let moves = book_moves(book, pos);
     if moves.is_empty() {
-        println!("not a book position");
-        return;
+        return writeln!(out, "not a book position");
     }
     for m in &moves {
         let kind = if m.in_book { format!("book, {} games", m.games) } else { format!("leaf, depth {}", m.depth) };
-        println!("{:<4} {:+3}  {kind}", m.mv.to_string(), m.score);
+        writeln!(out, "{:<4} {:+3}  {kind}", m.mv.to_string(), m.score)?;
     }
-    println!("book line: {}", format_moves(&book_line(book, pos, 60)));
+    writeln!(out, "book line: {}", format_moves(&book_line(book, pos, 60)))
 }

@@ -13,12 +13,13 @@ use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 use thorbook::Position;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    run(&std::env::args().skip(1).collect::<Vec<_>>())
+    run(&std::env::args().skip(1).collect::<Vec<_>>(), &mut std::io::stdout())
 }
 
-/// The example on its arguments (the suite runs it this way).
-pub fn run(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
-    let out = args.first().cloned().unwrap_or_else(|| std::env::temp_dir().join("small.tbk").display().to_string());
+/// The example on its arguments, printing to `out` (the suite runs it this way and
+/// checks what it prints).
+pub fn run(args: &[String], out: &mut dyn std::io::Write) -> Result<(), Box<dyn std::error::Error>> {
+    let path = args.first().cloned().unwrap_or_else(|| std::env::temp_dir().join("small.tbk").display().to_string());
     let db = ThorDatabase::load(&bundled_sources(), LoadOptions::default())?;
     let games: Vec<GameLine> = db.games.iter().map(GameLine::from_thor).collect();
     let config = BuildConfig {
@@ -27,14 +28,20 @@ pub fn run(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         search: Settings { depth: Some(4), exact_at: Some(0), hash_mib: 4, threads: 2, ..Settings::default() },
         ..Default::default()
     };
-    let summary = Builder::new(config, &out).run(&games, &|event| {
+    let summary = Builder::new(config, &path).run(&games, &|event| {
         if let BuildEvent::Collected { positions, .. } = event {
             eprintln!("{positions} positions to score");
         }
     })?;
-    println!("{out}: {} positions from {} games, {} bytes", summary.positions, summary.games, summary.bytes.len());
+    writeln!(
+        out,
+        "{path}: {} positions from {} games, {} bytes",
+        summary.positions,
+        summary.games,
+        summary.bytes.len()
+    )?;
     let book = Book::open_verified(summary.bytes)?;
     let best = &book_moves(&book, &Position::START)[0];
-    println!("best first move: {} ({:+})", best.mv, best.score);
+    writeln!(out, "best first move: {} ({:+})", best.mv, best.score)?;
     Ok(())
 }
