@@ -259,6 +259,10 @@ fn audits_and_fixes_planned_in_shards_equal_local_runs() {
     let e = plan.assemble(Some(&other)).err().unwrap().to_string();
     assert!(e.contains("another run"), "{e}");
     assert_eq!(std::fs::read(&other).unwrap(), kept);
+    // Nor into the work directory of a growth.
+    std::fs::create_dir_all(dir.path().join("growth/round-0001")).unwrap();
+    let e = Plan::create_checks(&dir.path().join("growth"), &planned, 2).err().unwrap().to_string();
+    assert!(e.contains("growth planned in rounds"), "{e}");
     // A time limit cannot be planned.
     let timed = AuditConfig {
         search: Settings { time: Some(std::time::Duration::from_millis(5)), ..level(4) },

@@ -89,6 +89,9 @@ impl Plan {
                             use another directory, or remove it to start over"
                 .into()));
         }
+        if dir.join(super::INPUT_FILE).exists() || super::round_dir(dir, 1).exists() {
+            return Err(bad("this directory holds a growth planned in rounds: use another directory".into()));
+        }
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         write_nodes(&dir.join(NODES_FILE), &nodes)?;
         let json = super::to_json(&file, &plan_path)?;
