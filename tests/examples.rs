@@ -46,7 +46,6 @@ fn the_position_statistics_example_reads_the_bundled_archives_and_refuses_bad_mo
     let first = text.lines().next().unwrap();
     assert!(first.starts_with(&format!("f5d6c3: {reached} games, black won ")), "{first}");
     let stats = db.stats(&Position::from_moves("f5d6c3").unwrap(), &GameFilter::default());
-    assert!(stats.games >= reached);
     // One line a move the games played after it, most played first.
     assert_eq!(text.lines().count(), 2 + stats.moves.len(), "{text}");
     assert!(text.lines().nth(2).unwrap().starts_with(&stats.moves[0].mv.to_string()));

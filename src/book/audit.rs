@@ -33,7 +33,6 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::build::{BuildError, Leaf, LeafSearch};
-use super::format::LeafLevel;
 use super::leaflog::{LeafLog, LeafLogError};
 use super::trust::{decider, Decider};
 use super::Book;
@@ -157,6 +156,13 @@ pub struct Candidate {
     pub key: u64,
     /// Games that reached it.
     pub games: u32,
+}
+
+impl Candidate {
+    /// What is searched: its canonical key and canonical board.
+    pub fn job(&self) -> (u64, Board) {
+        (self.key, self.position.board.canonical().0)
+    }
 }
 
 /// How a book value was obtained.
@@ -465,7 +471,7 @@ pub fn checks<D: AsRef<[u8]>>(
     let chosen = sample(candidates(book, config)?, config);
     Ok(Checks {
         kind: ChecksKind::Audit,
-        positions: chosen.iter().map(|c| (c.key, c.position.board.canonical().0)).collect(),
+        positions: chosen.iter().map(Candidate::job).collect(),
         identity: identity(&chosen, &search),
         search,
         eval: config.search.eval.clone(),
@@ -489,7 +495,7 @@ pub fn audit<D: AsRef<[u8]> + Sync>(
     let found = candidates(book, config)?;
     let population = found.len();
     let chosen = sample(found, config);
-    let jobs: Vec<(u64, Board)> = chosen.iter().map(|c| (c.key, c.position.board.canonical().0)).collect();
+    let jobs: Vec<(u64, Board)> = chosen.iter().map(Candidate::job).collect();
     let run = identity(&chosen, &search);
     let (mut scores, mut searched) = search_all(&jobs, &search, run, log, population, progress)?;
     let compared = match &compare {
@@ -525,11 +531,7 @@ pub fn audit<D: AsRef<[u8]> + Sync>(
     }
     let audited: Vec<Audited> =
         chosen.iter().map(|c| audited(book, c, &scores[&c.key], compared.as_ref().map(|m| &m[&c.key]))).collect();
-    let describe = |s: &LeafSearch| {
-        let p = s.params(0, 0);
-        LeafLevel { depth: p.depth, selectivity_tenths: p.selectivity_tenths, exact: false }.to_string()
-            + &format!(", exact from {} empties", p.exact_at)
-    };
+    let describe = |s: &LeafSearch| format!("{}, exact from {} empties", s.level(), s.params(0, 0).exact_at);
     let mut r = report(audited, population, describe(&search), searched, config.worst, start.elapsed());
     if let Some(c) = &compare {
         let errors = r.audited.iter().filter_map(|a| a.compare_score.map(|s| s - a.score));
@@ -581,23 +583,27 @@ fn move_score(child: &Board, scores: &HashMap<u64, Leaf>, key: u64) -> i32 {
 
 impl Decisions {
     fn of(positions: usize, choices: &[Choice], scores: &HashMap<u64, Leaf>) -> Decisions {
-        let gain = |c: &Choice| move_score(&c.book.1, scores, c.book.0) - move_score(&c.search.1, scores, c.search.0);
-        let group = |subset: &dyn Fn(&Choice) -> bool| {
-            let gains: Vec<i32> = choices.iter().filter(|c| subset(c)).map(gain).collect();
+        // Each differing decision's gain, and whether the book's move is a book move.
+        let gains: Vec<(i32, bool)> = choices
+            .iter()
+            .map(|c| (move_score(&c.book.1, scores, c.book.0) - move_score(&c.search.1, scores, c.search.0), c.in_book))
+            .collect();
+        let group = |subset: &dyn Fn(bool) -> bool| {
+            let picked: Vec<i32> = gains.iter().filter(|&&(_, in_book)| subset(in_book)).map(|&(g, _)| g).collect();
             DecisionGroup {
-                differing: gains.len(),
-                mean_gain: gains.iter().map(|&g| f64::from(g)).sum::<f64>() / gains.len().max(1) as f64,
+                differing: picked.len(),
+                mean_gain: picked.iter().map(|&g| f64::from(g)).sum::<f64>() / picked.len().max(1) as f64,
             }
         };
         let all = group(&|_| true);
         Decisions {
             positions,
             differing: all.differing,
-            book_better: choices.iter().filter(|c| gain(c) > 0).count(),
-            search_better: choices.iter().filter(|c| gain(c) < 0).count(),
+            book_better: gains.iter().filter(|&&(g, _)| g > 0).count(),
+            search_better: gains.iter().filter(|&&(g, _)| g < 0).count(),
             mean_gain: all.mean_gain,
-            book_moves: group(&|c| c.in_book),
-            leaf_moves: group(&|c| !c.in_book),
+            book_moves: group(&|in_book| in_book),
+            leaf_moves: group(&|in_book| !in_book),
         }
     }
 }
@@ -625,31 +631,52 @@ fn search_all(
         candidates: population,
         resumed: chosen.len() - todo.len(),
     });
-    let total = todo.len() as u64;
+    let pool = search.pool()?;
+    let found = search_logged::<AuditError>(&pool, &todo, search, log.as_ref(), &|| false, &|done, total| {
+        progress(AuditEvent::Searched { done, total })
+    })?;
+    let mut scores = done;
+    scores.extend(found);
+    Ok((scores, todo.len()))
+}
+
+/// Searches `jobs` (canonical keys and boards) in full, without the book, on `pool`,
+/// appending each result to `log` as it finishes; `stop` ends the run early (the
+/// searches under way finish), and `progress` gets (done, total). The first failed
+/// write stops the run with its error: nothing searched after it could be kept. The
+/// loop an audit's searches and a fix's checks share.
+pub(crate) fn search_logged<E: From<BuildError> + From<LeafLogError> + Send>(
+    pool: &rayon::ThreadPool,
+    jobs: &[&(u64, Board)],
+    search: &LeafSearch,
+    log: Option<&LeafLog>,
+    stop: &(dyn Fn() -> bool + Sync),
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<Vec<(u64, Leaf)>, E> {
+    let total = jobs.len() as u64;
     let counter = AtomicU64::new(0);
-    // The first failed write stops the run: nothing searched after it could be kept.
     let failed = AtomicBool::new(false);
-    let results = search.pool()?.install(|| {
-        search.par_map(&todo, |&&(key, board), tt| -> Result<Option<(u64, Leaf)>, AuditError> {
-            if failed.load(Relaxed) {
+    let results = pool.install(|| {
+        search.par_map(jobs, |&&(key, board), tt| -> Result<Option<(u64, Leaf)>, E> {
+            if failed.load(Relaxed) || stop() {
                 return Ok(None);
             }
             let leaf = super::build::search_position(&board, 0, search, tt);
-            if let Some(log) = &log {
+            if let Some(log) = log {
                 log.append(key, &leaf).inspect_err(|_| failed.store(true, Relaxed))?;
             }
-            progress(AuditEvent::Searched { done: counter.fetch_add(1, Relaxed) + 1, total });
+            progress(counter.fetch_add(1, Relaxed) + 1, total);
             Ok(Some((key, leaf)))
         })
     })?;
-    let mut scores = done;
+    let mut found = Vec::with_capacity(jobs.len());
     for r in results {
         // A search skipped after a failed write comes with that write's error.
-        if let Some((key, leaf)) = r? {
-            scores.insert(key, leaf);
+        if let Some(result) = r? {
+            found.push(result);
         }
     }
-    Ok((scores, todo.len()))
+    Ok(found)
 }
 
 fn audited<D: AsRef<[u8]>>(book: &Book<D>, c: &Candidate, leaf: &Leaf, compare: Option<&Leaf>) -> Audited {

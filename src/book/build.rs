@@ -136,6 +136,13 @@ impl LeafSearch {
         )
     }
 
+    /// The level a leaf of this search records (not exact: a search may end exact, the
+    /// setting does not say).
+    pub fn level(&self) -> super::format::LeafLevel {
+        let p = self.params(0, 0);
+        super::format::LeafLevel { depth: p.depth, selectivity_tenths: p.selectivity_tenths, exact: false }
+    }
+
     /// The parameters a book built with this search records in its header.
     pub fn params(&self, max_ply: u32, min_games: u32) -> BuildParams {
         BuildParams {

@@ -27,11 +27,11 @@
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-use super::audit::{candidates, AuditConfig, Candidate, Checks, ChecksKind, OutOfRange};
-use super::build::{score_leaf, search_position, BuildError, Leaf, LeafSearch};
+use super::audit::{candidates, search_logged, AuditConfig, Candidate, Checks, ChecksKind, OutOfRange};
+use super::build::{score_leaf, BuildError, LeafSearch};
 use super::format::BookError;
 use super::leaflog::{LeafLog, LeafLogError};
 use super::tree::{below, Target, Tree};
@@ -251,7 +251,7 @@ impl Fixer {
     /// rounds.
     pub fn checks<D: AsRef<[u8]>>(&self, input: &Book<D>) -> Result<Checks, FixError> {
         let (search, chosen, identity) = self.chosen(input)?;
-        let mut positions: Vec<(u64, Board)> = chosen.iter().map(|k| (k.key, k.position.board.canonical().0)).collect();
+        let mut positions: Vec<(u64, Board)> = chosen.iter().map(Candidate::job).collect();
         positions.sort_unstable_by_key(|&(key, _)| key);
         let eval = self.config.search.eval.clone();
         Ok(Checks { kind: ChecksKind::Fix, positions, search, eval, identity, log: self.log_path() })
@@ -289,7 +289,6 @@ impl Fixer {
         let params = input.params();
         let pool = search.pool()?;
         let over_time = || c.time.is_some_and(|t| start.elapsed() >= t);
-        let failed = AtomicBool::new(false);
         let mut tried: BTreeSet<u64> = BTreeSet::new();
         let mut checked: Vec<(u64, Board, i32)> = Vec::new();
         let (mut contradicted_before, mut differences_before) = (0usize, 0.0f64);
@@ -300,36 +299,25 @@ impl Fixer {
         // again) and, when the rounds end early, the next pass checks more; without one
         // a single pass checks everything.
         let stop = loop {
-            let todo: Vec<&Candidate> = chosen.iter().filter(|k| !checks.contains_key(&k.key)).collect();
-            let total = todo.len() as u64;
-            let done = AtomicU64::new(0);
+            let todo: Vec<(u64, Board)> =
+                chosen.iter().filter(|k| !checks.contains_key(&k.key)).map(Candidate::job).collect();
             let checks_until = c.time.map(|t| {
                 let elapsed = start.elapsed();
                 elapsed + t.saturating_sub(elapsed) / 2
             });
             let checks_over_time = || checks_until.is_some_and(|t| start.elapsed() >= t);
-            let found = pool.install(|| {
-                search.par_map(&todo, |k, tt| -> Result<Option<(u64, Leaf)>, FixError> {
-                    if failed.load(Relaxed) || checks_over_time() {
-                        return Ok(None);
-                    }
-                    let leaf = search_position(&k.position.board.canonical().0, 0, &search, tt);
-                    log.append(k.key, &leaf).inspect_err(|_| failed.store(true, Relaxed))?;
-                    progress(FixEvent::Checked { done: done.fetch_add(1, Relaxed) + 1, total });
-                    Ok(Some((k.key, leaf)))
-                })
-            })?;
-            for r in found {
-                if let Some((key, leaf)) = r? {
-                    checks.insert(key, leaf);
-                }
-            }
+            let todo: Vec<&(u64, Board)> = todo.iter().collect();
+            let found =
+                search_logged::<FixError>(&pool, &todo, &search, Some(&log), &checks_over_time, &|done, total| {
+                    progress(FixEvent::Checked { done, total })
+                })?;
+            checks.extend(found);
             // The positions this pass adds, measured against the book as it stands.
             let known: HashSet<u64> = checked.iter().map(|&(k, _, _)| k).collect();
             let new: Vec<(u64, Board, i32)> = chosen
                 .iter()
                 .filter(|k| !known.contains(&k.key))
-                .filter_map(|k| checks.get(&k.key).map(|l| (k.key, k.position.board.canonical().0, i32::from(l.score))))
+                .filter_map(|k| checks.get(&k.key).map(|l| (k.key, k.job().1, i32::from(l.score))))
                 .collect();
             let added = new.len();
             let (found, mean) = contradictions(&tree, &new, c.threshold);

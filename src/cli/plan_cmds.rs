@@ -267,10 +267,7 @@ fn plan_checks(checks: &Checks, sharding: &ShardingArgs) -> anyhow::Result<ExitC
         "planned the {} searches of {} positions at {} in {} shards in {} (digest {:016x}); results to {}",
         run_name(checks.kind),
         plan.positions(),
-        {
-            let p = checks.search.params(0, 0);
-            crate::book::format::LeafLevel { depth: p.depth, selectivity_tenths: p.selectivity_tenths, exact: false }
-        },
+        checks.search.level(),
         plan.shards(),
         dir.join(PLAN_FILE).display(),
         plan.digest(),

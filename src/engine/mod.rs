@@ -343,7 +343,7 @@ impl<E: IncrementalEvaluator> Engine<E> {
         let book = self.book.as_ref()?;
         self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let chosen = choose_move(book, pos, self.config.book_choice, crate::zobrist::mix64(self.rng))?;
-        if chosen.leaf && !chosen.in_book && searches_deeper(limits, &chosen) {
+        if chosen.leaf && searches_deeper(limits, &chosen) {
             return None;
         }
         let after = pos.try_play(chosen.mv, 1).expect("choose_move checks legality");

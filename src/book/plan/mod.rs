@@ -533,6 +533,15 @@ impl Plan {
             return Err(bad(format!("threads must be 1..={MAX_THREADS}, got {}", file.threads)));
         }
         let search = LeafSearch::from_strength(strength, file.hash_mib, file.threads, &file.eval.source())?;
+        // Every kind names its evaluation: a file changed since shows here, by name.
+        if format!("{:08x}", search.eval.digest()) != file.eval_digest {
+            return Err(bad(format!(
+                "the evaluation {:?} now has digest {:08x}, the plan was made with {}",
+                file.eval,
+                search.eval.digest(),
+                file.eval_digest
+            )));
+        }
         if let Some(round) = &file.round {
             return Plan::open_round(dir, file.clone(), round.clone(), round_nodes, search);
         }
@@ -543,12 +552,6 @@ impl Plan {
         // from the plan (a shard does not read the archives).
         let games = u64::from_str_radix(&file.games_digest, 16).map_err(|_| bad("games_digest is not hex".into()))?;
         let identity = BuildIdentity { games, positions, eval: search.eval.digest() };
-        if format!("{:08x}", identity.eval) != file.eval_digest {
-            return Err(bad(format!(
-                "the evaluation {:?} now has digest {:08x}, the plan was made with {}",
-                file.eval, identity.eval, file.eval_digest
-            )));
-        }
         let digest = plan_digest(file.max_ply, file.min_games, &search, &identity, file.shards);
         if hex(digest) != file.digest || keys.len() != file.positions {
             return Err(bad("the plan's settings or positions do not match its digest (edited or damaged)".into()));
