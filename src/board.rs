@@ -31,7 +31,7 @@ impl Color {
     }
 
     /// `X` for black, `O` for white (FFO/Edax board text).
-    pub fn symbol(self) -> char {
+    pub(crate) fn symbol(self) -> char {
         match self {
             Color::Black => 'X',
             Color::White => 'O',
@@ -51,15 +51,15 @@ impl fmt::Display for Color {
 /// Named square sets.
 pub mod masks {
     /// a1, h1, a8, h8.
-    pub const CORNERS: u64 = 0x8100_0000_0000_0081;
+    pub(crate) const CORNERS: u64 = 0x8100_0000_0000_0081;
     /// The diagonal neighbours of the corners: b2, g2, b7, g7.
-    pub const X_SQUARES: u64 = 0x0042_0000_0000_4200;
+    pub(crate) const X_SQUARES: u64 = 0x0042_0000_0000_4200;
     /// The edge neighbours of the corners: b1, g1, a2, h2, a7, h7, b8, g8.
-    pub const C_SQUARES: u64 = 0x4281_0000_0000_8142;
+    pub(crate) const C_SQUARES: u64 = 0x4281_0000_0000_8142;
     /// All 28 edge squares.
-    pub const EDGES: u64 = 0xFF81_8181_8181_81FF;
+    pub(crate) const EDGES: u64 = 0xFF81_8181_8181_81FF;
     /// Every square except the a- and h-files: stops horizontal wrap-around.
-    pub const NOT_A_H_FILES: u64 = 0x7E7E_7E7E_7E7E_7E7E;
+    pub(crate) const NOT_A_H_FILES: u64 = 0x7E7E_7E7E_7E7E_7E7E;
     /// The four centre squares d4, e4, d5, e5.
     pub const CENTER: u64 = 0x0000_0018_1800_0000;
 }
@@ -183,7 +183,7 @@ pub fn flips(p: u64, o: u64, sq: Square) -> u64 {
 /// byte that lie off the board read as opponent discs with no disc of `p` beyond them,
 /// which flips nothing, as the edge does. Equal to `flips(p, !p & !sq, sq).count_ones()`.
 #[inline]
-pub fn last_flip_count(p: u64, sq: Square) -> u32 {
+pub(crate) fn last_flip_count(p: u64, sq: Square) -> u32 {
     const FILE_A: u64 = 0x0101_0101_0101_0101;
     let (row, col) = (sq.index() / 8, sq.index() % 8);
     let lines = &LAST_FLIP_LINES[sq.index()];
@@ -243,7 +243,7 @@ static LAST_FLIPS: [[u8; 256]; 8] = {
 
 /// Empty squares adjacent to at least one disc of `o` (potential mobility).
 #[inline]
-pub fn adjacent_empties(o: u64, empty: u64) -> u64 {
+pub(crate) fn adjacent_empties(o: u64, empty: u64) -> u64 {
     const NOT_H: u64 = 0x7F7F_7F7F_7F7F_7F7F;
     const NOT_A: u64 = 0xFEFE_FEFE_FEFE_FEFE;
     // Discs on the h-file have no neighbour to their right, those on the a-file none to the left.
@@ -291,7 +291,7 @@ impl Board {
     /// The board after the side to move plays `sq` flipping `flipped`; the turn passes.
     /// The caller guarantees that `flipped == self.flips(sq) != 0`.
     #[inline]
-    pub fn play_flips(&self, sq: Square, flipped: u64) -> Board {
+    pub(crate) fn play_flips(&self, sq: Square, flipped: u64) -> Board {
         Board { player: self.opponent ^ flipped, opponent: self.player | flipped | sq.bit() }
     }
 

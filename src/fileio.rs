@@ -14,7 +14,7 @@ use memmap2::Mmap;
 
 /// Maps a file read-only; `None` for an empty file (mapping zero bytes fails on some
 /// systems).
-pub fn map_file(path: &Path) -> std::io::Result<Option<Mmap>> {
+pub(crate) fn map_file(path: &Path) -> std::io::Result<Option<Mmap>> {
     let file = File::open(path)?;
     if file.metadata()?.len() == 0 {
         return Ok(None);
@@ -65,7 +65,7 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// A file written as a stream and put in place atomically and durably by
 /// [`AtomicFile::commit`] (as [`atomic_write`]); dropped uncommitted, its temporary file
 /// is removed and `path` is untouched.
-pub struct AtomicFile {
+pub(crate) struct AtomicFile {
     path: PathBuf,
     tmp: PathBuf,
     file: Option<std::io::BufWriter<File>>,
@@ -73,7 +73,7 @@ pub struct AtomicFile {
 
 impl AtomicFile {
     /// Starts writing what will become `path`.
-    pub fn create(path: &Path) -> std::io::Result<AtomicFile> {
+    pub(crate) fn create(path: &Path) -> std::io::Result<AtomicFile> {
         let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
@@ -86,7 +86,7 @@ impl AtomicFile {
     }
 
     /// Overwrites bytes already written at `offset` (a header filled in last).
-    pub fn write_at(&mut self, offset: u64, bytes: &[u8]) -> std::io::Result<()> {
+    pub(crate) fn write_at(&mut self, offset: u64, bytes: &[u8]) -> std::io::Result<()> {
         use std::io::Seek;
         let f = self.file();
         let end = f.stream_position()?;
@@ -97,7 +97,7 @@ impl AtomicFile {
     }
 
     /// Flushes, syncs and renames the file into place, then syncs the directory.
-    pub fn commit(mut self) -> std::io::Result<()> {
+    pub(crate) fn commit(mut self) -> std::io::Result<()> {
         let file = self.file.take().expect("present until commit");
         let file = file.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;
@@ -163,7 +163,7 @@ mod tests {
 /// (a stale checkpoint), where a 32-bit checksum would collide after tens of
 /// thousands of inputs.
 #[derive(Clone, Debug)]
-pub struct Digest {
+pub(crate) struct Digest {
     low: crc32fast::Hasher,
     high: crc32fast::Hasher,
 }
@@ -176,23 +176,23 @@ impl Default for Digest {
 
 impl Digest {
     /// A digest of nothing yet.
-    pub fn new() -> Digest {
+    pub(crate) fn new() -> Digest {
         Digest::default()
     }
 
     /// Adds bytes.
-    pub fn update(&mut self, bytes: &[u8]) {
+    pub(crate) fn update(&mut self, bytes: &[u8]) {
         self.low.update(bytes);
         self.high.update(bytes);
     }
 
     /// The digest of every byte added.
-    pub fn finish(self) -> u64 {
+    pub(crate) fn finish(self) -> u64 {
         u64::from(self.high.finalize()) << 32 | u64::from(self.low.finalize())
     }
 
     /// The digest of `bytes`.
-    pub fn of(bytes: &[u8]) -> u64 {
+    pub(crate) fn of(bytes: &[u8]) -> u64 {
         let mut d = Digest::new();
         d.update(bytes);
         d.finish()

@@ -86,7 +86,7 @@ impl Position {
     /// transcripts, NBoard GUIs, openings files): after the side to move's pass when it
     /// has no legal move but its opponent has and `mv` is not a pass; else `self`. The
     /// one rule by which every reader infers a pass.
-    pub fn with_inferred_pass(&self, mv: Move) -> Position {
+    pub(crate) fn with_inferred_pass(&self, mv: Move) -> Position {
         if mv != Move::Pass && self.board.must_pass() {
             self.pass()
         } else {
@@ -98,7 +98,7 @@ impl Position {
     /// position after the forced pass of the side to move otherwise (protocols that name
     /// the colour of each move, like GTP, leave passes out); `None` when `color` is not
     /// to move and the side to move has a move (or the game is over).
-    pub fn for_side(&self, color: Color) -> Option<Position> {
+    pub(crate) fn for_side(&self, color: Color) -> Option<Position> {
         if color == self.side {
             Some(*self)
         } else {
@@ -136,7 +136,7 @@ impl Position {
     }
 
     /// The 64 squares A1 … H8 as characters, with the symbols given (board text, GGF).
-    pub fn squares_text(&self, black_char: char, white_char: char, empty_char: char) -> String {
+    pub(crate) fn squares_text(&self, black_char: char, white_char: char, empty_char: char) -> String {
         let (black, white) = (self.black(), self.white());
         Square::ALL
             .iter()
@@ -280,7 +280,7 @@ mod tests {
 /// The one board-text alphabet, for every reader (FFO/Edax board text, `.obf`
 /// problems, GGF `BO`, Edax book text, the CLI's `--board`): black `X x * B b`, white
 /// `O o 0 W w`, empty `- . _`.
-pub fn square_char(c: char) -> Option<Option<Color>> {
+pub(crate) fn square_char(c: char) -> Option<Option<Color>> {
     match c {
         'X' | 'x' | '*' | 'B' | 'b' => Some(Some(Color::Black)),
         'O' | 'o' | '0' | 'W' | 'w' => Some(Some(Color::White)),
@@ -291,7 +291,7 @@ pub fn square_char(c: char) -> Option<Option<Color>> {
 
 /// The side to move in board text: a disc character of the alphabet ([`square_char`])
 /// or `black` / `white`, in any case.
-pub fn parse_side(word: &str) -> Result<Color, ParseError> {
+pub(crate) fn parse_side(word: &str) -> Result<Color, ParseError> {
     let mut chars = word.chars();
     let colour = match (chars.next(), chars.next()) {
         (Some(c), None) => square_char(c).flatten(),
@@ -306,7 +306,7 @@ pub fn parse_side(word: &str) -> Result<Color, ParseError> {
 /// ([`square_char`]; whitespace between them ignored): black's and white's discs, and
 /// the text after the 64th square. Errors name the character (counted in
 /// characters, not bytes) and the square.
-pub fn parse_squares(text: &str) -> Result<(u64, u64, &str), ParseError> {
+pub(crate) fn parse_squares(text: &str) -> Result<(u64, u64, &str), ParseError> {
     let (mut black, mut white, mut n) = (0u64, 0u64, 0usize);
     for (at, (byte, c)) in text.char_indices().enumerate() {
         if c.is_whitespace() {

@@ -67,7 +67,7 @@ impl Square {
 
     /// Index 0..64 as a byte (how files store a square).
     #[inline]
-    pub const fn byte(self) -> u8 {
+    pub(crate) const fn byte(self) -> u8 {
         self.0
     }
 

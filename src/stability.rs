@@ -101,7 +101,7 @@ fn byte_to_a_file(x: u8) -> u64 {
 /// Discs of `p` stable within the four edges: nothing can ever flip them, since an
 /// edge disc can only be flipped along its edge.
 #[inline]
-pub fn edge_stable_discs(p: u64, o: u64) -> u64 {
+pub(crate) fn edge_stable_discs(p: u64, o: u64) -> u64 {
     let t = edge_table();
     let get = |pp: u8, oo: u8| t[(pp as usize) << 8 | oo as usize];
     let row1 = get(p as u8, o as u8) as u64;

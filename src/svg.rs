@@ -142,7 +142,7 @@ impl Diagram {
 }
 
 /// Escapes text for SVG/XML content and attributes.
-pub fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -43,12 +43,12 @@ impl Transform {
     ];
 
     /// The transform with code `code` (0..8).
-    pub fn from_code(code: u8) -> Option<Transform> {
+    pub(crate) fn from_code(code: u8) -> Option<Transform> {
         (code < 8).then_some(Transform(code))
     }
 
     /// Code 0..8, stable (books and files may store it).
-    pub fn code(self) -> u8 {
+    pub(crate) fn code(self) -> u8 {
         self.0
     }
 
@@ -91,7 +91,7 @@ impl Transform {
 
     /// The image of a bitboard.
     #[inline]
-    pub fn bits(self, mut b: u64) -> u64 {
+    pub(crate) fn bits(self, mut b: u64) -> u64 {
         if self.0 & 4 != 0 {
             b = transpose(b);
         }
@@ -113,7 +113,7 @@ impl Transform {
 
 /// Reverses the bits of each byte: column c ↔ 7 - c.
 #[inline]
-pub fn mirror_columns(mut b: u64) -> u64 {
+pub(crate) fn mirror_columns(mut b: u64) -> u64 {
     b = ((b >> 1) & 0x5555_5555_5555_5555) | ((b & 0x5555_5555_5555_5555) << 1);
     b = ((b >> 2) & 0x3333_3333_3333_3333) | ((b & 0x3333_3333_3333_3333) << 2);
     ((b >> 4) & 0x0F0F_0F0F_0F0F_0F0F) | ((b & 0x0F0F_0F0F_0F0F_0F0F) << 4)
@@ -121,7 +121,7 @@ pub fn mirror_columns(mut b: u64) -> u64 {
 
 /// Reflects in the a1–h8 diagonal: (col, row) ↔ (row, col). Three delta swaps.
 #[inline]
-pub fn transpose(mut b: u64) -> u64 {
+pub(crate) fn transpose(mut b: u64) -> u64 {
     let mut t = (b ^ (b >> 7)) & 0x00AA_00AA_00AA_00AA;
     b ^= t ^ (t << 7);
     t = (b ^ (b >> 14)) & 0x0000_CCCC_0000_CCCC;

@@ -23,18 +23,18 @@ const fn splitmix64(state: u64) -> (u64, u64) {
 
 /// SplitMix64's finaliser: a well-mixed 64-bit function of `z` (the keys' generator,
 /// and the seeded random choices of books and audits).
-pub const fn mix64(mut z: u64) -> u64 {
+pub(crate) const fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
 }
 
 /// Per-square constants: `[0]` for the side to move's discs, `[1]` for the opponent's.
-pub static SQUARE_KEYS: [[u64; 64]; 2] = build_square_keys();
+pub(crate) static SQUARE_KEYS: [[u64; 64]; 2] = build_square_keys();
 
 /// The key XORed into Thor/position indexes when white is to move, so that a board
 /// and its colour-swapped twin (same relative board, other colour) differ.
-pub const WHITE_TO_MOVE: u64 = {
+pub(crate) const WHITE_TO_MOVE: u64 = {
     let (_, z) = splitmix64(SEED ^ 0xFFFF_FFFF);
     z
 };

@@ -98,7 +98,7 @@ impl AuditConfig {
     }
 
     /// Checks the ranges; the error names the setting.
-    pub fn validate(&self) -> Result<(), OutOfRange> {
+    pub(crate) fn validate(&self) -> Result<(), OutOfRange> {
         let bad = |setting: &'static str, value: i64, range: &'static str| Err(OutOfRange { setting, value, range });
         if !(1..=1_000_000).contains(&self.sample) {
             return bad("sample", i64::try_from(self.sample).unwrap_or(i64::MAX), "1..=1000000");
@@ -147,7 +147,7 @@ pub enum AuditError {
 
 /// A position chosen for the audit.
 #[derive(Clone, Debug)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     /// The position, as reached from the walk's start.
     pub position: Position,
     /// The moves from the walk's start.
@@ -160,7 +160,7 @@ pub struct Candidate {
 
 impl Candidate {
     /// What is searched: its canonical key and canonical board.
-    pub fn job(&self) -> (u64, Board) {
+    pub(crate) fn job(&self) -> (u64, Board) {
         (self.key, self.position.board.canonical().0)
     }
 }
@@ -327,7 +327,7 @@ pub enum AuditEvent {
 
 /// The positions to sample from: those of the games the book holds, or those the walk
 /// finds, each once (the walk goes breadth first: each with its shortest line).
-pub fn candidates<D: AsRef<[u8]>>(book: &Book<D>, config: &AuditConfig) -> Result<Vec<Candidate>, AuditError> {
+pub(crate) fn candidates<D: AsRef<[u8]>>(book: &Book<D>, config: &AuditConfig) -> Result<Vec<Candidate>, AuditError> {
     if let Some(games) = &config.games {
         return Ok(game_candidates(book, games, config));
     }
@@ -399,7 +399,7 @@ fn game_candidates<D: AsRef<[u8]>>(book: &Book<D>, games: &[Vec<Move>], config: 
 
 /// The sample: `config.sample` candidates drawn by weight (see the module doc), in
 /// key order.
-pub fn sample(candidates: Vec<Candidate>, config: &AuditConfig) -> Vec<Candidate> {
+pub(crate) fn sample(candidates: Vec<Candidate>, config: &AuditConfig) -> Vec<Candidate> {
     let mut keyed: Vec<(f64, Candidate)> = candidates
         .into_iter()
         .map(|c| {
@@ -419,7 +419,7 @@ pub fn sample(candidates: Vec<Candidate>, config: &AuditConfig) -> Vec<Candidate
 /// What names an audit's searches in its log: the positions and the search (not the
 /// book's values, so that a log serves every book with the same sample: a book and its
 /// fixed or re-valued version are audited on the same searches).
-pub fn identity(chosen: &[Candidate], search: &LeafSearch) -> u64 {
+pub(crate) fn identity(chosen: &[Candidate], search: &LeafSearch) -> u64 {
     let mut d = crate::fileio::Digest::new();
     for c in chosen {
         d.update(&c.key.to_le_bytes());

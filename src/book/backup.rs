@@ -83,7 +83,7 @@ pub enum BackUpRule {
 
 impl BackUpRule {
     /// The header byte.
-    pub fn byte(self) -> u8 {
+    pub(crate) fn byte(self) -> u8 {
         match self {
             BackUpRule::Negamax => 0,
             BackUpRule::Corrected => 1,
@@ -91,7 +91,7 @@ impl BackUpRule {
     }
 
     /// From the header byte; `None` for a rule this build does not know.
-    pub fn from_byte(byte: u8) -> Option<BackUpRule> {
+    pub(crate) fn from_byte(byte: u8) -> Option<BackUpRule> {
         match byte {
             0 => Some(BackUpRule::Negamax),
             1 => Some(BackUpRule::Corrected),
@@ -111,7 +111,7 @@ impl BackUpRule {
 /// The standard deviation, in discs, of a leaf's score around the true value, by its
 /// level: measured (`book audit` of held-out positions against deeper searches, and
 /// exact scores near the end) for the bundled evaluation; exact leaves have none.
-pub fn leaf_sd(level: LeafLevel) -> f64 {
+pub(crate) fn leaf_sd(level: LeafLevel) -> f64 {
     if level.exact {
         return 0.0;
     }
@@ -174,7 +174,7 @@ fn combine(rule: BackUpRule, options: &mut [Estimate]) -> Option<Estimate> {
 }
 
 /// Which positions a back-up reached, and their values.
-pub struct Values {
+pub(crate) struct Values {
     values: Vec<i8>,
     /// The corrected rule's estimates (mean, deviation) in 1/64 disc; empty for negamax.
     estimates: Vec<(i16, u16)>,
@@ -217,7 +217,7 @@ impl Values {
     /// Backs up the values of the positions with sorted, distinct `keys` and their
     /// `leaves` (`leaves[i]` the leaf of `keys[i]`) by `rule`, walking from every board
     /// of `roots` that is a book position (canonical or not).
-    pub fn compute(
+    pub(crate) fn compute(
         keys: &[u64],
         leaves: &[LeafInput],
         roots: impl IntoIterator<Item = Board>,
@@ -239,13 +239,13 @@ impl Values {
     }
 
     /// Whether position `i` was reached from a root.
-    pub fn reached(&self, i: usize) -> bool {
+    pub(crate) fn reached(&self, i: usize) -> bool {
         bit(&self.reached, i)
     }
 
     /// The backed-up value of position `i`; `None` when it was not reached, or has
     /// neither a leaf nor a valued child (a book cut short: it keeps its value).
-    pub fn value(&self, i: usize) -> Option<i8> {
+    pub(crate) fn value(&self, i: usize) -> Option<i8> {
         bit(&self.valued, i).then(|| self.values[i])
     }
 

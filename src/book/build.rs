@@ -55,7 +55,7 @@ impl Default for BuildConfig {
 impl BuildConfig {
     /// The leaf search where neither an explicit setting nor a level says otherwise:
     /// depth 8, exact at 22 empties, full width.
-    pub const LEAF_FALLBACK: Strength =
+    pub(crate) const LEAF_FALLBACK: Strength =
         Strength { depth: Some(8), exact_at: Some(22), time: None, nodes: None, selectivity: None };
 
     /// Checks every setting and loads the evaluation: the leaf search of this build.
@@ -107,7 +107,7 @@ impl LeafSearch {
 
     /// A leaf search of a resolved `strength` (as a plan records it), the evaluation
     /// loaded from `eval` and one table allocated as a trial.
-    pub fn from_strength(
+    pub(crate) fn from_strength(
         strength: Strength,
         hash_mib: usize,
         threads: usize,
@@ -138,7 +138,7 @@ impl LeafSearch {
 
     /// The level a leaf of this search records (not exact: a search may end exact, the
     /// setting does not say).
-    pub fn level(&self) -> super::format::LeafLevel {
+    pub(crate) fn level(&self) -> super::format::LeafLevel {
         let p = self.params(0, 0);
         super::format::LeafLevel { depth: p.depth, selectivity_tenths: p.selectivity_tenths, exact: false }
     }
@@ -157,7 +157,7 @@ impl LeafSearch {
     }
 
     /// The width as books record it: tenths of a standard deviation, 0 for full width.
-    pub fn selectivity_tenths(&self) -> u8 {
+    pub(crate) fn selectivity_tenths(&self) -> u8 {
         self.strength.selectivity.map_or(0, Selectivity::tenths)
     }
 
@@ -245,7 +245,7 @@ pub struct Leaf {
 
 impl Leaf {
     /// Stores the leaf in a record's leaf fields (the inverse of [`Leaf::from_record`]).
-    pub fn store_in(&self, r: &mut Record) {
+    pub(crate) fn store_in(&self, r: &mut Record) {
         r.leaf_move = self.mv;
         r.leaf_score = self.score;
         r.leaf_depth = self.depth;
@@ -254,7 +254,7 @@ impl Leaf {
     }
 
     /// The leaf a record stores (what [`records`] wrote from it).
-    pub fn from_record(r: &Record) -> Leaf {
+    pub(crate) fn from_record(r: &Record) -> Leaf {
         Leaf {
             mv: r.leaf_move,
             score: r.leaf_score,
@@ -385,7 +385,7 @@ fn moves_into_book(board: &Board, in_book: &impl Fn(u64) -> bool) -> u64 {
 /// moves whose children are not book positions. The search starts from a cleared
 /// table, so its result depends on nothing searched before (what makes a book the same
 /// for any thread count and after an interruption).
-pub fn score_leaf(
+pub(crate) fn score_leaf(
     board: &Board,
     in_book: &impl Fn(u64) -> bool,
     search: &LeafSearch,
@@ -464,7 +464,7 @@ pub fn records(nodes: &[Node], leaves: &[Leaf]) -> Vec<Record> {
 }
 
 /// The book record of a position with its leaf, valued at the leaf.
-pub fn record(n: &Node, leaf: &Leaf) -> Record {
+pub(crate) fn record(n: &Node, leaf: &Leaf) -> Record {
     let mut r = Record {
         key: n.key,
         value: leaf.score,
@@ -483,7 +483,7 @@ pub fn record(n: &Node, leaf: &Leaf) -> Record {
 
 /// What a build is made from: a checkpoint is resumed only by the same.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BuildIdentity {
+pub(crate) struct BuildIdentity {
     /// Digest of the games (moves and scores) the positions were collected from.
     pub games: u64,
     /// Digest of the collected positions (keys, boards, game and win counts).
@@ -494,13 +494,13 @@ pub struct BuildIdentity {
 
 impl BuildIdentity {
     /// The identity of a build of `nodes`, collected from `games`, scored by `search`.
-    pub fn new(games: &[GameLine], nodes: &[Node], search: &LeafSearch) -> BuildIdentity {
+    pub(crate) fn new(games: &[GameLine], nodes: &[Node], search: &LeafSearch) -> BuildIdentity {
         BuildIdentity { games: games_digest(games), positions: positions_digest(nodes), eval: search.eval.digest() }
     }
 }
 
 /// The digest of a build's games: their moves and results, in order.
-pub fn games_digest(games: &[GameLine]) -> u64 {
+pub(crate) fn games_digest(games: &[GameLine]) -> u64 {
     let mut g = Digest::new();
     g.update(&(games.len() as u64).to_le_bytes());
     for line in games {
@@ -512,7 +512,7 @@ pub fn games_digest(games: &[GameLine]) -> u64 {
 }
 
 /// The digest of collected positions: keys, boards and counts.
-pub fn positions_digest(nodes: &[Node]) -> u64 {
+pub(crate) fn positions_digest(nodes: &[Node]) -> u64 {
     let mut p = PositionsDigest::default();
     for n in nodes {
         p.add(n);
@@ -522,11 +522,11 @@ pub fn positions_digest(nodes: &[Node]) -> u64 {
 
 /// [`positions_digest`] a position at a time, for positions read as a stream.
 #[derive(Default)]
-pub struct PositionsDigest(Digest);
+pub(crate) struct PositionsDigest(Digest);
 
 impl PositionsDigest {
     /// Adds the next position.
-    pub fn add(&mut self, n: &Node) {
+    pub(crate) fn add(&mut self, n: &Node) {
         let mut b = [0u8; 32];
         LE::write_u64(&mut b[..8], n.key);
         LE::write_u64(&mut b[8..16], n.board.player);
@@ -537,7 +537,7 @@ impl PositionsDigest {
     }
 
     /// The digest.
-    pub fn finish(self) -> u64 {
+    pub(crate) fn finish(self) -> u64 {
         self.0.finish()
     }
 }
@@ -550,7 +550,7 @@ impl PositionsDigest {
 /// tenths (1 each); min games (u32); time per position in ms (u32, 0: none);
 /// evaluation digest (u32); table size in MiB (u32); node budget (u64, 0: none); games
 /// digest (u64); positions digest (u64); 8 zero bytes.
-pub struct Checkpoint {
+pub(crate) struct Checkpoint {
     file: Mutex<File>,
 }
 
@@ -590,7 +590,7 @@ pub(crate) fn build_identity_bytes(
 
 impl Checkpoint {
     /// The checkpoint path for a book path.
-    pub fn path_for(book: &Path) -> PathBuf {
+    pub(crate) fn path_for(book: &Path) -> PathBuf {
         let mut s = book.as_os_str().to_owned();
         s.push(".checkpoint");
         PathBuf::from(s)
@@ -598,7 +598,7 @@ impl Checkpoint {
 
     /// Reads the leaves of an existing checkpoint made from the same inputs with the
     /// same parameters; any difference is refused, naming what differs.
-    pub fn load(
+    pub(crate) fn load(
         path: &Path,
         config: &BuildConfig,
         search: &LeafSearch,
@@ -650,7 +650,7 @@ impl Checkpoint {
     }
 
     /// Starts a checkpoint (a new file, or appending to a resumed one).
-    pub fn create(
+    pub(crate) fn create(
         path: &Path,
         config: &BuildConfig,
         search: &LeafSearch,
@@ -675,7 +675,7 @@ impl Checkpoint {
     }
 
     /// Appends one scored position.
-    pub fn append(&self, key: u64, leaf: Leaf) -> std::io::Result<()> {
+    pub(crate) fn append(&self, key: u64, leaf: Leaf) -> std::io::Result<()> {
         let e = encode_leaf_entry(key, &leaf);
         let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
         f.write_all(&e)

@@ -41,7 +41,7 @@ use crate::square::Move;
 /// result depends on it).
 pub const ROUND_SIZE: usize = 256;
 /// The largest round.
-pub const MAX_ROUND_SIZE: usize = 10_000_000;
+pub(crate) const MAX_ROUND_SIZE: usize = 10_000_000;
 
 /// What to expand.
 #[derive(Clone, Debug)]
@@ -82,7 +82,7 @@ pub enum Growth {
 
 impl DeviateConfig {
     /// Checks every range; the message names the setting.
-    pub fn validate(&self) -> Result<(), DeviateError> {
+    pub(crate) fn validate(&self) -> Result<(), DeviateError> {
         let bad = |m: String| Err(DeviateError::Config(m));
         if !(0..=64).contains(&self.error) {
             return bad(format!("error must be 0..=64 discs, got {}", self.error));
@@ -249,17 +249,17 @@ impl Deviator {
     }
 
     /// The growth's settings.
-    pub fn config(&self) -> &DeviateConfig {
+    pub(crate) fn config(&self) -> &DeviateConfig {
         &self.config
     }
 
     /// Where the grown book goes.
-    pub fn output(&self) -> &Path {
+    pub(crate) fn output(&self) -> &Path {
         &self.output
     }
 
     /// The position the walks start from.
-    pub fn from(&self) -> Board {
+    pub(crate) fn from(&self) -> Board {
         self.from
     }
 
@@ -270,7 +270,7 @@ impl Deviator {
     }
 
     /// The state file beside the output.
-    pub fn state_path(&self) -> PathBuf {
+    pub(crate) fn state_path(&self) -> PathBuf {
         let mut s = self.output.as_os_str().to_owned();
         s.push(".deviate");
         PathBuf::from(s)
@@ -297,7 +297,7 @@ impl Deviator {
 
     /// The leaf search of a growth of `input`: the config's settings over what the
     /// input's header records.
-    pub fn leaf_search<D: AsRef<[u8]>>(&self, input: &Book<D>) -> Result<LeafSearch, DeviateError> {
+    pub(crate) fn leaf_search<D: AsRef<[u8]>>(&self, input: &Book<D>) -> Result<LeafSearch, DeviateError> {
         self.config.validate()?;
         Ok(LeafSearch::new(&self.config.search, LeafSearch::recorded(&input.params()))?)
     }
@@ -305,7 +305,7 @@ impl Deviator {
     /// The next round on `book`: `tried` holds the leaves earlier rounds deepened (they
     /// are not tried again), `added` the leaves earlier rounds took (counted against
     /// `max_positions`). What a shard plan computes as a local run does.
-    pub fn next_round<D: AsRef<[u8]>>(
+    pub(crate) fn next_round<D: AsRef<[u8]>>(
         &self,
         book: &Book<D>,
         search: &LeafSearch,
@@ -324,7 +324,7 @@ impl Deviator {
     /// The book a round makes of `book`: `leaves[i]` is the leaf search of
     /// `round.jobs[i]`; values are backed up again. The header is `book`'s with the
     /// round's leaf settings where they are deeper.
-    pub fn finish_round<D: AsRef<[u8]>>(
+    pub(crate) fn finish_round<D: AsRef<[u8]>>(
         &self,
         book: &Book<D>,
         search: &LeafSearch,
@@ -339,7 +339,7 @@ impl Deviator {
     }
 
     /// The book as a growth that stops before its first round writes it.
-    pub fn unchanged<D: AsRef<[u8]>>(&self, book: &Book<D>, search: &LeafSearch) -> Result<Vec<u8>, DeviateError> {
+    pub(crate) fn unchanged<D: AsRef<[u8]>>(&self, book: &Book<D>, search: &LeafSearch) -> Result<Vec<u8>, DeviateError> {
         Ok(Tree::from_book(book).encode(self.params(book.params(), search))?)
     }
 
@@ -559,7 +559,7 @@ impl Deviator {
 
 /// A round of growth: the leaves it takes and the leaf searches they need.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Round {
+pub(crate) struct Round {
     /// Leaves taken (what `max_positions` counts).
     pub leaves: usize,
     /// The positions to search, in key order: for a deviation the new children and
@@ -570,14 +570,14 @@ pub struct Round {
 impl Round {
     /// Whether the round adds or searches `key` (the searches treat these positions as
     /// in the book, beside the book's own).
-    pub fn contains(&self, key: u64) -> bool {
+    pub(crate) fn contains(&self, key: u64) -> bool {
         self.jobs.binary_search_by_key(&key, |j| j.0).is_ok()
     }
 }
 
 /// What comes next in a growth.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Next {
+pub(crate) enum Next {
     /// Another round.
     Round(Round),
     /// None: why.

@@ -91,7 +91,7 @@ impl FixConfig {
     }
 
     /// Checks the ranges; the error names the setting (the walk's are an audit's).
-    pub fn validate(&self) -> Result<(), OutOfRange> {
+    pub(crate) fn validate(&self) -> Result<(), OutOfRange> {
         let bad = |setting: &'static str, value: i64, range: &'static str| Err(OutOfRange { setting, value, range });
         if !(0..=64).contains(&self.threshold) {
             return bad("threshold", i64::from(self.threshold), "0..=64");

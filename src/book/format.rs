@@ -11,15 +11,15 @@ use crate::board::Board;
 use crate::square::{Move, Square};
 
 /// File magic.
-pub const MAGIC: [u8; 8] = *b"THORBOOK";
+pub(crate) const MAGIC: [u8; 8] = *b"THORBOOK";
 /// Format version this code writes. Version 1 (no per-leaf selectivity) is still read.
-pub const VERSION: u32 = 2;
+pub(crate) const VERSION: u32 = 2;
 /// The oldest version this code reads.
-pub const OLDEST_VERSION: u32 = 1;
+pub(crate) const OLDEST_VERSION: u32 = 1;
 /// Header bytes.
-pub const HEADER_LEN: usize = 64;
+pub(crate) const HEADER_LEN: usize = 64;
 /// Bytes per record.
-pub const RECORD_LEN: usize = 24;
+pub(crate) const RECORD_LEN: usize = 24;
 const HEADER_LEN_U32: u32 = 64;
 const RECORD_LEN_U32: u32 = 24;
 
@@ -40,7 +40,7 @@ impl LeafMove {
     pub const PASS: LeafMove = LeafMove(64);
 
     /// A move (in canonical orientation).
-    pub fn of(mv: Move) -> LeafMove {
+    pub(crate) fn of(mv: Move) -> LeafMove {
         match mv {
             Move::Pass => LeafMove::PASS,
             Move::Place(sq) => LeafMove(sq.byte()),
@@ -63,12 +63,12 @@ impl LeafMove {
     }
 
     /// Whether the code is a square, a pass or none.
-    pub fn is_valid(self) -> bool {
+    pub(crate) fn is_valid(self) -> bool {
         self.0 <= LeafMove::PASS.0 || self.is_none()
     }
 
     /// The move; `None` for no move and for a code that is not valid.
-    pub fn get(self) -> Option<Move> {
+    pub(crate) fn get(self) -> Option<Move> {
         match self {
             LeafMove::PASS => Some(Move::Pass),
             LeafMove(code) => Square::try_new(code).map(Move::Place),
@@ -83,13 +83,13 @@ impl From<Square> for LeafMove {
 }
 
 /// Where record `index` starts in a book file.
-pub fn record_offset(index: u64) -> u64 {
+pub(crate) fn record_offset(index: u64) -> u64 {
     (HEADER_LEN as u64).saturating_add(index.saturating_mul(RECORD_LEN as u64))
 }
 
 /// A disc score as a record stores it. Scores come from searches and final disc counts,
 /// which stay within −64..=64; the clamp keeps a record valid whatever it is given.
-pub fn stored_score(score: i32) -> i8 {
+pub(crate) fn stored_score(score: i32) -> i8 {
     i8::try_from(score.clamp(-64, 64)).unwrap_or_default()
 }
 
@@ -144,7 +144,7 @@ pub struct Record {
 
 impl Record {
     /// Decodes 24 bytes.
-    pub fn decode(b: &[u8]) -> Record {
+    pub(crate) fn decode(b: &[u8]) -> Record {
         Record {
             key: LE::read_u64(&b[0..8]),
             value: i8::from_le_bytes([b[8]]),
@@ -160,12 +160,12 @@ impl Record {
     }
 
     /// Appends its 24 bytes.
-    pub fn encode_into(&self, out: &mut Vec<u8>) {
+    pub(crate) fn encode_into(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.to_bytes());
     }
 
     /// The record's 24 bytes.
-    pub fn to_bytes(&self) -> [u8; RECORD_LEN] {
+    pub(crate) fn to_bytes(&self) -> [u8; RECORD_LEN] {
         let mut b = [0u8; RECORD_LEN];
         LE::write_u64(&mut b[0..8], self.key);
         b[8] = self.value.to_le_bytes()[0];
@@ -191,7 +191,7 @@ impl Record {
     }
 
     /// The leaf's search settings, if there is a leaf.
-    pub fn leaf_level(&self) -> Option<LeafLevel> {
+    pub(crate) fn leaf_level(&self) -> Option<LeafLevel> {
         (!self.leaf_move.is_none()).then_some(LeafLevel {
             depth: self.leaf_depth,
             selectivity_tenths: self.leaf_selectivity,
@@ -214,7 +214,7 @@ pub struct LeafLevel {
 impl LeafLevel {
     /// An order on how much a leaf is worth: exact beats searched, then the deeper,
     /// then the less selective (full width, 0, counts as the least selective).
-    pub fn rank(&self) -> (bool, u8, u8) {
+    pub(crate) fn rank(&self) -> (bool, u8, u8) {
         let width = if self.selectivity_tenths == 0 { u8::MAX } else { self.selectivity_tenths };
         (self.exact, self.depth, width)
     }
@@ -319,7 +319,7 @@ pub enum BookError {
 /// Zobrist keys are uniform, so a few interpolation steps land next to it (about 2
 /// reads instead of log2 N); bisection finishes, which bounds the worst case whatever
 /// the keys.
-pub fn find_key(len: usize, key_at: impl Fn(usize) -> u64, key: u64) -> Option<usize> {
+pub(crate) fn find_key(len: usize, key_at: impl Fn(usize) -> u64, key: u64) -> Option<usize> {
     let (mut lo, mut hi) = (0usize, len);
     for _ in 0..3 {
         if hi - lo < 16 {
@@ -351,13 +351,13 @@ pub fn find_key(len: usize, key_at: impl Fn(usize) -> u64, key: u64) -> Option<u
 }
 
 /// The Zobrist fingerprint stored in every book: the key of the start position.
-pub fn fingerprint() -> u64 {
+pub(crate) fn fingerprint() -> u64 {
     Board::START.key()
 }
 
 /// The header fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BookHeader {
+pub(crate) struct BookHeader {
     /// Format version of the file.
     pub version: u32,
     /// Number of records.
@@ -370,7 +370,7 @@ pub struct BookHeader {
 
 impl BookHeader {
     /// The 64 header bytes.
-    pub fn encode(&self) -> [u8; HEADER_LEN] {
+    pub(crate) fn encode(&self) -> [u8; HEADER_LEN] {
         let mut b = [0u8; HEADER_LEN];
         b[0..8].copy_from_slice(&MAGIC);
         LE::write_u32(&mut b[8..12], VERSION);
@@ -392,7 +392,7 @@ impl BookHeader {
     }
 
     /// Checks and decodes a header; `file_len` is the whole file's size.
-    pub fn decode(bytes: &[u8]) -> Result<BookHeader, BookError> {
+    pub(crate) fn decode(bytes: &[u8]) -> Result<BookHeader, BookError> {
         if bytes.len() < HEADER_LEN {
             return Err(BookError::TooShort { len: bytes.len() });
         }
@@ -452,12 +452,12 @@ pub struct Writer {
 
 impl Writer {
     /// A book with these build parameters.
-    pub fn new(params: BuildParams) -> Writer {
+    pub(crate) fn new(params: BuildParams) -> Writer {
         Writer { params, body: Vec::new(), crc: crc32fast::Hasher::new(), last: None, count: 0 }
     }
 
     /// Appends a record; its key must be above every key before it.
-    pub fn push(&mut self, record: &Record) -> Result<(), BookError> {
+    pub(crate) fn push(&mut self, record: &Record) -> Result<(), BookError> {
         if self.last.is_some_and(|k| k >= record.key) {
             return Err(BookError::Order { index: self.count, key: record.key });
         }
@@ -480,7 +480,7 @@ impl Writer {
     }
 
     /// The complete file.
-    pub fn finish(self) -> Vec<u8> {
+    pub(crate) fn finish(self) -> Vec<u8> {
         let header =
             BookHeader { version: VERSION, count: self.count, params: self.params, records_crc: self.crc.finalize() };
         let mut out = Vec::with_capacity(HEADER_LEN + self.body.len());

@@ -55,7 +55,7 @@ pub enum LeafLogError {
 }
 
 /// An open log, appended to by any thread.
-pub struct LeafLog {
+pub(crate) struct LeafLog {
     path: PathBuf,
     file: Mutex<File>,
 }
@@ -64,7 +64,7 @@ impl LeafLog {
     /// Opens the log of the run `identity` at `path`: with `resume`, an existing log of
     /// the same run is continued and its results returned; without, or when there is
     /// none, a new log is started.
-    pub fn open(
+    pub(crate) fn open(
         path: &Path,
         identity: u64,
         selectivity: u8,
@@ -120,7 +120,7 @@ impl LeafLog {
 
     /// Reads log bytes as a resumed run would, taking the run's identity from the
     /// bytes themselves (for the fuzz target): the results, or why not.
-    pub fn parse(bytes: &[u8]) -> Result<HashMap<u64, Leaf>, LeafLogError> {
+    pub(crate) fn parse(bytes: &[u8]) -> Result<HashMap<u64, Leaf>, LeafLogError> {
         let mut header = [0u8; HEADER];
         let n = bytes.len().min(HEADER);
         header[..n].copy_from_slice(&bytes[..n]);
@@ -129,7 +129,7 @@ impl LeafLog {
     }
 
     /// Appends a result.
-    pub fn append(&self, key: u64, leaf: &Leaf) -> Result<(), LeafLogError> {
+    pub(crate) fn append(&self, key: u64, leaf: &Leaf) -> Result<(), LeafLogError> {
         let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
         f.write_all(&encode_leaf_entry(key, leaf))
             .map_err(|source| LeafLogError::Io { path: self.path.display().to_string(), source })
@@ -137,13 +137,13 @@ impl LeafLog {
 
     /// Makes every appended result durable (for a log written in one go, not appended
     /// to by a run).
-    pub fn sync(&self) -> Result<(), LeafLogError> {
+    pub(crate) fn sync(&self) -> Result<(), LeafLogError> {
         let f = self.file.lock().unwrap_or_else(|p| p.into_inner());
         f.sync_data().map_err(|source| LeafLogError::Io { path: self.path.display().to_string(), source })
     }
 
     /// Removes the log (the run is finished and its result safely written).
-    pub fn remove(self) {
+    pub(crate) fn remove(self) {
         let _ = std::fs::remove_file(&self.path);
     }
 }

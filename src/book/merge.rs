@@ -34,7 +34,7 @@ impl BuildParams {
     /// leaves of both), the most selective width (full width only if both were), the
     /// smaller game threshold, and the evaluation only when one evaluation scored
     /// both (else none, digest 0).
-    pub fn merged(a: BuildParams, b: BuildParams) -> BuildParams {
+    pub(crate) fn merged(a: BuildParams, b: BuildParams) -> BuildParams {
         BuildParams {
             max_ply: a.max_ply.max(b.max_ply),
             depth: a.depth.max(b.depth),

@@ -107,7 +107,7 @@ impl<D: AsRef<[u8]>> Book<D> {
     }
 
     /// True for a book without positions.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
@@ -123,7 +123,7 @@ impl<D: AsRef<[u8]>> Book<D> {
 
     /// A 64-bit digest of the records as they decode (what names a book as the input
     /// of a resumable or planned growth).
-    pub fn records_digest(&self) -> u64 {
+    pub(crate) fn records_digest(&self) -> u64 {
         let mut d = crate::fileio::Digest::new();
         for r in self.records() {
             d.update(&r.to_bytes());
@@ -132,7 +132,7 @@ impl<D: AsRef<[u8]>> Book<D> {
     }
 
     /// The whole file.
-    pub fn bytes(&self) -> &[u8] {
+    pub(crate) fn bytes(&self) -> &[u8] {
         self.data.as_ref()
     }
 
@@ -263,7 +263,7 @@ impl BookSource {
 }
 
 /// The bytes of the book built from the bundled archives, embedded in the binary.
-pub fn bundled_bytes() -> &'static [u8] {
+pub(crate) fn bundled_bytes() -> &'static [u8] {
     include_bytes!("../../data/book.tbk")
 }
 
@@ -279,7 +279,7 @@ pub fn walk<D: AsRef<[u8]>>(book: &Book<D>) -> HashMap<u64, Board> {
 }
 
 /// The book positions reachable from `start` through book positions (see [`walk`]).
-pub fn walk_from<D: AsRef<[u8]>>(book: &Book<D>, start: Board) -> HashMap<u64, Board> {
+pub(crate) fn walk_from<D: AsRef<[u8]>>(book: &Book<D>, start: Board) -> HashMap<u64, Board> {
     let mut seen = HashMap::new();
     let mut stack = vec![start];
     while let Some(b) = stack.pop() {

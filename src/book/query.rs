@@ -131,7 +131,7 @@ pub struct BookChoice {
 }
 
 /// The default [`BookChoice::max_drop`]: a consistent book has no drop at all.
-pub const DEFAULT_MAX_DROP: i32 = 2;
+pub(crate) const DEFAULT_MAX_DROP: i32 = 2;
 
 impl Default for BookChoice {
     fn default() -> BookChoice {

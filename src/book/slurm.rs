@@ -70,7 +70,7 @@ pub enum SlurmError {
 }
 
 /// `a-b,c,…`: Slurm's array syntax for a sorted index list.
-pub fn array_spec(indices: &[u32]) -> String {
+pub(crate) fn array_spec(indices: &[u32]) -> String {
     let mut parts = Vec::new();
     let mut i = 0;
     while i < indices.len() {
@@ -91,12 +91,12 @@ fn quote(path: &Path) -> String {
 }
 
 /// The directory of the logs of a plan's jobs.
-pub fn log_dir(plan_dir: &Path) -> PathBuf {
+pub(crate) fn log_dir(plan_dir: &Path) -> PathBuf {
     plan_dir.join("logs")
 }
 
 /// A shard's log file.
-pub fn shard_log(plan_dir: &Path, index: u32) -> PathBuf {
+pub(crate) fn shard_log(plan_dir: &Path, index: u32) -> PathBuf {
     log_dir(plan_dir).join(format!("shard-{index:04}.log"))
 }
 
@@ -203,7 +203,7 @@ pub fn submit(plan: &Plan, plan_dir: &Path, opts: &SlurmOptions) -> Result<Submi
 
 /// Whether any of `jobs` is still queued or running (a job squeue no longer knows has
 /// ended).
-pub fn any_queued(jobs: &[&str]) -> Result<bool, SlurmError> {
+pub(crate) fn any_queued(jobs: &[&str]) -> Result<bool, SlurmError> {
     let list = jobs.join(",");
     let out = Command::new("squeue").args(["-h", "-o", "%i", "-j", &list]).output();
     match out {

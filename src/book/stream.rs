@@ -36,7 +36,7 @@ pub enum StreamError {
 /// A book being written record by record in key order ([`BookFile::push`]), finished
 /// by [`BookFile::finish`], which backs the values up and puts the file in place
 /// atomically. Dropped unfinished, it leaves nothing behind.
-pub struct BookFile {
+pub(crate) struct BookFile {
     path: PathBuf,
     spool_path: PathBuf,
     spool: BufWriter<File>,
@@ -57,7 +57,7 @@ pub struct Written {
 impl BookFile {
     /// Starts the book that [`BookFile::finish`] writes to `path`; records wait in a
     /// spool file beside it.
-    pub fn create(path: &Path, params: BuildParams) -> Result<BookFile, StreamError> {
+    pub(crate) fn create(path: &Path, params: BuildParams) -> Result<BookFile, StreamError> {
         let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let spool_path = dir.join(format!(".{name}.{}.spool", std::process::id()));
@@ -73,7 +73,7 @@ impl BookFile {
     }
 
     /// Appends a record; its key must be above every key before it.
-    pub fn push(&mut self, record: &Record) -> Result<(), StreamError> {
+    pub(crate) fn push(&mut self, record: &Record) -> Result<(), StreamError> {
         if self.keys.last().is_some_and(|&k| k >= record.key) {
             return Err(BookError::Order { index: self.keys.len() as u64, key: record.key }.into());
         }
@@ -94,7 +94,7 @@ impl BookFile {
     }
 
     /// Backs the values up, writes the book (header last) and puts it in place.
-    pub fn finish(mut self, others: Reached) -> Result<Written, StreamError> {
+    pub(crate) fn finish(mut self, others: Reached) -> Result<Written, StreamError> {
         self.spool.flush().map_err(io(&self.spool_path))?;
         let values = Values::compute(&self.keys, &self.leaves, [Board::START], self.params.back_up);
         let mut out = AtomicFile::create(&self.path).map_err(io(&self.path))?;

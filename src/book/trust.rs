@@ -27,7 +27,7 @@ pub struct Decider {
 /// The leaf that decides the value of `board` (a book position, any orientation): at
 /// each position the best of its leaf and its book children (the leaf on a tie), down
 /// to a leaf.
-pub fn decider<D: AsRef<[u8]>>(book: &Book<D>, board: &Board) -> Decider {
+pub(crate) fn decider<D: AsRef<[u8]>>(book: &Book<D>, board: &Board) -> Decider {
     deciding_leaf(|key| book.get(key), board).0
 }
 
@@ -72,7 +72,7 @@ fn at_leaf(r: &Record, b: &Board, plies: u32) -> Decider {
 /// Whether the value of `board` (a book position) is proven: its leaf, if it has one,
 /// was solved to the end and so was every option of every book position below it.
 /// `memo` keeps answers between calls.
-pub fn proven<D: AsRef<[u8]>>(book: &Book<D>, board: &Board, memo: &mut HashMap<u64, bool>) -> bool {
+pub(crate) fn proven<D: AsRef<[u8]>>(book: &Book<D>, board: &Board, memo: &mut HashMap<u64, bool>) -> bool {
     let b = board.canonical().0;
     let key = b.key();
     if let Some(&p) = memo.get(&key) {
@@ -111,7 +111,7 @@ pub struct Trust {
 
 impl Trust {
     /// The trust of a position's value (`board`, a book position, any orientation).
-    pub fn of_position<D: AsRef<[u8]>>(book: &Book<D>, board: &Board, memo: &mut HashMap<u64, bool>) -> Trust {
+    pub(crate) fn of_position<D: AsRef<[u8]>>(book: &Book<D>, board: &Board, memo: &mut HashMap<u64, bool>) -> Trust {
         let d = decider(book, board);
         let exact = proven(book, board, memo);
         let sd = match (exact, d.level) {
@@ -123,7 +123,7 @@ impl Trust {
     }
 
     /// The trust of a leaf's score.
-    pub fn of_leaf(level: LeafLevel) -> Trust {
+    pub(crate) fn of_leaf(level: LeafLevel) -> Trust {
         Trust::new(level.exact, if level.exact { 0 } else { level.depth }, 0, leaf_sd(level))
     }
 

@@ -28,7 +28,7 @@ impl TimeControl {
     }
 
     /// Main time only, as GTP's `time_left` implies when no `time_settings` came.
-    pub fn main_only(main: Duration) -> TimeControl {
+    pub(crate) fn main_only(main: Duration) -> TimeControl {
         TimeControl { main, byo_yomi: Duration::ZERO, stones: 0, increment: Duration::ZERO }
     }
 
@@ -37,7 +37,7 @@ impl TimeControl {
     /// `0/0.250/0`). The extension is counted as main time; no main time and no
     /// extension with an increment is `increment` for every move
     /// ([`TimeControl::per_move`]), which is how a match states its time per move.
-    pub fn parse_ggf(text: &str) -> Result<TimeControl, String> {
+    pub(crate) fn parse_ggf(text: &str) -> Result<TimeControl, String> {
         let parts: Vec<&str> = text.split('/').collect();
         if parts.len() > 3 {
             return Err(format!("time control `{text}` has more than 3 parts (main/increment/extension)"));
@@ -57,7 +57,7 @@ impl TimeControl {
 
     /// The control as GGF's `TI` value, read back by [`TimeControl::parse_ggf`]; `None`
     /// for a GTP byo-yomi that GGF cannot state (periods of several stones).
-    pub fn to_ggf(&self) -> Option<String> {
+    pub(crate) fn to_ggf(&self) -> Option<String> {
         if self.stones == 1 && self.main.is_zero() && self.increment.is_zero() {
             return Some(format!("0/{}/0", clock_time_text(self.byo_yomi)));
         }
@@ -67,7 +67,7 @@ impl TimeControl {
 
     /// True for GTP's "no time limits": a byo-yomi period with 0 stones
     /// (`time_settings 0 1 0`), or no time at all (`time_settings 0 0 0`).
-    pub fn is_unlimited(&self) -> bool {
+    pub(crate) fn is_unlimited(&self) -> bool {
         (self.byo_yomi > Duration::ZERO && self.stones == 0)
             || (self.main.is_zero() && self.byo_yomi.is_zero() && self.increment.is_zero())
     }
@@ -127,7 +127,7 @@ impl Clock {
     }
 
     /// The time controls.
-    pub fn control(&self) -> TimeControl {
+    pub(crate) fn control(&self) -> TimeControl {
         self.control
     }
 

@@ -132,7 +132,7 @@ impl Game {
 
     /// The position in which `color` moves next: the current one, or the one after the
     /// pass of the side to move when that side has no legal move.
-    pub fn position_for(&self, color: Color) -> Result<Position, GameError> {
+    pub(crate) fn position_for(&self, color: Color) -> Result<Position, GameError> {
         let pos = self.current;
         pos.for_side(color).ok_or(GameError::NotYourTurn { to_move: pos.side, named: color })
     }

@@ -139,7 +139,7 @@ pub fn parse(text: &str) -> Result<GgfGame, GgfError> {
 }
 
 /// A move as GGF and NBoard write it: `F5`, or `PA` for a pass.
-pub fn move_text(mv: Move) -> String {
+pub(crate) fn move_text(mv: Move) -> String {
     match mv {
         Move::Pass => "PA".into(),
         Move::Place(sq) => sq.to_string().to_ascii_uppercase(),
@@ -147,7 +147,7 @@ pub fn move_text(mv: Move) -> String {
 }
 
 /// Writes `game` as GGF, with the players' names and a time control (`TI`) if given.
-pub fn write(game: &Game, black: &str, white: &str, time: Option<&str>) -> String {
+pub(crate) fn write(game: &Game, black: &str, white: &str, time: Option<&str>) -> String {
     let start = game.start();
     let board = start.squares_text('*', 'O', '-');
     let side = if start.side == Color::Black { '*' } else { 'O' };

@@ -21,7 +21,7 @@ use crate::position::Position;
 use crate::square::Move;
 
 /// The commands thorbook answers, as `list_commands` prints them.
-pub const COMMANDS: &[&str] = &[
+pub(crate) const COMMANDS: &[&str] = &[
     "protocol_version",
     "name",
     "version",
@@ -79,7 +79,7 @@ pub enum Command {
 
 /// One line: an optional id and a command.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Request {
+pub(crate) struct Request {
     /// The numeric id, echoed in the response.
     pub id: Option<u64>,
     /// The command.
@@ -88,7 +88,7 @@ pub struct Request {
 
 /// A line that is not a valid command; the id (if one parsed) is echoed in the error.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BadLine {
+pub(crate) struct BadLine {
     /// The id, if the line started with one.
     pub id: Option<u64>,
     /// What is wrong.
@@ -117,7 +117,7 @@ fn parse_count(word: Option<&str>, what: &str) -> Result<u32, String> {
 }
 
 /// Parses one input line; `Ok(None)` for an empty line or a comment.
-pub fn parse_line(line: &str) -> Result<Option<Request>, BadLine> {
+pub(crate) fn parse_line(line: &str) -> Result<Option<Request>, BadLine> {
     // GTP preprocessing: drop control characters, tabs are spaces, `#` starts a comment.
     let cleaned: String = line
         .split('#')
@@ -281,7 +281,7 @@ impl<'e, E: IncrementalEvaluator> GtpSession<'e, E> {
 }
 
 /// The board as `showboard` prints it: diagram, side to move, disc counts.
-pub fn showboard(pos: &Position) -> String {
+pub(crate) fn showboard(pos: &Position) -> String {
     let (b, w) = (pos.black().count_ones(), pos.white().count_ones());
     let status = if pos.board.is_game_over() {
         "game over".to_string()

@@ -84,7 +84,7 @@ pub struct Forfeit {
 
 /// The result of a match game.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Engine A won.
     AWins,
     /// A draw.
@@ -114,7 +114,7 @@ pub struct GameRecord {
 
 impl GameRecord {
     /// Who won, forfeits included.
-    pub fn outcome(&self) -> Outcome {
+    pub(crate) fn outcome(&self) -> Outcome {
         match (&self.forfeit, self.a_disc_diff()) {
             (Some(f), _) if f.side == Side::A => Outcome::BWins,
             (Some(_), _) => Outcome::AWins,
@@ -125,7 +125,7 @@ impl GameRecord {
     }
 
     /// A's result: 1 win, ½ draw, 0 loss.
-    pub fn a_points(&self) -> f64 {
+    pub(crate) fn a_points(&self) -> f64 {
         match self.outcome() {
             Outcome::AWins => 1.0,
             Outcome::Draw => 0.5,
@@ -134,7 +134,7 @@ impl GameRecord {
     }
 
     /// A's final disc difference, when the game finished on the board.
-    pub fn a_disc_diff(&self) -> Option<i32> {
+    pub(crate) fn a_disc_diff(&self) -> Option<i32> {
         self.black_score.map(|s| if self.a_color == Color::Black { s } else { -s })
     }
 }
@@ -162,7 +162,7 @@ pub struct MatchSummary {
 
 impl MatchSummary {
     /// A's share of the points (a draw is half a win); `None` before any game.
-    pub fn score(&self) -> Option<f64> {
+    pub(crate) fn score(&self) -> Option<f64> {
         win_rate(self.wins as u64, self.draws as u64, self.games as u64)
     }
 }
@@ -198,7 +198,7 @@ pub fn elo_estimate(wins: usize, draws: usize, losses: usize) -> EloEstimate {
 
 /// Reads an openings file: one move sequence a line from the start position, `#`
 /// comments and blank lines ignored; every line checked by replay.
-pub fn parse_openings(text: &str) -> Result<Vec<Vec<Move>>, String> {
+pub(crate) fn parse_openings(text: &str) -> Result<Vec<Vec<Move>>, String> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();
@@ -219,7 +219,7 @@ pub fn parse_openings(text: &str) -> Result<Vec<Vec<Move>>, String> {
 }
 
 /// The openings bundled in the binary (`data/openings.txt`).
-pub fn bundled_openings() -> Vec<Vec<Move>> {
+pub(crate) fn bundled_openings() -> Vec<Vec<Move>> {
     parse_openings(include_str!("../../data/openings.txt")).expect("the bundled openings are valid")
 }
 

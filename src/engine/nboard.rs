@@ -51,7 +51,7 @@ pub enum Command {
 }
 
 /// Parses one line; `Ok(None)` for an empty line.
-pub fn parse_line(line: &str) -> Result<Option<Command>, String> {
+pub(crate) fn parse_line(line: &str) -> Result<Option<Command>, String> {
     let line = line.trim();
     let (word, rest) = line.split_once(char::is_whitespace).map_or((line, ""), |(w, r)| (w, r.trim()));
     let number = |what: &str, text: &str| -> Result<u32, String> {

@@ -40,7 +40,7 @@ use crate::symmetry::Transform;
 
 /// A pattern: a name and its squares (bit indices, A1 = 0), digit 0 first.
 #[derive(Clone, Copy, Debug)]
-pub struct Pattern {
+pub(crate) struct Pattern {
     /// Short name for `thorbook eval --verbose` and `train --without`.
     pub name: &'static str,
     /// Squares in digit order.
@@ -48,7 +48,7 @@ pub struct Pattern {
 }
 
 /// The patterns, in the order of the weight file (changing them is a new feature set).
-pub const PATTERNS: [Pattern; 12] = [
+pub(crate) const PATTERNS: [Pattern; 12] = [
     Pattern { name: "edge+2x", squares: &[0, 1, 2, 3, 4, 5, 6, 7, 9, 14] },
     Pattern { name: "corner3x3", squares: &[0, 1, 2, 8, 9, 10, 16, 17, 18] },
     Pattern { name: "corner2x5", squares: &[0, 1, 2, 3, 4, 8, 9, 10, 11, 12] },
@@ -66,7 +66,7 @@ pub const PATTERNS: [Pattern; 12] = [
 
 /// A feature counted over the whole position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Count {
+pub(crate) enum Count {
     /// (legal moves of the side to move, of the other side), each capped at 31.
     Mobility,
     /// Potential mobility: (empty squares next to the other side's discs, next to the
@@ -78,14 +78,14 @@ pub enum Count {
 }
 
 /// The counts, in the order of the weight file.
-pub const COUNTS: [Count; 3] = [Count::Mobility, Count::Potential, Count::Parity];
+pub(crate) const COUNTS: [Count; 3] = [Count::Mobility, Count::Potential, Count::Parity];
 
 const MOBILITY_CAP: u32 = 32;
 const POTENTIAL_CAP: u32 = 48;
 
 impl Count {
     /// Short name for `thorbook eval --verbose` and `train --without`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Count::Mobility => "mobility",
             Count::Potential => "potential",
@@ -94,7 +94,7 @@ impl Count {
     }
 
     /// Entries in its weight table.
-    pub fn size(self) -> u32 {
+    pub(crate) fn size(self) -> u32 {
         match self {
             Count::Mobility => MOBILITY_CAP * MOBILITY_CAP,
             Count::Potential => POTENTIAL_CAP * POTENTIAL_CAP,
@@ -104,7 +104,7 @@ impl Count {
 }
 
 /// Number of pattern instances on the board (all symmetric images).
-pub const INSTANCES: usize = 50;
+pub(crate) const INSTANCES: usize = 50;
 /// Features read per position: every pattern instance, then every count.
 pub const FEATURES: usize = INSTANCES + COUNTS.len();
 
@@ -113,11 +113,11 @@ const QUADRANTS: [u64; 4] =
     [0x0000_0000_0F0F_0F0F, 0x0000_0000_F0F0_F0F0, 0x0F0F_0F0F_0000_0000, 0xF0F0_F0F0_0000_0000];
 
 /// Every feature's index for one position: `FEATURES` entries into a phase's table.
-pub type Indices = [u32; FEATURES];
+pub(crate) type Indices = [u32; FEATURES];
 
 /// Lanes of [`InstanceIndices`]: the instances rounded up to whole vector registers
 /// (the lanes past [`INSTANCES`] stay 0).
-pub const LANES: usize = 64;
+pub(crate) const LANES: usize = 64;
 
 /// Every pattern instance's ternary index (within its pattern, without the pattern's
 /// offset) read from both sides' points of view. The side not to move's reading is
@@ -140,7 +140,7 @@ impl Default for InstanceIndices {
 
 /// One instance: where its squares are and how to index its weights.
 #[derive(Clone, Copy, Debug)]
-pub struct Instance {
+pub(crate) struct Instance {
     /// Which pattern ([`PATTERNS`] index).
     pub pattern: u8,
     /// The instance's squares as a bitboard.
@@ -153,7 +153,7 @@ pub struct Instance {
 
 /// The feature set's derived tables, built once.
 #[derive(Debug)]
-pub struct FeatureSet {
+pub(crate) struct FeatureSet {
     /// The pattern instances, grouped by pattern.
     pub instances: [Instance; INSTANCES],
     /// Gathered bits → ternary index, per instance (digit 1 = set bit).
@@ -175,7 +175,7 @@ pub struct FeatureSet {
 }
 
 /// The shared tables.
-pub fn feature_set() -> &'static FeatureSet {
+pub(crate) fn feature_set() -> &'static FeatureSet {
     static SET: OnceLock<FeatureSet> = OnceLock::new();
     SET.get_or_init(FeatureSet::build)
 }
@@ -184,7 +184,7 @@ pub fn feature_set() -> &'static FeatureSet {
 /// instruction on CPUs with BMI2 when the build targets them, else
 /// [`pext_portable`].
 #[inline(always)]
-pub fn pext(x: u64, mask: u64) -> u64 {
+pub(crate) fn pext(x: u64, mask: u64) -> u64 {
     #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
     {
         // SAFETY: the target feature is enabled at compile time.
@@ -199,7 +199,7 @@ pub fn pext(x: u64, mask: u64) -> u64 {
 /// [`pext`] bit by bit, for any CPU. Always compiled, so that the tests compare it
 /// with the instruction on every machine that builds them.
 #[inline]
-pub fn pext_portable(x: u64, mask: u64) -> u64 {
+pub(crate) fn pext_portable(x: u64, mask: u64) -> u64 {
     let mut m = mask;
     let mut out = 0u64;
     let mut bit = 1u64;
@@ -220,7 +220,7 @@ fn pow3(n: usize) -> usize {
 
 /// A feature by name: which slots (bias excluded) its weights occupy.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FeatureSlots {
+pub(crate) struct FeatureSlots {
     /// The feature's name.
     pub name: &'static str,
     /// Its slots.
@@ -314,7 +314,7 @@ impl FeatureSet {
     /// The full-table indices of every feature of a position: the pattern instances,
     /// then the counts.
     #[inline]
-    pub fn indices(&self, board: &Board, out: &mut Indices) {
+    pub(crate) fn indices(&self, board: &Board, out: &mut Indices) {
         let read = self.instance_indices(board);
         for ((slot, inst), &index) in out.iter_mut().zip(&self.instances).zip(&read.player) {
             *slot = inst.offset + index as u32;
@@ -326,14 +326,14 @@ impl FeatureSet {
 
     /// Every instance's index read from the bitboards.
     #[inline]
-    pub fn instance_indices(&self, board: &Board) -> InstanceIndices {
+    pub(crate) fn instance_indices(&self, board: &Board) -> InstanceIndices {
         self.instance_indices_with(board, pext)
     }
 
     /// [`FeatureSet::instance_indices`] with a given bit extract (the tests pass
     /// [`pext_portable`]).
     #[inline(always)]
-    pub fn instance_indices_with(&self, board: &Board, extract: impl Fn(u64, u64) -> u64) -> InstanceIndices {
+    pub(crate) fn instance_indices_with(&self, board: &Board, extract: impl Fn(u64, u64) -> u64) -> InstanceIndices {
         let (p, o) = (board.player, board.opponent);
         let mut out = InstanceIndices::default();
         for (lane, inst) in self.instances.iter().enumerate() {
@@ -349,7 +349,7 @@ impl FeatureSet {
     /// The indices after the side to move places a disc on `square` and flips
     /// `flips`: read from the other side, who moves next.
     #[inline]
-    pub fn after_move(&self, before: &InstanceIndices, square: crate::Square, flips: u64) -> InstanceIndices {
+    pub(crate) fn after_move(&self, before: &InstanceIndices, square: crate::Square, flips: u64) -> InstanceIndices {
         // Placed: 0 → 1 for the mover, 0 → 2 for the other; flipped: 2 → 1 for the
         // mover, 1 → 2 for the other. Lanes wrap harmlessly: every result is a valid
         // index below 3^10.
@@ -372,13 +372,13 @@ impl FeatureSet {
 
     /// The indices after a pass: the same reading, the other way round.
     #[inline]
-    pub fn after_pass(&self, before: &InstanceIndices) -> InstanceIndices {
+    pub(crate) fn after_pass(&self, before: &InstanceIndices) -> InstanceIndices {
         InstanceIndices { player: before.opponent, opponent: before.player }
     }
 
     /// The full-table indices of the counts (mobility, potential mobility, parity).
     #[inline]
-    pub fn count_indices(&self, board: &Board, out: &mut [u32; COUNTS.len()]) {
+    pub(crate) fn count_indices(&self, board: &Board, out: &mut [u32; COUNTS.len()]) {
         let (p, o) = (board.player, board.opponent);
         let empty = !(p | o);
         let [mobility, potential, parity] = self.count_offsets;
@@ -394,13 +394,13 @@ impl FeatureSet {
 
     /// The trained weight slot of a full-table index.
     #[inline]
-    pub fn canonical_slot(&self, full_index: u32) -> u32 {
+    pub(crate) fn canonical_slot(&self, full_index: u32) -> u32 {
         self.slots[full_index as usize]
     }
 
     /// The name of feature `k` of [`FeatureSet::indices`] and the squares it reads
     /// (none for a count).
-    pub fn describe(&self, k: usize) -> (&'static str, u64) {
+    pub(crate) fn describe(&self, k: usize) -> (&'static str, u64) {
         match self.instances.get(k) {
             Some(inst) => (PATTERNS[inst.pattern as usize].name, inst.mask),
             None => (COUNTS[k - INSTANCES].name(), 0),
@@ -408,7 +408,7 @@ impl FeatureSet {
     }
 
     /// Every feature's name and the slots it owns, patterns first.
-    pub fn feature_slots(&self) -> Vec<FeatureSlots> {
+    pub(crate) fn feature_slots(&self) -> Vec<FeatureSlots> {
         let ends: Vec<u32> = self
             .pattern_offsets
             .iter()

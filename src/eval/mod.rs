@@ -87,7 +87,7 @@ pub enum EvalSource {
 
 impl EvalSource {
     /// Loads the evaluation.
-    pub fn load(&self) -> Result<AnyEval, WeightsError> {
+    pub(crate) fn load(&self) -> Result<AnyEval, WeightsError> {
         Ok(match self {
             EvalSource::Bundled => AnyEval::Pattern(PatternEval::bundled()),
             EvalSource::File(path) => AnyEval::Pattern(PatternEval::load(path)?),
@@ -108,7 +108,7 @@ pub enum AnyEval {
 impl AnyEval {
     /// Which evaluation this is: the weight file's CRC-32, or a fixed tag for the
     /// classic evaluation. Books and checkpoints record it.
-    pub fn digest(&self) -> u32 {
+    pub(crate) fn digest(&self) -> u32 {
         match self {
             AnyEval::Pattern(e) => e.digest(),
             AnyEval::Classic(_) => u32::from_le_bytes(*b"CLAS"),

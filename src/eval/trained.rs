@@ -38,7 +38,7 @@ struct Inner {
 
 /// One feature's share of an evaluation.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct Contribution {
+pub(crate) struct Contribution {
     /// The feature's name (a pattern's or a count's).
     #[serde(rename = "pattern")]
     pub feature: &'static str,
@@ -90,7 +90,7 @@ impl PatternEval {
     }
 
     /// The evaluation of a weight file.
-    pub fn load(path: &std::path::Path) -> Result<PatternEval, WeightsError> {
+    pub(crate) fn load(path: &std::path::Path) -> Result<PatternEval, WeightsError> {
         Ok(PatternEval::new(&Weights::load(path)?))
     }
 
@@ -111,13 +111,13 @@ impl PatternEval {
     }
 
     /// Number of phases of the weights.
-    pub fn phases(&self) -> usize {
+    pub(crate) fn phases(&self) -> usize {
         self.inner.phases
     }
 
     /// The phase of a position with `empties` empty squares.
     #[inline]
-    pub fn phase_of(&self, empties: u32) -> usize {
+    pub(crate) fn phase_of(&self, empties: u32) -> usize {
         self.inner.phase[empties.min(60) as usize] as usize
     }
 
@@ -139,13 +139,13 @@ impl PatternEval {
 
     /// The sum in 1/[`SCALE`] discs, unclamped.
     #[inline]
-    pub fn raw(&self, board: &Board) -> i32 {
+    pub(crate) fn raw(&self, board: &Board) -> i32 {
         self.raw_features(board, &self.inner.set.instance_indices(board))
     }
 
     /// [`PatternEval::raw`] from the pattern indices of `board`.
     #[inline]
-    pub fn raw_features(&self, board: &Board, features: &InstanceIndices) -> i32 {
+    pub(crate) fn raw_features(&self, board: &Board, features: &InstanceIndices) -> i32 {
         let set = self.inner.set;
         let (bias, table) = self.phase_table(board);
         let mut counts = [0u32; COUNTS.len()];
@@ -160,7 +160,7 @@ impl PatternEval {
     }
 
     /// The bias and each feature's contribution, in discs.
-    pub fn explain(&self, board: &Board) -> (f64, Vec<Contribution>) {
+    pub(crate) fn explain(&self, board: &Board) -> (f64, Vec<Contribution>) {
         let (bias, table, idx) = self.lookup(board);
         let parts = idx
             .iter()

@@ -33,32 +33,32 @@ use std::path::Path;
 use super::features::feature_set;
 
 /// File magic.
-pub const MAGIC: &[u8; 8] = b"TBKEVAL\x1a";
+pub(crate) const MAGIC: &[u8; 8] = b"TBKEVAL\x1a";
 /// The version this build writes for weights with search-leaf corrections; weights
 /// without them are written as version 2, so that their file and digest stay as they
 /// were. Both are read.
-pub const VERSION: u32 = 3;
+pub(crate) const VERSION: u32 = 3;
 /// The version without search-leaf corrections.
-pub const VERSION_WITHOUT_LEAF: u32 = 2;
+pub(crate) const VERSION_WITHOUT_LEAF: u32 = 2;
 /// Entries of the search-leaf correction: one per number of empties, 0..=60.
-pub const LEAF_ENTRIES: usize = 61;
+pub(crate) const LEAF_ENTRIES: usize = 61;
 /// The largest search-leaf correction, in weight units ([`SCALE`] a disc): 8 discs.
-pub const MAX_LEAF_CORRECTION: i16 = 8 * 64;
+pub(crate) const MAX_LEAF_CORRECTION: i16 = 8 * 64;
 /// The feature set this build evaluates.
-pub const FEATURE_SET: u32 = 2;
+pub(crate) const FEATURE_SET: u32 = 2;
 /// Game phases a weight file may have at most: one per ply.
-pub const MAX_PHASES: usize = 60;
+pub(crate) const MAX_PHASES: usize = 60;
 /// Phases of newly trained weights: one per two plies. The parity of the empties is
 /// not left to the phase: the `parity` count and a per-empties intercept in training
 /// fit odd and even positions apart, and 60 phases measured no better on held-out games
 /// (static error at 24 empties 5.59 discs either way) for twice the file.
-pub const DEFAULT_PHASES: usize = 30;
+pub(crate) const DEFAULT_PHASES: usize = 30;
 /// Weight units per disc.
-pub const SCALE: i32 = 64;
+pub(crate) const SCALE: i32 = 64;
 /// Longest note a weight file may carry (a line or a paragraph on how it was made).
-pub const MAX_NOTE: usize = 1 << 16;
+pub(crate) const MAX_NOTE: usize = 1 << 16;
 /// Most ProbCut depths a weight file may carry.
-pub const MAX_PROBCUT_DEPTHS: usize = 64;
+pub(crate) const MAX_PROBCUT_DEPTHS: usize = 64;
 
 /// The bundled weights (gzip), trained by `thorbook train` on the Thor archives and
 /// calibrated by `thorbook calibrate`; see the README for the commands that rebuild
@@ -68,13 +68,13 @@ static BUNDLED: &[u8] = include_bytes!("../../data/eval.tbe.gz");
 /// The phase of a position with `empties` empty squares among `phases` (0..phases):
 /// `(60 − empties) · phases / 60`, a finished board counting as one empty.
 #[inline]
-pub fn phase_of(empties: u32, phases: usize) -> usize {
+pub(crate) fn phase_of(empties: u32, phases: usize) -> usize {
     let played = usize::try_from(60 - empties.clamp(1, 60)).unwrap_or(0);
     (played * phases / 60).min(phases.saturating_sub(1))
 }
 
 /// The empties a phase covers among `phases`, most first.
-pub fn phase_empties(phase: usize, phases: usize) -> (u32, u32) {
+pub(crate) fn phase_empties(phase: usize, phases: usize) -> (u32, u32) {
     let covered: Vec<u32> = (1..=60).rev().filter(|&e| phase_of(e, phases) == phase).collect();
     (covered.first().copied().unwrap_or(0), covered.last().copied().unwrap_or(0))
 }
@@ -127,7 +127,7 @@ pub struct Weights {
 
 impl Weights {
     /// Weights per phase, the bias included.
-    pub fn phase_len() -> usize {
+    pub(crate) fn phase_len() -> usize {
         1 + feature_set().slot_count
     }
 
@@ -145,7 +145,7 @@ impl Weights {
     }
 
     /// The search-leaf correction at `empties` (0 without one), in weight units.
-    pub fn leaf_correction_at(&self, empties: u32) -> i16 {
+    pub(crate) fn leaf_correction_at(&self, empties: u32) -> i16 {
         usize::try_from(empties).ok().and_then(|e| self.leaf_correction.get(e)).copied().unwrap_or(0)
     }
 
@@ -155,13 +155,13 @@ impl Weights {
     }
 
     /// The weights of one phase (bias first).
-    pub fn phase(&self, phase: usize) -> &[i16] {
+    pub(crate) fn phase(&self, phase: usize) -> &[i16] {
         let n = Weights::phase_len();
         &self.values[phase * n..(phase + 1) * n]
     }
 
     /// The weights of one phase (bias first), to write.
-    pub fn phase_mut(&mut self, phase: usize) -> &mut [i16] {
+    pub(crate) fn phase_mut(&mut self, phase: usize) -> &mut [i16] {
         let n = Weights::phase_len();
         &mut self.values[phase * n..(phase + 1) * n]
     }
@@ -203,7 +203,7 @@ impl Weights {
     }
 
     /// The file bytes, gzip-compressed (how the bundled copy is stored).
-    pub fn to_gzip_bytes(&self) -> Vec<u8> {
+    pub(crate) fn to_gzip_bytes(&self) -> Vec<u8> {
         let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
         std::io::Write::write_all(&mut enc, &self.to_bytes()).expect("writing to memory");
         enc.finish().expect("writing to memory")
@@ -220,7 +220,7 @@ impl Weights {
     }
 
     /// Parses a weight file (plain or gzip-compressed); `file` names it in errors.
-    pub fn from_bytes(file: &str, bytes: &[u8]) -> Result<Weights, WeightsError> {
+    pub(crate) fn from_bytes(file: &str, bytes: &[u8]) -> Result<Weights, WeightsError> {
         let invalid =
             |offset: usize, message: String| WeightsError::Invalid { file: file.to_string(), offset, message };
         let plain;
@@ -349,7 +349,7 @@ impl Weights {
 
     /// Writes the weight file atomically and durably, gzip-compressed when the name
     /// ends in `.gz`; returns the number of bytes written.
-    pub fn save(&self, path: &Path) -> Result<usize, WeightsError> {
+    pub(crate) fn save(&self, path: &Path) -> Result<usize, WeightsError> {
         let gz = path.extension().is_some_and(|e| e == "gz");
         let bytes = if gz { self.to_gzip_bytes() } else { self.to_bytes() };
         crate::fileio::atomic_write(path, &bytes)

@@ -38,13 +38,13 @@ use crate::thor::{GameFilter, PositionStats, ThorDatabase};
 const PAGE: &str = include_str!("page.html");
 
 /// Longest accepted request target, in bytes.
-pub const MAX_URL: usize = 2048;
+pub(crate) const MAX_URL: usize = 2048;
 /// Most games one `/api/games` answer lists.
-pub const MAX_GAMES: usize = 200;
+pub(crate) const MAX_GAMES: usize = 200;
 /// The strongest engine level a request may ask for by default (level 9 takes about a
 /// second for all moves of a midgame position; deeper levels would let one click hold a
 /// worker for minutes). [`Explorer::with_max_engine_level`] lowers it.
-pub const MAX_ENGINE_LEVEL: u8 = 9;
+pub(crate) const MAX_ENGINE_LEVEL: u8 = 9;
 /// The longest an engine search for one request may take by default: a position near
 /// the level's exact threshold can take longer than its midgame moves, and a worker
 /// must come back. [`Explorer::with_engine_time`] changes it.
@@ -86,7 +86,7 @@ pub struct Explorer {
 
 /// `/api/position`'s answer.
 #[derive(Serialize)]
-pub struct PositionReply {
+pub(crate) struct PositionReply {
     /// Board text.
     pub board: String,
     /// `black` or `white`.
@@ -119,7 +119,7 @@ pub struct PositionReply {
 
 /// The engine's view of a position.
 #[derive(Serialize)]
-pub struct EngineReply {
+pub(crate) struct EngineReply {
     /// Level used.
     pub level: u8,
     /// Depth reached.
@@ -137,7 +137,7 @@ pub struct EngineReply {
 
 /// One move's engine score.
 #[derive(Serialize)]
-pub struct EngineMoveReply {
+pub(crate) struct EngineMoveReply {
     /// The move.
     #[serde(rename = "move")]
     pub mv: String,
@@ -147,7 +147,7 @@ pub struct EngineMoveReply {
 
 /// A game in `/api/games`.
 #[derive(Serialize)]
-pub struct GameReply {
+pub(crate) struct GameReply {
     /// Index in the loaded database.
     pub index: usize,
     /// Year.
@@ -252,12 +252,12 @@ impl Explorer {
     }
 
     /// Games loaded.
-    pub fn games(&self) -> usize {
+    pub(crate) fn games(&self) -> usize {
         self.db.games.len()
     }
 
     /// Positions in the Thor index.
-    pub fn index_len(&self) -> usize {
+    pub(crate) fn index_len(&self) -> usize {
         self.db.index_len()
     }
 

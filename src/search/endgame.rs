@@ -45,7 +45,7 @@ use crate::square::{Move, Square};
 use crate::stability::stable_discs;
 
 /// Above this many empties the solver uses the transposition table and sorted moves.
-pub const SHALLOW_MAX: u32 = 7;
+pub(crate) const SHALLOW_MAX: u32 = 7;
 /// From this many empties, children are looked up in the table before searching
 /// (FFO #20–39 on one thread: 245.5 M nodes from 14 empties, 237.4 M from 11 in no
 /// more time; from 9, 231.7 M but slower).
@@ -196,7 +196,7 @@ impl<'a> Solver<'a> {
     }
 
     /// True once the stop flag was seen; results after that are meaningless.
-    pub fn aborted(&self) -> bool {
+    pub(crate) fn aborted(&self) -> bool {
         self.aborted
     }
 
@@ -207,14 +207,14 @@ impl<'a> Solver<'a> {
     }
 
     /// Draw on `budget`, shared with other searchers.
-    pub fn share_budget(&mut self, budget: Arc<NodeBudget>) {
+    pub(crate) fn share_budget(&mut self, budget: Arc<NodeBudget>) {
         self.budget = budget;
         self.reported = self.nodes;
     }
 
     /// Reports the nodes visited since the last report to the budget.
     #[inline]
-    pub fn report_nodes(&mut self) {
+    pub(crate) fn report_nodes(&mut self) {
         self.budget.spend(self.nodes - self.reported);
         self.reported = self.nodes;
     }

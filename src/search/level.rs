@@ -52,7 +52,7 @@ impl Level {
     /// The strongest level.
     pub const MAX: u8 = TABLE.len() as u8;
     /// The level used when nothing else is asked for: strong, a fraction of a second a move.
-    pub const DEFAULT: Level = Level(7);
+    pub(crate) const DEFAULT: Level = Level(7);
 
     /// Level `n`, if it is 1..=[`Level::MAX`].
     pub fn new(n: u8) -> Option<Level> {
@@ -70,7 +70,7 @@ impl Level {
     }
 
     /// The level whose depth is nearest `depth` (the shallower of two equally near).
-    pub fn nearest_depth(depth: u32) -> Level {
+    pub(crate) fn nearest_depth(depth: u32) -> Level {
         Level::all().min_by_key(|l| l.spec().depth.abs_diff(depth)).unwrap_or_default()
     }
 

@@ -57,7 +57,7 @@ impl Selectivity {
     }
 
     /// `hundredths` of a standard deviation, 10..=1000.
-    pub const fn from_hundredths(hundredths: u16) -> Option<Selectivity> {
+    pub(crate) const fn from_hundredths(hundredths: u16) -> Option<Selectivity> {
         if hundredths >= 10 && hundredths <= 1000 {
             Some(Selectivity(hundredths))
         } else {
@@ -66,7 +66,7 @@ impl Selectivity {
     }
 
     /// The number of standard deviations.
-    pub fn sigmas(self) -> f32 {
+    pub(crate) fn sigmas(self) -> f32 {
         self.0 as f32 / 100.0
     }
 
@@ -83,11 +83,11 @@ impl Selectivity {
 }
 
 /// Multi-ProbCut is tried at this remaining depth and above.
-pub const PROBCUT_MIN_DEPTH: u32 = 3;
+pub(crate) const PROBCUT_MIN_DEPTH: u32 = 3;
 
 /// The shallow companion depth of a ProbCut at `depth`: about half of it, with the
 /// same parity (evaluations at odd and even depths differ systematically).
-pub fn probcut_shallow(depth: u32) -> u32 {
+pub(crate) fn probcut_shallow(depth: u32) -> u32 {
     let mut s = depth / 2;
     if (depth - s) % 2 == 1 {
         s -= 1;

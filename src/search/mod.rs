@@ -29,20 +29,20 @@ use crate::square::Move;
 /// total reaches the limit — so a split's helpers draw on one budget instead of each
 /// getting what was left.
 #[derive(Debug)]
-pub struct NodeBudget {
+pub(crate) struct NodeBudget {
     limit: u64,
     spent: AtomicU64,
 }
 
 impl NodeBudget {
     /// A budget of `limit` nodes (`u64::MAX`: none).
-    pub fn new(limit: u64) -> Arc<NodeBudget> {
+    pub(crate) fn new(limit: u64) -> Arc<NodeBudget> {
         Arc::new(NodeBudget { limit, spent: AtomicU64::new(0) })
     }
 
     /// Adds `nodes` spent.
     #[inline]
-    pub fn spend(&self, nodes: u64) {
+    pub(crate) fn spend(&self, nodes: u64) {
         if nodes > 0 && self.limit != u64::MAX {
             self.spent.fetch_add(nodes, Relaxed);
         }
@@ -50,14 +50,14 @@ impl NodeBudget {
 
     /// Whether the nodes reported so far reach the limit.
     #[inline]
-    pub fn exhausted(&self) -> bool {
+    pub(crate) fn exhausted(&self) -> bool {
         self.limit != u64::MAX && self.spent.load(Relaxed) >= self.limit
     }
 }
 
 /// The principal variation stored in the table from `board`: best moves while the
 /// table has them (at most `max_len`), passes included.
-pub fn table_pv(tt: &TranspositionTable, board: &Board, max_len: usize) -> Vec<Move> {
+pub(crate) fn table_pv(tt: &TranspositionTable, board: &Board, max_len: usize) -> Vec<Move> {
     let mut pv = Vec::new();
     let mut b = *board;
     while pv.len() < max_len {

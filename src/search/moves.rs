@@ -17,7 +17,7 @@ pub const MAX_MOVES: usize = 64;
 
 /// A move with what ordering needs.
 #[derive(Clone, Copy, Debug)]
-pub struct OrderedMove {
+pub(crate) struct OrderedMove {
     /// Where the disc goes.
     pub square: Square,
     /// The discs it flips.
@@ -27,7 +27,7 @@ pub struct OrderedMove {
 }
 
 /// Up to [`MAX_MOVES`] moves, in push order until [`MoveList::sort`].
-pub struct MoveList {
+pub(crate) struct MoveList {
     items: [MaybeUninit<OrderedMove>; MAX_MOVES],
     len: usize,
 }
@@ -35,7 +35,7 @@ pub struct MoveList {
 impl MoveList {
     /// An empty list (nothing is written to the buffer).
     #[inline]
-    pub fn new() -> MoveList {
+    pub(crate) fn new() -> MoveList {
         MoveList { items: [const { MaybeUninit::uninit() }; MAX_MOVES], len: 0 }
     }
 
@@ -44,26 +44,26 @@ impl MoveList {
     /// # Panics
     /// Past [`MAX_MOVES`] moves, which no board has.
     #[inline]
-    pub fn push(&mut self, m: OrderedMove) {
+    pub(crate) fn push(&mut self, m: OrderedMove) {
         self.items[self.len].write(m);
         self.len += 1;
     }
 
     /// Number of moves.
     #[inline]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
     /// True without moves.
     #[inline]
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// The moves.
     #[inline]
-    pub fn as_slice(&self) -> &[OrderedMove] {
+    pub(crate) fn as_slice(&self) -> &[OrderedMove] {
         // SAFETY: `push` initialised every entry below `len`, and `OrderedMove` is
         // `Copy` (no drop, any bit pattern written by `push` stays valid).
         unsafe { std::slice::from_raw_parts(self.items.as_ptr().cast::<OrderedMove>(), self.len) }
@@ -77,7 +77,7 @@ impl MoveList {
     /// Sorts by cost, lowest first; equal costs keep their order (insertion sort: the
     /// lists are short).
     #[inline]
-    pub fn sort(&mut self) {
+    pub(crate) fn sort(&mut self) {
         let moves = self.as_mut_slice();
         for i in 1..moves.len() {
             insert_sorted(moves, i, moves[i], |m| m.cost);
@@ -86,7 +86,7 @@ impl MoveList {
 
     /// The moves in order.
     #[inline]
-    pub fn iter(&self) -> std::slice::Iter<'_, OrderedMove> {
+    pub(crate) fn iter(&self) -> std::slice::Iter<'_, OrderedMove> {
         self.as_slice().iter()
     }
 }
@@ -98,7 +98,7 @@ impl MoveList {
 /// # Panics
 /// If `items` has no room past `len`.
 #[inline]
-pub fn insert_sorted<T: Copy, K: PartialOrd>(items: &mut [T], len: usize, item: T, key: impl Fn(&T) -> K) {
+pub(crate) fn insert_sorted<T: Copy, K: PartialOrd>(items: &mut [T], len: usize, item: T, key: impl Fn(&T) -> K) {
     let k = key(&item);
     let mut j = len;
     while j > 0 && key(&items[j - 1]) > k {

@@ -25,7 +25,7 @@ pub fn default_threads() -> usize {
 }
 
 /// The longest time budget any setting accepts: a year.
-pub const MAX_SECONDS: f64 = 31_536_000.0;
+pub(crate) const MAX_SECONDS: f64 = 31_536_000.0;
 
 /// Whether the midgame search may cut moves by Multi-ProbCut.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -39,7 +39,7 @@ pub enum Width {
 impl Width {
     /// From a number of standard deviations as people write it: 0 for full width, else
     /// 0.1..=10 rounded to tenths (what a book header can record exactly).
-    pub fn from_sigmas(sigmas: f32) -> Result<Width, SettingsError> {
+    pub(crate) fn from_sigmas(sigmas: f32) -> Result<Width, SettingsError> {
         if sigmas == 0.0 {
             return Ok(Width::Full);
         }
@@ -59,7 +59,7 @@ impl Width {
     }
 
     /// The width of a search's selectivity.
-    pub fn of(selectivity: Option<Selectivity>) -> Width {
+    pub(crate) fn of(selectivity: Option<Selectivity>) -> Width {
         selectivity.map_or(Width::Full, Width::Selective)
     }
 }
@@ -96,7 +96,7 @@ pub enum SettingsError {
 /// Seconds as a duration: finite, at most a year, and positive unless `zero_ok`. The
 /// one check behind every time setting (command line, GTP, book builds); the message
 /// completes a sentence that starts with the setting's name.
-pub fn seconds(value: f64, zero_ok: bool) -> Result<Duration, String> {
+pub(crate) fn seconds(value: f64, zero_ok: bool) -> Result<Duration, String> {
     let low_ok = if zero_ok { value >= 0.0 } else { value > 0.0 };
     if !(low_ok && value <= MAX_SECONDS) {
         let what = if zero_ok { "a number of seconds from 0" } else { "a positive number of seconds" };
@@ -156,7 +156,7 @@ impl Settings {
     }
 
     /// Checks every range; the error names the setting.
-    pub fn validate(&self) -> Result<(), SettingsError> {
+    pub(crate) fn validate(&self) -> Result<(), SettingsError> {
         if let Some(d) = self.depth.filter(|d| !(1..=60).contains(d)) {
             return Err(SettingsError::Depth(d));
         }
@@ -176,13 +176,13 @@ impl Settings {
     }
 
     /// A time or node budget is the only limit given: no depth, no level.
-    pub fn budget_only(&self) -> bool {
+    pub(crate) fn budget_only(&self) -> bool {
         self.level.is_none() && self.depth.is_none() && (self.time.is_some() || self.nodes.is_some())
     }
 
     /// Validates, then allocates a table of the size asked for; an allocation that
     /// fails is an error value, never an abort.
-    pub fn table(&self) -> Result<TranspositionTable, SettingsError> {
+    pub(crate) fn table(&self) -> Result<TranspositionTable, SettingsError> {
         self.validate()?;
         Ok(TranspositionTable::try_new(self.hash_mib)?)
     }
@@ -235,7 +235,7 @@ pub struct Strength {
 
 impl Strength {
     /// The strength of a level: its depth, exact threshold and width, no budget.
-    pub fn level(level: Level) -> Strength {
+    pub(crate) fn level(level: Level) -> Strength {
         let spec = level.spec();
         Strength {
             depth: Some(spec.depth),
@@ -248,14 +248,14 @@ impl Strength {
 
     /// Depth `depth` with the exact threshold and width of the level whose depth is
     /// nearest (what NBoard's `set depth` asks for).
-    pub fn for_depth(depth: u32) -> Strength {
+    pub(crate) fn for_depth(depth: u32) -> Strength {
         Strength { depth: Some(depth), ..Strength::level(Level::nearest_depth(depth)) }
     }
 
     /// The empties from which a search of about `budget` can solve exactly: an exact
     /// solve takes 2–3× longer per empty square (FFO #20–39 on one thread: 0.1–0.6 s
     /// at 20 empties, 8 s at 24).
-    pub fn exact_at_for_time(budget: Duration) -> u32 {
+    pub(crate) fn exact_at_for_time(budget: Duration) -> u32 {
         match budget.as_secs_f64() {
             t if t < 0.05 => 14,
             t if t < 0.2 => 16,
@@ -267,7 +267,7 @@ impl Strength {
     }
 
     /// The exact threshold for a search of `time` (a clock's share, or the own budget).
-    pub fn exact_at_with(&self, time: Option<Duration>) -> u32 {
+    pub(crate) fn exact_at_with(&self, time: Option<Duration>) -> u32 {
         self.exact_at.unwrap_or_else(|| match time.or(self.time) {
             Some(t) => Strength::exact_at_for_time(t),
             None => Level::DEFAULT.spec().exact_at,

@@ -108,7 +108,7 @@ const NO_MOVE: u64 = 0xFF;
 
 /// The largest table accepted, in MiB (1 TiB): beyond any machine this runs on, and
 /// small enough that the size in bytes cannot overflow.
-pub const MAX_TABLE_MIB: usize = 1 << 20;
+pub(crate) const MAX_TABLE_MIB: usize = 1 << 20;
 
 /// A table that cannot be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -183,7 +183,7 @@ impl TranspositionTable {
     }
 
     /// Checks a size without allocating: 1..=[`MAX_TABLE_MIB`] MiB.
-    pub fn check_size(mib: usize) -> Result<(), TableError> {
+    pub(crate) fn check_size(mib: usize) -> Result<(), TableError> {
         if mib == 0 || mib > MAX_TABLE_MIB {
             return Err(TableError::Size { mib });
         }
@@ -194,7 +194,7 @@ impl TranspositionTable {
     /// `mib` when it is a power of two), or an error naming the size when it is larger
     /// than [`MAX_TABLE_MIB`], than the memory the system reports available, or than the
     /// allocator will give.
-    pub fn try_new(mib: usize) -> Result<TranspositionTable, TableError> {
+    pub(crate) fn try_new(mib: usize) -> Result<TranspositionTable, TableError> {
         TranspositionTable::check_size(mib)?;
         let n = TranspositionTable::buckets_for(mib);
         let allocated_mib = (n * std::mem::size_of::<Bucket>()).div_ceil(1 << 20);
@@ -214,7 +214,7 @@ impl TranspositionTable {
     }
 
     /// Size in bytes.
-    pub fn size_bytes(&self) -> usize {
+    pub(crate) fn size_bytes(&self) -> usize {
         self.buckets.len * std::mem::size_of::<Bucket>()
     }
 
@@ -261,7 +261,7 @@ impl TranspositionTable {
     /// An entry that answers more searches (deeper, or as deep and wider) is kept.
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    pub fn store(&self, key: u64, depth: u8, selectivity: u8, alpha: i32, beta: i32, score: i32, best: Option<Square>) {
+    pub(crate) fn store(&self, key: u64, depth: u8, selectivity: u8, alpha: i32, beta: i32, score: i32, best: Option<Square>) {
         let age = self.age.load(Relaxed);
         let (mut lower, mut upper) = (-64, 64);
         if score > alpha {

@@ -107,7 +107,7 @@ const NEXT_PASS: u8 = 64;
 const NEXT_END: u8 = 255;
 
 /// The key under which a position is indexed, and the transform onto its canonical image.
-pub fn position_key(pos: &Position) -> (u64, Transform) {
+pub(crate) fn position_key(pos: &Position) -> (u64, Transform) {
     let (canon, t) = pos.board.canonical();
     let side = if pos.side == Color::White { WHITE_TO_MOVE } else { 0 };
     (canon.key() ^ side, t)
@@ -311,7 +311,7 @@ impl ThorDatabase {
     }
 
     /// Builds the position index (done by `load` when asked).
-    pub fn build_index(&mut self) {
+    pub(crate) fn build_index(&mut self) {
         // Each game's entry count is known from its replay, so the entries are written
         // in place into one exact-size array, game by game in parallel.
         let counts: Vec<usize> =
@@ -487,7 +487,7 @@ impl ThorDatabase {
     }
 
     /// Sorts game indices by `key` (stable: ties keep load order).
-    pub fn sort_games(&self, ids: &mut [usize], key: SortKey) {
+    pub(crate) fn sort_games(&self, ids: &mut [usize], key: SortKey) {
         let cmp = |a: &usize, b: &usize| -> Ordering {
             let (ga, gb) = (&self.games[*a], &self.games[*b]);
             match key {

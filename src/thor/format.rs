@@ -33,13 +33,13 @@ pub const HEADER_LEN: usize = 16;
 /// Bytes per 8×8 game record.
 pub const GAME_RECORD_LEN: usize = 68;
 /// Bytes per 10×10 game record.
-pub const GAME10_RECORD_LEN: usize = 104;
+pub(crate) const GAME10_RECORD_LEN: usize = 104;
 /// Why writing a file cannot run out of header counts.
 const MORE_RECORDS: &str = "more records than a WTHOR header counts";
 /// Bytes per player name record (`WTHOR.JOU`).
-pub const PLAYER_RECORD_LEN: usize = 20;
+pub(crate) const PLAYER_RECORD_LEN: usize = 20;
 /// Bytes per tournament name record (`WTHOR.TRN`).
-pub const TOURNAMENT_RECORD_LEN: usize = 26;
+pub(crate) const TOURNAMENT_RECORD_LEN: usize = 26;
 /// Offset of the first move byte within a game record.
 pub const MOVES_OFFSET: usize = 8;
 
@@ -73,7 +73,7 @@ pub struct Header {
 
 impl Header {
     /// Decodes the first 16 bytes. The caller checks the length.
-    pub fn decode(b: &[u8; HEADER_LEN]) -> Header {
+    pub(crate) fn decode(b: &[u8; HEADER_LEN]) -> Header {
         Header {
             century: b[0],
             year_in_century: b[1],
@@ -90,7 +90,7 @@ impl Header {
     }
 
     /// The 16 bytes of this header.
-    pub fn encode(&self) -> [u8; HEADER_LEN] {
+    pub(crate) fn encode(&self) -> [u8; HEADER_LEN] {
         let mut b = [0u8; HEADER_LEN];
         b[0] = self.century;
         b[1] = self.year_in_century;
@@ -149,11 +149,11 @@ pub struct GameRecord<const MOVES: usize> {
 /// An 8×8 game record (68 bytes).
 pub type RawGame = GameRecord<60>;
 /// A 10×10 game record (104 bytes): the metadata is read; the moves are kept, not replayed.
-pub type RawGame10 = GameRecord<96>;
+pub(crate) type RawGame10 = GameRecord<96>;
 
 impl<const MOVES: usize> GameRecord<MOVES> {
     /// Decodes one record of `MOVES_OFFSET + MOVES` bytes.
-    pub fn decode(b: &[u8]) -> Self {
+    pub(crate) fn decode(b: &[u8]) -> Self {
         let mut moves = [0u8; MOVES];
         moves.copy_from_slice(&b[MOVES_OFFSET..MOVES_OFFSET + MOVES]);
         GameRecord {
@@ -167,7 +167,7 @@ impl<const MOVES: usize> GameRecord<MOVES> {
     }
 
     /// Appends the bytes of this record.
-    pub fn encode_into(&self, out: &mut Vec<u8>) {
+    pub(crate) fn encode_into(&self, out: &mut Vec<u8>) {
         let mut b = [0u8; MOVES_OFFSET];
         LE::write_u16(&mut b[0..2], self.tournament);
         LE::write_u16(&mut b[2..4], self.black);
@@ -196,7 +196,7 @@ pub enum FileKind {
 impl FileKind {
     /// Guesses the kind from the file name (extension, any case), then from the header:
     /// N1 > 0 means games, P1 = 10 means 10×10.
-    pub fn detect(name: &str, header: &Header) -> FileKind {
+    pub(crate) fn detect(name: &str, header: &Header) -> FileKind {
         let lower = name.to_ascii_lowercase();
         if lower.ends_with(".jou") {
             FileKind::Players
@@ -210,7 +210,7 @@ impl FileKind {
     }
 
     /// Bytes per record.
-    pub fn record_len(self) -> usize {
+    pub(crate) fn record_len(self) -> usize {
         match self {
             FileKind::Games => GAME_RECORD_LEN,
             FileKind::Games10 => GAME10_RECORD_LEN,
@@ -245,13 +245,13 @@ pub struct ThorFile {
 }
 
 /// Decodes a name record: Latin-1, up to the first NUL.
-pub fn decode_name(raw: &[u8]) -> String {
+pub(crate) fn decode_name(raw: &[u8]) -> String {
     raw.iter().take_while(|&&b| b != 0).map(|&b| b as char).collect()
 }
 
 /// Encodes a name into a zero-padded Latin-1 record of `len` bytes (characters
 /// outside Latin-1 become `?`; the last byte is always a terminating zero).
-pub fn encode_name(name: &str, len: usize) -> Vec<u8> {
+pub(crate) fn encode_name(name: &str, len: usize) -> Vec<u8> {
     let mut out: Vec<u8> = name.chars().map(|c| if (c as u32) < 256 { c as u8 } else { b'?' }).take(len - 1).collect();
     out.resize(len, 0);
     out

@@ -151,12 +151,12 @@ pub struct Anomaly {
 
 impl Anomaly {
     /// A problem of the whole file.
-    pub fn file(name: &str, kind: AnomalyKind) -> Anomaly {
+    pub(crate) fn file(name: &str, kind: AnomalyKind) -> Anomaly {
         Anomaly { file: name.to_string(), record: None, offset: None, ply: None, kind }
     }
 
     /// A problem of game record `record` of a `.wtb` file, at `ply` (1-based) if given.
-    pub fn game(name: &str, record: usize, ply: Option<usize>, kind: AnomalyKind) -> Anomaly {
+    pub(crate) fn game(name: &str, record: usize, ply: Option<usize>, kind: AnomalyKind) -> Anomaly {
         let base = format::HEADER_LEN + record * format::GAME_RECORD_LEN;
         let offset = match ply {
             Some(p) => base + format::MOVES_OFFSET + p - 1,

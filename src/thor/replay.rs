@@ -23,7 +23,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// Finished or finished early.
-    pub fn is_finished(self) -> bool {
+    pub(crate) fn is_finished(self) -> bool {
         self != Outcome::Unfinished
     }
 }
@@ -63,7 +63,7 @@ pub struct GameFault {
 
 /// Decodes a WTHOR move byte (`10 * row + col`, both 1..=8).
 #[inline]
-pub fn decode_square(byte: u8) -> Option<Square> {
+pub(crate) fn decode_square(byte: u8) -> Option<Square> {
     let (row, col) = (byte / 10, byte % 10);
     if (1..=8).contains(&row) && (1..=8).contains(&col) {
         Square::from_coords(col - 1, row - 1)
@@ -79,7 +79,7 @@ pub fn encode_square(sq: Square) -> u8 {
 
 /// The stored moves as squares (up to the first zero), checking that each byte is a
 /// square and that nothing but zeros follows the first zero.
-pub fn decode_moves(raw: &RawGame) -> Result<([Square; 60], usize), GameFault> {
+pub(crate) fn decode_moves(raw: &RawGame) -> Result<([Square; 60], usize), GameFault> {
     let mut squares = [Square::new(0); 60];
     let len = raw.moves.iter().position(|&b| b == 0).unwrap_or(60);
     for (i, &byte) in raw.moves[..len].iter().enumerate() {
@@ -94,7 +94,7 @@ pub fn decode_moves(raw: &RawGame) -> Result<([Square; 60], usize), GameFault> {
 /// Replays a game, calling `visit(position, move)` for every position it passes
 /// through with the move played from it (`Some(Move::Pass)` for an inferred pass,
 /// `None` for the last position).
-pub fn replay_with(raw: &RawGame, mut visit: impl FnMut(&Position, Option<Move>)) -> Result<Replay, GameFault> {
+pub(crate) fn replay_with(raw: &RawGame, mut visit: impl FnMut(&Position, Option<Move>)) -> Result<Replay, GameFault> {
     let (squares, len) = decode_moves(raw)?;
     let mut pos = Position::START;
     let mut passes = 0u8;
@@ -142,7 +142,7 @@ pub fn replay(raw: &RawGame) -> Result<Replay, GameFault> {
 
 /// Checks what replay alone can check: the move list and, for finished games, the real
 /// score. Returns the replay and every fault found (a replay fault stops the game).
-pub fn validate(raw: &RawGame) -> (Option<Replay>, Vec<GameFault>) {
+pub(crate) fn validate(raw: &RawGame) -> (Option<Replay>, Vec<GameFault>) {
     let mut faults = Vec::new();
     if raw.black_score > 64 {
         faults.push(GameFault { ply: 0, kind: AnomalyKind::ScoreOutOfRange { field: "real", value: raw.black_score } });

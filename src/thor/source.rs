@@ -24,7 +24,7 @@ pub struct Source {
 
 impl Source {
     /// Bytes from memory (the bundled archives).
-    pub fn from_static(name: &str, bytes: &'static [u8]) -> Source {
+    pub(crate) fn from_static(name: &str, bytes: &'static [u8]) -> Source {
         Source { name: name.to_string(), data: Bytes::Static(bytes) }
     }
 

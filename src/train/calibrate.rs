@@ -75,7 +75,7 @@ impl Default for CalibrateConfig {
 
 impl CalibrateConfig {
     /// Checks the ranges; the message names the setting.
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         let depths = self.min_depth..=20;
         if !(1..=19).contains(&self.min_depth)
             || !depths.contains(&self.max_exact_depth)
@@ -108,7 +108,7 @@ pub struct CalibrationData {
 /// its neighbours 23, 22 and 21 (solved), so that searches one ply apart in depth from
 /// neighbouring sets end at the same leaves (searches of very different depths lean by
 /// different amounts, and a pair of them would read that as a lean of the leaf).
-pub const EXACT_EMPTIES: [u32; 4] = [THEORETICAL_EMPTIES, 23, 22, 21];
+pub(crate) const EXACT_EMPTIES: [u32; 4] = [THEORETICAL_EMPTIES, 23, 22, 21];
 
 impl CalibrationData {
     /// From games: up to `exact_per_count` positions at each of [`EXACT_EMPTIES`] (those

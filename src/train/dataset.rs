@@ -33,7 +33,7 @@ use crate::square::Move;
 use crate::thor::ThorGame;
 
 /// Empties at which WTHOR's theoretical score is exact.
-pub const THEORETICAL_EMPTIES: u32 = 24;
+pub(crate) const THEORETICAL_EMPTIES: u32 = 24;
 
 /// A game to learn from.
 #[derive(Clone, Debug, PartialEq)]
@@ -53,7 +53,7 @@ impl TrainGame {
     /// Every position of the game with its theoretical score for the side to move
     /// (positions where the side to move must pass or the game is over left out);
     /// empty when the game is illegal or never reaches 24 empties.
-    pub fn positions(&self) -> Vec<GameTarget> {
+    pub(crate) fn positions(&self) -> Vec<GameTarget> {
         // Each position with the moves (not passes) black and white made before it.
         let mut positions = Vec::with_capacity(61);
         let mut made = [0i32; 2];
@@ -100,7 +100,7 @@ impl TrainGame {
 
 /// One position of one game and its theoretical target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GameTarget {
+pub(crate) struct GameTarget {
     /// The position.
     pub board: Board,
     /// The game's theoretical score for the side to move.
@@ -127,13 +127,13 @@ pub struct GamePosition {
 
 impl GamePosition {
     /// True when the theoretical score is exact here (24 empties).
-    pub fn theoretical_is_exact(&self) -> bool {
+    pub(crate) fn theoretical_is_exact(&self) -> bool {
         self.board.empty_count() == THEORETICAL_EMPTIES
     }
 
     /// The theoretical target raised by `move_loss` discs per understated move, rounded
     /// and kept within ±64.
-    pub fn corrected_target(&self, move_loss: f64) -> i8 {
+    pub(crate) fn corrected_target(&self, move_loss: f64) -> i8 {
         let t = f64::from(self.theoretical) + move_loss * f64::from(self.understated_moves);
         t.round().clamp(-64.0, 64.0) as i8
     }
@@ -194,7 +194,7 @@ pub struct Labeled {
 
 impl Labeled {
     /// True when the target is exact.
-    pub fn exact(&self) -> bool {
+    pub(crate) fn exact(&self) -> bool {
         self.kind == LabelKind::Exact
     }
 }
@@ -214,7 +214,7 @@ impl Default for Dataset {
 
 impl Dataset {
     /// Groups positions by empties, keeping their order.
-    pub fn from_positions(positions: impl IntoIterator<Item = Labeled>) -> Dataset {
+    pub(crate) fn from_positions(positions: impl IntoIterator<Item = Labeled>) -> Dataset {
         let mut set = Dataset::default();
         for l in positions {
             set.by_empties[l.board.empty_count() as usize].push(l);
@@ -233,12 +233,12 @@ impl Dataset {
     }
 
     /// The positions with `empties` empties.
-    pub fn at(&self, empties: u32) -> &[Labeled] {
+    pub(crate) fn at(&self, empties: u32) -> &[Labeled] {
         self.by_empties.get(empties as usize).map_or(&[], Vec::as_slice)
     }
 
     /// Every position, most empties first.
-    pub fn iter(&self) -> impl Iterator<Item = &Labeled> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Labeled> {
         self.by_empties.iter().rev().flatten()
     }
 }
@@ -249,7 +249,7 @@ impl Dataset {
 /// the games — their theoretical score corrected by `move_loss` discs per understated
 /// move ([`GamePosition::corrected_target`]; 0 keeps it as it is). Extra positions
 /// without an exact or search label are left out.
-pub fn label_positions(
+pub(crate) fn label_positions(
     games: &[GamePosition],
     extra: &[Board],
     store: &LabelStore,

@@ -57,7 +57,7 @@ impl Default for TrainConfig {
 
 impl TrainConfig {
     /// Checks every setting; the message names the one at fault.
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         if !(1..=MAX_PHASES).contains(&self.phases) || 60 % self.phases != 0 {
             return Err(format!("phases must divide 60 (1..=60), got {}", self.phases));
         }
@@ -109,7 +109,7 @@ impl TrainReport {
     /// Mean absolute error over the validation positions with exact targets and at
     /// least `min_empties` empties, each number of empties weighing the same: the
     /// figure a bootstrapping round must lower to be kept. `None` without such positions.
-    pub fn exact_validation_mae(&self, min_empties: u32) -> Option<f64> {
+    pub(crate) fn exact_validation_mae(&self, min_empties: u32) -> Option<f64> {
         let rows: Vec<f64> = self
             .empties
             .iter()
@@ -189,7 +189,7 @@ pub fn train(
 }
 
 /// The error of `eval` on `train` and `validation`, per number of empties.
-pub fn report(eval: &PatternEval, train: &Dataset, validation: &Dataset) -> TrainReport {
+pub(crate) fn report(eval: &PatternEval, train: &Dataset, validation: &Dataset) -> TrainReport {
     let stats = |rows: &[Labeled]| PositionErrors::static_errors(eval, rows).stats();
     let empties = (1..=60u32)
         .rev()

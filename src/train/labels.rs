@@ -93,7 +93,7 @@ pub struct LabelStore {
 
 impl LabelStore {
     /// A store in memory only.
-    pub fn in_memory() -> LabelStore {
+    pub(crate) fn in_memory() -> LabelStore {
         LabelStore::default()
     }
 
@@ -176,17 +176,17 @@ impl LabelStore {
     }
 
     /// Bytes at the end of the file that held a chunk cut short (dropped on reading).
-    pub fn dropped_bytes(&self) -> u64 {
+    pub(crate) fn dropped_bytes(&self) -> u64 {
         self.dropped
     }
 
     /// Exact labels held.
-    pub fn exact_len(&self) -> usize {
+    pub(crate) fn exact_len(&self) -> usize {
         self.exact.len()
     }
 
     /// Search labels held.
-    pub fn search_len(&self) -> usize {
+    pub(crate) fn search_len(&self) -> usize {
         self.search.len()
     }
 
@@ -196,7 +196,7 @@ impl LabelStore {
     }
 
     /// The score of a canonical board by a search, if made.
-    pub fn searched(&self, board: &Board, spec: SearchSpec) -> Option<i8> {
+    pub(crate) fn searched(&self, board: &Board, spec: SearchSpec) -> Option<i8> {
         self.search.get(&(*board, spec)).copied()
     }
 
@@ -258,7 +258,7 @@ impl LabelStore {
 
     /// Adds exact scores known from elsewhere (another solver, an older file), in
     /// chunks; the boards are stored in canonical form.
-    pub fn add_exact(&mut self, labels: &[(Board, i8)]) -> Result<(), LabelStoreError> {
+    pub(crate) fn add_exact(&mut self, labels: &[(Board, i8)]) -> Result<(), LabelStoreError> {
         for chunk in labels.chunks(CHUNK * 16) {
             let chunk: Vec<(Board, i8, Option<SearchSpec>)> =
                 chunk.iter().map(|&(b, s)| (b.canonical().0, s.clamp(-64, 64), None)).collect();
@@ -274,7 +274,7 @@ impl LabelStore {
     /// previous one found (an exact score does not depend on the table). `order` only
     /// speeds the solves up. When `stop` is set, the solves under way are abandoned
     /// and every finished one is kept.
-    pub fn solve_missing(
+    pub(crate) fn solve_missing(
         &mut self,
         boards: &[Board],
         order: &dyn Evaluator,
@@ -293,7 +293,7 @@ impl LabelStore {
     /// canonical board of `boards` the store lacks, appending as it goes. Each search
     /// starts from an empty table, so a label depends only on the board, the spec and
     /// the evaluation, never on which thread or in which order it was made.
-    pub fn search_missing<E: IncrementalEvaluator>(
+    pub(crate) fn search_missing<E: IncrementalEvaluator>(
         &mut self,
         boards: &[Board],
         spec: SearchSpec,
@@ -391,7 +391,7 @@ fn distinct<'b>(boards: impl Iterator<Item = &'b Board>) -> Vec<Board> {
 }
 
 /// Reads only the first bytes of a file to tell whether it is a label store.
-pub fn is_label_store(path: &Path) -> bool {
+pub(crate) fn is_label_store(path: &Path) -> bool {
     let mut magic = [0u8; 8];
     File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && &magic == MAGIC
 }

@@ -29,19 +29,19 @@ pub struct ErrorStats {
 
 /// Scores and targets of positions, to summarise.
 #[derive(Clone, Debug, Default)]
-pub struct PositionErrors {
+pub(crate) struct PositionErrors {
     /// (score, target) per position.
     pub pairs: Vec<(f64, i32)>,
 }
 
 impl PositionErrors {
     /// The static evaluation (unrounded) of `rows` against their targets.
-    pub fn static_errors<E: IncrementalEvaluator>(eval: &E, rows: &[Labeled]) -> PositionErrors {
+    pub(crate) fn static_errors<E: IncrementalEvaluator>(eval: &E, rows: &[Labeled]) -> PositionErrors {
         PositionErrors { pairs: rows.par_iter().map(|l| (eval.discs(&l.board), i32::from(l.target))).collect() }
     }
 
     /// The statistics.
-    pub fn stats(&self) -> ErrorStats {
+    pub(crate) fn stats(&self) -> ErrorStats {
         let n = self.pairs.len();
         if n == 0 {
             return ErrorStats::default();
@@ -68,7 +68,7 @@ pub struct MeasureConfig {
 impl MeasureConfig {
     /// What a measurement searches where neither an explicit setting nor a level says:
     /// no exact solve, full width (the depth always comes from the settings).
-    pub const FALLBACK: Strength =
+    pub(crate) const FALLBACK: Strength =
         Strength { depth: None, exact_at: Some(0), time: None, nodes: None, selectivity: None };
 
     /// A measurement with `settings`: the static evaluation unless they give a depth, a
@@ -84,7 +84,7 @@ impl MeasureConfig {
     }
 
     /// The search depth, 0 for the static evaluation (for reports).
-    pub fn depth(&self) -> u32 {
+    pub(crate) fn depth(&self) -> u32 {
         self.search.and_then(|s| s.depth).unwrap_or(0)
     }
 }
@@ -102,7 +102,7 @@ pub struct EmptiesError {
 /// The score of `l`'s board by `eval` as `config` says (static: unrounded). A search
 /// runs from a cleared table, made in `table` the first time one is needed (a static
 /// measurement makes none).
-pub fn scored<E: IncrementalEvaluator>(
+pub(crate) fn scored<E: IncrementalEvaluator>(
     eval: &E,
     table: &mut Option<TranspositionTable>,
     l: &Labeled,
@@ -156,7 +156,7 @@ pub fn error_by_empties<E: IncrementalEvaluator>(
 }
 
 /// Statistics over the rows of a range of empties, weighted by positions.
-pub fn pooled(rows: &[EmptiesError], keep: impl Fn(u32) -> bool) -> ErrorStats {
+pub(crate) fn pooled(rows: &[EmptiesError], keep: impl Fn(u32) -> bool) -> ErrorStats {
     let kept: Vec<&EmptiesError> = rows.iter().filter(|r| keep(r.empties) && r.stats.positions > 0).collect();
     let n: usize = kept.iter().map(|r| r.stats.positions).sum();
     if n == 0 {

@@ -58,7 +58,7 @@ pub enum Stage {
 
 impl Stage {
     /// A label for progress bars.
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Stage::SelfPlay => "self-play",
             Stage::Solve => "exact solves",
@@ -72,4 +72,4 @@ impl Stage {
 }
 
 /// A progress callback (called from worker threads).
-pub type ProgressFn<'a> = &'a (dyn Fn(Progress) + Sync);
+pub(crate) type ProgressFn<'a> = &'a (dyn Fn(Progress) + Sync);

@@ -19,7 +19,7 @@ use crate::search::midgame::{probcut_shallow, PROBCUT_MIN_DEPTH};
 use crate::search::{Limits, Search, TranspositionTable};
 
 /// Deep depths the table covers (0..PROBCUT_DEPTHS).
-pub const PROBCUT_DEPTHS: usize = 32;
+pub(crate) const PROBCUT_DEPTHS: usize = 32;
 
 /// How to fit.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,7 +38,7 @@ impl Default for ProbCutConfig {
 
 /// The fitted table, as the weight file stores it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ProbCutTable {
+pub(crate) struct ProbCutTable {
     /// σ in discs, `sigma[phase * depths + depth]`; 0 where no cut applies.
     pub sigma: Vec<f32>,
     /// Depths per phase.
@@ -49,7 +49,7 @@ pub struct ProbCutTable {
 
 /// Measures search scores on sample positions of `data` and fits the table for
 /// weights of `phases` phases.
-pub fn fit_probcut<E: IncrementalEvaluator>(
+pub(crate) fn fit_probcut<E: IncrementalEvaluator>(
     eval: &E,
     phases: usize,
     data: &Dataset,

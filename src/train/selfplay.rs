@@ -40,7 +40,7 @@ impl Default for SelfPlayConfig {
 
 impl SelfPlayConfig {
     /// Checks every setting; the message names the one at fault.
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         if self.games > 10_000_000 {
             return Err(format!("self-play games must be at most 10000000, got {}", self.games));
         }
@@ -80,7 +80,7 @@ impl Draws {
 
 /// The positions of `config.games` self-play games (every position where the side to
 /// move has a legal move, after the departure), in game order; empty without openings.
-pub fn self_play_positions<E: IncrementalEvaluator>(
+pub(crate) fn self_play_positions<E: IncrementalEvaluator>(
     openings: &[TrainGame],
     eval: &E,
     config: &SelfPlayConfig,

@@ -28,7 +28,7 @@ use crate::search::Selectivity;
 /// tenth training game of 2010–2012 against its theoretical score are +2.15 ± 0.40
 /// discs better for the side to move at 19 empties and +2.54 ± 0.31 at 21 (one move
 /// understated each), +0.59 ± 0.36 at 20 (none).
-pub const DEFAULT_MOVE_LOSS: f64 = 2.3;
+pub(crate) const DEFAULT_MOVE_LOSS: f64 = 2.3;
 
 /// Bootstrapping: midgame targets from searches by the last kept evaluation.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -77,7 +77,7 @@ impl Default for TrainerConfig {
 
 impl TrainerConfig {
     /// Checks every setting; the message names the one at fault.
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         self.fit.validate()?;
         self.self_play.validate()?;
         if self.solve_at > THEORETICAL_EMPTIES {

@@ -45,7 +45,7 @@ pub enum BookFormat {
 
 impl BookFormat {
     /// A short name for messages.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             BookFormat::Thorbook => "thorbook book",
             BookFormat::Text => "thorbook text export",
@@ -56,7 +56,7 @@ impl BookFormat {
     }
 
     /// Recognises a book by its first bytes.
-    pub fn detect(bytes: &[u8]) -> Result<BookFormat, InterchangeError> {
+    pub(crate) fn detect(bytes: &[u8]) -> Result<BookFormat, InterchangeError> {
         if bytes.starts_with(&super::format::MAGIC) {
             return Ok(BookFormat::Thorbook);
         }
@@ -246,7 +246,7 @@ pub struct EdaxDate {
 
 impl EdaxDate {
     /// Now, in UTC.
-    pub fn now() -> EdaxDate {
+    pub(crate) fn now() -> EdaxDate {
         let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
         let days = i64::try_from(secs / 86_400).unwrap_or_default();
         let rem = secs % 86_400;
@@ -422,7 +422,7 @@ fn import_thorbook(bytes: &[u8]) -> Result<Imported, InterchangeError> {
 /// positions, and across up to [`BRIDGE_PLIES`] positions outside the book, since a
 /// position reached by transposition from two rarer lines (each below a build's
 /// minimum game count) is in the book while its parents are not.
-pub fn known_boards<D: AsRef<[u8]>>(book: &Book<D>) -> HashMap<u64, Board> {
+pub(crate) fn known_boards<D: AsRef<[u8]>>(book: &Book<D>) -> HashMap<u64, Board> {
     let mut found = walk(book);
     if found.len() == book.len() {
         // Every position is reachable through the book (always so for built books).
@@ -461,7 +461,7 @@ pub fn known_boards<D: AsRef<[u8]>>(book: &Book<D>) -> HashMap<u64, Board> {
 }
 
 /// Non-book plies [`known_boards`] crosses between book positions.
-pub const BRIDGE_PLIES: usize = 2;
+pub(crate) const BRIDGE_PLIES: usize = 2;
 
 /// Checks a binary header: its length, the version byte at `version_at`, and a
 /// non-negative i32 position count at `count_at`, which it returns.

@@ -63,7 +63,7 @@ use crate::search::{Selectivity, Strength, MAX_THREADS};
 mod checks;
 
 /// The plan file in a work directory.
-pub const PLAN_FILE: &str = "plan.json";
+pub(crate) const PLAN_FILE: &str = "plan.json";
 const NODES_FILE: &str = "nodes.bin";
 const PLAN_FORMAT: &str = "thorbook plan 1";
 const NODES_MAGIC: &[u8; 8] = b"TBNODES1";
@@ -74,7 +74,7 @@ const SHARD_HEADER: usize = 32;
 const ENTRY: usize = build::LEAF_ENTRY;
 const TRAILER: usize = 24;
 /// The most shards a plan may have (Slurm's default `MaxArraySize` is 1001).
-pub const MAX_SHARDS: u32 = 100_000;
+pub(crate) const MAX_SHARDS: u32 = 100_000;
 
 /// The shard of `key` among `shards`: the key's slice of the 64-bit key space, so each
 /// shard holds a contiguous key range.
@@ -366,7 +366,7 @@ pub struct ShardStatus {
 
 impl ShardStatus {
     /// Positions scored: all of a done shard's, a running one's checkpointed ones.
-    pub fn scored(&self) -> u64 {
+    pub(crate) fn scored(&self) -> u64 {
         match self.state {
             ShardState::Done => self.positions,
             ShardState::Partial { scored, .. } => scored,
@@ -611,7 +611,7 @@ impl Plan {
     }
 
     /// The threads each shard uses unless told otherwise.
-    pub fn threads(&self) -> usize {
+    pub(crate) fn threads(&self) -> usize {
         self.search.threads
     }
 
