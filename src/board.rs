@@ -52,10 +52,6 @@ impl fmt::Display for Color {
 pub mod masks {
     /// a1, h1, a8, h8.
     pub(crate) const CORNERS: u64 = 0x8100_0000_0000_0081;
-    /// The diagonal neighbours of the corners: b2, g2, b7, g7.
-    pub(crate) const X_SQUARES: u64 = 0x0042_0000_0000_4200;
-    /// The edge neighbours of the corners: b1, g1, a2, h2, a7, h7, b8, g8.
-    pub(crate) const C_SQUARES: u64 = 0x4281_0000_0000_8142;
     /// All 28 edge squares.
     pub(crate) const EDGES: u64 = 0xFF81_8181_8181_81FF;
     /// Every square except the a- and h-files: stops horizontal wrap-around.

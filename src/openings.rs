@@ -123,14 +123,14 @@ fn index() -> &'static HashMap<u64, Opening> {
 }
 
 /// The opening whose defining position is `board` (any orientation), if any.
-pub(crate) fn at(board: &Board) -> Option<Opening> {
+pub fn at(board: &Board) -> Option<Opening> {
     index().get(&board.canonical_key()).copied()
 }
 
 /// The most specific opening a line from the start passes through: the named
 /// position reached last (so a transposition into a named position names it too).
 /// Illegal moves end the line where they occur.
-pub(crate) fn name_line(moves: &[Move]) -> Option<Opening> {
+pub fn name_line(moves: &[Move]) -> Option<Opening> {
     let mut pos = Position::START;
     let mut found = None;
     for (ply, &mv) in moves.iter().enumerate() {

@@ -80,7 +80,8 @@ mod tests {
     use crate::testutil::Rng;
 
     /// Published counts from the start position (pass = ply).
-    pub(crate) const START_COUNTS: [u64; 12] = [1, 4, 12, 56, 244, 1396, 8200, 55092, 390216, 3005288, 24571284, 212258800];
+    pub(crate) const START_COUNTS: [u64; 12] =
+        [1, 4, 12, 56, 244, 1396, 8200, 55092, 390216, 3005288, 24571284, 212258800];
 
     #[test]
     fn start_position_counts_through_depth_9() {

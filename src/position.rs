@@ -86,7 +86,7 @@ impl Position {
     /// transcripts, NBoard GUIs, openings files): after the side to move's pass when it
     /// has no legal move but its opponent has and `mv` is not a pass; else `self`. The
     /// one rule by which every reader infers a pass.
-    pub(crate) fn with_inferred_pass(&self, mv: Move) -> Position {
+    pub fn with_inferred_pass(&self, mv: Move) -> Position {
         if mv != Move::Pass && self.board.must_pass() {
             self.pass()
         } else {
@@ -123,7 +123,7 @@ impl Position {
     }
 
     /// Parses FFO/Edax board text: 64 squares A1, B1, … H8 then the side to move, in
-    /// the board-text alphabet ([`parse_squares`], [`parse_side`]). Anything after the
+    /// the board-text alphabet (`parse_squares`, `parse_side`). Anything after the
     /// side (e.g. `;` and scored moves in `.obf` files) is ignored.
     pub fn parse_board_text(text: &str) -> Result<Position, ParseError> {
         let (black, white, rest) = parse_squares(text)?;

@@ -74,7 +74,7 @@ pub enum BackUpRule {
     /// The best option less what the best of several noisy estimates is expected to
     /// exceed its own true value by (the winner's curse). Each option is an estimate
     /// with a standard deviation — a searched leaf's from its depth, width and empties
-    /// ([`leaf_sd`]), an exact leaf's 0, a child's from its own back-up —; the options'
+    /// (`leaf_sd`), an exact leaf's 0, a child's from its own back-up —; the options'
     /// expected maximum `E` comes from Clark's formulas for the maximum of normal
     /// variables (taken two at a time, best first), and the value is `2·max − E`: the
     /// best option less `E − max`. The position's deviation is that of the maximum.

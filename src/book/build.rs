@@ -37,7 +37,7 @@ pub struct BuildConfig {
     pub max_ply: u32,
     /// Leave out positions reached by fewer games (at least 1).
     pub min_games: u32,
-    /// How each leaf is searched, over [`BuildConfig::LEAF_FALLBACK`] (explicit values
+    /// How each leaf is searched, over `BuildConfig::LEAF_FALLBACK` (explicit values
     /// first, then the level's). `threads` leaf searches run side by side, each on one
     /// thread with a table of its own of `hash_mib`.
     pub search: Settings,

@@ -67,7 +67,7 @@ pub struct BuildSummary {
 /// search settings, so a position whose moves into the book are the same in both node
 /// sets keeps its leaf (what makes `book update` equal a full rebuild).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct PreviousBook {
+pub struct PreviousBook {
     /// Canonical board and record of every position reachable in the earlier book.
     positions: HashMap<u64, (Board, Record)>,
     params: BuildParams,
@@ -75,25 +75,29 @@ pub(crate) struct PreviousBook {
 
 impl PreviousBook {
     /// The positions of `book` reachable from the start, with its header.
-    pub(crate) fn new<D: AsRef<[u8]>>(book: &Book<D>) -> PreviousBook {
+    pub fn new<D: AsRef<[u8]>>(book: &Book<D>) -> PreviousBook {
         let positions =
             walk(book).into_iter().filter_map(|(key, board)| book.get(key).map(|r| (key, (board, r)))).collect();
         PreviousBook { positions, params: book.params() }
     }
 
     /// Positions held.
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.positions.len()
     }
 
     /// Whether it holds none.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.positions.is_empty()
     }
 
     /// The leaves of `nodes` (sorted by key) that can be reused under `params`, the
     /// new build's header; an error when the earlier book was searched otherwise.
-    pub(crate) fn reusable(&self, nodes: &[build::Node], params: &BuildParams) -> Result<HashMap<u64, Leaf>, BuildError> {
+    pub(crate) fn reusable(
+        &self,
+        nodes: &[build::Node],
+        params: &BuildParams,
+    ) -> Result<HashMap<u64, Leaf>, BuildError> {
         let (a, b) = (&self.params, params);
         let same = (a.depth, a.exact_at, a.selectivity_tenths, a.eval_digest)
             == (b.depth, b.exact_at, b.selectivity_tenths, b.eval_digest);
@@ -152,7 +156,7 @@ impl Builder {
     /// Takes the leaves of `previous` where they are still valid ([`PreviousBook`]):
     /// an update searches only the positions that are new or whose moves into the book
     /// changed, and writes the book a full build would.
-    pub(crate) fn previous(mut self, previous: Option<PreviousBook>) -> Builder {
+    pub fn previous(mut self, previous: Option<PreviousBook>) -> Builder {
         self.previous = previous;
         self
     }
@@ -163,12 +167,12 @@ impl Builder {
     }
 
     /// What it builds.
-    pub(crate) fn config(&self) -> &BuildConfig {
+    pub fn config(&self) -> &BuildConfig {
         &self.config
     }
 
     /// The output file.
-    pub(crate) fn output(&self) -> &Path {
+    pub fn output(&self) -> &Path {
         &self.output
     }
 

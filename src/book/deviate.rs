@@ -6,7 +6,7 @@
 //! then back the values up by negamax and walk again, until nothing is left to expand
 //! or the position or time budget is spent.
 //!
-//! Determinism: the work goes in *rounds* of at most `round_size` leaves ([`Round`]:
+//! Determinism: the work goes in *rounds* of at most `round_size` leaves (`Round`:
 //! the leaves in key order, or most influential first for deepening), each leaf search
 //! on one thread with a fresh transposition table, and a round's searches see only the
 //! book as it was before the round plus the children the round adds. The result
@@ -339,7 +339,11 @@ impl Deviator {
     }
 
     /// The book as a growth that stops before its first round writes it.
-    pub(crate) fn unchanged<D: AsRef<[u8]>>(&self, book: &Book<D>, search: &LeafSearch) -> Result<Vec<u8>, DeviateError> {
+    pub(crate) fn unchanged<D: AsRef<[u8]>>(
+        &self,
+        book: &Book<D>,
+        search: &LeafSearch,
+    ) -> Result<Vec<u8>, DeviateError> {
         Ok(Tree::from_book(book).encode(self.params(book.params(), search))?)
     }
 

@@ -68,7 +68,7 @@ impl LeafMove {
     }
 
     /// The move; `None` for no move and for a code that is not valid.
-    pub(crate) fn get(self) -> Option<Move> {
+    pub fn get(self) -> Option<Move> {
         match self {
             LeafMove::PASS => Some(Move::Pass),
             LeafMove(code) => Square::try_new(code).map(Move::Place),
@@ -165,7 +165,7 @@ impl Record {
     }
 
     /// The record's 24 bytes.
-    pub(crate) fn to_bytes(&self) -> [u8; RECORD_LEN] {
+    pub(crate) fn to_bytes(self) -> [u8; RECORD_LEN] {
         let mut b = [0u8; RECORD_LEN];
         LE::write_u64(&mut b[0..8], self.key);
         b[8] = self.value.to_le_bytes()[0];
@@ -480,7 +480,7 @@ impl Writer {
     }
 
     /// The complete file.
-    pub(crate) fn finish(self) -> Vec<u8> {
+    pub fn finish(self) -> Vec<u8> {
         let header =
             BookHeader { version: VERSION, count: self.count, params: self.params, records_crc: self.crc.finalize() };
         let mut out = Vec::with_capacity(HEADER_LEN + self.body.len());

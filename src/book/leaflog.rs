@@ -120,6 +120,7 @@ impl LeafLog {
 
     /// Reads log bytes as a resumed run would, taking the run's identity from the
     /// bytes themselves (for the fuzz target): the results, or why not.
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn parse(bytes: &[u8]) -> Result<HashMap<u64, Leaf>, LeafLogError> {
         let mut header = [0u8; HEADER];
         let n = bytes.len().min(HEADER);

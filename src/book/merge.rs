@@ -57,7 +57,7 @@ impl BuildParams {
 /// draws). Values are then backed up again by negamax over the positions reachable
 /// from the start; others keep the value of the record chosen. Every choice depends
 /// only on the two records, so `merge(a, b)` and `merge(b, a)` are the same book;
-/// the header's parameters are [`BuildParams::merged`].
+/// the header's parameters are `BuildParams::merged`.
 pub fn merge<A: AsRef<[u8]>, B: AsRef<[u8]>>(a: &Book<A>, b: &Book<B>) -> Merged {
     let mut by_key: BTreeMap<u64, Record> = a.records().map(|r| (r.key, r)).collect();
     for r in b.records() {

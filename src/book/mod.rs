@@ -107,7 +107,7 @@ impl<D: AsRef<[u8]>> Book<D> {
     }
 
     /// True for a book without positions.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 

@@ -83,16 +83,6 @@ impl BookFile {
         Ok(())
     }
 
-    /// Positions pushed so far.
-    pub fn len(&self) -> usize {
-        self.keys.len()
-    }
-
-    /// True before the first record.
-    pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
-    }
-
     /// Backs the values up, writes the book (header last) and puts it in place.
     pub(crate) fn finish(mut self, others: Reached) -> Result<Written, StreamError> {
         self.spool.flush().map_err(io(&self.spool_path))?;

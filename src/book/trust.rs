@@ -101,7 +101,7 @@ pub struct Trust {
     pub leaf_depth: u8,
     /// Plies from the position down to that leaf.
     pub leaf_below: u32,
-    /// Standard deviation of that leaf's score, discs ([`leaf_sd`]): 0 when proven.
+    /// Standard deviation of that leaf's score, discs (`leaf_sd`): 0 when proven.
     pub uncertainty: f64,
     /// `exact` (proven); `≥` (decided by a solved leaf while a searched option remains:
     /// the true value is at least this); else `±N`, N the uncertainty rounded (at

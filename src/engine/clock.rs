@@ -37,7 +37,7 @@ impl TimeControl {
     /// `0/0.250/0`). The extension is counted as main time; no main time and no
     /// extension with an increment is `increment` for every move
     /// ([`TimeControl::per_move`]), which is how a match states its time per move.
-    pub(crate) fn parse_ggf(text: &str) -> Result<TimeControl, String> {
+    pub fn parse_ggf(text: &str) -> Result<TimeControl, String> {
         let parts: Vec<&str> = text.split('/').collect();
         if parts.len() > 3 {
             return Err(format!("time control `{text}` has more than 3 parts (main/increment/extension)"));
@@ -57,7 +57,7 @@ impl TimeControl {
 
     /// The control as GGF's `TI` value, read back by [`TimeControl::parse_ggf`]; `None`
     /// for a GTP byo-yomi that GGF cannot state (periods of several stones).
-    pub(crate) fn to_ggf(&self) -> Option<String> {
+    pub(crate) fn to_ggf(self) -> Option<String> {
         if self.stones == 1 && self.main.is_zero() && self.increment.is_zero() {
             return Some(format!("0/{}/0", clock_time_text(self.byo_yomi)));
         }

@@ -2,7 +2,7 @@
 //! Othello GTP engines use: squares `A1`..`H8`, colours `b`/`w`, `pass`, results
 //! `B+N`/`W+N`/`0` with empty squares to the winner.
 //!
-//! A line parses into a [`Request`] (optional numeric id and a [`Command`]); a
+//! A line parses into a `Request` (optional numeric id and a [`Command`]); a
 //! [`GtpSession`] answers it from its game, clocks and engine; [`run`] is the loop over
 //! any reader and writer. A bad line is answered `? message` and the loop goes on.
 // Input handling: every narrowing or sign-changing conversion is checked (`try_from`,

@@ -125,7 +125,7 @@ impl GameRecord {
     }
 
     /// A's result: 1 win, ½ draw, 0 loss.
-    pub(crate) fn a_points(&self) -> f64 {
+    pub fn a_points(&self) -> f64 {
         match self.outcome() {
             Outcome::AWins => 1.0,
             Outcome::Draw => 0.5,
@@ -162,7 +162,7 @@ pub struct MatchSummary {
 
 impl MatchSummary {
     /// A's share of the points (a draw is half a win); `None` before any game.
-    pub(crate) fn score(&self) -> Option<f64> {
+    pub fn score(&self) -> Option<f64> {
         win_rate(self.wins as u64, self.draws as u64, self.games as u64)
     }
 }
@@ -198,7 +198,7 @@ pub fn elo_estimate(wins: usize, draws: usize, losses: usize) -> EloEstimate {
 
 /// Reads an openings file: one move sequence a line from the start position, `#`
 /// comments and blank lines ignored; every line checked by replay.
-pub(crate) fn parse_openings(text: &str) -> Result<Vec<Vec<Move>>, String> {
+pub fn parse_openings(text: &str) -> Result<Vec<Vec<Move>>, String> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();
@@ -219,7 +219,7 @@ pub(crate) fn parse_openings(text: &str) -> Result<Vec<Vec<Move>>, String> {
 }
 
 /// The openings bundled in the binary (`data/openings.txt`).
-pub(crate) fn bundled_openings() -> Vec<Vec<Move>> {
+pub fn bundled_openings() -> Vec<Vec<Move>> {
     parse_openings(include_str!("../../data/openings.txt")).expect("the bundled openings are valid")
 }
 

@@ -93,7 +93,7 @@ pub enum EngineError {
 
 impl EngineConfig {
     /// Checks every range; the error names the setting.
-    pub(crate) fn validate(&self) -> Result<(), EngineError> {
+    pub fn validate(&self) -> Result<(), EngineError> {
         self.search.validate()?;
         let bad = |m: String| Err(EngineError::Config(m));
         let BookChoice { randomness, max_loss, max_drop } = self.book_choice;
@@ -323,7 +323,7 @@ impl<E: IncrementalEvaluator> Engine<E> {
 
     /// The transposition table's size in bytes (the size asked for, or the largest power
     /// of two buckets below it).
-    pub(crate) fn table_bytes(&self) -> usize {
+    pub fn table_bytes(&self) -> usize {
         self.tt.size_bytes()
     }
 

@@ -8,9 +8,9 @@
 //!   image of its squares under the 8 board symmetries (its *instances*), and all
 //!   instances share one weight table. A pattern that maps onto itself under some
 //!   symmetry (an edge reversed, a diagonal read backwards) has equal weights for the
-//!   two readings: [`FeatureSet::canonical_slot`] folds them into one trained weight,
+//!   two readings: `FeatureSet::canonical_slot` folds them into one trained weight,
 //!   so the evaluation of a position and of its 8 images are identical.
-//! - **counts** ([`Count`]): small numbers about the whole position — both sides'
+//! - **counts** (`Count`): small numbers about the whole position — both sides'
 //!   mobility and potential mobility, the parity of the empties and of the empty
 //!   quadrants — each looked up in a table of its own (one weight per pair of values),
 //!   so the fit learns any shape of effect, interactions included. Counts are the same
@@ -27,9 +27,9 @@
 //! squares' bits with a parallel bit extract (one `pext` per side on CPUs with BMI2)
 //! and a small per-instance table turns the gathered bits into the ternary index in
 //! the pattern's digit order. The search does that once, at its root, and then keeps
-//! [`InstanceIndices`] up to date move by move ([`FeatureSet::after_move`]): a move
+//! [`InstanceIndices`] up to date move by move (`FeatureSet::after_move`): a move
 //! changes only the digits of the squares it places and flips, and each square's
-//! digit weights in every instance are one precomputed row of [`LANES`] small
+//! digit weights in every instance are one precomputed row of `LANES` small
 //! integers, so the update is a few whole-row additions the compiler vectorises.
 
 use std::ops::Range;
@@ -140,8 +140,8 @@ impl Default for InstanceIndices {
 
 /// One instance: where its squares are and how to index its weights.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Instance {
-    /// Which pattern ([`PATTERNS`] index).
+pub struct Instance {
+    /// Which pattern (`PATTERNS` index).
     pub pattern: u8,
     /// The instance's squares as a bitboard.
     pub mask: u64,
@@ -199,6 +199,7 @@ pub(crate) fn pext(x: u64, mask: u64) -> u64 {
 /// [`pext`] bit by bit, for any CPU. Always compiled, so that the tests compare it
 /// with the instruction on every machine that builds them.
 #[inline]
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "bmi2"), allow(dead_code))]
 pub(crate) fn pext_portable(x: u64, mask: u64) -> u64 {
     let mut m = mask;
     let mut out = 0u64;
@@ -400,7 +401,7 @@ impl FeatureSet {
 
     /// The name of feature `k` of [`FeatureSet::indices`] and the squares it reads
     /// (none for a count).
-    pub(crate) fn describe(&self, k: usize) -> (&'static str, u64) {
+    pub fn describe(&self, k: usize) -> (&'static str, u64) {
         match self.instances.get(k) {
             Some(inst) => (PATTERNS[inst.pattern as usize].name, inst.mask),
             None => (COUNTS[k - INSTANCES].name(), 0),

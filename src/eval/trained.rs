@@ -38,7 +38,7 @@ struct Inner {
 
 /// One feature's share of an evaluation.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub(crate) struct Contribution {
+pub struct Contribution {
     /// The feature's name (a pattern's or a count's).
     #[serde(rename = "pattern")]
     pub feature: &'static str,
@@ -160,7 +160,7 @@ impl PatternEval {
     }
 
     /// The bias and each feature's contribution, in discs.
-    pub(crate) fn explain(&self, board: &Board) -> (f64, Vec<Contribution>) {
+    pub fn explain(&self, board: &Board) -> (f64, Vec<Contribution>) {
         let (bias, table, idx) = self.lookup(board);
         let parts = idx
             .iter()

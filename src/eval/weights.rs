@@ -103,12 +103,12 @@ pub enum WeightsError {
 }
 
 /// Trained weights as stored: per phase a bias and one weight per feature slot, in
-/// units of 1/[`SCALE`] disc, plus the Multi-ProbCut table.
+/// units of 1/`SCALE` disc, plus the Multi-ProbCut table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Weights {
     /// How the weights were made (free text).
     pub note: String,
-    /// Number of phases (1..=[`MAX_PHASES`]).
+    /// Number of phases (1..=`MAX_PHASES`).
     pub phases: usize,
     /// Per phase: the bias followed by the slot weights (`1 + slot_count` each).
     pub values: Vec<i16>,
@@ -121,7 +121,7 @@ pub struct Weights {
     /// among its moves the one the evaluation underrates most for the other side, so
     /// an uncorrected search leans toward whoever moves last, and its score swings
     /// with the parity of its depth ([`crate::train::calibrate`] measures it). Empty
-    /// (no correction) or [`LEAF_ENTRIES`] long.
+    /// (no correction) or `LEAF_ENTRIES` long.
     pub leaf_correction: Vec<i16>,
 }
 
@@ -203,7 +203,7 @@ impl Weights {
     }
 
     /// The file bytes, gzip-compressed (how the bundled copy is stored).
-    pub(crate) fn to_gzip_bytes(&self) -> Vec<u8> {
+    pub fn to_gzip_bytes(&self) -> Vec<u8> {
         let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
         std::io::Write::write_all(&mut enc, &self.to_bytes()).expect("writing to memory");
         enc.finish().expect("writing to memory")
@@ -220,7 +220,7 @@ impl Weights {
     }
 
     /// Parses a weight file (plain or gzip-compressed); `file` names it in errors.
-    pub(crate) fn from_bytes(file: &str, bytes: &[u8]) -> Result<Weights, WeightsError> {
+    pub fn from_bytes(file: &str, bytes: &[u8]) -> Result<Weights, WeightsError> {
         let invalid =
             |offset: usize, message: String| WeightsError::Invalid { file: file.to_string(), offset, message };
         let plain;
@@ -349,7 +349,7 @@ impl Weights {
 
     /// Writes the weight file atomically and durably, gzip-compressed when the name
     /// ends in `.gz`; returns the number of bytes written.
-    pub(crate) fn save(&self, path: &Path) -> Result<usize, WeightsError> {
+    pub fn save(&self, path: &Path) -> Result<usize, WeightsError> {
         let gz = path.extension().is_some_and(|e| e == "gz");
         let bytes = if gz { self.to_gzip_bytes() } else { self.to_bytes() };
         crate::fileio::atomic_write(path, &bytes)

@@ -5,7 +5,7 @@
 //! size of the tree:
 //! - 1–4 empties: dedicated code over explicit square lists, no move generation, no
 //!   table (most nodes of any solve live here; they must be cheap);
-//! - 5–[`SHALLOW_MAX`]: null-window search without a table, with stability cut-offs;
+//! - 5–`SHALLOW_MAX`: null-window search without a table, with stability cut-offs;
 //!   at 5 empties moves in quadrants with an odd number of empties first, better
 //!   squares first within each (corners first, X squares last); from 6 empties
 //!   fewest opponent replies first, parity breaking ties;
@@ -27,7 +27,7 @@
 //! searches 7%, the evaluation 8% and the midgame seeding search 4%, the 1–4-empty
 //! solvers 8%, the parity-and-square order 4%, and 8% the system zeroing the table's
 //! pages at start.
-//! The last move of a game counts its flips with [`last_flip_count`] (a table per
+//! The last move of a game counts its flips with `last_flip_count` (a table per
 //! line) instead of finding them.
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};

@@ -55,12 +55,6 @@ impl MoveList {
         self.len
     }
 
-    /// True without moves.
-    #[inline]
-    pub(crate) fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The moves.
     #[inline]
     pub(crate) fn as_slice(&self) -> &[OrderedMove] {
@@ -121,7 +115,7 @@ mod tests {
     #[test]
     fn a_full_list_sorts_stably() {
         let mut list = MoveList::new();
-        assert!(list.is_empty());
+        assert_eq!(list.len(), 0);
         for i in 0..MAX_MOVES {
             list.push(OrderedMove { square: Square::new(i as u8), flips: i as u64, cost: (i % 3) as i32 });
         }

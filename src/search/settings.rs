@@ -39,7 +39,7 @@ pub enum Width {
 impl Width {
     /// From a number of standard deviations as people write it: 0 for full width, else
     /// 0.1..=10 rounded to tenths (what a book header can record exactly).
-    pub(crate) fn from_sigmas(sigmas: f32) -> Result<Width, SettingsError> {
+    pub fn from_sigmas(sigmas: f32) -> Result<Width, SettingsError> {
         if sigmas == 0.0 {
             return Ok(Width::Full);
         }
@@ -59,7 +59,7 @@ impl Width {
     }
 
     /// The width of a search's selectivity.
-    pub(crate) fn of(selectivity: Option<Selectivity>) -> Width {
+    pub fn of(selectivity: Option<Selectivity>) -> Width {
         selectivity.map_or(Width::Full, Width::Selective)
     }
 }
@@ -156,7 +156,7 @@ impl Settings {
     }
 
     /// Checks every range; the error names the setting.
-    pub(crate) fn validate(&self) -> Result<(), SettingsError> {
+    pub fn validate(&self) -> Result<(), SettingsError> {
         if let Some(d) = self.depth.filter(|d| !(1..=60).contains(d)) {
             return Err(SettingsError::Depth(d));
         }
@@ -222,7 +222,7 @@ pub struct Strength {
     /// Midgame depth limit (`None`: until the time or node budget).
     pub depth: Option<u32>,
     /// Solve exactly at this many empties or fewer; `None`: as many as each search's
-    /// time budget allows ([`Strength::exact_at_for_time`]), or the default level's
+    /// time budget allows (`Strength::exact_at_for_time`), or the default level's
     /// threshold without a budget.
     pub exact_at: Option<u32>,
     /// Time budget per search.

@@ -192,9 +192,9 @@ impl TranspositionTable {
 
     /// A table of `mib` MiB (the largest power of two buckets not above it: exactly
     /// `mib` when it is a power of two), or an error naming the size when it is larger
-    /// than [`MAX_TABLE_MIB`], than the memory the system reports available, or than the
+    /// than `MAX_TABLE_MIB`, than the memory the system reports available, or than the
     /// allocator will give.
-    pub(crate) fn try_new(mib: usize) -> Result<TranspositionTable, TableError> {
+    pub fn try_new(mib: usize) -> Result<TranspositionTable, TableError> {
         TranspositionTable::check_size(mib)?;
         let n = TranspositionTable::buckets_for(mib);
         let allocated_mib = (n * std::mem::size_of::<Bucket>()).div_ceil(1 << 20);
@@ -214,7 +214,7 @@ impl TranspositionTable {
     }
 
     /// Size in bytes.
-    pub(crate) fn size_bytes(&self) -> usize {
+    pub fn size_bytes(&self) -> usize {
         self.buckets.len * std::mem::size_of::<Bucket>()
     }
 
@@ -261,7 +261,16 @@ impl TranspositionTable {
     /// An entry that answers more searches (deeper, or as deep and wider) is kept.
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn store(&self, key: u64, depth: u8, selectivity: u8, alpha: i32, beta: i32, score: i32, best: Option<Square>) {
+    pub(crate) fn store(
+        &self,
+        key: u64,
+        depth: u8,
+        selectivity: u8,
+        alpha: i32,
+        beta: i32,
+        score: i32,
+        best: Option<Square>,
+    ) {
         let age = self.age.load(Relaxed);
         let (mut lower, mut upper) = (-64, 64);
         if score > alpha {

@@ -487,7 +487,7 @@ impl ThorDatabase {
     }
 
     /// Sorts game indices by `key` (stable: ties keep load order).
-    pub(crate) fn sort_games(&self, ids: &mut [usize], key: SortKey) {
+    pub fn sort_games(&self, ids: &mut [usize], key: SortKey) {
         let cmp = |a: &usize, b: &usize| -> Ordering {
             let (ga, gb) = (&self.games[*a], &self.games[*b]);
             match key {

@@ -249,14 +249,6 @@ pub(crate) fn decode_name(raw: &[u8]) -> String {
     raw.iter().take_while(|&&b| b != 0).map(|&b| b as char).collect()
 }
 
-/// Encodes a name into a zero-padded Latin-1 record of `len` bytes (characters
-/// outside Latin-1 become `?`; the last byte is always a terminating zero).
-pub(crate) fn encode_name(name: &str, len: usize) -> Vec<u8> {
-    let mut out: Vec<u8> = name.chars().map(|c| if (c as u32) < 256 { c as u8 } else { b'?' }).take(len - 1).collect();
-    out.resize(len, 0);
-    out
-}
-
 impl ThorFile {
     /// Parses a file's bytes. Structural problems that still let records be read (a
     /// count that disagrees with the size, a trailing partial record) are returned as

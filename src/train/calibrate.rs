@@ -75,7 +75,7 @@ impl Default for CalibrateConfig {
 
 impl CalibrateConfig {
     /// Checks the ranges; the message names the setting.
-    pub(crate) fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), String> {
         let depths = self.min_depth..=20;
         if !(1..=19).contains(&self.min_depth)
             || !depths.contains(&self.max_exact_depth)
@@ -111,7 +111,7 @@ pub struct CalibrationData {
 pub(crate) const EXACT_EMPTIES: [u32; 4] = [THEORETICAL_EMPTIES, 23, 22, 21];
 
 impl CalibrationData {
-    /// From games: up to `exact_per_count` positions at each of [`EXACT_EMPTIES`] (those
+    /// From games: up to `exact_per_count` positions at each of `EXACT_EMPTIES` (those
     /// below 24 solved through `labels`, which keeps the solves), and up to
     /// `swing_per_empties` positions of every number of empties from 12 to 59, each
     /// spread evenly over the games.

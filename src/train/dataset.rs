@@ -15,7 +15,7 @@
 //!
 //! So each position records how many moves' loss its theoretical score understates
 //! for the side to move ([`GamePosition::understated_moves`], counted move by move so
-//! passes are right), and [`label_positions`] adds that many times a measured
+//! passes are right), and `label_positions` adds that many times a measured
 //! per-move loss. Better still are exact solves near the end and deeper searches in
 //! the midgame ([`super::labels`]), which take precedence.
 //!
@@ -40,7 +40,7 @@ pub(crate) const THEORETICAL_EMPTIES: u32 = 24;
 pub struct TrainGame {
     /// Moves from the start, passes included.
     pub moves: Vec<Move>,
-    /// Black's theoretical disc count at [`THEORETICAL_EMPTIES`] empties.
+    /// Black's theoretical disc count at `THEORETICAL_EMPTIES` empties.
     pub theoretical: u8,
 }
 
@@ -119,7 +119,7 @@ pub struct GamePosition {
     /// The mean theoretical score for the side to move over the games reaching it,
     /// rounded.
     pub theoretical: i8,
-    /// The mean over those games of [`GameTarget::understated_moves`].
+    /// The mean over those games of `GameTarget::understated_moves`.
     pub understated_moves: f32,
     /// Games reaching it.
     pub games: u32,

@@ -19,7 +19,7 @@
 #![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -93,7 +93,7 @@ pub struct LabelStore {
 
 impl LabelStore {
     /// A store in memory only.
-    pub(crate) fn in_memory() -> LabelStore {
+    pub fn in_memory() -> LabelStore {
         LabelStore::default()
     }
 
@@ -176,17 +176,17 @@ impl LabelStore {
     }
 
     /// Bytes at the end of the file that held a chunk cut short (dropped on reading).
-    pub(crate) fn dropped_bytes(&self) -> u64 {
+    pub fn dropped_bytes(&self) -> u64 {
         self.dropped
     }
 
     /// Exact labels held.
-    pub(crate) fn exact_len(&self) -> usize {
+    pub fn exact_len(&self) -> usize {
         self.exact.len()
     }
 
     /// Search labels held.
-    pub(crate) fn search_len(&self) -> usize {
+    pub fn search_len(&self) -> usize {
         self.search.len()
     }
 
@@ -252,17 +252,6 @@ impl LabelStore {
                 None => self.exact.insert(board, score),
                 Some(s) => self.search.insert((board, s), score),
             };
-        }
-        Ok(())
-    }
-
-    /// Adds exact scores known from elsewhere (another solver, an older file), in
-    /// chunks; the boards are stored in canonical form.
-    pub(crate) fn add_exact(&mut self, labels: &[(Board, i8)]) -> Result<(), LabelStoreError> {
-        for chunk in labels.chunks(CHUNK * 16) {
-            let chunk: Vec<(Board, i8, Option<SearchSpec>)> =
-                chunk.iter().map(|&(b, s)| (b.canonical().0, s.clamp(-64, 64), None)).collect();
-            self.append(&chunk)?;
         }
         Ok(())
     }
@@ -390,12 +379,6 @@ fn distinct<'b>(boards: impl Iterator<Item = &'b Board>) -> Vec<Board> {
     boards.filter(|b| seen.insert(**b)).copied().collect()
 }
 
-/// Reads only the first bytes of a file to tell whether it is a label store.
-pub(crate) fn is_label_store(path: &Path) -> bool {
-    let mut magic = [0u8; 8];
-    File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && &magic == MAGIC
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -503,6 +486,5 @@ mod tests {
         assert!(err.contains("byte 8: chunk checksum mismatch"), "{err}");
         std::fs::write(&path, b"something else").unwrap();
         assert!(LabelStore::open(&path).unwrap_err().to_string().contains("byte 0: not a thorbook label store"));
-        assert!(!is_label_store(&path));
     }
 }

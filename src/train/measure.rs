@@ -72,7 +72,7 @@ impl MeasureConfig {
         Strength { depth: None, exact_at: Some(0), time: None, nodes: None, selectivity: None };
 
     /// A measurement with `settings`: the static evaluation unless they give a depth, a
-    /// level or a budget, else their search over [`MeasureConfig::FALLBACK`].
+    /// level or a budget, else their search over `MeasureConfig::FALLBACK`.
     pub fn new(settings: &Settings, exact_only: bool) -> Result<MeasureConfig, SettingsError> {
         settings.validate()?;
         let searched = settings.depth.is_some() || settings.level.is_some() || settings.budget_only();
@@ -84,7 +84,7 @@ impl MeasureConfig {
     }
 
     /// The search depth, 0 for the static evaluation (for reports).
-    pub(crate) fn depth(&self) -> u32 {
+    pub fn depth(&self) -> u32 {
         self.search.and_then(|s| s.depth).unwrap_or(0)
     }
 }
@@ -156,7 +156,7 @@ pub fn error_by_empties<E: IncrementalEvaluator>(
 }
 
 /// Statistics over the rows of a range of empties, weighted by positions.
-pub(crate) fn pooled(rows: &[EmptiesError], keep: impl Fn(u32) -> bool) -> ErrorStats {
+pub fn pooled(rows: &[EmptiesError], keep: impl Fn(u32) -> bool) -> ErrorStats {
     let kept: Vec<&EmptiesError> = rows.iter().filter(|r| keep(r.empties) && r.stats.positions > 0).collect();
     let n: usize = kept.iter().map(|r| r.stats.positions).sum();
     if n == 0 {

@@ -58,7 +58,7 @@ pub enum Stage {
 
 impl Stage {
     /// A label for progress bars.
-    pub(crate) fn label(self) -> &'static str {
+    pub fn label(self) -> &'static str {
         match self {
             Stage::SelfPlay => "self-play",
             Stage::Solve => "exact solves",

@@ -1,5 +1,5 @@
 //! Fitting Multi-ProbCut: how far a deep search's score strays from its shallow
-//! companion's ([`probcut_shallow`]), measured with the trained evaluation's own
+//! companion's (`probcut_shallow`), measured with the trained evaluation's own
 //! full-width searches on sample positions of every number of empties.
 //!
 //! The measured standard deviations per (empties, depth) are smoothed by a

@@ -45,7 +45,7 @@ pub enum BookFormat {
 
 impl BookFormat {
     /// A short name for messages.
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             BookFormat::Thorbook => "thorbook book",
             BookFormat::Text => "thorbook text export",
@@ -246,7 +246,7 @@ pub struct EdaxDate {
 
 impl EdaxDate {
     /// Now, in UTC.
-    pub(crate) fn now() -> EdaxDate {
+    pub fn now() -> EdaxDate {
         let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
         let days = i64::try_from(secs / 86_400).unwrap_or_default();
         let rem = secs % 86_400;

@@ -154,7 +154,7 @@ impl Plan {
     }
 
     /// For a checks plan: whose searches they are.
-    pub(crate) fn checks_run(&self) -> Option<ChecksKind> {
+    pub fn checks_run(&self) -> Option<ChecksKind> {
         self.file.checks.as_ref().map(|c| c.run)
     }
 }

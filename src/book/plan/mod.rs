@@ -13,7 +13,7 @@
 //! records to the book and backs the values up ([`super::stream`]).
 //!
 //! Deviation and deepening are planned a round at a time ([`Plan::create_rounds`]): a
-//! round's plan lists the leaf searches of one [`Round`] of the local
+//! round's plan lists the leaf searches of one `Round` of the local
 //! [`Deviator`], its assembly writes the round's book and plans the next round from it,
 //! and the last writes the output — the same book as the local run.
 //!
@@ -608,11 +608,6 @@ impl Plan {
     /// The plan's digest, which every shard file names.
     pub fn digest(&self) -> u64 {
         self.digest
-    }
-
-    /// The threads each shard uses unless told otherwise.
-    pub(crate) fn threads(&self) -> usize {
-        self.search.threads
     }
 
     /// The complete file of shard `index`.
