@@ -28,6 +28,7 @@
 //! - [`obf`]: FFO/Edax problem files;
 //! - [`openings`]: named openings;
 //! - [`eval`]: static evaluation (trained patterns, the classic baseline);
+//! - [`setting`]: settings by name and the one out-of-range error;
 //! - [`search`]: how hard to search ([`search::Settings`], levels), the endgame
 //!   solver, the midgame search, the transposition table, problem sets;
 //! - [`fileio`]: memory maps and atomic writes;
@@ -71,6 +72,7 @@ pub mod perft;
 pub mod position;
 pub mod results;
 pub mod search;
+pub mod setting;
 pub mod square;
 pub mod stability;
 pub mod svg;

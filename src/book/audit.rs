@@ -39,6 +39,7 @@ use super::Book;
 use crate::board::{Board, Color};
 use crate::position::Position;
 use crate::search::{Settings, Strength};
+use crate::setting::{check, OutOfRange, Setting};
 use crate::square::{format_moves, Move};
 
 /// What to audit, and how.
@@ -99,33 +100,18 @@ impl AuditConfig {
 
     /// Checks the ranges; the error names the setting.
     pub(crate) fn validate(&self) -> Result<(), OutOfRange> {
-        let bad = |setting: &'static str, value: i64, range: &'static str| Err(OutOfRange { setting, value, range });
-        if !(1..=1_000_000).contains(&self.sample) {
-            return bad("sample", i64::try_from(self.sample).unwrap_or(i64::MAX), "1..=1000000");
-        }
+        check(Setting::Sample, self.sample, 1..=1_000_000)?;
         if self.min_ply > self.max_ply || self.max_ply > 60 {
-            return bad("max-ply", i64::from(self.max_ply), "min-ply..=60");
+            return Err(OutOfRange::new(
+                Setting::MaxPly,
+                self.max_ply,
+                format!("{}..=60 (from the first ply)", self.min_ply),
+            ));
         }
-        if !(0..=64).contains(&self.error) {
-            return bad("error", i64::from(self.error), "0..=64");
-        }
-        if self.worst > 10_000 {
-            return bad("worst", i64::try_from(self.worst).unwrap_or(i64::MAX), "0..=10000");
-        }
+        check(Setting::Error, self.error, 0..=64)?;
+        check(Setting::Worst, self.worst, 0..=10_000)?;
         Ok(())
     }
-}
-
-/// A setting of an audit or a fix out of range.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{setting} must be {range}, got {value}")]
-pub struct OutOfRange {
-    /// The setting, as the command line names it without its `--`.
-    pub setting: &'static str,
-    /// Its value.
-    pub value: i64,
-    /// What it may be.
-    pub range: &'static str,
 }
 
 /// Why an audit failed.

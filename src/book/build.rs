@@ -28,6 +28,7 @@ use crate::fileio::Digest;
 use crate::position::Position;
 use crate::search::tt::TableError;
 use crate::search::{Search, Selectivity, Settings, SettingsError, Strength, TranspositionTable};
+use crate::setting::{check, OutOfRange, Setting};
 use crate::square::{Move, Square};
 
 /// What to build: which positions, and how each leaf is searched.
@@ -60,11 +61,9 @@ impl BuildConfig {
 
     /// Checks every setting and loads the evaluation: the leaf search of this build.
     pub fn leaf_search(&self) -> Result<LeafSearch, BuildError> {
-        if !(1..=60).contains(&self.max_ply) {
-            return Err(BuildError::Config(format!("max-ply must be 1..=60, got {}", self.max_ply)));
-        }
+        check(Setting::MaxPly, self.max_ply, 1..=60)?;
         if self.min_games == 0 {
-            return Err(BuildError::Config("min-games must be at least 1".into()));
+            return Err(OutOfRange::new(Setting::MinGames, 0, "at least 1").into());
         }
         LeafSearch::new(&self.search, BuildConfig::LEAF_FALLBACK)
     }
@@ -311,9 +310,9 @@ pub enum BuildError {
     /// A setting out of range.
     #[error(transparent)]
     Settings(#[from] SettingsError),
-    /// A build setting out of range (the message names it).
-    #[error("{0}")]
-    Config(String),
+    /// A build setting out of range.
+    #[error(transparent)]
+    Setting(#[from] OutOfRange),
     /// The leaf searches' threads cannot be started.
     #[error("cannot start {threads} threads: {message}")]
     Threads {

@@ -35,6 +35,7 @@ use super::Book;
 use crate::board::Board;
 use crate::fileio::atomic_write;
 use crate::search::Settings;
+use crate::setting::{check, OutOfRange, Setting};
 use crate::square::Move;
 
 /// Leaves per round unless told otherwise (a setting, not the machine's choice: the
@@ -83,25 +84,14 @@ pub enum Growth {
 impl DeviateConfig {
     /// Checks every range; the message names the setting.
     pub(crate) fn validate(&self) -> Result<(), DeviateError> {
-        let bad = |m: String| Err(DeviateError::Config(m));
-        if !(0..=64).contains(&self.error) {
-            return bad(format!("error must be 0..=64 discs, got {}", self.error));
-        }
-        if !(0..=128).contains(&self.budget) {
-            return bad(format!("budget must be 0..=128 discs, got {}", self.budget));
-        }
-        if !(0..=64).contains(&self.contempt) {
-            return bad(format!("contempt must be 0..=64 discs, got {}", self.contempt));
-        }
-        if !(1..=60).contains(&self.max_ply) {
-            return bad(format!("max-ply must be 1..=60, got {}", self.max_ply));
-        }
+        check(Setting::Error, self.error, 0..=64)?;
+        check(Setting::Budget, self.budget, 0..=128)?;
+        check(Setting::Contempt, self.contempt, 0..=64)?;
+        check(Setting::MaxPly, self.max_ply, 1..=60)?;
         if self.max_positions == Some(0) {
-            return bad("max-positions must be at least 1".into());
+            return Err(OutOfRange::new(Setting::MaxPositions, 0, "at least 1").into());
         }
-        if !(1..=MAX_ROUND_SIZE).contains(&self.round_size) {
-            return bad(format!("round-size must be 1..={MAX_ROUND_SIZE}, got {}", self.round_size));
-        }
+        check(Setting::RoundSize, self.round_size, 1..=MAX_ROUND_SIZE)?;
         Ok(())
     }
 }
@@ -199,9 +189,9 @@ pub enum DeviateError {
     /// The leaf settings cannot be used.
     #[error(transparent)]
     Search(#[from] BuildError),
-    /// A deviation setting out of range (the message names it).
-    #[error("{0}")]
-    Config(String),
+    /// A deviation setting out of range.
+    #[error(transparent)]
+    Setting(#[from] OutOfRange),
 }
 
 /// A leaf to expand: the position and its leaf move (canonical orientation); for

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-use super::audit::{candidates, search_logged, AuditConfig, Candidate, Checks, ChecksKind, OutOfRange};
+use super::audit::{candidates, search_logged, AuditConfig, Candidate, Checks, ChecksKind};
 use super::build::{score_leaf, BuildError, LeafSearch};
 use super::format::BookError;
 use super::leaflog::{LeafLog, LeafLogError};
@@ -41,6 +41,7 @@ use crate::board::Board;
 use crate::fileio::atomic_write;
 use crate::position::Position;
 use crate::search::Settings;
+use crate::setting::{check, OutOfRange, Setting};
 
 /// What to fix, and how.
 #[derive(Clone, Debug)]
@@ -92,12 +93,9 @@ impl FixConfig {
 
     /// Checks the ranges; the error names the setting (the walk's are an audit's).
     pub(crate) fn validate(&self) -> Result<(), OutOfRange> {
-        let bad = |setting: &'static str, value: i64, range: &'static str| Err(OutOfRange { setting, value, range });
-        if !(0..=64).contains(&self.threshold) {
-            return bad("threshold", i64::from(self.threshold), "0..=64");
-        }
+        check(Setting::Threshold, self.threshold, 0..=64)?;
         if self.max_positions == Some(0) {
-            return bad("max-positions", 0, "at least 1");
+            return Err(OutOfRange::new(Setting::MaxPositions, 0, "at least 1"));
         }
         self.walk().validate()
     }

@@ -10,10 +10,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::book_cmds::open_book;
 use super::search_args::SearchArgs;
-use crate::book::audit::{audit, checks, AuditConfig, AuditError, AuditEvent, AuditReport, Checks, Group, OutOfRange};
+use crate::book::audit::{audit, checks, AuditConfig, AuditError, AuditEvent, AuditReport, Checks, Group};
 use crate::book::fix::{FixConfig, FixError, FixEvent, Fixer};
 use crate::position::Position;
 use crate::search::Settings;
+use crate::setting::OutOfRange;
 
 /// Arguments of `book audit`.
 #[derive(Args, Debug)]
@@ -84,11 +85,11 @@ impl TryFrom<&AuditArgs> for AuditConfig {
         let compare = a
             .compare_level
             .map(|n| {
-                let level = crate::search::Level::new(n).ok_or(crate::search::SettingsError::Level(n));
+                let level = crate::search::Level::checked(n);
                 level.map(|l| Settings { eval: search.eval.clone(), ..Settings { level: Some(l), ..defaults.clone() } })
             })
             .transpose()
-            .map_err(|e| anyhow::anyhow!("--compare-{e}"))?;
+            .map_err(|e| anyhow::anyhow!(e.named("--compare-level")))?;
         let games = if a.games.is_empty() {
             None
         } else {
@@ -385,5 +386,5 @@ pub fn fix_cmd(args: FixArgs) -> anyhow::Result<ExitCode> {
 
 /// A setting out of range, named by its flag.
 fn flag_error(e: &OutOfRange) -> anyhow::Error {
-    anyhow::anyhow!("--{e}")
+    super::flags::out_of_range(e)
 }

@@ -192,7 +192,7 @@ impl TryFrom<&BuildArgs> for BuildConfig {
 /// A build error as the command line says it: a setting named by its flag.
 pub(super) fn build_error(e: BuildError) -> anyhow::Error {
     match e {
-        BuildError::Config(m) => anyhow::anyhow!("--{m}"),
+        BuildError::Setting(e) => super::flags::out_of_range(&e),
         BuildError::Settings(e) => super::search_args::flag_error(e),
         e => e.into(),
     }
@@ -758,7 +758,7 @@ fn grow(
     });
     bar.finish_and_clear();
     let s = summary.map_err(|e| match e {
-        DeviateError::Config(m) => anyhow::anyhow!("--{m}"),
+        DeviateError::Setting(e) => super::flags::out_of_range(&e),
         DeviateError::Search(e) => build_error(e),
         e => e.into(),
     })?;

@@ -28,6 +28,7 @@ mod board_cmds;
 mod book_cmds;
 mod engine_cmds;
 mod explore_cmds;
+mod flags;
 mod plan_cmds;
 mod search_args;
 mod search_cmds;

@@ -3,15 +3,17 @@
 
 use clap::Args;
 
+use super::flags;
 use crate::search::settings::seconds;
 use crate::search::{Level, Settings, SettingsError, Width};
+use crate::setting::{OutOfRange, Setting};
 
 /// A settings error as the command line says it: the setting named as its flag (a
 /// table that cannot be made names its size instead).
 pub fn flag_error(e: SettingsError) -> anyhow::Error {
     match e {
-        SettingsError::Table(t) => t.into(),
-        e => anyhow::anyhow!("--{e}"),
+        SettingsError::OutOfRange(e) => flags::out_of_range(&e),
+        e => e.into(),
     }
 }
 
@@ -62,7 +64,7 @@ impl SearchArgs {
     }
 
     fn settings_unflagged(&self, defaults: &Settings) -> Result<Settings, SettingsError> {
-        let level = self.level.map(|n| Level::new(n).ok_or(SettingsError::Level(n))).transpose()?;
+        let level = self.level.map(Level::checked).transpose()?;
         let settings = Settings {
             level: level.or(defaults.level),
             depth: self.depth.or(defaults.depth),
@@ -70,7 +72,10 @@ impl SearchArgs {
             width: self.selectivity.map(Width::from_sigmas).transpose()?.or(defaults.width),
             time: self
                 .time
-                .map(|t| seconds(t, false).map_err(|_| SettingsError::Time(t)))
+                .map(|t| {
+                    seconds(t, false)
+                        .map_err(|_| OutOfRange::new(Setting::Time, t, "a positive number of seconds up to a year"))
+                })
                 .transpose()?
                 .or(defaults.time),
             nodes: self.nodes.or(defaults.nodes),

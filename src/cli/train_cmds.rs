@@ -157,7 +157,7 @@ impl TryFrom<&TrainArgs> for TrainerConfig {
                 max_measured_depth: args.probcut_depth,
             }),
         };
-        config.validate().map_err(|e| anyhow::anyhow!("--{e}"))?;
+        config.validate().map_err(|e| super::flags::out_of_range(&e))?;
         Ok(config)
     }
 }
@@ -623,13 +623,13 @@ pub struct CalibrateArgs {
 /// Runs `thorbook calibrate`.
 pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
     let config = CalibrateConfig {
-        selectivity: Width::from_sigmas(args.selectivity).map_err(|e| anyhow::anyhow!("--{e}"))?.selectivity(),
+        selectivity: Width::from_sigmas(args.selectivity).map_err(flag_error)?.selectivity(),
         max_exact_depth: args.exact_depth,
         max_swing_depth: args.swing_depth,
         rounds: args.rounds,
         ..CalibrateConfig::default()
     };
-    config.validate().map_err(|e| anyhow::anyhow!("--{e}"))?;
+    config.validate().map_err(|e| super::flags::out_of_range(&e))?;
     if !(1..=crate::search::MAX_THREADS).contains(&args.threads) {
         bail!("--threads must be 1..={}, got {}", crate::search::MAX_THREADS, args.threads);
     }

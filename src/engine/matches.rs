@@ -15,6 +15,7 @@ use super::ggf;
 use crate::board::Color;
 use crate::position::Position;
 use crate::results::win_rate;
+use crate::setting::{OutOfRange, Setting};
 use crate::square::{parse_move_sequence, Move};
 
 /// The protocol a match speaks to an engine.
@@ -428,9 +429,9 @@ pub enum MatchError {
         #[source]
         source: std::io::Error,
     },
-    /// Nothing to play.
-    #[error("{0}")]
-    Config(String),
+    /// Nothing to play: no game or no opening.
+    #[error(transparent)]
+    Setting(#[from] OutOfRange),
 }
 
 fn spawn(spec: &PlayerSpec, timeout: Duration) -> Result<Client, MatchError> {
@@ -508,10 +509,10 @@ fn play_out(
 /// Plays the match, calling `on_game` after each game.
 pub fn run_match(config: &MatchConfig, mut on_game: impl FnMut(&GameRecord)) -> Result<MatchSummary, MatchError> {
     if config.openings.is_empty() {
-        return Err(MatchError::Config("no openings".into()));
+        return Err(OutOfRange::new(Setting::Openings, 0, "at least 1").into());
     }
     if config.games == 0 {
-        return Err(MatchError::Config("a match needs at least one game".into()));
+        return Err(OutOfRange::new(Setting::Games, 0, "at least 1").into());
     }
     let mut clients = [spawn(&config.a, config.move_timeout)?, spawn(&config.b, config.move_timeout)?];
     let mut records = Vec::with_capacity(config.games);

@@ -27,6 +27,7 @@ use crate::eval::{AnyEval, IncrementalEvaluator, WeightsError};
 use crate::fileio::Bytes;
 use crate::position::Position;
 use crate::search::{Limits, Search, SearchResult, Settings, SettingsError, Strength, TranspositionTable};
+use crate::setting::{check, OutOfRange, Setting};
 use crate::square::{format_moves, Move};
 
 pub use crate::book::BookSource;
@@ -67,8 +68,8 @@ pub enum EngineError {
     #[error(transparent)]
     Settings(#[from] SettingsError),
     /// A book setting out of range.
-    #[error("{0}")]
-    Config(String),
+    #[error(transparent)]
+    Setting(#[from] OutOfRange),
     /// The evaluation's weight file.
     #[error(transparent)]
     Eval(#[from] WeightsError),
@@ -95,17 +96,10 @@ impl EngineConfig {
     /// Checks every range; the error names the setting.
     pub fn validate(&self) -> Result<(), EngineError> {
         self.search.validate()?;
-        let bad = |m: String| Err(EngineError::Config(m));
         let BookChoice { randomness, max_loss, max_drop } = self.book_choice;
-        if !(0..=128).contains(&max_drop) {
-            return bad(format!("book max drop must be 0..=128 discs, got {max_drop}"));
-        }
-        if !(0..=128).contains(&randomness) {
-            return bad(format!("book randomness must be 0..=128 discs, got {randomness}"));
-        }
-        if !(0..=64).contains(&max_loss) {
-            return bad(format!("book max loss must be 0..=64 discs, got {max_loss}"));
-        }
+        check(Setting::BookMaxDrop, max_drop, 0..=128)?;
+        check(Setting::BookRandomness, randomness, 0..=128)?;
+        check(Setting::BookMaxLoss, max_loss, 0..=64)?;
         Ok(())
     }
 }

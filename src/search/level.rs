@@ -59,6 +59,13 @@ impl Level {
         (1..=Level::MAX).contains(&n).then_some(Level(n))
     }
 
+    /// Level `n`, or the error naming the level setting.
+    pub fn checked(n: u8) -> Result<Level, crate::setting::OutOfRange> {
+        Level::new(n).ok_or_else(|| {
+            crate::setting::OutOfRange::new(crate::setting::Setting::Level, n, format!("1..={}", Level::MAX))
+        })
+    }
+
     /// Every level, weakest first.
     pub fn all() -> impl Iterator<Item = Level> {
         (1..=Level::MAX).map(Level)

@@ -14,6 +14,7 @@ use super::level::Level;
 use super::midgame::{Limits, Selectivity};
 use super::tt::{TableError, TranspositionTable};
 use crate::eval::EvalSource;
+use crate::setting::{check, OutOfRange, Setting};
 
 /// The largest thread count a search accepts.
 pub const MAX_THREADS: usize = 256;
@@ -46,7 +47,10 @@ impl Width {
         let tenths = (sigmas * 10.0).round();
         match (sigmas.is_finite() && (1.0..=100.0).contains(&tenths)).then(|| Selectivity::from_tenths(tenths as u8)) {
             Some(Some(s)) => Ok(Width::Selective(s)),
-            _ => Err(SettingsError::Selectivity(sigmas)),
+            _ => {
+                Err(OutOfRange::new(Setting::Selectivity, sigmas, "0 (full width) or 0.1..=10 standard deviations")
+                    .into())
+            }
         }
     }
 
@@ -64,30 +68,14 @@ impl Width {
     }
 }
 
-/// A setting out of range; the message names the setting and the range.
+/// Settings that cannot be searched with: a value out of range, or a table that
+/// cannot be made.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SettingsError {
-    /// No such level.
-    #[error("level must be 1..={max}, got {0}", max = Level::MAX)]
-    Level(u8),
-    /// Depth out of range.
-    #[error("depth must be 1..=60, got {0}")]
-    Depth(u32),
-    /// Exact threshold out of range.
-    #[error("exact-at must be 0..=60 empties, got {0}")]
-    ExactAt(u32),
-    /// Selectivity out of range.
-    #[error("selectivity must be 0 (full width) or 0.1..=10 standard deviations, got {0}")]
-    Selectivity(f32),
-    /// A zero node budget.
-    #[error("nodes must be at least 1")]
-    Nodes,
-    /// A time that is not a positive number of seconds up to a year.
-    #[error("time must be a positive number of seconds up to a year, got {0}")]
-    Time(f64),
-    /// Thread count out of range.
-    #[error("threads must be 1..={MAX_THREADS}, got {0}")]
-    Threads(usize),
+    /// A value out of its range, by setting.
+    #[error(transparent)]
+    OutOfRange(#[from] OutOfRange),
     /// The table: out of range, or not allocatable.
     #[error(transparent)]
     Table(#[from] TableError),
@@ -157,21 +145,21 @@ impl Settings {
 
     /// Checks every range; the error names the setting.
     pub fn validate(&self) -> Result<(), SettingsError> {
-        if let Some(d) = self.depth.filter(|d| !(1..=60).contains(d)) {
-            return Err(SettingsError::Depth(d));
+        if let Some(d) = self.depth {
+            check(Setting::Depth, d, 1..=60)?;
         }
-        if let Some(e) = self.exact_at.filter(|&e| e > 60) {
-            return Err(SettingsError::ExactAt(e));
+        if let Some(e) = self.exact_at {
+            check(Setting::ExactAt, e, 0..=60)?;
         }
         if self.nodes == Some(0) {
-            return Err(SettingsError::Nodes);
+            return Err(OutOfRange::new(Setting::Nodes, 0, "at least 1").into());
         }
         if let Some(t) = self.time.filter(|t| t.is_zero() || t.as_secs_f64() > MAX_SECONDS) {
-            return Err(SettingsError::Time(t.as_secs_f64()));
+            return Err(
+                OutOfRange::new(Setting::Time, t.as_secs_f64(), "a positive number of seconds up to a year").into()
+            );
         }
-        if !(1..=MAX_THREADS).contains(&self.threads) {
-            return Err(SettingsError::Threads(self.threads));
-        }
+        check(Setting::Threads, self.threads, 1..=MAX_THREADS)?;
         Ok(TranspositionTable::check_size(self.hash_mib)?)
     }
 
@@ -333,7 +321,13 @@ mod tests {
         assert_eq!(Width::from_sigmas(0.0), Ok(Width::Full));
         assert_eq!(Width::from_sigmas(1.54).unwrap().selectivity().unwrap().tenths(), 15);
         for bad in [-1.0, 0.04, 10.06, f32::NAN, f32::INFINITY] {
-            assert!(matches!(Width::from_sigmas(bad), Err(SettingsError::Selectivity(_))), "{bad}");
+            assert!(
+                matches!(
+                    Width::from_sigmas(bad),
+                    Err(SettingsError::OutOfRange(OutOfRange { setting: Setting::Selectivity, .. }))
+                ),
+                "{bad}"
+            );
         }
     }
 

@@ -41,6 +41,7 @@ use crate::eval::weights::{LEAF_ENTRIES, MAX_LEAF_CORRECTION, SCALE};
 use crate::eval::{Evaluator, PatternEval, Weights};
 use crate::search::tt::TableError;
 use crate::search::{Limits, Search, Selectivity, TranspositionTable};
+use crate::setting::{check, OutOfRange, Setting};
 
 /// How to measure.
 #[derive(Clone, Debug, PartialEq)]
@@ -75,21 +76,19 @@ impl Default for CalibrateConfig {
 
 impl CalibrateConfig {
     /// Checks the ranges; the message names the setting.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), OutOfRange> {
         let depths = self.min_depth..=20;
         if !(1..=19).contains(&self.min_depth)
             || !depths.contains(&self.max_exact_depth)
             || !depths.contains(&self.max_swing_depth)
         {
-            return Err(format!(
-                "depths must be 1..=19 (shallowest) and up to 20 (exact, swing) with the shallowest below both, \
-                 got {}, {} and {}",
-                self.min_depth, self.max_exact_depth, self.max_swing_depth
+            return Err(OutOfRange::new(
+                Setting::CalibrationDepths,
+                format!("{}, {} and {}", self.min_depth, self.max_exact_depth, self.max_swing_depth),
+                "1..=19 (shallowest) and up to 20 (exact, swing) with the shallowest below both",
             ));
         }
-        if !(1..=10).contains(&self.rounds) {
-            return Err(format!("rounds must be 1..=10, got {}", self.rounds));
-        }
+        check(Setting::Rounds, self.rounds, 1..=10)?;
         Ok(())
     }
 }

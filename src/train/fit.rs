@@ -22,6 +22,7 @@ use super::{Progress, ProgressFn, Stage};
 use crate::eval::features::{feature_set, FEATURES};
 use crate::eval::weights::{phase_empties, phase_of, Weights, DEFAULT_PHASES, MAX_PHASES, SCALE};
 use crate::eval::PatternEval;
+use crate::setting::{check, OutOfRange, Setting};
 
 /// Training settings.
 #[derive(Clone, Debug, PartialEq)]
@@ -57,25 +58,25 @@ impl Default for TrainConfig {
 
 impl TrainConfig {
     /// Checks every setting; the message names the one at fault.
-    pub(crate) fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), OutOfRange> {
         if !(1..=MAX_PHASES).contains(&self.phases) || 60 % self.phases != 0 {
-            return Err(format!("phases must divide 60 (1..=60), got {}", self.phases));
+            return Err(OutOfRange::new(Setting::Phases, self.phases, "a divisor of 60 (1..=60)"));
         }
         if !(self.lambda.is_finite() && self.lambda > 0.0) {
-            return Err(format!("lambda must be a positive number, got {}", self.lambda));
+            return Err(OutOfRange::new(Setting::Lambda, self.lambda, "a positive number"));
         }
-        if !(1..=10_000).contains(&self.iterations) {
-            return Err(format!("iterations must be 1..=10000, got {}", self.iterations));
-        }
-        if self.window > 10 {
-            return Err(format!("window must be 0..=10 empties, got {}", self.window));
-        }
+        check(Setting::Iterations, self.iterations, 1..=10_000)?;
+        check(Setting::Window, self.window, 0..=10)?;
         if !(self.neighbour_weight.is_finite() && (0.0..=1.0).contains(&self.neighbour_weight)) {
-            return Err(format!("neighbour weight must be in 0..=1, got {}", self.neighbour_weight));
+            return Err(OutOfRange::new(Setting::NeighbourWeight, self.neighbour_weight, "in 0..=1"));
         }
         let known: Vec<&str> = feature_set().feature_slots().iter().map(|f| f.name).collect();
         if let Some(bad) = self.without.iter().find(|w| !known.contains(&w.as_str())) {
-            return Err(format!("no feature named `{bad}` (features: {})", known.join(", ")));
+            return Err(OutOfRange::new(
+                Setting::Features,
+                format!("`{bad}`"),
+                format!("feature names ({})", known.join(", ")),
+            ));
         }
         Ok(())
     }
@@ -381,7 +382,7 @@ mod tests {
         let used = slots.iter().find(|f| f.name == "potential").unwrap().slots.clone();
         assert!(w.phase(w.phases * 2 / 3)[1 + used.start..1 + used.end].iter().any(|&x| x != 0));
         let bad = TrainConfig { without: vec!["nonsense".into()], ..Default::default() };
-        assert!(bad.validate().unwrap_err().contains("no feature named `nonsense`"));
+        assert!(bad.validate().unwrap_err().to_string().contains("got `nonsense`"));
         assert!(TrainConfig { phases: 7, ..Default::default() }.validate().is_err());
     }
 }

@@ -15,6 +15,7 @@ use super::{Progress, ProgressFn, Stage};
 use crate::board::{Board, Squares};
 use crate::eval::IncrementalEvaluator;
 use crate::search::{Limits, Search, TranspositionTable};
+use crate::setting::{check, OutOfRange, Setting};
 use crate::square::{Move, Square};
 
 /// How to play.
@@ -40,18 +41,18 @@ impl Default for SelfPlayConfig {
 
 impl SelfPlayConfig {
     /// Checks every setting; the message names the one at fault.
-    pub(crate) fn validate(&self) -> Result<(), String> {
-        if self.games > 10_000_000 {
-            return Err(format!("self-play games must be at most 10000000, got {}", self.games));
-        }
+    pub(crate) fn validate(&self) -> Result<(), OutOfRange> {
+        check(Setting::SelfPlayGames, self.games, 0..=10_000_000)?;
         if self.leave_at.0 > self.leave_at.1 || self.leave_at.1 > 59 {
-            return Err(format!("the departure plies must be a range within 0..=59, got {:?}", self.leave_at));
+            return Err(OutOfRange::new(
+                Setting::LeaveAt,
+                format!("{}..={}", self.leave_at.0, self.leave_at.1),
+                "a range within 0..=59",
+            ));
         }
-        if !(1..=20).contains(&self.depth) {
-            return Err(format!("self-play depth must be 1..=20, got {}", self.depth));
-        }
+        check(Setting::SelfPlayDepth, self.depth, 1..=20)?;
         if !(self.randomness.is_finite() && (0.0..=1.0).contains(&self.randomness)) {
-            return Err(format!("self-play randomness must be in 0..=1, got {}", self.randomness));
+            return Err(OutOfRange::new(Setting::SelfPlayRandomness, self.randomness, "in 0..=1"));
         }
         Ok(())
     }

@@ -23,6 +23,7 @@ use super::Progress;
 use crate::board::Board;
 use crate::eval::{PatternEval, Weights};
 use crate::search::Selectivity;
+use crate::setting::{check, OutOfRange, Setting};
 
 /// The mean loss of a played move in the Thor games, in discs: exact solves of every
 /// tenth training game of 2010–2012 against its theoretical score are +2.15 ± 0.40
@@ -77,36 +78,29 @@ impl Default for TrainerConfig {
 
 impl TrainerConfig {
     /// Checks every setting; the message names the one at fault.
-    pub(crate) fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), OutOfRange> {
         self.fit.validate()?;
         self.self_play.validate()?;
         if self.solve_at > THEORETICAL_EMPTIES {
-            return Err(format!(
-                "solve-at must be at most 24 (the theoretical scores are exact there), got {}",
-                self.solve_at
+            return Err(OutOfRange::new(
+                Setting::SolveAt,
+                self.solve_at,
+                "at most 24 (the theoretical scores are exact there)",
             ));
         }
         if !(self.move_loss.is_finite() && (0.0..=10.0).contains(&self.move_loss)) {
-            return Err(format!("move loss must be 0..=10 discs, got {}", self.move_loss));
+            return Err(OutOfRange::new(Setting::MoveLoss, self.move_loss, "0..=10 discs"));
         }
         if let Some(b) = &self.bootstrap {
-            if !(1..=20).contains(&b.rounds) {
-                return Err(format!("bootstrap rounds must be 1..=20, got {}", b.rounds));
-            }
-            if !(1..=30).contains(&b.depth) {
-                return Err(format!("bootstrap depth must be 1..=30, got {}", b.depth));
-            }
+            check(Setting::BootstrapRounds, b.rounds, 1..=20)?;
+            check(Setting::BootstrapDepth, b.depth, 1..=30)?;
             if !(b.share.is_finite() && b.share > 0.0 && b.share <= 1.0) {
-                return Err(format!("bootstrap share must be in (0, 1], got {}", b.share));
+                return Err(OutOfRange::new(Setting::BootstrapShare, b.share, "in (0, 1]"));
             }
         }
         if let Some(p) = &self.probcut {
-            if !(3..=14).contains(&p.max_measured_depth) {
-                return Err(format!("probcut depth must be 3..=14, got {}", p.max_measured_depth));
-            }
-            if !(1..=10_000).contains(&p.positions_per_empties) {
-                return Err(format!("probcut positions must be 1..=10000, got {}", p.positions_per_empties));
-            }
+            check(Setting::ProbCutDepth, p.max_measured_depth, 3..=14)?;
+            check(Setting::ProbCutPositions, p.positions_per_empties, 1..=10_000)?;
         }
         Ok(())
     }
@@ -172,7 +166,7 @@ pub fn split_games(
         Validation::Games(v) => (games, v),
         Validation::HeldOut(share) => {
             if !(0.0..1.0).contains(&share) {
-                return Err(TrainError::Config(format!("validation share must be in [0, 1), got {share}")));
+                return Err(OutOfRange::new(Setting::Validation, share, "in [0, 1)").into());
             }
             let (mut train, mut validation) = (Vec::new(), Vec::new());
             for (i, g) in games.into_iter().enumerate() {
@@ -201,8 +195,8 @@ fn held_out(i: usize, share: f64) -> bool {
 #[derive(Debug, thiserror::Error)]
 pub enum TrainError {
     /// A setting is out of range.
-    #[error("{0}")]
-    Config(String),
+    #[error(transparent)]
+    Setting(#[from] OutOfRange),
     /// No training game.
     #[error("no training games")]
     NoGames,
@@ -247,7 +241,7 @@ impl<'a> Trainer<'a> {
         store: &'a mut LabelStore,
         stop: &'a AtomicBool,
     ) -> Result<Trainer<'a>, TrainError> {
-        config.validate().map_err(TrainError::Config)?;
+        config.validate()?;
         Ok(Trainer { config, start, store, stop })
     }
 

@@ -1,0 +1,60 @@
+//! The command line's names for the library's settings: one table from
+//! [`Setting`] to its flag, so that every error the library reports about a setting
+//! reaches the user under the flag they typed.
+
+use crate::setting::{OutOfRange, Setting};
+
+/// The flag that sets `setting`.
+pub fn flag(setting: Setting) -> &'static str {
+    match setting {
+        Setting::Level => "--level",
+        Setting::Depth => "--depth",
+        Setting::ExactAt => "--exact-at",
+        Setting::Selectivity => "--selectivity",
+        Setting::Nodes => "--nodes",
+        Setting::Time => "--time",
+        Setting::Threads => "--threads",
+        Setting::MaxPly => "--max-ply",
+        Setting::MinPly => "--min-ply",
+        Setting::MinGames => "--min-games",
+        Setting::Error => "--error",
+        Setting::Budget => "--budget",
+        Setting::Contempt => "--contempt",
+        Setting::MaxPositions => "--max-positions",
+        Setting::RoundSize => "--round-size",
+        Setting::Sample => "--sample",
+        Setting::Worst => "--worst",
+        Setting::Threshold => "--threshold",
+        Setting::Shards => "--shards",
+        Setting::BookMaxDrop => "--book-max-drop",
+        Setting::BookRandomness => "--book-randomness",
+        Setting::BookMaxLoss => "--book-max-loss",
+        Setting::Games => "--games",
+        Setting::Openings => "--openings",
+        Setting::Validation => "--validation-share",
+        Setting::Phases => "--phases",
+        Setting::Lambda => "--lambda",
+        Setting::Iterations => "--iterations",
+        Setting::Window => "--window",
+        Setting::NeighbourWeight => "--neighbour-weight",
+        Setting::Features => "--without",
+        Setting::SelfPlayGames => "--self-play-games",
+        Setting::SelfPlayDepth => "--self-play-depth",
+        Setting::LeaveAt => "the self-play departure plies",
+        Setting::SelfPlayRandomness => "--self-play-randomness",
+        Setting::MoveLoss => "--move-loss",
+        Setting::Rounds => "--rounds",
+        Setting::BootstrapRounds => "--bootstrap-rounds",
+        Setting::BootstrapDepth => "--bootstrap-depth",
+        Setting::BootstrapShare => "--bootstrap-share",
+        Setting::ProbCutDepth => "--probcut-depth",
+        Setting::ProbCutPositions => "--probcut-positions",
+        Setting::CalibrationDepths => "--exact-depth/--swing-depth",
+        Setting::SolveAt => "--solve-at",
+    }
+}
+
+/// `e` with its setting named by its flag.
+pub fn out_of_range(e: &OutOfRange) -> anyhow::Error {
+    anyhow::anyhow!(e.named(flag(e.setting)))
+}
