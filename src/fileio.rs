@@ -12,6 +12,32 @@ use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 
+/// An I/O error and the file it happened on: the one way every thorbook error names
+/// the file behind a failed read or write (as ripgrep's `ignore::Error::WithPath`
+/// does).
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", path.display())]
+#[non_exhaustive]
+pub struct IoError {
+    /// The file or directory.
+    pub path: PathBuf,
+    /// The cause.
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl IoError {
+    /// `source`, which happened on `path`.
+    pub fn new(path: impl Into<PathBuf>, source: std::io::Error) -> IoError {
+        IoError { path: path.into(), source }
+    }
+
+    /// A closure that wraps an I/O error on `path` (for `map_err`).
+    pub(crate) fn at(path: &Path) -> impl Fn(std::io::Error) -> IoError + '_ {
+        move |source| IoError::new(path, source)
+    }
+}
+
 /// Maps a file read-only; `None` for an empty file (mapping zero bytes fails on some
 /// systems).
 pub(crate) fn map_file(path: &Path) -> std::io::Result<Option<Mmap>> {

@@ -190,10 +190,7 @@ pub(crate) fn check<T: PartialOrd + fmt::Display>(
     setting: Setting,
     value: T,
     range: std::ops::RangeInclusive<T>,
-) -> Result<(), OutOfRange>
-where
-    T: fmt::Debug,
-{
+) -> Result<(), OutOfRange> {
     if range.contains(&value) {
         Ok(())
     } else {

@@ -25,6 +25,7 @@ use super::format::{stored_score, BookError, BuildParams, LeafMove, Record, FLAG
 use crate::board::{Board, Color, Squares};
 use crate::eval::AnyEval;
 use crate::fileio::Digest;
+use crate::fileio::IoError;
 use crate::position::Position;
 use crate::search::tt::TableError;
 use crate::search::{Search, Selectivity, Settings, SettingsError, Strength, TranspositionTable};
@@ -46,6 +47,26 @@ pub struct BuildConfig {
     pub back_up: BackUpRule,
 }
 
+/// What an update of a book may change; every `None` keeps what the book's header
+/// records ([`BuildConfig::update_of`]).
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct UpdateChoices {
+    /// Collect positions up to this ply.
+    pub max_ply: Option<u32>,
+    /// Keep positions reached by at least this many games.
+    pub min_games: Option<u32>,
+    /// How values are backed up.
+    pub back_up: Option<BackUpRule>,
+    /// How new leaves are searched: explicit values (depth, exact threshold, width)
+    /// over the level's when `search.level` is set, else over the header's; table,
+    /// threads and evaluation as given.
+    pub search: Settings,
+    /// Whether `search.eval` was chosen on purpose: an evaluation other than the one
+    /// the book was scored with is then taken; otherwise it is refused.
+    pub eval_chosen: bool,
+}
+
 impl Default for BuildConfig {
     /// The bundled book's collection (ply 20, 2 games) with the default leaf search.
     fn default() -> BuildConfig {
@@ -54,6 +75,36 @@ impl Default for BuildConfig {
 }
 
 impl BuildConfig {
+    /// The build that updates a book whose header is `params`: the header's ply limit,
+    /// game minimum, back-up rule and leaf search (depth, exact threshold, width)
+    /// unless `choices` says otherwise, so that the book's leaves stay reusable. An
+    /// evaluation other than the book's, not chosen on purpose, is refused: the new
+    /// leaves would not be comparable with the old.
+    pub fn update_of(params: &BuildParams, choices: UpdateChoices) -> Result<BuildConfig, BuildError> {
+        let UpdateChoices { max_ply, min_games, back_up, search, eval_chosen } = choices;
+        let recorded = LeafSearch::recorded(params);
+        let search = match search.level {
+            Some(_) => search,
+            None => Settings {
+                depth: search.depth.or(recorded.depth),
+                exact_at: search.exact_at.or(recorded.exact_at),
+                width: search.width.or(Some(crate::search::Width::of(recorded.selectivity))),
+                ..search
+            },
+        };
+        search.validate()?;
+        let loaded = search.eval.load()?.digest();
+        if params.eval_digest != 0 && loaded != params.eval_digest && !eval_chosen {
+            return Err(BuildError::OtherEval { recorded: params.eval_digest, given: loaded });
+        }
+        Ok(BuildConfig {
+            max_ply: max_ply.unwrap_or(u32::from(params.max_ply)),
+            min_games: min_games.unwrap_or(params.min_games),
+            search,
+            back_up: back_up.unwrap_or(params.back_up),
+        })
+    }
+
     /// The leaf search where neither an explicit setting nor a level says otherwise:
     /// depth 8, exact at 22 empties, full width.
     pub(crate) const LEAF_FALLBACK: Strength =
@@ -300,13 +351,8 @@ pub enum BuildError {
     #[error("writing the book: {0}")]
     Book(#[from] BookError),
     /// A file could not be written.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The cause.
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
     /// A setting out of range.
     #[error(transparent)]
     Settings(#[from] SettingsError),
@@ -328,6 +374,17 @@ pub enum BuildError {
     /// The evaluation cannot be loaded.
     #[error(transparent)]
     Eval(#[from] crate::eval::WeightsError),
+    /// An update would score new leaves with another evaluation than the book's.
+    #[error(
+        "the book was scored with evaluation {recorded:08x}, the evaluation given is {given:08x}: choose the \
+         book's evaluation (or build anew)"
+    )]
+    OtherEval {
+        /// The book's evaluation digest.
+        recorded: u32,
+        /// The given evaluation's.
+        given: u32,
+    },
 }
 
 impl From<TableError> for BuildError {

@@ -13,6 +13,7 @@ use super::format::{BuildParams, Record, Writer};
 use super::{walk, Book};
 use crate::board::Board;
 use crate::fileio::atomic_write;
+use crate::fileio::IoError;
 
 /// What a running build reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -200,7 +201,7 @@ impl Builder {
             progress(BuildEvent::Reused { leaves: reused.len() });
             done.extend(reused);
         }
-        let io = |source: std::io::Error, path: &Path| BuildError::Io { path: path.display().to_string(), source };
+        let io = |source: std::io::Error, path: &Path| BuildError::Io(IoError::new(path, source));
         let ckpt =
             Checkpoint::create(&ckpt_path, config, &search, &identity, resuming).map_err(|e| io(e, &ckpt_path))?;
         let total = nodes.iter().filter(|n| !done.contains_key(&n.key)).count() as u64;

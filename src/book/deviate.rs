@@ -34,6 +34,7 @@ use super::tree::{below, Target, Tree};
 use super::Book;
 use crate::board::Board;
 use crate::fileio::atomic_write;
+use crate::fileio::IoError;
 use crate::search::Settings;
 use crate::setting::{check, OutOfRange, Setting};
 use crate::square::Move;
@@ -71,7 +72,8 @@ pub struct DeviateConfig {
 }
 
 /// How a book grows inside the error bounds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Growth {
     /// Add the positions the leaves lead to (`book deviate`).
     #[default]
@@ -167,6 +169,9 @@ pub enum DeviateError {
     /// The starting position is not in the book.
     #[error("the starting position is not in the book")]
     NotInBook,
+    /// A deepening without the level (or depth) to deepen to.
+    #[error("a deepening needs the level (or depth) to deepen its leaves to")]
+    NoTarget,
     /// The resume state does not match.
     #[error("{path}: {message}")]
     Resume {
@@ -176,13 +181,8 @@ pub enum DeviateError {
         message: String,
     },
     /// Writing the book failed.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The cause.
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
     /// The records cannot form a book.
     #[error(transparent)]
     Book(#[from] BookError),
@@ -287,8 +287,14 @@ impl Deviator {
 
     /// The leaf search of a growth of `input`: the config's settings over what the
     /// input's header records.
+    /// A deepening needs the level (or depth) to deepen to: the header's would change
+    /// nothing.
     pub(crate) fn leaf_search<D: AsRef<[u8]>>(&self, input: &Book<D>) -> Result<LeafSearch, DeviateError> {
         self.config.validate()?;
+        let s = &self.config.search;
+        if self.config.growth == Growth::Deepen && s.level.is_none() && s.depth.is_none() {
+            return Err(DeviateError::NoTarget);
+        }
         Ok(LeafSearch::new(&self.config.search, LeafSearch::recorded(&input.params()))?)
     }
 
@@ -344,7 +350,7 @@ impl Deviator {
         progress: &(dyn Fn(DeviateEvent) + Sync),
     ) -> Result<DeviateSummary, DeviateError> {
         let start = Instant::now();
-        let io = |path: &Path, source: std::io::Error| DeviateError::Io { path: path.display().to_string(), source };
+        let io = |path: &Path, source: std::io::Error| DeviateError::Io(IoError::new(path, source));
         let search = self.leaf_search(input)?;
         let pool = search.pool()?;
         let identity = self.identity(input, &search);

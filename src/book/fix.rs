@@ -39,6 +39,7 @@ use super::trust::deciding_leaf;
 use super::Book;
 use crate::board::Board;
 use crate::fileio::atomic_write;
+use crate::fileio::IoError;
 use crate::position::Position;
 use crate::search::Settings;
 use crate::setting::{check, OutOfRange, Setting};
@@ -125,13 +126,8 @@ pub enum FixError {
         message: String,
     },
     /// Writing the book failed.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The cause.
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
     /// The records cannot form a book.
     #[error(transparent)]
     Book(#[from] BookError),
@@ -270,7 +266,7 @@ impl Fixer {
         // resumes the rounds (a fix stopped while checking has no output yet).
         let resuming = self.resume && log_path.exists();
         let (log, mut checks) = LeafLog::open(&log_path, identity, search.selectivity_tenths(), resuming)?;
-        let io = |path: &Path, source: std::io::Error| FixError::Io { path: path.display().to_string(), source };
+        let io = |path: &Path, source: std::io::Error| FixError::Io(IoError::new(path, source));
         let mut tree = if resuming && self.output.exists() {
             let bytes = std::fs::read(&self.output).map_err(|e| io(&self.output, e))?;
             let book = Book::open_verified(bytes)?;

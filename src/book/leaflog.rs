@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use super::build::{decode_leaf_entry, encode_leaf_entry, Leaf, LEAF_ENTRY};
+use crate::fileio::IoError;
 
 const MAGIC: &[u8; 8] = b"TBLEAFL1";
 const HEADER: usize = 32;
@@ -25,13 +26,8 @@ const HEADER: usize = 32;
 #[derive(Debug, thiserror::Error)]
 pub enum LeafLogError {
     /// Reading or writing it failed.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The cause.
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
     /// It belongs to another run, or is not a log.
     #[error("{path}: {message}")]
     Foreign {
@@ -71,7 +67,7 @@ impl LeafLog {
         resume: bool,
     ) -> Result<(LeafLog, HashMap<u64, Leaf>), LeafLogError> {
         let name = path.display().to_string();
-        let io = |source| LeafLogError::Io { path: name.clone(), source };
+        let io = |source| LeafLogError::from(IoError::new(path, source));
         let mut header = [0u8; HEADER];
         header[..8].copy_from_slice(MAGIC);
         header[8..16].copy_from_slice(&identity.to_le_bytes());
@@ -132,15 +128,14 @@ impl LeafLog {
     /// Appends a result.
     pub(crate) fn append(&self, key: u64, leaf: &Leaf) -> Result<(), LeafLogError> {
         let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        f.write_all(&encode_leaf_entry(key, leaf))
-            .map_err(|source| LeafLogError::Io { path: self.path.display().to_string(), source })
+        f.write_all(&encode_leaf_entry(key, leaf)).map_err(|source| IoError::new(&self.path, source).into())
     }
 
     /// Makes every appended result durable (for a log written in one go, not appended
     /// to by a run).
     pub(crate) fn sync(&self) -> Result<(), LeafLogError> {
         let f = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        f.sync_data().map_err(|source| LeafLogError::Io { path: self.path.display().to_string(), source })
+        f.sync_data().map_err(|source| IoError::new(&self.path, source).into())
     }
 
     /// Removes the log (the run is finished and its result safely written).

@@ -47,11 +47,12 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use crate::board::Board;
+use crate::fileio::IoError;
 use crate::fileio::{read_mapped, Bytes};
 use crate::square::Move;
 use crate::symmetry::Transform;
 
-pub use build::BuildConfig;
+pub use build::{BuildConfig, UpdateChoices};
 pub use builder::{BuildEvent, BuildSummary, Builder};
 pub use format::{BookError, BuildParams, LeafLevel, LeafMove, Record, Writer};
 pub use merge::{merge, Merged};
@@ -226,14 +227,8 @@ pub enum BookSource {
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
     /// The file cannot be read.
-    #[error("book {path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
     /// The header is damaged or of another version.
     #[error("book {path}: {source}")]
     Format {
@@ -254,7 +249,7 @@ impl BookSource {
             BookSource::Bundled => ("(bundled)".to_string(), Bytes::Static(bundled_bytes())),
             BookSource::File(p) => {
                 let path = p.display().to_string();
-                let bytes = read_mapped(p).map_err(|source| OpenError::Io { path: path.clone(), source })?;
+                let bytes = read_mapped(p).map_err(IoError::at(p))?;
                 (path, bytes)
             }
         };

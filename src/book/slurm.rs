@@ -10,6 +10,7 @@ use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::plan::{Plan, ShardState};
+use crate::fileio::IoError;
 
 /// How to submit.
 #[derive(Clone, Debug, Default)]
@@ -51,13 +52,8 @@ pub enum SlurmError {
         message: String,
     },
     /// A script could not be written.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The cause.
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
     /// Options out of range.
     #[error("{0}")]
     Options(String),
@@ -110,7 +106,7 @@ pub fn write_scripts(plan_dir: &Path, opts: &SlurmOptions) -> Result<(PathBuf, P
     let scripts = dir.join("slurm");
     let io = |path: &Path| {
         let path = path.display().to_string();
-        move |source| SlurmError::Io { path: path.clone(), source }
+        move |source| SlurmError::Io(IoError::new(&path, source))
     };
     std::fs::create_dir_all(&scripts).map_err(io(&scripts))?;
     std::fs::create_dir_all(log_dir(&dir)).map_err(io(&log_dir(&dir)))?;

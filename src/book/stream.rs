@@ -16,6 +16,7 @@ use super::backup::{LeafInput, Reached, Values};
 use super::format::{BookError, BookHeader, BuildParams, Record, HEADER_LEN, RECORD_LEN, VERSION};
 use crate::board::Board;
 use crate::fileio::AtomicFile;
+use crate::fileio::IoError;
 
 /// Why a streamed book could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -24,13 +25,8 @@ pub enum StreamError {
     #[error(transparent)]
     Book(#[from] BookError),
     /// Reading or writing a file.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The cause.
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
 }
 
 /// A book being written record by record in key order ([`BookFile::push`]), finished
@@ -121,7 +117,7 @@ impl Drop for BookFile {
 }
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> StreamError + '_ {
-    move |source| StreamError::Io { path: path.display().to_string(), source }
+    move |source| StreamError::Io(IoError::new(path, source))
 }
 
 #[cfg(test)]

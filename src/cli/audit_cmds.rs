@@ -8,11 +8,10 @@ use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::book_cmds::open_book;
+use super::book_args::{open_book, position_from};
 use super::search_args::SearchArgs;
 use crate::book::audit::{audit, checks, AuditConfig, AuditError, AuditEvent, AuditReport, Checks, Group};
 use crate::book::fix::{FixConfig, FixError, FixEvent, Fixer};
-use crate::position::Position;
 use crate::search::Settings;
 use crate::setting::OutOfRange;
 
@@ -77,10 +76,7 @@ impl TryFrom<&AuditArgs> for AuditConfig {
 
     fn try_from(a: &AuditArgs) -> anyhow::Result<AuditConfig> {
         let defaults = Settings { hash_mib: 16, threads: crate::search::default_threads(), ..Settings::default() };
-        let from = match &a.from {
-            Some(seq) => Position::from_moves(seq).with_context(|| format!("--from {seq}"))?,
-            None => Position::START,
-        };
+        let from = position_from(a.from.as_deref())?;
         let search = a.search.settings(&defaults)?;
         let compare = a
             .compare_level
@@ -146,7 +142,7 @@ pub(super) fn audit_checks(args: &AuditArgs) -> anyhow::Result<Checks> {
 fn audit_error(e: AuditError) -> anyhow::Error {
     match e {
         AuditError::Setting(e) => flag_error(&e),
-        AuditError::Search(e) => super::book_cmds::build_error(e),
+        AuditError::Search(e) => super::book_args::build_error(e),
         e => e.into(),
     }
 }
@@ -306,10 +302,7 @@ impl TryFrom<&FixArgs> for FixConfig {
             max_ply: a.max_ply,
             max_positions: a.max_positions,
             time,
-            from: match &a.from {
-                Some(seq) => Position::from_moves(seq).with_context(|| format!("--from {seq}"))?,
-                None => Position::START,
-            },
+            from: position_from(a.from.as_deref())?,
         })
     }
 }
@@ -333,7 +326,7 @@ pub(super) fn fix_checks(args: &FixArgs) -> anyhow::Result<Checks> {
 fn fix_error(e: FixError) -> anyhow::Error {
     match e {
         FixError::Setting(e) => flag_error(&e),
-        FixError::Search(e) => super::book_cmds::build_error(e),
+        FixError::Search(e) => super::book_args::build_error(e),
         e => e.into(),
     }
 }

@@ -13,18 +13,21 @@ use crate::book::builder::PreviousBook;
 use crate::book::{BuildEvent, Builder};
 use serde::Serialize;
 
+use super::book_args::{
+    book_search_defaults, build_error, open_book, open_unverified, position_from, BackUpArg, BuildArgs, DeepenArgs,
+    DeviateArgs,
+};
 use super::search_args::SearchArgs;
 use super::thor_cmds::ArchiveArgs;
 use super::PositionArgs;
 use crate::board::Board;
-use crate::book::build::{BuildConfig, BuildError, GameLine};
+use crate::book::build::{BuildConfig, GameLine};
 use crate::book::format::BuildParams;
 use crate::book::interchange::{self, EdaxDate, ExportFormat};
 use crate::book::query::book_line;
-use crate::book::{walk, Book, BookSource};
+use crate::book::{walk, Book};
 use crate::fileio::{atomic_write, Bytes};
 use crate::position::Position;
-use crate::search::Settings;
 use crate::square::{format_moves, Move};
 use crate::symmetry::Transform;
 
@@ -85,68 +88,6 @@ pub struct BookFileArgs {
     pub json: bool,
 }
 
-/// Opens a book file (or the bundled book) in constant time, records unchecked.
-fn open_unverified(path: Option<&Path>) -> anyhow::Result<Book<Bytes>> {
-    let source = path.map_or(BookSource::Bundled, |p| BookSource::File(p.to_path_buf()));
-    Ok(source.open()?.expect("a file or the bundled book"))
-}
-
-/// Opens a book file and verifies every record, or the bundled book (checked by the
-/// tests that built it).
-pub fn open_book(path: Option<&Path>) -> anyhow::Result<Book<Bytes>> {
-    let book = open_unverified(path)?;
-    if let Some(p) = path {
-        book.verify().with_context(|| format!("book {}", p.display()))?;
-    }
-    Ok(book)
-}
-
-/// Arguments of `book build`.
-#[derive(Args, Debug)]
-pub struct BuildArgs {
-    #[command(flatten)]
-    pub(super) archives: ArchiveArgs,
-    /// Output book file (written atomically).
-    #[arg(short, long)]
-    pub(super) output: PathBuf,
-    /// Collect positions up to this ply.
-    #[arg(long, default_value_t = 20)]
-    max_ply: u32,
-    /// Keep positions reached by at least this many games.
-    #[arg(long, default_value_t = 2)]
-    min_games: u32,
-    /// How each leaf is searched (default: depth 8, exact at 22 empties, full width,
-    /// a 4 MiB table per search, one search per core). `--time` makes the book depend
-    /// on the machine's speed.
-    #[command(flatten)]
-    search: SearchArgs,
-    /// How values are backed up from the leaves (`book-format.md`).
-    #[arg(long, value_enum, default_value_t = BackUpArg::default())]
-    back_up: BackUpArg,
-    /// Continue an interrupted build from its checkpoint (FILE.checkpoint).
-    #[arg(long)]
-    resume: bool,
-}
-
-/// `--back-up`: how a book's values are made from its leaves.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum BackUpArg {
-    /// The best option (plain negamax).
-    #[default]
-    Negamax,
-    /// The best option less the winner's curse of noisy options.
-    Corrected,
-}
-
-impl From<BackUpArg> for BackUpRule {
-    fn from(a: BackUpArg) -> BackUpRule {
-        match a {
-            BackUpArg::Negamax => BackUpRule::Negamax,
-            BackUpArg::Corrected => BackUpRule::Corrected,
-        }
-    }
-}
-
 pub(super) fn run(cmd: BookCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         BookCommand::Build(a) => build_cmd(a),
@@ -166,35 +107,6 @@ pub(super) fn run(cmd: BookCommand) -> anyhow::Result<ExitCode> {
         BookCommand::Assemble(a) => super::plan_cmds::assemble(a),
         BookCommand::Status(a) => super::plan_cmds::status(a),
         BookCommand::Submit(a) => super::plan_cmds::submit(a),
-    }
-}
-
-/// `book build`'s defaults beside the leaf fallback: a small table per search, one
-/// search per core.
-fn book_search_defaults(hash_mib: usize) -> Settings {
-    Settings { hash_mib, threads: crate::search::default_threads(), ..Settings::default() }
-}
-
-impl TryFrom<&BuildArgs> for BuildConfig {
-    type Error = anyhow::Error;
-
-    /// The build the arguments ask for; the library checks its ranges.
-    fn try_from(args: &BuildArgs) -> anyhow::Result<BuildConfig> {
-        Ok(BuildConfig {
-            max_ply: args.max_ply,
-            min_games: args.min_games,
-            search: args.search.settings(&book_search_defaults(4))?,
-            back_up: args.back_up.into(),
-        })
-    }
-}
-
-/// A build error as the command line says it: a setting named by its flag.
-pub(super) fn build_error(e: BuildError) -> anyhow::Error {
-    match e {
-        BuildError::Setting(e) => super::flags::out_of_range(&e),
-        BuildError::Settings(e) => super::search_args::flag_error(e),
-        e => e.into(),
     }
 }
 
@@ -238,30 +150,16 @@ pub struct UpdateArgs {
 
 fn update(args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let old = open_book(Some(&args.book))?;
-    let p = old.params();
-    let mut defaults = book_search_defaults(4);
-    // A level given here replaces the header's depth, exact threshold and width.
-    if args.search.level.is_none() {
-        defaults.depth = (p.depth > 0).then_some(u32::from(p.depth));
-        defaults.exact_at = Some(u32::from(p.exact_at));
-        defaults.width = Some(crate::search::Width::of(crate::search::Selectivity::from_tenths(p.selectivity_tenths)));
-    }
-    let search = args.search.settings(&defaults)?;
-    let loaded = search.eval.load()?.digest();
-    if p.eval_digest != 0 && loaded != p.eval_digest && !args.search.eval.is_given() {
-        anyhow::bail!(
-            "{} was scored with evaluation {:08x}, the default evaluation is {loaded:08x}: give --eval FILE with its \
-             weights (or build anew)",
-            args.book.display(),
-            p.eval_digest
-        );
-    }
-    let config = BuildConfig {
-        max_ply: args.max_ply.unwrap_or(u32::from(p.max_ply)),
-        min_games: args.min_games.unwrap_or(p.min_games),
-        search,
-        back_up: args.back_up.map_or(p.back_up, BackUpRule::from),
+    let choices = crate::book::UpdateChoices {
+        max_ply: args.max_ply,
+        min_games: args.min_games,
+        back_up: args.back_up.map(BackUpRule::from),
+        search: args.search.settings(&book_search_defaults(4))?,
+        eval_chosen: args.search.eval.is_given(),
     };
+    let config = BuildConfig::update_of(&old.params(), choices)
+        .map_err(build_error)
+        .with_context(|| format!("updating {}", args.book.display()))?;
     let previous = PreviousBook::new(&old);
     eprintln!("{}: {} positions, their leaves reusable where unchanged", args.book.display(), previous.len());
     let db = args.archives.load(false)?;
@@ -604,105 +502,7 @@ fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Arguments of `book deviate`.
-#[derive(Args, Debug)]
-pub struct DeviateArgs {
-    /// Follow and expand moves within this many discs of the best.
-    #[arg(long)]
-    pub(super) error: i32,
-    /// The deviating side's losses along a line add up to at most this many discs.
-    #[arg(long)]
-    pub(super) budget: i32,
-    /// Do not expand positions beyond this ply.
-    #[arg(long, default_value_t = 40)]
-    pub(super) max_ply: u32,
-    #[command(flatten)]
-    pub(super) grow: GrowArgs,
-}
-
-/// What `book deviate` and `book deepen` share.
-#[derive(Args, Debug)]
-pub struct GrowArgs {
-    /// The book to grow (default: the bundled book).
-    #[arg(long)]
-    pub(super) book: Option<PathBuf>,
-    /// Walk the lines from the position after these moves (default: the start).
-    #[arg(long)]
-    pub(super) from: Option<String>,
-    /// A drawn score counts as this many discs lost for the deviating side (see the README's draw policy).
-    #[arg(long, default_value_t = 0)]
-    pub(super) contempt: i32,
-    /// Stop after this many positions (deviate: added; deepen: leaves searched again).
-    #[arg(long)]
-    pub(super) max_positions: Option<usize>,
-    /// Stop starting new rounds after this many seconds.
-    #[arg(long, conflicts_with = "max_positions")]
-    pub(super) max_time: Option<f64>,
-    /// Leaves per round: a round's searches run side by side (or as shards of a plan)
-    /// and values are backed up between rounds. The result depends on it.
-    #[arg(long, default_value_t = crate::book::deviate::ROUND_SIZE)]
-    pub(super) round_size: usize,
-    /// How leaves are searched (default: the book's own depth, exact threshold and
-    /// selectivity, a 16 MiB table per search, one search per core).
-    #[command(flatten)]
-    pub(super) search: SearchArgs,
-    /// Continue an interrupted run into the same output (OUT.deviate holds its settings).
-    #[arg(long)]
-    pub(super) resume: bool,
-    /// Output book.
-    #[arg(short, long)]
-    pub(super) output: PathBuf,
-}
-
-impl GrowArgs {
-    /// The configuration of a run with these options.
-    pub(super) fn config(
-        &self,
-        error: i32,
-        budget: i32,
-        max_ply: u32,
-        growth: crate::book::deviate::Growth,
-    ) -> anyhow::Result<crate::book::deviate::DeviateConfig> {
-        let max_time = self
-            .max_time
-            .map(|t| crate::search::settings::seconds(t, false).map_err(|e| anyhow::anyhow!("--max-time {e}")))
-            .transpose()?;
-        Ok(crate::book::deviate::DeviateConfig {
-            error,
-            budget,
-            contempt: self.contempt,
-            max_positions: self.max_positions,
-            time: max_time,
-            max_ply,
-            search: self.search.settings(&book_search_defaults(16))?,
-            growth,
-            round_size: self.round_size,
-        })
-    }
-}
-
-/// Arguments of `book deepen`.
-#[derive(Args, Debug)]
-pub struct DeepenArgs {
-    /// Deepen the leaves of lines whose moves score within this many discs of the best.
-    #[arg(long, default_value_t = 2)]
-    pub(super) error: i32,
-    /// One side's losses along such a line add up to at most this many discs.
-    #[arg(long, default_value_t = 4)]
-    pub(super) budget: i32,
-    /// Leave positions beyond this ply alone.
-    #[arg(long, default_value_t = 60)]
-    pub(super) max_ply: u32,
-    /// The level (or depth, exact threshold, selectivity) leaves are raised to (required);
-    /// leaves searched at least as deeply are left alone.
-    #[command(flatten)]
-    pub(super) grow: GrowArgs,
-}
-
 fn deepen(args: DeepenArgs) -> anyhow::Result<ExitCode> {
-    if args.grow.search.level.is_none() && args.grow.search.depth.is_none() {
-        anyhow::bail!("book deepen needs the level to deepen to: --level N (or --depth D)");
-    }
     let config = args.grow.config(args.error, args.budget, args.max_ply, crate::book::deviate::Growth::Deepen)?;
     let g = &args.grow;
     grow(g.book.as_deref(), g.from.as_deref(), config, &g.output, g.resume)
@@ -725,13 +525,7 @@ fn grow(
     use crate::book::deviate::{DeviateError, DeviateEvent, Deviator, Growth};
     let deepen = config.growth == Growth::Deepen;
     let book = open_book(book)?;
-    let from_pos = match from {
-        Some(seq) => Position::from_moves(seq).with_context(|| format!("--from {seq}"))?,
-        None => Position::START,
-    };
-    if book.probe(&from_pos.board).is_none() {
-        anyhow::bail!("--from: the position after `{}` is not in the book", from.unwrap_or(""));
-    }
+    let from_pos = position_from(from)?;
     let levels_before = leaf_levels(&book);
     let deviator = Deviator::new(config, from_pos.board, output).resume(resume);
     let bar = ProgressBar::new(0).with_style(
@@ -759,6 +553,10 @@ fn grow(
     bar.finish_and_clear();
     let s = summary.map_err(|e| match e {
         DeviateError::Setting(e) => super::flags::out_of_range(&e),
+        DeviateError::NoTarget => anyhow::anyhow!("{e}: give --level N (or --depth D)"),
+        DeviateError::NotInBook => {
+            anyhow::anyhow!("--from: the position after `{}` is not in the book", from.unwrap_or(""))
+        }
         DeviateError::Search(e) => build_error(e),
         e => e.into(),
     })?;

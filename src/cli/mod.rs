@@ -25,6 +25,7 @@ macro_rules! out {
 
 mod audit_cmds;
 mod board_cmds;
+mod book_args;
 mod book_cmds;
 mod engine_cmds;
 mod explore_cmds;

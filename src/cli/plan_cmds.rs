@@ -10,14 +10,13 @@ use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::audit_cmds::{audit_checks, fix_checks, AuditArgs, FixArgs};
-use super::book_cmds::{build_error, open_book, BuildArgs, DeepenArgs, DeviateArgs, GrowArgs};
+use super::book_args::{build_error, open_book, position_from, BuildArgs, DeepenArgs, DeviateArgs, GrowArgs};
 use crate::book::audit::{Checks, ChecksKind};
 use crate::book::build::{BuildConfig, GameLine};
 use crate::book::deviate::Growth;
 use crate::book::plan::{AfterRound, Planned};
 use crate::book::plan::{Plan, PlanError, ShardEvent, ShardState, PLAN_FILE};
 use crate::book::slurm::{self, SlurmOptions};
-use crate::position::Position;
 
 /// What `book plan` plans.
 #[derive(Subcommand, Debug)]
@@ -219,6 +218,13 @@ pub struct StatusArgs {
 fn plan_error(e: PlanError) -> anyhow::Error {
     match e {
         PlanError::Build(e) => build_error(e),
+        PlanError::Setting(e) => super::flags::out_of_range(&e),
+        PlanError::Growth(crate::book::deviate::DeviateError::NotInBook) => {
+            anyhow::anyhow!("--from: the position is not in the book")
+        }
+        PlanError::Growth(crate::book::deviate::DeviateError::NoTarget) => {
+            anyhow::anyhow!("{e}: give --level N (or --depth D)")
+        }
         e => e.into(),
     }
 }
@@ -232,9 +238,6 @@ pub(super) fn plan(cmd: PlanCommand) -> anyhow::Result<ExitCode> {
         }
         PlanCommand::Deepen(a) => {
             let d = a.deepen;
-            if d.grow.search.level.is_none() && d.grow.search.depth.is_none() {
-                anyhow::bail!("book plan deepen needs the level to deepen to: --level N (or --depth D)");
-            }
             return plan_rounds(&d.grow, d.error, d.budget, d.max_ply, Growth::Deepen, &a.sharding);
         }
         PlanCommand::Audit(a) => return plan_checks(&audit_checks(&a.audit)?, &a.sharding),
@@ -304,15 +307,9 @@ fn plan_rounds(
     if grow.resume {
         anyhow::bail!("--resume is for local runs: a plan resumes by itself (run `book shard` or `book submit` again)");
     }
-    if grow.max_time.is_some() {
-        anyhow::bail!("--max-time cannot be planned (the result would depend on the machines): use --max-positions");
-    }
     let config = grow.config(error, budget, max_ply, growth)?;
     let book = open_book(grow.book.as_deref())?;
-    let from = match &grow.from {
-        Some(seq) => Position::from_moves(seq).map_err(|e| anyhow::anyhow!("--from {seq}: {e}"))?.board,
-        None => Position::START.board,
-    };
+    let from = position_from(grow.from.as_deref())?.board;
     let dir = &sharding.work_dir;
     match Plan::create_rounds(dir, &book, config, from, sharding.shards, &grow.output).map_err(plan_error)? {
         Planned::Round(plan) => eprintln!(

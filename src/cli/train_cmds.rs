@@ -235,7 +235,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
     eprintln!("{} training games, {} validation games", train_games.len(), validation_games.len());
     let extra: Vec<crate::board::Board> = match &args.book_positions {
         Some(path) => {
-            let book = super::book_cmds::open_book(Some(path))?;
+            let book = super::book_args::open_book(Some(path))?;
             crate::book::walk(&book).into_values().collect()
         }
         None => Vec::new(),

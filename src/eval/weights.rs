@@ -31,6 +31,7 @@ use std::io::Read;
 use std::path::Path;
 
 use super::features::feature_set;
+use crate::fileio::IoError;
 
 /// File magic.
 pub(crate) const MAGIC: &[u8; 8] = b"TBKEVAL\x1a";
@@ -83,13 +84,8 @@ pub(crate) fn phase_empties(phase: usize, phases: usize) -> (u32, u32) {
 #[derive(Debug, thiserror::Error)]
 pub enum WeightsError {
     /// The file could not be read.
-    #[error("{file}: {source}")]
-    Io {
-        /// The file.
-        file: String,
-        /// The cause.
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
     /// The bytes are not a valid weight file.
     #[error("{file}: byte {offset}: {message}")]
     Invalid {
@@ -343,7 +339,7 @@ impl Weights {
     /// Reads a weight file.
     pub fn load(path: &Path) -> Result<Weights, WeightsError> {
         let name = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|source| WeightsError::Io { file: name.clone(), source })?;
+        let bytes = std::fs::read(path).map_err(IoError::at(path))?;
         Weights::from_bytes(&name, &bytes)
     }
 
@@ -352,8 +348,7 @@ impl Weights {
     pub fn save(&self, path: &Path) -> Result<usize, WeightsError> {
         let gz = path.extension().is_some_and(|e| e == "gz");
         let bytes = if gz { self.to_gzip_bytes() } else { self.to_bytes() };
-        crate::fileio::atomic_write(path, &bytes)
-            .map_err(|source| WeightsError::Io { file: path.display().to_string(), source })?;
+        crate::fileio::atomic_write(path, &bytes).map_err(IoError::at(path))?;
         Ok(bytes.len())
     }
 

@@ -335,17 +335,22 @@ mod tests {
     fn validation_names_the_setting() {
         let ok = Settings::default();
         assert!(ok.validate().is_ok());
-        let cases: [(Settings, &str); 6] = [
-            (Settings { depth: Some(0), ..ok.clone() }, "depth must be 1..=60, got 0"),
-            (Settings { exact_at: Some(61), ..ok.clone() }, "exact-at must be 0..=60 empties, got 61"),
-            (Settings { nodes: Some(0), ..ok.clone() }, "nodes must be at least 1"),
-            (Settings { time: Some(Duration::ZERO), ..ok.clone() }, "time must be a positive number"),
-            (Settings { threads: 0, ..ok.clone() }, "threads must be 1..=256, got 0"),
-            (Settings { hash_mib: 0, ..ok.clone() }, "0 MiB is out of range"),
+        let cases: [(Settings, Option<Setting>, &str); 6] = [
+            (Settings { depth: Some(0), ..ok.clone() }, Some(Setting::Depth), "depth must be 1..=60, got 0"),
+            (Settings { exact_at: Some(61), ..ok.clone() }, Some(Setting::ExactAt), "must be 0..=60, got 61"),
+            (Settings { nodes: Some(0), ..ok.clone() }, Some(Setting::Nodes), "must be at least 1"),
+            (Settings { time: Some(Duration::ZERO), ..ok.clone() }, Some(Setting::Time), "must be a positive number"),
+            (Settings { threads: 0, ..ok.clone() }, Some(Setting::Threads), "threads must be 1..=256, got 0"),
+            (Settings { hash_mib: 0, ..ok.clone() }, None, "0 MiB is out of range"),
         ];
-        for (s, words) in cases {
-            let e = s.validate().unwrap_err().to_string();
-            assert!(e.contains(words), "{e}");
+        for (s, setting, words) in cases {
+            let e = s.validate().unwrap_err();
+            assert!(e.to_string().contains(words), "{e}");
+            match (e, setting) {
+                (SettingsError::OutOfRange(e), Some(setting)) => assert_eq!(e.setting, setting),
+                (SettingsError::Table(_), None) => {}
+                (e, setting) => panic!("{e:?} is not about {setting:?}"),
+            }
             assert!(s.table().is_err());
         }
     }

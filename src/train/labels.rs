@@ -30,6 +30,7 @@ use rayon::prelude::*;
 use super::{Progress, ProgressFn, Stage};
 use crate::board::Board;
 use crate::eval::{Evaluator, IncrementalEvaluator};
+use crate::fileio::IoError;
 use crate::search::{Limits, Search, Selectivity, Solver, TranspositionTable};
 
 /// File magic (the version is its last byte).
@@ -61,13 +62,8 @@ impl SearchSpec {
 #[derive(Debug, thiserror::Error)]
 pub enum LabelStoreError {
     /// The file could not be read or written.
-    #[error("{file}: {source}")]
-    Io {
-        /// The file.
-        file: String,
-        /// The cause.
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
     /// The bytes are not a valid store.
     #[error("{file}: byte {offset}: {message}")]
     Invalid {
@@ -100,7 +96,7 @@ impl LabelStore {
     /// Opens (or creates) the store file at `path` and reads every label in it.
     pub fn open(path: &Path) -> Result<LabelStore, LabelStoreError> {
         let name = path.display().to_string();
-        let io = |source| LabelStoreError::Io { file: name.clone(), source };
+        let io = |source| LabelStoreError::from(IoError::new(path, source));
         let mut store = LabelStore::default();
         let bytes = match std::fs::read(path) {
             Ok(b) => b,
@@ -204,7 +200,7 @@ impl LabelStore {
     fn append(&mut self, labels: &[(Board, i8, Option<SearchSpec>)]) -> Result<(), LabelStoreError> {
         if let Some((path, mut valid)) = self.file.clone() {
             let name = path.display().to_string();
-            let io = |source| LabelStoreError::Io { file: name.clone(), source };
+            let io = |source| LabelStoreError::from(IoError::new(&path, source));
             let mut bytes = Vec::with_capacity(8 + labels.len() * RECORD);
             let count = u32::try_from(labels.len()).expect("chunks are small");
             bytes.extend_from_slice(&count.to_le_bytes());

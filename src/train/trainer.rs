@@ -502,7 +502,11 @@ mod tests {
         let stop = AtomicBool::new(true);
         let mut store = LabelStore::in_memory();
         let bad = TrainerConfig { solve_at: 30, ..small_config() };
-        assert!(Trainer::new(bad, &start, &mut store, &stop).err().unwrap().to_string().contains("solve-at"));
+        let refused = Trainer::new(bad, &start, &mut store, &stop).err().unwrap();
+        assert!(
+            matches!(refused, TrainError::Setting(ref e) if e.setting == crate::setting::Setting::SolveAt),
+            "{refused}"
+        );
         let all = games();
         let err = Trainer::new(small_config(), &start, &mut store, &stop)
             .unwrap()

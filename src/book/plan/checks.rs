@@ -9,16 +9,15 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{
-    hex, io, write_nodes, Assembled, Plan, PlanError, PlanFile, Work, MAX_SHARDS, NODES_FILE, PLAN_FILE, PLAN_FORMAT,
-};
+use super::error::{io, PlanError, PlanFault};
+use super::nodes::{write_nodes, NODES_FILE};
+use super::rounds::{round_dir, INPUT_FILE};
+use super::spec::{hex, to_json, utf8_paths, PlanFile, PlanKind, PLAN_FORMAT};
+use super::{check_shards, Assembled, Plan, Work, PLAN_FILE};
 use crate::book::audit::{Checks, ChecksKind};
 use crate::book::build::{positions_digest, LeafSearch, Node};
 use crate::book::leaflog::{LeafLog, LeafLogError};
 use crate::fileio::{atomic_write, Digest};
-
-/// The plan kind in `plan.json`.
-pub(super) const KIND: &str = "checks";
 
 /// The part of `plan.json` a checks plan adds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -39,7 +38,7 @@ pub(super) struct ChecksWork {
 fn checks_digest(search: &LeafSearch, c: &ChecksFile, log: &Path, nodes: &[Node], shards: u32) -> u64 {
     let mut d = Digest::new();
     d.update(PLAN_FORMAT.as_bytes());
-    d.update(KIND.as_bytes());
+    d.update(b"checks");
     d.update(format!("{:?} {} {}", c.run, c.identity, search.identity()).as_bytes());
     d.update(log.as_os_str().as_encoded_bytes());
     d.update(&positions_digest(nodes).to_le_bytes());
@@ -54,47 +53,50 @@ impl Plan {
     /// returns the existing plan; a directory holding another plan is refused.
     pub fn create_checks(dir: &Path, checks: &Checks, shards: u32) -> Result<Plan, PlanError> {
         let plan_path = dir.join(PLAN_FILE);
-        let bad = |message: String| PlanError::Plan { path: plan_path.display().to_string(), message };
-        if !(1..=MAX_SHARDS).contains(&shards) {
-            return Err(bad(format!("shards must be 1..={MAX_SHARDS}, got {shards}")));
-        }
-        super::utf8_paths(&[dir, &checks.log])?;
+        let bad = |fault: PlanFault| PlanError::file(&plan_path, fault);
+        check_shards(shards)?;
+        utf8_paths(&[dir, &checks.log])?;
         let search = &checks.search;
         if search.strength.time.is_some() {
-            return Err(bad("a time limit cannot be planned (the searches would depend on the machines): \
-                            give a level or a depth"
-                .into()));
+            return Err(bad(PlanFault::TimeLimit));
         }
         if checks.positions.is_empty() {
-            return Err(bad("no position to search".into()));
+            return Err(bad(PlanFault::NoPositions));
         }
         let nodes: Vec<Node> =
             checks.positions.iter().map(|&(key, board)| Node { key, board, games: 0, wins: 0, draws: 0 }).collect();
         if nodes.windows(2).any(|w| w[0].key >= w[1].key) {
-            return Err(bad("the positions are not in strictly increasing key order".into()));
+            return Err(bad(PlanFault::KeysOutOfOrder));
         }
         let log = std::path::absolute(&checks.log).unwrap_or_else(|_| checks.log.clone());
         let c = ChecksFile { run: checks.kind, identity: hex(checks.identity) };
         let digest = checks_digest(search, &c, &log, &nodes, shards);
         let file = PlanFile {
             checks: Some(c),
-            ..PlanFile::searched(KIND, shards, log, search, &checks.eval, nodes.len(), positions_digest(&nodes), digest)
+            ..PlanFile::searched(
+                PlanKind::Checks,
+                shards,
+                log,
+                search,
+                &checks.eval,
+                nodes.len(),
+                positions_digest(&nodes),
+                digest,
+            )
         };
         if plan_path.exists() {
             let existing = Plan::open_dir(dir)?;
             if existing.digest == digest {
                 return Ok(existing);
             }
-            return Err(bad("this directory holds another plan (other book, sample, settings, shards or log): \
-                            use another directory, or remove it to start over"
-                .into()));
+            return Err(bad(PlanFault::OtherPlan));
         }
-        if dir.join(super::INPUT_FILE).exists() || super::round_dir(dir, 1).exists() {
-            return Err(bad("this directory holds a growth planned in rounds: use another directory".into()));
+        if dir.join(INPUT_FILE).exists() || round_dir(dir, 1).exists() {
+            return Err(bad(PlanFault::HoldsGrowth));
         }
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         write_nodes(&dir.join(NODES_FILE), &nodes)?;
-        let json = super::to_json(&file, &plan_path)?;
+        let json = to_json(&file, &plan_path)?;
         atomic_write(&plan_path, json.as_bytes()).map_err(io(&plan_path))?;
         Plan::open_dir(dir)
     }
@@ -109,11 +111,11 @@ impl Plan {
         search: LeafSearch,
     ) -> Result<Plan, PlanError> {
         let plan_path = dir.join(PLAN_FILE);
-        let bad = |message: String| PlanError::Plan { path: plan_path.display().to_string(), message };
-        let identity = u64::from_str_radix(&c.identity, 16).map_err(|_| bad("identity is not hex".into()))?;
+        let bad = |fault: PlanFault| PlanError::file(&plan_path, fault);
+        let identity = u64::from_str_radix(&c.identity, 16).map_err(|_| bad(PlanFault::DigestMismatch))?;
         let digest = checks_digest(&search, &c, &file.output, &nodes, file.shards);
         if hex(digest) != file.digest || nodes.len() != file.positions || file.time_nanos.is_some() {
-            return Err(bad("the plan's settings or positions do not match its digest (edited or damaged)".into()));
+            return Err(bad(PlanFault::DigestMismatch));
         }
         let keys = nodes.iter().map(|n| n.key).collect();
         let work = Work::Checks(Box::new(ChecksWork { nodes, identity }));
@@ -129,19 +131,12 @@ impl Plan {
         }
         let path: PathBuf = output.unwrap_or(&self.file.output).to_path_buf();
         let log_error = |e: LeafLogError| match e {
-            LeafLogError::Io { path, source } => PlanError::Io { path, source },
-            LeafLogError::Foreign { path, .. } => PlanError::Plan {
-                path,
-                message: "holds the searches of another run (another book, sample or settings): remove it, or \
-                          assemble into another file with -o"
-                    .into(),
-            },
-            LeafLogError::Damaged { path, index, byte, message } => PlanError::Plan {
-                path,
-                message: format!(
-                    "entry {index} (byte {byte}): {message}: the log is damaged; remove it and assemble again"
-                ),
-            },
+            LeafLogError::Io(e) => PlanError::Io(e),
+            LeafLogError::Foreign { path, .. } => PlanError::file(Path::new(&path), PlanFault::ForeignLog),
+            LeafLogError::Damaged { path, index, byte, message } => PlanError::file(
+                Path::new(&path),
+                PlanFault::DamagedLog { index: index as u64, byte: byte as u64, message },
+            ),
         };
         let (log, done) =
             LeafLog::open(&path, c.identity, self.search.selectivity_tenths(), true).map_err(log_error)?;

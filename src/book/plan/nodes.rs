@@ -1,0 +1,159 @@
+//! `nodes.bin`: a plan's positions in key order (magic, count, 40 bytes a position,
+//! CRC-32 of all before), written once and read as a checked stream.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use byteorder::{ByteOrder, LittleEndian as LE};
+
+use super::error::{io, PlanError, PlanFault};
+use crate::board::Board;
+use crate::book::build::{Node, PositionsDigest};
+
+/// The positions file in a plan's directory.
+pub(super) const NODES_FILE: &str = "nodes.bin";
+const NODES_MAGIC: &[u8; 8] = b"TBNODES1";
+const NODE_LEN: usize = 40;
+
+/// Writes a positions file: magic, count, 40 bytes a position, CRC-32 of all before.
+pub(super) fn write_nodes(path: &Path, nodes: &[Node]) -> Result<(), PlanError> {
+    let mut out = crate::fileio::AtomicFile::create(path).map_err(io(path))?;
+    let mut crc = crc32fast::Hasher::new();
+    let mut put = |out: &mut crate::fileio::AtomicFile, bytes: &[u8]| {
+        crc.update(bytes);
+        out.write_all(bytes)
+    };
+    put(&mut out, NODES_MAGIC).map_err(io(path))?;
+    put(&mut out, &(nodes.len() as u64).to_le_bytes()).map_err(io(path))?;
+    for n in nodes {
+        let mut b = [0u8; NODE_LEN];
+        LE::write_u64(&mut b[0..8], n.key);
+        LE::write_u64(&mut b[8..16], n.board.player);
+        LE::write_u64(&mut b[16..24], n.board.opponent);
+        LE::write_u32(&mut b[24..28], n.games);
+        LE::write_u32(&mut b[28..32], n.wins);
+        LE::write_u32(&mut b[32..36], n.draws);
+        put(&mut out, &b).map_err(io(path))?;
+    }
+    let crc = crc.finalize();
+    out.write_all(&crc.to_le_bytes()).map_err(io(path))?;
+    out.write_all(&[0; 4]).map_err(io(path))?;
+    out.commit().map_err(io(path))
+}
+
+/// A positions file read as a stream, each position checked (board, key, order) and
+/// the checksum at the end.
+pub(super) struct NodeReader {
+    path: PathBuf,
+    reader: std::io::BufReader<File>,
+    count: u64,
+    read: u64,
+    crc: crc32fast::Hasher,
+    last: Option<u64>,
+}
+
+impl NodeReader {
+    pub(super) fn open(path: &Path) -> Result<NodeReader, PlanError> {
+        let bad = |fault: PlanFault| PlanError::file(path, fault);
+        let file = File::open(path).map_err(io(path))?;
+        let len = file.metadata().map_err(io(path))?.len();
+        let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+        let mut head = [0u8; 16];
+        if len < 24 || reader.read_exact(&mut head).is_err() || &head[..8] != NODES_MAGIC {
+            return Err(bad(PlanFault::NotPositions));
+        }
+        let count = LE::read_u64(&head[8..16]);
+        let expected = count.checked_mul(NODE_LEN as u64).and_then(|n| n.checked_add(24));
+        if expected != Some(len) {
+            return Err(bad(PlanFault::PositionsLength { len, expected: expected.unwrap_or(0), count }));
+        }
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&head);
+        Ok(NodeReader { path: path.to_path_buf(), reader, count, read: 0, crc, last: None })
+    }
+
+    fn bad(&self, fault: PlanFault) -> PlanError {
+        PlanError::file(&self.path, fault)
+    }
+
+    /// The next position; `None` after the last, whose checksum is then checked.
+    pub(super) fn next(&mut self) -> Result<Option<Node>, PlanError> {
+        if self.read == self.count {
+            let mut tail = [0u8; 8];
+            self.reader.read_exact(&mut tail).map_err(io(&self.path))?;
+            if self.crc.clone().finalize() != LE::read_u32(&tail[..4]) {
+                return Err(self.bad(PlanFault::Checksum));
+            }
+            self.read += 1;
+            return Ok(None);
+        }
+        if self.read > self.count {
+            return Ok(None);
+        }
+        let mut b = [0u8; NODE_LEN];
+        self.reader.read_exact(&mut b).map_err(io(&self.path))?;
+        self.crc.update(&b);
+        let i = self.read;
+        self.read += 1;
+        let node = decode_node(&b).map_err(|problem| self.bad(PlanFault::Position { index: i, problem }))?;
+        if self.last.is_some_and(|k| k >= node.key) {
+            return Err(self.bad(PlanFault::Position { index: i, problem: "keys out of order" }));
+        }
+        self.last = Some(node.key);
+        Ok(Some(node))
+    }
+}
+
+fn decode_node(b: &[u8]) -> Result<Node, &'static str> {
+    let board =
+        Board::new(LE::read_u64(&b[8..16]), LE::read_u64(&b[16..24])).ok_or("a square holds discs of both sides")?;
+    let node = Node {
+        key: LE::read_u64(&b[0..8]),
+        board,
+        games: LE::read_u32(&b[24..28]),
+        wins: LE::read_u32(&b[28..32]),
+        draws: LE::read_u32(&b[32..36]),
+    };
+    if node.key != board.key() {
+        return Err("its key does not match its board");
+    }
+    Ok(node)
+}
+
+/// Reads every position of a positions file through `each`, checking it all; returns
+/// the positions' digest.
+pub(super) fn read_nodes(path: &Path, each: &mut dyn FnMut(&Node)) -> Result<u64, PlanError> {
+    let mut reader = NodeReader::open(path)?;
+    let mut digest = PositionsDigest::default();
+    while let Some(node) = reader.next()? {
+        digest.add(&node);
+        each(&node);
+    }
+    Ok(digest.finish())
+}
+
+/// The positions `range` of a positions file the plan has opened (and checked), whose
+/// keys are `keys`.
+pub(super) fn read_node_range(
+    path: &Path,
+    range: std::ops::Range<usize>,
+    keys: &[u64],
+) -> Result<Vec<Node>, PlanError> {
+    use std::io::{Seek, SeekFrom};
+    let bad = |fault: PlanFault| PlanError::file(path, fault);
+    let mut file = File::open(path).map_err(io(path))?;
+    file.seek(SeekFrom::Start(16 + (range.start * NODE_LEN) as u64)).map_err(io(path))?;
+    let mut bytes = vec![0u8; range.len() * NODE_LEN];
+    file.read_exact(&mut bytes).map_err(io(path))?;
+    let mut nodes = Vec::with_capacity(range.len());
+    for (i, b) in range.zip(bytes.chunks_exact(NODE_LEN)) {
+        let index = i as u64;
+        let node = decode_node(b).map_err(|problem| bad(PlanFault::Position { index, problem }))?;
+        if node.key != keys[i] {
+            return Err(bad(PlanFault::Position { index, problem: "changed since the plan was opened" }));
+        }
+        nodes.push(node);
+    }
+    Ok(nodes)
+}

@@ -1,0 +1,375 @@
+//! Shards: which positions each scores ([`shard_of`]), running one with its
+//! checkpoint, and reading, checking and reporting its files.
+//!
+//! - `shard-IIII.tbs`: header (32 bytes: magic `TBSHARD1`, plan digest u64, index
+//!   u32, shard count u32, positions in the shard u64), entries (16 bytes: key u64,
+//!   leaf move, score, depth, flags (bit 0 exact), CRC-32 of the first 12 bytes),
+//!   trailer (24 bytes: magic `TBSHDEND`, entry count u64, CRC-32 of the entries,
+//!   4 zero bytes);
+//! - `shard-IIII.partial`: the header and the entries found so far, in any order.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+use byteorder::{ByteOrder, LittleEndian as LE};
+
+use super::error::{io, PlanError, ShardFault};
+use super::nodes::{read_node_range, NODES_FILE};
+use super::{Plan, Work};
+use crate::book::build::{self, Leaf, Node};
+use crate::fileio::atomic_write;
+use crate::search::MAX_THREADS;
+use crate::setting::{check, Setting};
+
+const SHARD_MAGIC: &[u8; 8] = b"TBSHARD1";
+const SHARD_END: &[u8; 8] = b"TBSHDEND";
+const SHARD_HEADER: usize = 32;
+const ENTRY: usize = build::LEAF_ENTRY;
+const TRAILER: usize = 24;
+
+/// The shard of `key` among `shards`: the key's slice of the 64-bit key space, so each
+/// shard holds a contiguous key range.
+pub fn shard_of(key: u64, shards: u32) -> u32 {
+    u32::try_from(((key >> 32) * u64::from(shards)) >> 32).expect("below shards")
+}
+
+/// A shard's state on disk.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ShardState {
+    /// Complete and intact.
+    Done,
+    /// Started: `scored` of its positions are checkpointed; `idle` is the time since
+    /// its file last changed (a shard that stays idle has died: run it again).
+    Partial {
+        /// Positions scored.
+        scored: u64,
+        /// Since the last write.
+        idle: Duration,
+    },
+    /// Not started.
+    Missing,
+    /// Its file is foreign, truncated or damaged (the message says which).
+    Damaged(String),
+}
+
+/// One shard's line in [`Plan::status`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShardStatus {
+    /// The index.
+    pub index: u32,
+    /// Positions it scores.
+    pub positions: u64,
+    /// Its state.
+    pub state: ShardState,
+}
+
+impl ShardStatus {
+    /// Positions scored: all of a done shard's, a running one's checkpointed ones.
+    pub(crate) fn scored(&self) -> u64 {
+        match self.state {
+            ShardState::Done => self.positions,
+            ShardState::Partial { scored, .. } => scored,
+            _ => 0,
+        }
+    }
+}
+
+/// What a shard run reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShardEvent {
+    /// The shard was already complete and intact: nothing to do.
+    AlreadyDone,
+    /// Leaves found in its checkpoint.
+    Resumed {
+        /// Positions already scored.
+        scored: u64,
+    },
+    /// Progress: `done` of `total` positions of this run.
+    Scored {
+        /// Searched so far.
+        done: u64,
+        /// To search in this run.
+        total: u64,
+    },
+}
+
+impl Plan {
+    /// The complete file of shard `index`.
+    pub fn shard_path(&self, index: u32) -> PathBuf {
+        self.dir.join(format!("shard-{index:04}.tbs"))
+    }
+
+    pub(super) fn partial_path(&self, index: u32) -> PathBuf {
+        self.dir.join(format!("shard-{index:04}.partial"))
+    }
+
+    /// The positions of shard `index`: a range of the plan's, in key order.
+    pub(super) fn shard_range(&self, index: u32) -> std::ops::Range<usize> {
+        let shards = self.file.shards;
+        let start = self.keys.partition_point(|&k| shard_of(k, shards) < index);
+        let end = self.keys.partition_point(|&k| shard_of(k, shards) <= index);
+        start..end
+    }
+
+    /// The positions shard `index` searches (read from the positions file for a build).
+    pub(super) fn shard_nodes(&self, index: u32) -> Result<Vec<Node>, PlanError> {
+        let range = self.shard_range(index);
+        match &self.work {
+            Work::Round(r) => Ok(r.round.jobs[range]
+                .iter()
+                .map(|&(key, board)| Node { key, board, games: 0, wins: 0, draws: 0 })
+                .collect()),
+            Work::Checks(c) => Ok(c.nodes[range].to_vec()),
+            Work::Build => read_node_range(&self.dir.join(NODES_FILE), range, &self.keys),
+        }
+    }
+
+    fn header(&self, index: u32) -> [u8; SHARD_HEADER] {
+        let mut h = [0u8; SHARD_HEADER];
+        h[..8].copy_from_slice(SHARD_MAGIC);
+        LE::write_u64(&mut h[8..16], self.digest);
+        LE::write_u32(&mut h[16..20], index);
+        LE::write_u32(&mut h[20..24], self.file.shards);
+        LE::write_u64(&mut h[24..32], self.shard_range(index).len() as u64);
+        h
+    }
+
+    pub(super) fn check_index(&self, index: u32) -> Result<(), PlanError> {
+        if index >= self.file.shards {
+            return Err(PlanError::Index { index, shards: self.file.shards });
+        }
+        Ok(())
+    }
+
+    /// Runs shard `index` on `threads` threads (the plan's when `None`): skipped when
+    /// its file is complete and intact, resumed from its checkpoint when one exists
+    /// (a damaged complete file is scored again).
+    pub fn run_shard(
+        &self,
+        index: u32,
+        threads: Option<usize>,
+        progress: &(dyn Fn(ShardEvent) + Sync),
+    ) -> Result<(), PlanError> {
+        self.check_index(index)?;
+        let final_path = self.shard_path(index);
+        if final_path.exists() && self.read_shard(index).is_ok() {
+            progress(ShardEvent::AlreadyDone);
+            return Ok(());
+        }
+        let mut search = self.search.clone();
+        if let Some(t) = threads {
+            if !(1..=MAX_THREADS).contains(&t) {
+                return Err(check(Setting::Threads, t, 1..=MAX_THREADS).unwrap_err().into());
+            }
+            search.threads = t;
+        }
+        let partial = self.partial_path(index);
+        let done = self.read_partial(index)?;
+        if !done.is_empty() {
+            progress(ShardEvent::Resumed { scored: done.len() as u64 });
+        }
+        let file = self.open_partial(index, partial.exists())?;
+        let mine = self.shard_nodes(index)?;
+        let in_book = |k: u64| self.in_book(k);
+        let todo: Vec<&Node> = mine.iter().filter(|n| !done.contains_key(&n.key)).collect();
+        let total = todo.len() as u64;
+        let counter = AtomicU64::new(0);
+        let write_error = Mutex::new(None);
+        let found = search.pool()?.install(|| {
+            search.par_map(&todo, |node, tt| {
+                let leaf = match &self.work {
+                    // A check searches the whole position: the book is what it checks.
+                    Work::Checks(_) => build::search_position(&node.board, 0, &search, tt),
+                    Work::Build | Work::Round(_) => build::score_leaf(&node.board, &in_book, &search, tt),
+                };
+                let mut f = file.lock().unwrap_or_else(|p| p.into_inner());
+                if let Err(e) = f.write_all(&build::encode_leaf_entry(node.key, &leaf)) {
+                    write_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+                }
+                drop(f);
+                progress(ShardEvent::Scored { done: counter.fetch_add(1, Ordering::Relaxed) + 1, total });
+                (node.key, leaf)
+            })
+        })?;
+        if let Some(e) = write_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(io(&partial)(e));
+        }
+        let mut all: Vec<(u64, Leaf)> = done.into_iter().chain(found).collect();
+        all.sort_unstable_by_key(|(k, _)| *k);
+        self.write_shard_file(index, &all)?;
+        // The shard is safely written; a stale checkpoint only costs disk space.
+        let _ = std::fs::remove_file(&partial);
+        Ok(())
+    }
+
+    /// Writes the complete file of shard `index` from its leaves in key order.
+    fn write_shard_file(&self, index: u32, all: &[(u64, Leaf)]) -> Result<(), PlanError> {
+        let final_path = self.shard_path(index);
+        let mut bytes = Vec::with_capacity(SHARD_HEADER + all.len() * ENTRY + TRAILER);
+        bytes.extend_from_slice(&self.header(index));
+        for (key, leaf) in all {
+            bytes.extend_from_slice(&build::encode_leaf_entry(*key, leaf));
+        }
+        let crc = crc32fast::hash(&bytes[SHARD_HEADER..]);
+        bytes.extend_from_slice(SHARD_END);
+        bytes.extend_from_slice(&(all.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(&crc.to_le_bytes());
+        bytes.extend_from_slice(&[0; 4]);
+        atomic_write(&final_path, &bytes).map_err(io(&final_path))
+    }
+
+    /// Writes shard `index` complete with the leaves `leaf` gives instead of searches:
+    /// synthetic plans for measuring assembly at scale.
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    pub fn write_unsearched_shard(&self, index: u32, leaf: impl Fn(&Node) -> Leaf) -> Result<(), PlanError> {
+        self.check_index(index)?;
+        let all: Vec<(u64, Leaf)> = self.shard_nodes(index)?.iter().map(|n| (n.key, leaf(n))).collect();
+        self.write_shard_file(index, &all)
+    }
+
+    /// The leaves of a partial shard file (none without one). A file of another plan
+    /// or shard is an error (it is not overwritten); a cut-off last entry is dropped.
+    fn read_partial(&self, index: u32) -> Result<HashMap<u64, Leaf>, PlanError> {
+        let path = self.partial_path(index);
+        let mut bytes = Vec::new();
+        match File::open(&path) {
+            Ok(mut f) => f.read_to_end(&mut bytes).map_err(io(&path))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashMap::new()),
+            Err(e) => return Err(io(&path)(e)),
+        };
+        let shard_err = |fault: ShardFault| PlanError::Shard { index, path: path.clone(), fault };
+        if bytes.len() < SHARD_HEADER {
+            // Cut off before its header was whole: nothing was scored.
+            return Ok(HashMap::new());
+        }
+        if bytes[..SHARD_HEADER] != self.header(index) {
+            return Err(shard_err(ShardFault::ForeignCheckpoint));
+        }
+        let whole = (bytes.len() - SHARD_HEADER) / ENTRY * ENTRY;
+        let mut done = HashMap::new();
+        for (i, e) in bytes[SHARD_HEADER..SHARD_HEADER + whole].chunks_exact(ENTRY).enumerate() {
+            let (key, leaf) = self.decode_entry(index, e).map_err(|problem| {
+                shard_err(ShardFault::DamagedCheckpoint {
+                    index: i as u64,
+                    byte: (SHARD_HEADER + i * ENTRY) as u64,
+                    problem,
+                })
+            })?;
+            done.insert(key, leaf);
+        }
+        Ok(done)
+    }
+
+    /// Opens the checkpoint for appending (a new file with its header, or the old one
+    /// cut to whole entries).
+    fn open_partial(&self, index: u32, append: bool) -> Result<Mutex<File>, PlanError> {
+        let path = self.partial_path(index);
+        let file = if append {
+            let f = OpenOptions::new().append(true).open(&path).map_err(io(&path))?;
+            let len = f.metadata().map_err(io(&path))?.len();
+            let header = SHARD_HEADER as u64;
+            if len < header {
+                f.set_len(0).map_err(io(&path))?;
+                let mut f = f;
+                f.write_all(&self.header(index)).map_err(io(&path))?;
+                f
+            } else {
+                f.set_len(header + (len - header) / ENTRY as u64 * ENTRY as u64).map_err(io(&path))?;
+                f
+            }
+        } else {
+            let mut f = File::create(&path).map_err(io(&path))?;
+            f.write_all(&self.header(index)).map_err(io(&path))?;
+            f
+        };
+        Ok(Mutex::new(file))
+    }
+
+    /// Checks an entry ([`build::decode_leaf_entry`]) and that its key is a position
+    /// of this shard.
+    fn decode_entry(&self, index: u32, e: &[u8]) -> Result<(u64, Leaf), String> {
+        let (key, leaf) = build::decode_leaf_entry(e, self.search.selectivity_tenths())?;
+        if shard_of(key, self.file.shards) != index || self.index_of(key).is_none() {
+            return Err(format!("key {key:016x} is not a position of this shard"));
+        }
+        Ok((key, leaf))
+    }
+
+    /// The leaves of a complete shard file, in key order, after every check.
+    pub(super) fn read_shard(&self, index: u32) -> Result<Vec<(u64, Leaf)>, PlanError> {
+        let path = self.shard_path(index);
+        let shard_err = |fault: ShardFault| PlanError::Shard { index, path: path.clone(), fault };
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let partial = self.partial_path(index).exists();
+                return Err(shard_err(if partial { ShardFault::Unfinished } else { ShardFault::Missing }));
+            }
+            Err(e) => return Err(io(&path)(e)),
+        };
+        if bytes.len() < SHARD_HEADER + TRAILER || &bytes[..8] != SHARD_MAGIC {
+            return Err(shard_err(ShardFault::NotAShard));
+        }
+        if LE::read_u64(&bytes[8..16]) != self.digest {
+            return Err(shard_err(ShardFault::OtherPlan { found: LE::read_u64(&bytes[8..16]), plan: self.digest }));
+        }
+        if bytes[..SHARD_HEADER] != self.header(index) {
+            return Err(shard_err(ShardFault::OtherShard));
+        }
+        let expected = self.shard_range(index).len();
+        let trailer_at = SHARD_HEADER + expected * ENTRY;
+        if bytes.len() != trailer_at + TRAILER {
+            return Err(shard_err(ShardFault::Length {
+                len: bytes.len() as u64,
+                expected: (trailer_at + TRAILER) as u64,
+                positions: expected as u64,
+            }));
+        }
+        let t = &bytes[trailer_at..];
+        if &t[..8] != SHARD_END || LE::read_u64(&t[8..16]) != expected as u64 {
+            return Err(shard_err(ShardFault::NoTrailer(trailer_at as u64)));
+        }
+        if crc32fast::hash(&bytes[SHARD_HEADER..trailer_at]) != LE::read_u32(&t[16..20]) {
+            return Err(shard_err(ShardFault::Checksum));
+        }
+        let mut leaves = Vec::with_capacity(expected);
+        for (i, e) in bytes[SHARD_HEADER..trailer_at].chunks_exact(ENTRY).enumerate() {
+            let at = SHARD_HEADER + i * ENTRY;
+            let entry = |problem: String| shard_err(ShardFault::Entry { index: i as u64, byte: at as u64, problem });
+            let (key, leaf) = self.decode_entry(index, e).map_err(entry)?;
+            if leaves.last().is_some_and(|&(k, _)| k >= key) {
+                return Err(entry("keys out of order".into()));
+            }
+            leaves.push((key, leaf));
+        }
+        Ok(leaves)
+    }
+
+    /// Every shard's state.
+    pub fn status(&self) -> Vec<ShardStatus> {
+        (0..self.file.shards)
+            .map(|index| {
+                let positions = self.shard_range(index).len() as u64;
+                let state = if self.shard_path(index).exists() {
+                    match self.read_shard(index) {
+                        Ok(_) => ShardState::Done,
+                        Err(e) => ShardState::Damaged(e.to_string()),
+                    }
+                } else if let Ok(meta) = std::fs::metadata(self.partial_path(index)) {
+                    let scored = meta.len().saturating_sub(SHARD_HEADER as u64) / ENTRY as u64;
+                    let idle = meta.modified().ok().and_then(|m| SystemTime::now().duration_since(m).ok());
+                    ShardState::Partial { scored, idle: idle.unwrap_or_default() }
+                } else {
+                    ShardState::Missing
+                };
+                ShardStatus { index, positions, state }
+            })
+            .collect()
+    }
+}
