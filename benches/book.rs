@@ -18,15 +18,13 @@ use thorbook::testutil::Rng;
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 
 fn main() {
-    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: false }).unwrap();
+    let db = ThorDatabase::load(&bundled_sources(), LoadOptions::default().with_strict(true)).unwrap();
     let games: Vec<GameLine> =
         db.games.iter().map(|g| GameLine { moves: g.moves_with_passes(), black_score: g.raw.black_score }).collect();
-    let config = BuildConfig {
-        max_ply: 16,
-        min_games: 2,
-        search: Settings { depth: Some(8), hash_mib: 4, ..Settings::default() },
-        ..Default::default()
-    };
+    let mut config = BuildConfig::default();
+    config.max_ply = 16;
+    config.min_games = 2;
+    config.search = Settings::default().with_depth(8).with_hash_mib(4);
     let search = config.leaf_search().unwrap();
     let nodes = collect(&games, config.max_ply, config.min_games).unwrap();
     println!("{} positions (bundled archives, ply <= 16, >= 2 games), leaf depth 8", nodes.len());

@@ -55,12 +55,10 @@ fn plan(positions: usize, shards: u32, dir: &std::path::Path) {
     let mut rng = Rng(20);
     // About 14.3 new positions a random game to ply 24 at 45 M (16.6 at 1 M): a little spare.
     let games: Vec<GameLine> = (0..positions / 14 + 1000).map(|_| random_game(&mut rng)).collect();
-    let config = BuildConfig {
-        max_ply: MAX_PLY,
-        min_games: 1,
-        search: Settings { depth: Some(1), exact_at: Some(0), hash_mib: 1, ..Settings::default() },
-        ..Default::default()
-    };
+    let mut config = BuildConfig::default();
+    config.max_ply = MAX_PLY;
+    config.min_games = 1;
+    config.search = Settings::default().with_depth(1).with_exact_at(0).with_hash_mib(1);
     let plan = Plan::create_build(dir, &games, &config, shards, &dir.join("book.tbk")).unwrap();
     println!(
         "planned {} positions from {} random games in {} shards: {:.1} s",

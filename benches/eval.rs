@@ -16,7 +16,7 @@ use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 use thorbook::{Board, Move};
 
 fn positions() -> Vec<Vec<Board>> {
-    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: false }).unwrap();
+    let db = ThorDatabase::load(&bundled_sources(), LoadOptions::default().with_strict(true)).unwrap();
     db.games
         .iter()
         .take(300)

@@ -52,7 +52,7 @@ fn main() {
     let all = expand_paths(&[PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/thor")]).unwrap();
     let (load, db) = best_of(5, || {
         let sources: Vec<Source> = all.iter().map(|p| Source::open(p).unwrap()).collect();
-        ThorDatabase::load(&sources, LoadOptions { strict: true, index: false }).unwrap()
+        ThorDatabase::load(&sources, LoadOptions::default().with_strict(true)).unwrap()
     });
     println!(
         "load + replay + validate {:>8.2} ms  ({} games, {} threads)",
@@ -62,7 +62,7 @@ fn main() {
     );
     let (full, db) = best_of(5, || {
         let sources: Vec<Source> = all.iter().map(|p| Source::open(p).unwrap()).collect();
-        ThorDatabase::load(&sources, LoadOptions { strict: true, index: true }).unwrap()
+        ThorDatabase::load(&sources, LoadOptions::default().with_strict(true).with_index(true)).unwrap()
     });
     println!("... + position index     {:>8.2} ms  ({} positions)", full * 1e3, db.index_len());
 

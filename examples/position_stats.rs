@@ -25,7 +25,7 @@ pub fn run(args: &[String], out: &mut dyn std::io::Write) -> Result<(), Box<dyn 
         expand_paths(&paths)?.iter().map(|p| Source::open(p)).collect::<Result<Vec<_>, _>>()?
     };
     // The index maps every position of every game (in canonical form) to its games.
-    let db = ThorDatabase::load(&sources, LoadOptions { strict: false, index: true })?;
+    let db = ThorDatabase::load(&sources, LoadOptions::default().with_index(true))?;
     let pos = Position::START.play_sequence(&parse_move_sequence(moves)?)?;
     let stats = db.stats(&pos, &GameFilter::default());
     writeln!(

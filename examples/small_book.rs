@@ -22,12 +22,11 @@ pub fn run(args: &[String], out: &mut dyn std::io::Write) -> Result<(), Box<dyn 
     let path = args.first().cloned().unwrap_or_else(|| std::env::temp_dir().join("small.tbk").display().to_string());
     let db = ThorDatabase::load(&bundled_sources(), LoadOptions::default())?;
     let games: Vec<GameLine> = db.games.iter().map(GameLine::from_thor).collect();
-    let config = BuildConfig {
-        max_ply: 8,
-        min_games: 2,
-        search: Settings { depth: Some(4), exact_at: Some(0), hash_mib: 4, threads: 2, ..Settings::default() },
-        ..Default::default()
-    };
+    // Configurations are `#[non_exhaustive]`: start from the default and set fields.
+    let mut config = BuildConfig::default();
+    config.max_ply = 8;
+    config.min_games = 2;
+    config.search = Settings::default().with_depth(4).with_exact_at(0).with_hash_mib(4).with_threads(2);
     let summary = Builder::new(config, &path).run(&games, &|event| {
         if let BuildEvent::Collected { positions, .. } = event {
             eprintln!("{positions} positions to score");

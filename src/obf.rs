@@ -38,6 +38,7 @@ impl Problem {
 /// A line that is not a problem.
 #[derive(Debug, Error, PartialEq, Eq)]
 #[error("line {line}: {message}")]
+#[non_exhaustive]
 pub struct ObfError {
     /// 1-based line number.
     pub line: usize,

@@ -331,6 +331,7 @@ pub(crate) fn parse_squares(text: &str) -> Result<(u64, u64, &str), ParseError> 
 
 /// A move that cannot be played in the position it was given for.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum PlayError {
     /// The square is occupied or flips nothing.
     #[error("ply {ply}: {mv} is not legal for {color}")]
@@ -362,6 +363,7 @@ pub enum PlayError {
 
 /// Parsing then playing: the errors of `Position::from_moves`-style entry points.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum PositionError {
     /// Malformed text.
     #[error(transparent)]

@@ -277,6 +277,7 @@ mod tests {
 
 /// Text that is not a square, a move, a move sequence or a board.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum ParseError {
     /// Not `a1`..`h8`.
     #[error("`{0}` is not a square (expected a1..h8)")]

@@ -13,29 +13,28 @@ use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 use crate::util::{build_book_bytes, thorbook};
 
 fn games() -> (Vec<GameLine>, Vec<Vec<thorbook::Move>>) {
-    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: false }).unwrap();
+    let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: false)).unwrap();
     // Books from the 2013-2014 games; the 2015 games are the audit's independent test.
     let (built, held): (Vec<_>, Vec<_>) = db.games.iter().partition(|g| g.year < 2015);
     (built.into_iter().map(GameLine::from_thor).collect(), held.iter().map(|g| g.moves_with_passes()).collect())
 }
 
 fn level(n: u8) -> Settings {
-    Settings { level: Level::new(n), hash_mib: 2, threads: 2, ..Settings::default() }
+    with!(Settings::default(), level: Level::new(n), hash_mib: 2, threads: 2)
 }
 
 fn shallow_book(games: &[GameLine]) -> Vec<u8> {
-    let config = BuildConfig {
+    let config = with!(
+        BuildConfig::default(),
         max_ply: 12,
         min_games: 2,
-        search: Settings { depth: Some(2), exact_at: Some(0), hash_mib: 1, threads: 2, ..Settings::default() },
-        ..Default::default()
-    };
+        search: with!(Settings::default(), depth: Some(2), exact_at: Some(0), hash_mib: 1, threads: 2),
+    );
     build_book_bytes(games, &config)
 }
 
 fn audit_of(bytes: &[u8], held: &[Vec<thorbook::Move>], search: Settings) -> AuditReport {
-    let config =
-        AuditConfig { sample: 250, min_ply: 4, max_ply: 12, games: Some(held.to_vec()), ..AuditConfig::new(search) };
+    let config = with!(AuditConfig::new(search), sample: 250, min_ply: 4, max_ply: 12, games: Some(held.to_vec()));
     audit(&Book::open_verified(bytes).unwrap(), &config, None, &|_| {}).unwrap()
 }
 
@@ -45,7 +44,7 @@ fn a_fix_at_a_level_makes_a_shallow_book_audit_better_at_that_level() {
     let before = shallow_book(&built);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("fixed.tbk");
-    let config = FixConfig { max_ply: 12, ..FixConfig::new(level(6)) };
+    let config = with!(FixConfig::new(level(6)), max_ply: 12);
     let book = Book::open_verified(&before[..]).unwrap();
     // Keep the log as it stands when the first round starts: every check made, no book
     // written yet (what a fix killed then leaves behind).
@@ -68,7 +67,7 @@ fn a_fix_at_a_level_makes_a_shallow_book_audit_better_at_that_level() {
     // Out of time before anything is checked: nothing searched, the fix unfinished and
     // its log kept; resumed without a limit, the identical book.
     let late = dir.path().join("late.tbk");
-    let cut = FixConfig { time: Some(std::time::Duration::ZERO), ..config.clone() };
+    let cut = with!(config.clone(), time: Some(std::time::Duration::ZERO));
     let stopped = Fixer::new(cut, &late).run(&book, &|_| {}).unwrap();
     assert_eq!((stopped.stop, stopped.checked, stopped.searches), (FixStop::Time, 0, 0));
     assert!(dir.path().join("late.tbk.fix").exists(), "an unfinished fix keeps its log");
@@ -91,7 +90,7 @@ fn a_fix_at_a_level_makes_a_shallow_book_audit_better_at_that_level() {
     // On the lines the unfixed book plays (the fix's own walk follows the values it
     // changes, so both books are audited on the same positions: those of the first
     // audit's lines), at the fix's level but with another sample than the fix checked.
-    let walk = AuditConfig { sample: 250, min_ply: 4, max_ply: 12, seed: 7, ..AuditConfig::new(level(6)) };
+    let walk = with!(AuditConfig::new(level(6)), sample: 250, min_ply: 4, max_ply: 12, seed: 7);
     let lines: Vec<Vec<thorbook::Move>> = audit(&book, &walk, None, &|_| {})
         .unwrap()
         .audited
@@ -114,7 +113,7 @@ fn an_audit_samples_by_its_seed_and_resumes_from_its_log() {
     let (built, held) = games();
     let bytes = shallow_book(&built);
     let book = Book::open_verified(&bytes[..]).unwrap();
-    let walk = |seed| AuditConfig { sample: 60, min_ply: 2, max_ply: 12, seed, ..AuditConfig::new(level(4)) };
+    let walk = |seed| with!(AuditConfig::new(level(4)), sample: 60, min_ply: 2, max_ply: 12, seed: seed);
     let a = audit(&book, &walk(1), None, &|_| {}).unwrap();
     let b = audit(&book, &walk(1), None, &|_| {}).unwrap();
     let c = audit(&book, &walk(2), None, &|_| {}).unwrap();
@@ -132,8 +131,8 @@ fn an_audit_samples_by_its_seed_and_resumes_from_its_log() {
     assert!((mean - a.bias).abs() < 1e-9);
     // Positions played in many games are drawn more often than those of few.
     let heavy = |r: &AuditReport| r.audited.iter().filter(|x| x.games >= 20).count();
-    let walk_all = AuditConfig { sample: 100_000, ..walk(1) };
-    let all = audit(&book, &AuditConfig { search: level(1), ..walk_all }, None, &|_| {}).unwrap();
+    let walk_all = with!(walk(1), sample: 100_000);
+    let all = audit(&book, &with!(walk_all, search: level(1)), None, &|_| {}).unwrap();
     let share_all = heavy(&all) as f64 / all.positions as f64;
     let share_sample = heavy(&a) as f64 / a.positions as f64;
     assert!(share_sample > share_all, "{share_sample:.2} of the sample, {share_all:.2} of all");
@@ -141,7 +140,7 @@ fn an_audit_samples_by_its_seed_and_resumes_from_its_log() {
     // With a log: a second run searches nothing.
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("audit.log");
-    let config = AuditConfig { games: Some(held), ..walk(1) };
+    let config = with!(walk(1), games: Some(held));
     let first = audit(&book, &config, Some((&log, true)), &|_| {}).unwrap();
     assert_eq!(first.searched, first.positions);
     let second = audit(&book, &config, Some((&log, true)), &|_| {}).unwrap();
@@ -172,12 +171,12 @@ fn audit_and_fix_refuse_bad_settings_by_flag() {
 #[test]
 fn book_moves_show_how_far_their_scores_can_be_trusted() {
     let (built, _) = games();
-    let config = BuildConfig {
+    let config = with!(
+        BuildConfig::default(),
         max_ply: 60,
         min_games: 1,
-        search: Settings { depth: Some(2), exact_at: Some(14), hash_mib: 1, ..Settings::default() },
-        ..Default::default()
-    };
+        search: with!(Settings::default(), depth: Some(2), exact_at: Some(14), hash_mib: 1),
+    );
     let bytes = build_book_bytes(&built[..2], &config);
     let book = Book::open_verified(&bytes[..]).unwrap();
     let mut pos = thorbook::Position::START;
@@ -231,7 +230,7 @@ fn audits_and_fixes_planned_in_shards_equal_local_runs() {
         }
     };
 
-    let config = AuditConfig { sample: 40, min_ply: 2, max_ply: 12, ..AuditConfig::new(level(4)) };
+    let config = with!(AuditConfig::new(level(4)), sample: 40, min_ply: 2, max_ply: 12);
     let log = dir.path().join("audit.log");
     let planned = checks(&book, &config, &log).unwrap();
     assert_eq!(planned.positions.len(), 40);
@@ -254,7 +253,7 @@ fn audits_and_fixes_planned_in_shards_equal_local_runs() {
     assert_eq!(rows(&from_plan), rows(&local));
     // A log of another run is not overwritten.
     let other = dir.path().join("other.log");
-    audit(&book, &AuditConfig { seed: 9, ..config.clone() }, Some((&other, false)), &|_| {}).unwrap();
+    audit(&book, &with!(config.clone(), seed: 9), Some((&other, false)), &|_| {}).unwrap();
     let kept = std::fs::read(&other).unwrap();
     let e = plan.assemble(Some(&other)).err().unwrap().to_string();
     assert!(e.contains("another run"), "{e}");
@@ -264,14 +263,11 @@ fn audits_and_fixes_planned_in_shards_equal_local_runs() {
     let e = Plan::create_checks(&dir.path().join("growth"), &planned, 2).err().unwrap().to_string();
     assert!(e.contains("growth planned in rounds"), "{e}");
     // A time limit cannot be planned.
-    let timed = AuditConfig {
-        search: Settings { time: Some(std::time::Duration::from_millis(5)), ..level(4) },
-        ..config.clone()
-    };
+    let timed = with!(config.clone(), search: with!(level(4), time: Some(std::time::Duration::from_millis(5))));
     let e = Plan::create_checks(&dir.path().join("timed"), &checks(&book, &timed, &log).unwrap(), 2);
     assert!(e.err().unwrap().to_string().contains("time limit"));
 
-    let fix = FixConfig { max_ply: 10, ..FixConfig::new(level(4)) };
+    let fix = with!(FixConfig::new(level(4)), max_ply: 10);
     let local = Fixer::new(fix.clone(), dir.path().join("local.tbk")).run(&book, &|_| {}).unwrap();
     assert!(local.searches > 0, "the fix searches leaves again");
     let out = dir.path().join("fixed.tbk");
@@ -302,8 +298,8 @@ fn an_audit_weighs_the_book_s_moves_against_a_search_s() {
     let (built, _) = games();
     let bytes = shallow_book(&built);
     let book = Book::open_verified(&bytes[..]).unwrap();
-    let one = |n| Settings { threads: 1, ..level(n) };
-    let config = AuditConfig { sample: 40, min_ply: 2, max_ply: 12, compare: Some(one(2)), ..AuditConfig::new(one(5)) };
+    let one = |n| with!(level(n), threads: 1);
+    let config = with!(AuditConfig::new(one(5)), sample: 40, min_ply: 2, max_ply: 12, compare: Some(one(2)));
     let report = audit(&book, &config, None, &|_| {}).unwrap();
     let d = report.decisions.clone().expect("a comparison weighs decisions");
     let (mut differing, mut gain) = (0, 0);
@@ -311,7 +307,7 @@ fn an_audit_weighs_the_book_s_moves_against_a_search_s() {
         let pos = thorbook::Position::from_moves(&a.line).unwrap();
         let canonical = pos.board.canonical().0;
         let fresh =
-            |n: u8| Engine::new(EngineConfig { search: one(n), book: BookSource::None, ..Default::default() }).unwrap();
+            |n: u8| Engine::new(with!(EngineConfig::default(), search: one(n), book: BookSource::None)).unwrap();
         let at = |n: u8, board: thorbook::Board| {
             let limits = settings_limits(&one(n), board.empty_count());
             fresh(n).search(&thorbook::Position { board, side: thorbook::Color::Black }, limits, false)

@@ -17,17 +17,17 @@ use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 use crate::util::{build_book_bytes, reference_back_up};
 
 fn games() -> Vec<GameLine> {
-    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: false }).unwrap();
+    let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: false)).unwrap();
     db.games.iter().map(GameLine::from_thor).collect()
 }
 
 fn config(max_ply: u32, min_games: u32, depth: u32) -> BuildConfig {
-    BuildConfig {
-        max_ply,
-        min_games,
-        search: Settings { depth: Some(depth), exact_at: Some(0), hash_mib: 1, ..Settings::default() },
-        ..Default::default()
-    }
+    with!(
+        BuildConfig::default(),
+        max_ply: max_ply,
+        min_games: min_games,
+        search: with!(Settings::default(), depth: Some(depth), exact_at: Some(0), hash_mib: 1),
+    )
 }
 
 /// The book's records, and the reference back-up of them from `roots`: equal.
@@ -60,7 +60,8 @@ fn every_pipeline_backs_values_up_as_the_reference_does() {
     assert_eq!(thorbook::book::merge(&ba, &bb).to_bytes().unwrap(), merged, "in memory and streamed merges agree");
 
     for (growth, depth) in [(Growth::Deviate, 2), (Growth::Deepen, 4)] {
-        let cfg = DeviateConfig {
+        let cfg = with!(
+            DeviateConfig::default(),
             error: 3,
             budget: 6,
             contempt: 0,
@@ -68,9 +69,9 @@ fn every_pipeline_backs_values_up_as_the_reference_does() {
             time: None,
             max_ply: 14,
             search: config(0, 0, depth).search,
-            growth,
+            growth: growth,
             round_size: 40,
-        };
+        );
         let out = dir.path().join(format!("{growth:?}.tbk"));
         let grown = Deviator::new(cfg, Board::START, &out).run(&ba, &|_| {}).unwrap();
         assert!(grown.rounds >= 2, "{growth:?}: several rounds back up");
@@ -160,7 +161,7 @@ fn the_back_up_rule_is_recorded_and_kept() {
     use thorbook::book::backup::{revalue, BackUpRule};
     let games = games();
     let negamax = build_book_bytes(&games[..300], &config(10, 1, 2));
-    let cfg = BuildConfig { back_up: BackUpRule::Corrected, ..config(10, 1, 2) };
+    let cfg = with!(config(10, 1, 2), back_up: BackUpRule::Corrected);
     let corrected = build_book_bytes(&games[..300], &cfg);
     let (n, c) = (Book::open_verified(&negamax[..]).unwrap(), Book::open_verified(&corrected[..]).unwrap());
     assert_eq!((n.params().back_up, c.params().back_up), (BackUpRule::Negamax, BackUpRule::Corrected));
@@ -177,7 +178,8 @@ fn the_back_up_rule_is_recorded_and_kept() {
         merge_into(&pair, &out).unwrap();
         assert_eq!(Book::open(std::fs::read(&out).unwrap()).unwrap().params().back_up, BackUpRule::Corrected);
     }
-    let grow = DeviateConfig {
+    let grow = with!(
+        DeviateConfig::default(),
         error: 2,
         budget: 4,
         contempt: 0,
@@ -187,7 +189,7 @@ fn the_back_up_rule_is_recorded_and_kept() {
         search: config(0, 0, 2).search,
         growth: Growth::Deviate,
         round_size: 20,
-    };
+    );
     let grown = Deviator::new(grow, Board::START, dir.path().join("g.tbk")).run(&c, &|_| {}).unwrap();
     assert_eq!(Book::open(&grown.bytes[..]).unwrap().params().back_up, BackUpRule::Corrected);
 }

@@ -14,23 +14,24 @@ use thorbook::book::query::{book_line, book_moves};
 use thorbook::book::{bundled, walk, Book, Record};
 use thorbook::search::Settings;
 use thorbook::search::{Solver, TranspositionTable};
+use thorbook::setting::Setting;
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 use thorbook::{Move, Position, Transform};
 
 use crate::util::{build_book_bytes, thorbook};
 
 fn bundled_games(n: usize) -> Vec<GameLine> {
-    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: false }).unwrap();
+    let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: false)).unwrap();
     db.games.iter().take(n).map(GameLine::from_thor).collect()
 }
 
 fn config(max_ply: u32, depth: u32, exact_at: u32) -> BuildConfig {
-    BuildConfig {
-        max_ply,
+    with!(
+        BuildConfig::default(),
+        max_ply: max_ply,
         min_games: 1,
-        search: Settings { depth: Some(depth), exact_at: Some(exact_at), hash_mib: 2, ..Settings::default() },
-        ..Default::default()
-    }
+        search: with!(Settings::default(), depth: Some(depth), exact_at: Some(exact_at), hash_mib: 2),
+    )
 }
 
 fn build_records(games: &[GameLine], cfg: &BuildConfig) -> Vec<Record> {
@@ -450,9 +451,9 @@ fn an_interrupted_build_resumes_to_the_same_book() {
 /// statistics of the same archives, for black to move and for white to move.
 #[test]
 fn book_counts_and_win_rates_match_thor_statistics() {
-    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: true }).unwrap();
+    let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: true)).unwrap();
     let games: Vec<GameLine> = db.games.iter().map(GameLine::from_thor).collect();
-    let book = build_book(&games, &BuildConfig { min_games: 2, ..config(4, 1, 0) });
+    let book = build_book(&games, &with!(config(4, 1, 0), min_games: 2));
     assert_counts_match_thor(&db, &book);
 }
 
@@ -546,7 +547,7 @@ fn engine_and_query_use_the_bundled_book() {
     assert!(near.len() >= 2, "{all:?}");
     let weights: Vec<u64> = near.iter().map(|m| (r + 1 - (all[0].score - m.score)) as u64).collect();
     let total: u64 = weights.iter().sum();
-    let choice = thorbook::book::query::BookChoice { randomness: r, max_loss: 64, max_drop: 2 };
+    let choice = with!(thorbook::book::query::BookChoice::default(), randomness: r, max_loss: 64, max_drop: 2);
     for (m, w) in near.iter().zip(&weights) {
         let picked = (0..total)
             .filter(|&seed| thorbook::book::query::choose_move(&book, &pos, choice, seed).unwrap().mv == m.mv)
@@ -574,9 +575,9 @@ fn engine_and_query_use_the_bundled_book() {
         .map(|rec| if rec.key == key { Record { value: (all[0].score + 3) as i8, ..rec } } else { rec })
         .collect();
     let tampered = Book::open_verified(encode_book(&tampered, book.params())).unwrap();
-    let strict = thorbook::book::query::BookChoice { randomness: 0, max_loss: 64, max_drop: 2 };
+    let strict = with!(thorbook::book::query::BookChoice::default(), randomness: 0, max_loss: 64, max_drop: 2);
     assert!(thorbook::book::query::choose_move(&tampered, &pos, strict, 0).is_none());
-    let lax = thorbook::book::query::BookChoice { max_drop: 3, ..strict };
+    let lax = with!(strict, max_drop: 3);
     assert_eq!(thorbook::book::query::choose_move(&tampered, &pos, lax, 0).unwrap().mv, all[0].mv);
     assert!(thorbook::book::query::choose_move(&book, &pos, strict, 0).is_some());
 
@@ -625,7 +626,7 @@ fn shared_bundled_book_counts_match_the_full_archives() {
         .iter()
         .map(|p| thorbook::thor::Source::open(p).unwrap())
         .collect();
-    let db = ThorDatabase::load(&sources, LoadOptions { strict: false, index: true }).unwrap();
+    let db = ThorDatabase::load(&sources, with!(LoadOptions::default(), strict: false, index: true)).unwrap();
     assert_eq!(db.games.len(), 115_820);
     let book = bundled().unwrap();
     assert_eq!(book.probe(&Board::START).unwrap().record.games, 115_820);
@@ -642,34 +643,42 @@ fn builder_and_deviator_refuse_unusable_settings_with_errors() {
     let games = bundled_games(20);
     let out = dir.path().join("x.tbk");
     for (search, words) in [
-        (Settings { hash_mib: 0, ..Settings::default() }, "0 MiB is out of range"),
-        (Settings { hash_mib: 1 << 20, ..Settings::default() }, "MiB"),
-        (Settings { threads: 0, ..Settings::default() }, "threads must be"),
-        (Settings { depth: Some(0), ..Settings::default() }, "depth must be"),
+        (with!(Settings::default(), hash_mib: 0), "0 MiB is out of range"),
+        (with!(Settings::default(), hash_mib: 1 << 20), "MiB"),
+        (with!(Settings::default(), threads: 0), "threads must be"),
+        (with!(Settings::default(), depth: Some(0)), "depth must be"),
     ] {
-        let config = BuildConfig { max_ply: 6, min_games: 1, search: search.clone(), ..Default::default() };
+        let config = with!(BuildConfig::default(), max_ply: 6, min_games: 1, search: search.clone());
         let err = thorbook::book::Builder::new(config, &out).run(&games, &|_| {}).unwrap_err().to_string();
         assert!(err.contains(words), "{err}");
-        let deviate = DeviateConfig {
+        let deviate = with!(
+            DeviateConfig::default(),
             error: 2,
             budget: 4,
             contempt: 0,
             max_positions: None,
             time: None,
             max_ply: 10,
-            search,
+            search: search,
             growth: Default::default(),
             round_size: thorbook::book::deviate::ROUND_SIZE,
-        };
+        );
         let book = bundled().unwrap();
         let err = Deviator::new(deviate, Board::START, &out).run(&book, &|_| {}).unwrap_err().to_string();
         assert!(err.contains(words), "{err}");
     }
-    let err = thorbook::book::Builder::new(BuildConfig { max_ply: 0, min_games: 1, ..Default::default() }, &out)
+    let err = thorbook::book::Builder::new(with!(BuildConfig::default(), max_ply: 0, min_games: 1), &out)
         .run(&games, &|_| {})
         .unwrap_err();
-    assert!(err.to_string().contains("max-ply must be 1..=60, got 0"), "{err}");
-    let bad = DeviateConfig {
+    // The library names the setting by kind (the command line maps it to its flag).
+    match &err {
+        thorbook::book::build::BuildError::Setting(e) => {
+            assert_eq!((e.setting, e.value.as_str(), e.range.as_str()), (Setting::MaxPly, "0", "1..=60"))
+        }
+        e => panic!("{e}"),
+    }
+    let bad = with!(
+        DeviateConfig::default(),
         error: -1,
         budget: 4,
         contempt: 0,
@@ -679,9 +688,14 @@ fn builder_and_deviator_refuse_unusable_settings_with_errors() {
         search: Settings::default(),
         growth: Default::default(),
         round_size: thorbook::book::deviate::ROUND_SIZE,
-    };
+    );
     let err = Deviator::new(bad, Board::START, &out).run(&bundled().unwrap(), &|_| {}).unwrap_err();
-    assert!(err.to_string().contains("error must be 0..=64 discs, got -1"), "{err}");
+    match &err {
+        thorbook::book::deviate::DeviateError::Setting(e) => {
+            assert_eq!((e.setting, e.value.as_str(), e.range.as_str()), (Setting::Error, "-1", "0..=64"))
+        }
+        e => panic!("{e}"),
+    }
     assert!(!out.exists());
 }
 

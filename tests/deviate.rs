@@ -14,33 +14,34 @@ use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 use crate::util::{build_book_bytes, thorbook};
 
 fn search(depth: u32) -> BuildConfig {
-    BuildConfig {
+    with!(
+        BuildConfig::default(),
         max_ply: 8,
         min_games: 2,
-        search: Settings { depth: Some(depth), exact_at: Some(0), hash_mib: 1, ..Settings::default() },
-        ..Default::default()
-    }
+        search: with!(Settings::default(), depth: Some(depth), exact_at: Some(0), hash_mib: 1),
+    )
 }
 
 fn small_book() -> Vec<u8> {
-    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: false }).unwrap();
+    let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: false)).unwrap();
     let games: Vec<GameLine> = db.games.iter().take(400).map(GameLine::from_thor).collect();
     let cfg = search(2);
     build_book_bytes(&games, &cfg)
 }
 
 fn config(max_positions: Option<usize>) -> DeviateConfig {
-    DeviateConfig {
+    with!(
+        DeviateConfig::default(),
         error: 2,
         budget: 4,
         contempt: 0,
-        max_positions,
+        max_positions: max_positions,
         time: None,
         max_ply: 12,
         search: search(2).search,
         growth: Default::default(),
         round_size: thorbook::book::deviate::ROUND_SIZE,
-    }
+    )
 }
 
 fn run(
@@ -107,7 +108,7 @@ fn deviation_grows_a_reachable_consistent_book_the_same_on_any_thread_count() {
     let again = run(&grown_ref, config(None), &again_path, 2);
     assert_eq!(again.after, again.before, "nothing inside the bounds is left to expand");
     // Wider bounds grow more.
-    let wide = run(&input, DeviateConfig { error: 4, budget: 8, ..config(None) }, &dir.path().join("w.tbk"), 2);
+    let wide = run(&input, with!(config(None), error: 4, budget: 8), &dir.path().join("w.tbk"), 2);
     assert!(wide.after > a.after, "{} vs {}", wide.after, a.after);
     // The position budget is honoured exactly.
     let capped = run(&input, config(Some(7)), &dir.path().join("c.tbk"), 2);
@@ -154,7 +155,7 @@ fn a_killed_deviation_resumes_to_the_identical_book() {
         })
     }));
     let before = std::fs::read(&out2).unwrap();
-    let err = Deviator::new(DeviateConfig { error: 3, ..config(Some(600)) }, Board::START, &out2)
+    let err = Deviator::new(with!(config(Some(600)), error: 3), Board::START, &out2)
         .resume(true)
         .run(&input, &|_| {})
         .expect_err("other settings are refused")
@@ -209,12 +210,8 @@ fn deepening_raises_the_leaves_inside_the_bounds_and_keeps_the_book_consistent()
     let dir = tempfile::tempdir().unwrap();
     let bytes = small_book();
     let input = Book::open_verified(&bytes[..]).unwrap();
-    let deepen = DeviateConfig {
-        search: search(5).search,
-        growth: thorbook::book::deviate::Growth::Deepen,
-        max_ply: 60,
-        ..config(None)
-    };
+    let deepen =
+        with!(config(None), search: search(5).search, growth: thorbook::book::deviate::Growth::Deepen, max_ply: 60);
     let a = run(&input, deepen.clone(), &dir.path().join("a.tbk"), 1);
     let b = run(&input, deepen.clone(), &dir.path().join("b.tbk"), 2);
     assert!(a.bytes == b.bytes, "deepening depends on the thread count");
@@ -235,7 +232,7 @@ fn deepening_raises_the_leaves_inside_the_bounds_and_keeps_the_book_consistent()
     }
     assert!(raised as u64 == a.searches && raised >= 5 && kept > raised, "{raised} raised, {kept} kept");
     // A wider error bound reaches more leaves; deepening again finds nothing to do.
-    let wide = run(&input, DeviateConfig { error: 6, budget: 12, ..deepen.clone() }, &dir.path().join("w.tbk"), 2);
+    let wide = run(&input, with!(deepen.clone(), error: 6, budget: 12), &dir.path().join("w.tbk"), 2);
     assert!(wide.searches > a.searches);
     let again = run(&out_book(&a.bytes), deepen, &dir.path().join("again.tbk"), 2);
     assert_eq!((again.searches, again.stop), (0, StopReason::Complete));

@@ -21,7 +21,7 @@ const WIDE_BOARD: &str = "---------O-OXO-O-OXXXO-X-XX--X---OXO--OX--XX-X---OOOOX
 /// A finished bundled Thor game with at least one pass: its moves (passes left out, as
 /// WTHOR stores them) and black's stored final disc count.
 fn thor_game_with_pass() -> (Vec<Move>, i32) {
-    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: false }).unwrap();
+    let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: false)).unwrap();
     let g = db
         .games
         .iter()
@@ -378,11 +378,8 @@ fn any_board() -> impl Strategy<Value = (Position, u8)> {
 
 #[test]
 fn engine_choose_answers_any_board_legally() {
-    let config = EngineConfig {
-        search: Settings { hash_mib: 1, ..Settings::default() },
-        book: BookSource::None,
-        ..EngineConfig::default()
-    };
+    let config =
+        with!(EngineConfig::default(), search: with!(Settings::default(), hash_mib: 1), book: BookSource::None);
     let engine = std::sync::Mutex::new(Engine::new(config).unwrap());
     let wide = Position::parse_board_text(WIDE_BOARD).unwrap();
     let mut runner = TestRunner::new(Config { cases: 400, ..Config::default() });
@@ -516,8 +513,8 @@ fn the_engine_searches_instead_of_playing_a_shallower_book_leaf() {
     };
     let engine_at = |depth: u32, time: Option<Duration>| {
         let search =
-            Settings { depth: Some(depth), exact_at: Some(0), time, hash_mib: 4, threads: 1, ..Settings::default() };
-        Engine::new(EngineConfig { search, book: BookSource::Bundled, ..EngineConfig::default() }).unwrap()
+            with!(Settings::default(), depth: Some(depth), exact_at: Some(0), time: time, hash_mib: 4, threads: 1);
+        Engine::new(with!(EngineConfig::default(), search: search, book: BookSource::Bundled)).unwrap()
     };
     let leaf_depth = u32::from(leaf.depth);
     let at_leaf = engine_at(leaf_depth, None).choose(&pos).unwrap();

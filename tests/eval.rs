@@ -79,10 +79,10 @@ fn train_on_the_bundled_archives_then_use_the_weights() {
 
     // Bad settings are refused before any work.
     for (args, message) in [
-        (vec!["--phases", "7"], "phases must divide 60"),
-        (vec!["--without", "nonsense"], "no feature named `nonsense`"),
+        (vec!["--phases", "7"], "--phases must be a divisor of 60 (1..=60), got 7"),
+        (vec!["--without", "nonsense"], "--without must be one of the feature names"),
         (vec!["--bootstrap-rounds", "1", "--bootstrap-selectivity", "40"], "--bootstrap-selectivity"),
-        (vec!["--move-loss", "20"], "move loss must be 0..=10"),
+        (vec!["--move-loss", "20"], "--move-loss must be 0..=10 discs, got 20"),
     ] {
         let err = train(&args).fails().to_string();
         assert!(err.contains(message), "{args:?}: {err}");
@@ -213,7 +213,7 @@ fn eval_error_solves_extra_empties_and_keeps_them() {
     let store = thorbook::train::LabelStore::open(&labels).unwrap();
     let games = thorbook::thor::ThorDatabase::load(
         &thorbook::thor::bundled_sources(),
-        thorbook::thor::LoadOptions { strict: true, index: false },
+        with!(thorbook::thor::LoadOptions::default(), strict: true, index: false),
     )
     .unwrap();
     let games: Vec<_> = games.games.iter().map(thorbook::train::TrainGame::from_thor).step_by(400).collect();

@@ -37,7 +37,7 @@ fn the_position_statistics_example_reads_the_bundled_archives_and_refuses_bad_mo
     use thorbook::thor::{bundled_sources, GameFilter, LoadOptions, ThorDatabase};
     let text = printed(position_stats::run, &["f5d6c3"]).unwrap();
     // Its counts are the database's for the position, reached from the games directly.
-    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: true }).unwrap();
+    let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: true)).unwrap();
     let reached = db
         .games
         .iter()

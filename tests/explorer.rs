@@ -15,7 +15,7 @@ use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 use crate::util::thorbook;
 
 fn explorer() -> Explorer {
-    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: true }).unwrap();
+    let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: true)).unwrap();
     Explorer::new(db, BookSource::Bundled.open().unwrap())
 }
 

@@ -19,16 +19,16 @@ use crate::util::{build_book_bytes, thorbook};
 const DATE: EdaxDate = EdaxDate { year: 2026, month: 11, day: 23, hour: 6, minute: 0, second: 0 };
 
 fn config(max_ply: u32, min_games: u32, depth: u32, exact_at: u32) -> BuildConfig {
-    BuildConfig {
-        max_ply,
-        min_games,
-        search: Settings { depth: Some(depth), exact_at: Some(exact_at), hash_mib: 2, ..Settings::default() },
-        ..Default::default()
-    }
+    with!(
+        BuildConfig::default(),
+        max_ply: max_ply,
+        min_games: min_games,
+        search: with!(Settings::default(), depth: Some(depth), exact_at: Some(exact_at), hash_mib: 2),
+    )
 }
 
 fn games() -> Vec<GameLine> {
-    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: false }).unwrap();
+    let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: false)).unwrap();
     db.games.iter().map(GameLine::from_thor).collect()
 }
 

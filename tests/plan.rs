@@ -17,17 +17,17 @@ use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 use crate::util::thorbook;
 
 fn games(n: usize) -> Vec<GameLine> {
-    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: false }).unwrap();
+    let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: false)).unwrap();
     db.games.iter().take(n).map(GameLine::from_thor).collect()
 }
 
 fn config(depth: u32, threads: usize) -> BuildConfig {
-    BuildConfig {
+    with!(
+        BuildConfig::default(),
         max_ply: 12,
         min_games: 1,
-        search: Settings { depth: Some(depth), exact_at: Some(14), hash_mib: 2, threads, ..Settings::default() },
-        ..Default::default()
-    }
+        search: with!(Settings::default(), depth: Some(depth), exact_at: Some(14), hash_mib: 2, threads: threads),
+    )
 }
 
 fn run_all(plan: &Plan, threads: Option<usize>) {
@@ -210,17 +210,18 @@ fn run_rounds(work: &Path, threads: Option<usize>) -> u32 {
 }
 
 fn grow_config(growth: Growth, depth: u32, threads: usize) -> DeviateConfig {
-    DeviateConfig {
+    with!(
+        DeviateConfig::default(),
         error: 2,
         budget: 4,
         contempt: 0,
         max_positions: Some(150),
         time: None,
         max_ply: 14,
-        search: Settings { depth: Some(depth), exact_at: Some(14), hash_mib: 2, threads, ..Settings::default() },
-        growth,
+        search: with!(Settings::default(), depth: Some(depth), exact_at: Some(14), hash_mib: 2, threads: threads),
+        growth: growth,
         round_size: 40,
-    }
+    )
 }
 
 /// A deviation and a deepening planned in rounds of 1, 3 or 4 shards, run on 1 or 2
@@ -266,7 +267,7 @@ fn round_plans_refuse_a_changed_input_a_time_limit_and_another_growth() {
     let work = dir.path().join("w");
     let out = work.join("out.tbk");
     let cfg = grow_config(Growth::Deviate, 3, 1);
-    let timed = DeviateConfig { time: Some(std::time::Duration::from_secs(5)), ..cfg.clone() };
+    let timed = with!(cfg.clone(), time: Some(std::time::Duration::from_secs(5)));
     let err = Plan::create_rounds(&work, &book, timed, Board::START, 2, &out).err().unwrap().to_string();
     assert!(err.contains("a time limit cannot be planned"), "{err}");
     let Planned::Round(plan) = Plan::create_rounds(&work, &book, cfg.clone(), Board::START, 2, &out).unwrap() else {
@@ -275,7 +276,7 @@ fn round_plans_refuse_a_changed_input_a_time_limit_and_another_growth() {
     assert_eq!(plan.round(), Some(1));
     let again = Plan::create_rounds(&work, &book, cfg.clone(), Board::START, 2, &out).unwrap();
     assert!(matches!(again, Planned::Round(p) if p.digest() == plan.digest()));
-    let other = DeviateConfig { error: 3, ..cfg.clone() };
+    let other = with!(cfg.clone(), error: 3);
     let err = Plan::create_rounds(&work, &book, other, Board::START, 2, &out).err().unwrap().to_string();
     assert!(err.contains("another plan"), "{err}");
     // The copied input, edited: every later open names it.
@@ -310,4 +311,54 @@ fn plans_refuse_paths_they_cannot_write_and_foreign_round_directories() {
     let out = dir.path().join("out.tbk");
     let err = Plan::create_rounds(&work, &book, cfg, Board::START, 2, &out).err().unwrap().to_string();
     assert!(err.contains("round-0001") && err.contains("not a round of a growth"), "{err}");
+}
+
+/// A growth's setting out of range is named by its flag before anything is written;
+/// it used to name the work directory's input copy, which was never created.
+#[test]
+fn a_planned_growth_with_a_setting_out_of_range_names_the_flag_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("W1");
+    let (w, out) = (work.to_str().unwrap(), dir.path().join("out.tbk"));
+    let run = thorbook(&[
+        "book",
+        "plan",
+        "deviate",
+        "--error",
+        "100",
+        "--budget",
+        "4",
+        "--shards",
+        "2",
+        "--work-dir",
+        w,
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = run.fails();
+    assert!(err.contains("--error must be 0..=64, got 100"), "{err}");
+    assert!(!err.contains("input.tbk"), "{err}");
+    assert!(!work.exists());
+    // A deepening without its level, and a start outside the book, likewise.
+    let run = thorbook(&["book", "plan", "deepen", "--shards", "2", "--work-dir", w, "-o", out.to_str().unwrap()]);
+    assert!(run.fails().contains("give --level N"), "{}", run.stderr);
+    let run = thorbook(&[
+        "book",
+        "plan",
+        "deviate",
+        "--error",
+        "2",
+        "--budget",
+        "4",
+        "--from",
+        "f5f6e6f4c3",
+        "--shards",
+        "2",
+        "--work-dir",
+        w,
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(run.fails().contains("not in the book"), "{}", run.stderr);
+    assert!(!work.exists());
 }

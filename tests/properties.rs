@@ -153,9 +153,14 @@ proptest! {
 
 /// A shallow engine (depth 3, exact at 10 empties) with the bundled book and evaluation.
 fn shallow_engine() -> Engine<AnyEval> {
-    let search =
-        Settings { depth: Some(3), exact_at: Some(10), width: Some(Width::Full), hash_mib: 1, ..Settings::default() };
-    Engine::new(EngineConfig { search, ..EngineConfig::default() }).unwrap()
+    let search = with!(
+        Settings::default(),
+        depth: Some(3),
+        exact_at: Some(10),
+        width: Some(Width::Full),
+        hash_mib: 1,
+    );
+    Engine::new(with!(EngineConfig::default(), search: search)).unwrap()
 }
 
 /// The engine's answer to `pos`, checked: a legal move, a pass exactly when forced, and
@@ -254,7 +259,7 @@ proptest! {
             assert!(anomalies.is_empty() && back.header == file.header && back.records == file.records);
             Source::from_vec(&format!("WTH_{year}_{i}.wtb"), bytes)
         }).collect();
-        let db = ThorDatabase::load(&sources, LoadOptions { strict: true, index: false }).unwrap();
+        let db = ThorDatabase::load(&sources, with!(LoadOptions::default(), strict: true, index: false)).unwrap();
         let total: usize = files.iter().map(|f| f.2.len()).sum();
         prop_assert_eq!(db.games.len(), total);
 

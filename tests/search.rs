@@ -25,7 +25,7 @@ fn problems(name: &str) -> Vec<Problem> {
 fn check_problem_set(name: &str, threads: usize) {
     let set = problems(name);
     assert!(!set.is_empty(), "{name} holds no problems");
-    let solver = ProblemSolver::new(&Settings { threads, hash_mib: 64, ..Settings::default() }, Goal::Exact).unwrap();
+    let solver = ProblemSolver::new(&with!(Settings::default(), threads: threads, hash_mib: 64), Goal::Exact).unwrap();
     let mut seen = 0;
     let totals = solver.run(&set, &mut |r| {
         let p = &set[seen];
@@ -58,7 +58,7 @@ fn problem_solver_matches_plain_alpha_beta_and_flags_wrong_listings() {
     }
     let planted = set.iter().filter(|p| p.best_score() == Some(65)).count();
     for threads in [1, 2] {
-        let settings = Settings { threads, hash_mib: 8, eval: EvalSource::Classic, ..Settings::default() };
+        let settings = with!(Settings::default(), threads: threads, hash_mib: 8, eval: EvalSource::Classic);
         let exact = ProblemSolver::new(&settings, Goal::Exact).unwrap();
         let mut results = Vec::new();
         let totals = exact.run(&set, &mut |r| results.push(r.clone()));
@@ -80,10 +80,10 @@ fn problem_solver_matches_plain_alpha_beta_and_flags_wrong_listings() {
 #[test]
 fn problem_solver_refuses_bad_settings_with_errors() {
     let bad = [
-        Settings { threads: 0, ..Settings::default() },
-        Settings { hash_mib: 0, ..Settings::default() },
-        Settings { hash_mib: 1 << 40, ..Settings::default() },
-        Settings { eval: EvalSource::File("/nonexistent/weights.bin".into()), ..Settings::default() },
+        with!(Settings::default(), threads: 0),
+        with!(Settings::default(), hash_mib: 0),
+        with!(Settings::default(), hash_mib: 1 << 40),
+        with!(Settings::default(), eval: EvalSource::File("/nonexistent/weights.bin".into())),
     ];
     for s in bad {
         let err = ProblemSolver::new(&s, Goal::Exact).err().expect("refused").to_string();
@@ -276,13 +276,13 @@ fn check_theoretical_scores(db: &ThorDatabase, sample: usize) -> usize {
 fn shared_database() -> ThorDatabase {
     let dir = shared("thor");
     let sources: Vec<Source> = expand_paths(&[dir]).unwrap().iter().map(|p| Source::open(p).unwrap()).collect();
-    ThorDatabase::load(&sources, LoadOptions { strict: true, index: false }).unwrap()
+    ThorDatabase::load(&sources, with!(LoadOptions::default(), strict: true, index: false)).unwrap()
 }
 
 /// A few games (24-empty solves take seconds each); the 100-game sample is ignored below.
 #[test]
 fn thor_theoretical_scores_match_exact_solves() {
-    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: false }).unwrap();
+    let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: false)).unwrap();
     assert_eq!(check_theoretical_scores(&db, 4), 4);
 }
 
@@ -342,8 +342,15 @@ fn the_same_settings_give_the_same_limits_in_every_command() {
             for exact_at in [None, Some(0), Some(30)] {
                 for width in [None, Some(Width::Full), Some(sigma1)] {
                     let level = level.map(|n| Level::new(n).unwrap());
-                    let s = Settings { level, depth, exact_at, width, hash_mib: 1, ..Settings::default() };
-                    let build = BuildConfig { max_ply: 8, min_games: 1, search: s.clone(), ..Default::default() };
+                    let s = with!(
+                        Settings::default(),
+                        level: level,
+                        depth: depth,
+                        exact_at: exact_at,
+                        width: width,
+                        hash_mib: 1,
+                    );
+                    let build = with!(BuildConfig::default(), max_ply: 8, min_games: 1, search: s.clone());
                     let mut strengths: Vec<(&str, Strength)> = vec![
                         ("engine", s.strength()),
                         ("book build", build.leaf_search().unwrap().strength),
@@ -376,13 +383,13 @@ fn the_same_settings_give_the_same_limits_in_every_command() {
     assert!(checked > 400, "{checked}");
     // Where nothing is said, each command keeps its own fallback: the deviation the
     // book's settings.
-    let open = LeafSearch::new(&Settings { hash_mib: 1, ..Settings::default() }, LeafSearch::recorded(&book)).unwrap();
+    let open = LeafSearch::new(&with!(Settings::default(), hash_mib: 1), LeafSearch::recorded(&book)).unwrap();
     assert_eq!((open.strength.depth, open.strength.exact_at), (Some(4), Some(10)));
     assert_eq!(open.strength.selectivity.map(Selectivity::tenths), Some(20));
     // A time budget alone deepens until the budget in every command (a measurement
     // searches rather than ignoring it).
-    let timed = Settings { time: Some(std::time::Duration::from_millis(50)), hash_mib: 1, ..Settings::default() };
-    let build = BuildConfig { max_ply: 8, min_games: 1, search: timed.clone(), ..Default::default() };
+    let timed = with!(Settings::default(), time: Some(std::time::Duration::from_millis(50)), hash_mib: 1);
+    let build = with!(BuildConfig::default(), max_ply: 8, min_games: 1, search: timed.clone());
     for st in [
         timed.strength(),
         build.leaf_search().unwrap().strength,
@@ -406,7 +413,7 @@ fn refusals_are_the_same_words_everywhere() {
         ("--selectivity", "99", "--selectivity must be 0 (full width) or 0.1..=10 standard deviations, got 99"),
         ("--level", "15", "--level must be 1..=14, got 15"),
         ("--depth", "0", "--depth must be 1..=60, got 0"),
-        ("--exact-at", "61", "--exact-at must be 0..=60 empties, got 61"),
+        ("--exact-at", "61", "--exact-at must be 0..=60, got 61"),
         ("--threads", "0", "--threads must be 1..=256, got 0"),
         ("--time", "0", "--time must be a positive number of seconds up to a year, got 0"),
         ("--hash-mib", "0", "a transposition table of 0 MiB is out of range"),

@@ -1,5 +1,16 @@
 //! Integration tests: the library through its public API and the real binary.
 
+/// `base` with the given fields set: how code outside the crate makes a configuration,
+/// which is `#[non_exhaustive]` (a new field does not break it).
+macro_rules! with {
+    ($base:expr $(, $field:ident: $value:expr)* $(,)?) => {{
+        #[allow(unused_mut)]
+        let mut value = $base;
+        $(value.$field = $value;)*
+        value
+    }};
+}
+
 mod util;
 
 mod audit;

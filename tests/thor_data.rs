@@ -14,7 +14,7 @@ use crate::util::{shared, thorbook};
 fn load_shared(index: bool) -> ThorDatabase {
     let dir = shared("thor");
     let sources: Vec<Source> = expand_paths(&[dir]).unwrap().iter().map(|p| Source::open(p).unwrap()).collect();
-    ThorDatabase::load(&sources, LoadOptions { strict: true, index }).unwrap()
+    ThorDatabase::load(&sources, with!(LoadOptions::default(), strict: true, index: index)).unwrap()
 }
 
 #[test]
@@ -101,7 +101,7 @@ fn check_stats_after_f5(db: &ThorDatabase) {
 
 #[test]
 fn stats_after_f5_count_every_game_in_any_orientation() {
-    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: true }).unwrap();
+    let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: true)).unwrap();
     assert!(db.games.len() > 6_000);
     check_stats_after_f5(&db);
 }
@@ -131,12 +131,12 @@ fn shared_move_order_counts() {
 
 #[test]
 fn transpositions_merge_in_the_position_filter() {
-    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: true }).unwrap();
+    let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: true)).unwrap();
     // f5d6c3d3c4 and f5d6c4d3c3 reach the same position by different move orders.
     let a = Position::from_moves("f5d6c3d3c4").unwrap();
     let b = Position::from_moves("f5d6c4d3c3").unwrap();
     assert_eq!(a, b);
-    let by_filter = db.select(&GameFilter { position: Some(a), ..Default::default() });
+    let by_filter = db.select(&with!(GameFilter::default(), position: Some(a)));
     // Naive reference: replay every game and compare every position's canonical form.
     let canon = a.board.canonical().0;
     let naive: Vec<usize> = (0..db.games.len())
@@ -186,12 +186,12 @@ fn export_wtb_writes_a_loadable_subset() {
     let bytes = std::fs::read(&path).unwrap();
     let (file, anomalies) = ThorFile::parse("subset.wtb", &bytes).unwrap();
     assert!(anomalies.is_empty());
-    let db = ThorDatabase::load(&bundled_sources(), LoadOptions { strict: true, index: true }).unwrap();
-    let want = db.select(&GameFilter {
+    let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: true)).unwrap();
+    let want = db.select(&with!(
+        GameFilter::default(),
         years: Some((2015, 2015)),
         position: Some(Position::from_moves("f5f6").unwrap()),
-        ..Default::default()
-    });
+    ));
     assert_eq!(file.len(), want.len());
     assert_eq!(file.header.game_year, 2015);
     assert!(Path::new(&path).exists());
@@ -207,16 +207,18 @@ fn a_wtb_export_over_several_years_writes_a_file_per_year() {
     crate::util::thorbook(&["thor", "export", "--format", "wtb", "-o", out.to_str().unwrap()]).ok();
     let original = thorbook::thor::ThorDatabase::load(
         &thorbook::thor::bundled_sources(),
-        thorbook::thor::LoadOptions { strict: true, index: false },
+        with!(thorbook::thor::LoadOptions::default(), strict: true, index: false),
     )
     .unwrap();
     let mut reloaded_games = 0;
     for year in [2013u16, 2014, 2015] {
         let path = dir.path().join(format!("sel_{year}.wtb"));
         let source = thorbook::thor::Source::open(&path).unwrap();
-        let db =
-            thorbook::thor::ThorDatabase::load(&[source], thorbook::thor::LoadOptions { strict: true, index: false })
-                .unwrap();
+        let db = thorbook::thor::ThorDatabase::load(
+            &[source],
+            with!(thorbook::thor::LoadOptions::default(), strict: true, index: false),
+        )
+        .unwrap();
         assert!(db.games.iter().all(|g| g.year == year), "{year}");
         let want: Vec<_> = original.games.iter().filter(|g| g.year == year).map(|g| (g.raw, g.depth)).collect();
         let got: Vec<_> = db.games.iter().map(|g| (g.raw, g.depth)).collect();
@@ -230,7 +232,7 @@ fn a_wtb_export_over_several_years_writes_a_file_per_year() {
     crate::util::thorbook(&["thor", "export", "--format", "wtb", "--years", "2014", "-o", one.to_str().unwrap()]).ok();
     let db = thorbook::thor::ThorDatabase::load(
         &[thorbook::thor::Source::open(&one).unwrap()],
-        thorbook::thor::LoadOptions { strict: true, index: false },
+        with!(thorbook::thor::LoadOptions::default(), strict: true, index: false),
     )
     .unwrap();
     assert_eq!(db.games.len(), original.games.iter().filter(|g| g.year == 2014).count());

@@ -44,6 +44,7 @@ use crate::square::{format_moves, Move};
 
 /// What to audit, and how.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct AuditConfig {
     /// Positions to audit (at most; fewer when the walk finds fewer).
     pub sample: usize,
@@ -68,6 +69,25 @@ pub struct AuditConfig {
     /// A second search of every position, compared with the audit search as the book
     /// is (e.g. the engine's own level 10: is the book worth more than a search?).
     pub compare: Option<Settings>,
+}
+
+impl Default for AuditConfig {
+    /// 200 positions of plies 10..=30 on lines within 2 discs of the best, from the
+    /// start, seed 1, the 10 worst listed, the default search, no comparison.
+    fn default() -> AuditConfig {
+        AuditConfig {
+            sample: 200,
+            from: Position::START,
+            min_ply: 10,
+            max_ply: 30,
+            error: 2,
+            search: Settings::default(),
+            seed: 1,
+            worst: 10,
+            games: None,
+            compare: None,
+        }
+    }
 }
 
 impl AuditConfig {
@@ -116,6 +136,7 @@ impl AuditConfig {
 
 /// Why an audit failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum AuditError {
     /// A setting out of range.
     #[error(transparent)]
@@ -292,6 +313,7 @@ pub struct DecisionGroup {
 
 /// Progress of an audit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AuditEvent {
     /// The sample is drawn: `positions` of `candidates`, `resumed` already searched.
     Sampled {

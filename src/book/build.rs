@@ -34,6 +34,7 @@ use crate::square::{Move, Square};
 
 /// What to build: which positions, and how each leaf is searched.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct BuildConfig {
     /// Collect positions up to this many plies (moves and passes) from the start, 1..=60.
     pub max_ply: u32,
@@ -317,6 +318,7 @@ impl Leaf {
 
 /// Why a build failed.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum BuildError {
     /// The previous book of an update was searched with other settings.
     #[error("{0}")]

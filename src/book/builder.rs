@@ -17,6 +17,7 @@ use crate::fileio::IoError;
 
 /// What a running build reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BuildEvent {
     /// Positions were collected from the games.
     Collected {

@@ -47,6 +47,7 @@ pub(crate) const MAX_ROUND_SIZE: usize = 10_000_000;
 
 /// What to expand.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct DeviateConfig {
     /// A move is followed when it scores within this many discs of the best.
     pub error: i32,
@@ -69,6 +70,24 @@ pub struct DeviateConfig {
     /// What to do with the leaves inside the bounds: expand them (deviation), or search
     /// them again at `search`'s level where they were searched less deeply (deepening).
     pub growth: Growth,
+}
+
+impl Default for DeviateConfig {
+    /// Lines within 2 discs a move and 4 a line, to ply 40, no contempt, no limit but
+    /// the bounds, rounds of [`ROUND_SIZE`] leaves, the default search: a deviation.
+    fn default() -> DeviateConfig {
+        DeviateConfig {
+            error: 2,
+            budget: 4,
+            contempt: 0,
+            max_positions: None,
+            time: None,
+            round_size: ROUND_SIZE,
+            max_ply: 40,
+            search: Settings::default(),
+            growth: Growth::Deviate,
+        }
+    }
 }
 
 /// How a book grows inside the error bounds.
@@ -100,6 +119,7 @@ impl DeviateConfig {
 
 /// What a running deviation reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DeviateEvent {
     /// A round starts: `leaves` to expand, the book holding `positions`.
     Round {
@@ -165,6 +185,7 @@ pub struct DeviateSummary {
 
 /// Why a deviation failed.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum DeviateError {
     /// The starting position is not in the book.
     #[error("the starting position is not in the book")]

@@ -46,6 +46,7 @@ use crate::setting::{check, OutOfRange, Setting};
 
 /// What to fix, and how.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct FixConfig {
     /// The search that checks values and searches leaves again (a level, usually).
     pub search: Settings,
@@ -64,6 +65,23 @@ pub struct FixConfig {
     pub time: Option<Duration>,
     /// Where the walk starts.
     pub from: Position,
+}
+
+impl Default for FixConfig {
+    /// Values contradicted by more than 2 discs, on lines within 2 discs of the best,
+    /// plies 0..=30 from the start, no limit, the default search.
+    fn default() -> FixConfig {
+        FixConfig {
+            search: Settings::default(),
+            threshold: 2,
+            error: 2,
+            min_ply: 0,
+            max_ply: 30,
+            max_positions: None,
+            time: None,
+            from: Position::START,
+        }
+    }
 }
 
 impl FixConfig {
@@ -104,6 +122,7 @@ impl FixConfig {
 
 /// Why a fix failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FixError {
     /// A setting out of range.
     #[error(transparent)]
@@ -135,6 +154,7 @@ pub enum FixError {
 
 /// What a running fix reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FixEvent {
     /// Positions checked so far (of `total` left to check: those in a resumed fix's log
     /// are not checked again).

@@ -232,6 +232,7 @@ impl std::fmt::Display for LeafLevel {
 
 /// What is wrong with a book file.
 #[derive(Debug, Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BookError {
     /// Shorter than a header.
     #[error("{len} bytes, shorter than the {HEADER_LEN}-byte header: not a thorbook book, or truncated")]

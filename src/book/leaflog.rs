@@ -24,6 +24,7 @@ const HEADER: usize = 32;
 
 /// Why a log cannot be used.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum LeafLogError {
     /// Reading or writing it failed.
     #[error(transparent)]

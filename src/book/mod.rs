@@ -225,6 +225,7 @@ pub enum BookSource {
 
 /// A book that cannot be opened, with the file it came from.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum OpenError {
     /// The file cannot be read.
     #[error(transparent)]

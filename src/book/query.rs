@@ -118,6 +118,7 @@ pub fn book_moves<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position) -> Vec<BookMov
 
 /// How a player picks among book moves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct BookChoice {
     /// Pick among moves within this many discs of the best (0: the best), weighted
     /// toward the best: a move `d` discs below it weighs `randomness + 1 − d`.

@@ -14,6 +14,7 @@ use crate::fileio::IoError;
 
 /// How to submit.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct SlurmOptions {
     /// The `thorbook` binary the jobs run (an absolute path every node can reach).
     pub binary: PathBuf,
@@ -42,6 +43,7 @@ pub struct Submission {
 
 /// Why a submission or a wait failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SlurmError {
     /// sbatch, squeue or scontrol could not be run or refused.
     #[error("{command}: {message}")]

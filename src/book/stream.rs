@@ -20,6 +20,7 @@ use crate::fileio::IoError;
 
 /// Why a streamed book could not be written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StreamError {
     /// A record out of key order.
     #[error(transparent)]

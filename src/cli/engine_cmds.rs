@@ -74,7 +74,11 @@ impl TryFrom<&EngineArgs> for EngineConfig {
             },
             seed,
         };
-        config.validate()?;
+        config.validate().map_err(|e| match e {
+            crate::engine::EngineError::Setting(e) => super::flags::out_of_range(&e),
+            crate::engine::EngineError::Settings(e) => super::search_args::flag_error(e),
+            e => e.into(),
+        })?;
         Ok(config)
     }
 }
@@ -218,7 +222,6 @@ impl TryFrom<&MatchArgs> for MatchConfig {
     type Error = anyhow::Error;
 
     fn try_from(a: &MatchArgs) -> anyhow::Result<MatchConfig> {
-        anyhow::ensure!((1..=100_000).contains(&a.games), "--games must be 1..=100000, got {}", a.games);
         let openings = match &a.openings {
             Some(p) => {
                 let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
@@ -312,6 +315,10 @@ pub(super) fn run_match(args: MatchArgs) -> anyhow::Result<ExitCode> {
                 write_error.get_or_insert(e);
             }
         }
+    })
+    .map_err(|e| match e {
+        matches::MatchError::Setting(e) => super::flags::out_of_range(&e),
+        e => e.into(),
     })?;
     if let Some(mut w) = games_out {
         use std::io::Write;

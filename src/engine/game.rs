@@ -26,6 +26,7 @@ pub struct Game {
 
 /// Why a move cannot be added to a game.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum GameError {
     /// Not legal in the current position.
     #[error(transparent)]

@@ -31,6 +31,7 @@ pub struct GgfGame {
 /// Text that is not a GGF Othello game.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("GGF byte {offset}: {message}")]
+#[non_exhaustive]
 pub struct GgfError {
     /// Byte offset in the text.
     pub offset: usize,

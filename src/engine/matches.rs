@@ -15,7 +15,7 @@ use super::ggf;
 use crate::board::Color;
 use crate::position::Position;
 use crate::results::win_rate;
-use crate::setting::{OutOfRange, Setting};
+use crate::setting::{check, OutOfRange, Setting};
 use crate::square::{parse_move_sequence, Move};
 
 /// The protocol a match speaks to an engine.
@@ -40,6 +40,7 @@ pub struct PlayerSpec {
 
 /// What a match plays.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct MatchConfig {
     /// Engine A.
     pub a: PlayerSpec,
@@ -53,6 +54,26 @@ pub struct MatchConfig {
     pub time_per_move: Option<Duration>,
     /// A move slower than this loses the game.
     pub move_timeout: Duration,
+}
+
+/// The most games a match plays.
+pub const MAX_GAMES: usize = 100_000;
+
+impl MatchConfig {
+    /// `a` against `b` over the bundled openings, both colours of each: one game an
+    /// opening and colour, no time limit a move, two minutes before an engine that
+    /// does not answer forfeits.
+    pub fn new(a: PlayerSpec, b: PlayerSpec) -> MatchConfig {
+        let openings = bundled_openings();
+        MatchConfig {
+            a,
+            b,
+            games: openings.len() * 2,
+            openings,
+            time_per_move: None,
+            move_timeout: Duration::from_secs(120),
+        }
+    }
 }
 
 /// The two sides of a match.
@@ -417,6 +438,7 @@ impl Drop for Client {
 
 /// Errors that stop a match (faults inside games only lose those games).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum MatchError {
     /// An engine cannot be started at all.
     #[error("cannot start engine {name} (`{command}`): {source}")]
@@ -511,9 +533,7 @@ pub fn run_match(config: &MatchConfig, mut on_game: impl FnMut(&GameRecord)) -> 
     if config.openings.is_empty() {
         return Err(OutOfRange::new(Setting::Openings, 0, "at least 1").into());
     }
-    if config.games == 0 {
-        return Err(OutOfRange::new(Setting::Games, 0, "at least 1").into());
-    }
+    check(Setting::Games, config.games, 1..=MAX_GAMES)?;
     let mut clients = [spawn(&config.a, config.move_timeout)?, spawn(&config.b, config.move_timeout)?];
     let mut records = Vec::with_capacity(config.games);
     for g in 0..config.games {

@@ -38,6 +38,7 @@ pub use game::{Game, GameError};
 /// arguments with the CLI's `TryFrom`, or set the fields directly and call
 /// [`EngineConfig::validate`] (which [`Engine::new`] does).
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct EngineConfig {
     /// Level, depth, exact threshold, width, budgets, table size, threads, evaluation.
     pub search: Settings,
@@ -63,6 +64,7 @@ impl Default for EngineConfig {
 
 /// A configuration or engine that cannot be made, or a position it cannot play.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum EngineError {
     /// A search setting out of range, or a table that cannot be allocated.
     #[error(transparent)]

@@ -82,6 +82,7 @@ pub(crate) fn phase_empties(phase: usize, phases: usize) -> (u32, u32) {
 
 /// A damaged, foreign or incompatible weight file.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum WeightsError {
     /// The file could not be read.
     #[error(transparent)]

@@ -26,6 +26,7 @@ pub enum Goal {
 
 /// Why a problem set cannot be solved.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ProblemSetError {
     /// The settings are out of range or the table cannot be allocated.
     #[error(transparent)]

@@ -97,6 +97,7 @@ pub(crate) fn seconds(value: f64, zero_ok: bool) -> Result<Duration, String> {
 /// default level) or [`Settings::at_level`], set what you need, and call
 /// [`Settings::validate`]; [`Settings::strength`] resolves it for a search.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Settings {
     /// The level whose depth, exact threshold and width apply where no explicit value
     /// is given.
@@ -138,6 +139,51 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// These settings with the level `level`.
+    pub fn with_level(self, level: Level) -> Settings {
+        Settings { level: Some(level), ..self }
+    }
+
+    /// These settings with the midgame depth `depth` (over the level's).
+    pub fn with_depth(self, depth: u32) -> Settings {
+        Settings { depth: Some(depth), ..self }
+    }
+
+    /// These settings solving exactly from `empties` empties (over the level's).
+    pub fn with_exact_at(self, empties: u32) -> Settings {
+        Settings { exact_at: Some(empties), ..self }
+    }
+
+    /// These settings with the width `width` (over the level's).
+    pub fn with_width(self, width: Width) -> Settings {
+        Settings { width: Some(width), ..self }
+    }
+
+    /// These settings with a time budget a search.
+    pub fn with_time(self, time: Duration) -> Settings {
+        Settings { time: Some(time), ..self }
+    }
+
+    /// These settings with a node budget a search.
+    pub fn with_nodes(self, nodes: u64) -> Settings {
+        Settings { nodes: Some(nodes), ..self }
+    }
+
+    /// These settings with a table of `mib` MiB.
+    pub fn with_hash_mib(self, mib: usize) -> Settings {
+        Settings { hash_mib: mib, ..self }
+    }
+
+    /// These settings on `threads` threads.
+    pub fn with_threads(self, threads: usize) -> Settings {
+        Settings { threads, ..self }
+    }
+
+    /// These settings with the evaluation `eval`.
+    pub fn with_eval(self, eval: EvalSource) -> Settings {
+        Settings { eval, ..self }
+    }
+
     /// A level and nothing explicit.
     pub fn at_level(level: Level) -> Settings {
         Settings { level: Some(level), ..Settings::default() }

@@ -112,6 +112,7 @@ pub(crate) const MAX_TABLE_MIB: usize = 1 << 20;
 
 /// A table that cannot be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TableError {
     /// Zero or absurdly large.
     #[error("a transposition table of {mib} MiB is out of range (1..={MAX_TABLE_MIB} MiB)")]

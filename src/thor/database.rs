@@ -27,11 +27,24 @@ use crate::zobrist::WHITE_TO_MOVE;
 
 /// How to treat damaged input.
 #[derive(Clone, Copy, Debug, Default)]
+#[non_exhaustive]
 pub struct LoadOptions {
     /// Fail on the first anomaly instead of skipping the file or game.
     pub strict: bool,
     /// Build the position index (needed by position filters and statistics).
     pub index: bool,
+}
+
+impl LoadOptions {
+    /// These options, failing on the first anomaly when `strict`.
+    pub fn with_strict(self, strict: bool) -> LoadOptions {
+        LoadOptions { strict, ..self }
+    }
+
+    /// These options, building the position index when `index`.
+    pub fn with_index(self, index: bool) -> LoadOptions {
+        LoadOptions { index, ..self }
+    }
 }
 
 /// A replayed, valid game with where it came from.
@@ -142,6 +155,7 @@ pub struct ThorDatabase {
 
 /// Which games to select.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct GameFilter {
     /// Case-insensitive substring of a player's name.
     pub player: Option<String>,

@@ -184,6 +184,7 @@ impl fmt::Display for Anomaly {
 
 /// Errors that stop loading a database.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum ThorError {
     /// A file or game is damaged and `--strict` was asked for, or a file cannot be
     /// read at all.

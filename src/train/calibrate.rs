@@ -45,6 +45,7 @@ use crate::setting::{check, OutOfRange, Setting};
 
 /// How to measure.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct CalibrateConfig {
     /// Multi-ProbCut selectivity of the measuring searches (`None`: full width).
     pub selectivity: Option<Selectivity>,

@@ -26,6 +26,7 @@ use crate::setting::{check, OutOfRange, Setting};
 
 /// Training settings.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct TrainConfig {
     /// Phases (1..=60): 60 is one per ply.
     pub phases: usize,
@@ -75,7 +76,7 @@ impl TrainConfig {
             return Err(OutOfRange::new(
                 Setting::Features,
                 format!("`{bad}`"),
-                format!("feature names ({})", known.join(", ")),
+                format!("one of the feature names ({})", known.join(", ")),
             ));
         }
         Ok(())

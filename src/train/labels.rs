@@ -60,6 +60,7 @@ impl SearchSpec {
 
 /// A damaged label store.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum LabelStoreError {
     /// The file could not be read or written.
     #[error(transparent)]

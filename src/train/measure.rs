@@ -91,6 +91,7 @@ impl MeasureConfig {
 
 /// The error at one number of empties.
 #[derive(Clone, Debug, serde::Serialize)]
+#[non_exhaustive]
 pub struct EmptiesError {
     /// Empty squares.
     pub empties: u32,

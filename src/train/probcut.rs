@@ -23,6 +23,7 @@ pub(crate) const PROBCUT_DEPTHS: usize = 32;
 
 /// How to fit.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ProbCutConfig {
     /// Sample positions per number of empties.
     pub positions_per_empties: usize,

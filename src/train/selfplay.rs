@@ -20,6 +20,7 @@ use crate::square::{Move, Square};
 
 /// How to play.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct SelfPlayConfig {
     /// Games to play.
     pub games: usize,

@@ -33,6 +33,7 @@ pub(crate) const DEFAULT_MOVE_LOSS: f64 = 2.3;
 
 /// Bootstrapping: midgame targets from searches by the last kept evaluation.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Bootstrap {
     /// Rounds at most (each is kept only if it lowers the held-out error).
     pub rounds: usize,
@@ -47,6 +48,7 @@ pub struct Bootstrap {
 
 /// Everything training needs to know.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct TrainerConfig {
     /// How each round fits.
     pub fit: TrainConfig,
@@ -131,6 +133,7 @@ pub struct RoundSummary {
 
 /// What the trainer reports as it goes.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub enum TrainerEvent {
     /// Progress of a long step.
     Progress(Progress),
@@ -193,6 +196,7 @@ fn held_out(i: usize, share: f64) -> bool {
 
 /// Why training stopped without weights.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TrainError {
     /// A setting is out of range.
     #[error(transparent)]

@@ -112,6 +112,7 @@ impl fmt::Display for Location {
 
 /// Why a book cannot be imported or exported.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum InterchangeError {
     /// Not a format thorbook knows.
     #[error(

@@ -81,6 +81,7 @@ impl ShardStatus {
 
 /// What a shard run reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ShardEvent {
     /// The shard was already complete and intact: nothing to do.
     AlreadyDone,
