@@ -334,5 +334,5 @@ fn an_audit_weighs_the_book_s_moves_against_a_search_s() {
 }
 
 fn settings_limits(settings: &Settings, empties: u32) -> thorbook::search::Limits {
-    settings.strength_over(AuditConfig::FALLBACK).limits(empties, None)
+    settings.resolve_over(AuditConfig::FALLBACK).unwrap().strength().limits(empties, None)
 }

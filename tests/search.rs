@@ -352,7 +352,7 @@ fn the_same_settings_give_the_same_limits_in_every_command() {
                     );
                     let build = with!(BuildConfig::default(), max_ply: 8, min_games: 1, search: s.clone());
                     let mut strengths: Vec<(&str, Strength)> = vec![
-                        ("engine", s.strength()),
+                        ("engine", s.resolve().unwrap().strength()),
                         ("book build", build.leaf_search().unwrap().strength),
                         ("book deviate", LeafSearch::new(&s, LeafSearch::recorded(&book)).unwrap().strength),
                     ];
@@ -391,7 +391,7 @@ fn the_same_settings_give_the_same_limits_in_every_command() {
     let timed = with!(Settings::default(), time: Some(std::time::Duration::from_millis(50)), hash_mib: 1);
     let build = with!(BuildConfig::default(), max_ply: 8, min_games: 1, search: timed.clone());
     for st in [
-        timed.strength(),
+        timed.resolve().unwrap().strength(),
         build.leaf_search().unwrap().strength,
         LeafSearch::new(&timed, LeafSearch::recorded(&book)).unwrap().strength,
         MeasureConfig::new(&timed, false).unwrap().search.expect("a timed measurement searches"),

@@ -147,13 +147,14 @@ impl LeafSearch {
     /// allocated as a trial, so that a size the system cannot give fails before any
     /// work is done.
     pub fn new(settings: &Settings, fallback: Strength) -> Result<LeafSearch, BuildError> {
-        drop(settings.table()?);
-        let strength = settings.strength_over(fallback);
+        let resolved = settings.resolve_over(fallback)?;
+        drop(TranspositionTable::try_new(resolved.hash_mib())?);
+        let strength = resolved.strength();
         if strength.depth.is_none() && strength.time.is_none() && strength.nodes.is_none() {
             return Err(BuildError::NoDepth);
         }
-        let eval = settings.eval.load()?;
-        Ok(LeafSearch { strength, hash_mib: settings.hash_mib, threads: settings.threads, eval })
+        let eval = resolved.eval().load()?;
+        Ok(LeafSearch { strength, hash_mib: resolved.hash_mib(), threads: resolved.threads(), eval })
     }
 
     /// A leaf search of a resolved `strength` (as a plan records it), the evaluation

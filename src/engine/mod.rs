@@ -191,14 +191,15 @@ impl<E: IncrementalEvaluator> Engine<E> {
     /// allocates the table and starts the threads.
     pub fn with_evaluator(config: EngineConfig, eval: E) -> Result<Engine<E>, EngineError> {
         config.validate()?;
+        let resolved = config.search.resolve()?;
         let book = config.book.open()?;
-        let tt = config.search.table()?;
-        let threads = config.search.threads;
+        let tt = TranspositionTable::try_new(resolved.hash_mib()).map_err(SettingsError::from)?;
+        let threads = resolved.threads();
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .map_err(|e| EngineError::Threads { threads, message: e.to_string() })?;
-        let (rng, strength) = (config.seed, config.search.strength());
+        let (rng, strength) = (config.seed, resolved.strength());
         Ok(Engine { config, strength, book, tt, eval, pool, stop: Arc::new(AtomicBool::new(false)), rng })
     }
 

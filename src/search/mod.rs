@@ -15,7 +15,7 @@ pub use endgame::{RootMove, Solved, Solver};
 pub use level::{Level, LevelSpec};
 pub use midgame::{Limits, Search, SearchResult, Selectivity};
 pub use moves::MAX_MOVES;
-pub use settings::{default_threads, Settings, SettingsError, Strength, Width, MAX_THREADS};
+pub use settings::{default_threads, Resolved, Settings, SettingsError, Strength, Width, MAX_THREADS};
 pub use tt::TranspositionTable;
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};

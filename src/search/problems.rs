@@ -125,10 +125,10 @@ impl ProblemSolver {
     /// A solver with the table size, threads and evaluation of `settings` (its depth
     /// and time settings do not apply: problems are solved to the end).
     pub fn new(settings: &Settings, goal: Goal) -> Result<ProblemSolver, ProblemSetError> {
-        settings.validate()?;
-        let tt = settings.table()?;
-        let eval = settings.eval.load()?;
-        let threads = settings.threads;
+        let resolved = settings.resolve()?;
+        let tt = TranspositionTable::try_new(resolved.hash_mib()).map_err(SettingsError::from)?;
+        let eval = resolved.eval().load()?;
+        let threads = resolved.threads();
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()

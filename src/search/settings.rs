@@ -1,7 +1,7 @@
 //! How hard to search, said once for every command and pipeline: [`Settings`] (a level,
 //! explicit values that override it, budgets, the table size, threads and the
-//! evaluation), checked by one [`Settings::validate`], and [`Strength`], what they
-//! resolve to for one search.
+//! evaluation), checked and resolved by one [`Settings::resolve`] into [`Resolved`],
+//! whose [`Strength`] is what one search runs with.
 //!
 //! The precedence rule, everywhere: an explicit depth, exact threshold or width wins;
 //! otherwise the level's value applies; without a level, the caller's fallback does (an
@@ -93,9 +93,46 @@ pub(crate) fn seconds(value: f64, zero_ok: bool) -> Result<Duration, String> {
     Duration::try_from_secs_f64(value).map_err(|e| format!("{value}: {e}"))
 }
 
+/// Settings that passed every check, with the level resolved: what a search runs
+/// with. Only [`Settings::resolve`] and [`Settings::resolve_over`] make one, so a
+/// function that takes a `Resolved` cannot be handed settings nobody checked (the way
+/// shakmaty's `Setup` becomes a `Chess` only through validation).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolved {
+    strength: Strength,
+    hash_mib: usize,
+    threads: usize,
+    eval: EvalSource,
+}
+
+impl Resolved {
+    /// The depth, exact threshold, budgets and width each search runs with: without a
+    /// level, an explicit depth brings the exact threshold and width of the level
+    /// nearest it; a time or node budget alone deepens without a depth limit; nothing
+    /// at all is the default level (over a fallback, the fallback's values instead).
+    pub fn strength(&self) -> Strength {
+        self.strength
+    }
+
+    /// The transposition table's size in MiB.
+    pub fn hash_mib(&self) -> usize {
+        self.hash_mib
+    }
+
+    /// Threads.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// The evaluation.
+    pub fn eval(&self) -> &EvalSource {
+        &self.eval
+    }
+}
+
 /// How hard to search: what a user asks for. Build one with [`Settings::default`] (the
-/// default level) or [`Settings::at_level`], set what you need, and call
-/// [`Settings::validate`]; [`Settings::strength`] resolves it for a search.
+/// default level) or [`Settings::at_level`], set what you need (`with_depth`, …), and
+/// [`Settings::resolve`] it: every pipeline does so before it searches.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Settings {
@@ -189,8 +226,26 @@ impl Settings {
         Settings { level: Some(level), ..Settings::default() }
     }
 
+    /// Checks every range and resolves the level: the settings a search runs with,
+    /// an engine's way (see [`Resolved::strength`]). The only way to a [`Resolved`].
+    pub fn resolve(&self) -> Result<Resolved, SettingsError> {
+        self.validate()?;
+        Ok(self.resolved(self.strength()))
+    }
+
+    /// As [`Settings::resolve`], over `fallback`: the values that apply where neither
+    /// an explicit value nor a level gives one (a book's leaves, an audit's searches).
+    pub fn resolve_over(&self, fallback: Strength) -> Result<Resolved, SettingsError> {
+        self.validate()?;
+        Ok(self.resolved(self.strength_over(fallback)))
+    }
+
+    fn resolved(&self, strength: Strength) -> Resolved {
+        Resolved { strength, hash_mib: self.hash_mib, threads: self.threads, eval: self.eval.clone() }
+    }
+
     /// Checks every range; the error names the setting.
-    pub fn validate(&self) -> Result<(), SettingsError> {
+    pub(crate) fn validate(&self) -> Result<(), SettingsError> {
         if let Some(d) = self.depth {
             check(Setting::Depth, d, 1..=60)?;
         }
@@ -214,18 +269,11 @@ impl Settings {
         self.level.is_none() && self.depth.is_none() && (self.time.is_some() || self.nodes.is_some())
     }
 
-    /// Validates, then allocates a table of the size asked for; an allocation that
-    /// fails is an error value, never an abort.
-    pub(crate) fn table(&self) -> Result<TranspositionTable, SettingsError> {
-        self.validate()?;
-        Ok(TranspositionTable::try_new(self.hash_mib)?)
-    }
-
     /// What these settings mean for a search, an engine's way: without a level, an
     /// explicit depth brings the exact threshold and width of the level nearest it; a
     /// time or node budget alone deepens without a depth limit (solving exactly as each
     /// search's time allows); nothing at all is the default level.
-    pub fn strength(&self) -> Strength {
+    pub(crate) fn strength(&self) -> Strength {
         let fallback = match self.depth {
             Some(d) => Strength::for_depth(d),
             None if self.budget_only() => Strength { exact_at: None, ..Strength::level(Level::DEFAULT) },
@@ -238,7 +286,7 @@ impl Settings {
     /// explicit value nor a level gives one.
     ///
     /// A time or node budget with neither a depth nor a level deepens until the budget.
-    pub fn strength_over(&self, fallback: Strength) -> Strength {
+    pub(crate) fn strength_over(&self, fallback: Strength) -> Strength {
         let base = self.level.map_or(fallback, Strength::level);
         Strength {
             depth: if self.budget_only() { None } else { self.depth.or(base.depth) },
@@ -397,7 +445,7 @@ mod tests {
                 (SettingsError::Table(_), None) => {}
                 (e, setting) => panic!("{e:?} is not about {setting:?}"),
             }
-            assert!(s.table().is_err());
+            assert!(s.resolve().is_err());
         }
     }
 }

@@ -74,13 +74,9 @@ impl MeasureConfig {
     /// A measurement with `settings`: the static evaluation unless they give a depth, a
     /// level or a budget, else their search over `MeasureConfig::FALLBACK`.
     pub fn new(settings: &Settings, exact_only: bool) -> Result<MeasureConfig, SettingsError> {
-        settings.validate()?;
+        let resolved = settings.resolve_over(MeasureConfig::FALLBACK)?;
         let searched = settings.depth.is_some() || settings.level.is_some() || settings.budget_only();
-        Ok(MeasureConfig {
-            search: searched.then(|| settings.strength_over(MeasureConfig::FALLBACK)),
-            exact_only,
-            hash_mib: settings.hash_mib,
-        })
+        Ok(MeasureConfig { search: searched.then(|| resolved.strength()), exact_only, hash_mib: resolved.hash_mib() })
     }
 
     /// The search depth, 0 for the static evaluation (for reports).
