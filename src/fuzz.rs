@@ -27,7 +27,7 @@ use crate::{Color, Position};
 pub type Check = fn(&[u8]);
 
 /// Every target, as `cargo fuzz list` names it, with its check.
-pub const TARGETS: [(&str, Check); 11] = [
+pub const TARGETS: [(&str, Check); 16] = [
     ("thor_file", thor_file),
     ("book_open", book_open),
     ("book_import", book_import),
@@ -39,6 +39,11 @@ pub const TARGETS: [(&str, Check); 11] = [
     ("explorer", explorer),
     ("eval_weights", eval_weights),
     ("leaf_log", leaf_log),
+    ("shard_file", shard_file),
+    ("nodes_file", nodes_file),
+    ("plan_json", plan_json),
+    ("build_checkpoint", build_checkpoint),
+    ("label_store", label_store),
 ];
 
 /// Runs target `name` on `data`; `false` for an unknown name.
@@ -318,5 +323,162 @@ pub fn leaf_log(data: &[u8]) {
         for leaf in done.values() {
             assert!(leaf.mv.is_valid() && (-64..=64).contains(&leaf.score));
         }
+    }
+}
+
+/// Writes the CRC-32 of each whole 16-byte entry's first 12 bytes into its last 4, so
+/// that mutations reach the checks behind the checksum.
+fn repair_entries(entries: &mut [u8]) {
+    for e in entries.chunks_exact_mut(16) {
+        let crc = crc32fast::hash(&e[..12]);
+        e[12..].copy_from_slice(&crc.to_le_bytes());
+    }
+}
+
+/// A leaf as every reader must leave it: a move (or pass, or none) and a score in range.
+fn assert_leaf(leaf: &crate::book::build::Leaf) {
+    assert!(leaf.mv.is_valid() && (-64..=64).contains(&leaf.score), "{leaf:?}");
+}
+
+/// A plan's shard files (`shard-IIII.tbs`) and checkpoints (`.partial`), read as
+/// assembly and a resumed shard read them. The first byte: bit 0 rebuilds the file
+/// around its entries (magic, count, trailer, checksums) so that mutations reach the
+/// entries' own checks; the rest is the selectivity entries are decoded with. Whatever
+/// reads holds the count the header names, in strictly increasing key order, every
+/// leaf in range.
+pub fn shard_file(data: &[u8]) {
+    use crate::book::plan::shard::{parse_partial, parse_shard, SHARD_HEADER};
+    let Some((&selector, bytes)) = data.split_first() else { return };
+    let mut bytes = bytes.to_vec();
+    if bytes.len() < SHARD_HEADER {
+        return;
+    }
+    if selector & 1 != 0 {
+        let body_len = (bytes.len().saturating_sub(SHARD_HEADER + 24)) / 16 * 16;
+        let mut body = bytes[SHARD_HEADER..SHARD_HEADER + body_len].to_vec();
+        repair_entries(&mut body);
+        let n = (body_len / 16) as u64;
+        let mut header = bytes[..SHARD_HEADER].to_vec();
+        header[..8].copy_from_slice(b"TBSHARD1");
+        header[24..32].copy_from_slice(&n.to_le_bytes());
+        let crc = crc32fast::hash(&body);
+        bytes = [header, body].concat();
+        bytes.extend_from_slice(b"TBSHDEND");
+        bytes.extend_from_slice(&n.to_le_bytes());
+        bytes.extend_from_slice(&crc.to_le_bytes());
+        bytes.extend_from_slice(&[0; 4]);
+    }
+    let header: [u8; SHARD_HEADER] = bytes[..SHARD_HEADER].try_into().expect("a whole header");
+    let positions =
+        usize::try_from(u64::from_le_bytes(header[24..32].try_into().expect("8 bytes"))).unwrap_or(usize::MAX);
+    let decode = |e: &[u8]| crate::book::build::decode_leaf_entry(e, selector >> 1);
+    if let Ok(leaves) = parse_shard(&bytes, &header, positions, decode) {
+        assert_eq!(leaves.len(), positions);
+        assert!(leaves.windows(2).all(|w| w[0].0 < w[1].0));
+        leaves.iter().for_each(|(_, leaf)| assert_leaf(leaf));
+    }
+    if let Ok(done) = parse_partial(&bytes, &header, decode) {
+        assert!(done.len() <= (bytes.len() - SHARD_HEADER) / 16);
+        done.values().for_each(assert_leaf);
+    }
+}
+
+/// A plan's positions file (`nodes.bin`) read as a stream, as opening a plan and
+/// assembling read it. The first byte: bit 0 rebuilds the count and the checksum
+/// around the positions so that mutations reach each position's checks. A reader
+/// that reaches the end has read the count the header names, in strictly increasing
+/// key order, each key its board's.
+pub fn nodes_file(data: &[u8]) {
+    use crate::book::plan::nodes::NodeReader;
+    let Some((&selector, bytes)) = data.split_first() else { return };
+    let mut bytes = bytes.to_vec();
+    if selector & 1 != 0 && bytes.len() >= 24 {
+        let n = (bytes.len() - 24) / 40;
+        bytes.truncate(16 + n * 40);
+        bytes[..8].copy_from_slice(b"TBNODES1");
+        bytes[8..16].copy_from_slice(&(n as u64).to_le_bytes());
+        let crc = crc32fast::hash(&bytes);
+        bytes.extend_from_slice(&crc.to_le_bytes());
+        bytes.extend_from_slice(&[0; 4]);
+    }
+    let Ok(mut reader) = NodeReader::from_bytes(std::path::Path::new("nodes.bin"), &bytes) else { return };
+    let count = u64::from_le_bytes(bytes[8..16].try_into().expect("a whole header"));
+    let (mut read, mut last) = (0u64, None);
+    while let Ok(next) = reader.next() {
+        let Some(node) = next else {
+            assert_eq!(read, count, "the end before the count");
+            return;
+        };
+        assert_eq!(node.key, node.board.key());
+        assert!(last.is_none_or(|k| k < node.key));
+        last = Some(node.key);
+        read += 1;
+    }
+}
+
+/// `plan.json` read as opening a plan reads it (before its positions and evaluation):
+/// whatever is accepted writes out and reads back the same.
+pub fn plan_json(data: &[u8]) {
+    use crate::book::plan::spec::{to_json, PlanFile};
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let path = std::path::Path::new("plan.json");
+    if let Ok(file) = PlanFile::parse(path, text) {
+        let _ = file.strength();
+        let again = to_json(&file, path).expect("a plan read from JSON writes as JSON");
+        assert_eq!(PlanFile::parse(path, &again).expect("a written plan reads back"), file);
+    }
+}
+
+/// A build's checkpoint (`OUT.checkpoint`) read as `book build --resume` reads it.
+/// The first byte: bit 0 repairs the entries' checksums; bit 1 asks for another
+/// build's header (the file's with one byte changed, chosen by the rest of the
+/// byte), which must be refused. Whatever reads holds at most one leaf an entry, each
+/// in range.
+pub fn build_checkpoint(data: &[u8]) {
+    use crate::book::build::{Checkpoint, CHECKPOINT_HEADER};
+    let Some((&selector, bytes)) = data.split_first() else { return };
+    let mut bytes = bytes.to_vec();
+    let mut want = [0u8; CHECKPOINT_HEADER];
+    if bytes.len() >= CHECKPOINT_HEADER {
+        want.copy_from_slice(&bytes[..CHECKPOINT_HEADER]);
+        if selector & 1 != 0 {
+            repair_entries(&mut bytes[CHECKPOINT_HEADER..]);
+        }
+    }
+    let other = selector & 2 != 0;
+    if other {
+        want[8 + usize::from(selector >> 2) % 48] ^= 1;
+    }
+    if let Ok(done) = Checkpoint::parse(&bytes, &want) {
+        assert!(!other, "a checkpoint of another build was accepted");
+        assert!(done.len() <= bytes.len().saturating_sub(CHECKPOINT_HEADER) / 16);
+        done.values().for_each(assert_leaf);
+    }
+}
+
+/// A training label store read as `train --labels` reads it. The first byte: bit 0
+/// repairs each whole chunk's checksum so that mutations reach the records' checks.
+/// Whatever reads is within the file and holds at most one label a record.
+pub fn label_store(data: &[u8]) {
+    use crate::train::labels::{LabelStore, RECORD};
+    let Some((&selector, bytes)) = data.split_first() else { return };
+    let mut bytes = bytes.to_vec();
+    if selector & 1 != 0 {
+        let mut at = 8;
+        while let Some(count) = bytes.get(at..at + 4) {
+            let count = u32::from_le_bytes(count.try_into().expect("4 bytes")) as usize;
+            let Some(end) = count.checked_mul(RECORD).and_then(|n| n.checked_add(at + 8)).filter(|&e| e <= bytes.len())
+            else {
+                break;
+            };
+            let crc = crc32fast::hash(&bytes[at..end - 4]);
+            bytes[end - 4..end].copy_from_slice(&crc.to_le_bytes());
+            at = end;
+        }
+    }
+    let mut store = LabelStore::in_memory();
+    if let Ok(valid) = store.read("fuzz.labels", &bytes) {
+        assert!(valid <= bytes.len());
+        assert!(store.exact_len() + store.search_len() <= bytes.len() / RECORD);
     }
 }

@@ -614,7 +614,7 @@ pub(crate) struct Checkpoint {
 }
 
 const CHECKPOINT_MAGIC: &[u8; 8] = b"TBCKPT05";
-const CHECKPOINT_HEADER: usize = 64;
+pub(crate) const CHECKPOINT_HEADER: usize = 64;
 
 fn checkpoint_header(config: &BuildConfig, search: &LeafSearch, identity: &BuildIdentity) -> [u8; CHECKPOINT_HEADER] {
     build_identity_bytes(config.max_ply, config.min_games, search, identity)
@@ -666,13 +666,18 @@ impl Checkpoint {
         let err = |message: String| BuildError::Checkpoint { path: path.display().to_string(), message };
         let mut bytes = Vec::new();
         File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(|e| err(e.to_string()))?;
+        Checkpoint::parse(&bytes, &checkpoint_header(config, search, identity)).map_err(err)
+    }
+
+    /// The leaves of a checkpoint's `bytes`, which must start with the header `want`
+    /// (the build's); a cut-off last entry is dropped.
+    pub(crate) fn parse(bytes: &[u8], want: &[u8; CHECKPOINT_HEADER]) -> Result<HashMap<u64, Leaf>, String> {
         if bytes.len() >= 8 && matches!(&bytes[..8], b"TBCKPT01" | b"TBCKPT02" | b"TBCKPT03" | b"TBCKPT04") {
-            return Err(err("made by an older thorbook (another checkpoint format): rebuild without --resume".into()));
+            return Err("made by an older thorbook (another checkpoint format): rebuild without --resume".into());
         }
         if bytes.len() < CHECKPOINT_HEADER || &bytes[..8] != CHECKPOINT_MAGIC {
-            return Err(err("not a thorbook checkpoint (byte 0)".into()));
+            return Err("not a thorbook checkpoint (byte 0)".into());
         }
-        let want = checkpoint_header(config, search, identity);
         let differs = |range: std::ops::Range<usize>| bytes[range.clone()] != want[range];
         let what = if differs(8..16) {
             Some("other build parameters (max-ply, depth, exact-at, selectivity, min-games)")
@@ -692,7 +697,7 @@ impl Checkpoint {
             None
         };
         if let Some(what) = what {
-            return Err(err(format!("made from {what} than this build: rebuild without --resume")));
+            return Err(format!("made from {what} than this build: rebuild without --resume"));
         }
         let mut done = HashMap::new();
         // Every leaf of the checkpoint was searched with this build's selectivity (it is
@@ -701,7 +706,7 @@ impl Checkpoint {
         for (i, e) in bytes[CHECKPOINT_HEADER..].chunks_exact(LEAF_ENTRY).enumerate() {
             let (key, leaf) = decode_leaf_entry(e, selectivity).map_err(|m| {
                 let byte = CHECKPOINT_HEADER + LEAF_ENTRY * i;
-                err(format!("entry {i} (byte {byte}): {m}: the checkpoint is damaged, rebuild without --resume"))
+                format!("entry {i} (byte {byte}): {m}: the checkpoint is damaged, rebuild without --resume")
             })?;
             done.insert(key, leaf);
         }

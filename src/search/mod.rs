@@ -16,7 +16,7 @@ pub use level::{Level, LevelSpec};
 pub use midgame::{Limits, Search, SearchResult, Selectivity};
 pub use moves::MAX_MOVES;
 pub use settings::{default_threads, Resolved, Settings, SettingsError, Strength, Width, MAX_THREADS};
-pub use tt::TranspositionTable;
+pub use tt::{TableError, TranspositionTable};
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;

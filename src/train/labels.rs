@@ -36,7 +36,11 @@ use crate::search::{Limits, Search, Selectivity, Solver, TranspositionTable};
 /// File magic (the version is its last byte).
 const MAGIC: &[u8; 8] = b"TBKLABL2";
 /// Bytes per record.
-const RECORD: usize = 24;
+pub(crate) const RECORD: usize = 24;
+/// A solving worker's table.
+const SOLVE_TABLE_MIB: usize = 16;
+/// A searching worker's table.
+const SEARCH_TABLE_MIB: usize = 2;
 /// Positions per appended batch of fast labels.
 const CHUNK: usize = 256;
 
@@ -75,6 +79,9 @@ pub enum LabelStoreError {
         /// What is wrong.
         message: String,
     },
+    /// A worker's transposition table could not be allocated.
+    #[error(transparent)]
+    Table(#[from] crate::search::TableError),
 }
 
 /// Labels by canonical board: exact scores, and search scores per [`SearchSpec`].
@@ -112,7 +119,7 @@ impl LabelStore {
 
     /// Reads `bytes` (a whole file) into the store; returns the length of the valid
     /// part.
-    fn read(&mut self, file: &str, bytes: &[u8]) -> Result<usize, LabelStoreError> {
+    pub(crate) fn read(&mut self, file: &str, bytes: &[u8]) -> Result<usize, LabelStoreError> {
         if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
             return Err(LabelStoreError::Invalid {
                 file: file.to_string(),
@@ -268,7 +275,7 @@ impl LabelStore {
         progress: ProgressFn,
     ) -> Result<usize, LabelStoreError> {
         let missing = distinct(boards.iter().filter(|b| !self.exact.contains_key(b)));
-        self.label(&missing, Stage::Solve, stop, progress, |tt, board| {
+        self.label(&missing, Stage::Solve, SOLVE_TABLE_MIB, stop, progress, |tt, board| {
             let mut solver = Solver::new(tt, stop, 1).with_eval(order);
             let score = solver.solve(board, -64, 64).score;
             (!solver.aborted()).then_some((score, None))
@@ -289,7 +296,7 @@ impl LabelStore {
     ) -> Result<usize, LabelStoreError> {
         let missing = distinct(boards.iter().filter(|b| !self.search.contains_key(&(**b, spec))));
         let limits = Limits { depth: Some(u32::from(spec.depth)), selectivity: spec.selectivity, ..Limits::default() };
-        self.label(&missing, Stage::Search, stop, progress, |tt, board| {
+        self.label(&missing, Stage::Search, SEARCH_TABLE_MIB, stop, progress, |tt, board| {
             tt.clear();
             let result = Search::new(eval, tt, stop, 1).run(board, limits, false);
             // A search stopped before its last iteration is not the label asked for.
@@ -302,10 +309,14 @@ impl LabelStore {
     /// thread with a table of its own; appends each finished batch, so a kill loses
     /// at most the batches under way. `label` returns `None` for a position it
     /// abandoned on `stop`.
+    /// Each worker allocates a table of `table_mib`; one that cannot be had stops the
+    /// labelling with the error (what was labelled is kept).
+    #[allow(clippy::too_many_arguments)]
     fn label(
         &mut self,
         boards: &[Board],
         stage: Stage,
+        table_mib: usize,
         stop: &AtomicBool,
         progress: ProgressFn,
         label: impl Fn(&mut TranspositionTable, &Board) -> Option<(i32, Option<SearchSpec>)> + Sync,
@@ -315,11 +326,20 @@ impl LabelStore {
         let store = Mutex::new((&mut *self, None::<LabelStoreError>));
         progress(Progress { stage, done: 0, total });
         batches(boards, stage).into_par_iter().for_each_init(
-            || TranspositionTable::new(if stage == Stage::Solve { 16 } else { 2 }),
+            || TranspositionTable::try_new(table_mib),
             |tt, batch| {
                 if stop.load(Relaxed) {
                     return;
                 }
+                let tt = match tt {
+                    Ok(tt) => tt,
+                    Err(e) => {
+                        let mut guard = store.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                        guard.1.get_or_insert(e.clone().into());
+                        stop.store(true, Relaxed);
+                        return;
+                    }
+                };
                 let labels: Vec<(Board, i8, Option<SearchSpec>)> = batch
                     .iter()
                     .map_while(|b| {
@@ -385,6 +405,15 @@ mod tests {
     fn boards(seed: u64, n: usize, empties: u32) -> Vec<Board> {
         let mut rng = Rng(seed);
         (0..n).map(|_| random_position(&mut rng, empties).canonical().0).collect()
+    }
+
+    #[test]
+    fn a_table_that_cannot_be_had_stops_labelling_with_an_error() {
+        let mut store = LabelStore::in_memory();
+        let stop = AtomicBool::new(false);
+        let got = store.label(&boards(4, 8, 10), Stage::Solve, 0, &stop, &|_| {}, |_, _| Some((0, None)));
+        assert!(matches!(got, Err(LabelStoreError::Table(crate::search::TableError::Size { mib: 0 }))), "{got:?}");
+        assert_eq!(store.exact_len(), 0);
     }
 
     #[test]

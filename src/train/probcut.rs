@@ -16,7 +16,7 @@ use super::{Progress, ProgressFn, Stage};
 use crate::eval::weights::phase_empties;
 use crate::eval::IncrementalEvaluator;
 use crate::search::midgame::{probcut_shallow, PROBCUT_MIN_DEPTH};
-use crate::search::{Limits, Search, TranspositionTable};
+use crate::search::{Limits, Search, TableError, TranspositionTable};
 
 /// Deep depths the table covers (0..PROBCUT_DEPTHS).
 pub(crate) const PROBCUT_DEPTHS: usize = 32;
@@ -48,15 +48,20 @@ pub(crate) struct ProbCutTable {
     pub plane: [f64; 3],
 }
 
+/// A measuring worker's table.
+pub(crate) const TABLE_MIB: usize = 8;
+
 /// Measures search scores on sample positions of `data` and fits the table for
-/// weights of `phases` phases.
+/// weights of `phases` phases, each worker with a table of `table_mib` (one that cannot
+/// be had is the error).
 pub(crate) fn fit_probcut<E: IncrementalEvaluator>(
     eval: &E,
     phases: usize,
     data: &Dataset,
     config: &ProbCutConfig,
     progress: ProgressFn,
-) -> ProbCutTable {
+    table_mib: usize,
+) -> Result<ProbCutTable, TableError> {
     let max_depth = config.max_measured_depth;
     let samples: Vec<_> = (1..=60u32)
         .flat_map(|empties| {
@@ -68,10 +73,10 @@ pub(crate) fn fit_probcut<E: IncrementalEvaluator>(
     let total = samples.len() as u64;
     let done = AtomicU64::new(0);
     // Per sample: scores at depths 1..=max (index = depth), where the search is not exact.
-    let scores: Vec<(u32, Vec<i32>)> = samples
+    let chunks: Vec<Vec<(u32, Vec<i32>)>> = samples
         .par_chunks(8)
-        .flat_map_iter(|chunk| {
-            let mut tt = TranspositionTable::new(8);
+        .map(|chunk| {
+            let mut tt = TranspositionTable::try_new(table_mib)?;
             let stop = AtomicBool::new(false);
             let out: Vec<_> = chunk
                 .iter()
@@ -89,9 +94,10 @@ pub(crate) fn fit_probcut<E: IncrementalEvaluator>(
                     (empties, v)
                 })
                 .collect();
-            out
+            Ok(out)
         })
-        .collect();
+        .collect::<Result<_, TableError>>()?;
+    let scores: Vec<(u32, Vec<i32>)> = chunks.into_iter().flatten().collect();
     // Cells: (depth, empties, σ, count).
     let mut cells = Vec::new();
     for d in PROBCUT_MIN_DEPTH..=max_depth {
@@ -117,7 +123,7 @@ pub(crate) fn fit_probcut<E: IncrementalEvaluator>(
             }
         }
     }
-    ProbCutTable { sigma, depths: PROBCUT_DEPTHS, plane }
+    Ok(ProbCutTable { sigma, depths: PROBCUT_DEPTHS, plane })
 }
 
 /// Weighted least squares of `σ = a + b·depth + c·empties` over (depth, empties, σ, weight).
@@ -174,5 +180,29 @@ mod tests {
             .collect();
         let p = fit_plane(&cells);
         assert!((p[0] - 1.5).abs() < 1e-6 && (p[1] - 0.3).abs() < 1e-6 && (p[2] - 0.05).abs() < 1e-6, "{p:?}");
+    }
+
+    #[test]
+    fn a_table_that_cannot_be_had_is_an_error_not_a_panic() {
+        use crate::train::dataset::{LabelKind, Labeled};
+        let mut rng = crate::testutil::Rng(3);
+        let positions = (0..16).map(|_| Labeled {
+            board: crate::testutil::random_position(&mut rng, 30),
+            target: 0,
+            kind: LabelKind::Exact,
+        });
+        let data = Dataset::from_positions(positions);
+        let eval = crate::eval::PatternEval::bundled();
+        let got = fit_probcut(&eval, 30, &data, &ProbCutConfig::default(), &|_| {}, 0);
+        assert!(matches!(got, Err(TableError::Size { mib: 0 })));
+        assert!(fit_probcut(
+            &eval,
+            30,
+            &data,
+            &ProbCutConfig { max_measured_depth: 3, ..Default::default() },
+            &|_| {},
+            1
+        )
+        .is_ok());
     }
 }

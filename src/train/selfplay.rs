@@ -14,7 +14,7 @@ use super::dataset::TrainGame;
 use super::{Progress, ProgressFn, Stage};
 use crate::board::{Board, Squares};
 use crate::eval::IncrementalEvaluator;
-use crate::search::{Limits, Search, TranspositionTable};
+use crate::search::{Limits, Search, TableError, TranspositionTable};
 use crate::setting::{check, OutOfRange, Setting};
 use crate::square::{Move, Square};
 
@@ -80,38 +80,44 @@ impl Draws {
     }
 }
 
+/// A self-play worker's table.
+pub(crate) const TABLE_MIB: usize = 2;
+
 /// The positions of `config.games` self-play games (every position where the side to
 /// move has a legal move, after the departure), in game order; empty without openings.
+/// Each worker has a table of `table_mib`; one that cannot be had is the error.
 pub(crate) fn self_play_positions<E: IncrementalEvaluator>(
     openings: &[TrainGame],
     eval: &E,
     config: &SelfPlayConfig,
     stop: &AtomicBool,
     progress: ProgressFn,
-) -> Vec<Board> {
+    table_mib: usize,
+) -> Result<Vec<Board>, TableError> {
     if openings.is_empty() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     let total = config.games as u64;
     let done = AtomicU64::new(0);
     let games: Vec<Vec<Board>> = (0..config.games)
         .into_par_iter()
         .map_init(
-            || TranspositionTable::new(2),
+            || TranspositionTable::try_new(table_mib),
             |tt, i| {
+                let tt = tt.as_mut().map_err(|e| e.clone())?;
                 if stop.load(Relaxed) {
-                    return Vec::new();
+                    return Ok(Vec::new());
                 }
                 let out = play_one(openings, eval, config, i as u64, tt);
                 let n = done.fetch_add(1, Relaxed) + 1;
                 if n.is_multiple_of(64) || n == total {
                     progress(Progress { stage: Stage::SelfPlay, done: n, total });
                 }
-                out
+                Ok(out)
             },
         )
-        .collect();
-    games.into_iter().flatten().collect()
+        .collect::<Result<_, TableError>>()?;
+    Ok(games.into_iter().flatten().collect())
 }
 
 fn play_one<E: IncrementalEvaluator>(
@@ -177,12 +183,13 @@ mod tests {
         let eval = PatternEval::bundled();
         let stop = AtomicBool::new(false);
         let config = SelfPlayConfig { games: 12, depth: 2, ..SelfPlayConfig::default() };
-        let a = self_play_positions(&openings, &eval, &config, &stop, &|_| {});
+        let a = self_play_positions(&openings, &eval, &config, &stop, &|_| {}, TABLE_MIB).unwrap();
         let b = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
             .build()
             .unwrap()
-            .install(|| self_play_positions(&openings, &eval, &config, &stop, &|_| {}));
+            .install(|| self_play_positions(&openings, &eval, &config, &stop, &|_| {}, TABLE_MIB))
+            .unwrap();
         assert_eq!(a, b);
         assert!(a.len() > 12 * 25, "{} positions", a.len());
         assert!(a.iter().all(|p| p.legal_moves() != 0));
@@ -191,7 +198,17 @@ mod tests {
             openings.iter().flat_map(|g| g.positions()).map(|t| t.board.canonical().0).collect();
         let new = a.iter().filter(|p| !known.contains(&p.canonical().0)).count();
         assert!(new * 2 > a.len(), "{new} of {} positions are new", a.len());
-        let other = self_play_positions(&openings, &eval, &SelfPlayConfig { seed: 2, ..config }, &stop, &|_| {});
+        let other =
+            self_play_positions(&openings, &eval, &SelfPlayConfig { seed: 2, ..config }, &stop, &|_| {}, TABLE_MIB)
+                .unwrap();
         assert_ne!(a, other);
+    }
+
+    #[test]
+    fn a_table_that_cannot_be_had_is_an_error_not_a_panic() {
+        let config = SelfPlayConfig { games: 4, depth: 2, ..SelfPlayConfig::default() };
+        let stop = AtomicBool::new(false);
+        let got = self_play_positions(&openings(), &PatternEval::bundled(), &config, &stop, &|_| {}, 0);
+        assert!(matches!(got, Err(TableError::Size { mib: 0 })), "{got:?}");
     }
 }

@@ -17,8 +17,8 @@ use std::time::Instant;
 use super::dataset::{game_positions, label_positions, Dataset, GamePosition, TrainGame, THEORETICAL_EMPTIES};
 use super::fit::{train, TrainConfig, TrainReport};
 use super::labels::{LabelStore, LabelStoreError, SearchSpec};
-use super::probcut::{fit_probcut, ProbCutConfig};
-use super::selfplay::{self_play_positions, SelfPlayConfig};
+use super::probcut::{self, fit_probcut, ProbCutConfig};
+use super::selfplay::{self, self_play_positions, SelfPlayConfig};
 use super::Progress;
 use crate::board::Board;
 use crate::eval::{PatternEval, Weights};
@@ -210,6 +210,9 @@ pub enum TrainError {
     /// The label store could not be read or written.
     #[error(transparent)]
     Labels(#[from] LabelStoreError),
+    /// A worker's transposition table could not be allocated.
+    #[error(transparent)]
+    Table(#[from] crate::search::TableError),
     /// Stopped on request; every label computed so far is in the store.
     #[error("stopped; the labels computed so far are kept in the label store")]
     Stopped,
@@ -268,7 +271,14 @@ impl<'a> Trainer<'a> {
         let validation_positions = game_positions(validation_games);
         let mut extra: Vec<Board> = extra.to_vec();
         if self.config.self_play.games > 0 {
-            extra.extend(self_play_positions(train_games, self.start, &self.config.self_play, self.stop, &progress));
+            extra.extend(self_play_positions(
+                train_games,
+                self.start,
+                &self.config.self_play,
+                self.stop,
+                &progress,
+                selfplay::TABLE_MIB,
+            )?);
         }
         let extra = distinct_extra(extra, &train_positions);
         on_event(TrainerEvent::Positions {
@@ -299,7 +309,7 @@ impl<'a> Trainer<'a> {
         if let Some(b) = self.config.bootstrap {
             for round in 1..=b.rounds {
                 let started = Instant::now();
-                let searcher = self.with_probcut(best.0.clone(), &validation, &progress);
+                let searcher = self.with_probcut(best.0.clone(), &validation, &progress)?;
                 let spec = SearchSpec { depth: b.depth, selectivity: b.selectivity, eval: searcher.0.digest() };
                 let midgame = midgame_boards(&train_positions, &extra, solve_at, b.share);
                 let eval = PatternEval::new(&searcher.0);
@@ -325,7 +335,7 @@ impl<'a> Trainer<'a> {
 
         let (mut weights, plane) = match final_file {
             Some(f) => f,
-            None => self.with_probcut(best.0, &validation, &progress),
+            None => self.with_probcut(best.0, &validation, &progress)?,
         };
         let kept = rounds.iter().filter(|r| r.kept).map(|r| r.round).max().unwrap_or(0);
         let kept_round = &rounds[kept];
@@ -399,13 +409,13 @@ impl<'a> Trainer<'a> {
         mut weights: Weights,
         validation: &Dataset,
         progress: &(dyn Fn(Progress) + Sync),
-    ) -> (Weights, Option<[f64; 3]>) {
-        let Some(config) = &self.config.probcut else { return (weights, None) };
+    ) -> Result<(Weights, Option<[f64; 3]>), TrainError> {
+        let Some(config) = &self.config.probcut else { return Ok((weights, None)) };
         let eval = PatternEval::new(&weights);
-        let table = fit_probcut(&eval, weights.phases, validation, config, progress);
+        let table = fit_probcut(&eval, weights.phases, validation, config, progress, probcut::TABLE_MIB)?;
         weights.probcut = table.sigma;
         weights.probcut_depths = table.depths;
-        (weights, Some(table.plane))
+        Ok((weights, Some(table.plane)))
     }
 }
 

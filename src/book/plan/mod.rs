@@ -36,22 +36,21 @@
 //! - `shard-IIII.partial`: the header and the entries found so far, in any order.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use super::backup::Reached;
 use super::build::{self, BuildConfig, BuildIdentity, GameLine, LeafSearch};
 use super::format::BuildParams;
 use super::stream::{BookFile, StreamError};
 use crate::fileio::atomic_write;
-use crate::search::{Selectivity, Strength, MAX_THREADS};
+
 use crate::setting::{check, Setting};
 
 mod checks;
 mod error;
-mod nodes;
+pub(crate) mod nodes;
 mod rounds;
-mod shard;
-mod spec;
+pub(crate) mod shard;
+pub(crate) mod spec;
 
 pub use error::{PlanError, PlanFault, ShardFault};
 pub use rounds::{AfterRound, Finished, Planned};
@@ -176,19 +175,7 @@ impl Plan {
         let plan_path = dir.join(PLAN_FILE);
         let bad = |fault: PlanFault| PlanError::file(&plan_path, fault);
         let text = std::fs::read_to_string(&plan_path).map_err(io(&plan_path))?;
-        let file: PlanFile = serde_json::from_str(&text).map_err(|e| bad(PlanFault::NotAPlan(e.to_string())))?;
-        if file.format != spec::PLAN_FORMAT {
-            return Err(bad(PlanFault::Format(file.format)));
-        }
-        let kind_ok = match file.kind {
-            PlanKind::Build => file.round.is_none() && file.checks.is_none(),
-            PlanKind::Round => file.round.is_some() && file.checks.is_none(),
-            PlanKind::Checks => file.round.is_none() && file.checks.is_some(),
-        };
-        if !kind_ok {
-            return Err(bad(PlanFault::NotAPlan(format!("a {:?} plan without its settings", file.kind))));
-        }
-        check_shards(file.shards)?;
+        let file = PlanFile::parse(&plan_path, &text)?;
         let nodes_path = dir.join(NODES_FILE);
         // A round's or checks' searches are few and kept; a build's positions are
         // streamed, only their keys kept.
@@ -201,15 +188,7 @@ impl Plan {
                 round_nodes.push(*n);
             }
         })?;
-        let strength = Strength {
-            depth: file.depth,
-            exact_at: file.exact_at,
-            time: file.time_nanos.map(Duration::from_nanos),
-            nodes: file.nodes,
-            selectivity: Selectivity::from_tenths(file.selectivity_tenths),
-        };
-        check(Setting::Threads, file.threads, 1..=MAX_THREADS)?;
-        let search = LeafSearch::from_strength(strength, file.hash_mib, file.threads, &file.eval.source())?;
+        let search = LeafSearch::from_strength(file.strength(), file.hash_mib, file.threads, &file.eval.source())?;
         // Every kind names its evaluation: a file changed since shows here, by name.
         if format!("{:08x}", search.eval.digest()) != file.eval_digest {
             return Err(bad(PlanFault::EvalChanged {

@@ -44,9 +44,9 @@ pub(super) fn write_nodes(path: &Path, nodes: &[Node]) -> Result<(), PlanError> 
 
 /// A positions file read as a stream, each position checked (board, key, order) and
 /// the checksum at the end.
-pub(super) struct NodeReader {
+pub(crate) struct NodeReader<R = std::io::BufReader<File>> {
     path: PathBuf,
-    reader: std::io::BufReader<File>,
+    reader: R,
     count: u64,
     read: u64,
     crc: crc32fast::Hasher,
@@ -55,10 +55,24 @@ pub(super) struct NodeReader {
 
 impl NodeReader {
     pub(super) fn open(path: &Path) -> Result<NodeReader, PlanError> {
-        let bad = |fault: PlanFault| PlanError::file(path, fault);
         let file = File::open(path).map_err(io(path))?;
         let len = file.metadata().map_err(io(path))?.len();
-        let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+        NodeReader::start(path, std::io::BufReader::with_capacity(1 << 20, file), len)
+    }
+}
+
+impl<'b> NodeReader<&'b [u8]> {
+    /// A positions file's `bytes` (`path` names it in errors).
+    #[cfg(any(test, feature = "testing"))]
+    pub(crate) fn from_bytes(path: &Path, bytes: &'b [u8]) -> Result<NodeReader<&'b [u8]>, PlanError> {
+        NodeReader::start(path, bytes, bytes.len() as u64)
+    }
+}
+
+impl<R: Read> NodeReader<R> {
+    /// Reads and checks the header of a positions file of `len` bytes.
+    fn start(path: &Path, mut reader: R, len: u64) -> Result<NodeReader<R>, PlanError> {
+        let bad = |fault: PlanFault| PlanError::file(path, fault);
         let mut head = [0u8; 16];
         if len < 24 || reader.read_exact(&mut head).is_err() || &head[..8] != NODES_MAGIC {
             return Err(bad(PlanFault::NotPositions));
@@ -78,7 +92,7 @@ impl NodeReader {
     }
 
     /// The next position; `None` after the last, whose checksum is then checked.
-    pub(super) fn next(&mut self) -> Result<Option<Node>, PlanError> {
+    pub(crate) fn next(&mut self) -> Result<Option<Node>, PlanError> {
         if self.read == self.count {
             let mut tail = [0u8; 8];
             self.reader.read_exact(&mut tail).map_err(io(&self.path))?;

@@ -28,7 +28,7 @@ use crate::setting::{check, Setting};
 
 const SHARD_MAGIC: &[u8; 8] = b"TBSHARD1";
 const SHARD_END: &[u8; 8] = b"TBSHDEND";
-const SHARD_HEADER: usize = 32;
+pub(crate) const SHARD_HEADER: usize = 32;
 const ENTRY: usize = build::LEAF_ENTRY;
 const TRAILER: usize = 24;
 
@@ -244,27 +244,11 @@ impl Plan {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashMap::new()),
             Err(e) => return Err(io(&path)(e)),
         };
-        let shard_err = |fault: ShardFault| PlanError::Shard { index, path: path.clone(), fault };
-        if bytes.len() < SHARD_HEADER {
-            // Cut off before its header was whole: nothing was scored.
-            return Ok(HashMap::new());
-        }
-        if bytes[..SHARD_HEADER] != self.header(index) {
-            return Err(shard_err(ShardFault::ForeignCheckpoint));
-        }
-        let whole = (bytes.len() - SHARD_HEADER) / ENTRY * ENTRY;
-        let mut done = HashMap::new();
-        for (i, e) in bytes[SHARD_HEADER..SHARD_HEADER + whole].chunks_exact(ENTRY).enumerate() {
-            let (key, leaf) = self.decode_entry(index, e).map_err(|problem| {
-                shard_err(ShardFault::DamagedCheckpoint {
-                    index: i as u64,
-                    byte: (SHARD_HEADER + i * ENTRY) as u64,
-                    problem,
-                })
-            })?;
-            done.insert(key, leaf);
-        }
-        Ok(done)
+        parse_partial(&bytes, &self.header(index), |e| self.decode_entry(index, e)).map_err(|fault| PlanError::Shard {
+            index,
+            path: path.clone(),
+            fault,
+        })
     }
 
     /// Opens the checkpoint for appending (a new file with its header, or the old one
@@ -314,42 +298,8 @@ impl Plan {
             }
             Err(e) => return Err(io(&path)(e)),
         };
-        if bytes.len() < SHARD_HEADER + TRAILER || &bytes[..8] != SHARD_MAGIC {
-            return Err(shard_err(ShardFault::NotAShard));
-        }
-        if LE::read_u64(&bytes[8..16]) != self.digest {
-            return Err(shard_err(ShardFault::OtherPlan { found: LE::read_u64(&bytes[8..16]), plan: self.digest }));
-        }
-        if bytes[..SHARD_HEADER] != self.header(index) {
-            return Err(shard_err(ShardFault::OtherShard));
-        }
-        let expected = self.shard_range(index).len();
-        let trailer_at = SHARD_HEADER + expected * ENTRY;
-        if bytes.len() != trailer_at + TRAILER {
-            return Err(shard_err(ShardFault::Length {
-                len: bytes.len() as u64,
-                expected: (trailer_at + TRAILER) as u64,
-                positions: expected as u64,
-            }));
-        }
-        let t = &bytes[trailer_at..];
-        if &t[..8] != SHARD_END || LE::read_u64(&t[8..16]) != expected as u64 {
-            return Err(shard_err(ShardFault::NoTrailer(trailer_at as u64)));
-        }
-        if crc32fast::hash(&bytes[SHARD_HEADER..trailer_at]) != LE::read_u32(&t[16..20]) {
-            return Err(shard_err(ShardFault::Checksum));
-        }
-        let mut leaves = Vec::with_capacity(expected);
-        for (i, e) in bytes[SHARD_HEADER..trailer_at].chunks_exact(ENTRY).enumerate() {
-            let at = SHARD_HEADER + i * ENTRY;
-            let entry = |problem: String| shard_err(ShardFault::Entry { index: i as u64, byte: at as u64, problem });
-            let (key, leaf) = self.decode_entry(index, e).map_err(entry)?;
-            if leaves.last().is_some_and(|&(k, _)| k >= key) {
-                return Err(entry("keys out of order".into()));
-            }
-            leaves.push((key, leaf));
-        }
-        Ok(leaves)
+        parse_shard(&bytes, &self.header(index), self.shard_range(index).len(), |e| self.decode_entry(index, e))
+            .map_err(shard_err)
     }
 
     /// Every shard's state.
@@ -373,4 +323,79 @@ impl Plan {
             })
             .collect()
     }
+}
+
+/// The leaves of a complete shard file's `bytes` whose header must be `header` and
+/// which holds `positions` entries, in strictly increasing key order, each checked by
+/// `decode`; then the trailer's count and checksum.
+pub(crate) fn parse_shard(
+    bytes: &[u8],
+    header: &[u8; SHARD_HEADER],
+    positions: usize,
+    decode: impl Fn(&[u8]) -> Result<(u64, Leaf), String>,
+) -> Result<Vec<(u64, Leaf)>, ShardFault> {
+    if bytes.len() < SHARD_HEADER + TRAILER || &bytes[..8] != SHARD_MAGIC {
+        return Err(ShardFault::NotAShard);
+    }
+    let (found, plan) = (LE::read_u64(&bytes[8..16]), LE::read_u64(&header[8..16]));
+    if found != plan {
+        return Err(ShardFault::OtherPlan { found, plan });
+    }
+    if bytes[..SHARD_HEADER] != header[..] {
+        return Err(ShardFault::OtherShard);
+    }
+    let trailer_at = positions.checked_mul(ENTRY).and_then(|n| n.checked_add(SHARD_HEADER));
+    let expected_len = trailer_at.and_then(|t| t.checked_add(TRAILER));
+    let (Some(trailer_at), true) = (trailer_at, expected_len == Some(bytes.len())) else {
+        return Err(ShardFault::Length {
+            len: bytes.len() as u64,
+            expected: expected_len.map_or(u64::MAX, |n| n as u64),
+            positions: positions as u64,
+        });
+    };
+    let t = &bytes[trailer_at..];
+    if &t[..8] != SHARD_END || LE::read_u64(&t[8..16]) != positions as u64 {
+        return Err(ShardFault::NoTrailer(trailer_at as u64));
+    }
+    if crc32fast::hash(&bytes[SHARD_HEADER..trailer_at]) != LE::read_u32(&t[16..20]) {
+        return Err(ShardFault::Checksum);
+    }
+    let mut leaves = Vec::with_capacity(positions);
+    for (i, e) in bytes[SHARD_HEADER..trailer_at].chunks_exact(ENTRY).enumerate() {
+        let at = SHARD_HEADER + i * ENTRY;
+        let entry = |problem: String| ShardFault::Entry { index: i as u64, byte: at as u64, problem };
+        let (key, leaf) = decode(e).map_err(entry)?;
+        if leaves.last().is_some_and(|&(k, _)| k >= key) {
+            return Err(entry("keys out of order".into()));
+        }
+        leaves.push((key, leaf));
+    }
+    Ok(leaves)
+}
+
+/// The leaves of a shard's checkpoint `bytes` (entries in any order, each checked by
+/// `decode`), which must start with `header`; a checkpoint cut before its header was
+/// whole holds nothing, and a cut-off last entry is dropped.
+pub(crate) fn parse_partial(
+    bytes: &[u8],
+    header: &[u8; SHARD_HEADER],
+    decode: impl Fn(&[u8]) -> Result<(u64, Leaf), String>,
+) -> Result<HashMap<u64, Leaf>, ShardFault> {
+    if bytes.len() < SHARD_HEADER {
+        return Ok(HashMap::new());
+    }
+    if bytes[..SHARD_HEADER] != header[..] {
+        return Err(ShardFault::ForeignCheckpoint);
+    }
+    let whole = (bytes.len() - SHARD_HEADER) / ENTRY * ENTRY;
+    let mut done = HashMap::new();
+    for (i, e) in bytes[SHARD_HEADER..SHARD_HEADER + whole].chunks_exact(ENTRY).enumerate() {
+        let (key, leaf) = decode(e).map_err(|problem| ShardFault::DamagedCheckpoint {
+            index: i as u64,
+            byte: (SHARD_HEADER + i * ENTRY) as u64,
+            problem,
+        })?;
+        done.insert(key, leaf);
+    }
+    Ok(done)
 }

@@ -12,6 +12,9 @@ use crate::book::build::{build_identity_bytes, BuildIdentity, LeafSearch};
 use crate::book::deviate::Growth;
 use crate::eval::EvalSource;
 use crate::fileio::Digest;
+use crate::search::{Selectivity, Strength, MAX_THREADS};
+use crate::setting::{check, Setting};
+use std::time::Duration;
 
 /// The format `plan.json` names.
 pub(super) const PLAN_FORMAT: &str = "thorbook plan 1";
@@ -57,7 +60,7 @@ impl EvalName {
 
 /// `plan.json`: readable, and everything a shard needs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(super) struct PlanFile {
+pub(crate) struct PlanFile {
     pub(super) format: String,
     pub(super) kind: PlanKind,
     pub(super) shards: u32,
@@ -132,6 +135,40 @@ impl PlanFile {
     }
 }
 
+impl PlanFile {
+    /// `plan.json`'s text (`path` names it in errors), checked: its format, that its
+    /// kind has its settings, its shard and thread counts.
+    pub(crate) fn parse(path: &Path, text: &str) -> Result<PlanFile, PlanError> {
+        let bad = |fault: PlanFault| PlanError::file(path, fault);
+        let file: PlanFile = serde_json::from_str(text).map_err(|e| bad(PlanFault::NotAPlan(e.to_string())))?;
+        if file.format != PLAN_FORMAT {
+            return Err(bad(PlanFault::Format(file.format)));
+        }
+        let kind_ok = match file.kind {
+            PlanKind::Build => file.round.is_none() && file.checks.is_none(),
+            PlanKind::Round => file.round.is_some() && file.checks.is_none(),
+            PlanKind::Checks => file.round.is_none() && file.checks.is_some(),
+        };
+        if !kind_ok {
+            return Err(bad(PlanFault::NotAPlan(format!("a {:?} plan without its settings", file.kind))));
+        }
+        check(Setting::Shards, file.shards, 1..=super::MAX_SHARDS)?;
+        check(Setting::Threads, file.threads, 1..=MAX_THREADS)?;
+        Ok(file)
+    }
+
+    /// The leaf search's strength the plan records.
+    pub(crate) fn strength(&self) -> Strength {
+        Strength {
+            depth: self.depth,
+            exact_at: self.exact_at,
+            time: self.time_nanos.map(Duration::from_nanos),
+            nodes: self.nodes,
+            selectivity: Selectivity::from_tenths(self.selectivity_tenths),
+        }
+    }
+}
+
 fn is_negamax(rule: &BackUpRule) -> bool {
     *rule == BackUpRule::Negamax
 }
@@ -189,7 +226,7 @@ pub(super) fn utf8_paths(paths: &[&Path]) -> Result<(), PlanError> {
 }
 
 /// `value` as the JSON of the file at `path`.
-pub(super) fn to_json<T: Serialize>(value: &T, path: &Path) -> Result<String, PlanError> {
+pub(crate) fn to_json<T: Serialize>(value: &T, path: &Path) -> Result<String, PlanError> {
     serde_json::to_string_pretty(value)
         .map_err(|e| PlanError::file(path, PlanFault::Json(format!("cannot be written: {e}"))))
 }
