@@ -351,7 +351,7 @@ fn a_planned_growth_with_a_setting_out_of_range_names_the_flag_and_writes_nothin
         "--budget",
         "4",
         "--from",
-        "f5f6e6f4c3",
+        "f5f4c3c6f3",
         "--shards",
         "2",
         "--work-dir",

@@ -693,6 +693,9 @@ impl Checkpoint {
             Some("other games (archives)")
         } else if differs(48..56) {
             Some("another set of positions")
+        } else if differs(0..CHECKPOINT_HEADER) {
+            // The reserved bytes (28..32, 56..64) are zero in every checkpoint written.
+            return Err("its header is damaged (reserved bytes are not zero): rebuild without --resume".into());
         } else {
             None
         };
