@@ -168,7 +168,7 @@ fn evaluation_ordering_keeps_the_solver_exact() {
     let mut rng = Rng(77);
     let stop = AtomicBool::new(false);
     for i in 0..12 {
-        let empties = thorbook::search::endgame::EVAL_ORDER_MIN + (i % 4) as u32;
+        let empties = thorbook::search::EVAL_ORDER_MIN + (i % 4) as u32;
         let b = random_position(&mut rng, empties);
         let tt = TranspositionTable::new(16);
         let want = Solver::new(&tt, &stop, 1).solve(&b, -64, 64).score;

@@ -104,18 +104,7 @@ impl AuditConfig {
     /// The default audit of a book: 200 positions at plies 10–30 on the lines within 2
     /// discs of the best, seed 1, the 10 worst listed.
     pub fn new(search: Settings) -> AuditConfig {
-        AuditConfig {
-            sample: 200,
-            from: Position::START,
-            min_ply: 10,
-            max_ply: 30,
-            error: 2,
-            search,
-            seed: 1,
-            worst: 10,
-            games: None,
-            compare: None,
-        }
+        AuditConfig { search, ..AuditConfig::default() }
     }
 
     /// Checks the ranges; the error names the setting.

@@ -88,16 +88,7 @@ impl FixConfig {
     /// A fix at `search` of the positions within 2 discs of the best lines at plies
     /// 0..=30, contradicted by more than 2 discs.
     pub fn new(search: Settings) -> FixConfig {
-        FixConfig {
-            search,
-            threshold: 2,
-            error: 2,
-            min_ply: 0,
-            max_ply: 30,
-            max_positions: None,
-            time: None,
-            from: Position::START,
-        }
+        FixConfig { search, ..FixConfig::default() }
     }
 
     fn walk(&self) -> AuditConfig {

@@ -1,22 +1,23 @@
-//! Search: the exact endgame solver ([`endgame`]), the midgame principal-variation
-//! search with iterative deepening and time control ([`midgame`]), and the shared
-//! transposition table ([`tt`]), and how hard to search: playing [`level`]s and the
-//! [`settings`] every command and pipeline shares.
+//! Search: the exact endgame solver ([`Solver`]), the midgame principal-variation
+//! search with iterative deepening and time control ([`Search`]), the shared
+//! transposition table ([`TranspositionTable`]), and how hard to search: playing
+//! [`Level`]s and the [`Settings`] every command and pipeline shares, which
+//! [`Settings::resolve`] turns into what a search runs with ([`Resolved`]).
 
-pub mod endgame;
-pub mod level;
-pub mod midgame;
-pub mod moves;
+pub(crate) mod endgame;
+pub(crate) mod level;
+pub(crate) mod midgame;
+pub(crate) mod moves;
 pub mod problems;
-pub mod settings;
-pub mod tt;
+pub(crate) mod settings;
+pub(crate) mod tt;
 
-pub use endgame::{RootMove, Solved, Solver};
+pub use endgame::{RootMove, Solved, Solver, EVAL_ORDER_MIN};
 pub use level::{Level, LevelSpec};
 pub use midgame::{Limits, Search, SearchResult, Selectivity};
 pub use moves::MAX_MOVES;
 pub use settings::{default_threads, Resolved, Settings, SettingsError, Strength, Width, MAX_THREADS};
-pub use tt::{TableError, TranspositionTable};
+pub use tt::{TableError, TranspositionTable, TtEntry};
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
