@@ -15,7 +15,27 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Where to start
+//! - **Reading archives**: [`thor::ThorDatabase::load`] over [`thor::bundled_sources`]
+//!   or [`thor::Source::open`], with [`thor::LoadOptions`]; statistics of a position with
+//!   [`thor::ThorDatabase::stats`] and a [`thor::GameFilter`].
+//! - **Building a book**: [`book::Builder`] with a [`book::BuildConfig`] (or
+//!   [`book::BuildConfig::update_of`] to update one), growing it with
+//!   [`book::deviate::Deviator`], checking it with [`book::audit::audit`] and
+//!   [`book::fix::Fixer`], on a cluster with [`book::plan::Plan`].
+//! - **Probing a book**: [`book::Book::open`] over a file's bytes, or [`book::bundled`], then
+//!   [`book::query::book_moves`] and [`book::query::book_line`].
+//! - **Playing**: [`engine::Engine`] with an [`engine::EngineConfig`] (how hard to
+//!   search: [`search::Settings`]); [`engine::gtp::GtpSession`] and
+//!   [`engine::nboard::NBoardSession`] for GUIs; [`engine::matches::run_match`].
+//!
+//! Configurations are `#[non_exhaustive]` with a `Default`: start from it and set
+//! fields. Errors are typed: a value out of range is a [`setting::OutOfRange`] naming
+//! its [`setting::Setting`]; a failed read or write is a [`fileio::IoError`] naming the
+//! file.
+//!
 //! Layers, each using only those listed before it:
+//! - [`setting`]: settings by name and the one out-of-range error;
 //! - [`square`]: squares, moves, their notation and its parse error;
 //! - [`board`]: the bitboard core (move generation, flips, scores);
 //! - [`position`]: absolute colours, board text (one alphabet) and checked move
@@ -28,7 +48,6 @@
 //! - [`obf`]: FFO/Edax problem files;
 //! - [`openings`]: named openings;
 //! - [`eval`]: static evaluation (trained patterns, the classic baseline);
-//! - [`setting`]: settings by name and the one out-of-range error;
 //! - [`search`]: how hard to search ([`search::Settings`], levels), the endgame
 //!   solver, the midgame search, the transposition table, problem sets;
 //! - [`fileio`]: memory maps and atomic writes;

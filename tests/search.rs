@@ -331,7 +331,7 @@ fn the_same_settings_give_the_same_limits_in_every_command() {
     use thorbook::book::build::{BuildConfig, LeafSearch};
     use thorbook::book::format::BuildParams;
     use thorbook::search::{Level, Selectivity, Settings, Strength, Width};
-    use thorbook::train::measure::MeasureConfig;
+    use thorbook::train::MeasureConfig;
 
     let book =
         BuildParams { max_ply: 20, depth: 4, exact_at: 10, min_games: 2, selectivity_tenths: 20, ..Default::default() };

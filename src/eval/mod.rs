@@ -1,24 +1,23 @@
 //! Static evaluation: the [`Evaluator`] interface the search calls; [`PatternEval`],
-//! the trained evaluation every search uses by default ([`features`] owns what it
-//! reads — patterns and counts —, [`weights`] the weight file, [`trained`] the
-//! evaluator); and
+//! the trained evaluation every search uses by default (its patterns and counts,
+//! [`FEATURES`], and its weight file, [`Weights`]); and
 //! [`ClassicEval`], the hand-weighted evaluation it replaced, kept as a baseline for
 //! matches and error measurements.
 //!
 //! Scores are estimated final disc differentials for the side to move, kept strictly
 //! inside (−64, 64) so that an estimate is never mistaken for a proven result.
 
-pub mod features;
-pub mod trained;
-pub mod weights;
+pub(crate) mod features;
+pub(crate) mod trained;
+pub(crate) mod weights;
 
-pub use trained::PatternEval;
+pub use features::{Instance, InstanceIndices, FEATURES};
+pub use trained::{Contribution, PatternEval};
 pub use weights::{Weights, WeightsError};
 
 use crate::board::{adjacent_empties, masks, Board};
 use crate::square::Square;
 use crate::stability::stable_discs;
-use features::InstanceIndices;
 
 /// A static evaluation of positions.
 pub trait Evaluator: Sync {

@@ -1,30 +1,36 @@
 //! Training the evaluation: positions from games and self-play, deduplicated by
-//! canonical board ([`dataset`], [`selfplay`]); targets from exact solves, the WTHOR
-//! theoretical scores and searches, kept in a resumable label store ([`labels`]);
-//! ridge regression per phase by preconditioned conjugate gradient ([`fit`]);
-//! bootstrapping rounds that relabel the midgame with the last round's evaluation
-//! and keep a round only when the held-out error falls ([`trainer`]); Multi-ProbCut σ
-//! fitted from the trained evaluation's own searches ([`probcut`]); the correction
-//! that keeps searches from leaning toward the side that moves last ([`calibrate`]);
-//! and error
-//! measurements against exact scores on held-out games ([`measure`]).
+//! canonical board ([`Dataset`], [`SelfPlayConfig`]); targets from exact solves, the
+//! WTHOR theoretical scores and searches, kept in a resumable label store
+//! ([`LabelStore`]); ridge regression per phase by preconditioned conjugate gradient
+//! ([`train()`]); bootstrapping rounds that relabel the midgame with the last round's
+//! evaluation and keep a round only when the held-out error falls ([`Trainer`]);
+//! Multi-ProbCut σ fitted from the trained evaluation's own searches
+//! ([`ProbCutConfig`]); the correction that keeps searches from leaning toward the side
+//! that moves last ([`fit_leaf_correction`]); and error measurements against exact
+//! scores on held-out games ([`error_by_empties`]).
 //!
 //! Sits above `search` (solves and label searches need it) and below `book` and
 //! `engine`, which only consume the weights.
 
-pub mod calibrate;
-pub mod dataset;
-pub mod fit;
-pub mod labels;
-pub mod measure;
-pub mod probcut;
-pub mod selfplay;
-pub mod trainer;
+pub(crate) mod calibrate;
+pub(crate) mod dataset;
+pub(crate) mod fit;
+pub(crate) mod labels;
+pub(crate) mod measure;
+pub(crate) mod probcut;
+pub(crate) mod selfplay;
+pub(crate) mod trainer;
 
+pub use calibrate::{fit_leaf_correction, CalibrateConfig, Calibration, CalibrationData, LeafLean};
 pub use dataset::{game_positions, Dataset, GamePosition, LabelKind, Labeled, TrainGame};
 pub use fit::{train, EmptiesReport, TrainConfig, TrainReport};
-pub use labels::{LabelStore, SearchSpec};
-pub use trainer::{split_games, Trainer, TrainerConfig, TrainerEvent, TrainingOutcome, Validation};
+pub use labels::{LabelStore, LabelStoreError, SearchSpec};
+pub use measure::{error_by_empties, pooled, EmptiesError, ErrorStats, MeasureConfig};
+pub use probcut::ProbCutConfig;
+pub use selfplay::SelfPlayConfig;
+pub use trainer::{
+    split_games, Bootstrap, RoundSummary, TrainError, Trainer, TrainerConfig, TrainerEvent, TrainingOutcome, Validation,
+};
 
 /// Progress of a long training step: `done` of `total` units of `stage`.
 #[derive(Clone, Copy, Debug)]
