@@ -9,11 +9,12 @@ use std::time::Instant;
 
 use thorbook::board::Board;
 use thorbook::book::backup::{back_up_records, Reached};
-use thorbook::book::build::{collect, score_all, BuildConfig, GameLine};
+use thorbook::book::build::{BuildConfig, GameLine};
 use thorbook::book::format::Writer;
-use thorbook::book::{build, Book};
+use thorbook::book::Book;
 use thorbook::fileio::{atomic_write, read_mapped};
 use thorbook::search::Settings;
+use thorbook::testutil::build_steps::{self, collect, score_all};
 use thorbook::testutil::Rng;
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 
@@ -41,7 +42,7 @@ fn main() {
     }
     println!("speed-up with 2 threads: {:.2}x", rates[1] / rates[0]);
 
-    let mut records = build::records(&nodes, &leaves);
+    let mut records = build_steps::records(&nodes, &leaves);
     back_up_records(&mut records, [Board::START], config.back_up, Reached::DropOthers);
     let bytes = Writer::write_all(&records, search.params(config.max_ply, config.min_games)).unwrap();
     println!(

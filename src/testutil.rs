@@ -148,3 +148,32 @@ pub fn assert_export_reloads(db: &crate::thor::ThorDatabase) {
     after.sort_unstable();
     assert_eq!(before, after, "the export reloads to other games");
 }
+
+/// A book build's steps one at a time, for the tests and benchmarks that check or time
+/// them (internal steps, not the library's API; [`crate::book::Builder`] runs them).
+pub mod build_steps {
+    use std::collections::HashMap;
+
+    use crate::book::build::{self, BuildError, GameLine, Leaf, LeafSearch, Node};
+    use crate::book::Record;
+
+    /// Every position of `games` up to `max_ply` reached by `min_games` games, by key.
+    pub fn collect(games: &[GameLine], max_ply: u32, min_games: u32) -> Result<Vec<Node>, BuildError> {
+        build::collect(games, max_ply, min_games)
+    }
+
+    /// Every node's leaf, searched in parallel on the current rayon pool.
+    pub fn score_all(
+        nodes: &[Node],
+        search: &LeafSearch,
+        done: &HashMap<u64, Leaf>,
+        on_leaf: &(dyn Fn(u64, Leaf) + Sync),
+    ) -> Result<Vec<Leaf>, BuildError> {
+        build::score_all(nodes, search, done, on_leaf)
+    }
+
+    /// The records of nodes valued at their leaves, before the back-up.
+    pub fn records(nodes: &[Node], leaves: &[Leaf]) -> Vec<Record> {
+        build::records(nodes, leaves)
+    }
+}

@@ -6,12 +6,13 @@
 use std::collections::{HashMap, HashSet};
 
 use thorbook::board::Board;
-use thorbook::book::build::{collect, BuildConfig, GameLine};
+use thorbook::book::build::{BuildConfig, GameLine};
 use thorbook::book::deviate::{DeviateConfig, Deviator, Growth};
 use thorbook::book::format::{BuildParams, LeafMove, Writer};
 use thorbook::book::merge::merge_into;
 use thorbook::book::{interchange, walk, Book, Record};
 use thorbook::search::Settings;
+use thorbook::testutil::build_steps::collect;
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 
 use crate::util::{build_book_bytes, reference_back_up};

@@ -8,13 +8,14 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use thorbook::board::{Board, Squares};
-use thorbook::book::build::{collect, score_all, BuildConfig, GameLine};
+use thorbook::book::build::{BuildConfig, GameLine};
 use thorbook::book::format::{BuildParams, LeafMove, Writer};
 use thorbook::book::query::{book_line, book_moves};
 use thorbook::book::{bundled, walk, Book, Record};
 use thorbook::search::Settings;
 use thorbook::search::{Solver, TranspositionTable};
 use thorbook::setting::Setting;
+use thorbook::testutil::build_steps::{collect, score_all};
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 use thorbook::{Move, Position, Transform};
 

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use thorbook::thor::format::{ThorFile, GAME_RECORD_LEN, HEADER_LEN, MOVES_OFFSET};
+use thorbook::thor::format::ThorFile;
 use thorbook::thor::{bundled_sources, AnomalyKind};
 
 use crate::util::thorbook;
@@ -12,6 +12,12 @@ use crate::util::thorbook;
 fn bundled(name: &str) -> Vec<u8> {
     bundled_sources().into_iter().find(|s| s.name == name).unwrap().bytes().to_vec()
 }
+
+// The WTHOR layout, from the format's description (not from the crate under test):
+// a 16-byte header, 68-byte game records whose 60 moves start at byte 8.
+const HEADER_LEN: usize = 16;
+const GAME_RECORD_LEN: usize = 68;
+const MOVES_OFFSET: usize = 8;
 
 /// Offset of move `ply` (1-based) of record `record`.
 fn move_at(record: usize, ply: usize) -> usize {

@@ -398,7 +398,7 @@ impl From<TableError> for BuildError {
 
 /// Collects every position of `games` up to `max_ply`, merged by canonical board, and
 /// keeps those reached by at least `min_games` games, sorted by key.
-pub fn collect(games: &[GameLine], max_ply: u32, min_games: u32) -> Result<Vec<Node>, BuildError> {
+pub(crate) fn collect(games: &[GameLine], max_ply: u32, min_games: u32) -> Result<Vec<Node>, BuildError> {
     let mut map: HashMap<Board, Node> = HashMap::new();
     for (g, game) in games.iter().enumerate() {
         let mut pos = Position::START;
@@ -500,7 +500,7 @@ pub(crate) fn search_position(board: &Board, exclude: u64, search: &LeafSearch, 
 /// known from a checkpoint (they are not searched again); `on_leaf` is called for each
 /// new one (from worker threads) so the caller can checkpoint it and show progress. A
 /// table that cannot be allocated stops the work with an error.
-pub fn score_all(
+pub(crate) fn score_all(
     nodes: &[Node],
     search: &LeafSearch,
     done: &HashMap<u64, Leaf>,
@@ -518,7 +518,7 @@ pub fn score_all(
 
 /// The book records of nodes and their leaves, valued at their leaves until the
 /// back-up ([`super::backup`]) gives them their values.
-pub fn records(nodes: &[Node], leaves: &[Leaf]) -> Vec<Record> {
+pub(crate) fn records(nodes: &[Node], leaves: &[Leaf]) -> Vec<Record> {
     nodes.iter().zip(leaves).map(|(n, l)| record(n, l)).collect()
 }
 

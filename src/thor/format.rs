@@ -29,9 +29,9 @@ use serde::Serialize;
 use super::{Anomaly, AnomalyKind};
 
 /// Bytes in the header of every WTHOR file.
-pub const HEADER_LEN: usize = 16;
+pub(crate) const HEADER_LEN: usize = 16;
 /// Bytes per 8×8 game record.
-pub const GAME_RECORD_LEN: usize = 68;
+pub(crate) const GAME_RECORD_LEN: usize = 68;
 /// Bytes per 10×10 game record.
 pub(crate) const GAME10_RECORD_LEN: usize = 104;
 /// Why writing a file cannot run out of header counts.
@@ -41,7 +41,7 @@ pub(crate) const PLAYER_RECORD_LEN: usize = 20;
 /// Bytes per tournament name record (`WTHOR.TRN`).
 pub(crate) const TOURNAMENT_RECORD_LEN: usize = 26;
 /// Offset of the first move byte within a game record.
-pub const MOVES_OFFSET: usize = 8;
+pub(crate) const MOVES_OFFSET: usize = 8;
 
 /// The 16-byte header, every field kept (including the reserved byte) so that writing
 /// gives back the same bytes.
