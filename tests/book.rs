@@ -436,7 +436,7 @@ fn an_interrupted_build_resumes_to_the_same_book() {
         a.extend(extra.iter().map(|s| s.to_string()));
         let out = thorbook(&a.iter().map(String::as_str).collect::<Vec<_>>());
         let err = out.fails();
-        assert!(err.contains(what) && err.contains("rebuild without --resume"), "{extra:?}: {err}");
+        assert!(err.contains(what) && err.contains("(run without --resume)"), "{extra:?}: {err}");
         assert_eq!(std::fs::read(&ckpt).unwrap(), before, "a refused resume changed the checkpoint");
     }
     let mut resume_args = args(&resumed);

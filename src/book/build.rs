@@ -343,10 +343,10 @@ pub enum BuildError {
         source: crate::position::PlayError,
     },
     /// The checkpoint cannot be used.
-    #[error("checkpoint {path}: {message}")]
+    #[error("checkpoint {}: {message}", path.display())]
     Checkpoint {
         /// Its path.
-        path: String,
+        path: std::path::PathBuf,
         /// What is wrong.
         message: String,
     },
@@ -663,7 +663,7 @@ impl Checkpoint {
         search: &LeafSearch,
         identity: &BuildIdentity,
     ) -> Result<HashMap<u64, Leaf>, BuildError> {
-        let err = |message: String| BuildError::Checkpoint { path: path.display().to_string(), message };
+        let err = |message: String| BuildError::Checkpoint { path: path.to_path_buf(), message };
         let mut bytes = Vec::new();
         File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(|e| err(e.to_string()))?;
         Checkpoint::parse(&bytes, &checkpoint_header(config, search, identity)).map_err(err)
@@ -673,34 +673,36 @@ impl Checkpoint {
     /// (the build's); a cut-off last entry is dropped.
     pub(crate) fn parse(bytes: &[u8], want: &[u8; CHECKPOINT_HEADER]) -> Result<HashMap<u64, Leaf>, String> {
         if bytes.len() >= 8 && matches!(&bytes[..8], b"TBCKPT01" | b"TBCKPT02" | b"TBCKPT03" | b"TBCKPT04") {
-            return Err("made by an older thorbook (another checkpoint format): rebuild without --resume".into());
+            return Err(
+                "made by an older thorbook (another checkpoint format): build afresh instead of resuming".into()
+            );
         }
         if bytes.len() < CHECKPOINT_HEADER || &bytes[..8] != CHECKPOINT_MAGIC {
             return Err("not a thorbook checkpoint (byte 0)".into());
         }
         let differs = |range: std::ops::Range<usize>| bytes[range.clone()] != want[range];
         let what = if differs(8..16) {
-            Some("other build parameters (max-ply, depth, exact-at, selectivity, min-games)")
+            Some("other build parameters (last ply, depth, exact threshold, selectivity, game minimum)")
         } else if differs(16..20) {
-            Some("another time per leaf (--time)")
+            Some("another time per leaf")
         } else if differs(20..24) {
             Some("another evaluation (weights digest)")
         } else if differs(24..28) {
-            Some("another table size (--hash-mib)")
+            Some("another table size")
         } else if differs(32..40) {
-            Some("another node budget (--nodes)")
+            Some("another node budget")
         } else if differs(40..48) {
             Some("other games (archives)")
         } else if differs(48..56) {
             Some("another set of positions")
         } else if differs(0..CHECKPOINT_HEADER) {
             // The reserved bytes (28..32, 56..64) are zero in every checkpoint written.
-            return Err("its header is damaged (reserved bytes are not zero): rebuild without --resume".into());
+            return Err("its header is damaged (reserved bytes are not zero): build afresh instead of resuming".into());
         } else {
             None
         };
         if let Some(what) = what {
-            return Err(format!("made from {what} than this build: rebuild without --resume"));
+            return Err(format!("made from {what} than this build: build afresh instead of resuming"));
         }
         let mut done = HashMap::new();
         // Every leaf of the checkpoint was searched with this build's selectivity (it is
@@ -709,7 +711,7 @@ impl Checkpoint {
         for (i, e) in bytes[CHECKPOINT_HEADER..].chunks_exact(LEAF_ENTRY).enumerate() {
             let (key, leaf) = decode_leaf_entry(e, selectivity).map_err(|m| {
                 let byte = CHECKPOINT_HEADER + LEAF_ENTRY * i;
-                format!("entry {i} (byte {byte}): {m}: the checkpoint is damaged, rebuild without --resume")
+                format!("entry {i} (byte {byte}): {m}: the checkpoint is damaged: build afresh instead of resuming")
             })?;
             done.insert(key, leaf);
         }

@@ -194,10 +194,10 @@ pub enum DeviateError {
     #[error("a deepening needs the level (or depth) to deepen its leaves to")]
     NoTarget,
     /// The resume state does not match.
-    #[error("{path}: {message}")]
+    #[error("{}: {message}", path.display())]
     Resume {
         /// The state file.
-        path: String,
+        path: std::path::PathBuf,
         /// What differs.
         message: String,
     },
@@ -380,8 +380,10 @@ impl Deviator {
             let text = std::fs::read_to_string(&state_path).map_err(|e| io(&state_path, e))?;
             if text != identity {
                 return Err(DeviateError::Resume {
-                    path: state_path.display().to_string(),
-                    message: "made by a deviation of another book or with other settings: run without --resume".into(),
+                    path: state_path.clone(),
+                    message:
+                        "made by a deviation of another book or with other settings: start afresh instead of resuming"
+                            .into(),
                 });
             }
             Some(std::fs::read(&self.output).map_err(|e| io(&self.output, e))?)

@@ -128,10 +128,10 @@ pub enum FixError {
     #[error(transparent)]
     Log(#[from] LeafLogError),
     /// The state of an interrupted fix does not match.
-    #[error("{path}: {message}")]
+    #[error("{}: {message}", path.display())]
     Resume {
         /// The state file.
-        path: String,
+        path: std::path::PathBuf,
         /// What differs.
         message: String,
     },
@@ -283,8 +283,8 @@ impl Fixer {
             let book = Book::open_verified(bytes)?;
             if book.len() != input.len() {
                 return Err(FixError::Resume {
-                    path: self.output.display().to_string(),
-                    message: "not a fix of this book: run without --resume".into(),
+                    path: self.output.clone(),
+                    message: "not a fix of this book: start afresh instead of resuming".into(),
                 });
             }
             Tree::from_book(&book)

@@ -30,18 +30,18 @@ pub enum LeafLogError {
     #[error(transparent)]
     Io(#[from] IoError),
     /// It belongs to another run, or is not a log.
-    #[error("{path}: {message}")]
+    #[error("{}: {message}", path.display())]
     Foreign {
         /// The file.
-        path: String,
+        path: std::path::PathBuf,
         /// What differs.
         message: String,
     },
     /// An entry before the end is damaged.
-    #[error("{path}: entry {index} (byte {byte}): {message}: the log is damaged; remove it to start afresh")]
+    #[error("{}: entry {index} (byte {byte}): {message}: the log is damaged; remove it to start afresh", path.display())]
     Damaged {
         /// The file.
-        path: String,
+        path: std::path::PathBuf,
         /// The entry.
         index: usize,
         /// Its first byte.
@@ -67,7 +67,6 @@ impl LeafLog {
         selectivity: u8,
         resume: bool,
     ) -> Result<(LeafLog, HashMap<u64, Leaf>), LeafLogError> {
-        let name = path.display().to_string();
         let io = |source| LeafLogError::from(IoError::new(path, source));
         let mut header = [0u8; HEADER];
         header[..8].copy_from_slice(MAGIC);
@@ -76,7 +75,7 @@ impl LeafLog {
         if resume && path.exists() {
             let mut bytes = Vec::new();
             File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(io)?;
-            let (done, whole) = LeafLog::read(&name, &bytes, &header)?;
+            let (done, whole) = LeafLog::read(path, &bytes, &header)?;
             let mut file = OpenOptions::new().write(true).open(path).map_err(io)?;
             file.set_len(whole as u64).map_err(io)?;
             std::io::Seek::seek(&mut file, std::io::SeekFrom::End(0)).map_err(io)?;
@@ -89,23 +88,24 @@ impl LeafLog {
 
     /// The results of a log's bytes (`name` for errors) made with `header`, and the
     /// length of its whole entries (a cut-short last one is left out).
-    fn read(name: &str, bytes: &[u8], header: &[u8; HEADER]) -> Result<(HashMap<u64, Leaf>, usize), LeafLogError> {
+    fn read(name: &Path, bytes: &[u8], header: &[u8; HEADER]) -> Result<(HashMap<u64, Leaf>, usize), LeafLogError> {
         if bytes.len() < HEADER || &bytes[..8] != MAGIC {
-            return Err(LeafLogError::Foreign { path: name.to_string(), message: "not a thorbook search log".into() });
+            return Err(LeafLogError::Foreign {
+                path: name.to_path_buf(),
+                message: "not a thorbook search log".into(),
+            });
         }
         if bytes[..HEADER] != header[..] {
             return Err(LeafLogError::Foreign {
-                path: name.to_string(),
-                message: "made by another run (another book, settings or sample): remove it, or run without \
-                          --resume to start afresh"
-                    .into(),
+                path: name.to_path_buf(),
+                message: "made by another run (another book, settings or sample): remove it, or start afresh".into(),
             });
         }
         let mut done = HashMap::new();
         let whole = (bytes.len() - HEADER) / LEAF_ENTRY;
         for (index, e) in bytes[HEADER..HEADER + whole * LEAF_ENTRY].chunks_exact(LEAF_ENTRY).enumerate() {
             let (key, leaf) = decode_leaf_entry(e, header[16]).map_err(|message| LeafLogError::Damaged {
-                path: name.to_string(),
+                path: name.to_path_buf(),
                 index,
                 byte: HEADER + index * LEAF_ENTRY,
                 message,
@@ -123,7 +123,7 @@ impl LeafLog {
         let n = bytes.len().min(HEADER);
         header[..n].copy_from_slice(&bytes[..n]);
         header[17..].fill(0);
-        LeafLog::read("log", bytes, &header).map(|(done, _)| done)
+        LeafLog::read(Path::new("log"), bytes, &header).map(|(done, _)| done)
     }
 
     /// Appends a result.

@@ -326,6 +326,7 @@ pub(super) fn fix_checks(args: &FixArgs) -> anyhow::Result<Checks> {
 fn fix_error(e: FixError) -> anyhow::Error {
     match e {
         FixError::Setting(e) => flag_error(&e),
+        e @ FixError::Resume { .. } => anyhow::anyhow!("{e} (run without --resume)"),
         FixError::Search(e) => super::book_args::build_error(e),
         e => e.into(),
     }

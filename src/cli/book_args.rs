@@ -110,6 +110,8 @@ impl TryFrom<&BuildArgs> for BuildConfig {
 pub fn build_error(e: BuildError) -> anyhow::Error {
     match e {
         BuildError::Setting(e) => super::flags::out_of_range(&e),
+        e @ BuildError::Checkpoint { .. } => anyhow::anyhow!("{e} (run without --resume)"),
+        e @ BuildError::OtherEval { .. } => anyhow::anyhow!("{e}: give --eval FILE with its weights"),
         BuildError::Settings(e) => super::search_args::flag_error(e),
         e => e.into(),
     }

@@ -554,6 +554,7 @@ fn grow(
     let s = summary.map_err(|e| match e {
         DeviateError::Setting(e) => super::flags::out_of_range(&e),
         DeviateError::NoTarget => anyhow::anyhow!("{e}: give --level N (or --depth D)"),
+        e @ DeviateError::Resume { .. } => anyhow::anyhow!("{e} (run without --resume)"),
         DeviateError::NotInBook => {
             anyhow::anyhow!("--from: the position after `{}` is not in the book", from.unwrap_or(""))
         }

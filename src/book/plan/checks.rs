@@ -132,11 +132,10 @@ impl Plan {
         let path: PathBuf = output.unwrap_or(&self.file.output).to_path_buf();
         let log_error = |e: LeafLogError| match e {
             LeafLogError::Io(e) => PlanError::Io(e),
-            LeafLogError::Foreign { path, .. } => PlanError::file(Path::new(&path), PlanFault::ForeignLog),
-            LeafLogError::Damaged { path, index, byte, message } => PlanError::file(
-                Path::new(&path),
-                PlanFault::DamagedLog { index: index as u64, byte: byte as u64, message },
-            ),
+            LeafLogError::Foreign { path, .. } => PlanError::file(&path, PlanFault::ForeignLog),
+            LeafLogError::Damaged { path, index, byte, message } => {
+                PlanError::file(&path, PlanFault::DamagedLog { index: index as u64, byte: byte as u64, message })
+            }
         };
         let (log, done) =
             LeafLog::open(&path, c.identity, self.search.selectivity_tenths(), true).map_err(log_error)?;
