@@ -8,10 +8,10 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use thorbook::board::Board;
-use thorbook::book::backup::{back_up_records, Reached};
 use thorbook::book::build::{BuildConfig, GameLine};
 use thorbook::book::format::Writer;
 use thorbook::book::Book;
+use thorbook::book::{back_up_records, Reached};
 use thorbook::fileio::{atomic_write, read_mapped};
 use thorbook::search::Settings;
 use thorbook::testutil::build_steps::{self, collect, score_all};

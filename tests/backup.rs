@@ -9,7 +9,7 @@ use thorbook::board::Board;
 use thorbook::book::build::{BuildConfig, GameLine};
 use thorbook::book::deviate::{DeviateConfig, Deviator, Growth};
 use thorbook::book::format::{BuildParams, LeafMove, Writer};
-use thorbook::book::merge::merge_into;
+use thorbook::book::merge_into;
 use thorbook::book::{interchange, walk, Book, Record};
 use thorbook::search::Settings;
 use thorbook::testutil::build_steps::collect;
@@ -159,7 +159,7 @@ fn a_position_no_walk_reaches_keeps_its_value_in_a_merge_and_is_dropped_by_a_bui
 /// and a book valued by one rule revalued by the other equals the book built with it.
 #[test]
 fn the_back_up_rule_is_recorded_and_kept() {
-    use thorbook::book::backup::{revalue, BackUpRule};
+    use thorbook::book::{revalue, BackUpRule};
     let games = games();
     let negamax = build_book_bytes(&games[..300], &config(10, 1, 2));
     let cfg = with!(config(10, 1, 2), back_up: BackUpRule::Corrected);

@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use thorbook::board::Board;
-use thorbook::book::backup::LeafInput;
 use thorbook::book::build::{BuildConfig, GameLine};
 use thorbook::book::deviate::{DeviateConfig, DeviateEvent, Deviator, StopReason};
+use thorbook::book::LeafInput;
 use thorbook::book::{walk, Book};
 use thorbook::search::Settings;
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};

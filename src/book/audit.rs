@@ -21,7 +21,7 @@
 //! show the winner's curse, a back-up that picks the luckiest of noisy children — and
 //! the worst positions with their lines.
 //!
-//! Searches are kept in a [`super::leaflog`] as they finish, so an audit resumes; the
+//! Searches are kept in a log as they finish, so an audit resumes; the
 //! log names the positions and the search, not the book's values, so it also serves
 //! the audit of another version of the book with the same sample (after a fix, or
 //! with another back-up rule) without searching again.

@@ -2,21 +2,21 @@
 //! everything made from or into one:
 //! - [`format`](mod@format): the file layout, [`Record`], [`format::LeafMove`] and the
 //!   [`Writer`];
-//! - [`build`]: the build's steps (collecting positions from games, leaf searches,
-//!   negamax, the checkpoint), and [`builder`]: the [`Builder`] pipeline over them;
+//! - [`build`]: what a build is made of ([`BuildConfig`], the games' lines, the leaf
+//!   search), and the [`Builder`] pipeline that runs it (collecting positions, leaf
+//!   searches, the checkpoint, the back-up);
 //! - [`deviate`]: growing a book beyond the played lines, or deepening its leaves, in rounds;
-//! - [`merge`](mod@merge): books into one;
-//! - [`backup`]: the one back-up of values by negamax, which every book written goes
-//!   through;
-//! - [`stream`]: books written as a stream of records with values backed up after,
-//!   from compact arrays instead of records (assembly, merge);
+//! - [`merge()`] and [`merge_into`]: books into one;
+//! - [`back_up_records`] and [`revalue`]: the one back-up of values by a
+//!   [`BackUpRule`], which every book written goes through (as a stream of records
+//!   with values backed up after: assembly, merge);
 //! - [`plan`]: builds and growth rounds split into shards that run anywhere, and
 //!   [`slurm`]: running them as Slurm job arrays;
 //! - [`query`]: the moves of a position, the book line, the engine's choice;
-//! - [`trust`]: how far a value can be trusted (its deciding leaf, proven or not);
+//! - [`Trust`]: how far a value can be trusted (its deciding leaf, proven or not);
 //! - [`audit`]: a book's values against deeper searches on the lines it plays, [`fix`]:
-//!   searching again the leaves behind the values a deeper search contradicts, and
-//!   [`leaflog`]: the log that lets such long runs resume;
+//!   searching again the leaves behind the values a deeper search contradicts, each
+//!   with a log that lets such long runs resume;
 //! - [`interchange`]: thorbook text, Edax and Egaroucid books, in and out.
 //!
 //! Positions are stored once per symmetry class, under the Zobrist key of their
@@ -27,21 +27,21 @@
 #![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
 pub mod audit;
-pub mod backup;
+pub(crate) mod backup;
 pub mod build;
-pub mod builder;
+pub(crate) mod builder;
 pub mod deviate;
 pub mod fix;
 pub mod format;
 pub mod interchange;
-pub mod leaflog;
-pub mod merge;
+pub(crate) mod leaflog;
+pub(crate) mod merge;
 pub mod plan;
 pub mod query;
 pub mod slurm;
-pub mod stream;
+pub(crate) mod stream;
 pub(crate) mod tree;
-pub mod trust;
+pub(crate) mod trust;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -52,10 +52,14 @@ use crate::fileio::{read_mapped, Bytes};
 use crate::square::Move;
 use crate::symmetry::Transform;
 
+pub use backup::{back_up_records, revalue, BackUpRule, LeafInput, Reached};
 pub use build::{BuildConfig, UpdateChoices};
-pub use builder::{BuildEvent, BuildSummary, Builder};
+pub use builder::{BuildEvent, BuildSummary, Builder, PreviousBook};
 pub use format::{BookError, BuildParams, LeafLevel, LeafMove, Record, Writer};
-pub use merge::{merge, Merged};
+pub use leaflog::LeafLogError;
+pub use merge::{merge, merge_into, Merged};
+pub use stream::{StreamError, Written};
+pub use trust::{Decider, Trust};
 
 /// A book over bytes: a `Vec<u8>`, a static slice (the bundled book) or a memory map.
 /// Opening checks the header and size only (constant time); [`Book::verify`] checks

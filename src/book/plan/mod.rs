@@ -10,7 +10,7 @@
 //! when done it writes `shard-IIII.tbs` (entries sorted by key, a trailer with their
 //! count and checksum) and removes the partial file. [`Plan::assemble`] checks that
 //! every shard is present, of this plan, complete and intact, then streams the
-//! records to the book and backs the values up ([`super::stream`]).
+//! records to the book and backs the values up as they stream.
 //!
 //! Deviation and deepening are planned a round at a time ([`Plan::create_rounds`]): a
 //! round's plan lists the leaf searches of one `Round` of the local
