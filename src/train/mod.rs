@@ -34,6 +34,7 @@ pub use trainer::{
 
 /// Progress of a long training step: `done` of `total` units of `stage`.
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct Progress {
     /// What is running.
     pub stage: Stage,
@@ -45,6 +46,7 @@ pub struct Progress {
 
 /// The steps of training.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Stage {
     /// Playing self-play games (unit: games).
     SelfPlay,

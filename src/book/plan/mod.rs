@@ -94,6 +94,7 @@ pub struct Plan {
 
 /// What [`Plan::assemble`] wrote.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Assembled {
     /// Positions in the book.
     pub positions: u64,

@@ -34,6 +34,7 @@ pub(super) struct RoundWork {
 
 /// How a growth stood when its last round was assembled.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Finished {
     /// Rounds run.
     pub rounds: u32,
@@ -45,6 +46,7 @@ pub struct Finished {
 
 /// What follows the assembly of a round.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AfterRound {
     /// The next round is planned (`book shard` and `book assemble` of the same
     /// directory run it).
@@ -61,6 +63,7 @@ pub enum AfterRound {
 }
 
 /// What planning a growth gives.
+#[non_exhaustive]
 pub enum Planned {
     /// Its first round.
     Round(Box<Plan>),

@@ -40,6 +40,7 @@ pub fn shard_of(key: u64, shards: u32) -> u32 {
 
 /// A shard's state on disk.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum ShardState {
     /// Complete and intact.
     Done,
@@ -59,6 +60,7 @@ pub enum ShardState {
 
 /// One shard's line in [`Plan::status`].
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct ShardStatus {
     /// The index.
     pub index: u32,
