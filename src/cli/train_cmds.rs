@@ -125,9 +125,10 @@ impl TryFrom<&TrainArgs> for TrainerConfig {
     type Error = anyhow::Error;
 
     fn try_from(args: &TrainArgs) -> anyhow::Result<TrainerConfig> {
-        let selectivity = Width::from_sigmas(args.bootstrap_selectivity)
-            .map_err(|e| anyhow::anyhow!("--bootstrap-{e}"))?
-            .selectivity();
+        let width = Width::from_sigmas(args.bootstrap_selectivity).map_err(|e| match e {
+            crate::search::SettingsError::OutOfRange(e) => anyhow::anyhow!(e.named("--bootstrap-selectivity")),
+            e => e.into(),
+        })?;
         let config = TrainerConfig {
             fit: TrainConfig {
                 phases: args.phases,
@@ -142,7 +143,7 @@ impl TryFrom<&TrainArgs> for TrainerConfig {
             bootstrap: (args.bootstrap_rounds > 0).then_some(Bootstrap {
                 rounds: args.bootstrap_rounds,
                 depth: args.bootstrap_depth,
-                selectivity,
+                width,
                 share: args.bootstrap_share,
             }),
             self_play: SelfPlayConfig {
@@ -623,7 +624,7 @@ pub struct CalibrateArgs {
 /// Runs `thorbook calibrate`.
 pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
     let config = CalibrateConfig {
-        selectivity: Width::from_sigmas(args.selectivity).map_err(flag_error)?.selectivity(),
+        width: Width::from_sigmas(args.selectivity).map_err(flag_error)?,
         max_exact_depth: args.exact_depth,
         max_swing_depth: args.swing_depth,
         rounds: args.rounds,

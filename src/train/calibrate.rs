@@ -40,15 +40,15 @@ use crate::board::Board;
 use crate::eval::weights::{LEAF_ENTRIES, MAX_LEAF_CORRECTION, SCALE};
 use crate::eval::{Evaluator, PatternEval, Weights};
 use crate::search::tt::TableError;
-use crate::search::{Limits, Search, Selectivity, TranspositionTable};
+use crate::search::{Limits, Search, Selectivity, TranspositionTable, Width};
 use crate::setting::{check, OutOfRange, Setting};
 
 /// How to measure.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct CalibrateConfig {
-    /// Multi-ProbCut selectivity of the measuring searches (`None`: full width).
-    pub selectivity: Option<Selectivity>,
+    /// The measuring searches' width: full, or Multi-ProbCut at a selectivity.
+    pub width: Width,
     /// Deepest search from the exact positions.
     pub max_exact_depth: u32,
     /// Deepest search from the swing positions.
@@ -65,7 +65,7 @@ pub struct CalibrateConfig {
 impl Default for CalibrateConfig {
     fn default() -> Self {
         CalibrateConfig {
-            selectivity: Selectivity::from_sigmas(1.5),
+            width: Selectivity::from_sigmas(1.5).map_or(Width::Full, Width::Selective),
             max_exact_depth: 14,
             max_swing_depth: 12,
             min_depth: 4,
@@ -278,7 +278,7 @@ fn all_depth_scores(
             || TranspositionTable::try_new(config.hash_mib),
             |tt, board| {
                 let tt = tt.as_mut().map_err(|e| e.clone())?;
-                let scores = depth_scores(eval, tt, board, max, config.selectivity, stop);
+                let scores = depth_scores(eval, tt, board, max, config.width.selectivity(), stop);
                 tick();
                 Ok(scores)
             },

@@ -22,7 +22,7 @@ use super::selfplay::{self, self_play_positions, SelfPlayConfig};
 use super::Progress;
 use crate::board::Board;
 use crate::eval::{PatternEval, Weights};
-use crate::search::Selectivity;
+use crate::search::Width;
 use crate::setting::{check, OutOfRange, Setting};
 
 /// The mean loss of a played move in the Thor games, in discs: exact solves of every
@@ -39,8 +39,8 @@ pub struct Bootstrap {
     pub rounds: usize,
     /// Depth of the label searches.
     pub depth: u8,
-    /// Their Multi-ProbCut selectivity (`None`: full width).
-    pub selectivity: Option<Selectivity>,
+    /// Their width: full, or Multi-ProbCut at a selectivity.
+    pub width: Width,
     /// Share of the midgame positions labelled (chosen by board, the same every
     /// round); the others keep the theoretical score.
     pub share: f64,
@@ -310,7 +310,7 @@ impl<'a> Trainer<'a> {
             for round in 1..=b.rounds {
                 let started = Instant::now();
                 let searcher = self.with_probcut(best.0.clone(), &validation, &progress)?;
-                let spec = SearchSpec { depth: b.depth, selectivity: b.selectivity, eval: searcher.0.digest() };
+                let spec = SearchSpec { depth: b.depth, selectivity: b.width.selectivity(), eval: searcher.0.digest() };
                 let midgame = midgame_boards(&train_positions, &extra, solve_at, b.share);
                 let eval = PatternEval::new(&searcher.0);
                 let searched = self.store.search_missing(&midgame, spec, &eval, self.stop, &progress)?;
@@ -357,7 +357,7 @@ impl<'a> Trainer<'a> {
             self.config.bootstrap.map_or(String::new(), |b| format!(
                 "; searches depth {} at {} share {}",
                 b.depth,
-                b.selectivity.map_or("full width".into(), |s| format!("{} sigma", s.sigmas())),
+                b.width.selectivity().map_or("full width".into(), |s| format!("{} sigma", s.sigmas())),
                 b.share
             )),
             self.config.fit.lambda,
@@ -463,7 +463,7 @@ mod tests {
             fit: TrainConfig { iterations: 8, ..TrainConfig::default() },
             solve_at: 8,
             move_loss: DEFAULT_MOVE_LOSS,
-            bootstrap: Some(Bootstrap { rounds: 2, depth: 2, selectivity: None, share: 1.0 }),
+            bootstrap: Some(Bootstrap { rounds: 2, depth: 2, width: Width::Full, share: 1.0 }),
             self_play: SelfPlayConfig { games: 20, depth: 1, ..SelfPlayConfig::default() },
             probcut: Some(ProbCutConfig { positions_per_empties: 4, max_measured_depth: 4 }),
         }
