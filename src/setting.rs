@@ -99,6 +99,8 @@ pub enum Setting {
     CalibrationDepths,
     /// The empties from which training positions are solved exactly.
     SolveAt,
+    /// CPUs a cluster task gets.
+    CpusPerTask,
 }
 
 impl Setting {
@@ -149,6 +151,7 @@ impl Setting {
             Setting::ProbCutPositions => "ProbCut positions",
             Setting::CalibrationDepths => "calibration depths",
             Setting::SolveAt => "exact-solve threshold",
+            Setting::CpusPerTask => "CPUs a task",
         }
     }
 }

@@ -56,9 +56,9 @@ pub enum SlurmError {
     /// A script could not be written.
     #[error(transparent)]
     Io(#[from] IoError),
-    /// Options out of range.
-    #[error("{0}")]
-    Options(String),
+    /// An option out of range.
+    #[error(transparent)]
+    Setting(#[from] crate::setting::OutOfRange),
     /// Shards that did not finish, with their logs.
     #[error("{} shard(s) failed: {}", .0.len(), .0.iter().map(|(i, log)| format!("shard {i} (log {})", log.display())).collect::<Vec<_>>().join(", "))]
     ShardsFailed(Vec<(u32, PathBuf)>),
@@ -102,7 +102,7 @@ pub(crate) fn shard_log(plan_dir: &Path, index: u32) -> PathBuf {
 /// and returns their paths.
 pub fn write_scripts(plan_dir: &Path, opts: &SlurmOptions) -> Result<(PathBuf, PathBuf), SlurmError> {
     if opts.cpus_per_task == 0 {
-        return Err(SlurmError::Options("cpus-per-task must be at least 1".into()));
+        return Err(crate::setting::OutOfRange::new(crate::setting::Setting::CpusPerTask, 0, "at least 1").into());
     }
     let dir = std::path::absolute(plan_dir).unwrap_or_else(|_| plan_dir.to_path_buf());
     let scripts = dir.join("slurm");
@@ -289,7 +289,11 @@ mod tests {
         }
         assert!(shards.contains("exec '/opt/thor book/thorbook' book shard"), "{shards}");
         assert!(std::fs::read_to_string(a).unwrap().contains("book assemble"));
-        assert!(write_scripts(&dir, &SlurmOptions { cpus_per_task: 0, ..opts }).is_err());
+        let refused = write_scripts(&dir, &SlurmOptions { cpus_per_task: 0, ..opts }).unwrap_err();
+        assert!(
+            matches!(refused, SlurmError::Setting(ref e) if e.setting == crate::setting::Setting::CpusPerTask),
+            "{refused}"
+        );
         std::fs::remove_dir_all(dir).unwrap();
     }
 

@@ -167,7 +167,10 @@ pub(super) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
         let round = plan.round().map_or(String::new(), |r| format!("round {r}: "));
-        let submission = slurm::submit(&plan, plan.dir(), &opts)?;
+        let submission = slurm::submit(&plan, plan.dir(), &opts).map_err(|e| match e {
+            slurm::SlurmError::Setting(e) => super::flags::out_of_range(&e),
+            e => e.into(),
+        })?;
         match &submission.array {
             Some(id) => eprintln!(
                 "{round}submitted {} shard(s) as job array {id} (shards {}), assembly as job {} after them; logs in {}",
