@@ -362,7 +362,7 @@ fn the_same_settings_give_the_same_limits_in_every_command() {
                     let spec = level.map(Level::spec);
                     let want_depth = depth.or(spec.map(|l| l.depth));
                     let want_exact = exact_at.or(spec.map(|l| l.exact_at));
-                    let want_width = width.map(Width::selectivity).or(spec.map(|l| l.selectivity()));
+                    let want_width = width.map(Width::selectivity).or(spec.map(|l| l.selectivity));
                     for (command, st) in strengths {
                         let case = format!("{command}: {s:?}");
                         if want_depth.is_some() {

@@ -324,7 +324,7 @@ impl Strength {
             exact_at: Some(spec.exact_at),
             time: None,
             nodes: None,
-            selectivity: spec.selectivity(),
+            selectivity: spec.selectivity,
         }
     }
 
@@ -390,7 +390,7 @@ mod tests {
         let l1 = level(1).spec();
         let s = Settings { level: Some(level(1)), depth: Some(20), exact_at: Some(30), ..Settings::default() };
         let st = s.strength();
-        assert_eq!((st.depth, st.exact_at, st.selectivity), (Some(20), Some(30), l1.selectivity()));
+        assert_eq!((st.depth, st.exact_at, st.selectivity), (Some(20), Some(30), l1.selectivity));
         let fallback = Strength { depth: Some(9), exact_at: Some(11), time: None, nodes: None, selectivity: None };
         // With a level the fallback does not apply; without one it does.
         assert_eq!(s.strength_over(fallback), st);
@@ -406,7 +406,7 @@ mod tests {
         let d = Settings { depth: Some(13), ..Settings::default() }.strength();
         assert_eq!(d, Strength::for_depth(13));
         let t = Settings { time: Some(Duration::from_millis(100)), ..Settings::default() }.strength();
-        assert_eq!((t.depth, t.exact_at, t.selectivity), (None, None, Level::DEFAULT.spec().selectivity()));
+        assert_eq!((t.depth, t.exact_at, t.selectivity), (None, None, Level::DEFAULT.spec().selectivity));
         assert!(t.limits(16, None).exact && !t.limits(17, None).exact);
     }
 
