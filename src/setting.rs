@@ -156,6 +156,58 @@ impl Setting {
     }
 }
 
+impl Setting {
+    /// Every setting, for tables keyed by setting (the command line's flags): a new
+    /// variant goes here too, so that the flag table's test covers it.
+    pub(crate) const ALL: [Setting; 45] = [
+        Setting::Level,
+        Setting::Depth,
+        Setting::ExactAt,
+        Setting::Selectivity,
+        Setting::Nodes,
+        Setting::Time,
+        Setting::Threads,
+        Setting::MaxPly,
+        Setting::MinPly,
+        Setting::MinGames,
+        Setting::Error,
+        Setting::Budget,
+        Setting::Contempt,
+        Setting::MaxPositions,
+        Setting::RoundSize,
+        Setting::Sample,
+        Setting::Worst,
+        Setting::Threshold,
+        Setting::Shards,
+        Setting::BookMaxDrop,
+        Setting::BookRandomness,
+        Setting::BookMaxLoss,
+        Setting::Games,
+        Setting::Openings,
+        Setting::Validation,
+        Setting::Phases,
+        Setting::Lambda,
+        Setting::Iterations,
+        Setting::Window,
+        Setting::NeighbourWeight,
+        Setting::Features,
+        Setting::SelfPlayGames,
+        Setting::SelfPlayDepth,
+        Setting::LeaveAt,
+        Setting::SelfPlayRandomness,
+        Setting::MoveLoss,
+        Setting::Rounds,
+        Setting::BootstrapRounds,
+        Setting::BootstrapDepth,
+        Setting::BootstrapShare,
+        Setting::ProbCutDepth,
+        Setting::ProbCutPositions,
+        Setting::CalibrationDepths,
+        Setting::SolveAt,
+        Setting::CpusPerTask,
+    ];
+}
+
 impl fmt::Display for Setting {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.describe())
@@ -212,5 +264,11 @@ mod tests {
         assert_eq!(e.named("--max-ply"), "--max-ply must be 1..=60, got 70");
         assert!(check(Setting::MaxPly, 60u32, 1..=60).is_ok());
         assert!(check(Setting::Error, -1i32, 0..=64).is_err());
+    }
+
+    #[test]
+    fn every_setting_is_listed_once_with_words_of_its_own() {
+        let words: std::collections::HashSet<&str> = Setting::ALL.iter().map(|s| s.describe()).collect();
+        assert_eq!(words.len(), Setting::ALL.len());
     }
 }

@@ -59,3 +59,36 @@ pub fn flag(setting: Setting) -> &'static str {
 pub fn out_of_range(e: &OutOfRange) -> anyhow::Error {
     anyhow::anyhow!(e.named(flag(e.setting)))
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    /// Every long flag of every command and subcommand.
+    fn all_flags(cmd: &clap::Command, out: &mut std::collections::BTreeSet<String>) {
+        for arg in cmd.get_arguments() {
+            if let Some(long) = arg.get_long() {
+                out.insert(format!("--{long}"));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            all_flags(sub, out);
+        }
+    }
+
+    /// The table names real flags: each setting's flag is one some command takes
+    /// (a renamed flag would otherwise leave errors naming a flag that does not exist).
+    #[test]
+    fn every_setting_names_a_flag_some_command_takes() {
+        let mut flags = std::collections::BTreeSet::new();
+        all_flags(&crate::cli::Cli::command(), &mut flags);
+        for setting in Setting::ALL {
+            for name in flag(setting).split('/').filter(|f| f.starts_with("--")) {
+                assert!(flags.contains(name), "{setting:?} names {name}, which no command takes");
+            }
+        }
+        assert!(flags.len() > 50, "{flags:?}");
+    }
+}
