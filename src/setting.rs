@@ -156,8 +156,9 @@ impl Setting {
     }
 }
 
+#[cfg(test)]
 impl Setting {
-    /// Every setting, for tables keyed by setting (the command line's flags): a new
+    /// Every setting, for the tests of tables keyed by setting (the command line's flags): a new
     /// variant goes here too, so that the flag table's test covers it.
     pub(crate) const ALL: [Setting; 45] = [
         Setting::Level,
