@@ -26,7 +26,7 @@ use crate::book::{Book, OpenError};
 use crate::eval::{AnyEval, IncrementalEvaluator, WeightsError};
 use crate::fileio::Bytes;
 use crate::position::Position;
-use crate::search::{Limits, Search, SearchResult, Settings, SettingsError, Strength, TranspositionTable};
+use crate::search::{Limits, Resolved, Search, SearchResult, Settings, SettingsError, Strength, TranspositionTable};
 use crate::setting::{check, OutOfRange, Setting};
 use crate::square::{format_moves, Move};
 
@@ -97,12 +97,16 @@ pub enum EngineError {
 impl EngineConfig {
     /// Checks every range; the error names the setting.
     pub fn validate(&self) -> Result<(), EngineError> {
-        self.search.validate()?;
+        self.resolve().map(drop)
+    }
+
+    /// Checks every range and resolves the search settings.
+    fn resolve(&self) -> Result<Resolved, EngineError> {
         let BookChoice { randomness, max_loss, max_drop } = self.book_choice;
         check(Setting::BookMaxDrop, max_drop, 0..=128)?;
         check(Setting::BookRandomness, randomness, 0..=128)?;
         check(Setting::BookMaxLoss, max_loss, 0..=64)?;
-        Ok(())
+        Ok(self.search.resolve()?)
     }
 }
 
@@ -190,10 +194,9 @@ impl<E: IncrementalEvaluator> Engine<E> {
     /// An engine with the given evaluation; checks the configuration, opens the book,
     /// allocates the table and starts the threads.
     pub fn with_evaluator(config: EngineConfig, eval: E) -> Result<Engine<E>, EngineError> {
-        config.validate()?;
-        let resolved = config.search.resolve()?;
+        let resolved = config.resolve()?;
         let book = config.book.open()?;
-        let tt = TranspositionTable::try_new(resolved.hash_mib()).map_err(SettingsError::from)?;
+        let tt = resolved.table()?;
         let threads = resolved.threads();
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)

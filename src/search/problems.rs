@@ -126,7 +126,7 @@ impl ProblemSolver {
     /// and time settings do not apply: problems are solved to the end).
     pub fn new(settings: &Settings, goal: Goal) -> Result<ProblemSolver, ProblemSetError> {
         let resolved = settings.resolve()?;
-        let tt = TranspositionTable::try_new(resolved.hash_mib()).map_err(SettingsError::from)?;
+        let tt = resolved.table()?;
         let eval = resolved.eval().load()?;
         let threads = resolved.threads();
         let pool = rayon::ThreadPoolBuilder::new()

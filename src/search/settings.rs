@@ -128,6 +128,12 @@ impl Resolved {
     pub fn eval(&self) -> &EvalSource {
         &self.eval
     }
+
+    /// A table of the size asked for; one that cannot be allocated is an error value,
+    /// never an abort.
+    pub(crate) fn table(&self) -> Result<TranspositionTable, SettingsError> {
+        Ok(TranspositionTable::try_new(self.hash_mib)?)
+    }
 }
 
 /// How hard to search: what a user asks for. Build one with [`Settings::default`] (the
