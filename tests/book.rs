@@ -764,4 +764,22 @@ fn an_updated_book_equals_a_full_rebuild() {
     .fails()
     .to_string();
     assert!(err.contains("cannot be reused"), "{err}");
+    // Refused before any position is collected; another evaluation likewise.
+    assert!(!err.contains("collected"), "{err}");
+    let err = thorbook(&[
+        "book",
+        "update",
+        "--book",
+        old.to_str().unwrap(),
+        &y13,
+        "--classic-eval",
+        "-o",
+        new.to_str().unwrap(),
+    ])
+    .fails()
+    .to_string();
+    assert!(
+        err.contains("cannot be reused") && err.contains("give --eval FILE") && !err.contains("collected"),
+        "{err}"
+    );
 }

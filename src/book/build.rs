@@ -63,9 +63,6 @@ pub struct UpdateChoices {
     /// over the level's when `search.level` is set, else over the header's; table,
     /// threads and evaluation as given.
     pub search: Settings,
-    /// Whether `search.eval` was chosen on purpose: an evaluation other than the one
-    /// the book was scored with is then taken; otherwise it is refused.
-    pub eval_chosen: bool,
 }
 
 impl Default for BuildConfig {
@@ -78,11 +75,11 @@ impl Default for BuildConfig {
 impl BuildConfig {
     /// The build that updates a book whose header is `params`: the header's ply limit,
     /// game minimum, back-up rule and leaf search (depth, exact threshold, width)
-    /// unless `choices` says otherwise, so that the book's leaves stay reusable. An
-    /// evaluation other than the book's, not chosen on purpose, is refused: the new
-    /// leaves would not be comparable with the old.
+    /// unless `choices` says otherwise, so that the book's leaves stay reusable (the
+    /// [`Builder`](super::Builder) refuses, before it collects anything, a search or
+    /// evaluation under which they are not).
     pub fn update_of(params: &BuildParams, choices: UpdateChoices) -> Result<BuildConfig, BuildError> {
-        let UpdateChoices { max_ply, min_games, back_up, search, eval_chosen } = choices;
+        let UpdateChoices { max_ply, min_games, back_up, search } = choices;
         let recorded = LeafSearch::recorded(params);
         let search = match search.level {
             Some(_) => search,
@@ -94,10 +91,6 @@ impl BuildConfig {
             },
         };
         search.validate()?;
-        let loaded = search.eval.load()?.digest();
-        if params.eval_digest != 0 && loaded != params.eval_digest && !eval_chosen {
-            return Err(BuildError::OtherEval { recorded: params.eval_digest, given: loaded });
-        }
         Ok(BuildConfig {
             max_ply: max_ply.unwrap_or(u32::from(params.max_ply)),
             min_games: min_games.unwrap_or(params.min_games),
@@ -148,7 +141,7 @@ impl LeafSearch {
     /// work is done.
     pub fn new(settings: &Settings, fallback: Strength) -> Result<LeafSearch, BuildError> {
         let resolved = settings.resolve_over(fallback)?;
-        drop(TranspositionTable::try_new(resolved.hash_mib())?);
+        drop(resolved.table()?);
         let strength = resolved.strength();
         if strength.depth.is_none() && strength.time.is_none() && strength.nodes.is_none() {
             return Err(BuildError::NoDepth);
@@ -377,17 +370,6 @@ pub enum BuildError {
     /// The evaluation cannot be loaded.
     #[error(transparent)]
     Eval(#[from] crate::eval::WeightsError),
-    /// An update would score new leaves with another evaluation than the book's.
-    #[error(
-        "the book was scored with evaluation {recorded:08x}, the evaluation given is {given:08x}: choose the \
-         book's evaluation (or build anew)"
-    )]
-    OtherEval {
-        /// The book's evaluation digest.
-        recorded: u32,
-        /// The given evaluation's.
-        given: u32,
-    },
 }
 
 impl From<TableError> for BuildError {

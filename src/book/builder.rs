@@ -93,13 +93,11 @@ impl PreviousBook {
         self.positions.is_empty()
     }
 
-    /// The leaves of `nodes` (sorted by key) that can be reused under `params`, the
-    /// new build's header; an error when the earlier book was searched otherwise.
-    pub(crate) fn reusable(
-        &self,
-        nodes: &[build::Node],
-        params: &BuildParams,
-    ) -> Result<HashMap<u64, Leaf>, BuildError> {
+    /// Whether leaves searched as the previous book's were can be reused under
+    /// `params`, the new build's header: the same depth, exact threshold, selectivity
+    /// and evaluation. Checked before anything is collected, so that an update with
+    /// other settings fails at once.
+    pub(crate) fn check_search(&self, params: &BuildParams) -> Result<(), BuildError> {
         let (a, b) = (&self.params, params);
         let same = (a.depth, a.exact_at, a.selectivity_tenths, a.eval_digest)
             == (b.depth, b.exact_at, b.selectivity_tenths, b.eval_digest);
@@ -118,6 +116,17 @@ impl PreviousBook {
                 b.eval_digest
             )));
         }
+        Ok(())
+    }
+
+    /// The leaves of `nodes` (sorted by key) that can be reused under `params`, the
+    /// new build's header; an error when the earlier book was searched otherwise.
+    pub(crate) fn reusable(
+        &self,
+        nodes: &[build::Node],
+        params: &BuildParams,
+    ) -> Result<HashMap<u64, Leaf>, BuildError> {
+        self.check_search(params)?;
         let in_new = |k: u64| nodes.binary_search_by_key(&k, |n| n.key).is_ok();
         let in_old = |k: u64| self.positions.contains_key(&k);
         let into = |board: &Board, in_book: &dyn Fn(u64) -> bool| -> Vec<crate::square::Move> {
@@ -185,6 +194,9 @@ impl Builder {
         let start = Instant::now();
         let config = &self.config;
         let search = config.leaf_search()?;
+        if let Some(previous) = &self.previous {
+            previous.check_search(&search.params(config.max_ply, config.min_games))?;
+        }
         let nodes = build::collect(games, config.max_ply, config.min_games)?;
         progress(BuildEvent::Collected { positions: nodes.len(), games: games.len() });
         let ckpt_path = self.checkpoint_path();

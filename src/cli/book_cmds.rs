@@ -155,7 +155,6 @@ fn update(args: UpdateArgs) -> anyhow::Result<ExitCode> {
         min_games: args.min_games,
         back_up: args.back_up.map(BackUpRule::from),
         search: args.search.settings(&book_search_defaults(4))?,
-        eval_chosen: args.search.eval.is_given(),
     };
     let config = BuildConfig::update_of(&old.params(), choices)
         .map_err(build_error)
