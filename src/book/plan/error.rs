@@ -146,9 +146,12 @@ pub enum PlanFault {
     /// A round's input book is not the one it was planned from.
     #[error("this is not the book round {0} was planned from (its digest differs)")]
     NotInputBook(u32),
-    /// A book the plan reads (its input, a round's book) cannot be used.
+    /// A book the plan reads (its copy of the input, a round's book) cannot be used.
     #[error(transparent)]
     Book(BookError),
+    /// The book given to grow is damaged.
+    #[error("the input book: {0}")]
+    InputBook(BookError),
     /// A run's log holds the searches of another run.
     #[error("holds the searches of another run (another book, sample or settings): remove it, or assemble into another file")]
     ForeignLog,

@@ -148,19 +148,20 @@ impl Plan {
         let plan_path = dir.join(PLAN_FILE);
         let bad = |fault: PlanFault| PlanError::file(&plan_path, fault);
         check_shards(shards)?;
-        config.validate()?;
         if config.time.is_some() {
             return Err(bad(PlanFault::TimeLimit));
         }
         utf8_paths(&[dir, output])?;
         let output = std::path::absolute(output).unwrap_or_else(|_| output.to_path_buf());
-        book.verify().map_err(|e| bad(PlanFault::Book(e)))?;
+        // Every setting is checked (the leaf search's too) before the book is read
+        // through or anything written.
+        let deviator = Deviator::new(config, from, &output);
+        let search = deviator.leaf_search(book)?;
+        book.verify().map_err(|e| bad(PlanFault::InputBook(e)))?;
         if book.probe(&from).is_none() {
             return Err(PlanError::Growth(DeviateError::NotInBook));
         }
-        let deviator = Deviator::new(config, from, &output);
         let input = dir.join(INPUT_FILE);
-        let search = deviator.leaf_search(book)?;
         let first = round_dir(dir, 1);
         if first.join(PLAN_FILE).exists() {
             let existing = Plan::open_dir(&first)?;

@@ -152,7 +152,7 @@ impl PlanFile {
         if !kind_ok {
             return Err(bad(PlanFault::NotAPlan(format!("a {:?} plan without its settings", file.kind))));
         }
-        check(Setting::Shards, file.shards, 1..=super::MAX_SHARDS)?;
+        super::check_shards(file.shards)?;
         check(Setting::Threads, file.threads, 1..=MAX_THREADS)?;
         Ok(file)
     }
