@@ -9,9 +9,7 @@ use std::time::Instant;
 
 use thorbook::board::Board;
 use thorbook::book::build::{BuildConfig, GameLine};
-use thorbook::book::format::Writer;
 use thorbook::book::Book;
-use thorbook::book::{back_up_records, Reached};
 use thorbook::fileio::{atomic_write, read_mapped};
 use thorbook::search::Settings;
 use thorbook::testutil::build_steps::{self, collect, score_all};
@@ -26,7 +24,6 @@ fn main() {
     config.max_ply = 16;
     config.min_games = 2;
     config.search = Settings::default().with_depth(8).with_hash_mib(4);
-    let search = config.leaf_search().unwrap();
     let nodes = collect(&games, config.max_ply, config.min_games).unwrap();
     println!("{} positions (bundled archives, ply <= 16, >= 2 games), leaf depth 8", nodes.len());
     let mut rates = Vec::new();
@@ -34,7 +31,7 @@ fn main() {
     for threads in [1, 2] {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         let start = Instant::now();
-        leaves = pool.install(|| score_all(&nodes, &search, &HashMap::new(), &|_, _| {})).unwrap();
+        leaves = pool.install(|| score_all(&nodes, &config, &HashMap::new(), &|_, _| {})).unwrap();
         let secs = start.elapsed().as_secs_f64();
         let rate = nodes.len() as f64 / secs;
         println!("{threads} thread(s): {secs:.2} s, {rate:.1} positions/s");
@@ -43,8 +40,9 @@ fn main() {
     println!("speed-up with 2 threads: {:.2}x", rates[1] / rates[0]);
 
     let mut records = build_steps::records(&nodes, &leaves);
-    back_up_records(&mut records, [Board::START], config.back_up, Reached::DropOthers);
-    let bytes = Writer::write_all(&records, search.params(config.max_ply, config.min_games)).unwrap();
+    build_steps::back_up(&mut records, &config);
+    let params = build_steps::params(&config).unwrap();
+    let bytes = build_steps::write_book(&records, params).unwrap();
     println!(
         "{} bytes for {} positions: {:.2} bytes/position",
         bytes.len(),
@@ -66,8 +64,7 @@ fn main() {
     std::fs::create_dir_all(&dir).unwrap();
     for (name, recs) in [("small", &records), ("1M", &big)] {
         let path = dir.join(format!("{name}.tbk"));
-        atomic_write(&path, &Writer::write_all(recs, search.params(config.max_ply, config.min_games)).unwrap())
-            .unwrap();
+        atomic_write(&path, &build_steps::write_book(recs, params).unwrap()).unwrap();
         let start = Instant::now();
         let book = Book::open(read_mapped(&path).unwrap()).unwrap();
         let open = start.elapsed();

@@ -12,14 +12,13 @@
 use std::time::Instant;
 
 use thorbook::board::Board;
-use thorbook::book::build::{BuildConfig, GameLine, Leaf};
-use thorbook::book::format::LeafMove;
+use thorbook::book::build::{BuildConfig, GameLine};
 use thorbook::book::plan::Plan;
 use thorbook::book::Book;
 use thorbook::fileio::read_mapped;
 use thorbook::search::Settings;
 use thorbook::square::Move;
-use thorbook::testutil::Rng;
+use thorbook::testutil::{build_steps, Rng};
 
 const MAX_PLY: u32 = 24;
 
@@ -70,11 +69,10 @@ fn plan(positions: usize, shards: u32, dir: &std::path::Path) {
     drop(games);
     let start = Instant::now();
     for index in 0..shards {
-        plan.write_unsearched_shard(index, |node| {
+        build_steps::write_unsearched_shard(&plan, index, |node| {
             let legal = node.board.legal_moves();
-            let mv = if legal == 0 { LeafMove::PASS } else { LeafMove::from_byte(legal.trailing_zeros() as u8) };
-            let score = i8::try_from((node.key % 129) as i64 - 64).unwrap();
-            Leaf { mv, score, depth: 1, exact: false, selectivity: 0 }
+            let mv = if legal == 0 { 64 } else { legal.trailing_zeros() as u8 };
+            build_steps::shallow_leaf(mv, i8::try_from((node.key % 129) as i64 - 64).unwrap())
         })
         .unwrap();
     }

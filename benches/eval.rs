@@ -7,13 +7,14 @@
 //! `cargo bench --bench eval`
 
 use std::hint::black_box;
-use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
+use thorbook::book::BookSource;
+use thorbook::engine::{Engine, EngineConfig};
 use thorbook::eval::{ClassicEval, IncrementalEvaluator, PatternEval};
-use thorbook::search::{Limits, Search, Selectivity, TranspositionTable};
+use thorbook::search::{Limits, Selectivity, Settings};
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
-use thorbook::{Board, Move};
+use thorbook::{Board, Color, Move, Position};
 
 fn positions() -> Vec<Vec<Board>> {
     let db = ThorDatabase::load(&bundled_sources(), LoadOptions::default().with_strict(true)).unwrap();
@@ -58,24 +59,23 @@ const TRIALS: usize = 200;
 const SEARCH_RUNS: usize = 5;
 
 fn search_speed<E: IncrementalEvaluator>(
-    eval: &E,
+    eval: E,
     boards: &[Board],
     depth: u32,
     selectivity: Option<Selectivity>,
 ) -> (u64, f64) {
-    let stop = AtomicBool::new(false);
+    let mut config = EngineConfig::default();
+    (config.book, config.search) = (BookSource::None, Settings::default().with_threads(1).with_hash_mib(64));
+    let mut engine = Engine::with_evaluator(config, eval).unwrap();
     let (mut nodes, mut secs) = (0, 0.0);
-    for b in boards {
+    for &board in boards {
+        let pos = Position { board, side: Color::Black };
         let mut best = f64::INFINITY;
         let mut n = 0;
         for _ in 0..SEARCH_RUNS {
-            let tt = TranspositionTable::new(64);
+            engine.new_game();
             let start = Instant::now();
-            let r = Search::new(eval, &tt, &stop, 1).run(
-                b,
-                Limits { depth: Some(depth), selectivity, ..Limits::default() },
-                false,
-            );
+            let r = engine.search(&pos, Limits { depth: Some(depth), selectivity, ..Limits::default() }, false);
             best = best.min(start.elapsed().as_secs_f64());
             n = r.nodes;
         }
@@ -100,8 +100,8 @@ fn main() {
         .filter(|b| b.legal_moves() != 0)
         .collect();
     for (depth, selectivity, label) in [(9, None, "full width"), (12, Selectivity::from_sigmas(1.5), "1.5 sigma")] {
-        let (pn, ps) = search_speed(&pattern, &probes, depth, selectivity);
-        let (cn, cs) = search_speed(&ClassicEval, &probes, depth, selectivity);
+        let (pn, ps) = search_speed(pattern.clone(), &probes, depth, selectivity);
+        let (cn, cs) = search_speed(ClassicEval, &probes, depth, selectivity);
         println!(
             "depth {depth} {label}, {} positions: pattern {pn} nodes {ps:.2} s {:.2} M nodes/s; classic {cn} nodes {cs:.2} s {:.2} M nodes/s ({:.2}x)",
             probes.len(),

@@ -4,13 +4,23 @@
 //!
 //! `cargo bench --bench solve` (or `-- FILE.obf` for another problem set).
 
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use thorbook::eval::PatternEval;
+use thorbook::book::BookSource;
+use thorbook::engine::{Engine, EngineConfig};
 use thorbook::obf::parse_obf;
-use thorbook::search::{Limits, Search, TranspositionTable};
+use thorbook::search::{Limits, Settings};
 use thorbook::testutil::{random_position, Rng};
+use thorbook::{Color, Position};
+
+/// An engine without a book: `threads` search threads, a table of `hash_mib` MiB, the
+/// bundled evaluation.
+fn engine(threads: usize, hash_mib: usize) -> Engine {
+    let search = Settings::default().with_threads(threads).with_hash_mib(hash_mib);
+    let mut config = EngineConfig::default();
+    (config.book, config.search) = (BookSource::None, search);
+    Engine::new(config).unwrap()
+}
 
 fn main() {
     let path = std::env::args()
@@ -24,7 +34,6 @@ fn main() {
     let problems = parse_obf(&text).unwrap();
     let mut totals = Vec::new();
     for threads in [1, 2] {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         println!("{threads} thread(s): {path}");
         println!(
             "{:>3} {:>4} {:>5} {:>6} {:>13} {:>9} {:>10}",
@@ -33,19 +42,10 @@ fn main() {
         let (mut nodes, mut secs) = (0u64, 0f64);
         // One table for the whole set, as `thorbook solve` does: allocating and zeroing
         // 256 MiB per position would be timed as serial work.
-        let tt = TranspositionTable::new(256);
-        let eval = PatternEval::bundled();
+        let mut engine = engine(threads, 256);
         for (i, p) in problems.iter().enumerate() {
-            tt.new_search();
-            let stop = AtomicBool::new(false);
             let start = Instant::now();
-            let r = pool.install(|| {
-                Search::new(&eval, &tt, &stop, threads).run(
-                    &p.position.board,
-                    Limits { exact: true, ..Default::default() },
-                    false,
-                )
-            });
+            let r = engine.search(&p.position, Limits { exact: true, ..Default::default() }, false);
             let s = start.elapsed().as_secs_f64();
             assert_eq!(r.score(), p.best_score(), "line {}", p.line);
             println!(
@@ -69,14 +69,13 @@ fn main() {
     // Time control: how far past its budget a time-limited search returns.
     let mut rng = Rng(7);
     let mut worst = Duration::ZERO;
+    let mut engine = engine(1, 64);
     for i in 0..12 {
-        let b = random_position(&mut rng, 24 + i * 2);
-        let tt = TranspositionTable::new(64);
-        let eval = PatternEval::bundled();
-        let stop = AtomicBool::new(false);
+        let pos = Position { board: random_position(&mut rng, 24 + i * 2), side: Color::Black };
+        engine.new_game();
         let budget = Duration::from_millis(300);
         let start = Instant::now();
-        let r = Search::new(&eval, &tt, &stop, 1).run(&b, Limits { time: Some(budget), ..Default::default() }, false);
+        let r = engine.search(&pos, Limits { time: Some(budget), ..Default::default() }, false);
         assert!(r.best_move().is_some());
         worst = worst.max(start.elapsed().saturating_sub(budget));
     }

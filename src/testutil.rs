@@ -154,26 +154,138 @@ pub fn assert_export_reloads(db: &crate::thor::ThorDatabase) {
 pub mod build_steps {
     use std::collections::HashMap;
 
-    use crate::book::build::{self, BuildError, GameLine, Leaf, LeafSearch, Node};
+    use crate::board::Board;
+    use crate::book::backup::{self, Reached};
+    use crate::book::build::{self, BuildConfig, BuildError, GameLine, Leaf, LeafSearch, Node};
+    use crate::book::format::{BookError, BuildParams, Writer};
+    use crate::book::plan::{Plan, PlanError};
     use crate::book::Record;
+    use crate::search::{Settings, Strength};
 
     /// Every position of `games` up to `max_ply` reached by `min_games` games, by key.
     pub fn collect(games: &[GameLine], max_ply: u32, min_games: u32) -> Result<Vec<Node>, BuildError> {
         build::collect(games, max_ply, min_games)
     }
 
-    /// Every node's leaf, searched in parallel on the current rayon pool.
+    /// The strength of the leaf search `config` resolves to.
+    pub fn leaf_strength(config: &BuildConfig) -> Result<Strength, BuildError> {
+        Ok(config.leaf_search()?.strength)
+    }
+
+    /// The strength of the leaf search of `settings` over `fallback` (a deviation's).
+    pub fn leaf_strength_over(settings: &Settings, fallback: Strength) -> Result<Strength, BuildError> {
+        Ok(LeafSearch::new(settings, fallback)?.strength)
+    }
+
+    /// The strength a book's header records.
+    pub fn recorded(params: &BuildParams) -> Strength {
+        LeafSearch::recorded(params)
+    }
+
+    /// The header parameters of a book `config` builds.
+    pub fn params(config: &BuildConfig) -> Result<BuildParams, BuildError> {
+        config.params()
+    }
+
+    /// Every node's leaf, searched as `config` says in parallel on the current rayon
+    /// pool.
     pub fn score_all(
         nodes: &[Node],
-        search: &LeafSearch,
+        config: &BuildConfig,
         done: &HashMap<u64, Leaf>,
         on_leaf: &(dyn Fn(u64, Leaf) + Sync),
     ) -> Result<Vec<Leaf>, BuildError> {
-        build::score_all(nodes, search, done, on_leaf)
+        build::score_all(nodes, &config.leaf_search()?, done, on_leaf)
     }
 
     /// The records of nodes valued at their leaves, before the back-up.
     pub fn records(nodes: &[Node], leaves: &[Leaf]) -> Vec<Record> {
         build::records(nodes, leaves)
+    }
+
+    /// Backs `records` up from the start under `config`'s rule, dropping what the start
+    /// does not reach.
+    pub fn back_up(records: &mut Vec<Record>, config: &BuildConfig) {
+        backup::back_up_records(records, [Board::START], config.back_up, Reached::DropOthers);
+    }
+
+    /// A book file of sorted `records` under `params`.
+    pub fn write_book(records: &[Record], params: BuildParams) -> Result<Vec<u8>, BookError> {
+        Writer::write_all(records, params)
+    }
+
+    /// The value a record's leaf gives its position `board` (the back-up's reading).
+    pub fn leaf_contribution(record: &Record, board: &Board) -> Option<i32> {
+        backup::LeafInput::of(record).contribution(board)
+    }
+
+    /// A leaf of move `mv` (a square index, 64 for a pass) scoring `score` at depth 1.
+    pub fn shallow_leaf(mv: u8, score: i8) -> Leaf {
+        Leaf { mv: crate::book::LeafMove::from_byte(mv), score, depth: 1, exact: false, selectivity: 0 }
+    }
+
+    /// Writes shard `index` of `plan` complete with the leaves `leaf` gives instead of
+    /// searches: synthetic plans for measuring assembly at scale.
+    pub fn write_unsearched_shard(plan: &Plan, index: u32, leaf: impl Fn(&Node) -> Leaf) -> Result<(), PlanError> {
+        plan.write_unsearched_shard(index, leaf)
+    }
+}
+
+/// Exact and fixed-depth searches of single positions, for tests that check other code
+/// against them (the search's own parts are tested inside the crate).
+pub mod searches {
+    use std::sync::atomic::AtomicBool;
+
+    use crate::board::Board;
+    use crate::eval::{IncrementalEvaluator, PatternEval};
+    use crate::search::{Limits, Search, Selectivity, Solver, TranspositionTable};
+
+    /// A transposition table and a stop flag that is never set, reused across searches.
+    pub struct Searcher {
+        table: TranspositionTable,
+        stop: AtomicBool,
+    }
+
+    impl Searcher {
+        /// A searcher with a table of `mib` MiB.
+        pub fn new(mib: usize) -> Searcher {
+            Searcher { table: TranspositionTable::new(mib), stop: AtomicBool::new(false) }
+        }
+
+        /// The exact score of `board` for the side to move (one thread).
+        pub fn exact(&mut self, board: &Board) -> i32 {
+            self.table.clear();
+            Solver::new(&self.table, &self.stop, 1).solve(board, -64, 64).score
+        }
+
+        /// The score of a search of `board` to `depth` at `sigmas` (none: full width),
+        /// without a solve, from an empty table (one thread).
+        pub fn depth<E: IncrementalEvaluator>(
+            &mut self,
+            eval: &E,
+            board: &Board,
+            depth: u32,
+            sigmas: Option<f32>,
+        ) -> i32 {
+            self.table.clear();
+            let selectivity = sigmas.and_then(Selectivity::from_sigmas);
+            let limits = Limits { depth: Some(depth), selectivity, ..Limits::default() };
+            let r = Search::new(eval, &self.table, &self.stop, 1).run(board, limits, false);
+            r.score().expect("a search of a position with a move scores it")
+        }
+    }
+
+    /// The exact score of `board` proved inside `(want - 1, want + 1)` on 2 threads,
+    /// after a depth-10 search that seeds the move ordering, as the exact search does:
+    /// `want` when it is the score, a value outside the window otherwise.
+    pub fn verify_exact(board: &Board, want: i32) -> i32 {
+        let tt = TranspositionTable::new(64);
+        let eval = PatternEval::bundled();
+        let stop = AtomicBool::new(false);
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("a pool of 2 threads");
+        pool.install(|| {
+            Search::new(&eval, &tt, &stop, 2).run(board, Limits { depth: Some(10), ..Default::default() }, false);
+            Solver::new(&tt, &stop, 2).solve(board, want - 1, want + 1).score
+        })
     }
 }

@@ -8,11 +8,11 @@ use std::collections::{HashMap, HashSet};
 use thorbook::board::Board;
 use thorbook::book::build::{BuildConfig, GameLine};
 use thorbook::book::deviate::{DeviateConfig, Deviator, Growth};
-use thorbook::book::format::{BuildParams, LeafMove, Writer};
+use thorbook::book::format::{BuildParams, LeafMove};
 use thorbook::book::merge_into;
 use thorbook::book::{interchange, walk, Book, Record};
 use thorbook::search::Settings;
-use thorbook::testutil::build_steps::collect;
+use thorbook::testutil::build_steps::{collect, write_book};
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 
 use crate::util::{build_book_bytes, reference_back_up};
@@ -145,7 +145,7 @@ fn a_position_no_walk_reaches_keeps_its_value_in_a_merge_and_is_dropped_by_a_bui
         flags: 0,
         leaf_selectivity: 0,
     };
-    let lone = Writer::write_all(&[orphan], BuildParams::default()).unwrap();
+    let lone = write_book(&[orphan], BuildParams::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("m.tbk");
     merge_into(&[&built, &Book::open(lone).unwrap()], &out).unwrap();

@@ -4,18 +4,17 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use thorbook::board::{Board, Squares};
 use thorbook::book::build::{BuildConfig, GameLine};
-use thorbook::book::format::{BuildParams, LeafMove, Writer};
+use thorbook::book::format::{BuildParams, LeafMove};
 use thorbook::book::query::{book_line, book_moves};
 use thorbook::book::{bundled, walk, Book, Record};
 use thorbook::search::Settings;
-use thorbook::search::{Solver, TranspositionTable};
 use thorbook::setting::Setting;
-use thorbook::testutil::build_steps::{collect, score_all};
+use thorbook::testutil::build_steps::{collect, params, score_all, write_book};
+use thorbook::testutil::searches::Searcher;
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 use thorbook::{Move, Position, Transform};
 
@@ -40,11 +39,11 @@ fn build_records(games: &[GameLine], cfg: &BuildConfig) -> Vec<Record> {
 }
 
 fn encode_book(records: &[Record], params: BuildParams) -> Vec<u8> {
-    Writer::write_all(records, params).unwrap()
+    write_book(records, params).unwrap()
 }
 
 fn build_book(games: &[GameLine], cfg: &BuildConfig) -> Book<Vec<u8>> {
-    Book::open_verified(encode_book(&build_records(games, cfg), cfg.params().unwrap())).unwrap()
+    Book::open_verified(encode_book(&build_records(games, cfg), params(&cfg).unwrap())).unwrap()
 }
 
 #[test]
@@ -141,7 +140,7 @@ fn leaf_scores_near_the_end_equal_exact_solves() {
     let games = bundled_games(3);
     let cfg = config(60, 4, 12);
     let nodes = collect(&games, cfg.max_ply, 1).unwrap();
-    let leaves = score_all(&nodes, &cfg.leaf_search().unwrap(), &HashMap::new(), &|_, _| {}).unwrap();
+    let leaves = score_all(&nodes, &cfg, &HashMap::new(), &|_, _| {}).unwrap();
     let keys: std::collections::HashSet<u64> = nodes.iter().map(|n| n.key).collect();
     let mut checked = 0;
     for (n, leaf) in nodes.iter().zip(&leaves) {
@@ -150,16 +149,14 @@ fn leaf_scores_near_the_end_equal_exact_solves() {
         }
         assert!(leaf.exact);
         // The best exact score among moves whose child is not in the book.
-        let tt = TranspositionTable::new(4);
-        let stop = AtomicBool::new(false);
-        let mut solver = Solver::new(&tt, &stop, 1);
+        let mut solver = Searcher::new(4);
         let want = if leaf.mv == LeafMove::PASS {
-            -solver.solve(&n.board.pass(), -64, 64).score
+            -solver.exact(&n.board.pass())
         } else {
             Squares(n.board.legal_moves())
                 .map(|sq| n.board.play(sq).unwrap())
                 .filter(|c| !keys.contains(&c.canonical_key()))
-                .map(|c| -solver.solve(&c, -64, 64).score)
+                .map(|c| -solver.exact(&c))
                 .max()
                 .unwrap()
         };
@@ -176,7 +173,7 @@ fn build_write_map_query_export_import_merge_round_trips() {
     let cfg = config(10, 3, 0);
     let recs = build_records(&games, &cfg);
     let path = dir.path().join("a.tbk");
-    thorbook::fileio::atomic_write(&path, &encode_book(&recs, cfg.params().unwrap())).unwrap();
+    thorbook::fileio::atomic_write(&path, &encode_book(&recs, params(&cfg).unwrap())).unwrap();
     let mapped = Book::open_verified(thorbook::fileio::read_mapped(&path).unwrap()).unwrap();
     assert_eq!(mapped.records().collect::<Vec<_>>(), recs);
     for r in &recs {
@@ -208,7 +205,7 @@ fn build_write_map_query_export_import_merge_round_trips() {
     let other = dir.path().join("o.tbk");
     let other_cfg = config(10, 4, 0);
     let other_recs = build_records(&bundled_games(80)[40..], &other_cfg);
-    let mut other_params = other_cfg.params().unwrap();
+    let mut other_params = params(&other_cfg).unwrap();
     other_params.min_games = 2;
     other_params.selectivity_tenths = 15;
     std::fs::write(&other, encode_book(&other_recs, other_params)).unwrap();
@@ -227,7 +224,7 @@ fn build_write_map_query_export_import_merge_round_trips() {
     let third = dir.path().join("t.tbk");
     std::fs::write(
         &third,
-        encode_book(&build_records(&bundled_games(120)[70..], &config(8, 5, 0)), config(8, 5, 0).params().unwrap()),
+        encode_book(&build_records(&bundled_games(120)[70..], &config(8, 5, 0)), params(&config(8, 5, 0)).unwrap()),
     )
     .unwrap();
     let (abc, cab, ab_c) = (dir.path().join("abc.tbk"), dir.path().join("cab.tbk"), dir.path().join("ab_c.tbk"));
@@ -244,7 +241,7 @@ fn build_write_map_query_export_import_merge_round_trips() {
     check_negamax(&merged, false);
     // The header: the deeper search, the smaller game threshold, the selective width
     // of the one selective book, the evaluation both share.
-    let (pa, pm) = (cfg.params().unwrap(), merged.params());
+    let (pa, pm) = (params(&cfg).unwrap(), merged.params());
     assert_eq!((pa.depth, other_params.depth, pm.depth), (3, 4, 4));
     assert_eq!((pa.min_games, pm.min_games), (1, 1), "{pa:?}");
     assert_eq!((pa.selectivity_tenths, pm.selectivity_tenths), (0, 15));
@@ -266,7 +263,7 @@ fn build_write_map_query_export_import_merge_round_trips() {
 #[test]
 fn damaged_books_are_refused_with_a_clear_error() {
     let recs = build_records(&bundled_games(3), &config(6, 2, 0));
-    let good = encode_book(&recs, config(6, 2, 0).params().unwrap());
+    let good = encode_book(&recs, params(&config(6, 2, 0)).unwrap());
     assert!(Book::open_verified(&good[..]).is_ok());
     for i in 0..good.len() {
         let mut bad = good.clone();
@@ -282,7 +279,7 @@ fn damaged_books_are_refused_with_a_clear_error() {
     // A record field out of range, under valid checksums: named by record and byte.
     let mut out_of_range = recs.clone();
     out_of_range[2].leaf_move = LeafMove::from_byte(70);
-    let bytes = encode_book(&out_of_range, config(6, 2, 0).params().unwrap());
+    let bytes = encode_book(&out_of_range, params(&config(6, 2, 0)).unwrap());
     let err = Book::open_verified(&bytes[..]).err().unwrap().to_string();
     assert!(err.contains("record 2 (byte 112,") && err.contains("leaf move code 70"), "{err}");
     let mut version = good.clone();
@@ -339,7 +336,7 @@ fn the_library_builder_reports_progress_and_resumes_from_its_checkpoint() {
     assert_eq!(std::fs::read(&out).unwrap(), summary.bytes);
     assert_eq!(
         summary.bytes,
-        encode_book(&build_records(&games, &config(10, 3, 0)), config(10, 3, 0).params().unwrap())
+        encode_book(&build_records(&games, &config(10, 3, 0)), params(&config(10, 3, 0)).unwrap())
     );
     assert!(!Builder::new(config(10, 3, 0), &out).checkpoint_path().exists(), "checkpoint left behind");
 

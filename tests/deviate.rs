@@ -6,9 +6,9 @@ use std::path::Path;
 use thorbook::board::Board;
 use thorbook::book::build::{BuildConfig, GameLine};
 use thorbook::book::deviate::{DeviateConfig, DeviateEvent, Deviator, StopReason};
-use thorbook::book::LeafInput;
 use thorbook::book::{walk, Book};
 use thorbook::search::Settings;
+use thorbook::testutil::build_steps::leaf_contribution;
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 
 use crate::util::{build_book_bytes, thorbook};
@@ -59,7 +59,7 @@ fn assert_negamax_consistent(book: &Book<Vec<u8>>) {
     let boards = walk(book);
     for (key, board) in &boards {
         let r = book.get(*key).unwrap();
-        let mut best = LeafInput::of(&r).contribution(board);
+        let mut best = leaf_contribution(&r, board);
         for (_, child) in board.successors() {
             if let Some(c) = book.get(child.canonical().0.key()) {
                 best = Some(best.map_or(-(c.value as i32), |b: i32| b.max(-(c.value as i32))));

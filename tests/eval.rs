@@ -217,11 +217,10 @@ fn eval_error_solves_extra_empties_and_keeps_them() {
     )
     .unwrap();
     let games: Vec<_> = games.games.iter().map(thorbook::train::TrainGame::from_thor).step_by(400).collect();
-    let tt = thorbook::search::TranspositionTable::new(16);
-    let stop = std::sync::atomic::AtomicBool::new(false);
+    let mut solver = thorbook::testutil::searches::Searcher::new(16);
     let mut checked = 0;
     for p in thorbook::train::game_positions(&games).iter().filter(|p| p.board.empty_count() == 20) {
-        let exact = thorbook::search::Solver::new(&tt, &stop, 1).solve(&p.board, -64, 64).score;
+        let exact = solver.exact(&p.board);
         assert_eq!(store.exact(&p.board).map(i32::from), Some(exact), "{:?}", p.board);
         checked += 1;
     }
@@ -237,8 +236,7 @@ fn eval_error_solves_extra_empties_and_keeps_them() {
 /// correction were fitted on); their theoretical scores are exact there.
 fn signed_errors_at_24(eval: &PatternEval) -> Vec<f64> {
     use rayon::prelude::*;
-    use std::sync::atomic::AtomicBool;
-    use thorbook::search::{Limits, Search, Selectivity, TranspositionTable};
+    use thorbook::testutil::searches::Searcher;
     use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
     let db = ThorDatabase::load(&bundled_sources(), LoadOptions::default()).unwrap();
     let positions: Vec<(thorbook::Board, i32)> = db
@@ -264,18 +262,8 @@ fn signed_errors_at_24(eval: &PatternEval) -> Vec<f64> {
             let sum: i64 = positions
                 .par_iter()
                 .map_init(
-                    || TranspositionTable::new(4),
-                    |tt, (board, exact)| {
-                        tt.clear();
-                        let stop = AtomicBool::new(false);
-                        let limits = Limits {
-                            depth: Some(depth),
-                            selectivity: Selectivity::from_sigmas(2.0),
-                            ..Limits::default()
-                        };
-                        let score = Search::new(eval, tt, &stop, 1).run(board, limits, false).score().unwrap();
-                        i64::from(score - exact)
-                    },
+                    || Searcher::new(4),
+                    |searcher, (board, exact)| i64::from(searcher.depth(eval, board, depth, Some(2.0)) - exact),
                 )
                 .sum();
             sum as f64 / positions.len() as f64

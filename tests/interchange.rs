@@ -10,7 +10,7 @@ use thorbook::book::format::{LeafMove, FLAG_LEAF_EXACT};
 use thorbook::book::interchange::{self, BookFormat, EdaxDate, ExportFormat, InterchangeError, Location};
 use thorbook::book::{walk, Book, Record};
 use thorbook::search::Settings;
-use thorbook::search::{Solver, TranspositionTable};
+use thorbook::testutil::searches::Searcher;
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 use thorbook::Move;
 
@@ -224,10 +224,9 @@ fn a_hand_written_edax_book_with_a_pass_and_no_leaf_imports_correctly() {
     let (a, sq) = one_move_then_pass();
     let b = a.play(sq).unwrap();
     let c = b.pass();
-    let (tt, stop) = (TranspositionTable::new(4), std::sync::atomic::AtomicBool::new(false));
-    let mut solver = Solver::new(&tt, &stop, 1);
+    let mut solver = Searcher::new(4);
     let c_best = thorbook::board::Squares(c.legal_moves())
-        .map(|m| (-solver.solve(&c.play(m).unwrap(), -64, 64).score, m))
+        .map(|m| (-solver.exact(&c.play(m).unwrap()), m))
         .max_by_key(|&(s, m)| (s, std::cmp::Reverse(m.index())))
         .unwrap();
     let c_score = c_best.0 as i8;

@@ -6,12 +6,13 @@
 
 use proptest::prelude::*;
 use thorbook::board::{Board, Squares};
-use thorbook::book::format::{BuildParams, LeafMove, Writer};
+use thorbook::book::format::{BuildParams, LeafMove};
 use thorbook::book::{Book, Record};
 use thorbook::engine::{Engine, EngineConfig, EngineError, MoveSource};
 use thorbook::eval::AnyEval;
 use thorbook::search::{Settings, Width};
 use thorbook::square::Move;
+use thorbook::testutil::build_steps::write_book;
 use thorbook::thor::format::{FileKind, Header, RawGame, Records, ThorFile};
 use thorbook::thor::replay::{encode_square, replay};
 use thorbook::thor::{LoadOptions, Source, ThorDatabase};
@@ -88,7 +89,7 @@ proptest! {
         records.sort_by_key(|r| r.key);
         records.dedup_by_key(|r| r.key);
         let params = BuildParams { max_ply, depth, eval_digest: digest, ..BuildParams::default() };
-        let bytes = Writer::write_all(&records, params).unwrap();
+        let bytes = write_book(&records, params).unwrap();
         let book = Book::open_verified(&bytes[..]).unwrap();
         prop_assert_eq!(book.params(), params);
         prop_assert_eq!(book.records().collect::<Vec<_>>(), records.clone());
@@ -99,7 +100,7 @@ proptest! {
         if records.len() >= 2 {
             let mut swapped = records.clone();
             swapped.swap(0, 1);
-            prop_assert!(Writer::write_all(&swapped, params).is_err());
+            prop_assert!(write_book(&swapped, params).is_err());
         }
     }
 }

@@ -1,14 +1,14 @@
 //! The search against independent truth: FFO exact scores, WTHOR theoretical scores,
 //! a plain alpha-beta without enhancements, and legality of every returned move.
 
-use std::sync::atomic::AtomicBool;
-
 use thorbook::board::Board;
+use thorbook::book::BookSource;
+use thorbook::engine::{Engine, EngineConfig};
 use thorbook::eval::EvalSource;
-use thorbook::eval::PatternEval;
 use thorbook::obf::{parse_obf, Problem};
 use thorbook::search::problems::{Goal, ProblemSolver};
-use thorbook::search::{Limits, Search, Selectivity, Settings, Solver, TranspositionTable};
+use thorbook::search::{Limits, Settings};
+use thorbook::testutil::searches::verify_exact;
 use thorbook::testutil::{random_position, Rng};
 use thorbook::thor::{bundled_sources, expand_paths, LoadOptions, Source, ThorDatabase};
 use thorbook::{Color, Move, Position};
@@ -107,10 +107,11 @@ fn shared_ffo_20_to_39_exact_scores_and_best_moves() {
 #[ignore = "needs ../shared/ffo"]
 fn shared_ffo_every_listed_move_score_of_some_positions() {
     let set = problems("fforum-1-19.obf");
+    let config = with!(EngineConfig::default(), book: BookSource::None, search: Settings::default().with_hash_mib(32));
+    let mut engine = Engine::new(config).unwrap();
     for p in set.iter().step_by(6) {
-        let tt = TranspositionTable::new(32);
-        let stop = AtomicBool::new(false);
-        let moves = Solver::new(&tt, &stop, 1).solve_root(&p.position.board, -64, 64, true);
+        engine.new_game();
+        let moves = engine.search(&p.position, Limits { exact: true, ..Limits::default() }, true).moves;
         assert_eq!(moves.len(), p.scores.len(), "line {}", p.line);
         for &(mv, score) in &p.scores {
             let got = moves.iter().find(|m| m.mv == mv).unwrap_or_else(|| panic!("{mv} missing"));
@@ -140,101 +141,6 @@ fn plain_alpha_beta(b: &Board, mut alpha: i32, beta: i32) -> i32 {
     best
 }
 
-#[test]
-fn solver_equals_plain_alpha_beta_on_random_positions() {
-    let mut rng = Rng(2024);
-    for i in 0..120 {
-        let empties = 4 + (i % 9) as u32; // 4..=12
-        let b = random_position(&mut rng, empties);
-        let want = plain_alpha_beta(&b, -64, 64);
-        let tt = TranspositionTable::new(4);
-        let stop = AtomicBool::new(false);
-        let mut solver = Solver::new(&tt, &stop, 1);
-        assert_eq!(solver.solve(&b, -64, 64).score, want, "{b:?}");
-        // Null windows around the truth bracket it from both sides.
-        assert!(solver.nws(&b, want - 1) > want - 1);
-        assert!(solver.nws(&b, want) <= want);
-        // Win/draw/loss mode agrees in sign.
-        assert_eq!(solver.solve(&b, -1, 1).score.signum(), want.signum());
-    }
-}
-
-#[test]
-fn evaluation_ordering_keeps_the_solver_exact() {
-    // Above EVAL_ORDER_MIN empties the trained evaluation orders moves; the scores
-    // must equal those of the fastest-first solver (itself checked against plain
-    // alpha-beta above), with full and null windows.
-    let eval = PatternEval::bundled();
-    let mut rng = Rng(77);
-    let stop = AtomicBool::new(false);
-    for i in 0..12 {
-        let empties = thorbook::search::EVAL_ORDER_MIN + (i % 4) as u32;
-        let b = random_position(&mut rng, empties);
-        let tt = TranspositionTable::new(16);
-        let want = Solver::new(&tt, &stop, 1).solve(&b, -64, 64).score;
-        let tt = TranspositionTable::new(16);
-        let mut solver = Solver::new(&tt, &stop, 1).with_eval(&eval);
-        assert_eq!(solver.solve(&b, -64, 64).score, want, "{b:?}");
-        assert!(solver.nws(&b, want - 1) > want - 1);
-        assert!(solver.nws(&b, want) <= want);
-    }
-}
-
-#[test]
-fn midgame_search_always_returns_a_legal_move() {
-    let mut rng = Rng(99);
-    for i in 0..40 {
-        let b = random_position(&mut rng, 20 + (i % 35));
-        let tt = TranspositionTable::new(8);
-        let eval = PatternEval::bundled();
-        let stop = AtomicBool::new(false);
-        for depth in [1, 3, 6] {
-            let r =
-                Search::new(&eval, &tt, &stop, 1).run(&b, Limits { depth: Some(depth), ..Default::default() }, false);
-            match r.best_move().unwrap() {
-                Move::Place(sq) => assert!(b.is_legal(sq), "{sq} at depth {depth}: {b:?}"),
-                Move::Pass => assert!(b.legal_moves() == 0),
-            }
-            assert!(r.score().unwrap().abs() <= 64);
-        }
-    }
-}
-
-/// The midgame search splits nodes between threads (young brothers wait) from
-/// moderate depths: on 2 threads the exact searches of random positions at 14–20
-/// empties — midgame iterations up to depth 10, then the solve, as the engine runs
-/// them — give the scores of one thread; and deep selective searches of midgame
-/// positions, which split at every level, return a legal move with a score in range.
-#[test]
-fn parallel_search_keeps_exact_scores_and_gives_legal_moves() {
-    let eval = PatternEval::bundled();
-    let stop = AtomicBool::new(false);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-    let mut rng = Rng(404);
-    for i in 0..21 {
-        let b = random_position(&mut rng, 14 + (i % 7) as u32);
-        let exact = Limits { exact: true, ..Default::default() };
-        let tt = TranspositionTable::new(16);
-        let one = Search::new(&eval, &tt, &stop, 1).run(&b, exact, false);
-        let tt = TranspositionTable::new(16);
-        let two = pool.install(|| Search::new(&eval, &tt, &stop, 2).run(&b, exact, false));
-        assert!(one.exact && two.exact);
-        assert_eq!(two.score(), one.score(), "{b:?}");
-    }
-    for i in 0..6 {
-        let b = random_position(&mut rng, 30 + 4 * i);
-        let tt = TranspositionTable::new(16);
-        let limits = Limits { depth: Some(11), selectivity: Selectivity::from_sigmas(1.5), ..Default::default() };
-        let r = pool.install(|| Search::new(&eval, &tt, &stop, 2).run(&b, limits, false));
-        assert_eq!(r.depth, 11);
-        match r.best_move().unwrap() {
-            Move::Place(sq) => assert!(b.is_legal(sq), "{sq}: {b:?}"),
-            Move::Pass => assert_eq!(b.legal_moves(), 0),
-        }
-        assert!(r.score().unwrap().abs() < 64);
-    }
-}
-
 /// Replays games to the position with `depth` empties and checks that the exact solve
 /// gives the stored theoretical score (black's discs, empties to the winner).
 fn check_theoretical_scores(db: &ThorDatabase, sample: usize) -> usize {
@@ -258,14 +164,7 @@ fn check_theoretical_scores(db: &ThorDatabase, sample: usize) -> usize {
         // score exact, a wrong stored score (or a wrong solver) falls outside it. A
         // shallow search first seeds the table's move ordering, as the exact search does.
         let t = std::time::Instant::now();
-        let tt = TranspositionTable::new(64);
-        let eval = PatternEval::bundled();
-        let stop = AtomicBool::new(false);
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-        let got = pool.install(|| {
-            Search::new(&eval, &tt, &stop, 2).run(&pos.board, Limits { depth: Some(10), ..Default::default() }, false);
-            Solver::new(&tt, &stop, 2).solve(&pos.board, want - 1, want + 1).score
-        });
+        let got = verify_exact(&pos.board, want);
         eprintln!("theoretical score of game {} verified in {:.2} s", g.record, t.elapsed().as_secs_f64());
         assert_eq!(got, want, "game {} of {}: {}", g.record, db.files[g.file as usize].name, pos.to_board_text());
         checked += 1;
@@ -328,14 +227,15 @@ fn cli_analyze_bestmove() {
 /// a book build's, a deviation's — the input book's header — and a measurement's).
 #[test]
 fn the_same_settings_give_the_same_limits_in_every_command() {
-    use thorbook::book::build::{BuildConfig, LeafSearch};
+    use thorbook::book::build::BuildConfig;
     use thorbook::book::format::BuildParams;
     use thorbook::search::{Level, Selectivity, Settings, Strength, Width};
+    use thorbook::testutil::build_steps::{leaf_strength, leaf_strength_over, recorded};
     use thorbook::train::MeasureConfig;
 
     let book =
         BuildParams { max_ply: 20, depth: 4, exact_at: 10, min_games: 2, selectivity_tenths: 20, ..Default::default() };
-    let sigma1 = Width::Selective(Selectivity::from_tenths(10).unwrap());
+    let sigma1 = Width::Selective(Selectivity::from_sigmas(1.0).unwrap());
     let mut checked = 0;
     for level in [None, Some(1), Some(5), Some(8)] {
         for depth in [None, Some(3), Some(20)] {
@@ -353,8 +253,8 @@ fn the_same_settings_give_the_same_limits_in_every_command() {
                     let build = with!(BuildConfig::default(), max_ply: 8, min_games: 1, search: s.clone());
                     let mut strengths: Vec<(&str, Strength)> = vec![
                         ("engine", s.resolve().unwrap().strength()),
-                        ("book build", build.leaf_search().unwrap().strength),
-                        ("book deviate", LeafSearch::new(&s, LeafSearch::recorded(&book)).unwrap().strength),
+                        ("book build", leaf_strength(&build).unwrap()),
+                        ("book deviate", leaf_strength_over(&s, recorded(&book)).unwrap()),
                     ];
                     if let Some(m) = MeasureConfig::new(&s, false).unwrap().search {
                         strengths.push(("eval-error", m));
@@ -383,17 +283,17 @@ fn the_same_settings_give_the_same_limits_in_every_command() {
     assert!(checked > 400, "{checked}");
     // Where nothing is said, each command keeps its own fallback: the deviation the
     // book's settings.
-    let open = LeafSearch::new(&with!(Settings::default(), hash_mib: 1), LeafSearch::recorded(&book)).unwrap();
-    assert_eq!((open.strength.depth, open.strength.exact_at), (Some(4), Some(10)));
-    assert_eq!(open.strength.selectivity.map(Selectivity::tenths), Some(20));
+    let open = leaf_strength_over(&with!(Settings::default(), hash_mib: 1), recorded(&book)).unwrap();
+    assert_eq!((open.depth, open.exact_at), (Some(4), Some(10)));
+    assert_eq!(open.selectivity, Selectivity::from_sigmas(2.0));
     // A time budget alone deepens until the budget in every command (a measurement
     // searches rather than ignoring it).
     let timed = with!(Settings::default(), time: Some(std::time::Duration::from_millis(50)), hash_mib: 1);
     let build = with!(BuildConfig::default(), max_ply: 8, min_games: 1, search: timed.clone());
     for st in [
         timed.resolve().unwrap().strength(),
-        build.leaf_search().unwrap().strength,
-        LeafSearch::new(&timed, LeafSearch::recorded(&book)).unwrap().strength,
+        leaf_strength(&build).unwrap(),
+        leaf_strength_over(&timed, recorded(&book)).unwrap(),
         MeasureConfig::new(&timed, false).unwrap().search.expect("a timed measurement searches"),
     ] {
         assert_eq!((st.depth, st.time), (None, timed.time), "{st:?}");
@@ -444,77 +344,6 @@ fn analyze_pvs_start_with_their_move() {
             }
         }
     }
-}
-
-/// A node budget is shared by the threads of a search: on 2 threads the search stops
-/// within a few stop checks of it (it used to give each helper the whole remaining
-/// budget: 5 M asked, 19.4 M searched), in the midgame and in the solver's splits.
-#[test]
-fn a_node_budget_holds_across_threads() {
-    // Each of the 2 threads notices the budget within one check interval of its
-    // midgame searcher (2,048 nodes) and of its solver (1,024): allow several.
-    const SLACK: u64 = 16_384;
-    let eval = PatternEval::bundled();
-    let stop = AtomicBool::new(false);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-    let mut rng = Rng(11);
-    for (empties, exact) in [(40, false), (36, false), (24, true), (22, true)] {
-        let board = random_position(&mut rng, empties);
-        for budget in [300_000u64, 3_000_000] {
-            let tt = TranspositionTable::new(16);
-            let limits = Limits { nodes: Some(budget), exact, depth: (!exact).then_some(40), ..Default::default() };
-            let r = pool.install(|| Search::new(&eval, &tt, &stop, 2).run(&board, limits, false));
-            assert!(
-                r.nodes >= budget && r.nodes <= budget + SLACK,
-                "{empties} empties, budget {budget}: {} nodes searched",
-                r.nodes
-            );
-            assert!(!r.moves.is_empty(), "a stopped search still returns a move");
-        }
-    }
-}
-
-/// A search stopped by its node budget at a random point stores no false bound: every
-/// exact bound the table then holds for a position within three plies of the root
-/// contains the position's true score (solved afresh with another table), on 1 and 2
-/// threads.
-#[test]
-fn a_stopped_search_stores_no_false_bound() {
-    let eval = PatternEval::bundled();
-    let stop = AtomicBool::new(false);
-    let mut rng = Rng(29);
-    let mut checked = 0;
-    for case in 0..80 {
-        let threads = 1 + case % 2;
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        let board = random_position(&mut rng, 15 + (case as u32 % 3));
-        let budget = 200 + rng.below(40_000);
-        let tt = TranspositionTable::new(4);
-        let limits = Limits { nodes: Some(budget), exact: true, ..Default::default() };
-        pool.install(|| Search::new(&eval, &tt, &stop, threads).run(&board, limits, false));
-        let mut frontier = vec![board];
-        for _ in 0..=3 {
-            let mut next = Vec::new();
-            for b in frontier {
-                if let Some(e) = tt.probe(b.key()).filter(|e| e.answers(b.empty_count(), 0)) {
-                    let fresh = TranspositionTable::new(4);
-                    let exact = Solver::new(&fresh, &stop, 1).solve(&b, -64, 64).score;
-                    assert!(
-                        e.lower <= exact && exact <= e.upper,
-                        "case {case}: budget {budget} on {threads} threads stored [{}, {}] for {:x} {:x} (exact {exact})",
-                        e.lower,
-                        e.upper,
-                        b.player,
-                        b.opponent
-                    );
-                    checked += 1;
-                }
-                next.extend(b.successors().map(|(_, c)| c));
-            }
-            frontier = next;
-        }
-    }
-    assert!(checked > 200, "too few stored bounds checked: {checked}");
 }
 
 /// Runs `thorbook ARGS`, sends it SIGINT after `after`, and returns its exit code and

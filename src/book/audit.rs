@@ -436,7 +436,7 @@ pub struct Checks {
     /// Each position's canonical key and canonical board, in key order.
     pub positions: Vec<(u64, Board)>,
     /// How each is searched.
-    pub search: LeafSearch,
+    pub(crate) search: LeafSearch,
     /// Where the search's evaluation comes from (a shard loads it again).
     pub eval: crate::eval::EvalSource,
     /// The identity of the run's log (its header names it).

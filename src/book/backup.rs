@@ -22,22 +22,22 @@ use crate::search::MAX_MOVES;
 
 /// What the back-up reads of a position's leaf: its move, score and how it was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LeafInput {
+pub(crate) struct LeafInput {
     /// The move leaving the book (or none).
-    pub mv: LeafMove,
+    pub(crate) mv: LeafMove,
     /// Its score for the side to move (the final score of a finished game).
-    pub score: i8,
+    pub(crate) score: i8,
     /// Depth of its search.
-    pub depth: u8,
+    pub(crate) depth: u8,
     /// Its selectivity, tenths of a standard deviation (0: full width).
-    pub selectivity: u8,
+    pub(crate) selectivity: u8,
     /// Solved to the end.
-    pub exact: bool,
+    pub(crate) exact: bool,
 }
 
 impl LeafInput {
     /// The leaf of a record.
-    pub fn of(record: &Record) -> LeafInput {
+    pub(crate) fn of(record: &Record) -> LeafInput {
         LeafInput {
             mv: record.leaf_move,
             score: record.leaf_score,
@@ -49,7 +49,7 @@ impl LeafInput {
 
     /// The score the leaf contributes at `board`: its score if a move leaves the book,
     /// the final score if the game is over, nothing if every move stays in the book.
-    pub fn contribution(&self, board: &Board) -> Option<i32> {
+    pub(crate) fn contribution(&self, board: &Board) -> Option<i32> {
         (!self.mv.is_none() || board.is_game_over()).then_some(i32::from(self.score))
     }
 
@@ -187,7 +187,7 @@ pub(crate) struct Values {
 
 /// What becomes of positions no walk reaches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reached {
+pub(crate) enum Reached {
     /// They stay, with the values they have (a merge, a growth, an import: a book may
     /// hold positions whose boards are unknown).
     KeepOthers,
@@ -301,7 +301,7 @@ impl Values {
 
 /// Backs up the values of `records` (in key order) in place by `rule`, walking from
 /// `roots`, and applies `others` to the positions no walk reaches.
-pub fn back_up_records(
+pub(crate) fn back_up_records(
     records: &mut Vec<Record>,
     roots: impl IntoIterator<Item = Board>,
     rule: BackUpRule,

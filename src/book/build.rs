@@ -105,7 +105,7 @@ impl BuildConfig {
         Strength { depth: Some(8), exact_at: Some(22), time: None, nodes: None, selectivity: None };
 
     /// Checks every setting and loads the evaluation: the leaf search of this build.
-    pub fn leaf_search(&self) -> Result<LeafSearch, BuildError> {
+    pub(crate) fn leaf_search(&self) -> Result<LeafSearch, BuildError> {
         check(Setting::MaxPly, self.max_ply, 1..=60)?;
         if self.min_games == 0 {
             return Err(OutOfRange::new(Setting::MinGames, 0, "at least 1").into());
@@ -114,7 +114,7 @@ impl BuildConfig {
     }
 
     /// The parameters the book's header records (checked as [`BuildConfig::leaf_search`]).
-    pub fn params(&self) -> Result<BuildParams, BuildError> {
+    pub(crate) fn params(&self) -> Result<BuildParams, BuildError> {
         Ok(BuildParams { back_up: self.back_up, ..self.leaf_search()?.params(self.max_ply, self.min_games) })
     }
 }
@@ -124,22 +124,22 @@ impl BuildConfig {
 /// in the book (at a fixed depth or node budget the result depends on nothing else:
 /// each leaf is searched on one thread from a cleared table).
 #[derive(Clone, Debug)]
-pub struct LeafSearch {
+pub(crate) struct LeafSearch {
     /// Depth, exact threshold, width and budgets.
-    pub strength: Strength,
+    pub(crate) strength: Strength,
     /// Table per search, MiB.
-    pub hash_mib: usize,
+    pub(crate) hash_mib: usize,
     /// Leaf searches side by side.
-    pub threads: usize,
+    pub(crate) threads: usize,
     /// The evaluation.
-    pub eval: AnyEval,
+    pub(crate) eval: AnyEval,
 }
 
 impl LeafSearch {
     /// `settings` over `fallback`, validated, the evaluation loaded and one table
     /// allocated as a trial, so that a size the system cannot give fails before any
     /// work is done.
-    pub fn new(settings: &Settings, fallback: Strength) -> Result<LeafSearch, BuildError> {
+    pub(crate) fn new(settings: &Settings, fallback: Strength) -> Result<LeafSearch, BuildError> {
         let resolved = settings.resolve_over(fallback)?;
         drop(resolved.table()?);
         let strength = resolved.strength();
@@ -189,7 +189,7 @@ impl LeafSearch {
     }
 
     /// The parameters a book built with this search records in its header.
-    pub fn params(&self, max_ply: u32, min_games: u32) -> BuildParams {
+    pub(crate) fn params(&self, max_ply: u32, min_games: u32) -> BuildParams {
         BuildParams {
             max_ply: max_ply.min(255) as u8,
             depth: self.strength.depth.map_or(0, |d| d.min(255) as u8),
@@ -207,7 +207,7 @@ impl LeafSearch {
     }
 
     /// The strength a book's header records: what a deviation of it searches by default.
-    pub fn recorded(params: &BuildParams) -> Strength {
+    pub(crate) fn recorded(params: &BuildParams) -> Strength {
         Strength {
             depth: (params.depth > 0).then_some(u32::from(params.depth)),
             exact_at: Some(u32::from(params.exact_at)),

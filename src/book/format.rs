@@ -443,7 +443,7 @@ impl BookHeader {
 /// out-of-order or repeated key is refused, never silently reordered or dropped) and
 /// are checksummed as they go; [`Writer::finish`] puts the header in front. Every
 /// book thorbook produces — build, merge, import, deviation — goes through it.
-pub struct Writer {
+pub(crate) struct Writer {
     params: BuildParams,
     body: Vec<u8>,
     crc: crc32fast::Hasher,
@@ -470,18 +470,8 @@ impl Writer {
         Ok(())
     }
 
-    /// Records written so far.
-    pub fn len(&self) -> u64 {
-        self.count
-    }
-
-    /// True before the first record.
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
     /// The complete file.
-    pub fn finish(self) -> Vec<u8> {
+    pub(crate) fn finish(self) -> Vec<u8> {
         let header =
             BookHeader { version: VERSION, count: self.count, params: self.params, records_crc: self.crc.finalize() };
         let mut out = Vec::with_capacity(HEADER_LEN + self.body.len());
@@ -491,7 +481,7 @@ impl Writer {
     }
 
     /// A complete file from records already sorted by key.
-    pub fn write_all(records: &[Record], params: BuildParams) -> Result<Vec<u8>, BookError> {
+    pub(crate) fn write_all(records: &[Record], params: BuildParams) -> Result<Vec<u8>, BookError> {
         let mut w = Writer::new(params);
         for r in records {
             w.push(r)?;

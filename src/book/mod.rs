@@ -52,10 +52,10 @@ use crate::fileio::{read_mapped, Bytes};
 use crate::square::Move;
 use crate::symmetry::Transform;
 
-pub use backup::{back_up_records, revalue, BackUpRule, LeafInput, Reached};
+pub use backup::{revalue, BackUpRule};
 pub use build::{BuildConfig, UpdateChoices};
 pub use builder::{BuildEvent, BuildSummary, Builder, PreviousBook};
-pub use format::{BookError, BuildParams, LeafLevel, LeafMove, Record, Writer};
+pub use format::{BookError, BuildParams, LeafLevel, LeafMove, Record};
 pub use leaflog::LeafLogError;
 pub use merge::{merge, merge_into, Merged};
 pub use stream::{StreamError, Written};

@@ -57,7 +57,7 @@ const SPLIT_AFTER: usize = 3;
 const SPLIT_MIN: u32 = 14;
 /// From this many empties moves are ordered with the evaluation (after the opponent's
 /// best reply) too.
-pub const EVAL_ORDER_MIN: u32 = 14;
+pub(crate) const EVAL_ORDER_MIN: u32 = 14;
 /// From this many empties the null-window search without a table orders its moves by
 /// the opponent's replies, as the sorted search does (FFO #20–39 on one thread: 176.3 M
 /// nodes ordered by parity and square class alone, 151.1 M sorting at 7 empties,
@@ -111,16 +111,16 @@ fn odd_quadrants(empty: u64) -> u64 {
 }
 
 /// The solver's state for one thread: shared table, own node counter.
-pub struct Solver<'a> {
+pub(crate) struct Solver<'a> {
     tt: &'a TranspositionTable,
     stop: &'a AtomicBool,
     /// Nodes visited by this solver (and the helpers it spawned).
-    pub nodes: u64,
+    pub(crate) nodes: u64,
     threads: usize,
     next_check: u64,
     aborted: bool,
     /// Stop at this time (checked every few thousand nodes).
-    pub deadline: Option<Instant>,
+    pub(crate) deadline: Option<Instant>,
     /// The node budget, shared with the helpers of its splits and the search above.
     budget: Arc<NodeBudget>,
     /// Nodes of `nodes` already reported to the budget.
@@ -130,7 +130,7 @@ pub struct Solver<'a> {
     /// Orders moves at [`EVAL_ORDER_MIN`] empties and above (none: fastest-first only).
     eval: Option<&'a dyn Evaluator>,
     /// Root moves [`Solver::solve_root`] skips.
-    pub root_exclude: u64,
+    pub(crate) root_exclude: u64,
 }
 
 /// A root move with its score.
@@ -145,18 +145,18 @@ pub struct RootMove {
 
 /// The result of an exact search of one position.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Solved {
+pub(crate) struct Solved {
     /// Exact score for the side to move (or −1/0/+1 in win/loss/draw mode, scaled as
     /// the window it was searched with).
-    pub score: i32,
+    pub(crate) score: i32,
     /// A best move (`Pass` when the side to move must pass, `None` when the game is over).
-    pub best: Option<Move>,
+    pub(crate) best: Option<Move>,
 }
 
 impl<'a> Solver<'a> {
     /// A solver over a shared table; `threads` > 1 enables node splitting on the
     /// current rayon pool.
-    pub fn new(tt: &'a TranspositionTable, stop: &'a AtomicBool, threads: usize) -> Solver<'a> {
+    pub(crate) fn new(tt: &'a TranspositionTable, stop: &'a AtomicBool, threads: usize) -> Solver<'a> {
         Solver {
             tt,
             stop,
@@ -175,7 +175,7 @@ impl<'a> Solver<'a> {
 
     /// Orders moves far from the end with `eval` as well as by mobility: the
     /// evaluation predicts which move is best where mobility alone guesses poorly.
-    pub fn with_eval(mut self, eval: &'a dyn Evaluator) -> Solver<'a> {
+    pub(crate) fn with_eval(mut self, eval: &'a dyn Evaluator) -> Solver<'a> {
         self.eval = Some(eval);
         self
     }
@@ -198,12 +198,6 @@ impl<'a> Solver<'a> {
     /// True once the stop flag was seen; results after that are meaningless.
     pub(crate) fn aborted(&self) -> bool {
         self.aborted
-    }
-
-    /// Stop after `limit` nodes (a budget of its own).
-    pub fn set_node_limit(&mut self, limit: u64) {
-        self.budget = NodeBudget::new(limit);
-        self.reported = self.nodes;
     }
 
     /// Draw on `budget`, shared with other searchers.
@@ -246,7 +240,7 @@ impl<'a> Solver<'a> {
     }
 
     /// Exact score of `board` within (`alpha`, `beta`) (fail-soft), and a best move.
-    pub fn solve(&mut self, board: &Board, alpha: i32, beta: i32) -> Solved {
+    pub(crate) fn solve(&mut self, board: &Board, alpha: i32, beta: i32) -> Solved {
         let moves = self.solve_root(board, alpha, beta, false);
         match moves.first() {
             Some(m) => Solved { score: m.score, best: Some(m.mv) },
@@ -257,7 +251,7 @@ impl<'a> Solver<'a> {
     /// Searches the root moves, best first. With `all`, every move gets an exact score
     /// within the window (otherwise only the best is exact, the others are upper
     /// bounds). Empty when the game is over; a single `Pass` when the side must pass.
-    pub fn solve_root(&mut self, board: &Board, alpha: i32, beta: i32, all: bool) -> Vec<RootMove> {
+    pub(crate) fn solve_root(&mut self, board: &Board, alpha: i32, beta: i32, all: bool) -> Vec<RootMove> {
         let moves = board.legal_moves();
         if moves == 0 {
             if board.opponent_moves() == 0 {
@@ -428,7 +422,7 @@ impl<'a> Solver<'a> {
 
     /// Null-window search: the score if it is ≤ alpha (an upper bound), or a lower
     /// bound above alpha.
-    pub fn nws(&mut self, board: &Board, alpha: i32) -> i32 {
+    pub(crate) fn nws(&mut self, board: &Board, alpha: i32) -> i32 {
         let empties = board.empty_count();
         if empties <= SHALLOW_MAX {
             return self.nws_shallow(board.player, board.opponent, alpha, empties);

@@ -71,13 +71,13 @@ impl Selectivity {
     }
 
     /// In tenths of a standard deviation, rounded, as book files store it (1..=100).
-    pub fn tenths(self) -> u8 {
+    pub(crate) fn tenths(self) -> u8 {
         u8::try_from(((self.0 + 5) / 10).max(1)).unwrap_or(u8::MAX)
     }
 
     /// From tenths of a standard deviation as stored: `None` for 0 (full width) and
     /// beyond 10 σ.
-    pub fn from_tenths(tenths: u8) -> Option<Selectivity> {
+    pub(crate) fn from_tenths(tenths: u8) -> Option<Selectivity> {
         (1..=100).contains(&tenths).then(|| Selectivity(u16::from(tenths) * 10))
     }
 }
@@ -148,7 +148,7 @@ const SPLIT_MIN_MOVES: usize = 3;
 const CHECK_INTERVAL: u64 = 2048;
 
 /// A midgame searcher for one thread.
-pub struct Search<'a, E: IncrementalEvaluator> {
+pub(crate) struct Search<'a, E: IncrementalEvaluator> {
     eval: &'a E,
     tt: &'a TranspositionTable,
     solver: Solver<'a>,
@@ -171,7 +171,7 @@ pub struct Search<'a, E: IncrementalEvaluator> {
 
 impl<'a, E: IncrementalEvaluator> Search<'a, E> {
     /// A searcher over a shared table; `threads` is passed to the endgame solver.
-    pub fn new(eval: &'a E, tt: &'a TranspositionTable, stop: &'a AtomicBool, threads: usize) -> Self {
+    pub(crate) fn new(eval: &'a E, tt: &'a TranspositionTable, stop: &'a AtomicBool, threads: usize) -> Self {
         Search {
             eval,
             tt,
@@ -343,7 +343,7 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
     /// Iterative deepening from `board` under `limits`. With `all_moves`, every root
     /// move gets a score with a full window at each depth (for analysis), otherwise
     /// only the best move's score is exact.
-    pub fn run(&mut self, board: &Board, limits: Limits, all_moves: bool) -> SearchResult {
+    pub(crate) fn run(&mut self, board: &Board, limits: Limits, all_moves: bool) -> SearchResult {
         let start = Instant::now();
         self.tt.new_search();
         self.deadline = limits.time.map(|t| start + t);

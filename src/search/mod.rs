@@ -12,12 +12,15 @@ pub mod problems;
 pub(crate) mod settings;
 pub(crate) mod tt;
 
-pub use endgame::{RootMove, Solved, Solver, EVAL_ORDER_MIN};
+pub use endgame::RootMove;
+pub(crate) use endgame::{Solved, Solver};
 pub use level::{Level, LevelSpec};
-pub use midgame::{Limits, Search, SearchResult, Selectivity};
-pub use moves::MAX_MOVES;
+pub(crate) use midgame::Search;
+pub use midgame::{Limits, SearchResult, Selectivity};
+pub(crate) use moves::MAX_MOVES;
 pub use settings::{default_threads, Resolved, Settings, SettingsError, Strength, Width, MAX_THREADS};
-pub use tt::{TableError, TranspositionTable, TtEntry};
+pub use tt::TableError;
+pub(crate) use tt::TranspositionTable;
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -80,3 +83,6 @@ pub(crate) fn table_pv(tt: &TranspositionTable, board: &Board, max_len: usize) -
     }
     pv
 }
+
+#[cfg(test)]
+mod tests;

@@ -13,7 +13,7 @@ use crate::square::Square;
 /// Room for the legal moves of any board: at most one per empty square, and a board
 /// with a move has at most 60 empties. Reachable positions have at most 33, but any
 /// board text can be searched, so the lists never assume fewer.
-pub const MAX_MOVES: usize = 64;
+pub(crate) const MAX_MOVES: usize = 64;
 
 /// A move with what ordering needs.
 #[derive(Clone, Copy, Debug)]

@@ -14,18 +14,18 @@ use crate::square::Square;
 
 /// What the table knows of a position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TtEntry {
+pub(crate) struct TtEntry {
     /// Score is at least this.
-    pub lower: i32,
+    pub(crate) lower: i32,
     /// Score is at most this.
-    pub upper: i32,
+    pub(crate) upper: i32,
     /// Best move found, if any.
-    pub best: Option<Square>,
+    pub(crate) best: Option<Square>,
     /// Depth searched (≥ empties means to the end).
-    pub depth: u8,
+    pub(crate) depth: u8,
     /// Multi-ProbCut selectivity of the search, tenths of a standard deviation (0: full
     /// width; an exact result is full width).
-    pub selectivity: u8,
+    pub(crate) selectivity: u8,
 }
 
 impl TtEntry {
@@ -34,7 +34,7 @@ impl TtEntry {
     /// full-width entry answers any search, a selective one only a search at most as
     /// selective (a larger number of σ cuts less), never a full-width or exact one.
     #[inline]
-    pub fn answers(&self, depth: u32, selectivity: u8) -> bool {
+    pub(crate) fn answers(&self, depth: u32, selectivity: u8) -> bool {
         u32::from(self.depth) >= depth
             && (self.selectivity == 0 || (selectivity != 0 && self.selectivity >= selectivity))
     }
@@ -58,7 +58,7 @@ struct Bucket {
 }
 
 /// A shared, fixed-size transposition table.
-pub struct TranspositionTable {
+pub(crate) struct TranspositionTable {
     buckets: TableMemory,
     mask: u64,
     age: AtomicU8,
@@ -178,8 +178,9 @@ impl TranspositionTable {
     ///
     /// # Panics
     /// When the memory cannot be had; use [`TranspositionTable::try_new`] for sizes a
-    /// user chose.
-    pub fn new(mib: usize) -> TranspositionTable {
+    /// user chose. Tests only: the library sizes tables through `try_new`.
+    #[cfg(any(test, feature = "testing"))]
+    pub(crate) fn new(mib: usize) -> TranspositionTable {
         TranspositionTable::try_new(mib).unwrap_or_else(|e| panic!("{e}"))
     }
 
@@ -195,7 +196,7 @@ impl TranspositionTable {
     /// `mib` when it is a power of two), or an error naming the size when it is larger
     /// than `MAX_TABLE_MIB`, than the memory the system reports available, or than the
     /// allocator will give.
-    pub fn try_new(mib: usize) -> Result<TranspositionTable, TableError> {
+    pub(crate) fn try_new(mib: usize) -> Result<TranspositionTable, TableError> {
         TranspositionTable::check_size(mib)?;
         let n = TranspositionTable::buckets_for(mib);
         let allocated_mib = (n * std::mem::size_of::<Bucket>()).div_ceil(1 << 20);
@@ -215,22 +216,23 @@ impl TranspositionTable {
     }
 
     /// Size in bytes.
-    pub fn size_bytes(&self) -> usize {
+    pub(crate) fn size_bytes(&self) -> usize {
         self.buckets.len * std::mem::size_of::<Bucket>()
     }
 
     /// Entries it holds (four a bucket).
-    pub fn entries(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn entries(&self) -> usize {
         self.buckets.len * 4
     }
 
     /// Starts a new search: older entries become preferred victims.
-    pub fn new_search(&self) {
+    pub(crate) fn new_search(&self) {
         self.age.fetch_add(1, Relaxed);
     }
 
     /// Empties the table.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         for bucket in self.buckets.buckets() {
             for slot in &bucket.slots {
                 slot.check.store(0, Relaxed);
@@ -247,7 +249,7 @@ impl TranspositionTable {
 
     /// The entry for `key`, if stored.
     #[inline]
-    pub fn probe(&self, key: u64) -> Option<TtEntry> {
+    pub(crate) fn probe(&self, key: u64) -> Option<TtEntry> {
         for slot in &self.bucket(key).slots {
             let data = slot.data.load(Relaxed);
             if slot.check.load(Relaxed) ^ data == key && data != 0 {

@@ -230,7 +230,7 @@ impl Plan {
     /// synthetic plans for measuring assembly at scale.
     #[cfg(feature = "testing")]
     #[doc(hidden)]
-    pub fn write_unsearched_shard(&self, index: u32, leaf: impl Fn(&Node) -> Leaf) -> Result<(), PlanError> {
+    pub(crate) fn write_unsearched_shard(&self, index: u32, leaf: impl Fn(&Node) -> Leaf) -> Result<(), PlanError> {
         self.check_index(index)?;
         let all: Vec<(u64, Leaf)> = self.shard_nodes(index)?.iter().map(|n| (n.key, leaf(n))).collect();
         self.write_shard_file(index, &all)
