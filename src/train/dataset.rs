@@ -172,7 +172,7 @@ pub fn game_positions(games: &[TrainGame]) -> Vec<GamePosition> {
 /// Where a target comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum LabelKind {
+pub(crate) enum LabelKind {
     /// An exact solve, or the theoretical score at 24 empties.
     Exact,
     /// A midgame search.
@@ -183,7 +183,7 @@ pub enum LabelKind {
 
 /// A position and its target: the final disc differential for the side to move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Labeled {
+pub(crate) struct Labeled {
     /// The position (side to move has a legal move).
     pub board: Board,
     /// Target score for the side to move.
@@ -203,7 +203,7 @@ impl Labeled {
 #[derive(Clone, Debug)]
 pub struct Dataset {
     /// `by_empties[e]`: the positions with `e` empties (0..=60).
-    pub by_empties: Vec<Vec<Labeled>>,
+    pub(crate) by_empties: Vec<Vec<Labeled>>,
 }
 
 impl Default for Dataset {

@@ -126,7 +126,7 @@ impl TrainReport {
 const CHUNKS: usize = 16;
 
 /// Fits weights on `train` and measures them on `validation`.
-pub fn train(
+pub(crate) fn train(
     train: &Dataset,
     validation: &Dataset,
     config: &TrainConfig,

@@ -47,7 +47,7 @@ const CHUNK: usize = 256;
 /// How a midgame search labels a position: depth and selectivity, with the
 /// evaluation it searches with recorded by digest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct SearchSpec {
+pub(crate) struct SearchSpec {
     /// Midgame depth in plies (1..=60; a search reaching the end is exact).
     pub depth: u8,
     /// Multi-ProbCut selectivity (`None`: full width).
@@ -180,17 +180,17 @@ impl LabelStore {
     }
 
     /// Bytes at the end of the file that held a chunk cut short (dropped on reading).
-    pub fn dropped_bytes(&self) -> u64 {
+    pub(crate) fn dropped_bytes(&self) -> u64 {
         self.dropped
     }
 
     /// Exact labels held.
-    pub fn exact_len(&self) -> usize {
+    pub(crate) fn exact_len(&self) -> usize {
         self.exact.len()
     }
 
     /// Search labels held.
-    pub fn search_len(&self) -> usize {
+    pub(crate) fn search_len(&self) -> usize {
         self.search.len()
     }
 

@@ -22,9 +22,10 @@ pub(crate) mod selfplay;
 pub(crate) mod trainer;
 
 pub use calibrate::{fit_leaf_correction, CalibrateConfig, Calibration, CalibrationData, LeafLean};
-pub use dataset::{game_positions, Dataset, GamePosition, LabelKind, Labeled, TrainGame};
-pub use fit::{train, EmptiesReport, TrainConfig, TrainReport};
-pub use labels::{LabelStore, LabelStoreError, SearchSpec};
+pub(crate) use dataset::LabelKind;
+pub use dataset::{game_positions, Dataset, GamePosition, TrainGame};
+pub use fit::{EmptiesReport, TrainConfig, TrainReport};
+pub use labels::{LabelStore, LabelStoreError};
 pub use measure::{error_by_empties, pooled, EmptiesError, ErrorStats, MeasureConfig};
 pub use probcut::ProbCutConfig;
 pub use selfplay::SelfPlayConfig;
