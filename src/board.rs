@@ -107,7 +107,7 @@ const fn build_rays() -> [[u64; 8]; 64] {
 /// Kogge–Stone flood with doubling: for each of the 8 directions, three shift steps
 /// cover runs of up to six opponent discs.
 #[inline]
-pub fn legal_moves(p: u64, o: u64) -> u64 {
+pub(crate) fn legal_moves(p: u64, o: u64) -> u64 {
     let empty = !(p | o);
     let inner = o & masks::NOT_A_H_FILES;
     let moves = flood_left(p, inner, 1)
@@ -146,7 +146,7 @@ fn flood_right(p: u64, m: u64, s: u32) -> u64 {
 /// Per ray, the first square that is not an opponent disc is found with one
 /// trailing/leading-zero count; the run before it flips when that square is `p`'s.
 #[inline]
-pub fn flips(p: u64, o: u64, sq: Square) -> u64 {
+pub(crate) fn flips(p: u64, o: u64, sq: Square) -> u64 {
     let rays = &RAYS[sq.index()];
     let mut flipped = 0u64;
     let mut d = 0;

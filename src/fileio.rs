@@ -28,7 +28,7 @@ pub struct IoError {
 
 impl IoError {
     /// `source`, which happened on `path`.
-    pub fn new(path: impl Into<PathBuf>, source: std::io::Error) -> IoError {
+    pub(crate) fn new(path: impl Into<PathBuf>, source: std::io::Error) -> IoError {
         IoError { path: path.into(), source }
     }
 

@@ -231,7 +231,7 @@ pub struct OutOfRange {
 
 impl OutOfRange {
     /// `setting`'s `value` is not within `range`.
-    pub fn new(setting: Setting, value: impl fmt::Display, range: impl Into<String>) -> OutOfRange {
+    pub(crate) fn new(setting: Setting, value: impl fmt::Display, range: impl Into<String>) -> OutOfRange {
         OutOfRange { setting, value: value.to_string(), range: range.into() }
     }
 

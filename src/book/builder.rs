@@ -84,7 +84,7 @@ impl PreviousBook {
     }
 
     /// Positions held.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.positions.len()
     }
 
@@ -178,12 +178,12 @@ impl Builder {
     }
 
     /// What it builds.
-    pub fn config(&self) -> &BuildConfig {
+    pub(crate) fn config(&self) -> &BuildConfig {
         &self.config
     }
 
     /// The output file.
-    pub fn output(&self) -> &Path {
+    pub(crate) fn output(&self) -> &Path {
         &self.output
     }
 

@@ -68,7 +68,7 @@ impl LeafMove {
     }
 
     /// The move; `None` for no move and for a code that is not valid.
-    pub fn get(self) -> Option<Move> {
+    pub(crate) fn get(self) -> Option<Move> {
         match self {
             LeafMove::PASS => Some(Move::Pass),
             LeafMove(code) => Square::try_new(code).map(Move::Place),

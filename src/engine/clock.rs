@@ -106,7 +106,7 @@ fn clock_time_text(d: Duration) -> String {
 
 /// One side's clock: what is left, as the engine measured it or as `time_left` said.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Clock {
+pub(crate) struct Clock {
     control: TimeControl,
     /// Time left in the current period (main time, or the current byo-yomi period).
     left: Duration,
@@ -120,7 +120,7 @@ const SAFETY: Duration = Duration::from_millis(30);
 
 impl Clock {
     /// A fresh clock for a game under `control`.
-    pub fn new(control: TimeControl) -> Clock {
+    pub(crate) fn new(control: TimeControl) -> Clock {
         let (left, stones_left) =
             if control.main > Duration::ZERO { (control.main, 0) } else { (control.byo_yomi, control.stones) };
         Clock { control, left, stones_left }
@@ -132,18 +132,19 @@ impl Clock {
     }
 
     /// Sets what is left, as GTP's `time_left` reports it (`stones` 0: main time).
-    pub fn set_left(&mut self, left: Duration, stones: u32) {
+    pub(crate) fn set_left(&mut self, left: Duration, stones: u32) {
         self.left = left;
         self.stones_left = stones;
     }
 
     /// Time left in the current period.
-    pub fn left(&self) -> Duration {
+    #[cfg(test)]
+    pub(crate) fn left(&self) -> Duration {
         self.left
     }
 
     /// Counts a move that took `used`.
-    pub fn spend(&mut self, used: Duration) {
+    pub(crate) fn spend(&mut self, used: Duration) {
         if self.stones_left > 0 {
             self.stones_left -= 1;
             self.left = self.left.saturating_sub(used);
@@ -167,7 +168,7 @@ impl Clock {
 
     /// The budget for the next move in a position with `empties` empty squares;
     /// `None` when there is no limit.
-    pub fn budget(&self, empties: u32) -> Option<Duration> {
+    pub(crate) fn budget(&self, empties: u32) -> Option<Duration> {
         if self.control.is_unlimited() {
             return None;
         }

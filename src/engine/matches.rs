@@ -57,7 +57,7 @@ pub struct MatchConfig {
 }
 
 /// The most games a match plays.
-pub const MAX_GAMES: usize = 100_000;
+pub(crate) const MAX_GAMES: usize = 100_000;
 
 impl MatchConfig {
     /// `a` against `b` over the bundled openings, both colours of each: one game an

@@ -323,7 +323,7 @@ impl<E: IncrementalEvaluator> Engine<E> {
 
     /// The transposition table's size in bytes (the size asked for, or the largest power
     /// of two buckets below it).
-    pub fn table_bytes(&self) -> usize {
+    pub(crate) fn table_bytes(&self) -> usize {
         self.tt.size_bytes()
     }
 

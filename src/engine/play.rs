@@ -19,7 +19,7 @@ const HELP: &str = "commands: a square (e.g. d3) to play it, `pass` when you hav
 
 /// The board as the player sees it: coordinates, discs, legal moves, the last move,
 /// counts and the side to move.
-pub fn render(pos: &Position, last: Option<Move>) -> String {
+pub(crate) fn render(pos: &Position, last: Option<Move>) -> String {
     let mut s = pos.diagram();
     let (b, w) = (pos.black().count_ones(), pos.white().count_ones());
     s.push_str(&format!("black (X) {b}  white (O) {w}"));

@@ -200,7 +200,7 @@ impl Weights {
     }
 
     /// The file bytes, gzip-compressed (how the bundled copy is stored).
-    pub fn to_gzip_bytes(&self) -> Vec<u8> {
+    pub(crate) fn to_gzip_bytes(&self) -> Vec<u8> {
         let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
         std::io::Write::write_all(&mut enc, &self.to_bytes()).expect("writing to memory");
         enc.finish().expect("writing to memory")

@@ -44,7 +44,7 @@ pub(crate) const MAX_GAMES: usize = 200;
 /// The strongest engine level a request may ask for by default (level 9 takes about a
 /// second for all moves of a midgame position; deeper levels would let one click hold a
 /// worker for minutes). [`Explorer::with_max_engine_level`] lowers it.
-pub const MAX_ENGINE_LEVEL: u8 = 9;
+pub(crate) const MAX_ENGINE_LEVEL: u8 = 9;
 /// The longest an engine search for one request may take by default: a position near
 /// the level's exact threshold can take longer than its midgame moves, and a worker
 /// must come back. [`Explorer::with_engine_time`] changes it.

@@ -97,7 +97,7 @@ pub struct ProblemTotals {
 
 impl ProblemTotals {
     /// Nodes per second over the set.
-    pub fn nodes_per_second(&self) -> f64 {
+    pub(crate) fn nodes_per_second(&self) -> f64 {
         self.nodes as f64 / self.seconds.max(1e-9)
     }
 

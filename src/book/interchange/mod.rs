@@ -247,7 +247,7 @@ pub struct EdaxDate {
 
 impl EdaxDate {
     /// Now, in UTC.
-    pub fn now() -> EdaxDate {
+    pub(crate) fn now() -> EdaxDate {
         let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
         let days = i64::try_from(secs / 86_400).unwrap_or_default();
         let rem = secs % 86_400;

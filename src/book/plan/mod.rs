@@ -62,9 +62,9 @@ use rounds::{finished, last_round, RoundWork};
 use spec::{hex, plan_digest, to_json, utf8_paths, PlanFile, PlanKind};
 
 /// The plan file in a work directory.
-pub const PLAN_FILE: &str = "plan.json";
+pub(crate) const PLAN_FILE: &str = "plan.json";
 /// The most shards a plan may have (Slurm's default `MaxArraySize` is 1001).
-pub const MAX_SHARDS: u32 = 100_000;
+pub(crate) const MAX_SHARDS: u32 = 100_000;
 
 /// `shards` within 1..=[`MAX_SHARDS`].
 fn check_shards(shards: u32) -> Result<(), PlanError> {
