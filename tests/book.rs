@@ -43,7 +43,7 @@ fn encode_book(records: &[Record], params: BuildParams) -> Vec<u8> {
 }
 
 fn build_book(games: &[GameLine], cfg: &BuildConfig) -> Book<Vec<u8>> {
-    Book::open_verified(encode_book(&build_records(games, cfg), params(&cfg).unwrap())).unwrap()
+    Book::open_verified(encode_book(&build_records(games, cfg), params(cfg).unwrap())).unwrap()
 }
 
 #[test]
