@@ -177,6 +177,18 @@ mod tests {
         assert_eq!(&map_file(&path).unwrap().unwrap()[..], b"second");
     }
 
+    /// The digest is xxh3-64 (its published value for "abc"), fed in any split.
+    #[test]
+    fn digest_is_xxh3_of_the_bytes_in_any_split() {
+        assert_eq!(Digest::of(b"abc"), 0x78af_5f94_892f_3950);
+        let mut d = Digest::new();
+        d.update(b"a");
+        d.update(b"");
+        d.update(b"bc");
+        assert_eq!(d.finish(), Digest::of(b"abc"));
+        assert_ne!(Digest::of(b"abd"), Digest::of(b"abc"));
+    }
+
     #[test]
     fn atomic_write_into_missing_directory_fails_cleanly() {
         let dir = tempfile::tempdir().unwrap();
@@ -184,19 +196,15 @@ mod tests {
     }
 }
 
-/// A 64-bit digest of a byte stream: two CRC-32s of the same bytes from different
-/// starting values. Not cryptographic: it tells the inputs of a resumable run apart
-/// (a stale checkpoint), where a 32-bit checksum would collide after tens of
-/// thousands of inputs.
-#[derive(Clone, Debug)]
-pub(crate) struct Digest {
-    low: crc32fast::Hasher,
-    high: crc32fast::Hasher,
-}
+/// A 64-bit digest of a byte stream (xxh3-64). Not cryptographic: it tells the inputs
+/// of a resumable run apart (a stale checkpoint, another plan), where a 32-bit checksum
+/// would collide after tens of thousands of inputs.
+#[derive(Clone, Default)]
+pub(crate) struct Digest(xxhash_rust::xxh3::Xxh3);
 
-impl Default for Digest {
-    fn default() -> Digest {
-        Digest { low: crc32fast::Hasher::new(), high: crc32fast::Hasher::new_with_initial(0x9e37_79b9) }
+impl std::fmt::Debug for Digest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Digest({:016x})", self.0.digest())
     }
 }
 
@@ -208,13 +216,12 @@ impl Digest {
 
     /// Adds bytes.
     pub(crate) fn update(&mut self, bytes: &[u8]) {
-        self.low.update(bytes);
-        self.high.update(bytes);
+        self.0.update(bytes);
     }
 
     /// The digest of every byte added.
     pub(crate) fn finish(self) -> u64 {
-        u64::from(self.high.finalize()) << 32 | u64::from(self.low.finalize())
+        self.0.digest()
     }
 
     /// The digest of `bytes`.

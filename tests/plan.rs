@@ -362,3 +362,100 @@ fn a_planned_growth_with_a_setting_out_of_range_names_the_flag_and_writes_nothin
     assert!(run.fails().contains("not in the book"), "{}", run.stderr);
     assert!(!work.exists());
 }
+
+/// Two runners of one shard: the second fails at once naming the lock, and the
+/// status says the shard is running; once the first lets go the shard runs and
+/// resumes nothing it did not write.
+#[test]
+fn a_second_runner_of_a_shard_fails_on_its_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    let plan = Plan::create_build(&work, &games(60), &config(2, 1), 2, &work.join("book.tbk")).unwrap();
+    let partial = work.join("shard-0000.partial");
+    let holder = std::fs::File::create(&partial).unwrap();
+    holder.lock().unwrap();
+    let err = plan.run_shard(0, Some(1), &|_| {}).unwrap_err();
+    assert!(err.to_string().contains("another runner") && err.to_string().contains("shard-0000.partial"), "{err}");
+    assert!(matches!(plan.status()[0].state, ShardState::Running { .. }), "{:?}", plan.status()[0]);
+    let cli = thorbook(&["book", "shard", work.to_str().unwrap(), "--index", "0"]);
+    assert!(cli.fails().contains("locked"), "{}", cli.stderr);
+    drop(holder);
+    assert!(matches!(plan.status()[0].state, ShardState::Partial { scored: 0, .. }), "{:?}", plan.status()[0]);
+    plan.run_shard(0, Some(1), &|_| {}).unwrap();
+    assert_eq!(plan.status()[0].state, ShardState::Done);
+    assert!(!partial.exists());
+}
+
+/// `book submit` with a stand-in `sbatch` that records its arguments: a shard whose
+/// checkpoint is locked, or was written within --fresh-minutes, is not submitted again
+/// unless --force; a stopped one older than that is.
+#[cfg(unix)]
+#[test]
+fn submit_skips_shards_that_look_running_unless_forced() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    Plan::create_build(&work, &games(60), &config(2, 1), 3, &work.join("book.tbk")).unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = dir.path().join("sbatch.log");
+    let sbatch = bin.join("sbatch");
+    std::fs::write(&sbatch, format!("#!/bin/sh\necho \"$@\" >> '{}'\necho 42\n", log.display())).unwrap();
+    std::fs::set_permissions(&sbatch, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let submit = |extra: &[&str]| {
+        let _ = std::fs::remove_file(&log);
+        let mut args = vec!["book", "submit", work.to_str().unwrap(), "--slurm"];
+        args.extend(extra);
+        let out =
+            std::process::Command::new(env!("CARGO_BIN_EXE_thorbook")).args(&args).env("PATH", &path).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let arrays = std::fs::read_to_string(&log).unwrap();
+        let array = arrays.lines().find_map(|l| l.split(' ').find_map(|a| a.strip_prefix("--array=")));
+        (array.map(str::to_string), String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    // Shard 1 locked by a runner, shard 2 written just now by one that holds no lock.
+    let holder = std::fs::File::create(work.join("shard-0001.partial")).unwrap();
+    holder.lock().unwrap();
+    std::fs::write(work.join("shard-0002.partial"), b"").unwrap();
+    let (array, stderr) = submit(&[]);
+    assert_eq!(array.as_deref(), Some("0"), "{stderr}");
+    assert!(stderr.contains("skipped 2 shard(s)") && stderr.contains("shards 1-2"), "{stderr}");
+    let (array, stderr) = submit(&["--fresh-minutes", "0"]);
+    assert_eq!(array.as_deref(), Some("0,2"), "{stderr}");
+    let (array, _) = submit(&["--force"]);
+    assert_eq!(array.as_deref(), Some("0-2"));
+    drop(holder);
+    let refused = thorbook(&["book", "submit", work.to_str().unwrap(), "--slurm", "--fresh-minutes=-1"]);
+    assert!(refused.fails().contains("--fresh-minutes"), "{}", refused.stderr);
+}
+
+/// Plans and logs of the previous formats (digests of two CRC-32s, a recorded thread
+/// count) are refused with a message that says what to do, not a digest mismatch.
+#[test]
+fn plans_and_logs_of_older_formats_are_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    Plan::create_build(&work, &games(40), &config(2, 1), 1, &work.join("book.tbk")).unwrap();
+    let json = std::fs::read_to_string(work.join("plan.json")).unwrap();
+    assert!(json.contains("\"thorbook plan 2\"") && !json.contains("\"threads\""), "{json}");
+    std::fs::write(work.join("plan.json"), json.replace("thorbook plan 2", "thorbook plan 1")).unwrap();
+    let err = Plan::open(&work).err().expect("an old plan is refused").to_string();
+    assert!(err.contains("plan.json") && err.contains("thorbook plan 1") && err.contains("plan again"), "{err}");
+    let mut old_log = b"TBLEAFL1".to_vec();
+    old_log.resize(32, 0);
+    let log = dir.path().join("audit.checkpoint");
+    std::fs::write(&log, &old_log).unwrap();
+    let out = thorbook(&[
+        "book",
+        "audit",
+        "--sample",
+        "4",
+        "--level",
+        "1",
+        "--resume",
+        "--checkpoint",
+        log.to_str().unwrap(),
+    ]);
+    assert!(out.fails().contains("older thorbook"), "{}", out.stderr);
+}

@@ -85,9 +85,12 @@ fn slurm_a_cancelled_task_is_completed_by_submitting_again() {
     }
     assert!(!work.join("book.tbk").exists(), "no book without shard 1");
     let status: serde_json::Value = serde_json::from_str(thorbook(&["book", "status", w, "--json"]).ok()).unwrap();
-    assert_eq!(status["shard_states"][1]["state"], "running", "{status}");
+    // Cancelled, it holds no lock: stopped, not running.
+    assert_eq!(status["shard_states"][1]["state"], "stopped", "{status}");
     assert_eq!(status["done"], 3, "{status}");
-    let again = thorbook(&["book", "submit", w, "--slurm", "--wait"]);
+    // Its checkpoint is seconds old, which a file system without locks could not tell
+    // from a runner on another node: resubmitting it takes --fresh-minutes 0 (or --force).
+    let again = thorbook(&["book", "submit", w, "--slurm", "--wait", "--fresh-minutes", "0"]);
     again.ok();
     assert!(again.stderr.contains("submitted 1 shard(s)") && again.stderr.contains("(shards 1)"), "{}", again.stderr);
     let local = local_build(&dir.path().join("local.tbk"));

@@ -151,14 +151,15 @@ impl LeafSearch {
     }
 
     /// A leaf search of a resolved `strength` (as a plan records it), the evaluation
-    /// loaded from `eval` and one table allocated as a trial.
+    /// loaded from `eval`. The table size is checked, not allocated: opening a plan to
+    /// report on it or assemble it must not take a search's memory.
     pub(crate) fn from_strength(
         strength: Strength,
         hash_mib: usize,
         threads: usize,
         eval: &crate::eval::EvalSource,
     ) -> Result<LeafSearch, BuildError> {
-        drop(TranspositionTable::try_new(hash_mib)?);
+        TranspositionTable::check_size(hash_mib)?;
         if strength.depth.is_none() && strength.time.is_none() && strength.nodes.is_none() {
             return Err(BuildError::NoDepth);
         }
@@ -587,7 +588,7 @@ impl PositionsDigest {
 /// the build's identity), then one entry per scored position (16 bytes: key, leaf move, score, depth, flags, CRC-32 of those), appended as
 /// positions finish.
 ///
-/// Header: magic `TBCKPT05` (8); max ply, depth (0: none), exact-at, selectivity in
+/// Header: magic `TBCKPT06` (8); max ply, depth (0: none), exact-at, selectivity in
 /// tenths (1 each); min games (u32); time per position in ms (u32, 0: none);
 /// evaluation digest (u32); table size in MiB (u32); node budget (u64, 0: none); games
 /// digest (u64); positions digest (u64); 8 zero bytes.
@@ -595,7 +596,7 @@ pub(crate) struct Checkpoint {
     file: Mutex<File>,
 }
 
-const CHECKPOINT_MAGIC: &[u8; 8] = b"TBCKPT05";
+const CHECKPOINT_MAGIC: &[u8; 8] = b"TBCKPT06";
 pub(crate) const CHECKPOINT_HEADER: usize = 64;
 
 fn checkpoint_header(config: &BuildConfig, search: &LeafSearch, identity: &BuildIdentity) -> [u8; CHECKPOINT_HEADER] {
@@ -654,7 +655,9 @@ impl Checkpoint {
     /// The leaves of a checkpoint's `bytes`, which must start with the header `want`
     /// (the build's); a cut-off last entry is dropped.
     pub(crate) fn parse(bytes: &[u8], want: &[u8; CHECKPOINT_HEADER]) -> Result<HashMap<u64, Leaf>, String> {
-        if bytes.len() >= 8 && matches!(&bytes[..8], b"TBCKPT01" | b"TBCKPT02" | b"TBCKPT03" | b"TBCKPT04") {
+        if bytes.len() >= 8
+            && matches!(&bytes[..8], b"TBCKPT01" | b"TBCKPT02" | b"TBCKPT03" | b"TBCKPT04" | b"TBCKPT05")
+        {
             return Err(
                 "made by an older thorbook (another checkpoint format): build afresh instead of resuming".into()
             );

@@ -1,6 +1,6 @@
 //! The book file: a 64-byte header, then fixed-width 24-byte records sorted by key,
 //! read straight from a memory map (no parsing, no index: a probe is a search over the
-//! sorted keys), and the one [`Writer`] that produces it. The layout is specified in
+//! sorted keys), and the one writer that produces it. The layout is specified in
 //! `book-format.md`; this module is its reference implementation.
 
 use byteorder::{ByteOrder, LittleEndian as LE};
@@ -28,7 +28,7 @@ pub const FLAG_LEAF_EXACT: u8 = 1;
 /// The best move leaving the book from a position, as stored (byte 9 of a record): a
 /// square of the canonical orientation (0..64), a pass (64), or none (255: every move
 /// is in the book, or the game is over). It keeps the stored byte as it is — a
-/// damaged book's too, so records round-trip byte for byte; [`LeafMove::get`] reads
+/// damaged book's too, so records round-trip byte for byte; [`Record::leaf`] reads
 /// only the valid codes and [`Book::verify`](super::Book::verify) refuses the others.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct LeafMove(u8);

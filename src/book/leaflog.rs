@@ -2,7 +2,7 @@
 //! is appended as it finishes, checksummed entry by entry, so that a run interrupted
 //! at any moment resumes with every finished search kept and nothing searched twice.
 //!
-//! Layout: a 32-byte header — magic `TBLEAFL1`, the run's identity (u64: a digest of
+//! Layout: a 32-byte header — magic `TBLEAFL2`, the run's identity (u64: a digest of
 //! everything the results depend on), the searches' selectivity in tenths (u8), 15 zero
 //! bytes — then entries of 16 bytes as build checkpoints store them (key u64, move,
 //! score i8, depth, flags, CRC-32 of those 12 bytes). A cut-short last entry (a kill
@@ -19,7 +19,9 @@ use std::sync::Mutex;
 use super::build::{decode_leaf_entry, encode_leaf_entry, Leaf, LEAF_ENTRY};
 use crate::fileio::IoError;
 
-const MAGIC: &[u8; 8] = b"TBLEAFL1";
+const MAGIC: &[u8; 8] = b"TBLEAFL2";
+/// Logs whose identity was two CRC-32s: refused, naming the cause.
+const OLD_MAGIC: &[u8; 8] = b"TBLEAFL1";
 const HEADER: usize = 32;
 
 /// Why a log cannot be used.
@@ -89,6 +91,12 @@ impl LeafLog {
     /// The results of a log's bytes (`name` for errors) made with `header`, and the
     /// length of its whole entries (a cut-short last one is left out).
     fn read(name: &Path, bytes: &[u8], header: &[u8; HEADER]) -> Result<(HashMap<u64, Leaf>, usize), LeafLogError> {
+        if bytes.len() >= 8 && &bytes[..8] == OLD_MAGIC {
+            return Err(LeafLogError::Foreign {
+                path: name.to_path_buf(),
+                message: "made by an older thorbook (another log format): remove it, or start afresh".into(),
+            });
+        }
         if bytes.len() < HEADER || &bytes[..8] != MAGIC {
             return Err(LeafLogError::Foreign {
                 path: name.to_path_buf(),

@@ -1,13 +1,12 @@
 //! Opening books: reading and probing a book straight from its bytes ([`Book`]), and
 //! everything made from or into one:
-//! - [`format`](mod@format): the file layout, [`Record`], [`format::LeafMove`] and the
-//!   [`Writer`];
+//! - [`format`](mod@format): the file layout, [`Record`] and [`format::LeafMove`];
 //! - [`build`]: what a build is made of ([`BuildConfig`], the games' lines, the leaf
 //!   search), and the [`Builder`] pipeline that runs it (collecting positions, leaf
 //!   searches, the checkpoint, the back-up);
 //! - [`deviate`]: growing a book beyond the played lines, or deepening its leaves, in rounds;
 //! - [`merge()`] and [`merge_into`]: books into one;
-//! - [`back_up_records`] and [`revalue`]: the one back-up of values by a
+//! - [`revalue`]: the one back-up of values by a
 //!   [`BackUpRule`], which every book written goes through (as a stream of records
 //!   with values backed up after: assembly, merge);
 //! - [`plan`]: builds and growth rounds split into shards that run anywhere, and

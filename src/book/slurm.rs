@@ -12,8 +12,12 @@ use std::time::{Duration, Instant, SystemTime};
 use super::plan::{Plan, ShardState};
 use crate::fileio::IoError;
 
+/// How long a checkpoint write keeps a shard presumed running when its lock cannot
+/// tell (a file system mounted without locks across nodes): ten minutes.
+pub const FRESH: Duration = Duration::from_secs(600);
+
 /// How to submit.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct SlurmOptions {
     /// The `thorbook` binary the jobs run (an absolute path every node can reach).
@@ -26,6 +30,26 @@ pub struct SlurmOptions {
     pub cpus_per_task: u32,
     /// `--mem` per job (e.g. `2G`).
     pub mem: Option<String>,
+    /// Submit shards that look running too: locked by a runner, or written within
+    /// `fresh`.
+    pub force: bool,
+    /// A shard whose checkpoint was written this recently is presumed running even
+    /// when no lock says so, and is not submitted again without `force`.
+    pub fresh: Duration,
+}
+
+impl Default for SlurmOptions {
+    fn default() -> SlurmOptions {
+        SlurmOptions {
+            binary: PathBuf::new(),
+            partition: None,
+            time: None,
+            cpus_per_task: 1,
+            mem: None,
+            force: false,
+            fresh: FRESH,
+        }
+    }
 }
 
 /// What was submitted.
@@ -35,6 +59,9 @@ pub struct Submission {
     pub array: Option<String>,
     /// The shards in the array.
     pub shards: Vec<u32>,
+    /// Shards not done that were not submitted because they look running: locked by
+    /// a runner, or their checkpoint written within [`SlurmOptions::fresh`].
+    pub skipped: Vec<u32>,
     /// The assembly's job id.
     pub assemble: String,
     /// When it was submitted.
@@ -175,12 +202,28 @@ fn job_id(printed: &str) -> String {
     printed.split(';').next().unwrap_or(printed).trim().to_string()
 }
 
-/// Writes the scripts and submits the shards that are not done (missing, unfinished
-/// or damaged) as one array, then the assembly after them.
+/// Writes the scripts and submits the shards that are not done (missing, stopped or
+/// damaged) as one array, then the assembly after them. A shard that looks running —
+/// a runner holds its checkpoint's lock, or the checkpoint was written within
+/// `opts.fresh` — is skipped unless `opts.force`: submitting it again would start a
+/// second runner, which fails on the lock (and with it the assembly's dependency).
 pub fn submit(plan: &Plan, plan_dir: &Path, opts: &SlurmOptions) -> Result<Submission, SlurmError> {
     let (shards_script, assemble_script) = write_scripts(plan_dir, opts)?;
     let at = SystemTime::now();
-    let todo: Vec<u32> = plan.status().into_iter().filter(|s| s.state != ShardState::Done).map(|s| s.index).collect();
+    let (mut todo, mut skipped) = (Vec::new(), Vec::new());
+    for s in plan.status() {
+        let running = match s.state {
+            ShardState::Done => continue,
+            ShardState::Running { .. } => true,
+            ShardState::Partial { idle, .. } => idle < opts.fresh,
+            _ => false,
+        };
+        if running && !opts.force {
+            skipped.push(s.index);
+        } else {
+            todo.push(s.index);
+        }
+    }
     let array = if todo.is_empty() {
         None
     } else {
@@ -196,7 +239,7 @@ pub fn submit(plan: &Plan, plan_dir: &Path, opts: &SlurmOptions) -> Result<Submi
         assemble.arg(format!("--dependency=afterok:{id}")).arg("--kill-on-invalid-dep=yes");
     }
     let assemble = job_id(&run(assemble.arg(&assemble_script))?);
-    Ok(Submission { array, shards: todo, assemble, at })
+    Ok(Submission { array, shards: todo, skipped, assemble, at })
 }
 
 /// Whether any of `jobs` is still queued or running (a job squeue no longer knows has
@@ -281,6 +324,7 @@ mod tests {
             time: Some("02:00:00".into()),
             cpus_per_task: 4,
             mem: Some("3G".into()),
+            ..SlurmOptions::default()
         };
         let (s, a) = write_scripts(&dir, &opts).unwrap();
         let shards = std::fs::read_to_string(s).unwrap();

@@ -110,7 +110,8 @@ pub struct ShardArgs {
     /// The shard to run (default: `SLURM_ARRAY_TASK_ID`, else `JOB_COMPLETION_INDEX`).
     #[arg(long)]
     index: Option<u32>,
-    /// Leaf searches side by side (default: `SLURM_CPUS_PER_TASK`, else the plan's).
+    /// Leaf searches side by side (default: `SLURM_CPUS_PER_TASK`, else every core of
+    /// the machine the shard runs on).
     #[arg(long)]
     threads: Option<usize>,
 }
@@ -148,16 +149,26 @@ pub struct SubmitArgs {
     /// Follow the jobs with a progress bar; exit non-zero naming failed shards and their logs.
     #[arg(long)]
     wait: bool,
+    /// Submit shards that look running too (a runner holds their checkpoint's lock, or
+    /// it was written within --fresh-minutes).
+    #[arg(long)]
+    force: bool,
+    /// A shard whose checkpoint was written this many minutes ago or less is presumed
+    /// running even without a lock (file systems that do not lock across nodes).
+    #[arg(long, default_value_t = 10.0)]
+    fresh_minutes: f64,
 }
 
 pub(super) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
-    let opts = SlurmOptions {
-        binary: std::env::current_exe()?,
-        partition: args.partition,
-        time: args.time,
-        cpus_per_task: args.cpus_per_task,
-        mem: args.mem,
-    };
+    if !(args.fresh_minutes.is_finite() && (0.0..=10_080.0).contains(&args.fresh_minutes)) {
+        anyhow::bail!("--fresh-minutes must be 0..=10080 (a week), got {}", args.fresh_minutes);
+    }
+    let mut opts = SlurmOptions::default();
+    opts.binary = std::env::current_exe()?;
+    (opts.partition, opts.time, opts.mem) = (args.partition, args.time, args.mem);
+    opts.cpus_per_task = args.cpus_per_task;
+    opts.force = args.force;
+    opts.fresh = std::time::Duration::from_secs_f64(args.fresh_minutes * 60.0);
     // A build is one submission; a growth in rounds is one a round, each planned by
     // the previous round's assembly, so only `--wait` can follow them all.
     loop {
@@ -171,6 +182,15 @@ pub(super) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
             slurm::SlurmError::Setting(e) => super::flags::out_of_range(&e),
             e => e.into(),
         })?;
+        if !submission.skipped.is_empty() {
+            eprintln!(
+                "{round}skipped {} shard(s) that look running (shards {}: locked by a runner, or written in the last {} min); \
+                 the assembly fails if they are not done by then; --force submits them anyway",
+                submission.skipped.len(),
+                slurm::array_spec(&submission.skipped),
+                args.fresh_minutes
+            );
+        }
         match &submission.array {
             Some(id) => eprintln!(
                 "{round}submitted {} shard(s) as job array {id} (shards {}), assembly as job {} after them; logs in {}",
@@ -348,23 +368,10 @@ fn shard_index(flag: Option<u32>) -> anyhow::Result<u32> {
     )
 }
 
-/// Threads: the flag, else the CPUs Slurm gave the task.
-fn shard_threads(flag: Option<usize>) -> anyhow::Result<Option<usize>> {
-    if flag.is_some() {
-        return Ok(flag);
-    }
-    match std::env::var("SLURM_CPUS_PER_TASK") {
-        Ok(text) => {
-            Ok(Some(text.trim().parse().map_err(|_| anyhow::anyhow!("SLURM_CPUS_PER_TASK=`{text}` is not a number"))?))
-        }
-        Err(_) => Ok(None),
-    }
-}
-
 pub(super) fn shard(args: ShardArgs) -> anyhow::Result<ExitCode> {
     let plan = Plan::open(&args.dir).map_err(plan_error)?;
     let index = shard_index(args.index)?;
-    let threads = shard_threads(args.threads)?;
+    let threads = args.threads;
     let bar = ProgressBar::new(0).with_style(
         ProgressStyle::with_template("shard {prefix} {bar:40} {pos}/{len} positions, {per_sec}, ETA {eta}")
             .expect("valid template"),
@@ -467,7 +474,8 @@ pub(super) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
     let shards = plan.status();
     let count = |f: &dyn Fn(&ShardState) -> bool| shards.iter().filter(|s| f(&s.state)).count();
     let done = count(&|s| matches!(s, ShardState::Done));
-    let partial = count(&|s| matches!(s, ShardState::Partial { .. }));
+    let running = count(&|s| matches!(s, ShardState::Running { .. }));
+    let stopped = count(&|s| matches!(s, ShardState::Partial { .. }));
     let missing = count(&|s| matches!(s, ShardState::Missing));
     let damaged = count(&|s| matches!(s, ShardState::Damaged(_)));
     let scored: u64 = shards.iter().map(|s| s.scored()).sum();
@@ -486,7 +494,8 @@ pub(super) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
             .map(|s| {
                 let (state, scored, idle, message) = match &s.state {
                     ShardState::Done => ("done", s.positions, None, None),
-                    ShardState::Partial { scored, idle } => ("running", *scored, Some(idle.as_secs_f64()), None),
+                    ShardState::Running { scored, idle } => ("running", *scored, Some(idle.as_secs_f64()), None),
+                    ShardState::Partial { scored, idle } => ("stopped", *scored, Some(idle.as_secs_f64()), None),
                     ShardState::Missing => ("missing", 0, None, None),
                     ShardState::Damaged(m) => ("damaged", 0, None, Some(m.clone())),
                 };
@@ -497,7 +506,7 @@ pub(super) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
         let v = serde_json::json!({
             "round": plan.round(), "finished": finished.is_some(),
             "shards": plan.shards(), "positions": total, "scored": scored,
-            "done": done, "running": partial, "missing": missing, "damaged": damaged,
+            "done": done, "running": running, "stopped": stopped, "missing": missing, "damaged": damaged,
             "positions_per_second": rate, "eta_seconds": eta, "shard_states": rows,
         });
         outln!("{}", serde_json::to_string_pretty(&v)?);
@@ -512,7 +521,7 @@ pub(super) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
         }
     }
     outln!(
-        "{}: {} shards: {done} done, {partial} running or stopped, {missing} missing, {damaged} damaged",
+        "{}: {} shards: {done} done, {running} running, {stopped} stopped, {missing} missing, {damaged} damaged",
         plan.dir().display(),
         plan.shards()
     );
@@ -524,8 +533,14 @@ pub(super) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
     for s in &shards {
         match &s.state {
             ShardState::Done => {}
+            ShardState::Running { scored, idle } => outln!(
+                "  shard {}: running, {scored}/{} positions, last write {:.0} s ago",
+                s.index,
+                s.positions,
+                idle.as_secs_f64()
+            ),
             ShardState::Partial { scored, idle } => outln!(
-                "  shard {}: {scored}/{} positions, last write {:.0} s ago",
+                "  shard {}: stopped, {scored}/{} positions, last write {:.0} s ago (run it again to resume)",
                 s.index,
                 s.positions,
                 idle.as_secs_f64()

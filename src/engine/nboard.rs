@@ -5,7 +5,7 @@
 //! GUI: `set myname`, `pong N`, `status TEXT`, `nodestats NODES SECONDS`,
 //! `=== MV/EVAL/TIME`, `search PV EVAL 0 DEPTH` and `book PV EVAL GAMES DEPTH` (hints),
 //! `analysis N EVAL`, `learned`. Moves are `F5` or `PA` (pass); evaluations are discs
-//! for the side to move. The game's `TI` runs a [`Clock`] for the engine's own moves (see
+//! for the side to move. The game's `TI` runs a clock for the engine's own moves (see
 //! [`TimeControl::parse_ggf`]). A line that cannot be used is reported on the error stream and
 //! the loop goes on (the protocol has no error reply).
 // Input handling: every narrowing or sign-changing conversion is checked (`try_from`,

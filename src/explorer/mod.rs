@@ -241,7 +241,7 @@ impl Explorer {
     }
 
     /// The same explorer answering engine levels up to `level` only (at most
-    /// [`MAX_ENGINE_LEVEL`]; 0 turns engine scores off: a `level` parameter is then refused).
+    /// level 9; 0 turns engine scores off: a `level` parameter is then refused).
     pub fn with_max_engine_level(self, level: u8) -> Explorer {
         Explorer { max_engine_level: level.min(MAX_ENGINE_LEVEL), ..self }
     }

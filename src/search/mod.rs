@@ -1,6 +1,7 @@
-//! Search: the exact endgame solver ([`Solver`]), the midgame principal-variation
-//! search with iterative deepening and time control ([`Search`]), the shared
-//! transposition table ([`TranspositionTable`]), and how hard to search: playing
+//! Search: the exact endgame solver, the midgame principal-variation search with
+//! iterative deepening and time control, the shared transposition table (all
+//! crate-private: programs search through [`crate::engine::Engine`] and
+//! [`problems::ProblemSolver`]), and how hard to search: playing
 //! [`Level`]s and the [`Settings`] every command and pipeline shares, which
 //! [`Settings::resolve`] turns into what a search runs with ([`Resolved`]).
 

@@ -84,7 +84,7 @@ pub enum LabelStoreError {
     Table(#[from] crate::search::TableError),
 }
 
-/// Labels by canonical board: exact scores, and search scores per [`SearchSpec`].
+/// Labels by canonical board: exact scores, and search scores per search setting.
 #[derive(Debug, Default)]
 pub struct LabelStore {
     exact: HashMap<Board, i8>,

@@ -2,7 +2,7 @@
 //! canonical board ([`Dataset`], [`SelfPlayConfig`]); targets from exact solves, the
 //! WTHOR theoretical scores and searches, kept in a resumable label store
 //! ([`LabelStore`]); ridge regression per phase by preconditioned conjugate gradient
-//! ([`train()`]); bootstrapping rounds that relabel the midgame with the last round's
+//! (`fit`); bootstrapping rounds that relabel the midgame with the last round's
 //! evaluation and keep a round only when the held-out error falls ([`Trainer`]);
 //! Multi-ProbCut σ fitted from the trained evaluation's own searches
 //! ([`ProbCutConfig`]); the correction that keeps searches from leaning toward the side

@@ -55,7 +55,7 @@ pub struct TrainerConfig {
     /// Positions with at most this many empties are solved exactly (≤ 24).
     pub solve_at: u32,
     /// Discs a played move loses on average: the games' theoretical targets are
-    /// raised by this much per move they understate (see [`super::Labeled`]).
+    /// raised by this much per move they understate (see `train::dataset`).
     pub move_loss: f64,
     /// Bootstrapping rounds (`None`: round 0 only).
     pub bootstrap: Option<Bootstrap>,

@@ -52,6 +52,9 @@ pub enum PlanError {
         /// The plan's shard count.
         shards: u32,
     },
+    /// `SLURM_CPUS_PER_TASK`, which gives a shard its threads, is not a thread count.
+    #[error("SLURM_CPUS_PER_TASK=`{0}` is not a thread count (1..={max})", max = crate::search::MAX_THREADS)]
+    CpusPerTask(String),
 }
 
 impl PlanError {
@@ -69,7 +72,7 @@ pub enum PlanFault {
     #[error("not a thorbook plan: {0}")]
     NotAPlan(String),
     /// A plan of another format version.
-    #[error("format `{0}` is not `{format}`", format = super::spec::PLAN_FORMAT)]
+    #[error("format `{0}` is not `{format}`: made by another thorbook version; plan again with this one", format = super::spec::PLAN_FORMAT)]
     Format(String),
     /// A digest or a count in the plan disagrees with its settings or positions.
     #[error("the plan's settings or positions do not match its digest (edited or damaged)")]
@@ -220,6 +223,11 @@ pub enum ShardFault {
         /// What is wrong.
         problem: String,
     },
+    /// Another runner holds its checkpoint's lock.
+    #[error(
+        "another runner is running it (its checkpoint is locked): two runners of one shard would tear the checkpoint"
+    )]
+    Locked,
     /// Its checkpoint belongs to another plan or shard.
     #[error("its checkpoint is of another plan or shard: remove it to run the shard")]
     ForeignCheckpoint,

@@ -189,7 +189,10 @@ impl Plan {
                 round_nodes.push(*n);
             }
         })?;
-        let search = LeafSearch::from_strength(file.strength(), file.hash_mib, file.threads, &file.eval.source())?;
+        // Threads are the runner's (`run_shard` sets them); the table is allocated
+        // only by a shard that searches.
+        let threads = crate::search::default_threads();
+        let search = LeafSearch::from_strength(file.strength(), file.hash_mib, threads, &file.eval.source())?;
         // Every kind names its evaluation: a file changed since shows here, by name.
         if format!("{:08x}", search.eval.digest()) != file.eval_digest {
             return Err(bad(PlanFault::EvalChanged {

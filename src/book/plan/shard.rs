@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
@@ -38,14 +38,34 @@ pub fn shard_of(key: u64, shards: u32) -> u32 {
     u32::try_from(((key >> 32) * u64::from(shards)) >> 32).expect("below shards")
 }
 
+/// The threads a shard runs on when not told: Slurm's `SLURM_CPUS_PER_TASK` when set
+/// (an error when it is not a thread count), else every core of this machine.
+fn runner_threads() -> Result<usize, PlanError> {
+    match std::env::var("SLURM_CPUS_PER_TASK") {
+        Ok(v) => {
+            v.trim().parse::<usize>().ok().filter(|t| (1..=MAX_THREADS).contains(t)).ok_or(PlanError::CpusPerTask(v))
+        }
+        Err(_) => Ok(crate::search::default_threads()),
+    }
+}
+
 /// A shard's state on disk.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum ShardState {
     /// Complete and intact.
     Done,
-    /// Started: `scored` of its positions are checkpointed; `idle` is the time since
-    /// its file last changed (a shard that stays idle has died: run it again).
+    /// Being run: a runner holds its checkpoint's lock; `scored` of its positions are
+    /// checkpointed, the last `idle` ago.
+    Running {
+        /// Positions scored.
+        scored: u64,
+        /// Since the last write.
+        idle: Duration,
+    },
+    /// Started and not running (no runner holds its checkpoint, or the file system
+    /// does not lock): `scored` of its positions are checkpointed; `idle` is the time
+    /// since its file last changed (a shard that stays idle has died: run it again).
     Partial {
         /// Positions scored.
         scored: u64,
@@ -75,7 +95,7 @@ impl ShardStatus {
     pub(crate) fn scored(&self) -> u64 {
         match self.state {
             ShardState::Done => self.positions,
-            ShardState::Partial { scored, .. } => scored,
+            ShardState::Partial { scored, .. } | ShardState::Running { scored, .. } => scored,
             _ => 0,
         }
     }
@@ -149,9 +169,15 @@ impl Plan {
         Ok(())
     }
 
-    /// Runs shard `index` on `threads` threads (the plan's when `None`): skipped when
-    /// its file is complete and intact, resumed from its checkpoint when one exists
-    /// (a damaged complete file is scored again).
+    /// Runs shard `index` on `threads` threads (when `None`: the runner's, Slurm's
+    /// `SLURM_CPUS_PER_TASK` or else every core of the machine it runs on, never the
+    /// planning host's): skipped when its file is complete and intact, resumed from
+    /// its checkpoint when one exists (a damaged complete file is scored again).
+    ///
+    /// The checkpoint is locked for the whole run, so a second runner of the same shard
+    /// fails at once ([`ShardFault::Locked`]) instead of appending to the same file; the
+    /// first write that fails stops the run (no further position is searched) and is
+    /// the error.
     pub fn run_shard(
         &self,
         index: u32,
@@ -165,26 +191,31 @@ impl Plan {
             return Ok(());
         }
         let mut search = self.search.clone();
-        if let Some(t) = threads {
-            if !(1..=MAX_THREADS).contains(&t) {
-                return Err(check(Setting::Threads, t, 1..=MAX_THREADS).unwrap_err().into());
+        search.threads = match threads {
+            Some(t) => {
+                check(Setting::Threads, t, 1..=MAX_THREADS)?;
+                t
             }
-            search.threads = t;
-        }
+            None => runner_threads()?,
+        };
         let partial = self.partial_path(index);
-        let done = self.read_partial(index)?;
+        let (file, done) = self.open_partial(index)?;
         if !done.is_empty() {
             progress(ShardEvent::Resumed { scored: done.len() as u64 });
         }
-        let file = self.open_partial(index, partial.exists())?;
+        let file = Mutex::new(file);
         let mine = self.shard_nodes(index)?;
         let in_book = |k: u64| self.in_book(k);
         let todo: Vec<&Node> = mine.iter().filter(|n| !done.contains_key(&n.key)).collect();
         let total = todo.len() as u64;
         let counter = AtomicU64::new(0);
         let write_error = Mutex::new(None);
+        let failed = AtomicBool::new(false);
         let found = search.pool()?.install(|| {
             search.par_map(&todo, |node, tt| {
+                if failed.load(Ordering::Relaxed) {
+                    return None;
+                }
                 let leaf = match &self.work {
                     // A check searches the whole position: the book is what it checks.
                     Work::Checks(_) => build::search_position(&node.board, 0, &search, tt),
@@ -192,21 +223,25 @@ impl Plan {
                 };
                 let mut f = file.lock().unwrap_or_else(|p| p.into_inner());
                 if let Err(e) = f.write_all(&build::encode_leaf_entry(node.key, &leaf)) {
+                    failed.store(true, Ordering::Relaxed);
                     write_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+                    return None;
                 }
                 drop(f);
                 progress(ShardEvent::Scored { done: counter.fetch_add(1, Ordering::Relaxed) + 1, total });
-                (node.key, leaf)
+                Some((node.key, leaf))
             })
         })?;
         if let Some(e) = write_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
             return Err(io(&partial)(e));
         }
-        let mut all: Vec<(u64, Leaf)> = done.into_iter().chain(found).collect();
+        let mut all: Vec<(u64, Leaf)> = done.into_iter().chain(found.into_iter().flatten()).collect();
         all.sort_unstable_by_key(|(k, _)| *k);
         self.write_shard_file(index, &all)?;
-        // The shard is safely written; a stale checkpoint only costs disk space.
+        // The shard is safely written; a stale checkpoint only costs disk space. It is
+        // removed while still locked, so no runner resumes from it in between.
         let _ = std::fs::remove_file(&partial);
+        drop(file);
         Ok(())
     }
 
@@ -236,46 +271,31 @@ impl Plan {
         self.write_shard_file(index, &all)
     }
 
-    /// The leaves of a partial shard file (none without one). A file of another plan
-    /// or shard is an error (it is not overwritten); a cut-off last entry is dropped.
-    fn read_partial(&self, index: u32) -> Result<HashMap<u64, Leaf>, PlanError> {
+    /// Opens shard `index`'s checkpoint for appending, created with its header when
+    /// absent, and locks it; returns it with the leaves it holds. A checkpoint of
+    /// another plan or shard is an error (it is not overwritten); a cut-off last entry
+    /// is cut off the file.
+    fn open_partial(&self, index: u32) -> Result<(File, HashMap<u64, Leaf>), PlanError> {
         let path = self.partial_path(index);
+        let shard_err = |fault: ShardFault| PlanError::Shard { index, path: path.clone(), fault };
+        let mut f = OpenOptions::new().read(true).append(true).create(true).open(&path).map_err(io(&path))?;
+        match f.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Err(shard_err(ShardFault::Locked)),
+            Err(std::fs::TryLockError::Error(e)) => return Err(io(&path)(e)),
+        }
         let mut bytes = Vec::new();
-        match File::open(&path) {
-            Ok(mut f) => f.read_to_end(&mut bytes).map_err(io(&path))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashMap::new()),
-            Err(e) => return Err(io(&path)(e)),
-        };
-        parse_partial(&bytes, &self.header(index), |e| self.decode_entry(index, e)).map_err(|fault| PlanError::Shard {
-            index,
-            path: path.clone(),
-            fault,
-        })
-    }
-
-    /// Opens the checkpoint for appending (a new file with its header, or the old one
-    /// cut to whole entries).
-    fn open_partial(&self, index: u32, append: bool) -> Result<Mutex<File>, PlanError> {
-        let path = self.partial_path(index);
-        let file = if append {
-            let f = OpenOptions::new().append(true).open(&path).map_err(io(&path))?;
-            let len = f.metadata().map_err(io(&path))?.len();
-            let header = SHARD_HEADER as u64;
-            if len < header {
-                f.set_len(0).map_err(io(&path))?;
-                let mut f = f;
-                f.write_all(&self.header(index)).map_err(io(&path))?;
-                f
-            } else {
-                f.set_len(header + (len - header) / ENTRY as u64 * ENTRY as u64).map_err(io(&path))?;
-                f
-            }
-        } else {
-            let mut f = File::create(&path).map_err(io(&path))?;
+        f.read_to_end(&mut bytes).map_err(io(&path))?;
+        let done = parse_partial(&bytes, &self.header(index), |e| self.decode_entry(index, e)).map_err(shard_err)?;
+        let header = SHARD_HEADER as u64;
+        let len = bytes.len() as u64;
+        if len < header {
+            f.set_len(0).map_err(io(&path))?;
             f.write_all(&self.header(index)).map_err(io(&path))?;
-            f
-        };
-        Ok(Mutex::new(file))
+        } else {
+            f.set_len(header + (len - header) / ENTRY as u64 * ENTRY as u64).map_err(io(&path))?;
+        }
+        Ok((f, done))
     }
 
     /// Checks an entry ([`build::decode_leaf_entry`]) and that its key is a position
@@ -317,7 +337,12 @@ impl Plan {
                 } else if let Ok(meta) = std::fs::metadata(self.partial_path(index)) {
                     let scored = meta.len().saturating_sub(SHARD_HEADER as u64) / ENTRY as u64;
                     let idle = meta.modified().ok().and_then(|m| SystemTime::now().duration_since(m).ok());
-                    ShardState::Partial { scored, idle: idle.unwrap_or_default() }
+                    let idle = idle.unwrap_or_default();
+                    if locked(&self.partial_path(index)) {
+                        ShardState::Running { scored, idle }
+                    } else {
+                        ShardState::Partial { scored, idle }
+                    }
                 } else {
                     ShardState::Missing
                 };
@@ -325,6 +350,12 @@ impl Plan {
             })
             .collect()
     }
+}
+
+/// Whether a runner holds the lock of the checkpoint at `path` (a shared lock cannot be
+/// had; it is released at once when it can).
+fn locked(path: &std::path::Path) -> bool {
+    File::open(path).is_ok_and(|f| matches!(f.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock)))
 }
 
 /// The leaves of a complete shard file's `bytes` whose header must be `header` and

@@ -12,12 +12,12 @@ use crate::book::build::{build_identity_bytes, BuildIdentity, LeafSearch};
 use crate::book::deviate::Growth;
 use crate::eval::EvalSource;
 use crate::fileio::Digest;
-use crate::search::{Selectivity, Strength, MAX_THREADS};
-use crate::setting::{check, Setting};
+use crate::search::{Selectivity, Strength};
 use std::time::Duration;
 
-/// The format `plan.json` names.
-pub(super) const PLAN_FORMAT: &str = "thorbook plan 1";
+/// The format `plan.json` names. Format 1 plans (digests of two CRC-32s, the planning
+/// host's thread count) are refused: plan again.
+pub(super) const PLAN_FORMAT: &str = "thorbook plan 2";
 
 /// What a plan computes, as `plan.json` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -73,7 +73,6 @@ pub(crate) struct PlanFile {
     pub(super) time_nanos: Option<u64>,
     pub(super) nodes: Option<u64>,
     pub(super) hash_mib: usize,
-    pub(super) threads: usize,
     pub(super) eval: EvalName,
     pub(super) eval_digest: String,
     pub(super) games: usize,
@@ -120,7 +119,6 @@ impl PlanFile {
             time_nanos: s.time.map(|t| u64::try_from(t.as_nanos()).unwrap_or(u64::MAX)),
             nodes: s.nodes,
             hash_mib: search.hash_mib,
-            threads: search.threads,
             eval: EvalName::of(eval),
             eval_digest: format!("{:08x}", search.eval.digest()),
             games: 0,
@@ -137,7 +135,8 @@ impl PlanFile {
 
 impl PlanFile {
     /// `plan.json`'s text (`path` names it in errors), checked: its format, that its
-    /// kind has its settings, its shard and thread counts.
+    /// kind has its settings, its shard count. (It records no thread count: a shard's
+    /// threads are its runner's.)
     pub(crate) fn parse(path: &Path, text: &str) -> Result<PlanFile, PlanError> {
         let bad = |fault: PlanFault| PlanError::file(path, fault);
         let file: PlanFile = serde_json::from_str(text).map_err(|e| bad(PlanFault::NotAPlan(e.to_string())))?;
@@ -153,7 +152,6 @@ impl PlanFile {
             return Err(bad(PlanFault::NotAPlan(format!("a {:?} plan without its settings", file.kind))));
         }
         super::check_shards(file.shards)?;
-        check(Setting::Threads, file.threads, 1..=MAX_THREADS)?;
         Ok(file)
     }
 
