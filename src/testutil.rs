@@ -156,7 +156,7 @@ pub mod build_steps {
 
     use crate::board::Board;
     use crate::book::backup::{self, Reached};
-    use crate::book::build::{self, BuildConfig, BuildError, GameLine, Leaf, LeafSearch, Node};
+    use crate::book::build::{self, BuildConfig, BuildError, GameLine, Leaf, LeafSearch, LeafSpec, Node};
     use crate::book::format::{BookError, BuildParams, Writer};
     use crate::book::plan::{Plan, PlanError};
     use crate::book::Record;
@@ -179,7 +179,7 @@ pub mod build_steps {
 
     /// The strength a book's header records.
     pub fn recorded(params: &BuildParams) -> Strength {
-        LeafSearch::recorded(params)
+        LeafSpec::recorded(params)
     }
 
     /// The header parameters of a book `config` builds.

@@ -459,3 +459,37 @@ fn plans_and_logs_of_older_formats_are_refused_by_name() {
     ]);
     assert!(out.fails().contains("older thorbook"), "{}", out.stderr);
 }
+
+/// Reporting on a plan and assembling it load no evaluation: with the plan's weight
+/// file gone, `status` and `assemble` work and a shard fails naming the file; with
+/// another file in its place a shard fails naming the change.
+#[test]
+fn only_a_shard_that_searches_loads_the_evaluation() {
+    use thorbook::eval::{EvalSource, Weights};
+    let dir = tempfile::tempdir().unwrap();
+    let weights = dir.path().join("weights.bin");
+    Weights::bundled().save(&weights).unwrap();
+    let work = dir.path().join("w");
+    let mut cfg = config(2, 1);
+    cfg.search.eval = EvalSource::File(weights.clone());
+    let plan = Plan::create_build(&work, &games(40), &cfg, 2, &work.join("book.tbk")).unwrap();
+    plan.run_shard(0, Some(1), &|_| {}).unwrap();
+    let original = std::fs::read(&weights).unwrap();
+    std::fs::remove_file(&weights).unwrap();
+    let w = work.to_str().unwrap();
+    let status = thorbook(&["book", "status", w]);
+    assert!(status.ok().contains("1 done"), "{}", status.stdout);
+    let missing = thorbook(&["book", "shard", w, "--index", "1"]);
+    assert!(missing.fails().contains("weights.bin"), "{}", missing.stderr);
+    Weights::zero(1).save(&weights).unwrap();
+    let changed = Plan::open(&work).unwrap().run_shard(1, Some(1), &|_| {}).unwrap_err().to_string();
+    assert!(changed.contains("weights.bin") && changed.contains("changed"), "{changed}");
+    std::fs::write(&weights, &original).unwrap();
+    Plan::open(&work).unwrap().run_shard(1, Some(1), &|_| {}).unwrap();
+    std::fs::remove_file(&weights).unwrap();
+    thorbook(&["book", "assemble", w]).ok();
+    let local = Builder::new(cfg.clone(), dir.path().join("local.tbk"));
+    std::fs::write(&weights, &original).unwrap();
+    let local = local.run(&games(40), &|_| {}).unwrap();
+    assert!(std::fs::read(work.join("book.tbk")).unwrap() == local.bytes);
+}

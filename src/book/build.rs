@@ -80,7 +80,7 @@ impl BuildConfig {
     /// evaluation under which they are not).
     pub fn update_of(params: &BuildParams, choices: UpdateChoices) -> Result<BuildConfig, BuildError> {
         let UpdateChoices { max_ply, min_games, back_up, search } = choices;
-        let recorded = LeafSearch::recorded(params);
+        let recorded = LeafSpec::recorded(params);
         let search = match search.level {
             Some(_) => search,
             None => Settings {
@@ -119,20 +119,41 @@ impl BuildConfig {
     }
 }
 
-/// How every leaf of a book is searched, resolved from [`Settings`] and checked: all
-/// that a leaf's result depends on besides the position and which of its moves stay
-/// in the book (at a fixed depth or node budget the result depends on nothing else:
-/// each leaf is searched on one thread from a cleared table).
+/// What every leaf search of a book depends on besides the position and which of its
+/// moves stay in the book: the strength, the table size and the evaluation's digest.
+/// It is all a plan needs to name its searches and write its book; only a run that
+/// searches loads the evaluation ([`LeafSearch`]).
 #[derive(Clone, Debug)]
-pub(crate) struct LeafSearch {
+pub(crate) struct LeafSpec {
     /// Depth, exact threshold, width and budgets.
     pub(crate) strength: Strength,
     /// Table per search, MiB.
     pub(crate) hash_mib: usize,
+    /// The evaluation's digest ([`AnyEval::digest`]).
+    pub(crate) eval_digest: u32,
+}
+
+/// How every leaf of a book is searched, resolved from [`Settings`] and checked: its
+/// [`LeafSpec`] (which it derefs to), the threads that search side by side and the
+/// loaded evaluation. At a fixed depth or node budget a leaf's result depends on
+/// nothing else: each leaf is searched on one thread from a cleared table.
+#[derive(Clone, Debug)]
+pub(crate) struct LeafSearch {
+    spec: LeafSpec,
     /// Leaf searches side by side.
     pub(crate) threads: usize,
     /// The evaluation.
     pub(crate) eval: AnyEval,
+}
+
+// A leaf search is its spec with an evaluation and threads: everything that names the
+// searches reads the spec through the search.
+impl std::ops::Deref for LeafSearch {
+    type Target = LeafSpec;
+
+    fn deref(&self) -> &LeafSpec {
+        &self.spec
+    }
 }
 
 impl LeafSearch {
@@ -147,23 +168,36 @@ impl LeafSearch {
             return Err(BuildError::NoDepth);
         }
         let eval = resolved.eval().load()?;
-        Ok(LeafSearch { strength, hash_mib: resolved.hash_mib(), threads: resolved.threads(), eval })
+        let spec = LeafSpec { strength, hash_mib: resolved.hash_mib(), eval_digest: eval.digest() };
+        Ok(LeafSearch { spec, threads: resolved.threads(), eval })
     }
 
-    /// A leaf search of a resolved `strength` (as a plan records it), the evaluation
-    /// loaded from `eval`. The table size is checked, not allocated: opening a plan to
-    /// report on it or assemble it must not take a search's memory.
-    pub(crate) fn from_strength(
+    /// The search `spec` names, on `threads` threads, with `eval` (which the caller
+    /// checked has the spec's digest).
+    pub(crate) fn with_eval(spec: &LeafSpec, threads: usize, eval: AnyEval) -> LeafSearch {
+        LeafSearch { spec: spec.clone(), threads, eval }
+    }
+
+    /// The spec alone.
+    pub(crate) fn spec(&self) -> &LeafSpec {
+        &self.spec
+    }
+}
+
+impl LeafSpec {
+    /// The spec of a resolved `strength` (as a plan records it) with an evaluation of
+    /// digest `eval_digest`. The table size is checked, not allocated: opening a plan
+    /// to report on it or assemble it must not take a search's memory.
+    pub(crate) fn recorded_in_plan(
         strength: Strength,
         hash_mib: usize,
-        threads: usize,
-        eval: &crate::eval::EvalSource,
-    ) -> Result<LeafSearch, BuildError> {
+        eval_digest: u32,
+    ) -> Result<LeafSpec, BuildError> {
         TranspositionTable::check_size(hash_mib)?;
         if strength.depth.is_none() && strength.time.is_none() && strength.nodes.is_none() {
             return Err(BuildError::NoDepth);
         }
-        Ok(LeafSearch { strength, hash_mib, threads, eval: eval.load()? })
+        Ok(LeafSpec { strength, hash_mib, eval_digest })
     }
 
     /// Every setting a search's result depends on, as text: the part of a resumable
@@ -196,7 +230,7 @@ impl LeafSearch {
             depth: self.strength.depth.map_or(0, |d| d.min(255) as u8),
             exact_at: self.strength.exact_at.map_or(0, |e| e.min(255) as u8),
             min_games,
-            eval_digest: self.eval.digest(),
+            eval_digest: self.eval_digest,
             selectivity_tenths: self.selectivity_tenths(),
             back_up: BackUpRule::default(),
         }
@@ -217,7 +251,9 @@ impl LeafSearch {
             selectivity: Selectivity::from_tenths(params.selectivity_tenths),
         }
     }
+}
 
+impl LeafSearch {
     /// A pool of `threads` workers for the leaf searches.
     pub(crate) fn pool(&self) -> Result<rayon::ThreadPool, BuildError> {
         rayon::ThreadPoolBuilder::new()
@@ -536,8 +572,8 @@ pub(crate) struct BuildIdentity {
 
 impl BuildIdentity {
     /// The identity of a build of `nodes`, collected from `games`, scored by `search`.
-    pub(crate) fn new(games: &[GameLine], nodes: &[Node], search: &LeafSearch) -> BuildIdentity {
-        BuildIdentity { games: games_digest(games), positions: positions_digest(nodes), eval: search.eval.digest() }
+    pub(crate) fn new(games: &[GameLine], nodes: &[Node], search: &LeafSpec) -> BuildIdentity {
+        BuildIdentity { games: games_digest(games), positions: positions_digest(nodes), eval: search.eval_digest }
     }
 }
 
@@ -609,7 +645,7 @@ fn checkpoint_header(config: &BuildConfig, search: &LeafSearch, identity: &Build
 pub(crate) fn build_identity_bytes(
     max_ply: u32,
     min_games: u32,
-    search: &LeafSearch,
+    search: &LeafSpec,
     identity: &BuildIdentity,
 ) -> [u8; CHECKPOINT_HEADER] {
     let p = search.params(max_ply, min_games);

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use thiserror::Error;
 
-use super::build::{score_leaf, BuildError, Leaf, LeafSearch};
+use super::build::{score_leaf, BuildError, Leaf, LeafSearch, LeafSpec};
 use super::format::{BookError, BuildParams, LeafMove, Record};
 use super::tree::{below, Target, Tree};
 use super::Book;
@@ -288,7 +288,7 @@ impl Deviator {
     }
 
     /// What the state file must hold for a run to be resumed: the input book and the settings.
-    pub(crate) fn identity<D: AsRef<[u8]>>(&self, book: &Book<D>, search: &LeafSearch) -> String {
+    pub(crate) fn identity<D: AsRef<[u8]>>(&self, book: &Book<D>, search: &LeafSpec) -> String {
         let c = &self.config;
         format!(
             "thorbook deviate 3 {:?} round {}\ninput {:016x} {}\nfrom {:016x} {:016x}\nerror {} budget {} contempt {} max_ply {}\n{}\n",
@@ -316,7 +316,7 @@ impl Deviator {
         if self.config.growth == Growth::Deepen && s.level.is_none() && s.depth.is_none() {
             return Err(DeviateError::NoTarget);
         }
-        Ok(LeafSearch::new(&self.config.search, LeafSearch::recorded(&input.params()))?)
+        Ok(LeafSearch::new(&self.config.search, LeafSpec::recorded(&input.params()))?)
     }
 
     /// The next round on `book`: `tried` holds the leaves earlier rounds deepened (they
@@ -325,7 +325,7 @@ impl Deviator {
     pub(crate) fn next_round<D: AsRef<[u8]>>(
         &self,
         book: &Book<D>,
-        search: &LeafSearch,
+        search: &LeafSpec,
         tried: &BTreeSet<u64>,
         added: usize,
     ) -> Result<Next, DeviateError> {
@@ -344,7 +344,7 @@ impl Deviator {
     pub(crate) fn finish_round<D: AsRef<[u8]>>(
         &self,
         book: &Book<D>,
-        search: &LeafSearch,
+        search: &LeafSpec,
         round: &Round,
         leaves: &[Leaf],
     ) -> Result<Vec<u8>, DeviateError> {
@@ -356,11 +356,7 @@ impl Deviator {
     }
 
     /// The book as a growth that stops before its first round writes it.
-    pub(crate) fn unchanged<D: AsRef<[u8]>>(
-        &self,
-        book: &Book<D>,
-        search: &LeafSearch,
-    ) -> Result<Vec<u8>, DeviateError> {
+    pub(crate) fn unchanged<D: AsRef<[u8]>>(&self, book: &Book<D>, search: &LeafSpec) -> Result<Vec<u8>, DeviateError> {
         Ok(Tree::from_book(book).encode(self.params(book.params(), search))?)
     }
 
@@ -460,7 +456,7 @@ impl Deviator {
     }
 
     /// The next round on `tree`, or why there is none.
-    fn round(&self, tree: &Tree, from_key: u64, search: &LeafSearch, tried: &BTreeSet<u64>, added: usize) -> Next {
+    fn round(&self, tree: &Tree, from_key: u64, search: &LeafSpec, tried: &BTreeSet<u64>, added: usize) -> Next {
         if self.config.max_positions.is_some_and(|m| added >= m) {
             return Next::Stop(StopReason::Positions);
         }
@@ -484,7 +480,7 @@ impl Deviator {
 
     /// The header of the grown book: the input's, with the deviation's leaf settings
     /// where they are deeper.
-    fn params(&self, input: BuildParams, search: &LeafSearch) -> BuildParams {
+    fn params(&self, input: BuildParams, search: &LeafSpec) -> BuildParams {
         let p = search.params(input.max_ply.into(), input.min_games);
         BuildParams {
             depth: input.depth.max(p.depth),

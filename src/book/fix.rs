@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use super::audit::{candidates, search_logged, AuditConfig, Candidate, Checks, ChecksKind};
-use super::build::{score_leaf, BuildError, LeafSearch};
+use super::build::{score_leaf, BuildError, LeafSearch, LeafSpec};
 use super::format::BookError;
 use super::leaflog::{LeafLog, LeafLogError};
 use super::tree::{below, Target, Tree};
@@ -240,7 +240,7 @@ impl Fixer {
     fn chosen<D: AsRef<[u8]>>(&self, input: &Book<D>) -> Result<(LeafSearch, Vec<Candidate>, u64), FixError> {
         let c = &self.config;
         c.validate()?;
-        let search = LeafSearch::new(&c.search, LeafSearch::recorded(&input.params()))?;
+        let search = LeafSearch::new(&c.search, LeafSpec::recorded(&input.params()))?;
         let mut chosen = match candidates(input, &c.walk()) {
             Ok(found) => found,
             Err(_) => return Err(FixError::NotInBook),

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::backup::{back_up_records, BackUpRule, Reached};
-use super::build::LeafSearch;
+use super::build::LeafSpec;
 use super::format::{BookError, BuildParams, LeafLevel, Record, Writer};
 use super::interchange::known_boards;
 use super::Book;
@@ -82,7 +82,7 @@ pub(crate) struct Target {
 }
 
 impl Target {
-    pub(crate) fn of(search: &LeafSearch) -> Target {
+    pub(crate) fn of(search: &LeafSpec) -> Target {
         let level = LeafLevel {
             depth: search.strength.depth.map_or(0, |d| u8::try_from(d).unwrap_or(u8::MAX)),
             selectivity_tenths: search.selectivity_tenths(),

@@ -15,7 +15,7 @@ use super::rounds::{round_dir, INPUT_FILE};
 use super::spec::{hex, to_json, utf8_paths, PlanFile, PlanKind, PLAN_FORMAT};
 use super::{check_shards, Assembled, Plan, Work, PLAN_FILE};
 use crate::book::audit::{Checks, ChecksKind};
-use crate::book::build::{positions_digest, LeafSearch, Node};
+use crate::book::build::{positions_digest, LeafSpec, Node};
 use crate::book::leaflog::{LeafLog, LeafLogError};
 use crate::fileio::{atomic_write, Digest};
 
@@ -35,7 +35,7 @@ pub(super) struct ChecksWork {
     identity: u64,
 }
 
-fn checks_digest(search: &LeafSearch, c: &ChecksFile, log: &Path, nodes: &[Node], shards: u32) -> u64 {
+fn checks_digest(search: &LeafSpec, c: &ChecksFile, log: &Path, nodes: &[Node], shards: u32) -> u64 {
     let mut d = Digest::new();
     d.update(PLAN_FORMAT.as_bytes());
     d.update(b"checks");
@@ -108,7 +108,7 @@ impl Plan {
         file: PlanFile,
         c: ChecksFile,
         nodes: Vec<Node>,
-        search: LeafSearch,
+        search: LeafSpec,
     ) -> Result<Plan, PlanError> {
         let plan_path = dir.join(PLAN_FILE);
         let bad = |fault: PlanFault| PlanError::file(&plan_path, fault);

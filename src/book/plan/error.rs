@@ -78,7 +78,7 @@ pub enum PlanFault {
     #[error("the plan's settings or positions do not match its digest (edited or damaged)")]
     DigestMismatch,
     /// The evaluation file changed since the plan was made.
-    #[error("the evaluation {eval} now has digest {now:08x}, the plan was made with {planned}")]
+    #[error("the evaluation {eval} changed since the plan was made (digest {now:08x} now, {planned} planned): restore it, or plan again")]
     EvalChanged {
         /// The evaluation as the plan names it.
         eval: String,

@@ -38,7 +38,7 @@
 use std::path::{Path, PathBuf};
 
 use super::backup::Reached;
-use super::build::{self, BuildConfig, BuildIdentity, GameLine, LeafSearch};
+use super::build::{self, BuildConfig, BuildIdentity, GameLine, LeafSpec};
 use super::format::BuildParams;
 use super::stream::{BookFile, StreamError};
 use crate::fileio::atomic_write;
@@ -87,7 +87,9 @@ pub struct Plan {
     file: PlanFile,
     /// The keys of the positions (all a shard needs of the others: 8 bytes each).
     keys: Vec<u64>,
-    search: LeafSearch,
+    /// What the searches depend on; a shard loads the evaluation when it runs, so that
+    /// reporting on a plan or assembling it loads none and allocates no table.
+    search: LeafSpec,
     digest: u64,
     work: Work,
 }
@@ -121,6 +123,7 @@ impl Plan {
         utf8_paths(&[dir, output])?;
         let search = config.leaf_search()?;
         let nodes = build::collect(games, config.max_ply, config.min_games)?;
+        let search = search.spec().clone();
         let identity = BuildIdentity::new(games, &nodes, &search);
         let digest = plan_digest(config.max_ply, config.min_games, &search, &identity, shards);
         let output = std::path::absolute(output).unwrap_or_else(|_| output.to_path_buf());
@@ -189,18 +192,8 @@ impl Plan {
                 round_nodes.push(*n);
             }
         })?;
-        // Threads are the runner's (`run_shard` sets them); the table is allocated
-        // only by a shard that searches.
-        let threads = crate::search::default_threads();
-        let search = LeafSearch::from_strength(file.strength(), file.hash_mib, threads, &file.eval.source())?;
-        // Every kind names its evaluation: a file changed since shows here, by name.
-        if format!("{:08x}", search.eval.digest()) != file.eval_digest {
-            return Err(bad(PlanFault::EvalChanged {
-                eval: format!("{:?}", file.eval),
-                now: search.eval.digest(),
-                planned: file.eval_digest.clone(),
-            }));
-        }
+        let eval_digest = u32::from_str_radix(&file.eval_digest, 16).map_err(|_| bad(PlanFault::DigestMismatch))?;
+        let search = LeafSpec::recorded_in_plan(file.strength(), file.hash_mib, eval_digest)?;
         if let Some(round) = &file.round {
             return Plan::open_round(dir, file.clone(), round.clone(), round_nodes, search);
         }
@@ -210,7 +203,7 @@ impl Plan {
         // The positions' identity is checked by the digest below; the games' is taken
         // from the plan (a shard does not read the archives).
         let games = u64::from_str_radix(&file.games_digest, 16).map_err(|_| bad(PlanFault::DigestMismatch))?;
-        let identity = BuildIdentity { games, positions, eval: search.eval.digest() };
+        let identity = BuildIdentity { games, positions, eval: search.eval_digest };
         let digest = plan_digest(file.max_ply, file.min_games, &search, &identity, file.shards);
         if hex(digest) != file.digest || keys.len() != file.positions {
             return Err(bad(PlanFault::DigestMismatch));

@@ -11,7 +11,7 @@ use super::nodes::{read_nodes, write_nodes, NODES_FILE};
 use super::spec::{hex, to_json, utf8_paths, PlanFile, PlanKind, RoundFile, PLAN_FORMAT};
 use super::{check_shards, Assembled, Plan, Work, PLAN_FILE};
 use crate::board::Board;
-use crate::book::build::{positions_digest, Leaf, LeafSearch, Node};
+use crate::book::build::{positions_digest, Leaf, LeafSpec, Node};
 use crate::book::deviate::{DeviateConfig, DeviateError, Deviator, Growth, Next, Round, StopReason};
 use crate::book::Book;
 use crate::fileio::{atomic_write, read_mapped, Bytes, Digest};
@@ -208,7 +208,7 @@ impl Plan {
         input_rel: &Path,
         input: &Book<Bytes>,
         deviator: &Deviator,
-        search: &LeafSearch,
+        search: &LeafSpec,
         round: Round,
         leaves_before: usize,
         shards: u32,
@@ -271,7 +271,7 @@ impl Plan {
         file: PlanFile,
         rf: RoundFile,
         nodes: Vec<Node>,
-        search: LeafSearch,
+        search: LeafSpec,
     ) -> Result<Plan, PlanError> {
         let plan_path = dir.join(PLAN_FILE);
         let bad = |fault: PlanFault| PlanError::file(&plan_path, fault);

@@ -18,7 +18,7 @@ use std::time::{Duration, SystemTime};
 
 use byteorder::{ByteOrder, LittleEndian as LE};
 
-use super::error::{io, PlanError, ShardFault};
+use super::error::{io, PlanError, PlanFault, ShardFault};
 use super::nodes::{read_node_range, NODES_FILE};
 use super::{Plan, Work};
 use crate::book::build::{self, Leaf, Node};
@@ -190,14 +190,14 @@ impl Plan {
             progress(ShardEvent::AlreadyDone);
             return Ok(());
         }
-        let mut search = self.search.clone();
-        search.threads = match threads {
+        let threads = match threads {
             Some(t) => {
                 check(Setting::Threads, t, 1..=MAX_THREADS)?;
                 t
             }
             None => runner_threads()?,
         };
+        let search = build::LeafSearch::with_eval(&self.search, threads, self.load_eval()?);
         let partial = self.partial_path(index);
         let (file, done) = self.open_partial(index)?;
         if !done.is_empty() {
@@ -243,6 +243,23 @@ impl Plan {
         let _ = std::fs::remove_file(&partial);
         drop(file);
         Ok(())
+    }
+
+    /// The plan's evaluation, loaded and checked against the digest it recorded: a
+    /// weight file changed since the plan was made is refused by name.
+    fn load_eval(&self) -> Result<crate::eval::AnyEval, PlanError> {
+        let eval = self.file.eval.source().load().map_err(|e| PlanError::Build(e.into()))?;
+        if eval.digest() != self.search.eval_digest {
+            return Err(PlanError::file(
+                &self.dir.join(super::PLAN_FILE),
+                PlanFault::EvalChanged {
+                    eval: self.file.eval.describe(),
+                    now: eval.digest(),
+                    planned: self.file.eval_digest.clone(),
+                },
+            ));
+        }
+        Ok(eval)
     }
 
     /// Writes the complete file of shard `index` from its leaves in key order.

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::checks;
 use super::error::{PlanError, PlanFault};
 use crate::book::backup::BackUpRule;
-use crate::book::build::{build_identity_bytes, BuildIdentity, LeafSearch};
+use crate::book::build::{build_identity_bytes, BuildIdentity, LeafSpec};
 use crate::book::deviate::Growth;
 use crate::eval::EvalSource;
 use crate::fileio::Digest;
@@ -46,6 +46,15 @@ impl EvalName {
             EvalSource::Bundled => EvalName::Bundled,
             EvalSource::Classic => EvalName::Classic,
             EvalSource::File(p) => EvalName::File(std::path::absolute(p).unwrap_or_else(|_| p.clone())),
+        }
+    }
+
+    /// The evaluation as messages name it.
+    pub(super) fn describe(&self) -> String {
+        match self {
+            EvalName::Bundled => "bundled with thorbook".into(),
+            EvalName::Classic => "classic".into(),
+            EvalName::File(p) => p.display().to_string(),
         }
     }
 
@@ -99,7 +108,7 @@ impl PlanFile {
         kind: PlanKind,
         shards: u32,
         output: PathBuf,
-        search: &LeafSearch,
+        search: &LeafSpec,
         eval: &EvalSource,
         positions: usize,
         positions_digest: u64,
@@ -120,7 +129,7 @@ impl PlanFile {
             nodes: s.nodes,
             hash_mib: search.hash_mib,
             eval: EvalName::of(eval),
-            eval_digest: format!("{:08x}", search.eval.digest()),
+            eval_digest: format!("{:08x}", search.eval_digest),
             games: 0,
             games_digest: String::new(),
             positions,
@@ -203,7 +212,7 @@ pub(super) fn hex(v: u64) -> String {
 pub(super) fn plan_digest(
     max_ply: u32,
     min_games: u32,
-    search: &LeafSearch,
+    search: &LeafSpec,
     identity: &BuildIdentity,
     shards: u32,
 ) -> u64 {
