@@ -163,12 +163,15 @@ pub(super) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     if !(args.fresh_minutes.is_finite() && (0.0..=10_080.0).contains(&args.fresh_minutes)) {
         anyhow::bail!("--fresh-minutes must be 0..=10080 (a week), got {}", args.fresh_minutes);
     }
-    let mut opts = SlurmOptions::default();
-    opts.binary = std::env::current_exe()?;
-    (opts.partition, opts.time, opts.mem) = (args.partition, args.time, args.mem);
-    opts.cpus_per_task = args.cpus_per_task;
-    opts.force = args.force;
-    opts.fresh = std::time::Duration::from_secs_f64(args.fresh_minutes * 60.0);
+    let opts = SlurmOptions {
+        binary: std::env::current_exe()?,
+        partition: args.partition,
+        time: args.time,
+        cpus_per_task: args.cpus_per_task,
+        mem: args.mem,
+        force: args.force,
+        fresh: std::time::Duration::from_secs_f64(args.fresh_minutes * 60.0),
+    };
     // A build is one submission; a growth in rounds is one a round, each planned by
     // the previous round's assembly, so only `--wait` can follow them all.
     loop {
