@@ -493,3 +493,29 @@ fn only_a_shard_that_searches_loads_the_evaluation() {
     let local = local.run(&games(40), &|_| {}).unwrap();
     assert!(std::fs::read(work.join("book.tbk")).unwrap() == local.bytes);
 }
+
+/// `status` verifies a complete shard once and then trusts it while its length and
+/// modification time stay (the `verified` file): a damaged file with a new time is
+/// verified again and reported; assembly checks every shard whatever the cache says.
+#[test]
+fn status_verifies_a_shard_once_and_again_when_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    let plan = Plan::create_build(&work, &games(40), &config(2, 1), 2, &work.join("book.tbk")).unwrap();
+    run_all(&plan, Some(1));
+    let shard = work.join("shard-0000.tbs");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options().write(true).open(&shard).unwrap().set_modified(old).unwrap();
+    assert!(plan.status().iter().all(|s| s.state == ShardState::Done));
+    let cache = std::fs::read_to_string(work.join("verified")).unwrap();
+    assert!(cache.starts_with("thorbook verified shards 1") && cache.lines().count() == 2, "{cache}");
+    // Damaged under the same length and time: status trusts its cache, assembly does not.
+    flip(&shard, 40);
+    std::fs::File::options().write(true).open(&shard).unwrap().set_modified(old).unwrap();
+    assert_eq!(plan.status()[0].state, ShardState::Done);
+    let err = plan.assemble(None).unwrap_err().to_string();
+    assert!(err.contains("shard-0000.tbs"), "{err}");
+    // Damaged with a new time, as any write leaves it: verified again.
+    flip(&shard, 41);
+    assert!(matches!(plan.status()[0].state, ShardState::Damaged(_)), "{:?}", plan.status()[0]);
+}

@@ -341,15 +341,35 @@ impl Plan {
             .map_err(shard_err)
     }
 
-    /// Every shard's state.
+    /// Every shard's state. A complete shard file is verified in full once; while its
+    /// length and modification time stay the same it is trusted after that (the plan
+    /// directory's `verified` file remembers it), so that following a run of large
+    /// shards reads no shard twice. Assembly verifies every shard again.
     pub fn status(&self) -> Vec<ShardStatus> {
-        (0..self.file.shards)
+        let cache_path = self.dir.join(VERIFIED_FILE);
+        let cached = read_verified(&cache_path, self.digest);
+        let mut verified = HashMap::new();
+        let states = (0..self.file.shards)
             .map(|index| {
                 let positions = self.shard_range(index).len() as u64;
-                let state = if self.shard_path(index).exists() {
-                    match self.read_shard(index) {
-                        Ok(_) => ShardState::Done,
-                        Err(e) => ShardState::Damaged(e.to_string()),
+                let state = if let Ok(meta) = std::fs::metadata(self.shard_path(index)) {
+                    let stamp = file_stamp(&meta);
+                    if stamp.is_some() && cached.get(&index) == stamp.as_ref() {
+                        verified.insert(index, stamp.unwrap_or_default());
+                        ShardState::Done
+                    } else {
+                        match self.read_shard(index) {
+                            Ok(_) => {
+                                // A file changed within the file system's timestamp
+                                // granularity of now could change again unseen (as
+                                // git's index knows): only older ones are remembered.
+                                if let Some(stamp) = stamp.filter(|&(_, nanos)| settled(nanos)) {
+                                    verified.insert(index, stamp);
+                                }
+                                ShardState::Done
+                            }
+                            Err(e) => ShardState::Damaged(e.to_string()),
+                        }
                     }
                 } else if let Ok(meta) = std::fs::metadata(self.partial_path(index)) {
                     let scored = meta.len().saturating_sub(SHARD_HEADER as u64) / ENTRY as u64;
@@ -365,8 +385,58 @@ impl Plan {
                 };
                 ShardStatus { index, positions, state }
             })
-            .collect()
+            .collect();
+        if verified != cached {
+            // A cache is an optimisation: a directory it cannot be written to costs
+            // the next status a full check, nothing else.
+            let _ = atomic_write(&cache_path, write_verified(self.digest, &verified).as_bytes());
+        }
+        states
     }
+}
+
+/// The file in a plan directory that remembers the shards `status` verified.
+const VERIFIED_FILE: &str = "verified";
+
+/// What identifies a shard file's contents cheaply: its length and modification time
+/// (nanoseconds since the epoch); none where the file system gives no time.
+fn file_stamp(meta: &std::fs::Metadata) -> Option<(u64, u128)> {
+    let modified = meta.modified().ok()?.duration_since(SystemTime::UNIX_EPOCH).ok()?;
+    Some((meta.len(), modified.as_nanos()))
+}
+
+/// Whether a modification time (nanoseconds since the epoch) is over two seconds old.
+fn settled(nanos: u128) -> bool {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .is_ok_and(|now| now.as_nanos().saturating_sub(nanos) > Duration::from_secs(2).as_nanos())
+}
+
+/// The verified shards the cache at `path` lists for the plan `digest` (none when it
+/// is absent, of another plan or unreadable): shard → stamp.
+fn read_verified(path: &std::path::Path, digest: u64) -> HashMap<u32, (u64, u128)> {
+    let Ok(text) = std::fs::read_to_string(path) else { return HashMap::new() };
+    let mut lines = text.lines();
+    if lines.next() != Some(format!("thorbook verified shards 1 {digest:016x}").as_str()) {
+        return HashMap::new();
+    }
+    lines
+        .filter_map(|l| {
+            let mut f = l.split(' ');
+            let (index, len, nanos) = (f.next()?.parse().ok()?, f.next()?.parse().ok()?, f.next()?.parse().ok()?);
+            Some((index, (len, nanos)))
+        })
+        .collect()
+}
+
+fn write_verified(digest: u64, verified: &HashMap<u32, (u64, u128)>) -> String {
+    let mut rows: Vec<_> = verified.iter().collect();
+    rows.sort_unstable();
+    let mut text = format!("thorbook verified shards 1 {digest:016x}\n");
+    for (index, (len, nanos)) in rows {
+        text.push_str(&format!("{index} {len} {nanos}\n"));
+    }
+    text
 }
 
 /// Whether a runner holds the lock of the checkpoint at `path` (a shared lock cannot be
