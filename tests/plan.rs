@@ -519,3 +519,42 @@ fn status_verifies_a_shard_once_and_again_when_it_changes() {
     flip(&shard, 41);
     assert!(matches!(plan.status()[0].state, ShardState::Damaged(_)), "{:?}", plan.status()[0]);
 }
+
+/// The first checkpoint write that fails stops a shard at once with an error naming
+/// the checkpoint (a file size limit stands in for a full disk).
+#[cfg(unix)]
+#[test]
+fn a_failed_checkpoint_write_stops_the_shard_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    Plan::create_build(&work, &games(200), &config(3, 1), 1, &work.join("book.tbk")).unwrap();
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 1; exec '{}' book shard '{}' --index 0 --threads 1",
+        env!("CARGO_BIN_EXE_thorbook"),
+        work.display()
+    );
+    let out = std::process::Command::new("bash").arg("-c").arg(&script).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("shard-0000.partial"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // Nothing past the limit was written, and the shard resumes from what was.
+    assert!(std::fs::metadata(work.join("shard-0000.partial")).unwrap().len() <= 1024);
+    run_all(&Plan::open(&work).unwrap(), Some(1));
+    assert_eq!(Plan::open(&work).unwrap().status()[0].state, ShardState::Done);
+}
+
+/// Two builds resuming one checkpoint: the second is refused naming the lock.
+#[test]
+fn a_build_checkpoint_is_locked_while_a_build_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("b.tbk");
+    let ckpt = dir.path().join("b.tbk.checkpoint");
+    let holder = std::fs::File::create(&ckpt).unwrap();
+    holder.lock().unwrap();
+    let refused =
+        thorbook(&["book", "build", "--max-ply", "8", "--depth", "2", "--resume", "-o", out.to_str().unwrap()]);
+    assert!(refused.fails().contains("locked") && refused.stderr.contains("b.tbk.checkpoint"), "{}", refused.stderr);
+    drop(holder);
+    thorbook(&["book", "build", "--max-ply", "8", "--depth", "2", "--resume", "-o", out.to_str().unwrap()]).ok();
+    assert!(out.exists() && !ckpt.exists());
+}

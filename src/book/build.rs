@@ -10,10 +10,8 @@
 //! interruption changes the book. (`--time-per-position` is not deterministic.)
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use byteorder::{ByteOrder, LittleEndian as LE};
@@ -22,6 +20,7 @@ use thiserror::Error;
 
 use super::backup::BackUpRule;
 use super::format::{stored_score, BookError, BuildParams, LeafMove, Record, FLAG_LEAF_EXACT};
+use super::leaflog::{EntriesFault, LeafFile, OpenFault};
 use crate::board::{Board, Color, Squares};
 use crate::eval::AnyEval;
 use crate::fileio::Digest;
@@ -515,10 +514,9 @@ pub(crate) fn search_position(board: &Board, exclude: u64, search: &LeafSearch, 
     }
 }
 
-/// Scores every node's leaf in parallel on the current rayon pool. `done` holds leaves
-/// known from a checkpoint (they are not searched again); `on_leaf` is called for each
-/// new one (from worker threads) so the caller can checkpoint it and show progress. A
-/// table that cannot be allocated stops the work with an error.
+/// Scores every node's leaf in parallel on the current rayon pool (the leaves of
+/// `done` are kept), in the nodes' order; `on_leaf` is called for each new one.
+#[cfg(any(test, feature = "testing"))]
 pub(crate) fn score_all(
     nodes: &[Node],
     search: &LeafSearch,
@@ -526,13 +524,12 @@ pub(crate) fn score_all(
     on_leaf: &(dyn Fn(u64, Leaf) + Sync),
 ) -> Result<Vec<Leaf>, BuildError> {
     let in_book = |k: u64| nodes.binary_search_by_key(&k, |n| n.key).is_ok();
-    search.par_map(nodes, |node, tt| {
-        done.get(&node.key).copied().unwrap_or_else(|| {
-            let leaf = score_leaf(&node.board, &in_book, search, tt);
-            on_leaf(node.key, leaf);
-            leaf
-        })
-    })
+    let score = |node: &Node, tt: &mut TranspositionTable| {
+        let leaf = score_leaf(&node.board, &in_book, search, tt);
+        on_leaf(node.key, leaf);
+        leaf
+    };
+    Ok(score_logged(nodes, search, done, None, &score, &|_, _| {})?.into_iter().map(|(_, leaf)| leaf).collect())
 }
 
 /// The book records of nodes and their leaves, valued at their leaves until the
@@ -628,9 +625,7 @@ impl PositionsDigest {
 /// tenths (1 each); min games (u32); time per position in ms (u32, 0: none);
 /// evaluation digest (u32); table size in MiB (u32); node budget (u64, 0: none); games
 /// digest (u64); positions digest (u64); 8 zero bytes.
-pub(crate) struct Checkpoint {
-    file: Mutex<File>,
-}
+pub(crate) struct Checkpoint;
 
 const CHECKPOINT_MAGIC: &[u8; 8] = b"TBCKPT06";
 pub(crate) const CHECKPOINT_HEADER: usize = 64;
@@ -674,102 +669,115 @@ impl Checkpoint {
         PathBuf::from(s)
     }
 
-    /// Reads the leaves of an existing checkpoint made from the same inputs with the
-    /// same parameters; any difference is refused, naming what differs.
-    pub(crate) fn load(
+    /// Opens the build's checkpoint at `path`, locked: with `resume`, the leaves of an
+    /// existing checkpoint made from the same inputs with the same parameters (any
+    /// difference is refused, naming what differs); without, a new one.
+    pub(crate) fn open(
         path: &Path,
         config: &BuildConfig,
         search: &LeafSearch,
         identity: &BuildIdentity,
-    ) -> Result<HashMap<u64, Leaf>, BuildError> {
+        resume: bool,
+    ) -> Result<(LeafFile, HashMap<u64, Leaf>), BuildError> {
+        let want = checkpoint_header(config, search, identity);
         let err = |message: String| BuildError::Checkpoint { path: path.to_path_buf(), message };
-        let mut bytes = Vec::new();
-        File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(|e| err(e.to_string()))?;
-        Checkpoint::parse(&bytes, &checkpoint_header(config, search, identity)).map_err(err)
+        LeafFile::open(path, &want, resume, |e| decode_leaf_entry(e, want[11])).map_err(|fault| match fault {
+            OpenFault::Io(source) => BuildError::Io(IoError::new(path, source)),
+            OpenFault::Locked => err("another build is using it (it is locked)".into()),
+            OpenFault::Entries(fault) => err(Checkpoint::explain(fault, &want)),
+        })
     }
 
     /// The leaves of a checkpoint's `bytes`, which must start with the header `want`
     /// (the build's); a cut-off last entry is dropped.
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn parse(bytes: &[u8], want: &[u8; CHECKPOINT_HEADER]) -> Result<HashMap<u64, Leaf>, String> {
-        if bytes.len() >= 8
-            && matches!(&bytes[..8], b"TBCKPT01" | b"TBCKPT02" | b"TBCKPT03" | b"TBCKPT04" | b"TBCKPT05")
-        {
-            return Err(
-                "made by an older thorbook (another checkpoint format): build afresh instead of resuming".into()
-            );
-        }
-        if bytes.len() < CHECKPOINT_HEADER || &bytes[..8] != CHECKPOINT_MAGIC {
-            return Err("not a thorbook checkpoint (byte 0)".into());
-        }
-        let differs = |range: std::ops::Range<usize>| bytes[range.clone()] != want[range];
-        let what = if differs(8..16) {
-            Some("other build parameters (last ply, depth, exact threshold, selectivity, game minimum)")
-        } else if differs(16..20) {
-            Some("another time per leaf")
-        } else if differs(20..24) {
-            Some("another evaluation (weights digest)")
-        } else if differs(24..28) {
-            Some("another table size")
-        } else if differs(32..40) {
-            Some("another node budget")
-        } else if differs(40..48) {
-            Some("other games (archives)")
-        } else if differs(48..56) {
-            Some("another set of positions")
-        } else if differs(0..CHECKPOINT_HEADER) {
-            // The reserved bytes (28..32, 56..64) are zero in every checkpoint written.
-            return Err("its header is damaged (reserved bytes are not zero): build afresh instead of resuming".into());
-        } else {
-            None
-        };
-        if let Some(what) = what {
-            return Err(format!("made from {what} than this build: build afresh instead of resuming"));
-        }
-        let mut done = HashMap::new();
         // Every leaf of the checkpoint was searched with this build's selectivity (it is
-        // part of the header checked above), so entries need not repeat it.
-        let selectivity = want[11];
-        for (i, e) in bytes[CHECKPOINT_HEADER..].chunks_exact(LEAF_ENTRY).enumerate() {
-            let (key, leaf) = decode_leaf_entry(e, selectivity).map_err(|m| {
-                let byte = CHECKPOINT_HEADER + LEAF_ENTRY * i;
-                format!("entry {i} (byte {byte}): {m}: the checkpoint is damaged: build afresh instead of resuming")
-            })?;
-            done.insert(key, leaf);
-        }
-        Ok(done)
+        // part of the header), so entries need not repeat it.
+        super::leaflog::parse_entries(bytes, want, |e| decode_leaf_entry(e, want[11]))
+            .map(|(done, _)| done)
+            .map_err(|fault| Checkpoint::explain(fault, want))
     }
 
-    /// Starts a checkpoint (a new file, or appending to a resumed one).
-    pub(crate) fn create(
-        path: &Path,
-        config: &BuildConfig,
-        search: &LeafSearch,
-        identity: &BuildIdentity,
-        append: bool,
-    ) -> std::io::Result<Checkpoint> {
-        let mut file = if append {
-            let f = OpenOptions::new().append(true).open(path)?;
-            // Drop a partial trailing entry so that new entries stay aligned.
-            let len = f.metadata()?.len();
-            let header = CHECKPOINT_HEADER as u64;
-            let whole = header + (len.saturating_sub(header) / LEAF_ENTRY as u64) * LEAF_ENTRY as u64;
-            f.set_len(whole)?;
-            f
-        } else {
-            let mut f = File::create(path)?;
-            f.write_all(&checkpoint_header(config, search, identity))?;
-            f
+    /// What a fault of a checkpoint made for the header `want` means.
+    fn explain(fault: EntriesFault, want: &[u8; CHECKPOINT_HEADER]) -> String {
+        let found = match fault {
+            EntriesFault::Damaged { index, byte, message } => return format!(
+                "entry {index} (byte {byte}): {message}: the checkpoint is damaged: build afresh instead of resuming"
+            ),
+            EntriesFault::Header { found } => found,
         };
-        file.flush()?;
-        Ok(Checkpoint { file: Mutex::new(file) })
+        if found.len() >= 8
+            && matches!(&found[..8], b"TBCKPT01" | b"TBCKPT02" | b"TBCKPT03" | b"TBCKPT04" | b"TBCKPT05")
+        {
+            return "made by an older thorbook (another checkpoint format): build afresh instead of resuming".into();
+        }
+        if found.len() < CHECKPOINT_HEADER || &found[..8] != CHECKPOINT_MAGIC {
+            return "not a thorbook checkpoint (byte 0)".into();
+        }
+        let differs = |range: std::ops::Range<usize>| found[range.clone()] != want[range];
+        let what = if differs(8..16) {
+            "other build parameters (last ply, depth, exact threshold, selectivity, game minimum)"
+        } else if differs(16..20) {
+            "another time per leaf"
+        } else if differs(20..24) {
+            "another evaluation (weights digest)"
+        } else if differs(24..28) {
+            "another table size"
+        } else if differs(32..40) {
+            "another node budget"
+        } else if differs(40..48) {
+            "other games (archives)"
+        } else if differs(48..56) {
+            "another set of positions"
+        } else {
+            // The reserved bytes (28..32, 56..64) are zero in every checkpoint written.
+            return "its header is damaged (reserved bytes are not zero): build afresh instead of resuming".into();
+        };
+        format!("made from {what} than this build: build afresh instead of resuming")
     }
+}
 
-    /// Appends one scored position.
-    pub(crate) fn append(&self, key: u64, leaf: Leaf) -> std::io::Result<()> {
-        let e = encode_leaf_entry(key, &leaf);
-        let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        f.write_all(&e)
+/// Scores `nodes` in parallel on the current rayon pool with `score`, each worker
+/// with a table of its own: the leaves of `done` are kept (not searched again), each
+/// new one is appended to `log` as it is found and `progress(searched, to_search)`
+/// called (from worker threads). The first failed append stops the work — no further
+/// position is searched — and is the error, as is a table that cannot be allocated.
+/// Returns every node's key and leaf, in the nodes' order. Builds and shards score
+/// their positions here.
+pub(crate) fn score_logged(
+    nodes: &[Node],
+    search: &LeafSearch,
+    done: &HashMap<u64, Leaf>,
+    log: Option<&LeafFile>,
+    score: &(dyn Fn(&Node, &mut TranspositionTable) -> Leaf + Sync),
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<Vec<(u64, Leaf)>, BuildError> {
+    let total = nodes.iter().filter(|n| !done.contains_key(&n.key)).count() as u64;
+    let searched = AtomicU64::new(0);
+    let failed = AtomicBool::new(false);
+    let write_error = Mutex::new(None);
+    let leaves = search.par_map(nodes, |node, tt| {
+        if let Some(&leaf) = done.get(&node.key) {
+            return Some((node.key, leaf));
+        }
+        if failed.load(Ordering::Relaxed) {
+            return None;
+        }
+        let leaf = score(node, tt);
+        if let Some(Err(e)) = log.map(|log| log.append(node.key, &leaf)) {
+            failed.store(true, Ordering::Relaxed);
+            write_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+            return None;
+        }
+        progress(searched.fetch_add(1, Ordering::Relaxed) + 1, total);
+        Some((node.key, leaf))
+    })?;
+    if let (Some(e), Some(log)) = (write_error.into_inner().unwrap_or_else(|p| p.into_inner()), log) {
+        return Err(BuildError::Io(IoError::new(log.path(), e)));
     }
+    // Without a failed write every node has its leaf.
+    Ok(leaves.into_iter().flatten().collect())
 }
 
 /// Bytes of a scored position as checkpoints and shard files store it.

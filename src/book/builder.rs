@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::backup::{back_up_records, Reached};
@@ -202,8 +201,7 @@ impl Builder {
         let ckpt_path = self.checkpoint_path();
         let identity = BuildIdentity::new(games, &nodes, &search);
         let resuming = self.resume && ckpt_path.exists();
-        let mut done =
-            if resuming { Checkpoint::load(&ckpt_path, config, &search, &identity)? } else { HashMap::new() };
+        let (ckpt, mut done) = Checkpoint::open(&ckpt_path, config, &search, &identity, resuming)?;
         if resuming {
             progress(BuildEvent::Resumed { scored: done.len() });
         } else if self.resume {
@@ -215,31 +213,25 @@ impl Builder {
             done.extend(reused);
         }
         let io = |source: std::io::Error, path: &Path| BuildError::Io(IoError::new(path, source));
-        let ckpt =
-            Checkpoint::create(&ckpt_path, config, &search, &identity, resuming).map_err(|e| io(e, &ckpt_path))?;
         let total = nodes.iter().filter(|n| !done.contains_key(&n.key)).count() as u64;
-        let searched = std::sync::atomic::AtomicU64::new(0);
-        let write_error = Mutex::new(None);
         let search_start = Instant::now();
-        let leaves = search.pool()?.install(|| {
-            build::score_all(&nodes, &search, &done, &|key, leaf| {
-                if let Err(e) = ckpt.append(key, leaf) {
-                    write_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
-                }
-                let n = searched.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                progress(BuildEvent::Scored { done: n, total });
+        let in_book = |k: u64| nodes.binary_search_by_key(&k, |n| n.key).is_ok();
+        let score = |node: &build::Node, tt: &mut crate::search::TranspositionTable| {
+            build::score_leaf(&node.board, &in_book, &search, tt)
+        };
+        let scored = search.pool()?.install(|| {
+            build::score_logged(&nodes, &search, &done, Some(&ckpt), &score, &|n, _| {
+                progress(BuildEvent::Scored { done: n, total })
             })
         })?;
-        if let Some(e) = write_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            return Err(io(e, &ckpt_path));
-        }
+        let leaves: Vec<build::Leaf> = scored.into_iter().map(|(_, leaf)| leaf).collect();
         let search_time = search_start.elapsed();
         let mut records = build::records(&nodes, &leaves);
         back_up_records(&mut records, [Board::START], config.back_up, Reached::DropOthers);
         let bytes = Writer::write_all(&records, config.params()?)?;
         atomic_write(&self.output, &bytes).map_err(|e| io(e, &self.output))?;
         // The book is safely written; a stale checkpoint only costs disk space.
-        let _ = std::fs::remove_file(&ckpt_path);
+        ckpt.remove();
         Ok(BuildSummary {
             positions: records.len(),
             games: games.len(),

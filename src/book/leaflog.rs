@@ -12,12 +12,140 @@
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use super::build::{decode_leaf_entry, encode_leaf_entry, Leaf, LEAF_ENTRY};
 use crate::fileio::IoError;
+
+/// Why a file of scored positions cannot be read: the caller says what its header
+/// means and names the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum EntriesFault {
+    /// Its header is not the one expected (another run, format or file): `found` is as
+    /// much of it as there is.
+    Header {
+        /// The bytes where the header belongs.
+        found: Vec<u8>,
+    },
+    /// An entry before the end is damaged.
+    Damaged {
+        /// The entry.
+        index: usize,
+        /// Its first byte.
+        byte: usize,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The entries of a file of scored positions whose header must be `header`, each read
+/// by `decode`, and the length of its whole entries. A file cut before its header was
+/// whole (a prefix of it: killed while being created) holds nothing; a cut-off last
+/// entry (killed while appending) is left out. Build checkpoints, shard checkpoints
+/// and search logs are all read here.
+pub(crate) fn parse_entries(
+    bytes: &[u8],
+    header: &[u8],
+    decode: impl Fn(&[u8]) -> Result<(u64, Leaf), String>,
+) -> Result<(HashMap<u64, Leaf>, usize), EntriesFault> {
+    if bytes.len() < header.len() && header.starts_with(bytes) {
+        return Ok((HashMap::new(), 0));
+    }
+    if bytes.len() < header.len() || bytes[..header.len()] != *header {
+        return Err(EntriesFault::Header { found: bytes[..bytes.len().min(header.len())].to_vec() });
+    }
+    let whole = (bytes.len() - header.len()) / LEAF_ENTRY;
+    let mut done = HashMap::with_capacity(whole);
+    for (index, e) in bytes[header.len()..header.len() + whole * LEAF_ENTRY].chunks_exact(LEAF_ENTRY).enumerate() {
+        let (key, leaf) = decode(e).map_err(|message| EntriesFault::Damaged {
+            index,
+            byte: header.len() + index * LEAF_ENTRY,
+            message,
+        })?;
+        done.insert(key, leaf);
+    }
+    Ok((done, header.len() + whole * LEAF_ENTRY))
+}
+
+/// Why a file of scored positions cannot be opened.
+#[derive(Debug)]
+pub(crate) enum OpenFault {
+    /// Reading, writing or locking it failed.
+    Io(std::io::Error),
+    /// Another process holds its lock: a run is appending to it.
+    Locked,
+    /// Its contents.
+    Entries(EntriesFault),
+}
+
+/// A file of scored positions, appended to by any thread: a build's checkpoint, a
+/// shard's checkpoint or a search log. It is locked while open, so that two runs never
+/// append to one file, and every entry is checksummed ([`encode_leaf_entry`]).
+pub(crate) struct LeafFile {
+    path: PathBuf,
+    file: Mutex<File>,
+}
+
+impl LeafFile {
+    /// Opens the file at `path` with `header`, locked: with `resume`, an existing file
+    /// is continued (cut to its whole entries) and its entries returned, each read by
+    /// `decode`; without, or when there is none, a new file is started.
+    pub(crate) fn open(
+        path: &Path,
+        header: &[u8],
+        resume: bool,
+        decode: impl Fn(&[u8]) -> Result<(u64, Leaf), String>,
+    ) -> Result<(LeafFile, HashMap<u64, Leaf>), OpenFault> {
+        let mut file =
+            OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(OpenFault::Io)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Err(OpenFault::Locked),
+            Err(std::fs::TryLockError::Error(e)) => return Err(OpenFault::Io(e)),
+        }
+        let (done, whole) = if resume {
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes).map_err(OpenFault::Io)?;
+            parse_entries(&bytes, header, decode).map_err(OpenFault::Entries)?
+        } else {
+            (HashMap::new(), 0)
+        };
+        if whole < header.len() {
+            file.set_len(0).map_err(OpenFault::Io)?;
+            file.seek(SeekFrom::Start(0)).map_err(OpenFault::Io)?;
+            file.write_all(header).and_then(|()| file.sync_data()).map_err(OpenFault::Io)?;
+        } else {
+            file.set_len(whole as u64).map_err(OpenFault::Io)?;
+            file.seek(SeekFrom::End(0)).map_err(OpenFault::Io)?;
+        }
+        Ok((LeafFile { path: path.to_path_buf(), file: Mutex::new(file) }, done))
+    }
+
+    /// The file's path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends a result.
+    pub(crate) fn append(&self, key: u64, leaf: &Leaf) -> std::io::Result<()> {
+        let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        f.write_all(&encode_leaf_entry(key, leaf))
+    }
+
+    /// Makes every appended result durable.
+    pub(crate) fn sync(&self) -> std::io::Result<()> {
+        let f = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        f.sync_data()
+    }
+
+    /// Removes the file (its run is finished and the result safely written) while it is
+    /// still locked, so that no run resumes from it in between.
+    pub(crate) fn remove(self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
 
 const MAGIC: &[u8; 8] = b"TBLEAFL2";
 /// Logs whose identity was two CRC-32s: refused, naming the cause.
@@ -53,103 +181,84 @@ pub enum LeafLogError {
     },
 }
 
-/// An open log, appended to by any thread.
-pub(crate) struct LeafLog {
-    path: PathBuf,
-    file: Mutex<File>,
-}
+/// An open search log.
+pub(crate) struct LeafLog(LeafFile);
 
 impl LeafLog {
-    /// Opens the log of the run `identity` at `path`: with `resume`, an existing log of
-    /// the same run is continued and its results returned; without, or when there is
-    /// none, a new log is started.
+    /// Opens the log of the run `identity` at `path` (locked while open): with
+    /// `resume`, an existing log of the same run is continued and its results
+    /// returned; without, or when there is none, a new log is started.
     pub(crate) fn open(
         path: &Path,
         identity: u64,
         selectivity: u8,
         resume: bool,
     ) -> Result<(LeafLog, HashMap<u64, Leaf>), LeafLogError> {
-        let io = |source| LeafLogError::from(IoError::new(path, source));
+        let header = LeafLog::header(identity, selectivity);
+        match LeafFile::open(path, &header, resume, |e| decode_leaf_entry(e, selectivity)) {
+            Ok((file, done)) => Ok((LeafLog(file), done)),
+            Err(OpenFault::Io(source)) => Err(IoError::new(path, source).into()),
+            Err(OpenFault::Locked) => Err(LeafLogError::Foreign {
+                path: path.to_path_buf(),
+                message: "another run is using it (it is locked)".into(),
+            }),
+            Err(OpenFault::Entries(fault)) => Err(LeafLog::explain(path, fault)),
+        }
+    }
+
+    fn header(identity: u64, selectivity: u8) -> [u8; HEADER] {
         let mut header = [0u8; HEADER];
         header[..8].copy_from_slice(MAGIC);
         header[8..16].copy_from_slice(&identity.to_le_bytes());
         header[16] = selectivity;
-        if resume && path.exists() {
-            let mut bytes = Vec::new();
-            File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(io)?;
-            let (done, whole) = LeafLog::read(path, &bytes, &header)?;
-            let mut file = OpenOptions::new().write(true).open(path).map_err(io)?;
-            file.set_len(whole as u64).map_err(io)?;
-            std::io::Seek::seek(&mut file, std::io::SeekFrom::End(0)).map_err(io)?;
-            return Ok((LeafLog { path: path.to_path_buf(), file: Mutex::new(file) }, done));
-        }
-        let mut file = File::create(path).map_err(io)?;
-        file.write_all(&header).and_then(|()| file.sync_data()).map_err(io)?;
-        Ok((LeafLog { path: path.to_path_buf(), file: Mutex::new(file) }, HashMap::new()))
+        header
     }
 
-    /// The results of a log's bytes (`name` for errors) made with `header`, and the
-    /// length of its whole entries (a cut-short last one is left out).
-    fn read(name: &Path, bytes: &[u8], header: &[u8; HEADER]) -> Result<(HashMap<u64, Leaf>, usize), LeafLogError> {
-        if bytes.len() >= 8 && &bytes[..8] == OLD_MAGIC {
-            return Err(LeafLogError::Foreign {
-                path: name.to_path_buf(),
-                message: "made by an older thorbook (another log format): remove it, or start afresh".into(),
-            });
+    /// What a fault of the log at `path` means.
+    fn explain(path: &Path, fault: EntriesFault) -> LeafLogError {
+        let foreign = |message: &str| LeafLogError::Foreign { path: path.to_path_buf(), message: message.into() };
+        match fault {
+            EntriesFault::Header { found } if found.starts_with(OLD_MAGIC) => {
+                foreign("made by an older thorbook (another log format): remove it, or start afresh")
+            }
+            EntriesFault::Header { found } if found.len() < 8 || found[..8] != MAGIC[..] => {
+                foreign("not a thorbook search log")
+            }
+            EntriesFault::Header { .. } => {
+                foreign("made by another run (another book, settings or sample): remove it, or start afresh")
+            }
+            EntriesFault::Damaged { index, byte, message } => {
+                LeafLogError::Damaged { path: path.to_path_buf(), index, byte, message }
+            }
         }
-        if bytes.len() < HEADER || &bytes[..8] != MAGIC {
-            return Err(LeafLogError::Foreign {
-                path: name.to_path_buf(),
-                message: "not a thorbook search log".into(),
-            });
-        }
-        if bytes[..HEADER] != header[..] {
-            return Err(LeafLogError::Foreign {
-                path: name.to_path_buf(),
-                message: "made by another run (another book, settings or sample): remove it, or start afresh".into(),
-            });
-        }
-        let mut done = HashMap::new();
-        let whole = (bytes.len() - HEADER) / LEAF_ENTRY;
-        for (index, e) in bytes[HEADER..HEADER + whole * LEAF_ENTRY].chunks_exact(LEAF_ENTRY).enumerate() {
-            let (key, leaf) = decode_leaf_entry(e, header[16]).map_err(|message| LeafLogError::Damaged {
-                path: name.to_path_buf(),
-                index,
-                byte: HEADER + index * LEAF_ENTRY,
-                message,
-            })?;
-            done.insert(key, leaf);
-        }
-        Ok((done, HEADER + whole * LEAF_ENTRY))
     }
 
     /// Reads log bytes as a resumed run would, taking the run's identity from the
     /// bytes themselves (for the fuzz target): the results, or why not.
     #[cfg(any(test, feature = "testing"))]
     pub(crate) fn parse(bytes: &[u8]) -> Result<HashMap<u64, Leaf>, LeafLogError> {
-        let mut header = [0u8; HEADER];
-        let n = bytes.len().min(HEADER);
-        header[..n].copy_from_slice(&bytes[..n]);
-        header[17..].fill(0);
-        LeafLog::read(Path::new("log"), bytes, &header).map(|(done, _)| done)
+        let identity = bytes.get(8..16).map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or_default()));
+        let selectivity = bytes.get(16).copied().unwrap_or(0);
+        let header = LeafLog::header(identity, selectivity);
+        parse_entries(bytes, &header, |e| decode_leaf_entry(e, selectivity))
+            .map(|(done, _)| done)
+            .map_err(|fault| LeafLog::explain(Path::new("log"), fault))
     }
 
     /// Appends a result.
     pub(crate) fn append(&self, key: u64, leaf: &Leaf) -> Result<(), LeafLogError> {
-        let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        f.write_all(&encode_leaf_entry(key, leaf)).map_err(|source| IoError::new(&self.path, source).into())
+        self.0.append(key, leaf).map_err(|source| IoError::new(self.0.path(), source).into())
     }
 
     /// Makes every appended result durable (for a log written in one go, not appended
     /// to by a run).
     pub(crate) fn sync(&self) -> Result<(), LeafLogError> {
-        let f = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        f.sync_data().map_err(|source| IoError::new(&self.path, source).into())
+        self.0.sync().map_err(|source| IoError::new(self.0.path(), source).into())
     }
 
     /// Removes the log (the run is finished and its result safely written).
     pub(crate) fn remove(self) {
-        let _ = std::fs::remove_file(&self.path);
+        self.0.remove();
     }
 }
 
@@ -157,6 +266,50 @@ impl LeafLog {
 mod tests {
     use super::*;
     use crate::book::format::LeafMove;
+
+    /// One rule for every file of scored positions: a file cut inside its header (a
+    /// prefix of it) holds nothing; anything else short or different is the caller's
+    /// header fault; a cut last entry is left out; a damaged one names its byte.
+    #[test]
+    fn every_leaf_file_reads_a_short_file_alike() {
+        let header = *b"HEADER-OF-SIXTEEN-BYTES!";
+        let leaf = Leaf { mv: LeafMove::from_byte(19), score: -3, depth: 7, exact: false, selectivity: 0 };
+        let decode = |e: &[u8]| decode_leaf_entry(e, 0);
+        for cut in 0..header.len() {
+            assert_eq!(parse_entries(&header[..cut], &header, decode), Ok((HashMap::new(), 0)), "cut at {cut}");
+        }
+        assert!(matches!(parse_entries(b"HEADS", &header, decode), Err(EntriesFault::Header { .. })));
+        let mut bytes = header.to_vec();
+        bytes.extend_from_slice(&encode_leaf_entry(5, &leaf));
+        bytes.extend_from_slice(&encode_leaf_entry(6, &leaf)[..9]);
+        let (done, whole) = parse_entries(&bytes, &header, decode).unwrap();
+        assert_eq!((done.len(), done[&5], whole), (1, leaf, header.len() + LEAF_ENTRY));
+        bytes[header.len() + 2] ^= 1;
+        assert!(matches!(
+            parse_entries(&bytes, &header, decode),
+            Err(EntriesFault::Damaged { index: 0, byte: 24, .. })
+        ));
+        // The build checkpoint and the shard checkpoint follow the same rule.
+        let want = [0u8; crate::book::build::CHECKPOINT_HEADER];
+        assert!(crate::book::build::Checkpoint::parse(&want[..10], &want).unwrap().is_empty());
+        let shard = [0u8; crate::book::plan::shard::SHARD_HEADER];
+        assert!(crate::book::plan::shard::parse_partial(&shard[..10], &shard, decode).unwrap().is_empty());
+    }
+
+    /// A second opener of a file of scored positions is refused while the first holds it.
+    #[test]
+    fn a_leaf_file_is_locked_while_open() {
+        let dir = std::env::temp_dir().join(format!("thorbook-leaffile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("f");
+        let decode = |e: &[u8]| decode_leaf_entry(e, 0);
+        let (first, _) = LeafFile::open(&path, b"H", false, decode).unwrap();
+        assert!(matches!(LeafFile::open(&path, b"H", true, decode), Err(OpenFault::Locked)));
+        first.remove();
+        assert!(!path.exists());
+        assert!(LeafFile::open(&path, b"H", true, decode).is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn a_log_resumes_its_own_run_only_and_drops_a_cut_entry() {

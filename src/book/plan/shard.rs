@@ -9,11 +9,8 @@
 //! - `shard-IIII.partial`: the header and the entries found so far, in any order.
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::fs::File;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use byteorder::{ByteOrder, LittleEndian as LE};
@@ -22,6 +19,7 @@ use super::error::{io, PlanError, PlanFault, ShardFault};
 use super::nodes::{read_node_range, NODES_FILE};
 use super::{Plan, Work};
 use crate::book::build::{self, Leaf, Node};
+use crate::book::leaflog::{EntriesFault, LeafFile, OpenFault};
 use crate::fileio::atomic_write;
 use crate::search::MAX_THREADS;
 use crate::setting::{check, Setting};
@@ -203,45 +201,24 @@ impl Plan {
         if !done.is_empty() {
             progress(ShardEvent::Resumed { scored: done.len() as u64 });
         }
-        let file = Mutex::new(file);
         let mine = self.shard_nodes(index)?;
         let in_book = |k: u64| self.in_book(k);
-        let todo: Vec<&Node> = mine.iter().filter(|n| !done.contains_key(&n.key)).collect();
-        let total = todo.len() as u64;
-        let counter = AtomicU64::new(0);
-        let write_error = Mutex::new(None);
-        let failed = AtomicBool::new(false);
-        let found = search.pool()?.install(|| {
-            search.par_map(&todo, |node, tt| {
-                if failed.load(Ordering::Relaxed) {
-                    return None;
-                }
-                let leaf = match &self.work {
-                    // A check searches the whole position: the book is what it checks.
-                    Work::Checks(_) => build::search_position(&node.board, 0, &search, tt),
-                    Work::Build | Work::Round(_) => build::score_leaf(&node.board, &in_book, &search, tt),
-                };
-                let mut f = file.lock().unwrap_or_else(|p| p.into_inner());
-                if let Err(e) = f.write_all(&build::encode_leaf_entry(node.key, &leaf)) {
-                    failed.store(true, Ordering::Relaxed);
-                    write_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
-                    return None;
-                }
-                drop(f);
-                progress(ShardEvent::Scored { done: counter.fetch_add(1, Ordering::Relaxed) + 1, total });
-                Some((node.key, leaf))
+        let score = |node: &Node, tt: &mut crate::search::TranspositionTable| match &self.work {
+            // A check searches the whole position: the book is what it checks.
+            Work::Checks(_) => build::search_position(&node.board, 0, &search, tt),
+            Work::Build | Work::Round(_) => build::score_leaf(&node.board, &in_book, &search, tt),
+        };
+        let all = search.pool()?.install(|| {
+            build::score_logged(&mine, &search, &done, Some(&file), &score, &|done, total| {
+                progress(ShardEvent::Scored { done, total })
             })
         })?;
-        if let Some(e) = write_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            return Err(io(&partial)(e));
-        }
-        let mut all: Vec<(u64, Leaf)> = done.into_iter().chain(found.into_iter().flatten()).collect();
-        all.sort_unstable_by_key(|(k, _)| *k);
+        // The shard's positions are in key order, and so are their leaves.
         self.write_shard_file(index, &all)?;
         // The shard is safely written; a stale checkpoint only costs disk space. It is
         // removed while still locked, so no runner resumes from it in between.
-        let _ = std::fs::remove_file(&partial);
-        drop(file);
+        debug_assert_eq!(file.path(), partial);
+        file.remove();
         Ok(())
     }
 
@@ -292,27 +269,14 @@ impl Plan {
     /// absent, and locks it; returns it with the leaves it holds. A checkpoint of
     /// another plan or shard is an error (it is not overwritten); a cut-off last entry
     /// is cut off the file.
-    fn open_partial(&self, index: u32) -> Result<(File, HashMap<u64, Leaf>), PlanError> {
+    fn open_partial(&self, index: u32) -> Result<(LeafFile, HashMap<u64, Leaf>), PlanError> {
         let path = self.partial_path(index);
         let shard_err = |fault: ShardFault| PlanError::Shard { index, path: path.clone(), fault };
-        let mut f = OpenOptions::new().read(true).append(true).create(true).open(&path).map_err(io(&path))?;
-        match f.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => return Err(shard_err(ShardFault::Locked)),
-            Err(std::fs::TryLockError::Error(e)) => return Err(io(&path)(e)),
-        }
-        let mut bytes = Vec::new();
-        f.read_to_end(&mut bytes).map_err(io(&path))?;
-        let done = parse_partial(&bytes, &self.header(index), |e| self.decode_entry(index, e)).map_err(shard_err)?;
-        let header = SHARD_HEADER as u64;
-        let len = bytes.len() as u64;
-        if len < header {
-            f.set_len(0).map_err(io(&path))?;
-            f.write_all(&self.header(index)).map_err(io(&path))?;
-        } else {
-            f.set_len(header + (len - header) / ENTRY as u64 * ENTRY as u64).map_err(io(&path))?;
-        }
-        Ok((f, done))
+        LeafFile::open(&path, &self.header(index), true, |e| self.decode_entry(index, e)).map_err(|fault| match fault {
+            OpenFault::Io(e) => io(&path)(e),
+            OpenFault::Locked => shard_err(ShardFault::Locked),
+            OpenFault::Entries(fault) => shard_err(partial_fault(fault)),
+        })
     }
 
     /// Checks an entry ([`build::decode_leaf_entry`]) and that its key is a position
@@ -496,26 +460,21 @@ pub(crate) fn parse_shard(
 /// The leaves of a shard's checkpoint `bytes` (entries in any order, each checked by
 /// `decode`), which must start with `header`; a checkpoint cut before its header was
 /// whole holds nothing, and a cut-off last entry is dropped.
+#[cfg(any(test, feature = "testing"))]
 pub(crate) fn parse_partial(
     bytes: &[u8],
     header: &[u8; SHARD_HEADER],
     decode: impl Fn(&[u8]) -> Result<(u64, Leaf), String>,
 ) -> Result<HashMap<u64, Leaf>, ShardFault> {
-    if bytes.len() < SHARD_HEADER {
-        return Ok(HashMap::new());
+    crate::book::leaflog::parse_entries(bytes, header, decode).map(|(done, _)| done).map_err(partial_fault)
+}
+
+/// What a fault of a shard's checkpoint means.
+fn partial_fault(fault: EntriesFault) -> ShardFault {
+    match fault {
+        EntriesFault::Header { .. } => ShardFault::ForeignCheckpoint,
+        EntriesFault::Damaged { index, byte, message } => {
+            ShardFault::DamagedCheckpoint { index: index as u64, byte: byte as u64, problem: message }
+        }
     }
-    if bytes[..SHARD_HEADER] != header[..] {
-        return Err(ShardFault::ForeignCheckpoint);
-    }
-    let whole = (bytes.len() - SHARD_HEADER) / ENTRY * ENTRY;
-    let mut done = HashMap::new();
-    for (i, e) in bytes[SHARD_HEADER..SHARD_HEADER + whole].chunks_exact(ENTRY).enumerate() {
-        let (key, leaf) = decode(e).map_err(|problem| ShardFault::DamagedCheckpoint {
-            index: i as u64,
-            byte: (SHARD_HEADER + i * ENTRY) as u64,
-            problem,
-        })?;
-        done.insert(key, leaf);
-    }
-    Ok(done)
 }
