@@ -125,6 +125,28 @@ pub fn random_position(rng: &mut Rng, empties: u32) -> Board {
     }
 }
 
+/// Plain negamax with alpha-beta: no table, no ordering, no cut-offs but beta's: the
+/// reference the solver and the problem solver are checked against.
+pub fn plain_alpha_beta(b: &Board, mut alpha: i32, beta: i32) -> i32 {
+    let moves = b.legal_moves();
+    if moves == 0 {
+        if b.opponent_moves() == 0 {
+            return b.final_score();
+        }
+        return -plain_alpha_beta(&b.pass(), -beta, -alpha);
+    }
+    let mut best = -65;
+    for sq in crate::board::Squares(moves) {
+        let v = -plain_alpha_beta(&b.play(sq).expect("a legal move"), -beta, -alpha);
+        best = best.max(v);
+        alpha = alpha.max(v);
+        if alpha >= beta {
+            break;
+        }
+    }
+    best
+}
+
 /// Exports every game of `db` as WTHOR files (one per year and P3), reloads them
 /// strictly, and checks the reload holds the same games with the same years and P3
 /// (in any order). Shared by the fuzz target and the property test.

@@ -1,7 +1,6 @@
 //! The search against independent truth: FFO exact scores, WTHOR theoretical scores,
 //! a plain alpha-beta without enhancements, and legality of every returned move.
 
-use thorbook::board::Board;
 use thorbook::book::BookSource;
 use thorbook::engine::{Engine, EngineConfig};
 use thorbook::eval::EvalSource;
@@ -9,7 +8,7 @@ use thorbook::obf::{parse_obf, Problem};
 use thorbook::search::problems::{Goal, ProblemSolver};
 use thorbook::search::{Limits, Settings};
 use thorbook::testutil::searches::verify_exact;
-use thorbook::testutil::{random_position, Rng};
+use thorbook::testutil::{plain_alpha_beta, random_position, Rng};
 use thorbook::thor::{bundled_sources, expand_paths, LoadOptions, Source, ThorDatabase};
 use thorbook::{Color, Move, Position};
 
@@ -118,27 +117,6 @@ fn shared_ffo_every_listed_move_score_of_some_positions() {
             assert_eq!(got.score, score, "line {} move {mv}", p.line);
         }
     }
-}
-
-/// Plain negamax with alpha-beta: no table, no ordering, no cut-offs but beta's.
-fn plain_alpha_beta(b: &Board, mut alpha: i32, beta: i32) -> i32 {
-    let moves = b.legal_moves();
-    if moves == 0 {
-        if b.opponent_moves() == 0 {
-            return b.final_score();
-        }
-        return -plain_alpha_beta(&b.pass(), -beta, -alpha);
-    }
-    let mut best = -65;
-    for sq in thorbook::board::Squares(moves) {
-        let v = -plain_alpha_beta(&b.play(sq).unwrap(), -beta, -alpha);
-        best = best.max(v);
-        alpha = alpha.max(v);
-        if alpha >= beta {
-            break;
-        }
-    }
-    best
 }
 
 /// Replays games to the position with `depth` empties and checks that the exact solve

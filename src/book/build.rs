@@ -702,9 +702,11 @@ impl Checkpoint {
     /// What a fault of a checkpoint made for the header `want` means.
     fn explain(fault: EntriesFault, want: &[u8; CHECKPOINT_HEADER]) -> String {
         let found = match fault {
-            EntriesFault::Damaged { index, byte, message } => return format!(
+            EntriesFault::Damaged { index, byte, message } => {
+                return format!(
                 "entry {index} (byte {byte}): {message}: the checkpoint is damaged: build afresh instead of resuming"
-            ),
+            )
+            }
             EntriesFault::Header { found } => found,
         };
         if found.len() >= 8

@@ -5,31 +5,9 @@ use std::sync::atomic::AtomicBool;
 
 use super::endgame::EVAL_ORDER_MIN;
 use super::{Limits, Search, Selectivity, Solver, TranspositionTable};
-use crate::board::{Board, Squares};
 use crate::eval::PatternEval;
 use crate::square::Move;
-use crate::testutil::{random_position, Rng};
-
-/// Plain negamax with alpha-beta: no table, no ordering, no cut-offs but beta's.
-fn plain_alpha_beta(b: &Board, mut alpha: i32, beta: i32) -> i32 {
-    let moves = b.legal_moves();
-    if moves == 0 {
-        if b.opponent_moves() == 0 {
-            return b.final_score();
-        }
-        return -plain_alpha_beta(&b.pass(), -beta, -alpha);
-    }
-    let mut best = -65;
-    for sq in Squares(moves) {
-        let v = -plain_alpha_beta(&b.play(sq).unwrap(), -beta, -alpha);
-        best = best.max(v);
-        alpha = alpha.max(v);
-        if alpha >= beta {
-            break;
-        }
-    }
-    best
-}
+use crate::testutil::{plain_alpha_beta, random_position, Rng};
 
 #[test]
 fn solver_equals_plain_alpha_beta_on_random_positions() {
