@@ -31,7 +31,7 @@ fn main() {
     for threads in [1, 2] {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         let start = Instant::now();
-        leaves = pool.install(|| score_all(&nodes, &config, &HashMap::new(), &|_, _| {})).unwrap();
+        leaves = pool.install(|| score_all(&nodes, &config, &HashMap::new())).unwrap();
         let secs = start.elapsed().as_secs_f64();
         let rate = nodes.len() as f64 / secs;
         println!("{threads} thread(s): {secs:.2} s, {rate:.1} positions/s");

@@ -209,15 +209,10 @@ pub mod build_steps {
         config.params()
     }
 
-    /// Every node's leaf, searched as `config` says in parallel on the current rayon
-    /// pool.
-    pub fn score_all(
-        nodes: &[Node],
-        config: &BuildConfig,
-        done: &HashMap<u64, Leaf>,
-        on_leaf: &(dyn Fn(u64, Leaf) + Sync),
-    ) -> Result<Vec<Leaf>, BuildError> {
-        build::score_all(nodes, &config.leaf_search()?, done, on_leaf)
+    /// Every node's leaf (those of `done` kept), searched as `config` says in parallel
+    /// on the current rayon pool.
+    pub fn score_all(nodes: &[Node], config: &BuildConfig, done: &HashMap<u64, Leaf>) -> Result<Vec<Leaf>, BuildError> {
+        build::score_nodes(nodes, &config.leaf_search()?, done, None, &|_, _| {})
     }
 
     /// The records of nodes valued at their leaves, before the back-up.

@@ -140,7 +140,7 @@ fn leaf_scores_near_the_end_equal_exact_solves() {
     let games = bundled_games(3);
     let cfg = config(60, 4, 12);
     let nodes = collect(&games, cfg.max_ply, 1).unwrap();
-    let leaves = score_all(&nodes, &cfg, &HashMap::new(), &|_, _| {}).unwrap();
+    let leaves = score_all(&nodes, &cfg, &HashMap::new()).unwrap();
     let keys: std::collections::HashSet<u64> = nodes.iter().map(|n| n.key).collect();
     let mut checked = 0;
     for (n, leaf) in nodes.iter().zip(&leaves) {
@@ -746,35 +746,17 @@ fn an_updated_book_equals_a_full_rebuild() {
         .expect("the update says how many leaves it reused");
     let book = Book::open_verified(std::fs::read(&full).unwrap()).unwrap();
     assert!(reused > book.len() / 2 && reused < book.len(), "{reused} of {}", book.len());
-    // Other settings than the book's: its leaves cannot be reused, and it says so.
-    let err = thorbook(&[
-        "book",
-        "update",
-        "--book",
-        old.to_str().unwrap(),
-        &y13,
-        "--depth",
-        "6",
-        "-o",
-        new.to_str().unwrap(),
-    ])
-    .fails()
-    .to_string();
-    assert!(err.contains("cannot be reused"), "{err}");
-    // Refused before any position is collected; another evaluation likewise.
-    assert!(!err.contains("collected"), "{err}");
-    let err = thorbook(&[
-        "book",
-        "update",
-        "--book",
-        old.to_str().unwrap(),
-        &y13,
-        "--classic-eval",
-        "-o",
-        new.to_str().unwrap(),
-    ])
-    .fails()
-    .to_string();
+    // Other settings than the book's, or another evaluation: its leaves cannot be
+    // reused, and it says so before any position is collected.
+    let update = |extra: &[&str]| {
+        let mut args = vec!["book", "update", "--book", old.to_str().unwrap(), &y13];
+        args.extend(extra);
+        args.extend(["-o", new.to_str().unwrap()]);
+        thorbook(&args).fails().to_string()
+    };
+    let err = update(&["--depth", "6"]);
+    assert!(err.contains("cannot be reused") && !err.contains("collected"), "{err}");
+    let err = update(&["--classic-eval"]);
     assert!(
         err.contains("cannot be reused") && err.contains("give --eval FILE") && !err.contains("collected"),
         "{err}"

@@ -514,22 +514,18 @@ pub(crate) fn search_position(board: &Board, exclude: u64, search: &LeafSearch, 
     }
 }
 
-/// Scores every node's leaf in parallel on the current rayon pool (the leaves of
-/// `done` are kept), in the nodes' order; `on_leaf` is called for each new one.
-#[cfg(any(test, feature = "testing"))]
-pub(crate) fn score_all(
+/// The leaves of a build's `nodes` (sorted by key), scored as [`score_logged`] does:
+/// each position's moves into the other nodes stay in the book.
+pub(crate) fn score_nodes(
     nodes: &[Node],
     search: &LeafSearch,
     done: &HashMap<u64, Leaf>,
-    on_leaf: &(dyn Fn(u64, Leaf) + Sync),
+    log: Option<&LeafFile>,
+    progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Vec<Leaf>, BuildError> {
     let in_book = |k: u64| nodes.binary_search_by_key(&k, |n| n.key).is_ok();
-    let score = |node: &Node, tt: &mut TranspositionTable| {
-        let leaf = score_leaf(&node.board, &in_book, search, tt);
-        on_leaf(node.key, leaf);
-        leaf
-    };
-    Ok(score_logged(nodes, search, done, None, &score, &|_, _| {})?.into_iter().map(|(_, leaf)| leaf).collect())
+    let score = |node: &Node, tt: &mut TranspositionTable| score_leaf(&node.board, &in_book, search, tt);
+    Ok(score_logged(nodes, search, done, log, &score, progress)?.into_iter().map(|(_, leaf)| leaf).collect())
 }
 
 /// The book records of nodes and their leaves, valued at their leaves until the

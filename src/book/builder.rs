@@ -215,16 +215,11 @@ impl Builder {
         let io = |source: std::io::Error, path: &Path| BuildError::Io(IoError::new(path, source));
         let total = nodes.iter().filter(|n| !done.contains_key(&n.key)).count() as u64;
         let search_start = Instant::now();
-        let in_book = |k: u64| nodes.binary_search_by_key(&k, |n| n.key).is_ok();
-        let score = |node: &build::Node, tt: &mut crate::search::TranspositionTable| {
-            build::score_leaf(&node.board, &in_book, &search, tt)
-        };
-        let scored = search.pool()?.install(|| {
-            build::score_logged(&nodes, &search, &done, Some(&ckpt), &score, &|n, _| {
-                progress(BuildEvent::Scored { done: n, total })
+        let leaves = search.pool()?.install(|| {
+            build::score_nodes(&nodes, &search, &done, Some(&ckpt), &|done, total| {
+                progress(BuildEvent::Scored { done, total })
             })
         })?;
-        let leaves: Vec<build::Leaf> = scored.into_iter().map(|(_, leaf)| leaf).collect();
         let search_time = search_start.elapsed();
         let mut records = build::records(&nodes, &leaves);
         back_up_records(&mut records, [Board::START], config.back_up, Reached::DropOthers);

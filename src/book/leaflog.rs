@@ -167,6 +167,12 @@ pub enum LeafLogError {
         /// What differs.
         message: String,
     },
+    /// Another run holds its lock: it is appending to the log.
+    #[error("{}: another run is using it (it is locked)", path.display())]
+    Locked {
+        /// The file.
+        path: std::path::PathBuf,
+    },
     /// An entry before the end is damaged.
     #[error("{}: entry {index} (byte {byte}): {message}: the log is damaged; remove it to start afresh", path.display())]
     Damaged {
@@ -198,10 +204,7 @@ impl LeafLog {
         match LeafFile::open(path, &header, resume, |e| decode_leaf_entry(e, selectivity)) {
             Ok((file, done)) => Ok((LeafLog(file), done)),
             Err(OpenFault::Io(source)) => Err(IoError::new(path, source).into()),
-            Err(OpenFault::Locked) => Err(LeafLogError::Foreign {
-                path: path.to_path_buf(),
-                message: "another run is using it (it is locked)".into(),
-            }),
+            Err(OpenFault::Locked) => Err(LeafLogError::Locked { path: path.to_path_buf() }),
             Err(OpenFault::Entries(fault)) => Err(LeafLog::explain(path, fault)),
         }
     }
@@ -319,6 +322,7 @@ mod tests {
         let leaf = |score| Leaf { mv: LeafMove::from_byte(19), score, depth: 12, exact: false, selectivity: 15 };
         let (log, done) = LeafLog::open(&path, 7, 15, true).unwrap();
         assert!(done.is_empty());
+        assert!(matches!(LeafLog::open(&path, 7, 15, true), Err(LeafLogError::Locked { .. })));
         log.append(1, &leaf(3)).unwrap();
         log.append(2, &leaf(-4)).unwrap();
         drop(log);

@@ -155,7 +155,7 @@ pub struct SubmitArgs {
     force: bool,
     /// A shard whose checkpoint was written this many minutes ago or less is presumed
     /// running even without a lock (file systems that do not lock across nodes).
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = slurm::FRESH.as_secs_f64() / 60.0)]
     fresh_minutes: f64,
 }
 

@@ -133,6 +133,7 @@ impl Plan {
         let log_error = |e: LeafLogError| match e {
             LeafLogError::Io(e) => PlanError::Io(e),
             LeafLogError::Foreign { path, .. } => PlanError::file(&path, PlanFault::ForeignLog),
+            LeafLogError::Locked { path } => PlanError::file(&path, PlanFault::LogLocked),
             LeafLogError::Damaged { path, index, byte, message } => {
                 PlanError::file(&path, PlanFault::DamagedLog { index: index as u64, byte: byte as u64, message })
             }

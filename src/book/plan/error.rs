@@ -158,6 +158,9 @@ pub enum PlanFault {
     /// A run's log holds the searches of another run.
     #[error("holds the searches of another run (another book, sample or settings): remove it, or assemble into another file")]
     ForeignLog,
+    /// The run whose log it is is appending to it now.
+    #[error("its run is appending to it now (it is locked): assemble when the run has stopped")]
+    LogLocked,
     /// A run's log is damaged.
     #[error("entry {index} (byte {byte}): {message}: the log is damaged; remove it and assemble again")]
     DamagedLog {

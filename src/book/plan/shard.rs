@@ -196,7 +196,6 @@ impl Plan {
             None => runner_threads()?,
         };
         let search = build::LeafSearch::with_eval(&self.search, threads, self.load_eval()?);
-        let partial = self.partial_path(index);
         let (file, done) = self.open_partial(index)?;
         if !done.is_empty() {
             progress(ShardEvent::Resumed { scored: done.len() as u64 });
@@ -217,7 +216,6 @@ impl Plan {
         self.write_shard_file(index, &all)?;
         // The shard is safely written; a stale checkpoint only costs disk space. It is
         // removed while still locked, so no runner resumes from it in between.
-        debug_assert_eq!(file.path(), partial);
         file.remove();
         Ok(())
     }
@@ -318,8 +316,8 @@ impl Plan {
                 let positions = self.shard_range(index).len() as u64;
                 let state = if let Ok(meta) = std::fs::metadata(self.shard_path(index)) {
                     let stamp = file_stamp(&meta);
-                    if stamp.is_some() && cached.get(&index) == stamp.as_ref() {
-                        verified.insert(index, stamp.unwrap_or_default());
+                    if let Some(stamp) = stamp.filter(|s| cached.get(&index) == Some(s)) {
+                        verified.insert(index, stamp);
                         ShardState::Done
                     } else {
                         match self.read_shard(index) {
