@@ -52,21 +52,23 @@ fn random_game(rng: &mut Rng) -> GameLine {
 fn plan(positions: usize, shards: u32, dir: &std::path::Path) {
     let start = Instant::now();
     let mut rng = Rng(20);
-    // About 14.3 new positions a random game to ply 24 at 45 M (16.6 at 1 M): a little spare.
-    let games: Vec<GameLine> = (0..positions / 14 + 1000).map(|_| random_game(&mut rng)).collect();
+    // About 14.3 new positions a random game to ply 24 at 45 M (16.6 at 1 M): a little
+    // spare. The games are made as the plan reads them, one at a time, so that the
+    // peak RSS is the library's.
+    let count = positions / 14 + 1000;
+    let games = (0..count).map(|_| random_game(&mut rng));
     let mut config = BuildConfig::default();
     config.max_ply = MAX_PLY;
     config.min_games = 1;
     config.search = Settings::default().with_depth(1).with_exact_at(0).with_hash_mib(1);
-    let plan = Plan::create_build(dir, &games, &config, shards, &dir.join("book.tbk")).unwrap();
+    let plan = Plan::create_build(dir, games, &config, shards, &dir.join("book.tbk")).unwrap();
     println!(
         "planned {} positions from {} random games in {} shards: {:.1} s",
         plan.positions(),
-        games.len(),
+        count,
         shards,
         start.elapsed().as_secs_f64()
     );
-    drop(games);
     let start = Instant::now();
     for index in 0..shards {
         build_steps::write_unsearched_shard(&plan, index, |node| {
@@ -92,7 +94,8 @@ fn probe(path: &std::path::Path) {
     book.verify().unwrap();
     println!("full verify: {:.1} ms", start.elapsed().as_secs_f64() * 1e3);
     let mut rng = Rng(7);
-    let present: Vec<u64> = (0..1_000_000).map(|_| book.record(rng.below(book.len() as u64) as usize).key).collect();
+    let keys: Vec<u64> = book.records().map(|r| r.key).collect();
+    let present: Vec<u64> = (0..1_000_000).map(|_| keys[rng.below(keys.len() as u64) as usize]).collect();
     let absent: Vec<u64> = (0..1_000_000).map(|_| rng.next_u64()).collect();
     for (name, keys) in [("present", &present), ("absent", &absent)] {
         let start = Instant::now();

@@ -8,7 +8,7 @@
 
 use std::sync::{Mutex, OnceLock};
 
-use crate::book::format::{HEADER_LEN, RECORD_LEN};
+use crate::book::format::{block_checksum, COUNTS_LEN, HEADER_LEN, RECORD_LEN};
 use crate::book::interchange::{export, import, EdaxDate, ExportFormat};
 use crate::book::query::{book_line, choose_move, query, BookChoice};
 use crate::book::{walk, Book, BookSource};
@@ -75,13 +75,30 @@ fn shared_engine() -> std::sync::MutexGuard<'static, Engine<AnyEval>> {
 const SHALLOW: Strength =
     Strength { depth: Some(2), exact_at: Some(6), time: None, nodes: Some(20_000), selectivity: None };
 
+/// Makes a book's checksums fit its bytes (the block checksums, the table's CRC-32 and
+/// the header's), where the header's sizes describe the file; else the header's only.
 fn repair_checksums(bytes: &mut [u8]) {
     if bytes.len() < HEADER_LEN {
         return;
     }
-    let body_end = HEADER_LEN + (bytes.len() - HEADER_LEN) / RECORD_LEN * RECORD_LEN;
-    let records = crc32fast::hash(&bytes[HEADER_LEN..body_end]);
-    bytes[56..60].copy_from_slice(&records.to_le_bytes());
+    let word = |b: &[u8], at: usize| u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+    let count = usize::try_from(u64::from_le_bytes(bytes[20..28].try_into().unwrap_or_default())).unwrap_or(0);
+    let (log2, large) = (u32::from(bytes[49]), word(bytes, 52) as usize);
+    let blocks = if (4..=24).contains(&log2) { count.div_ceil(1 << log2) } else { 0 };
+    let records_end = count.checked_mul(RECORD_LEN).and_then(|n| n.checked_add(HEADER_LEN));
+    let counts_end = records_end.and_then(|e| large.checked_mul(COUNTS_LEN).and_then(|n| n.checked_add(e)));
+    if let Some(counts_end) = counts_end.filter(|&e| e.checked_add(8 * (blocks + 1)) == Some(bytes.len())) {
+        let mut table = Vec::with_capacity(8 * (blocks + 1));
+        for block in 0..blocks {
+            let start = HEADER_LEN + (block << log2) * RECORD_LEN;
+            let end = (start + (RECORD_LEN << log2)).min(counts_end - large * COUNTS_LEN);
+            table.extend_from_slice(&block_checksum(&bytes[start..end]).to_le_bytes());
+        }
+        table.extend_from_slice(&block_checksum(&bytes[counts_end - large * COUNTS_LEN..counts_end]).to_le_bytes());
+        bytes[counts_end..].copy_from_slice(&table);
+        let crc = crc32fast::hash(&table);
+        bytes[56..60].copy_from_slice(&crc.to_le_bytes());
+    }
     let header = crc32fast::hash(&bytes[..60]);
     bytes[60..64].copy_from_slice(&header.to_le_bytes());
 }
@@ -150,8 +167,9 @@ pub fn thor_file(data: &[u8]) {
 /// A book file as the engine and `book` commands meet it: opened in constant time
 /// (header checks only), then probed, walked and queried without `verify` (what the
 /// engine does with `--book FILE`), and when `verify` passes, exported to the three
-/// interchange formats. The first byte says whether to repair the two CRC-32s first,
-/// so that mutations reach the records instead of stopping at a checksum.
+/// interchange formats. The first byte says whether to repair the checksums first, so
+/// that mutations reach the records instead of stopping at a checksum. A record from a
+/// block that fails its checksum is never returned.
 pub fn book_open(data: &[u8]) {
     let Some((&selector, bytes)) = data.split_first() else { return };
     let mut bytes = bytes.to_vec();
@@ -160,10 +178,17 @@ pub fn book_open(data: &[u8]) {
     }
     let Ok(book) = Book::open(bytes) else { return };
     let _ = book.params();
+    // Before any verification, a probe checks the blocks it reads: what it returns
+    // is what the verified book holds.
+    let lazy = book.probe(&Position::START.board);
     for r in book.records().take(256) {
         let _ = (r.leaf(), r.leaf_level(), r.leaf_exact());
     }
     let verified = book.verify().is_ok();
+    if verified {
+        assert!(book.damage().is_none(), "a probe found damage that verify did not: {:?}", book.damage());
+        assert_eq!(lazy, book.probe(&Position::START.board), "a probe before verify read another record");
+    }
     // `walk` reaches every position linked from the start; a few of them are queried
     // the ways `book query`, the engine and NBoard hints do.
     let boards = walk(&book);

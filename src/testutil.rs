@@ -189,6 +189,23 @@ pub mod build_steps {
         build::collect(games, max_ply, min_games)
     }
 
+    /// The positions of `games` collected as a plan collects them, in a buffer of
+    /// `budget` bytes spilling sorted runs to `dir`; and how many runs were spilled.
+    pub fn collect_sorted(
+        games: &[GameLine],
+        max_ply: u32,
+        min_games: u32,
+        dir: &std::path::Path,
+        budget: usize,
+    ) -> Result<(Vec<Node>, usize), PlanError> {
+        let mut nodes = Vec::new();
+        let collected = crate::book::plan::collect::collect(games.iter(), max_ply, min_games, dir, budget, &mut |n| {
+            nodes.push(*n);
+            Ok(())
+        })?;
+        Ok((nodes, collected.runs))
+    }
+
     /// The strength of the leaf search `config` resolves to.
     pub fn leaf_strength(config: &BuildConfig) -> Result<Strength, BuildError> {
         Ok(config.leaf_search()?.strength)
@@ -229,6 +246,36 @@ pub mod build_steps {
     /// A book file of sorted `records` under `params`.
     pub fn write_book(records: &[Record], params: BuildParams) -> Result<Vec<u8>, BookError> {
         Writer::write_all(records, params)
+    }
+
+    /// The same records as a file of format version 1 or 2 (24-byte records, as thorbook
+    /// wrote before version 3), written from `book-format.md`'s description of it.
+    pub fn old_format_book(records: &[Record], params: BuildParams, version: u32) -> Vec<u8> {
+        let mut body = Vec::new();
+        for r in records {
+            let mut wide = r.to_wide_bytes();
+            if version == 1 {
+                wide[23] = 0;
+            }
+            body.extend_from_slice(&wide);
+        }
+        let mut h = vec![0u8; 64];
+        h[0..8].copy_from_slice(b"THORBOOK");
+        h[8..12].copy_from_slice(&version.to_le_bytes());
+        h[12..16].copy_from_slice(&64u32.to_le_bytes());
+        h[16..20].copy_from_slice(&24u32.to_le_bytes());
+        h[20..28].copy_from_slice(&(records.len() as u64).to_le_bytes());
+        h[28..36].copy_from_slice(&Board::START.key().to_le_bytes());
+        h[36..39].copy_from_slice(&[params.max_ply, params.depth, params.exact_at]);
+        h[39] = params.selectivity_tenths;
+        h[40..44].copy_from_slice(&params.min_games.to_le_bytes());
+        h[44..48].copy_from_slice(&params.eval_digest.to_le_bytes());
+        h[48] = params.back_up.byte();
+        h[56..60].copy_from_slice(&crc32fast::hash(&body).to_le_bytes());
+        let crc = crc32fast::hash(&h[..60]);
+        h[60..64].copy_from_slice(&crc.to_le_bytes());
+        h.extend_from_slice(&body);
+        h
     }
 
     /// The value a record's leaf gives its position `board` (the back-up's reading).

@@ -377,29 +377,54 @@ fn edax_text_export_imports_with_values_backed_up() {
     }
 }
 
+/// Books of versions 1 and 2 (24-byte records) are read, verified and probed (their
+/// records are one checksummed block), and `book import` rewrites them as version 3
+/// with the same records.
 #[test]
-fn version_1_books_are_read_and_upgraded() {
+fn version_1_and_2_books_are_read_and_upgraded() {
+    use thorbook::testutil::build_steps::old_format_book;
     let bytes = mixed_book();
-    // The same records as a version-1 file: byte 23 reserved, one selectivity (1.5 σ)
-    // for the whole book in header byte 39.
-    let mut v1 = bytes.clone();
-    LE::write_u32(&mut v1[8..12], 1);
-    v1[39] = 15;
-    let crc = crc32fast::hash(&v1[..60]);
-    LE::write_u32(&mut v1[60..64], crc);
+    let new = Book::open_verified(&bytes[..]).unwrap();
+    assert_eq!(new.version(), 3);
+    let records: Vec<Record> = new.records().collect();
+    let v2 = old_format_book(&records, new.params(), 2);
+    assert_eq!(v2.len(), 64 + 24 * records.len());
+    let old2 = Book::open_verified(&v2[..]).unwrap();
+    assert_eq!(old2.version(), 2);
+    assert_eq!(old2.records().collect::<Vec<_>>(), records);
+    for r in &records {
+        assert_eq!(old2.get(r.key), Some(*r));
+    }
+    let upgraded = interchange::import(&v2).unwrap();
+    assert_eq!(upgraded.format, BookFormat::Thorbook);
+    assert!(upgraded.bytes == bytes, "a version 2 book imports as the version 3 book of its records");
+    // Version 1: byte 23 reserved, one selectivity (1.5 σ) for the whole book in header
+    // byte 39, which every searched leaf gets.
+    let params = thorbook::book::BuildParams { selectivity_tenths: 15, ..new.params() };
+    let v1 = old_format_book(&records, params, 1);
     let old = Book::open_verified(&v1[..]).unwrap();
     assert_eq!(old.version(), 1);
-    let new = Book::open_verified(&bytes[..]).unwrap();
     for (a, b) in old.records().zip(new.records()) {
         let searched = !b.leaf_move.is_none() && !b.leaf_exact();
         assert_eq!(a.leaf_selectivity, if searched { 15 } else { 0 });
         assert_eq!(Record { leaf_selectivity: 0, ..a }, Record { leaf_selectivity: 0, ..b });
     }
     let upgraded = interchange::import(&v1).unwrap();
-    assert_eq!(upgraded.format, BookFormat::Thorbook);
     let up = Book::open_verified(&upgraded.bytes[..]).unwrap();
-    assert_eq!(up.version(), 2);
+    assert_eq!(up.version(), 3);
     assert_eq!(up.records().collect::<Vec<_>>(), old.records().collect::<Vec<_>>());
+    // A damaged old book: its one block fails, so a probe finds nothing and says why.
+    let mut damaged = v2.clone();
+    damaged[64 + 8] ^= 1;
+    let book = Book::open(&damaged[..]).unwrap();
+    assert_eq!(book.get(records[0].key), None);
+    assert!(book.damage().unwrap().to_string().contains("record checksum mismatch"), "{:?}", book.damage());
+    // A version 2 record that version 3 cannot hold is refused by record, not cut.
+    let mut deep = records.clone();
+    let i = deep.iter().position(|r| !r.leaf_move.is_none()).unwrap();
+    deep[i].leaf_depth = 64;
+    let err = interchange::import(&old_format_book(&deep, new.params(), 2)).unwrap_err().to_string();
+    assert!(err.contains(&format!("record {i} ")) && err.contains("leaf depth 64"), "{err}");
 }
 
 /// Found by fuzzing: counts that a thorbook record cannot hold are refused, located,

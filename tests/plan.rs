@@ -53,6 +53,35 @@ fn sharded_builds_equal_the_single_process_build_for_any_shards_and_threads() {
     }
 }
 
+/// Planning collects positions by an external sort: with a buffer of a few positions
+/// (many runs spilled and merged) the positions are those collected in memory, and the
+/// plan — its positions file, its digest — is the same as with the default budget.
+/// Key collisions and the game minimum are applied the same way.
+#[test]
+fn a_plan_collected_in_a_tiny_buffer_equals_the_plan_collected_in_memory() {
+    use thorbook::testutil::build_steps::{collect, collect_sorted};
+    let dir = tempfile::tempdir().unwrap();
+    let games = games(300);
+    for (max_ply, min_games) in [(12, 1), (16, 2), (20, 3)] {
+        let in_memory = collect(&games, max_ply, min_games).unwrap();
+        for budget in [0, 40 * 100, 40 * 500, 1 << 30] {
+            let (sorted, runs) = collect_sorted(&games, max_ply, min_games, dir.path(), budget).unwrap();
+            assert!(sorted == in_memory, "ply {max_ply}, min {min_games}, budget {budget}: positions differ");
+            assert_eq!(runs > 1, budget < 1 << 30, "budget {budget}: {runs} runs");
+        }
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "runs were left behind");
+    let out = dir.path().join("b.tbk");
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let plan = Plan::create_build(&a, &games, &config(3, 1), 3, &out).unwrap();
+    let tiny = Plan::create_build_with_budget(&b, &games, &config(3, 1), 3, &out, 4096).unwrap();
+    assert_eq!(plan.digest(), tiny.digest());
+    for file in ["nodes.bin", "plan.json"] {
+        assert!(std::fs::read(a.join(file)).unwrap() == std::fs::read(b.join(file)).unwrap(), "{file} differs");
+    }
+    assert_eq!(std::fs::read_dir(&b).unwrap().count(), 2, "only the plan's files are left");
+}
+
 #[test]
 fn shards_split_the_key_space_into_contiguous_ranges() {
     for shards in [1, 2, 3, 7, 64, 1000] {
@@ -282,8 +311,8 @@ fn round_plans_refuse_a_changed_input_a_time_limit_and_another_growth() {
     // The copied input, edited: every later open names it.
     let copy = work.join("input.tbk");
     let mut bytes = std::fs::read(&copy).unwrap();
-    let last = bytes.len() - 10;
-    bytes[last] ^= 1;
+    // The first record's value byte.
+    bytes[64 + 8] ^= 1;
     std::fs::write(&copy, bytes).unwrap();
     let err = Plan::open(&work).err().unwrap().to_string();
     assert!(err.contains("input.tbk") && err.contains("not the book round 1 was planned from"), "{err}");
@@ -370,7 +399,7 @@ fn a_planned_growth_with_a_setting_out_of_range_names_the_flag_and_writes_nothin
 fn a_second_runner_of_a_shard_fails_on_its_lock() {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("w");
-    let plan = Plan::create_build(&work, &games(60), &config(2, 1), 2, &work.join("book.tbk")).unwrap();
+    let plan = Plan::create_build(&work, games(60), &config(2, 1), 2, &work.join("book.tbk")).unwrap();
     let partial = work.join("shard-0000.partial");
     let holder = std::fs::File::create(&partial).unwrap();
     holder.lock().unwrap();
@@ -395,7 +424,7 @@ fn submit_skips_shards_that_look_running_unless_forced() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("w");
-    Plan::create_build(&work, &games(60), &config(2, 1), 3, &work.join("book.tbk")).unwrap();
+    Plan::create_build(&work, games(60), &config(2, 1), 3, &work.join("book.tbk")).unwrap();
     let bin = dir.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let log = dir.path().join("sbatch.log");
@@ -436,7 +465,7 @@ fn submit_skips_shards_that_look_running_unless_forced() {
 fn plans_and_logs_of_older_formats_are_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("w");
-    Plan::create_build(&work, &games(40), &config(2, 1), 1, &work.join("book.tbk")).unwrap();
+    Plan::create_build(&work, games(40), &config(2, 1), 1, &work.join("book.tbk")).unwrap();
     let json = std::fs::read_to_string(work.join("plan.json")).unwrap();
     assert!(json.contains("\"thorbook plan 2\"") && !json.contains("\"threads\""), "{json}");
     std::fs::write(work.join("plan.json"), json.replace("thorbook plan 2", "thorbook plan 1")).unwrap();
@@ -472,7 +501,7 @@ fn only_a_shard_that_searches_loads_the_evaluation() {
     let work = dir.path().join("w");
     let mut cfg = config(2, 1);
     cfg.search.eval = EvalSource::File(weights.clone());
-    let plan = Plan::create_build(&work, &games(40), &cfg, 2, &work.join("book.tbk")).unwrap();
+    let plan = Plan::create_build(&work, games(40), &cfg, 2, &work.join("book.tbk")).unwrap();
     plan.run_shard(0, Some(1), &|_| {}).unwrap();
     let original = std::fs::read(&weights).unwrap();
     std::fs::remove_file(&weights).unwrap();
@@ -501,7 +530,7 @@ fn only_a_shard_that_searches_loads_the_evaluation() {
 fn status_verifies_a_shard_once_and_again_when_it_changes() {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("w");
-    let plan = Plan::create_build(&work, &games(40), &config(2, 1), 2, &work.join("book.tbk")).unwrap();
+    let plan = Plan::create_build(&work, games(40), &config(2, 1), 2, &work.join("book.tbk")).unwrap();
     run_all(&plan, Some(1));
     let shard = work.join("shard-0000.tbs");
     let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
@@ -527,7 +556,7 @@ fn status_verifies_a_shard_once_and_again_when_it_changes() {
 fn a_failed_checkpoint_write_stops_the_shard_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("w");
-    Plan::create_build(&work, &games(200), &config(3, 1), 1, &work.join("book.tbk")).unwrap();
+    Plan::create_build(&work, games(200), &config(3, 1), 1, &work.join("book.tbk")).unwrap();
     let script = format!(
         "trap '' XFSZ; ulimit -f 1; exec '{}' book shard '{}' --index 0 --threads 1",
         env!("CARGO_BIN_EXE_thorbook"),

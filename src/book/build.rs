@@ -570,16 +570,45 @@ impl BuildIdentity {
     }
 }
 
-/// The digest of a build's games: their moves and results, in order.
+/// The digest of a build's games: their count, then their moves and results, in order.
 pub(crate) fn games_digest(games: &[GameLine]) -> u64 {
-    let mut g = Digest::new();
-    g.update(&(games.len() as u64).to_le_bytes());
+    let mut g = GamesDigest::new(games.len());
     for line in games {
-        let bytes: Vec<u8> = line.moves.iter().map(|m| m.square().map_or(64, Square::byte)).collect();
-        g.update(&bytes);
-        g.update(&[255, line.black_score]);
+        g.add(line);
     }
     g.finish()
+}
+
+/// [`games_digest`] a game at a time, for games read as a stream (their count known
+/// first).
+pub(crate) struct GamesDigest(Digest);
+
+impl GamesDigest {
+    /// The digest of `count` games, to be added.
+    pub(crate) fn new(count: usize) -> GamesDigest {
+        let mut g = Digest::new();
+        g.update(&(count as u64).to_le_bytes());
+        GamesDigest(g)
+    }
+
+    /// Adds the next game.
+    pub(crate) fn add(&mut self, line: &GameLine) {
+        // The moves' bytes without allocating (a digest does not depend on how its
+        // input is split).
+        for chunk in line.moves.chunks(64) {
+            let mut bytes = [0u8; 64];
+            for (b, m) in bytes.iter_mut().zip(chunk) {
+                *b = m.square().map_or(64, Square::byte);
+            }
+            self.0.update(&bytes[..chunk.len()]);
+        }
+        self.0.update(&[255, line.black_score]);
+    }
+
+    /// The digest.
+    pub(crate) fn finish(self) -> u64 {
+        self.0.finish()
+    }
 }
 
 /// The digest of collected positions: keys, boards and counts.

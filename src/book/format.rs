@@ -1,7 +1,9 @@
-//! The book file: a 64-byte header, then fixed-width 24-byte records sorted by key,
-//! read straight from a memory map (no parsing, no index: a probe is a search over the
-//! sorted keys), and the one writer that produces it. The layout is specified in
-//! `book-format.md`; this module is its reference implementation.
+//! The book file: a 64-byte header, fixed-width 16-byte records sorted by key, a table
+//! of the game counts too large for a record, and a checksum per block of records, read
+//! straight from a memory map (no parsing, no index: a probe is a search over the
+//! sorted keys, which checks the blocks it reads); and the one encoder every writer
+//! uses. The layout is specified in `book-format.md`; this module is its reference
+//! implementation.
 
 use byteorder::{ByteOrder, LittleEndian as LE};
 use thiserror::Error;
@@ -12,19 +14,53 @@ use crate::square::{Move, Square};
 
 /// File magic.
 pub(crate) const MAGIC: [u8; 8] = *b"THORBOOK";
-/// Format version this code writes. Version 1 (no per-leaf selectivity) is still read.
-pub(crate) const VERSION: u32 = 2;
+/// Format version this code writes. Versions 1 and 2 (24-byte records) are still read.
+pub(crate) const VERSION: u32 = 3;
 /// The oldest version this code reads.
 pub(crate) const OLDEST_VERSION: u32 = 1;
 /// Header bytes.
 pub(crate) const HEADER_LEN: usize = 64;
-/// Bytes per record.
-pub(crate) const RECORD_LEN: usize = 24;
+/// Bytes per record (version 3).
+pub(crate) const RECORD_LEN: usize = 16;
+/// Bytes per record of versions 1 and 2: also the lossless form in which a book being
+/// written spools its records, and what a book's records digest is made of.
+pub(crate) const WIDE_RECORD_LEN: usize = 24;
+/// Bytes per entry of the count table (the game counts too large for a record).
+pub(crate) const COUNTS_LEN: usize = 20;
+/// Bytes per entry of the block checksum table.
+pub(crate) const CHECKSUM_LEN: usize = 8;
+/// Records per checksummed block, as a power of two: 4,096 records, 64 KiB, so that a
+/// probe checks what it reads by hashing a few 64 KiB blocks once.
+pub(crate) const BLOCK_LOG2: u8 = 12;
+/// The block sizes a reader accepts (a power of two of records).
+const BLOCK_LOG2_RANGE: std::ops::RangeInclusive<u8> = 4..=24;
 const HEADER_LEN_U32: u32 = 64;
-const RECORD_LEN_U32: u32 = 24;
+const RECORD_LEN_U32: u32 = 16;
 
 /// Leaf flag: the leaf score is exact (solved to the end).
 pub const FLAG_LEAF_EXACT: u8 = 1;
+
+/// Bytes 11..16 of a version 3 record, one 40-bit little-endian field: the leaf's
+/// level (depth, exact flag, selectivity) and the game counts. Games of
+/// [`COUNTS_ELSEWHERE`] say that the counts are in the count table instead (and the
+/// record's wins and draws are 0).
+const DEPTH_BITS: u32 = 6;
+const EXACT_SHIFT: u32 = 6;
+const SELECTIVITY_SHIFT: u32 = 7;
+const SELECTIVITY_BITS: u32 = 7;
+const GAMES_SHIFT: u32 = 14;
+const GAMES_BITS: u32 = 10;
+const WINS_SHIFT: u32 = 24;
+const WINS_BITS: u32 = 10;
+const DRAWS_SHIFT: u32 = 34;
+const DRAWS_BITS: u32 = 6;
+const COUNTS_ELSEWHERE: u64 = (1 << GAMES_BITS) - 1;
+
+/// Bits `shift..shift + bits` of `field`.
+fn bits(field: u64, shift: u32, bits: u32) -> u64 {
+    (field >> shift) & ((1 << bits) - 1)
+}
+
 /// The best move leaving the book from a position, as stored (byte 9 of a record): a
 /// square of the canonical orientation (0..64), a pass (64), or none (255: every move
 /// is in the book, or the game is over). It keeps the stored byte as it is — a
@@ -82,7 +118,7 @@ impl From<Square> for LeafMove {
     }
 }
 
-/// Where record `index` starts in a book file.
+/// Where record `index` starts in a book file of the current version.
 pub(crate) fn record_offset(index: u64) -> u64 {
     (HEADER_LEN as u64).saturating_add(index.saturating_mul(RECORD_LEN as u64))
 }
@@ -126,7 +162,7 @@ pub struct Record {
     pub leaf_move: LeafMove,
     /// Score of the leaf move for the side to move.
     pub leaf_score: i8,
-    /// Depth of the leaf search.
+    /// Depth of the leaf search (0..=63 in a version 3 book).
     pub leaf_depth: u8,
     /// Games that reached the position.
     pub games: u32,
@@ -134,17 +170,25 @@ pub struct Record {
     pub wins: u32,
     /// Drawn games.
     pub draws: u16,
-    /// [`FLAG_LEAF_EXACT`] and reserved bits.
+    /// [`FLAG_LEAF_EXACT`]; the other bits are 0 (a version 3 book has no room for them).
     pub flags: u8,
     /// Multi-ProbCut selectivity of the leaf search in tenths of a standard deviation
-    /// (0: full width). Version 1 files have no such field: a reader gives their leaves
-    /// the header's selectivity.
+    /// (0: full width; at most 127 in a version 3 book). Version 1 files have no such
+    /// field: a reader gives their leaves the header's selectivity.
     pub leaf_selectivity: u8,
 }
 
+/// The game counts of a record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Counts {
+    pub games: u32,
+    pub wins: u32,
+    pub draws: u16,
+}
+
 impl Record {
-    /// Decodes 24 bytes.
-    pub(crate) fn decode(b: &[u8]) -> Record {
+    /// Decodes the 24 bytes of a version 1 or 2 record (or of a spooled one).
+    pub(crate) fn from_wide_bytes(b: &[u8]) -> Record {
         Record {
             key: LE::read_u64(&b[0..8]),
             value: i8::from_le_bytes([b[8]]),
@@ -159,14 +203,10 @@ impl Record {
         }
     }
 
-    /// Appends its 24 bytes.
-    pub(crate) fn encode_into(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.to_bytes());
-    }
-
-    /// The record's 24 bytes.
-    pub(crate) fn to_bytes(self) -> [u8; RECORD_LEN] {
-        let mut b = [0u8; RECORD_LEN];
+    /// The record's 24 bytes in the version 2 layout: every field as it is, whatever it
+    /// holds.
+    pub(crate) fn to_wide_bytes(self) -> [u8; WIDE_RECORD_LEN] {
+        let mut b = [0u8; WIDE_RECORD_LEN];
         LE::write_u64(&mut b[0..8], self.key);
         b[8] = self.value.to_le_bytes()[0];
         b[9] = self.leaf_move.byte();
@@ -178,6 +218,72 @@ impl Record {
         b[22] = self.flags;
         b[23] = self.leaf_selectivity;
         b
+    }
+
+    /// The record's 16 bytes in the version 3 layout, and whether its counts go to the
+    /// count table; `Err` names a field the layout cannot hold.
+    pub(crate) fn to_compact_bytes(self) -> Result<([u8; RECORD_LEN], bool), String> {
+        let fits = |value: u64, bits: u32| value < (1 << bits);
+        if !fits(self.leaf_depth.into(), DEPTH_BITS) {
+            return Err(format!("leaf depth {} does not fit in {DEPTH_BITS} bits", self.leaf_depth));
+        }
+        if !fits(self.leaf_selectivity.into(), SELECTIVITY_BITS) {
+            let tenths = self.leaf_selectivity;
+            return Err(format!("leaf selectivity of {tenths} tenths does not fit in {SELECTIVITY_BITS} bits"));
+        }
+        if self.flags & !FLAG_LEAF_EXACT != 0 {
+            return Err(format!("flags {:#04x}: bits other than the exact flag", self.flags));
+        }
+        let mut field = u64::from(self.leaf_depth)
+            | u64::from(self.leaf_exact()) << EXACT_SHIFT
+            | u64::from(self.leaf_selectivity) << SELECTIVITY_SHIFT;
+        let (games, wins, draws) = (u64::from(self.games), u64::from(self.wins), u64::from(self.draws));
+        let inline = games < COUNTS_ELSEWHERE && fits(wins, WINS_BITS) && fits(draws, DRAWS_BITS);
+        field |= if inline {
+            games << GAMES_SHIFT | wins << WINS_SHIFT | draws << DRAWS_SHIFT
+        } else {
+            COUNTS_ELSEWHERE << GAMES_SHIFT
+        };
+        let mut b = [0u8; RECORD_LEN];
+        LE::write_u64(&mut b[0..8], self.key);
+        b[8] = self.value.to_le_bytes()[0];
+        b[9] = self.leaf_move.byte();
+        b[10] = self.leaf_score.to_le_bytes()[0];
+        LE::write_uint(&mut b[11..16], field, 5);
+        Ok((b, !inline))
+    }
+
+    /// Decodes the 16 bytes of a version 3 record; `true` when its counts are in the
+    /// count table (the record's are then 0).
+    pub(crate) fn from_compact_bytes(b: &[u8]) -> (Record, bool) {
+        let field = LE::read_uint(&b[11..16], 5);
+        let elsewhere = bits(field, GAMES_SHIFT, GAMES_BITS) == COUNTS_ELSEWHERE;
+        let count = |shift, width| if elsewhere { 0 } else { bits(field, shift, width) };
+        let record = Record {
+            key: LE::read_u64(&b[0..8]),
+            value: i8::from_le_bytes([b[8]]),
+            leaf_move: LeafMove::from_byte(b[9]),
+            leaf_score: i8::from_le_bytes([b[10]]),
+            leaf_depth: u8::try_from(bits(field, 0, DEPTH_BITS)).unwrap_or_default(),
+            games: u32::try_from(count(GAMES_SHIFT, GAMES_BITS)).unwrap_or_default(),
+            wins: u32::try_from(count(WINS_SHIFT, WINS_BITS)).unwrap_or_default(),
+            draws: u16::try_from(count(DRAWS_SHIFT, DRAWS_BITS)).unwrap_or_default(),
+            flags: if bits(field, EXACT_SHIFT, 1) == 1 { FLAG_LEAF_EXACT } else { 0 },
+            leaf_selectivity: u8::try_from(bits(field, SELECTIVITY_SHIFT, SELECTIVITY_BITS)).unwrap_or_default(),
+        };
+        (record, elsewhere)
+    }
+
+    /// Whether a version 3 record whose counts are in the count table has nonzero wins
+    /// or draws (no thorbook writes one).
+    pub(crate) fn compact_stray_counts(b: &[u8]) -> bool {
+        let field = LE::read_uint(&b[11..16], 5);
+        bits(field, GAMES_SHIFT, GAMES_BITS) == COUNTS_ELSEWHERE && field >> WINS_SHIFT != 0
+    }
+
+    /// The same record with these counts.
+    pub(crate) fn with_counts(self, c: Counts) -> Record {
+        Record { games: c.games, wins: c.wins, draws: c.draws, ..self }
     }
 
     /// The leaf move in canonical orientation.
@@ -231,7 +337,7 @@ impl std::fmt::Display for LeafLevel {
 }
 
 /// What is wrong with a book file.
-#[derive(Debug, Error, PartialEq, Eq)]
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum BookError {
     /// Shorter than a header.
@@ -262,7 +368,7 @@ pub enum BookError {
     },
     /// Record size or count disagree with the file.
     #[error(
-        "header says {count} records of {record_len} bytes ({expected} bytes in all), the file has {actual} bytes"
+        "header says {count} records of {record_len} bytes ({expected} bytes in all, with the tables), the file has {actual} bytes"
     )]
     Size {
         /// Records declared.
@@ -273,6 +379,12 @@ pub enum BookError {
         expected: u64,
         /// Actual size.
         actual: u64,
+    },
+    /// A block size this reader does not accept.
+    #[error("header byte 49: blocks of 2^{found} records, this thorbook reads 2^4 to 2^24")]
+    BlockSize {
+        /// The stored exponent.
+        found: u8,
     },
     /// The keys were made with other Zobrist constants.
     #[error("the book's Zobrist fingerprint {found:#018x} is not this thorbook's {expected:#018x}: rebuild the book")]
@@ -288,13 +400,26 @@ pub enum BookError {
         /// The stored byte.
         found: u8,
     },
-    /// The records' checksum fails.
-    #[error("record checksum mismatch (stored {stored:#010x}, computed {computed:#010x}): the records are damaged")]
+    /// The checksum of the records (versions 1 and 2) or of the block checksum table
+    /// (version 3) fails.
+    #[error("{what} checksum mismatch (stored {stored:#010x}, computed {computed:#010x}): the {what} is damaged")]
     RecordChecksum {
+        /// What the checksum covers: "record" or "block table".
+        what: &'static str,
         /// Stored.
         stored: u32,
         /// Computed.
         computed: u32,
+    },
+    /// A block of records, or the count table, fails its checksum.
+    #[error("{what} (bytes {start}..{end}) fails its checksum: the book is damaged there")]
+    Block {
+        /// "block B (records F..L)" or "the count table".
+        what: String,
+        /// Its first byte.
+        start: u64,
+        /// One past its last byte.
+        end: u64,
     },
     /// Keys out of order or repeated.
     #[error("record {index} (byte {}): key {key:#018x} is not above the previous key: the records are damaged", record_offset(*index))]
@@ -311,6 +436,16 @@ pub enum BookError {
         index: u64,
         /// Its key.
         key: u64,
+        /// What is wrong.
+        what: String,
+    },
+    /// The count table disagrees with the records.
+    #[error("count table entry {index} (byte {at}): {what}")]
+    Counts {
+        /// Entry index.
+        index: u64,
+        /// Its first byte in the file.
+        at: u64,
         /// What is wrong.
         what: String,
     },
@@ -365,12 +500,65 @@ pub(crate) struct BookHeader {
     pub count: u64,
     /// Build parameters.
     pub params: BuildParams,
-    /// CRC-32 of the record bytes.
-    pub records_crc: u32,
+    /// Entries in the count table (version 3; 0 before).
+    pub large_counts: u64,
+    /// Records per block, as a power of two (version 3).
+    pub block_log2: u8,
+    /// CRC-32 of the records (versions 1 and 2) or of the block checksum table (3).
+    pub checksum: u32,
 }
 
 impl BookHeader {
-    /// The 64 header bytes.
+    /// Bytes per record in this file.
+    pub(crate) fn record_len(&self) -> usize {
+        if self.version >= 3 {
+            RECORD_LEN
+        } else {
+            WIDE_RECORD_LEN
+        }
+    }
+
+    /// Checksummed blocks of records: a version 3 file has one per 2^`block_log2`
+    /// records; the records of an older file are one block under the header's CRC-32.
+    pub(crate) fn blocks(&self) -> u64 {
+        if self.version >= 3 {
+            self.count.div_ceil(1u64 << self.block_log2)
+        } else {
+            1
+        }
+    }
+
+    /// The file's length as the header states it (saturating, for a damaged header).
+    fn file_len(&self) -> u64 {
+        let records = self.count.saturating_mul(self.record_len() as u64);
+        let tables = if self.version >= 3 {
+            let table = self.blocks().saturating_add(1).saturating_mul(CHECKSUM_LEN as u64);
+            self.large_counts.saturating_mul(COUNTS_LEN as u64).saturating_add(table)
+        } else {
+            0
+        };
+        (HEADER_LEN as u64).saturating_add(records).saturating_add(tables)
+    }
+
+    /// Where the records are.
+    pub(crate) fn records_range(&self) -> std::ops::Range<usize> {
+        HEADER_LEN..HEADER_LEN + len_of(self.count, self.record_len())
+    }
+
+    /// Where the count table is (empty before version 3).
+    pub(crate) fn counts_range(&self) -> std::ops::Range<usize> {
+        let start = self.records_range().end;
+        start..start + len_of(self.large_counts, COUNTS_LEN)
+    }
+
+    /// Where the block checksum table is (empty before version 3).
+    pub(crate) fn table_range(&self) -> std::ops::Range<usize> {
+        let start = self.counts_range().end;
+        let entries = if self.version >= 3 { self.blocks() + 1 } else { 0 };
+        start..start + len_of(entries, CHECKSUM_LEN)
+    }
+
+    /// The 64 header bytes (of the version this code writes).
     pub(crate) fn encode(&self) -> [u8; HEADER_LEN] {
         let mut b = [0u8; HEADER_LEN];
         b[0..8].copy_from_slice(&MAGIC);
@@ -386,13 +574,15 @@ impl BookHeader {
         LE::write_u32(&mut b[40..44], self.params.min_games);
         LE::write_u32(&mut b[44..48], self.params.eval_digest);
         b[48] = self.params.back_up.byte();
-        LE::write_u32(&mut b[56..60], self.records_crc);
+        b[49] = self.block_log2;
+        LE::write_u32(&mut b[52..56], u32::try_from(self.large_counts).unwrap_or(u32::MAX));
+        LE::write_u32(&mut b[56..60], self.checksum);
         let crc = crc32fast::hash(&b[..60]);
         LE::write_u32(&mut b[60..64], crc);
         b
     }
 
-    /// Checks and decodes a header; `file_len` is the whole file's size.
+    /// Checks and decodes a header; `bytes` is the whole file.
     pub(crate) fn decode(bytes: &[u8]) -> Result<BookHeader, BookError> {
         if bytes.len() < HEADER_LEN {
             return Err(BookError::TooShort { len: bytes.len() });
@@ -410,21 +600,18 @@ impl BookHeader {
         if stored != computed {
             return Err(BookError::HeaderChecksum { stored, computed });
         }
-        let record_len = LE::read_u32(&b[16..20]);
-        let header_len = LE::read_u32(&b[12..16]) as u64;
-        let count = LE::read_u64(&b[20..28]);
-        let expected = header_len.saturating_add(count.saturating_mul(record_len as u64));
-        if record_len as usize != RECORD_LEN || header_len != HEADER_LEN as u64 || expected != bytes.len() as u64 {
-            return Err(BookError::Size { count, record_len, expected, actual: bytes.len() as u64 });
-        }
-        let found = LE::read_u64(&b[28..36]);
-        if found != fingerprint() {
-            return Err(BookError::Fingerprint { found, expected: fingerprint() });
-        }
+        let (block_log2, large_counts) = if version >= 3 {
+            if !BLOCK_LOG2_RANGE.contains(&b[49]) {
+                return Err(BookError::BlockSize { found: b[49] });
+            }
+            (b[49], u64::from(LE::read_u32(&b[52..56])))
+        } else {
+            (0, 0)
+        };
         let back_up = BackUpRule::from_byte(b[48]).ok_or(BookError::BackUpRule { found: b[48] })?;
-        Ok(BookHeader {
+        let header = BookHeader {
             version,
-            count,
+            count: LE::read_u64(&b[20..28]),
             params: BuildParams {
                 max_ply: b[36],
                 depth: b[37],
@@ -434,49 +621,155 @@ impl BookHeader {
                 eval_digest: LE::read_u32(&b[44..48]),
                 back_up,
             },
-            records_crc: LE::read_u32(&b[56..60]),
-        })
+            large_counts,
+            block_log2,
+            checksum: LE::read_u32(&b[56..60]),
+        };
+        let record_len = LE::read_u32(&b[16..20]);
+        let header_len = LE::read_u32(&b[12..16]);
+        let expected = header.file_len();
+        if record_len as usize != header.record_len() || header_len != HEADER_LEN_U32 || expected != bytes.len() as u64
+        {
+            let count = header.count;
+            return Err(BookError::Size { count, record_len, expected, actual: bytes.len() as u64 });
+        }
+        let found = LE::read_u64(&b[28..36]);
+        if found != fingerprint() {
+            return Err(BookError::Fingerprint { found, expected: fingerprint() });
+        }
+        Ok(header)
     }
 }
 
-/// Writes a book: records go in one at a time in strictly increasing key order (an
-/// out-of-order or repeated key is refused, never silently reordered or dropped) and
-/// are checksummed as they go; [`Writer::finish`] puts the header in front. Every
-/// book thorbook produces — build, merge, import, deviation — goes through it.
-pub(crate) struct Writer {
+/// `n` entries of `len` bytes (saturating: a header's sizes are checked against the
+/// file's before any range is used).
+fn len_of(n: u64, len: usize) -> usize {
+    usize::try_from(n).map_or(usize::MAX, |n| n.saturating_mul(len))
+}
+
+/// The checksum of one block of records or of the count table.
+pub(crate) fn block_checksum(bytes: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(bytes)
+}
+
+/// Encodes a book's records in strictly increasing key order (an out-of-order or
+/// repeated key, or a field the layout cannot hold, is refused, never silently
+/// reordered, dropped or cut) and makes what follows them — the count table and the
+/// block checksums — and the header. [`Writer`] (in memory) and the streamed book
+/// writer both go through it, so every book thorbook writes has the same bytes.
+pub(crate) struct Encoder {
     params: BuildParams,
-    body: Vec<u8>,
-    crc: crc32fast::Hasher,
     last: Option<u64>,
     count: u64,
+    /// The current block's record bytes.
+    block: Vec<u8>,
+    /// The checksums of the blocks completed.
+    table: Vec<u8>,
+    /// The count table.
+    counts: Vec<u8>,
+}
+
+impl Encoder {
+    /// A book with these build parameters.
+    pub(crate) fn new(params: BuildParams) -> Encoder {
+        Encoder {
+            params,
+            last: None,
+            count: 0,
+            block: Vec::with_capacity(RECORD_LEN << BLOCK_LOG2),
+            table: Vec::new(),
+            counts: Vec::new(),
+        }
+    }
+
+    /// The record's bytes, to go after the previous record's.
+    pub(crate) fn push(&mut self, record: &Record) -> Result<[u8; RECORD_LEN], BookError> {
+        if self.last.is_some_and(|k| k >= record.key) {
+            return Err(BookError::Order { index: self.count, key: record.key });
+        }
+        let index = self.count;
+        let field = |what| BookError::Field { index, key: record.key, what };
+        let (bytes, elsewhere) = record.to_compact_bytes().map_err(field)?;
+        if elsewhere {
+            if self.counts.len() / COUNTS_LEN >= u32::MAX as usize {
+                return Err(field("more positions with large game counts than a count table holds".to_string()));
+            }
+            let mut entry = [0u8; COUNTS_LEN];
+            LE::write_u64(&mut entry[0..8], record.key);
+            LE::write_u32(&mut entry[8..12], record.games);
+            LE::write_u32(&mut entry[12..16], record.wins);
+            LE::write_u16(&mut entry[16..18], record.draws);
+            self.counts.extend_from_slice(&entry);
+        }
+        self.block.extend_from_slice(&bytes);
+        if self.block.len() == RECORD_LEN << BLOCK_LOG2 {
+            self.end_block();
+        }
+        self.last = Some(record.key);
+        self.count += 1;
+        Ok(bytes)
+    }
+
+    fn end_block(&mut self) {
+        self.table.extend_from_slice(&block_checksum(&self.block).to_le_bytes());
+        self.block.clear();
+    }
+
+    /// Records pushed so far.
+    pub(crate) fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The bytes that follow the records (the count table, then the block checksum
+    /// table), and the header.
+    pub(crate) fn finish(mut self) -> (Vec<u8>, [u8; HEADER_LEN]) {
+        if !self.block.is_empty() {
+            self.end_block();
+        }
+        self.table.extend_from_slice(&block_checksum(&self.counts).to_le_bytes());
+        let header = BookHeader {
+            version: VERSION,
+            count: self.count,
+            params: self.params,
+            large_counts: (self.counts.len() / COUNTS_LEN) as u64,
+            block_log2: BLOCK_LOG2,
+            checksum: crc32fast::hash(&self.table),
+        };
+        let mut trailer = self.counts;
+        trailer.extend_from_slice(&self.table);
+        (trailer, header.encode())
+    }
+}
+
+/// Writes a book in memory through the [`Encoder`]: records go in one at a time in
+/// strictly increasing key order; [`Writer::finish`] puts the header in front and the
+/// tables behind. Every book thorbook produces — build, merge, import, deviation — goes
+/// through it or through the streamed writer, which shares the encoder.
+pub(crate) struct Writer {
+    encoder: Encoder,
+    body: Vec<u8>,
 }
 
 impl Writer {
     /// A book with these build parameters.
     pub(crate) fn new(params: BuildParams) -> Writer {
-        Writer { params, body: Vec::new(), crc: crc32fast::Hasher::new(), last: None, count: 0 }
+        Writer { encoder: Encoder::new(params), body: Vec::new() }
     }
 
     /// Appends a record; its key must be above every key before it.
     pub(crate) fn push(&mut self, record: &Record) -> Result<(), BookError> {
-        if self.last.is_some_and(|k| k >= record.key) {
-            return Err(BookError::Order { index: self.count, key: record.key });
-        }
-        let at = self.body.len();
-        record.encode_into(&mut self.body);
-        self.crc.update(&self.body[at..]);
-        self.last = Some(record.key);
-        self.count += 1;
+        let bytes = self.encoder.push(record)?;
+        self.body.extend_from_slice(&bytes);
         Ok(())
     }
 
     /// The complete file.
     pub(crate) fn finish(self) -> Vec<u8> {
-        let header =
-            BookHeader { version: VERSION, count: self.count, params: self.params, records_crc: self.crc.finalize() };
-        let mut out = Vec::with_capacity(HEADER_LEN + self.body.len());
-        out.extend_from_slice(&header.encode());
+        let (trailer, header) = self.encoder.finish();
+        let mut out = Vec::with_capacity(HEADER_LEN + self.body.len() + trailer.len());
+        out.extend_from_slice(&header);
         out.extend_from_slice(&self.body);
+        out.extend_from_slice(&trailer);
         out
     }
 

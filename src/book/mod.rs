@@ -44,6 +44,8 @@ pub(crate) mod trust;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::OnceLock;
 
 use crate::board::Board;
 use crate::fileio::IoError;
@@ -61,11 +63,47 @@ pub use stream::{StreamError, Written};
 pub use trust::{Decider, Trust};
 
 /// A book over bytes: a `Vec<u8>`, a static slice (the bundled book) or a memory map.
-/// Opening checks the header and size only (constant time); [`Book::verify`] checks
-/// every record.
+///
+/// Opening checks the header and the file's size only, in constant time. Reads check
+/// what they touch: a probe verifies every block of records it reads against the
+/// block's checksum, once per block for the life of the `Book`, and never returns a
+/// record from a damaged block. It answers as if the position were not in the book and
+/// keeps the error, which [`Book::damage`] reports, so that a caller can say so.
+/// [`Book::verify`] checks the whole file, and marks every block as verified.
 pub struct Book<D: AsRef<[u8]>> {
     data: D,
     header: format::BookHeader,
+    checks: BlockChecks,
+}
+
+/// Which blocks of a book have been verified, and the first damage found.
+struct BlockChecks {
+    /// One bit per block of records, and one for the count table.
+    verified: Box<[AtomicU64]>,
+    damage: OnceLock<BookError>,
+}
+
+impl BlockChecks {
+    fn new(blocks: u64) -> BlockChecks {
+        let words = usize::try_from((blocks + 1).div_ceil(64)).unwrap_or(0);
+        BlockChecks { verified: (0..words).map(|_| AtomicU64::new(0)).collect(), damage: OnceLock::new() }
+    }
+
+    fn is_verified(&self, block: usize) -> bool {
+        self.verified.get(block / 64).is_some_and(|w| w.load(Relaxed) & (1 << (block % 64)) != 0)
+    }
+
+    fn mark(&self, block: usize) {
+        if let Some(w) = self.verified.get(block / 64) {
+            w.fetch_or(1 << (block % 64), Relaxed);
+        }
+    }
+
+    fn mark_all(&self) {
+        for w in self.verified.iter() {
+            w.store(u64::MAX, Relaxed);
+        }
+    }
 }
 
 /// A position found in the book, seen from the probed board's orientation.
@@ -91,13 +129,15 @@ impl BookHit {
 
 impl<D: AsRef<[u8]>> Book<D> {
     /// Opens a book, checking magic, version, header checksum, sizes and the Zobrist
-    /// fingerprint (not the records: see [`Book::verify`]).
+    /// fingerprint (not the records: probes check the blocks they read, and
+    /// [`Book::verify`] the whole file).
     pub fn open(data: D) -> Result<Book<D>, BookError> {
         let header = format::BookHeader::decode(data.as_ref())?;
-        Ok(Book { data, header })
+        let checks = BlockChecks::new(header.blocks());
+        Ok(Book { data, header, checks })
     }
 
-    /// Opens and verifies every record.
+    /// Opens and verifies the whole file.
     pub fn open_verified(data: D) -> Result<Book<D>, BookError> {
         let book = Book::open(data)?;
         book.verify()?;
@@ -106,7 +146,7 @@ impl<D: AsRef<[u8]>> Book<D> {
 
     /// Number of positions.
     pub fn len(&self) -> usize {
-        // `open` checked that count × 24 bytes is the file's size, so it fits.
+        // `open` checked that the records fit in the file, so the count fits.
         usize::try_from(self.header.count).unwrap_or(usize::MAX)
     }
 
@@ -125,12 +165,18 @@ impl<D: AsRef<[u8]>> Book<D> {
         self.data.as_ref().len()
     }
 
+    /// The first damage a read found (a block whose checksum fails, a count table that
+    /// disagrees with its records), if any: those reads answered "not in the book".
+    pub fn damage(&self) -> Option<&BookError> {
+        self.checks.damage.get()
+    }
+
     /// A 64-bit digest of the records as they decode (what names a book as the input
-    /// of a resumable or planned growth).
+    /// of a resumable or planned growth; the same for a book in any format version).
     pub(crate) fn records_digest(&self) -> u64 {
         let mut d = crate::fileio::Digest::new();
         for r in self.records() {
-            d.update(&r.to_bytes());
+            d.update(&r.to_wide_bytes());
         }
         d.finish()
     }
@@ -140,44 +186,34 @@ impl<D: AsRef<[u8]>> Book<D> {
         self.data.as_ref()
     }
 
-    fn records_bytes(&self) -> &[u8] {
-        &self.data.as_ref()[format::HEADER_LEN..]
-    }
-
-    /// Record `i` (0-based, in key order).
-    pub fn record(&self, i: usize) -> Record {
-        let at = i * format::RECORD_LEN;
-        let mut r = Record::decode(&self.records_bytes()[at..at + format::RECORD_LEN]);
-        if self.header.version == 1 && !r.leaf_move.is_none() && !r.leaf_exact() {
-            // Version 1 had one selectivity for the whole book, in the header.
-            r.leaf_selectivity = self.header.params.selectivity_tenths;
-        }
-        r
-    }
-
-    /// The file's format version (1 or 2).
+    /// The file's format version (1 to 3).
     pub fn version(&self) -> u32 {
         self.header.version
     }
 
-    #[inline]
-    fn key_at(&self, i: usize) -> u64 {
-        let at = i * format::RECORD_LEN;
-        u64::from_le_bytes(self.records_bytes()[at..at + 8].try_into().expect("8 bytes"))
+    fn view(&self) -> View<'_> {
+        View { bytes: self.data.as_ref(), header: &self.header, checks: &self.checks }
     }
 
-    /// All records in key order.
+    /// Record `i` (0-based, in key order), read without checks.
+    pub(crate) fn record(&self, i: usize) -> Record {
+        self.view().record(i)
+    }
+
+    /// All records in key order, read without checks: call [`Book::verify`] first (every
+    /// command that reads a whole book does).
     pub fn records(&self) -> impl Iterator<Item = Record> + '_ {
-        (0..self.len()).map(|i| self.record(i))
+        self.view().records()
     }
 
-    /// The record with canonical key `key`.
+    /// The record with canonical key `key`, read from verified blocks only (see
+    /// [`Book`]).
     ///
     /// Zobrist keys are uniform, so a few interpolation steps land next to the record
     /// (about 2 reads instead of log2 N); binary search finishes, which bounds the
     /// worst case whatever the keys.
     pub fn get(&self, key: u64) -> Option<Record> {
-        format::find_key(self.len(), |i| self.key_at(i), key).map(|i| self.record(i))
+        self.view().get(key)
     }
 
     /// The book's knowledge of `board` (any orientation), if it is a book position.
@@ -187,19 +223,244 @@ impl<D: AsRef<[u8]>> Book<D> {
         self.get(canon.key()).map(|record| BookHit { record, transform })
     }
 
-    /// Checks every record: checksum, strictly increasing keys, fields in range.
+    /// Checks the whole file — every block's checksum (in parallel), strictly
+    /// increasing keys, fields in range, the count table against its records — and
+    /// marks every block verified.
     pub fn verify(&self) -> Result<(), BookError> {
-        let computed = crc32fast::hash(self.records_bytes());
-        if computed != self.header.records_crc {
-            return Err(BookError::RecordChecksum { stored: self.header.records_crc, computed });
+        self.view().verify()
+    }
+}
+
+/// A book's bytes with its header and checks: what reads work on (`Copy` and `Sync`
+/// whatever holds the bytes, so that verification runs on every core).
+#[derive(Clone, Copy)]
+struct View<'a> {
+    bytes: &'a [u8],
+    header: &'a format::BookHeader,
+    checks: &'a BlockChecks,
+}
+
+impl<'a> View<'a> {
+    fn len(&self) -> usize {
+        usize::try_from(self.header.count).unwrap_or(usize::MAX)
+    }
+
+    fn records_bytes(&self) -> &'a [u8] {
+        &self.bytes[self.header.records_range()]
+    }
+
+    fn record_bytes(&self, i: usize) -> &'a [u8] {
+        let len = self.header.record_len();
+        &self.records_bytes()[i * len..(i + 1) * len]
+    }
+
+    /// Record `i` (0-based, in key order), read without checks.
+    fn record(&self, i: usize) -> Record {
+        self.decode(i).0
+    }
+
+    /// Record `i`, and for a version 3 record whose counts are in the count table,
+    /// whether the table holds them.
+    fn decode(&self, i: usize) -> (Record, bool) {
+        let bytes = self.record_bytes(i);
+        match self.header.version {
+            3.. => {
+                let (r, elsewhere) = Record::from_compact_bytes(bytes);
+                if !elsewhere {
+                    return (r, true);
+                }
+                match self.large_counts(r.key) {
+                    Some(counts) => (r.with_counts(counts), true),
+                    None => (r, false),
+                }
+            }
+            version => {
+                let mut r = Record::from_wide_bytes(bytes);
+                if version == 1 && !r.leaf_move.is_none() && !r.leaf_exact() {
+                    // Version 1 had one selectivity for the whole book, in the header.
+                    r.leaf_selectivity = self.header.params.selectivity_tenths;
+                }
+                (r, true)
+            }
         }
-        let mut prev = None;
-        for (i, r) in self.records().enumerate() {
+    }
+
+    /// The count table's entry for `key`.
+    fn large_counts(&self, key: u64) -> Option<format::Counts> {
+        let table = &self.bytes[self.header.counts_range()];
+        let entry = |i: usize| &table[i * format::COUNTS_LEN..(i + 1) * format::COUNTS_LEN];
+        let key_of = |i: usize| u64::from_le_bytes(entry(i)[0..8].try_into().unwrap_or_default());
+        let i = format::find_key(table.len() / format::COUNTS_LEN, key_of, key)?;
+        let e = entry(i);
+        let word = |at: usize| u32::from_le_bytes(e[at..at + 4].try_into().unwrap_or_default());
+        let draws = u16::from_le_bytes(e[16..18].try_into().unwrap_or_default());
+        Some(format::Counts { games: word(8), wins: word(12), draws })
+    }
+
+    #[inline]
+    fn key_at(&self, i: usize) -> u64 {
+        let at = i * self.header.record_len();
+        u64::from_le_bytes(self.records_bytes()[at..at + 8].try_into().unwrap_or_default())
+    }
+
+    /// All records in key order, read without checks: call [`Book::verify`] first (every
+    /// command that reads a whole book does).
+    fn records(&self) -> impl Iterator<Item = Record> + 'a {
+        let view = *self;
+        (0..self.len()).map(move |i| view.record(i))
+    }
+
+    /// Checks block `block` (the count table for the block after the last), once.
+    fn check_block(&self, block: usize) -> Result<(), BookError> {
+        if self.checks.is_verified(block) {
+            return Ok(());
+        }
+        let bytes = self.bytes;
+        let h = self.header;
+        let result = if h.version < 3 {
+            let computed = crc32fast::hash(self.records_bytes());
+            if computed == h.checksum {
+                Ok(())
+            } else {
+                Err(BookError::RecordChecksum { what: "record", stored: h.checksum, computed })
+            }
+        } else {
+            let blocks = usize::try_from(h.blocks()).unwrap_or(usize::MAX);
+            let (what, range) = if block < blocks {
+                let per = 1usize << h.block_log2;
+                let first = block * per;
+                let end = (first + per).min(self.len());
+                let start = h.records_range().start;
+                let range = start + first * format::RECORD_LEN..start + end * format::RECORD_LEN;
+                (format!("block {block} (records {first}..{end})"), range)
+            } else {
+                ("the count table".to_string(), h.counts_range())
+            };
+            let table = &bytes[h.table_range()];
+            let at = block * format::CHECKSUM_LEN;
+            let stored = u64::from_le_bytes(table[at..at + format::CHECKSUM_LEN].try_into().unwrap_or_default());
+            if format::block_checksum(&bytes[range.clone()]) == stored {
+                Ok(())
+            } else {
+                Err(BookError::Block { what, start: range.start as u64, end: range.end as u64 })
+            }
+        };
+        match result {
+            Ok(()) => {
+                self.checks.mark(block);
+                Ok(())
+            }
+            Err(e) => {
+                let _ = self.checks.damage.set(e.clone());
+                Err(e)
+            }
+        }
+    }
+
+    /// The block record `i` is in.
+    fn block_of(&self, i: usize) -> usize {
+        if self.header.version < 3 {
+            0
+        } else {
+            i >> self.header.block_log2
+        }
+    }
+
+    /// The record with canonical key `key`, read from verified blocks only (see
+    /// [`Book`]).
+    ///
+    /// Zobrist keys are uniform, so a few interpolation steps land next to the record
+    /// (about 2 reads instead of log2 N); binary search finishes, which bounds the
+    /// worst case whatever the keys.
+    fn get(&self, key: u64) -> Option<Record> {
+        let damaged = std::cell::Cell::new(false);
+        let key_at = |i: usize| {
+            if self.check_block(self.block_of(i)).is_err() {
+                damaged.set(true);
+            }
+            self.key_at(i)
+        };
+        let found = format::find_key(self.len(), key_at, key);
+        if damaged.get() {
+            return None;
+        }
+        let i = found?;
+        if self.header.version >= 3 && self.is_escaped(i) {
+            // The counts come from the count table: it must be intact too.
+            self.check_block(usize::try_from(self.header.blocks()).ok()?).ok()?;
+        }
+        let (record, counted) = self.decode(i);
+        if !counted {
+            let what = "its game counts are not in the count table".to_string();
+            let _ = self.checks.damage.set(BookError::Field { index: i as u64, key, what });
+            return None;
+        }
+        Some(record)
+    }
+
+    /// Whether version 3 record `i` keeps its counts in the count table.
+    fn is_escaped(&self, i: usize) -> bool {
+        Record::from_compact_bytes(self.record_bytes(i)).1
+    }
+
+    /// Checks the whole file — every block's checksum (in parallel), strictly
+    /// increasing keys, fields in range, the count table against its records — and
+    /// marks every block verified.
+    fn verify(&self) -> Result<(), BookError> {
+        use rayon::prelude::*;
+        let h = self.header;
+        if h.version >= 3 {
+            let computed = crc32fast::hash(&self.bytes[h.table_range()]);
+            if computed != h.checksum {
+                return Err(BookError::RecordChecksum { what: "block table", stored: h.checksum, computed });
+            }
+        }
+        let blocks = usize::try_from(h.blocks()).unwrap_or(usize::MAX);
+        let per_block = if h.version >= 3 { 1usize << h.block_log2 } else { self.len().max(1) };
+        // The count table first, so that records can be decoded with their counts.
+        if h.version >= 3 {
+            self.check_block(blocks)?;
+            self.verify_count_table()?;
+        }
+        let escaped = (0..blocks)
+            .into_par_iter()
+            .map(|b| {
+                self.check_block(b)?;
+                self.verify_records(b * per_block..((b + 1) * per_block).min(self.len()))
+            })
+            .collect::<Result<Vec<u64>, BookError>>()?;
+        let escaped: u64 = escaped.iter().sum();
+        if escaped != h.large_counts {
+            let at = h.counts_range().start as u64;
+            let what = format!("{} entries for {escaped} records whose counts it holds", h.large_counts);
+            return Err(BookError::Counts { index: 0, at, what });
+        }
+        self.checks.mark_all();
+        Ok(())
+    }
+
+    /// Checks records `range` (order, including against the record before it, and
+    /// fields); the number of them whose counts are in the count table.
+    fn verify_records(&self, range: std::ops::Range<usize>) -> Result<u64, BookError> {
+        let mut prev = range.start.checked_sub(1).map(|i| self.key_at(i));
+        let mut escaped = 0;
+        for i in range {
+            let (r, counted) = self.decode(i);
             let field = |what: String| BookError::Field { index: i as u64, key: r.key, what };
             if prev.is_some_and(|p| p >= r.key) {
                 return Err(BookError::Order { index: i as u64, key: r.key });
             }
             prev = Some(r.key);
+            if !counted {
+                return Err(field("its game counts are not in the count table".to_string()));
+            }
+            if self.header.version >= 3 {
+                let bytes = self.record_bytes(i);
+                if Record::compact_stray_counts(bytes) {
+                    return Err(field("wins or draws beside counts kept in the count table".to_string()));
+                }
+                escaped += u64::from(Record::from_compact_bytes(bytes).1);
+            }
             if !(-64..=64).contains(&r.value) || !(-64..=64).contains(&r.leaf_score) {
                 return Err(field(format!("value {} or leaf score {} outside -64..64", r.value, r.leaf_score)));
             }
@@ -208,6 +469,26 @@ impl<D: AsRef<[u8]>> Book<D> {
             }
             if r.wins as u64 + r.draws as u64 > r.games as u64 {
                 return Err(field(format!("{} wins and {} draws exceed {} games", r.wins, r.draws, r.games)));
+            }
+        }
+        Ok(escaped)
+    }
+
+    /// Checks the count table's own order and reserved bytes.
+    fn verify_count_table(&self) -> Result<(), BookError> {
+        let range = self.header.counts_range();
+        let table = &self.bytes[range.clone()];
+        let mut prev = None;
+        for (i, e) in table.chunks_exact(format::COUNTS_LEN).enumerate() {
+            let at = (range.start + i * format::COUNTS_LEN) as u64;
+            let bad = |what: &str| BookError::Counts { index: i as u64, at, what: what.to_string() };
+            let key = u64::from_le_bytes(e[0..8].try_into().unwrap_or_default());
+            if prev.is_some_and(|p| p >= key) {
+                return Err(bad("its key is not above the previous entry's"));
+            }
+            prev = Some(key);
+            if e[18..20] != [0, 0] {
+                return Err(bad("reserved bytes set"));
             }
         }
         Ok(())

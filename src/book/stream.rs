@@ -13,7 +13,7 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::backup::{LeafInput, Reached, Values};
-use super::format::{BookError, BookHeader, BuildParams, Record, HEADER_LEN, RECORD_LEN, VERSION};
+use super::format::{BookError, BuildParams, Encoder, Record, HEADER_LEN, WIDE_RECORD_LEN};
 use crate::board::Board;
 use crate::fileio::AtomicFile;
 use crate::fileio::IoError;
@@ -74,7 +74,7 @@ impl BookFile {
         if self.keys.last().is_some_and(|&k| k >= record.key) {
             return Err(BookError::Order { index: self.keys.len() as u64, key: record.key }.into());
         }
-        self.spool.write_all(&record.to_bytes()).map_err(io(&self.spool_path))?;
+        self.spool.write_all(&record.to_wide_bytes()).map_err(io(&self.spool_path))?;
         self.keys.push(record.key);
         self.leaves.push(LeafInput::of(record));
         Ok(())
@@ -88,26 +88,27 @@ impl BookFile {
         out.write_all(&[0; HEADER_LEN]).map_err(io(&self.path))?;
         let spool = File::open(&self.spool_path).map_err(io(&self.spool_path))?;
         let mut reader = BufReader::with_capacity(1 << 20, spool);
-        let mut crc = crc32fast::Hasher::new();
-        let mut record = [0u8; RECORD_LEN];
-        let mut count = 0u64;
+        let mut encoder = Encoder::new(self.params);
+        let mut wide = [0u8; WIDE_RECORD_LEN];
         for i in 0..self.keys.len() {
-            reader.read_exact(&mut record).map_err(io(&self.spool_path))?;
+            reader.read_exact(&mut wide).map_err(io(&self.spool_path))?;
             if !values.reached(i) && others == Reached::DropOthers {
                 continue;
             }
+            let mut record = Record::from_wide_bytes(&wide);
             if let Some(v) = values.value(i) {
-                record[8] = v.to_le_bytes()[0];
+                record.value = v;
             }
-            crc.update(&record);
-            out.write_all(&record).map_err(io(&self.path))?;
-            count += 1;
+            out.write_all(&encoder.push(&record)?).map_err(io(&self.path))?;
         }
-        let header = BookHeader { version: VERSION, count, params: self.params, records_crc: crc.finalize() };
-        out.write_at(0, &header.encode()).map_err(io(&self.path))?;
+        let positions = encoder.count();
+        let (trailer, header) = encoder.finish();
+        out.write_all(&trailer).map_err(io(&self.path))?;
+        out.write_at(0, &header).map_err(io(&self.path))?;
         out.commit().map_err(io(&self.path))?;
         let _ = std::fs::remove_file(&self.spool_path);
-        Ok(Written { positions: count, bytes: HEADER_LEN as u64 + count * RECORD_LEN as u64 })
+        let bytes = std::fs::metadata(&self.path).map_err(io(&self.path))?.len();
+        Ok(Written { positions, bytes })
     }
 }
 
@@ -158,7 +159,9 @@ mod tests {
             book.push(&record(k)).unwrap();
         }
         let kept = book.finish(Reached::KeepOthers).unwrap();
-        assert_eq!(kept, Written { positions: 3, bytes: (HEADER_LEN + 3 * RECORD_LEN) as u64 });
+        let expected =
+            super::super::format::Writer::write_all(&[record(1), record(2), record(3)], BuildParams::default());
+        assert_eq!(kept, Written { positions: 3, bytes: expected.unwrap().len() as u64 });
         let b = super::super::Book::open_verified(std::fs::read(&path).unwrap()).unwrap();
         assert!(b.records().all(|r| r.value == 5));
         let mut book = BookFile::create(&path, BuildParams::default()).unwrap();

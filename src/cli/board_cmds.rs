@@ -116,8 +116,14 @@ pub(super) fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
             .and_then(|m| m.last().copied());
         let mut diagram = crate::svg::Diagram::with_legal_moves(pos, last);
         if args.book_values {
-            let book = super::book_args::open_book(args.book.as_deref())?;
+            let book = super::book_args::open_unverified(args.book.as_deref())?;
             let moves = crate::book::query::book_moves(&book, &pos);
+            if let Some(damage) = book.damage() {
+                anyhow::bail!(
+                    "book {}: {damage}",
+                    args.book.as_deref().map_or("(bundled)".into(), |p| p.display().to_string())
+                );
+            }
             let best = moves.first().map(|m| m.score);
             diagram.marks = moves
                 .iter()

@@ -38,8 +38,9 @@ pub enum BookCommand {
     Build(BuildArgs),
     /// Every legal move of a position with its book value, leaf, games and black win rate.
     Query(QueryArgs),
-    /// Counts, depth histogram, build parameters, checksum state.
-    Info(BookFileArgs),
+    /// Size, format and build parameters, in constant time; `--full` adds the checksum
+    /// state, leaf levels and the per-ply histogram (reading the whole book).
+    Info(InfoArgs),
     /// Check checksums and structure; report damage.
     Verify(BookFileArgs),
     /// One position per line, as text, for other tools.
@@ -239,9 +240,12 @@ pub struct QueryArgs {
 
 fn query(args: QueryArgs) -> anyhow::Result<ExitCode> {
     let pos = args.position.position()?;
-    let book = open_book(args.book.book.as_deref())?;
+    let book = open_unverified(args.book.book.as_deref())?;
     let hit = book.probe(&pos.board);
     let out = crate::book::query::query(&book, &pos);
+    if let Some(damage) = book.damage() {
+        anyhow::bail!("book {}: {damage}", book_name(args.book.book.as_deref()));
+    }
     let opening = args.position.opening();
     if args.book.json {
         let mut v = serde_json::to_value(&out)?;
@@ -278,49 +282,77 @@ fn query(args: QueryArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Arguments of `book info`.
+#[derive(Args, Debug)]
+pub struct InfoArgs {
+    #[command(flatten)]
+    book: BookFileArgs,
+    /// Also verify the whole file and count leaves, leaf levels and positions by ply
+    /// (time and memory in proportion to the book).
+    #[arg(long)]
+    full: bool,
+}
+
 #[derive(Serialize)]
 struct InfoJson {
     positions: usize,
     bytes: usize,
     bytes_per_position: f64,
     params: BuildParams,
+    version: u32,
+    games_at_root: Option<u32>,
+    #[serde(flatten)]
+    full: Option<FullInfo>,
+}
+
+/// What `book info --full` adds: facts that need every record.
+#[derive(Serialize)]
+struct FullInfo {
     checksum_ok: bool,
     exact_leaves: usize,
     no_leaf: usize,
     positions_by_empties: Vec<(u32, usize)>,
-    version: u32,
     leaves_by_level: Vec<(String, usize)>,
-    games_at_root: Option<u32>,
 }
 
-fn info(args: BookFileArgs) -> anyhow::Result<ExitCode> {
-    let book = open_unverified(args.book.as_deref())?;
-    let checksum_ok = book.verify().is_ok();
-    let boards = walk(&book);
-    let mut hist: std::collections::BTreeMap<u32, usize> = Default::default();
-    for b in boards.values() {
-        *hist.entry(b.empty_count()).or_default() += 1;
+impl FullInfo {
+    fn of(book: &Book<crate::fileio::Bytes>) -> FullInfo {
+        let checksum_ok = book.verify().is_ok();
+        let mut hist: std::collections::BTreeMap<u32, usize> = Default::default();
+        for b in walk(book).values() {
+            *hist.entry(b.empty_count()).or_default() += 1;
+        }
+        let mut by_level: std::collections::BTreeMap<(bool, u8, u8), (String, usize)> = Default::default();
+        for level in book.records().filter_map(|r| r.leaf_level()) {
+            by_level.entry(level.rank()).or_insert_with(|| (level.to_string(), 0)).1 += 1;
+        }
+        FullInfo {
+            checksum_ok,
+            exact_leaves: book.records().filter(|r| r.leaf_exact() && !r.leaf_move.is_none()).count(),
+            no_leaf: book.records().filter(|r| r.leaf_move.is_none()).count(),
+            positions_by_empties: hist.into_iter().rev().collect(),
+            leaves_by_level: by_level.into_values().rev().collect(),
+        }
     }
+}
+
+fn info(args: InfoArgs) -> anyhow::Result<ExitCode> {
+    let book = open_unverified(args.book.book.as_deref())?;
     let out = InfoJson {
         positions: book.len(),
         bytes: book.size_bytes(),
         bytes_per_position: book.size_bytes() as f64 / book.len().max(1) as f64,
         params: book.params(),
-        checksum_ok,
-        exact_leaves: book.records().filter(|r| r.leaf_exact() && !r.leaf_move.is_none()).count(),
-        no_leaf: book.records().filter(|r| r.leaf_move.is_none()).count(),
-        positions_by_empties: hist.into_iter().rev().collect(),
         version: book.version(),
-        leaves_by_level: {
-            let mut by_level: std::collections::BTreeMap<(bool, u8, u8), (String, usize)> = Default::default();
-            for level in book.records().filter_map(|r| r.leaf_level()) {
-                by_level.entry(level.rank()).or_insert_with(|| (level.to_string(), 0)).1 += 1;
-            }
-            by_level.into_values().rev().collect()
-        },
         games_at_root: book.probe(&Board::START).map(|h| h.record.games),
+        full: args.full.then(|| FullInfo::of(&book)),
     };
-    if args.json {
+    if !args.full {
+        if let Some(damage) = book.damage() {
+            anyhow::bail!("book {}: {damage}", book_name(args.book.book.as_deref()));
+        }
+    }
+    if args.book.json {
         outln!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
@@ -332,19 +364,19 @@ fn info(args: BookFileArgs) -> anyhow::Result<ExitCode> {
         out.version
     );
     let p = out.params;
+    let mixed = out.full.as_ref().map(|f| f.leaves_by_level.iter().any(|(l, _)| l.contains("σ")));
     outln!(
         "built with:  max ply {}, min games {}, depth {}, exact at {} empties, {}",
         p.max_ply,
         p.min_games,
         if p.depth == 0 { "by time".to_string() } else { p.depth.to_string() },
         p.exact_at,
-        match p.selectivity_tenths {
+        match (p.selectivity_tenths, mixed) {
             // A grown book whose leaves differ in width records none (0).
-            0 if out.leaves_by_level.iter().any(|(l, _)| l.contains("σ")) => {
-                "widths as the leaf levels say".to_string()
-            }
-            0 => "full width".to_string(),
-            t => format!("selectivity {:.1} σ", t as f32 / 10.0),
+            (0, Some(true)) => "widths as the leaf levels say".to_string(),
+            (0, Some(false)) => "full width".to_string(),
+            (0, None) => "full width, or leaves of several widths (--full lists them)".to_string(),
+            (t, _) => format!("selectivity {:.1} σ", t as f32 / 10.0),
         }
     );
     match p.eval_digest {
@@ -355,20 +387,26 @@ fn info(args: BookFileArgs) -> anyhow::Result<ExitCode> {
             if d == crate::eval::PatternEval::bundled().digest() { " (the bundled weights)" } else { "" }
         ),
     }
-    outln!("checksums:   {}", if checksum_ok { "ok" } else { "DAMAGED (run `thorbook book verify`)" });
-    outln!("leaves:      {} exact, {} positions with every move in the book", out.exact_leaves, out.no_leaf);
-    let levels: Vec<String> = out.leaves_by_level.iter().map(|(l, n)| format!("{l}: {n}")).collect();
-    outln!("leaf levels: {}", levels.join(", "));
     outln!("games:       {} at the start position", out.games_at_root.unwrap_or(0));
+    let Some(full) = &out.full else { return Ok(ExitCode::SUCCESS) };
+    outln!("checksums:   {}", if full.checksum_ok { "ok" } else { "DAMAGED (run `thorbook book verify`)" });
+    outln!("leaves:      {} exact, {} positions with every move in the book", full.exact_leaves, full.no_leaf);
+    let levels: Vec<String> = full.leaves_by_level.iter().map(|(l, n)| format!("{l}: {n}")).collect();
+    outln!("leaf levels: {}", levels.join(", "));
     outln!("reachable from the start, by ply:");
-    for (empties, n) in &out.positions_by_empties {
+    for (empties, n) in &full.positions_by_empties {
         outln!("  ply {:>2}: {n}", 60 - empties);
     }
     Ok(ExitCode::SUCCESS)
 }
 
+/// How a book is named in messages.
+fn book_name(path: Option<&Path>) -> String {
+    path.map_or("(bundled)".to_string(), |p| p.display().to_string())
+}
+
 fn verify(args: BookFileArgs) -> anyhow::Result<ExitCode> {
-    let name = args.book.as_ref().map_or("(bundled)".to_string(), |p| p.display().to_string());
+    let name = book_name(args.book.as_deref());
     let book = open_unverified(args.book.as_deref())?;
     book.verify().with_context(|| format!("book {name}"))?;
     outln!("book {name}: ok ({} positions, header, checksums, key order and fields verified)", book.len());

@@ -14,7 +14,7 @@ use super::book_args::{build_error, open_book, position_from, BuildArgs, DeepenA
 use crate::book::audit::{Checks, ChecksKind};
 use crate::book::build::{BuildConfig, GameLine};
 use crate::book::deviate::Growth;
-use crate::book::plan::{AfterRound, Planned};
+use crate::book::plan::{collect, AfterRound, Planned};
 use crate::book::plan::{Plan, PlanError, ShardEvent, ShardState, PLAN_FILE};
 use crate::book::slurm::{self, SlurmOptions};
 
@@ -100,6 +100,10 @@ pub struct PlanBuildArgs {
     /// cluster): the plan, the positions, the shards' files.
     #[arg(long)]
     work_dir: PathBuf,
+    /// Memory for collecting the positions, in MiB: beyond it, sorted runs are spilled
+    /// to the work directory and merged (the plan is the same for any value).
+    #[arg(long, default_value_t = collect::DEFAULT_SORT_MIB, value_parser = clap::value_parser!(u32).range(1..=1 << 20))]
+    sort_mib: u32,
 }
 
 /// Arguments of `book shard`.
@@ -273,8 +277,9 @@ pub(super) fn plan(cmd: PlanCommand) -> anyhow::Result<ExitCode> {
     config.leaf_search().map_err(build_error)?;
     let db = args.build.archives.load(false)?;
     let games: Vec<GameLine> = db.games.iter().map(GameLine::from_thor).collect();
-    let plan =
-        Plan::create_build(&args.work_dir, &games, &config, args.shards, &args.build.output).map_err(plan_error)?;
+    let budget = usize::try_from(args.sort_mib).unwrap_or(usize::MAX).saturating_mul(1 << 20);
+    let plan = Plan::create_build_with_budget(&args.work_dir, &games, &config, args.shards, &args.build.output, budget)
+        .map_err(plan_error)?;
     eprintln!(
         "planned {} positions from {} games in {} shards in {} (digest {:016x}); book to {}",
         plan.positions(),

@@ -140,6 +140,7 @@ pub(super) fn analyze(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
     let mut engine = Engine::new(EngineConfig::try_from(&args.engine)?)?;
     stop_on_ctrl_c(&engine)?;
     let a = engine.analyze(&pos, None);
+    warn_of_book_damage(&engine);
     let code = if engine.stopped() { ExitCode::from(INTERRUPTED) } else { ExitCode::SUCCESS };
     let r = &a.search;
     let best_pv = format_moves(&a.pv);
@@ -209,6 +210,7 @@ pub(super) fn bestmove(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
     let mut engine = Engine::new(EngineConfig::try_from(&args.engine)?)?;
     stop_on_ctrl_c(&engine)?;
     let m = engine.choose(&pos)?;
+    warn_of_book_damage(&engine);
     let code = if engine.stopped() { ExitCode::from(INTERRUPTED) } else { ExitCode::SUCCESS };
     if engine.stopped() {
         eprintln!("interrupted: the move of the last finished iteration");
@@ -231,6 +233,14 @@ pub(super) fn bestmove(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
     };
     outln!("{} ({detail}, pv {})", m.mv, format_moves(&m.pv));
     Ok(code)
+}
+
+/// A damaged block of the engine's book is never used (the engine searches instead):
+/// say so, once the move is chosen.
+fn warn_of_book_damage<E: crate::eval::IncrementalEvaluator>(engine: &Engine<E>) {
+    if let Some(damage) = engine.book().and_then(|b| b.damage()) {
+        eprintln!("warning: the book is damaged ({damage}); its damaged part was not used");
+    }
 }
 
 /// The exit code of a command stopped by Ctrl-C (128 + SIGINT), after printing what it

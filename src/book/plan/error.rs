@@ -52,6 +52,12 @@ pub enum PlanError {
         /// The plan's shard count.
         shards: u32,
     },
+    /// The collection's buffer cannot be allocated.
+    #[error("cannot allocate the {} MiB buffer that collects the positions: give a smaller sort budget", bytes >> 20)]
+    Memory {
+        /// Its size.
+        bytes: usize,
+    },
     /// `SLURM_CPUS_PER_TASK`, which gives a shard its threads, is not a thread count.
     #[error("SLURM_CPUS_PER_TASK=`{0}` is not a thread count (1..={max})", max = crate::search::MAX_THREADS)]
     CpusPerTask(String),

@@ -35,6 +35,7 @@
 //!   4 zero bytes);
 //! - `shard-IIII.partial`: the header and the entries found so far, in any order.
 
+use std::borrow::Borrow;
 use std::path::{Path, PathBuf};
 
 use super::backup::Reached;
@@ -46,6 +47,7 @@ use crate::fileio::atomic_write;
 use crate::setting::{check, Setting};
 
 mod checks;
+pub mod collect;
 mod error;
 pub(crate) mod nodes;
 mod rounds;
@@ -57,7 +59,7 @@ pub use rounds::{AfterRound, Finished, Planned};
 pub use shard::{shard_of, ShardEvent, ShardState, ShardStatus};
 
 use error::io;
-use nodes::{read_nodes, write_nodes, NodeReader, NODES_FILE};
+use nodes::{read_nodes, NodeReader, NodeWriter, NODES_FILE};
 use rounds::{finished, last_round, RoundWork};
 use spec::{hex, plan_digest, to_json, utf8_paths, PlanFile, PlanKind};
 
@@ -110,27 +112,72 @@ impl Plan {
     /// Plans a build of `games` under `config` in `shards` shards into `dir` (created if
     /// needed), the book to be assembled to `output`. Planning the same build again
     /// in the same directory is a no-op that returns the existing plan; a directory
-    /// holding another plan is refused.
-    pub fn create_build(
+    /// holding another plan is refused. The games are read once, as a stream, and the
+    /// positions collected in bounded memory ([`collect::DEFAULT_SORT_BUDGET`] for the
+    /// buffer; see [`Plan::create_build_with_budget`]).
+    pub fn create_build<I>(
         dir: &Path,
-        games: &[GameLine],
+        games: I,
         config: &BuildConfig,
         shards: u32,
         output: &Path,
-    ) -> Result<Plan, PlanError> {
+    ) -> Result<Plan, PlanError>
+    where
+        I: IntoIterator,
+        I::Item: Borrow<GameLine>,
+        I::IntoIter: ExactSizeIterator,
+    {
+        Plan::create_build_with_budget(dir, games, config, shards, output, collect::DEFAULT_SORT_BUDGET)
+    }
+
+    /// [`Plan::create_build`] with the positions collected in a buffer of at most
+    /// `sort_budget` bytes: when it fills, sorted runs are spilled to `dir` and merged
+    /// after (the plan is the same for any budget).
+    pub fn create_build_with_budget<I>(
+        dir: &Path,
+        games: I,
+        config: &BuildConfig,
+        shards: u32,
+        output: &Path,
+        sort_budget: usize,
+    ) -> Result<Plan, PlanError>
+    where
+        I: IntoIterator,
+        I::Item: Borrow<GameLine>,
+        I::IntoIter: ExactSizeIterator,
+    {
         let plan_path = dir.join(PLAN_FILE);
         check_shards(shards)?;
         utf8_paths(&[dir, output])?;
         let search = config.leaf_search()?;
-        let nodes = build::collect(games, config.max_ply, config.min_games)?;
         let search = search.spec().clone();
-        let identity = BuildIdentity::new(games, &nodes, &search);
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let games = games.into_iter();
+        let mut games_digest = build::GamesDigest::new(games.len());
+        let mut positions_digest = build::PositionsDigest::default();
+        let mut keys = Vec::new();
+        let mut nodes_out = NodeWriter::create(&dir.join(NODES_FILE))?;
+        let mut game_count = 0usize;
+        let games = games.inspect(|g| {
+            games_digest.add(g.borrow());
+            game_count += 1;
+        });
+        collect::collect(games, config.max_ply, config.min_games, dir, sort_budget, &mut |n: &build::Node| {
+            positions_digest.add(n);
+            keys.push(n.key);
+            nodes_out.push(n)
+        })?;
+        let identity = BuildIdentity {
+            games: games_digest.finish(),
+            positions: positions_digest.finish(),
+            eval: search.eval_digest,
+        };
         let digest = plan_digest(config.max_ply, config.min_games, &search, &identity, shards);
         let output = std::path::absolute(output).unwrap_or_else(|_| output.to_path_buf());
         let file = PlanFile {
             max_ply: config.max_ply,
             min_games: config.min_games,
-            games: games.len(),
+            games: game_count,
             games_digest: hex(identity.games),
             back_up: config.back_up,
             ..PlanFile::searched(
@@ -139,7 +186,7 @@ impl Plan {
                 output,
                 &search,
                 &config.search.eval,
-                nodes.len(),
+                keys.len(),
                 identity.positions,
                 digest,
             )
@@ -152,11 +199,9 @@ impl Plan {
             }
             return Err(PlanError::file(&plan_path, PlanFault::OtherPlan));
         }
-        std::fs::create_dir_all(dir).map_err(io(dir))?;
-        write_nodes(&dir.join(NODES_FILE), &nodes)?;
+        nodes_out.finish()?;
         let json = to_json(&file, &plan_path)?;
         atomic_write(&plan_path, json.as_bytes()).map_err(io(&plan_path))?;
-        let keys = nodes.iter().map(|n| n.key).collect();
         Ok(Plan { dir: dir.to_path_buf(), file, keys, search, digest, work: Work::Build })
     }
 

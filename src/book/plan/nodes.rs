@@ -18,15 +18,31 @@ const NODE_LEN: usize = 40;
 
 /// Writes a positions file: magic, count, 40 bytes a position, CRC-32 of all before.
 pub(super) fn write_nodes(path: &Path, nodes: &[Node]) -> Result<(), PlanError> {
-    let mut out = crate::fileio::AtomicFile::create(path).map_err(io(path))?;
-    let mut crc = crc32fast::Hasher::new();
-    let mut put = |out: &mut crate::fileio::AtomicFile, bytes: &[u8]| {
-        crc.update(bytes);
-        out.write_all(bytes)
-    };
-    put(&mut out, NODES_MAGIC).map_err(io(path))?;
-    put(&mut out, &(nodes.len() as u64).to_le_bytes()).map_err(io(path))?;
+    let mut out = NodeWriter::create(path)?;
     for n in nodes {
+        out.push(n)?;
+    }
+    out.finish()
+}
+
+/// A positions file written a position at a time (the count, which comes first, is
+/// written last); put in place atomically by [`NodeWriter::finish`].
+pub(super) struct NodeWriter {
+    path: PathBuf,
+    out: crate::fileio::AtomicFile,
+    crc: crc32fast::Hasher,
+    count: u64,
+}
+
+impl NodeWriter {
+    pub(super) fn create(path: &Path) -> Result<NodeWriter, PlanError> {
+        let mut out = crate::fileio::AtomicFile::create(path).map_err(io(path))?;
+        out.write_all(NODES_MAGIC).map_err(io(path))?;
+        out.write_all(&[0; 8]).map_err(io(path))?;
+        Ok(NodeWriter { path: path.to_path_buf(), out, crc: crc32fast::Hasher::new(), count: 0 })
+    }
+
+    pub(super) fn push(&mut self, n: &Node) -> Result<(), PlanError> {
         let mut b = [0u8; NODE_LEN];
         LE::write_u64(&mut b[0..8], n.key);
         LE::write_u64(&mut b[8..16], n.board.player);
@@ -34,12 +50,23 @@ pub(super) fn write_nodes(path: &Path, nodes: &[Node]) -> Result<(), PlanError> 
         LE::write_u32(&mut b[24..28], n.games);
         LE::write_u32(&mut b[28..32], n.wins);
         LE::write_u32(&mut b[32..36], n.draws);
-        put(&mut out, &b).map_err(io(path))?;
+        self.crc.update(&b);
+        self.count += 1;
+        self.out.write_all(&b).map_err(io(&self.path))
     }
-    let crc = crc.finalize();
-    out.write_all(&crc.to_le_bytes()).map_err(io(path))?;
-    out.write_all(&[0; 4]).map_err(io(path))?;
-    out.commit().map_err(io(path))
+
+    pub(super) fn finish(mut self) -> Result<(), PlanError> {
+        let count = self.count.to_le_bytes();
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(NODES_MAGIC);
+        crc.update(&count);
+        crc.combine(&self.crc);
+        let path = &self.path;
+        self.out.write_at(8, &count).map_err(io(path))?;
+        self.out.write_all(&crc.finalize().to_le_bytes()).map_err(io(path))?;
+        self.out.write_all(&[0; 4]).map_err(io(path))?;
+        self.out.commit().map_err(io(path))
+    }
 }
 
 /// A positions file read as a stream, each position checked (board, key, order) and

@@ -1,0 +1,294 @@
+//! A build plan's positions collected in bounded memory: every position of every game
+//! (canonical board, games, wins, draws) goes into one fixed buffer; when it fills, the
+//! buffer is sorted by key and board and equal positions are folded together; when
+//! folding no longer frees half of it, it is spilled as a sorted run to the work
+//! directory. The runs are then merged in key order, positions below the game minimum
+//! dropped and key collisions refused, and each position is handed on as it comes. The
+//! result is the same, position for position, as collecting in memory
+//! (`build::collect`), whatever the budget.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use byteorder::{ByteOrder, LittleEndian as LE};
+use rayon::slice::ParallelSliceMut;
+
+use super::error::{io, PlanError};
+use crate::board::{Board, Color};
+use crate::book::build::{BuildError, GameLine, Node};
+use crate::position::Position;
+
+/// The memory a plan's collection may use for its buffer by default, in MiB: with the
+/// keys a plan keeps (8 bytes a position), planning 10^8 positions stays within 2 GiB.
+pub const DEFAULT_SORT_MIB: u32 = 768;
+/// [`DEFAULT_SORT_MIB`] in bytes.
+pub const DEFAULT_SORT_BUDGET: usize = (DEFAULT_SORT_MIB as usize) << 20;
+
+/// The smallest budget accepted: a buffer of 64 positions (tests force many runs).
+const MIN_ENTRIES: usize = 64;
+
+/// One position with its counts, as buffered and as spilled (36 bytes: key, player,
+/// opponent, games, wins, draws).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Entry {
+    key: u64,
+    board: Board,
+    games: u32,
+    wins: u32,
+    draws: u32,
+}
+
+const ENTRY_LEN: usize = 36;
+
+impl Entry {
+    fn order(&self) -> (u64, Board) {
+        (self.key, self.board)
+    }
+
+    fn fold(&mut self, other: &Entry) {
+        self.games = self.games.saturating_add(other.games);
+        self.wins = self.wins.saturating_add(other.wins);
+        self.draws = self.draws.saturating_add(other.draws);
+    }
+
+    fn encode(&self) -> [u8; ENTRY_LEN] {
+        let mut b = [0u8; ENTRY_LEN];
+        LE::write_u64(&mut b[0..8], self.key);
+        LE::write_u64(&mut b[8..16], self.board.player);
+        LE::write_u64(&mut b[16..24], self.board.opponent);
+        LE::write_u32(&mut b[24..28], self.games);
+        LE::write_u32(&mut b[28..32], self.wins);
+        LE::write_u32(&mut b[32..36], self.draws);
+        b
+    }
+
+    fn decode(b: &[u8; ENTRY_LEN]) -> Entry {
+        Entry {
+            key: LE::read_u64(&b[0..8]),
+            board: Board { player: LE::read_u64(&b[8..16]), opponent: LE::read_u64(&b[16..24]) },
+            games: LE::read_u32(&b[24..28]),
+            wins: LE::read_u32(&b[28..32]),
+            draws: LE::read_u32(&b[32..36]),
+        }
+    }
+}
+
+/// What the collection saw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Collected {
+    /// Positions handed on (at or above the game minimum).
+    pub positions: u64,
+    /// Sorted runs spilled to disk (0: everything fitted in the buffer).
+    pub runs: usize,
+}
+
+/// Sorted runs on disk, removed when dropped.
+struct Runs {
+    dir: PathBuf,
+    paths: Vec<PathBuf>,
+}
+
+impl Drop for Runs {
+    fn drop(&mut self) {
+        for p in &self.paths {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+impl Runs {
+    fn spill(&mut self, entries: &[Entry]) -> Result<(), PlanError> {
+        let path = self.dir.join(format!(".collect-{}-{:04}.run", std::process::id(), self.paths.len()));
+        let file = File::create(&path).map_err(io(&path))?;
+        self.paths.push(path.clone());
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        for e in entries {
+            out.write_all(&e.encode()).map_err(io(&path))?;
+        }
+        out.flush().map_err(io(&path))
+    }
+}
+
+/// A run being merged: its reader and its next entry.
+struct RunReader {
+    path: PathBuf,
+    reader: BufReader<File>,
+}
+
+impl RunReader {
+    fn next(&mut self) -> Result<Option<Entry>, PlanError> {
+        let mut b = [0u8; ENTRY_LEN];
+        match self.reader.read_exact(&mut b) {
+            Ok(()) => Ok(Some(Entry::decode(&b))),
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
+            Err(e) => Err(io(&self.path)(e)),
+        }
+    }
+}
+
+/// Sorts `buf` and folds equal positions together, in place; the number left.
+fn sort_and_fold(buf: &mut [Entry]) -> usize {
+    buf.par_sort_unstable_by_key(Entry::order);
+    let mut kept = 0;
+    for i in 0..buf.len() {
+        if kept > 0 && buf[kept - 1].order() == buf[i].order() {
+            let e = buf[i];
+            buf[kept - 1].fold(&e);
+        } else {
+            buf[kept] = buf[i];
+            kept += 1;
+        }
+    }
+    kept
+}
+
+/// Collects the positions of `games` up to `max_ply` in a buffer of at most
+/// `budget` bytes, spilling sorted runs to `dir`, and hands each position reached by at
+/// least `min_games` games to `sink` in (key, board) order.
+pub(crate) fn collect(
+    games: impl Iterator<Item = impl std::borrow::Borrow<GameLine>>,
+    max_ply: u32,
+    min_games: u32,
+    dir: &Path,
+    budget: usize,
+    sink: &mut dyn FnMut(&Node) -> Result<(), PlanError>,
+) -> Result<Collected, PlanError> {
+    let capacity = (budget / std::mem::size_of::<Entry>()).max(MIN_ENTRIES);
+    let mut buf: Vec<Entry> = Vec::new();
+    buf.try_reserve_exact(capacity).map_err(|_| PlanError::Memory { bytes: budget })?;
+    let mut runs = Runs { dir: dir.to_path_buf(), paths: Vec::new() };
+    for (g, game) in games.enumerate() {
+        let game = game.borrow();
+        let mut pos = Position::START;
+        let black = i32::from(game.black_score);
+        for ply in 0..=max_ply as usize {
+            if buf.len() == capacity {
+                let kept = sort_and_fold(&mut buf);
+                buf.truncate(kept);
+                if kept > capacity / 2 {
+                    runs.spill(&buf)?;
+                    buf.clear();
+                }
+            }
+            let board = pos.board.canonical().0;
+            let mover = if pos.side == Color::Black { black } else { 64 - black };
+            buf.push(Entry {
+                key: board.key(),
+                board,
+                games: 1,
+                wins: u32::from(mover > 32),
+                draws: u32::from(mover == 32),
+            });
+            let Some(&mv) = game.moves.get(ply) else { break };
+            if ply == max_ply as usize {
+                break;
+            }
+            pos = pos.try_play(mv, ply + 1).map_err(|source| BuildError::Game { game: g, source })?;
+        }
+    }
+    let kept = sort_and_fold(&mut buf);
+    buf.truncate(kept);
+    let mut out = Output { min_games: min_games.max(1), last: None, positions: 0, sink };
+    if runs.paths.is_empty() {
+        for e in &buf {
+            out.push(*e)?;
+        }
+        return Ok(Collected { positions: out.finish()?, runs: 0 });
+    }
+    runs.spill(&buf)?;
+    drop(buf);
+    let spilled = runs.paths.len();
+    let mut readers = runs
+        .paths
+        .iter()
+        .map(|p| {
+            let file = File::open(p).map_err(io(p))?;
+            Ok(RunReader { path: p.clone(), reader: BufReader::with_capacity(1 << 20, file) })
+        })
+        .collect::<Result<Vec<_>, PlanError>>()?;
+    let mut heap = BinaryHeap::new();
+    for (i, r) in readers.iter_mut().enumerate() {
+        if let Some(e) = r.next()? {
+            heap.push(Reverse(((e.key, e.board), i, HeapEntry(e))));
+        }
+    }
+    let mut current: Option<Entry> = None;
+    while let Some(Reverse((_, i, HeapEntry(e)))) = heap.pop() {
+        match &mut current {
+            Some(c) if c.order() == e.order() => c.fold(&e),
+            _ => {
+                if let Some(done) = current.replace(e) {
+                    out.push(done)?;
+                }
+            }
+        }
+        if let Some(next) = readers[i].next()? {
+            heap.push(Reverse(((next.key, next.board), i, HeapEntry(next))));
+        }
+    }
+    if let Some(done) = current {
+        out.push(done)?;
+    }
+    Ok(Collected { positions: out.finish()?, runs: spilled })
+}
+
+/// An entry in the merge's heap, ordered by its (key, board) beside it.
+struct HeapEntry(Entry);
+
+impl PartialEq for HeapEntry {
+    fn eq(&self, _: &HeapEntry) -> bool {
+        true
+    }
+}
+impl Eq for HeapEntry {}
+impl PartialOrd for HeapEntry {
+    fn partial_cmp(&self, other: &HeapEntry) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for HeapEntry {
+    fn cmp(&self, _: &HeapEntry) -> std::cmp::Ordering {
+        std::cmp::Ordering::Equal
+    }
+}
+
+/// The merged positions on their way out: the game minimum applied, key collisions
+/// refused (two boards with one key, both kept: as `build::collect` checks).
+struct Output<'s> {
+    min_games: u32,
+    last: Option<Entry>,
+    positions: u64,
+    sink: &'s mut dyn FnMut(&Node) -> Result<(), PlanError>,
+}
+
+impl Output<'_> {
+    fn push(&mut self, e: Entry) -> Result<(), PlanError> {
+        if e.games < self.min_games {
+            return Ok(());
+        }
+        if let Some(last) = self.last.replace(e) {
+            if last.key == e.key {
+                let text = |b: &Board| Position { board: *b, side: Color::Black }.to_board_text();
+                let err = BuildError::KeyCollision { key: e.key, a: text(&last.board), b: text(&e.board) };
+                return Err(err.into());
+            }
+            self.emit(last)?;
+        }
+        Ok(())
+    }
+
+    fn emit(&mut self, e: Entry) -> Result<(), PlanError> {
+        self.positions += 1;
+        (self.sink)(&Node { key: e.key, board: e.board, games: e.games, wins: e.wins, draws: e.draws })
+    }
+
+    fn finish(mut self) -> Result<u64, PlanError> {
+        if let Some(last) = self.last.take() {
+            self.emit(last)?;
+        }
+        Ok(self.positions)
+    }
+}
