@@ -8,7 +8,7 @@
 
 use std::sync::{Mutex, OnceLock};
 
-use crate::book::format::{block_checksum, COUNTS_LEN, HEADER_LEN, RECORD_LEN};
+use crate::book::format::{block_checksum, CHECKSUM_LEN, COUNTS_LEN, HEADER_LEN, RECORD_LEN};
 use crate::book::interchange::{export, import, EdaxDate, ExportFormat};
 use crate::book::query::{book_line, choose_move, query, BookChoice};
 use crate::book::{walk, Book, BookSource};
@@ -87,8 +87,8 @@ fn repair_checksums(bytes: &mut [u8]) {
     let blocks = if (4..=24).contains(&log2) { count.div_ceil(1 << log2) } else { 0 };
     let records_end = count.checked_mul(RECORD_LEN).and_then(|n| n.checked_add(HEADER_LEN));
     let counts_end = records_end.and_then(|e| large.checked_mul(COUNTS_LEN).and_then(|n| n.checked_add(e)));
-    if let Some(counts_end) = counts_end.filter(|&e| e.checked_add(8 * (blocks + 1)) == Some(bytes.len())) {
-        let mut table = Vec::with_capacity(8 * (blocks + 1));
+    if let Some(counts_end) = counts_end.filter(|&e| e.checked_add(CHECKSUM_LEN * (blocks + 1)) == Some(bytes.len())) {
+        let mut table = Vec::with_capacity(CHECKSUM_LEN * (blocks + 1));
         for block in 0..blocks {
             let start = HEADER_LEN + (block << log2) * RECORD_LEN;
             let end = (start + (RECORD_LEN << log2)).min(counts_end - large * COUNTS_LEN);

@@ -355,36 +355,38 @@ fn synthetic_records(n: usize, seed: u64, games: impl Fn(usize) -> u32) -> Vec<R
 /// is found the same way by a probe of a record whose counts are there.
 #[test]
 fn a_probe_checks_the_blocks_it_reads_and_never_returns_a_damaged_record() {
-    let records =
-        synthetic_records(3 * 4096 + 100, 11, |i| if i % 1000 == 7 { 5_000 + i as u32 } else { i as u32 % 900 });
+    const BLOCK: usize = 256;
+    let n = 40 * BLOCK + 100;
+    let records = synthetic_records(n, 11, |i| if i % 1000 == 7 { 5_000 + i as u32 } else { i as u32 % 900 });
+    assert_eq!(records.len(), n);
     let good = encode_book(&records, BuildParams::default());
     let large = records.iter().filter(|r| r.games >= 1023 || r.draws >= 64).count();
-    assert_eq!(good.len(), 64 + 16 * records.len() + 20 * large + 8 * (4 + 1), "the size book-format.md states");
+    let blocks = n.div_ceil(BLOCK);
+    assert_eq!(good.len(), 64 + 16 * n + 20 * large + 4 * (blocks + 1), "the size book-format.md states");
     let book = Book::open(&good[..]).unwrap();
     assert!(records.iter().all(|r| book.get(r.key) == Some(*r)) && book.damage().is_none());
 
     let mut bad = good.clone();
-    let in_block_1 = 4096 + 17;
-    bad[64 + 16 * in_block_1 + 12] ^= 0x04;
+    let damaged = 20;
+    let in_it = damaged * BLOCK + 17;
+    bad[64 + 16 * in_it + 12] ^= 0x04;
     let book = Book::open(&bad[..]).unwrap();
-    for i in [0, 4095, 2 * 4096, 3 * 4096 + 99] {
-        // Interpolation reads a key or two near the target: records far from block 1.
-        if (3000..9000).contains(&i) {
-            continue;
-        }
+    // Interpolation reads a few keys near the target: records far from the damage.
+    for i in [0, 5 * BLOCK, 35 * BLOCK, n - 1] {
         assert_eq!(book.get(records[i].key), Some(records[i]), "record {i}");
     }
     assert!(book.damage().is_none(), "{:?}", book.damage());
-    assert_eq!(book.get(records[in_block_1].key), None);
+    assert_eq!(book.get(records[in_it].key), None);
     let damage = book.damage().unwrap().to_string();
-    let (start, end) = (64 + 16 * 4096, 64 + 16 * 8192);
-    assert_eq!(
-        damage,
-        format!("block 1 (records 4096..8192) (bytes {start}..{end}) fails its checksum: the book is damaged there")
+    let (first, end) = (damaged * BLOCK, (damaged + 1) * BLOCK);
+    let (start, stop) = (64 + 16 * first, 64 + 16 * end);
+    let expected = format!(
+        "block {damaged} (records {first}..{end}) (bytes {start}..{stop}) fails its checksum: the book is damaged there"
     );
+    assert_eq!(damage, expected);
     assert_eq!(book.verify().unwrap_err().to_string(), damage);
 
-    let counts_at = 64 + 16 * records.len();
+    let counts_at = 64 + 16 * n;
     let mut bad = good.clone();
     bad[counts_at + 9] ^= 1;
     let book = Book::open(&bad[..]).unwrap();

@@ -338,7 +338,7 @@ impl<'a> View<'a> {
             };
             let table = &bytes[h.table_range()];
             let at = block * format::CHECKSUM_LEN;
-            let stored = u64::from_le_bytes(table[at..at + format::CHECKSUM_LEN].try_into().unwrap_or_default());
+            let stored = u32::from_le_bytes(table[at..at + format::CHECKSUM_LEN].try_into().unwrap_or_default());
             if format::block_checksum(&bytes[range.clone()]) == stored {
                 Ok(())
             } else {

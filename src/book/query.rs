@@ -21,7 +21,7 @@ pub fn book_line<D: AsRef<[u8]>>(book: &Book<D>, from: &Position, max_len: usize
         if book.probe(&pos.board).is_none() {
             break;
         }
-        let choices = book_moves(book, &pos);
+        let choices = moves(book, &pos, Detail::Order);
         // The best option: the value under negamax (a corrected back-up stores less).
         let best = choices.first().filter(|c| c.in_book).map(|c| c.mv);
         match best {
@@ -73,6 +73,23 @@ fn ser_move<S: serde::Serializer>(m: &Move, s: S) -> Result<S::Ok, S::Error> {
 
 /// The book moves and the leaf of `pos` (best first); empty if not a book position.
 pub fn book_moves<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position) -> Vec<BookMove> {
+    moves(book, pos, Detail::Trust)
+}
+
+/// How much [`moves`] works out about each move.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Detail {
+    /// Everything, the trust of each move included (which follows the line below each
+    /// child down to its deciding leaf: a probe of every child at every ply of it).
+    Trust,
+    /// Only what orders the moves and says whether a score is exact: a book line and a
+    /// choice need no more, and on a large book the trust of every move along a line
+    /// is thousands of probes (a cold `book query` on 10^8 positions read 298 MB).
+    /// `trust` is then that of [`Trust::proven_only`].
+    Order,
+}
+
+fn moves<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position, detail: Detail) -> Vec<BookMove> {
     let mut out = Vec::new();
     let Some(hit) = book.probe(&pos.board) else { return out };
     let mut memo = std::collections::HashMap::new();
@@ -83,7 +100,10 @@ pub fn book_moves<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position) -> Vec<BookMov
             // Positions no game reached (deviation) have no win rate.
             let child_mover = win_rate(r.wins.into(), r.draws.into(), r.games.into());
             let black = child_mover.map(|m| if pos.side == Color::Black { 1.0 - m } else { m });
-            let trust = Trust::of_position(book, &child, &mut memo);
+            let trust = match detail {
+                Detail::Trust => Trust::of_position(book, &child, &mut memo),
+                Detail::Order => Trust::proven_only(book, &child, &mut memo),
+            };
             out.push(BookMove {
                 mv,
                 score: -c.value(),
@@ -147,7 +167,7 @@ impl Default for BookChoice {
 /// one qualifies). `None` when the book has nothing to play here, or when its best
 /// playable move is more than [`BookChoice::max_drop`] below the stored value.
 pub fn choose_move<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position, choice: BookChoice, seed: u64) -> Option<BookMove> {
-    let moves: Vec<BookMove> = book_moves(book, pos)
+    let moves: Vec<BookMove> = moves(book, pos, Detail::Order)
         .into_iter()
         .filter(|m| m.score >= -choice.max_loss && pos.try_play(m.mv, 1).is_ok())
         .collect();
@@ -163,13 +183,21 @@ pub fn choose_move<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position, choice: BookC
         .map(|m| u64::try_from(r + 1 - (best - m.score)).unwrap_or(0))
         .collect();
     let mut pick = seed % weights.iter().sum::<u64>();
+    let mut chosen = moves.first()?;
     for (m, w) in moves.iter().zip(&weights) {
         if pick < *w {
-            return Some(m.clone());
+            chosen = m;
+            break;
         }
         pick -= w;
     }
-    moves.first().cloned()
+    // The trust of the move chosen, in full.
+    let mut chosen = chosen.clone();
+    if chosen.in_book {
+        let child = pos.try_play(chosen.mv, 1).ok()?.board;
+        chosen.trust = Trust::of_position(book, &child, &mut std::collections::HashMap::new());
+    }
+    Some(chosen)
 }
 
 /// Everything a book says about a position, as `book query --json` and the explorer's

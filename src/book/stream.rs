@@ -33,13 +33,29 @@ pub enum StreamError {
 /// A book being written record by record in key order ([`BookFile::push`]), finished
 /// by [`BookFile::finish`], which backs the values up and puts the file in place
 /// atomically. Dropped unfinished, it leaves nothing behind.
-pub(crate) struct BookFile {
+pub(crate) struct BookFile<'k> {
     path: PathBuf,
     spool_path: PathBuf,
     spool: BufWriter<File>,
     params: BuildParams,
-    keys: Vec<u64>,
+    keys: Keys<'k>,
     leaves: Vec<LeafInput>,
+}
+
+/// The keys of the records pushed: gathered as they come, or known beforehand (an
+/// assembly's plan holds them already: a second copy would be 8 bytes a position).
+enum Keys<'k> {
+    Gathered(Vec<u64>),
+    Known { keys: &'k [u64], pushed: usize },
+}
+
+impl Keys<'_> {
+    fn pushed(&self) -> &[u64] {
+        match self {
+            Keys::Gathered(keys) => keys,
+            Keys::Known { keys, pushed } => &keys[..*pushed],
+        }
+    }
 }
 
 /// A written book.
@@ -51,10 +67,24 @@ pub struct Written {
     pub bytes: u64,
 }
 
-impl BookFile {
+impl<'k> BookFile<'k> {
     /// Starts the book that [`BookFile::finish`] writes to `path`; records wait in a
     /// spool file beside it.
-    pub(crate) fn create(path: &Path, params: BuildParams) -> Result<BookFile, StreamError> {
+    pub(crate) fn create(path: &Path, params: BuildParams) -> Result<BookFile<'static>, StreamError> {
+        BookFile::with_keys(path, params, Keys::Gathered(Vec::new()))
+    }
+
+    /// [`BookFile::create`] for records whose keys are `keys`, in order: a record with
+    /// another key is refused.
+    pub(crate) fn with_known_keys(
+        path: &Path,
+        params: BuildParams,
+        keys: &'k [u64],
+    ) -> Result<BookFile<'k>, StreamError> {
+        BookFile::with_keys(path, params, Keys::Known { keys, pushed: 0 })
+    }
+
+    fn with_keys(path: &Path, params: BuildParams, keys: Keys<'k>) -> Result<BookFile<'k>, StreamError> {
         let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let spool_path = dir.join(format!(".{name}.{}.spool", std::process::id()));
@@ -64,18 +94,30 @@ impl BookFile {
             spool_path,
             spool: BufWriter::with_capacity(1 << 20, file),
             params,
-            keys: Vec::new(),
+            keys,
             leaves: Vec::new(),
         })
     }
 
     /// Appends a record; its key must be above every key before it.
     pub(crate) fn push(&mut self, record: &Record) -> Result<(), StreamError> {
-        if self.keys.last().is_some_and(|&k| k >= record.key) {
-            return Err(BookError::Order { index: self.keys.len() as u64, key: record.key }.into());
+        let index = self.leaves.len();
+        let refused = BookError::Order { index: index as u64, key: record.key };
+        match &mut self.keys {
+            Keys::Gathered(keys) => {
+                if keys.last().is_some_and(|&k| k >= record.key) {
+                    return Err(refused.into());
+                }
+                keys.push(record.key);
+            }
+            Keys::Known { keys, pushed } => {
+                if keys.get(index) != Some(&record.key) {
+                    return Err(refused.into());
+                }
+                *pushed += 1;
+            }
         }
         self.spool.write_all(&record.to_wide_bytes()).map_err(io(&self.spool_path))?;
-        self.keys.push(record.key);
         self.leaves.push(LeafInput::of(record));
         Ok(())
     }
@@ -83,14 +125,15 @@ impl BookFile {
     /// Backs the values up, writes the book (header last) and puts it in place.
     pub(crate) fn finish(mut self, others: Reached) -> Result<Written, StreamError> {
         self.spool.flush().map_err(io(&self.spool_path))?;
-        let values = Values::compute(&self.keys, &self.leaves, [Board::START], self.params.back_up);
+        let keys = self.keys.pushed();
+        let values = Values::compute(keys, &self.leaves, [Board::START], self.params.back_up);
         let mut out = AtomicFile::create(&self.path).map_err(io(&self.path))?;
         out.write_all(&[0; HEADER_LEN]).map_err(io(&self.path))?;
         let spool = File::open(&self.spool_path).map_err(io(&self.spool_path))?;
         let mut reader = BufReader::with_capacity(1 << 20, spool);
         let mut encoder = Encoder::new(self.params);
         let mut wide = [0u8; WIDE_RECORD_LEN];
-        for i in 0..self.keys.len() {
+        for i in 0..keys.len() {
             reader.read_exact(&mut wide).map_err(io(&self.spool_path))?;
             if !values.reached(i) && others == Reached::DropOthers {
                 continue;
@@ -112,7 +155,7 @@ impl BookFile {
     }
 }
 
-impl Drop for BookFile {
+impl Drop for BookFile<'_> {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.spool_path);
     }
@@ -167,6 +210,15 @@ mod tests {
         let mut book = BookFile::create(&path, BuildParams::default()).unwrap();
         book.push(&record(1)).unwrap();
         assert_eq!(book.finish(Reached::DropOthers).unwrap().positions, 0);
+        // Known keys: the records must come with exactly those keys, in order.
+        let keys = [2, 5, 9];
+        let mut book = BookFile::with_known_keys(&path, BuildParams::default(), &keys).unwrap();
+        book.push(&record(2)).unwrap();
+        assert!(matches!(book.push(&record(9)), Err(StreamError::Book(BookError::Order { index: 1, key: 9 }))));
+        book.push(&record(5)).unwrap();
+        let first_two = book.finish(Reached::KeepOthers).unwrap();
+        let expected = super::super::format::Writer::write_all(&[record(2), record(5)], BuildParams::default());
+        assert!(std::fs::read(&path).unwrap() == expected.unwrap() && first_two.positions == 2);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -122,6 +122,13 @@ impl Trust {
         Trust::new(exact, d.level.map_or(0, |l| if l.exact { 0 } else { l.depth }), d.plies_below, sd)
     }
 
+    /// Whether the value of `board` is proven, without the search for its deciding leaf
+    /// (`leaf_depth` and `leaf_below` 0, the uncertainty unknown unless proven).
+    pub(crate) fn proven_only<D: AsRef<[u8]>>(book: &Book<D>, board: &Board, memo: &mut HashMap<u64, bool>) -> Trust {
+        let exact = proven(book, board, memo);
+        Trust::new(exact, 0, 0, if exact { 0.0 } else { f64::NAN })
+    }
+
     /// The trust of a leaf's score.
     pub(crate) fn of_leaf(level: LeafLevel) -> Trust {
         Trust::new(level.exact, if level.exact { 0 } else { level.depth }, 0, leaf_sd(level))

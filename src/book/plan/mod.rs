@@ -334,7 +334,7 @@ impl Plan {
             StreamError::Book(e) => PlanError::Build(e.into()),
             StreamError::Io(e) => PlanError::Io(e),
         };
-        let mut book = BookFile::create(out, params).map_err(stream_error)?;
+        let mut book = BookFile::with_known_keys(out, params, &self.keys).map_err(stream_error)?;
         let nodes_path = self.dir.join(NODES_FILE);
         let mut nodes = NodeReader::open(&nodes_path)?;
         for index in 0..self.file.shards {
