@@ -13,10 +13,10 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use byteorder::{ByteOrder, LittleEndian as LE};
 use rayon::slice::ParallelSliceMut;
 
-use super::error::{io, PlanError};
+use super::error::{io, PlanError, PlanFault};
+use super::nodes::{decode_node, encode_node, NODE_FIELDS};
 use crate::board::{Board, Color};
 use crate::book::build::{BuildError, GameLine, Node};
 use crate::position::Position;
@@ -30,50 +30,16 @@ pub const DEFAULT_SORT_BUDGET: usize = (DEFAULT_SORT_MIB as usize) << 20;
 /// The smallest budget accepted: a buffer of 64 positions (tests force many runs).
 const MIN_ENTRIES: usize = 64;
 
-/// One position with its counts, as buffered and as spilled (36 bytes: key, player,
-/// opponent, games, wins, draws).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Entry {
-    key: u64,
-    board: Board,
-    games: u32,
-    wins: u32,
-    draws: u32,
+/// Positions are buffered as [`Node`]s and spilled in `nodes.bin`'s encoding of them,
+/// ordered by key and board.
+fn order(n: &Node) -> (u64, Board) {
+    (n.key, n.board)
 }
 
-const ENTRY_LEN: usize = 36;
-
-impl Entry {
-    fn order(&self) -> (u64, Board) {
-        (self.key, self.board)
-    }
-
-    fn fold(&mut self, other: &Entry) {
-        self.games = self.games.saturating_add(other.games);
-        self.wins = self.wins.saturating_add(other.wins);
-        self.draws = self.draws.saturating_add(other.draws);
-    }
-
-    fn encode(&self) -> [u8; ENTRY_LEN] {
-        let mut b = [0u8; ENTRY_LEN];
-        LE::write_u64(&mut b[0..8], self.key);
-        LE::write_u64(&mut b[8..16], self.board.player);
-        LE::write_u64(&mut b[16..24], self.board.opponent);
-        LE::write_u32(&mut b[24..28], self.games);
-        LE::write_u32(&mut b[28..32], self.wins);
-        LE::write_u32(&mut b[32..36], self.draws);
-        b
-    }
-
-    fn decode(b: &[u8; ENTRY_LEN]) -> Entry {
-        Entry {
-            key: LE::read_u64(&b[0..8]),
-            board: Board { player: LE::read_u64(&b[8..16]), opponent: LE::read_u64(&b[16..24]) },
-            games: LE::read_u32(&b[24..28]),
-            wins: LE::read_u32(&b[28..32]),
-            draws: LE::read_u32(&b[32..36]),
-        }
-    }
+fn fold(into: &mut Node, other: &Node) {
+    into.games = into.games.saturating_add(other.games);
+    into.wins = into.wins.saturating_add(other.wins);
+    into.draws = into.draws.saturating_add(other.draws);
 }
 
 /// What the collection saw.
@@ -100,13 +66,13 @@ impl Drop for Runs {
 }
 
 impl Runs {
-    fn spill(&mut self, entries: &[Entry]) -> Result<(), PlanError> {
+    fn spill(&mut self, entries: &[Node]) -> Result<(), PlanError> {
         let path = self.dir.join(format!(".collect-{}-{:04}.run", std::process::id(), self.paths.len()));
         let file = File::create(&path).map_err(io(&path))?;
         self.paths.push(path.clone());
         let mut out = BufWriter::with_capacity(1 << 20, file);
         for e in entries {
-            out.write_all(&e.encode()).map_err(io(&path))?;
+            out.write_all(&encode_node(e)).map_err(io(&path))?;
         }
         out.flush().map_err(io(&path))
     }
@@ -116,13 +82,19 @@ impl Runs {
 struct RunReader {
     path: PathBuf,
     reader: BufReader<File>,
+    read: u64,
 }
 
 impl RunReader {
-    fn next(&mut self) -> Result<Option<Entry>, PlanError> {
-        let mut b = [0u8; ENTRY_LEN];
+    fn next(&mut self) -> Result<Option<Node>, PlanError> {
+        let mut b = [0u8; NODE_FIELDS];
         match self.reader.read_exact(&mut b) {
-            Ok(()) => Ok(Some(Entry::decode(&b))),
+            Ok(()) => {
+                let index = self.read;
+                self.read += 1;
+                let bad = |problem| PlanError::file(&self.path, PlanFault::Position { index, problem });
+                decode_node(&b).map(Some).map_err(bad)
+            }
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
             Err(e) => Err(io(&self.path)(e)),
         }
@@ -130,13 +102,13 @@ impl RunReader {
 }
 
 /// Sorts `buf` and folds equal positions together, in place; the number left.
-fn sort_and_fold(buf: &mut [Entry]) -> usize {
-    buf.par_sort_unstable_by_key(Entry::order);
+fn sort_and_fold(buf: &mut [Node]) -> usize {
+    buf.par_sort_unstable_by_key(order);
     let mut kept = 0;
     for i in 0..buf.len() {
-        if kept > 0 && buf[kept - 1].order() == buf[i].order() {
+        if kept > 0 && order(&buf[kept - 1]) == order(&buf[i]) {
             let e = buf[i];
-            buf[kept - 1].fold(&e);
+            fold(&mut buf[kept - 1], &e);
         } else {
             buf[kept] = buf[i];
             kept += 1;
@@ -156,8 +128,8 @@ pub(crate) fn collect(
     budget: usize,
     sink: &mut dyn FnMut(&Node) -> Result<(), PlanError>,
 ) -> Result<Collected, PlanError> {
-    let capacity = (budget / std::mem::size_of::<Entry>()).max(MIN_ENTRIES);
-    let mut buf: Vec<Entry> = Vec::new();
+    let capacity = (budget / std::mem::size_of::<Node>()).max(MIN_ENTRIES);
+    let mut buf: Vec<Node> = Vec::new();
     buf.try_reserve_exact(capacity).map_err(|_| PlanError::Memory { bytes: budget })?;
     let mut runs = Runs { dir: dir.to_path_buf(), paths: Vec::new() };
     for (g, game) in games.enumerate() {
@@ -175,7 +147,7 @@ pub(crate) fn collect(
             }
             let board = pos.board.canonical().0;
             let mover = if pos.side == Color::Black { black } else { 64 - black };
-            buf.push(Entry {
+            buf.push(Node {
                 key: board.key(),
                 board,
                 games: 1,
@@ -206,7 +178,7 @@ pub(crate) fn collect(
         .iter()
         .map(|p| {
             let file = File::open(p).map_err(io(p))?;
-            Ok(RunReader { path: p.clone(), reader: BufReader::with_capacity(1 << 20, file) })
+            Ok(RunReader { path: p.clone(), reader: BufReader::with_capacity(1 << 20, file), read: 0 })
         })
         .collect::<Result<Vec<_>, PlanError>>()?;
     let mut heap = BinaryHeap::new();
@@ -215,10 +187,10 @@ pub(crate) fn collect(
             heap.push(Reverse(((e.key, e.board), i, HeapEntry(e))));
         }
     }
-    let mut current: Option<Entry> = None;
+    let mut current: Option<Node> = None;
     while let Some(Reverse((_, i, HeapEntry(e)))) = heap.pop() {
         match &mut current {
-            Some(c) if c.order() == e.order() => c.fold(&e),
+            Some(c) if order(c) == order(&e) => fold(c, &e),
             _ => {
                 if let Some(done) = current.replace(e) {
                     out.push(done)?;
@@ -236,7 +208,7 @@ pub(crate) fn collect(
 }
 
 /// An entry in the merge's heap, ordered by its (key, board) beside it.
-struct HeapEntry(Entry);
+struct HeapEntry(Node);
 
 impl PartialEq for HeapEntry {
     fn eq(&self, _: &HeapEntry) -> bool {
@@ -259,13 +231,13 @@ impl Ord for HeapEntry {
 /// refused (two boards with one key, both kept: as `build::collect` checks).
 struct Output<'s> {
     min_games: u32,
-    last: Option<Entry>,
+    last: Option<Node>,
     positions: u64,
     sink: &'s mut dyn FnMut(&Node) -> Result<(), PlanError>,
 }
 
 impl Output<'_> {
-    fn push(&mut self, e: Entry) -> Result<(), PlanError> {
+    fn push(&mut self, e: Node) -> Result<(), PlanError> {
         if e.games < self.min_games {
             return Ok(());
         }
@@ -280,9 +252,9 @@ impl Output<'_> {
         Ok(())
     }
 
-    fn emit(&mut self, e: Entry) -> Result<(), PlanError> {
+    fn emit(&mut self, e: Node) -> Result<(), PlanError> {
         self.positions += 1;
-        (self.sink)(&Node { key: e.key, board: e.board, games: e.games, wins: e.wins, draws: e.draws })
+        (self.sink)(&e)
     }
 
     fn finish(mut self) -> Result<u64, PlanError> {

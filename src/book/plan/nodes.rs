@@ -44,12 +44,7 @@ impl NodeWriter {
 
     pub(super) fn push(&mut self, n: &Node) -> Result<(), PlanError> {
         let mut b = [0u8; NODE_LEN];
-        LE::write_u64(&mut b[0..8], n.key);
-        LE::write_u64(&mut b[8..16], n.board.player);
-        LE::write_u64(&mut b[16..24], n.board.opponent);
-        LE::write_u32(&mut b[24..28], n.games);
-        LE::write_u32(&mut b[28..32], n.wins);
-        LE::write_u32(&mut b[32..36], n.draws);
+        b[..NODE_FIELDS].copy_from_slice(&encode_node(n));
         self.crc.update(&b);
         self.count += 1;
         self.out.write_all(&b).map_err(io(&self.path))
@@ -146,7 +141,24 @@ impl<R: Read> NodeReader<R> {
     }
 }
 
-fn decode_node(b: &[u8]) -> Result<Node, &'static str> {
+/// The bytes of a position's fields (key, player, opponent, games, wins, draws), as
+/// `nodes.bin` (then 4 zero bytes) and a plan's collection runs store them.
+pub(super) const NODE_FIELDS: usize = 36;
+
+/// A position's [`NODE_FIELDS`] bytes.
+pub(super) fn encode_node(n: &Node) -> [u8; NODE_FIELDS] {
+    let mut b = [0u8; NODE_FIELDS];
+    LE::write_u64(&mut b[0..8], n.key);
+    LE::write_u64(&mut b[8..16], n.board.player);
+    LE::write_u64(&mut b[16..24], n.board.opponent);
+    LE::write_u32(&mut b[24..28], n.games);
+    LE::write_u32(&mut b[28..32], n.wins);
+    LE::write_u32(&mut b[32..36], n.draws);
+    b
+}
+
+/// Decodes and checks a position's fields (a board, and its key).
+pub(super) fn decode_node(b: &[u8]) -> Result<Node, &'static str> {
     let board =
         Board::new(LE::read_u64(&b[8..16]), LE::read_u64(&b[16..24])).ok_or("a square holds discs of both sides")?;
     let node = Node {
