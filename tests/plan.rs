@@ -549,6 +549,43 @@ fn status_verifies_a_shard_once_and_again_when_it_changes() {
     assert!(matches!(plan.status()[0].state, ShardState::Damaged(_)), "{:?}", plan.status()[0]);
 }
 
+/// Opening a build plan reads `plan.json` and checks the positions file's size, no
+/// position: `status` of verified shards reads none (a positions file damaged after
+/// the shards ran does not change it), while a shard or the assembly, which read the
+/// positions, name the damaged file. The shards' sizes the plan records are the
+/// positions' own.
+#[test]
+fn opening_a_plan_reads_no_position_until_a_shard_or_the_assembly_needs_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    let plan = Plan::create_build(&work, games(60), &config(2, 1), 3, &work.join("book.tbk")).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(work.join("plan.json")).unwrap()).unwrap();
+    let sizes: Vec<u64> = json["shard_positions"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    assert_eq!(sizes.len(), 3);
+    assert_eq!(sizes.iter().sum::<u64>(), plan.positions() as u64);
+    assert!(plan.status().iter().zip(&sizes).all(|(s, &n)| s.positions == n));
+    run_all(&plan, Some(1));
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    for i in 0..3 {
+        let shard = work.join(format!("shard-{i:04}.tbs"));
+        std::fs::File::options().write(true).open(&shard).unwrap().set_modified(old).unwrap();
+    }
+    assert!(Plan::open(&work).unwrap().status().iter().all(|s| s.state == ShardState::Done));
+    // A position's key, changed: the file keeps its size and its checksum fails.
+    flip(&work.join("nodes.bin"), 16 + 40 * 5);
+    let reopened = Plan::open(&work).unwrap();
+    assert!(reopened.status().iter().all(|s| s.state == ShardState::Done));
+    let err = reopened.assemble(None).unwrap_err().to_string();
+    assert!(err.contains("nodes.bin"), "{err}");
+    let err = Plan::open(&work).unwrap().run_shard(1, Some(1), &|_| {}).unwrap_err().to_string();
+    assert!(err.contains("nodes.bin"), "{err}");
+    // Cut: refused at opening.
+    let nodes = std::fs::read(work.join("nodes.bin")).unwrap();
+    std::fs::write(work.join("nodes.bin"), &nodes[..nodes.len() - 40]).unwrap();
+    let err = Plan::open(&work).err().unwrap().to_string();
+    assert!(err.contains("nodes.bin"), "{err}");
+}
+
 /// The first checkpoint write that fails stops a shard at once with an error naming
 /// the checkpoint (a file size limit stands in for a full disk).
 #[cfg(unix)]

@@ -117,15 +117,15 @@ impl Plan {
         if hex(digest) != file.digest || nodes.len() != file.positions || file.time_nanos.is_some() {
             return Err(bad(PlanFault::DigestMismatch));
         }
-        let keys = nodes.iter().map(|n| n.key).collect();
+        let keys: Vec<u64> = nodes.iter().map(|n| n.key).collect();
         let work = Work::Checks(Box::new(ChecksWork { nodes, identity }));
-        Ok(Plan { dir: dir.to_path_buf(), file, keys, search, digest, work })
+        Ok(Plan { dir: dir.to_path_buf(), file, keys: std::sync::OnceLock::from(keys), search, digest, work })
     }
 
     /// Appends every shard's results that the log lacks to the run's log (`output`,
     /// else the plan's), after checking all shards.
     pub(super) fn assemble_checks(&self, c: &ChecksWork, output: Option<&Path>) -> Result<Assembled, PlanError> {
-        let mut results = Vec::with_capacity(self.keys.len());
+        let mut results = Vec::with_capacity(self.positions());
         for index in 0..self.file.shards {
             results.extend(self.read_shard(index)?);
         }

@@ -114,6 +114,11 @@ pub enum PlanFault {
     /// Nothing to search.
     #[error("no position to search")]
     NoPositions,
+    /// The positions file is not the one the plan was made with.
+    #[error(
+        "not the positions this plan was made with (their count, digest or shards' sizes differ from plan.json's)"
+    )]
+    NotThePlans,
     /// Positions out of key order.
     #[error("the positions are not in strictly increasing key order")]
     KeysOutOfOrder,

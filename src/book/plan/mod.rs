@@ -37,6 +37,7 @@
 
 use std::borrow::Borrow;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use super::backup::Reached;
 use super::build::{self, BuildConfig, BuildIdentity, GameLine, LeafSpec};
@@ -83,12 +84,26 @@ enum Work {
     Checks(Box<checks::ChecksWork>),
 }
 
+/// How many of `keys` (in order) each of `shards` shards holds.
+fn shard_sizes(keys: &[u64], shards: u32) -> Vec<u64> {
+    let mut sizes = vec![0u64; shards as usize];
+    for &k in keys {
+        if let Some(n) = sizes.get_mut(shard_of(k, shards) as usize) {
+            *n += 1;
+        }
+    }
+    sizes
+}
+
 /// A sharded book build: the plan of a work directory, its positions and leaf search.
 pub struct Plan {
     dir: PathBuf,
     file: PlanFile,
-    /// The keys of the positions (all a shard needs of the others: 8 bytes each).
-    keys: Vec<u64>,
+    /// The keys of the positions (all a shard needs of the others: 8 bytes each). A
+    /// build plan that records its shards' sizes reads them (and checks its positions
+    /// file) only when a shard runs or is verified, or the plan is assembled; other
+    /// plans at opening. See [`Plan::keys`].
+    keys: OnceLock<Vec<u64>>,
     /// What the searches depend on; a shard loads the evaluation when it runs, so that
     /// reporting on a plan or assembling it loads none and allocates no table.
     search: LeafSpec,
@@ -175,6 +190,7 @@ impl Plan {
         let digest = plan_digest(config.max_ply, config.min_games, &search, &identity, shards);
         let output = std::path::absolute(output).unwrap_or_else(|_| output.to_path_buf());
         let file = PlanFile {
+            shard_positions: shard_sizes(&keys, shards),
             max_ply: config.max_ply,
             min_games: config.min_games,
             games: game_count,
@@ -202,7 +218,7 @@ impl Plan {
         nodes_out.finish()?;
         let json = to_json(&file, &plan_path)?;
         atomic_write(&plan_path, json.as_bytes()).map_err(io(&plan_path))?;
-        Ok(Plan { dir: dir.to_path_buf(), file, keys, search, digest, work: Work::Build })
+        Ok(Plan { dir: dir.to_path_buf(), file, keys: OnceLock::from(keys), search, digest, work: Work::Build })
     }
 
     /// Opens the plan of `dir`, checking its positions, its evaluation and its digest.
@@ -226,34 +242,68 @@ impl Plan {
         let text = std::fs::read_to_string(&plan_path).map_err(io(&plan_path))?;
         let file = PlanFile::parse(&plan_path, &text)?;
         let nodes_path = dir.join(NODES_FILE);
-        // A round's or checks' searches are few and kept; a build's positions are
-        // streamed, only their keys kept.
-        let kept = file.round.is_some() || file.checks.is_some();
-        let mut round_nodes = Vec::new();
-        let mut keys = Vec::new();
-        let positions = read_nodes(&nodes_path, &mut |n| {
-            keys.push(n.key);
-            if kept {
-                round_nodes.push(*n);
-            }
-        })?;
         let eval_digest = u32::from_str_radix(&file.eval_digest, 16).map_err(|_| bad(PlanFault::DigestMismatch))?;
         let search = LeafSpec::recorded_in_plan(file.strength(), file.hash_mib, eval_digest)?;
-        if let Some(round) = &file.round {
-            return Plan::open_round(dir, file.clone(), round.clone(), round_nodes, search);
+        if file.round.is_some() || file.checks.is_some() {
+            // A round's or checks' searches are few and kept.
+            let mut nodes = Vec::new();
+            read_nodes(&nodes_path, &mut |n| nodes.push(*n))?;
+            if let Some(round) = &file.round {
+                return Plan::open_round(dir, file.clone(), round.clone(), nodes, search);
+            }
+            if let Some(c) = &file.checks {
+                return Plan::open_checks(dir, file.clone(), c.clone(), nodes, search);
+            }
         }
-        if let Some(c) = &file.checks {
-            return Plan::open_checks(dir, file.clone(), c.clone(), round_nodes, search);
-        }
-        // The positions' identity is checked by the digest below; the games' is taken
-        // from the plan (a shard does not read the archives).
-        let games = u64::from_str_radix(&file.games_digest, 16).map_err(|_| bad(PlanFault::DigestMismatch))?;
-        let identity = BuildIdentity { games, positions, eval: search.eval_digest };
+        // A build's positions are identified by the plan's digest over their digest
+        // (checked here against the plan's own fields, and against the positions file
+        // when its keys are read); the games' is taken from the plan (a shard does not
+        // read the archives).
+        let hex_field = |field: &str| u64::from_str_radix(field, 16).map_err(|_| bad(PlanFault::DigestMismatch));
+        let identity = BuildIdentity {
+            games: hex_field(&file.games_digest)?,
+            positions: hex_field(&file.positions_digest)?,
+            eval: search.eval_digest,
+        };
         let digest = plan_digest(file.max_ply, file.min_games, &search, &identity, file.shards);
-        if hex(digest) != file.digest || keys.len() != file.positions {
+        let sizes_fit = file.shard_positions.is_empty()
+            || (file.shard_positions.len() == file.shards as usize
+                && file.shard_positions.iter().sum::<u64>() == file.positions as u64);
+        if hex(digest) != file.digest || !sizes_fit {
             return Err(bad(PlanFault::DigestMismatch));
         }
-        Ok(Plan { dir: dir.to_path_buf(), file, keys, search, digest, work: Work::Build })
+        NodeReader::open(&nodes_path)?.expect_count(file.positions)?;
+        let plan = Plan { dir: dir.to_path_buf(), file, keys: OnceLock::new(), search, digest, work: Work::Build };
+        if plan.file.shard_positions.is_empty() {
+            plan.keys()?;
+        }
+        Ok(plan)
+    }
+
+    /// The plan's keys, read from its positions file the first time (every position
+    /// checked, and their digest against the plan's, and the shards' sizes).
+    fn keys(&self) -> Result<&[u64], PlanError> {
+        if let Some(keys) = self.keys.get() {
+            return Ok(keys);
+        }
+        let nodes_path = self.dir.join(NODES_FILE);
+        let mut keys = Vec::new();
+        keys.try_reserve_exact(self.file.positions)
+            .map_err(|_| PlanError::Memory { bytes: self.file.positions * 8 })?;
+        let digest = read_nodes(&nodes_path, &mut |n| keys.push(n.key))?;
+        let sizes = &self.file.shard_positions;
+        if hex(digest) != self.file.positions_digest
+            || keys.len() != self.file.positions
+            || !(sizes.is_empty() || shard_sizes(&keys, self.file.shards) == *sizes)
+        {
+            return Err(PlanError::file(&nodes_path, PlanFault::NotThePlans));
+        }
+        Ok(self.keys.get_or_init(|| keys))
+    }
+
+    /// The keys, which every path that needs them has read first.
+    fn loaded_keys(&self) -> &[u64] {
+        self.keys.get().map_or(&[], Vec::as_slice)
     }
 
     /// Whether a leaf search treats `key` as a book position: the plan's positions,
@@ -290,11 +340,13 @@ impl Plan {
 
     /// Positions in the plan.
     pub fn positions(&self) -> usize {
-        self.keys.len()
+        self.file.positions
     }
 
+    /// The index of `key` among the plan's positions (its keys read first).
     fn index_of(&self, key: u64) -> Option<usize> {
-        super::format::find_key(self.keys.len(), |i| self.keys[i], key)
+        let keys = self.loaded_keys();
+        super::format::find_key(keys.len(), |i| keys[i], key)
     }
 
     /// Where assembly writes the book unless told otherwise.
@@ -319,7 +371,7 @@ impl Plan {
             return self.assemble_checks(c, output);
         }
         if let Work::Round(r) = &self.work {
-            let mut leaves = Vec::with_capacity(self.keys.len());
+            let mut leaves = Vec::with_capacity(self.positions());
             for index in 0..self.file.shards {
                 leaves.extend(self.read_shard(index)?.into_iter().map(|(_, leaf)| leaf));
             }
@@ -334,7 +386,7 @@ impl Plan {
             StreamError::Book(e) => PlanError::Build(e.into()),
             StreamError::Io(e) => PlanError::Io(e),
         };
-        let mut book = BookFile::with_known_keys(out, params, &self.keys).map_err(stream_error)?;
+        let mut book = BookFile::with_known_keys(out, params, self.keys()?).map_err(stream_error)?;
         let nodes_path = self.dir.join(NODES_FILE);
         let mut nodes = NodeReader::open(&nodes_path)?;
         for index in 0..self.file.shards {

@@ -113,6 +113,16 @@ impl<R: Read> NodeReader<R> {
         PlanError::file(&self.path, fault)
     }
 
+    /// Checks that the file holds `positions` positions (its header and length agree,
+    /// which `start` checked), without reading them.
+    pub(super) fn expect_count(&self, positions: usize) -> Result<(), PlanError> {
+        if self.count == positions as u64 {
+            Ok(())
+        } else {
+            Err(self.bad(PlanFault::NotThePlans))
+        }
+    }
+
     /// The next position; `None` after the last, whose checksum is then checked.
     pub(crate) fn next(&mut self) -> Result<Option<Node>, PlanError> {
         if self.read == self.count {

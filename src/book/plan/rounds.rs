@@ -303,10 +303,10 @@ impl Plan {
             return Err(bad(PlanFault::DigestMismatch));
         }
         let jobs = nodes.iter().map(|n| (n.key, n.board)).collect();
-        let keys = nodes.iter().map(|n| n.key).collect();
+        let keys: Vec<u64> = nodes.iter().map(|n| n.key).collect();
         let round = Round { leaves: rf.leaves, jobs };
         let work = Work::Round(Box::new(RoundWork { rounds_dir, file: rf, deviator, input, round }));
-        Ok(Plan { dir: dir.to_path_buf(), file, keys, search, digest, work })
+        Ok(Plan { dir: dir.to_path_buf(), file, keys: std::sync::OnceLock::from(keys), search, digest, work })
     }
 
     /// Writes a round's book into its directory and plans the next round, or finishes.

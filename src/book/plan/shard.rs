@@ -129,11 +129,18 @@ impl Plan {
         self.dir.join(format!("shard-{index:04}.partial"))
     }
 
-    /// The positions of shard `index`: a range of the plan's, in key order.
+    /// The positions of shard `index`: a range of the plan's, in key order (from the
+    /// shards' sizes the plan records, else from its keys, read at opening then).
     pub(super) fn shard_range(&self, index: u32) -> std::ops::Range<usize> {
-        let shards = self.file.shards;
-        let start = self.keys.partition_point(|&k| shard_of(k, shards) < index);
-        let end = self.keys.partition_point(|&k| shard_of(k, shards) <= index);
+        let sizes = &self.file.shard_positions;
+        if !sizes.is_empty() {
+            let size = |s: &u64| usize::try_from(*s).unwrap_or(usize::MAX);
+            let start: usize = sizes.iter().take(index as usize).map(size).sum();
+            return start..start + sizes.get(index as usize).map_or(0, size);
+        }
+        let (keys, shards) = (self.loaded_keys(), self.file.shards);
+        let start = keys.partition_point(|&k| shard_of(k, shards) < index);
+        let end = keys.partition_point(|&k| shard_of(k, shards) <= index);
         start..end
     }
 
@@ -146,7 +153,7 @@ impl Plan {
                 .map(|&(key, board)| Node { key, board, games: 0, wins: 0, draws: 0 })
                 .collect()),
             Work::Checks(c) => Ok(c.nodes[range].to_vec()),
-            Work::Build => read_node_range(&self.dir.join(NODES_FILE), range, &self.keys),
+            Work::Build => read_node_range(&self.dir.join(NODES_FILE), range, self.keys()?),
         }
     }
 
@@ -183,6 +190,8 @@ impl Plan {
         progress: &(dyn Fn(ShardEvent) + Sync),
     ) -> Result<(), PlanError> {
         self.check_index(index)?;
+        // Its leaf searches ask which moves lead to positions of the plan.
+        self.keys()?;
         let final_path = self.shard_path(index);
         if final_path.exists() && self.read_shard(index).is_ok() {
             progress(ShardEvent::AlreadyDone);
@@ -299,6 +308,8 @@ impl Plan {
             }
             Err(e) => return Err(io(&path)(e)),
         };
+        // Every entry must be a position of the plan.
+        self.keys()?;
         parse_shard(&bytes, &self.header(index), self.shard_range(index).len(), |e| self.decode_entry(index, e))
             .map_err(shard_err)
     }

@@ -97,6 +97,10 @@ pub(crate) struct PlanFile {
     pub(super) round: Option<RoundFile>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) checks: Option<checks::ChecksFile>,
+    /// A build's positions in each shard, so that reporting on a plan needs no more
+    /// than this file (plans made before: empty, and the positions file is read).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(super) shard_positions: Vec<u64>,
 }
 
 impl PlanFile {
@@ -138,6 +142,7 @@ impl PlanFile {
             back_up: BackUpRule::default(),
             round: None,
             checks: None,
+            shard_positions: Vec::new(),
         }
     }
 }
