@@ -6,7 +6,7 @@
 //! (the plan's own keys, which the book borrows, included: about 17 bytes a position).
 //!
 //! The values come from the one back-up ([`super::backup`]), walked from the start
-//! position, where the boards come from: records carry no board.
+//! position, where the boards come from (records carry no board), on every core.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
@@ -126,7 +126,8 @@ impl<'k> BookFile<'k> {
     pub(crate) fn finish(mut self, others: Reached) -> Result<Written, StreamError> {
         self.spool.flush().map_err(io(&self.spool_path))?;
         let keys = self.keys.pushed();
-        let values = Values::compute(keys, &self.leaves, [Board::START], self.params.back_up);
+        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        let values = Values::compute(keys, &self.leaves, [Board::START], self.params.back_up, threads);
         let mut out = AtomicFile::create(&self.path).map_err(io(&self.path))?;
         out.write_all(&[0; HEADER_LEN]).map_err(io(&self.path))?;
         let spool = File::open(&self.spool_path).map_err(io(&self.spool_path))?;
