@@ -8,7 +8,7 @@
 
 use std::sync::{Mutex, OnceLock};
 
-use crate::book::format::{block_checksum, CHECKSUM_LEN, COUNTS_LEN, HEADER_LEN, RECORD_LEN};
+use crate::book::format::{block_checksum, BLOCK_LOG2_RANGE, CHECKSUM_LEN, COUNTS_LEN, HEADER_LEN, RECORD_LEN};
 use crate::book::interchange::{export, import, EdaxDate, ExportFormat};
 use crate::book::query::{book_line, choose_move, query, BookChoice};
 use crate::book::{walk, Book, BookSource};
@@ -83,8 +83,8 @@ fn repair_checksums(bytes: &mut [u8]) {
     }
     let word = |b: &[u8], at: usize| u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
     let count = usize::try_from(u64::from_le_bytes(bytes[20..28].try_into().unwrap_or_default())).unwrap_or(0);
-    let (log2, large) = (u32::from(bytes[49]), word(bytes, 52) as usize);
-    let blocks = if (4..=24).contains(&log2) { count.div_ceil(1 << log2) } else { 0 };
+    let (log2, large) = (bytes[49], word(bytes, 52) as usize);
+    let blocks = if BLOCK_LOG2_RANGE.contains(&log2) { count.div_ceil(1 << log2) } else { 0 };
     let records_end = count.checked_mul(RECORD_LEN).and_then(|n| n.checked_add(HEADER_LEN));
     let counts_end = records_end.and_then(|e| large.checked_mul(COUNTS_LEN).and_then(|n| n.checked_add(e)));
     if let Some(counts_end) = counts_end.filter(|&e| e.checked_add(CHECKSUM_LEN * (blocks + 1)) == Some(bytes.len())) {

@@ -439,11 +439,18 @@ pub(crate) fn collect(games: &[GameLine], max_ply: u32, min_games: u32) -> Resul
     nodes.sort_unstable_by_key(|n| (n.key, n.board));
     for w in nodes.windows(2) {
         if w[0].key == w[1].key {
-            let text = |b: &Board| Position { board: *b, side: Color::Black }.to_board_text();
-            return Err(BuildError::KeyCollision { key: w[0].key, a: text(&w[0].board), b: text(&w[1].board) });
+            return Err(BuildError::collision(&w[0], &w[1]));
         }
     }
     Ok(nodes)
+}
+
+impl BuildError {
+    /// Two positions of one key, as the error that stops a build.
+    pub(crate) fn collision(a: &Node, b: &Node) -> BuildError {
+        let text = |b: &Board| Position { board: *b, side: Color::Black }.to_board_text();
+        BuildError::KeyCollision { key: a.key, a: text(&a.board), b: text(&b.board) }
+    }
 }
 
 /// The moves of `board` whose children are book positions, as a square set.

@@ -35,7 +35,7 @@ pub(crate) const CHECKSUM_LEN: usize = 4;
 /// probes.
 pub(crate) const BLOCK_LOG2: u8 = 8;
 /// The block sizes a reader accepts (a power of two of records).
-const BLOCK_LOG2_RANGE: std::ops::RangeInclusive<u8> = 4..=24;
+pub(crate) const BLOCK_LOG2_RANGE: std::ops::RangeInclusive<u8> = 4..=24;
 const HEADER_LEN_U32: u32 = 64;
 const RECORD_LEN_U32: u32 = 16;
 

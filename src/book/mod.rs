@@ -76,6 +76,17 @@ pub struct Book<D: AsRef<[u8]>> {
     checks: BlockChecks,
 }
 
+/// Where a record's game counts come from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CountsFrom {
+    /// The record itself.
+    Record,
+    /// The count table.
+    Table,
+    /// The count table, which does not hold them: damage.
+    Missing,
+}
+
 /// Which blocks of a book have been verified, and the first damage found.
 struct BlockChecks {
     /// One bit per block of records, and one for the count table.
@@ -259,19 +270,18 @@ impl<'a> View<'a> {
         self.decode(i).0
     }
 
-    /// Record `i`, and for a version 3 record whose counts are in the count table,
-    /// whether the table holds them.
-    fn decode(&self, i: usize) -> (Record, bool) {
+    /// Record `i`, and where its game counts came from.
+    fn decode(&self, i: usize) -> (Record, CountsFrom) {
         let bytes = self.record_bytes(i);
         match self.header.version {
             3.. => {
                 let (r, elsewhere) = Record::from_compact_bytes(bytes);
                 if !elsewhere {
-                    return (r, true);
+                    return (r, CountsFrom::Record);
                 }
                 match self.large_counts(r.key) {
-                    Some(counts) => (r.with_counts(counts), true),
-                    None => (r, false),
+                    Some(counts) => (r.with_counts(counts), CountsFrom::Table),
+                    None => (r, CountsFrom::Missing),
                 }
             }
             version => {
@@ -280,7 +290,7 @@ impl<'a> View<'a> {
                     // Version 1 had one selectivity for the whole book, in the header.
                     r.leaf_selectivity = self.header.params.selectivity_tenths;
                 }
-                (r, true)
+                (r, CountsFrom::Record)
             }
         }
     }
@@ -385,22 +395,18 @@ impl<'a> View<'a> {
             return None;
         }
         let i = found?;
-        if self.header.version >= 3 && self.is_escaped(i) {
-            // The counts come from the count table: it must be intact too.
-            self.check_block(usize::try_from(self.header.blocks()).ok()?).ok()?;
+        let (record, counts) = self.decode(i);
+        if counts == CountsFrom::Record {
+            return Some(record);
         }
-        let (record, counted) = self.decode(i);
-        if !counted {
+        // The counts were looked up in the count table: it must be intact, and hold them.
+        self.check_block(usize::try_from(self.header.blocks()).ok()?).ok()?;
+        if counts == CountsFrom::Missing {
             let what = "its game counts are not in the count table".to_string();
             let _ = self.checks.damage.set(BookError::Field { index: i as u64, key, what });
             return None;
         }
         Some(record)
-    }
-
-    /// Whether version 3 record `i` keeps its counts in the count table.
-    fn is_escaped(&self, i: usize) -> bool {
-        Record::from_compact_bytes(self.record_bytes(i)).1
     }
 
     /// Checks the whole file — every block's checksum (in parallel), strictly
@@ -445,21 +451,19 @@ impl<'a> View<'a> {
         let mut prev = range.start.checked_sub(1).map(|i| self.key_at(i));
         let mut escaped = 0;
         for i in range {
-            let (r, counted) = self.decode(i);
+            let (r, counts) = self.decode(i);
             let field = |what: String| BookError::Field { index: i as u64, key: r.key, what };
             if prev.is_some_and(|p| p >= r.key) {
                 return Err(BookError::Order { index: i as u64, key: r.key });
             }
             prev = Some(r.key);
-            if !counted {
-                return Err(field("its game counts are not in the count table".to_string()));
+            match counts {
+                CountsFrom::Missing => return Err(field("its game counts are not in the count table".to_string())),
+                CountsFrom::Table => escaped += 1,
+                CountsFrom::Record => {}
             }
-            if self.header.version >= 3 {
-                let bytes = self.record_bytes(i);
-                if Record::compact_stray_counts(bytes) {
-                    return Err(field("wins or draws beside counts kept in the count table".to_string()));
-                }
-                escaped += u64::from(Record::from_compact_bytes(bytes).1);
+            if self.header.version >= 3 && Record::compact_stray_counts(self.record_bytes(i)) {
+                return Err(field("wins or draws beside counts kept in the count table".to_string()));
             }
             if !(-64..=64).contains(&r.value) || !(-64..=64).contains(&r.leaf_score) {
                 return Err(field(format!("value {} or leaf score {} outside -64..64", r.value, r.leaf_score)));

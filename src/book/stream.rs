@@ -13,7 +13,7 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::backup::{LeafInput, Reached, Values};
-use super::format::{BookError, BuildParams, Encoder, Record, HEADER_LEN, WIDE_RECORD_LEN};
+use super::format::{BookError, BuildParams, Encoder, Record, HEADER_LEN, RECORD_LEN, WIDE_RECORD_LEN};
 use crate::board::Board;
 use crate::fileio::AtomicFile;
 use crate::fileio::IoError;
@@ -151,7 +151,7 @@ impl<'k> BookFile<'k> {
         out.write_at(0, &header).map_err(io(&self.path))?;
         out.commit().map_err(io(&self.path))?;
         let _ = std::fs::remove_file(&self.spool_path);
-        let bytes = std::fs::metadata(&self.path).map_err(io(&self.path))?.len();
+        let bytes = (HEADER_LEN + trailer.len()) as u64 + positions * RECORD_LEN as u64;
         Ok(Written { positions, bytes })
     }
 }

@@ -243,9 +243,7 @@ impl Output<'_> {
         }
         if let Some(last) = self.last.replace(e) {
             if last.key == e.key {
-                let text = |b: &Board| Position { board: *b, side: Color::Black }.to_board_text();
-                let err = BuildError::KeyCollision { key: e.key, a: text(&last.board), b: text(&e.board) };
-                return Err(err.into());
+                return Err(BuildError::collision(&last, &e).into());
             }
             self.emit(last)?;
         }

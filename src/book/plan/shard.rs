@@ -129,6 +129,23 @@ impl Plan {
         self.dir.join(format!("shard-{index:04}.partial"))
     }
 
+    /// The positions of every shard, in O(shards) from the sizes the plan records
+    /// (`shard_range` of each would be quadratic in the shard count).
+    fn shard_ranges(&self) -> Vec<std::ops::Range<usize>> {
+        if self.file.shard_positions.is_empty() {
+            return (0..self.file.shards).map(|i| self.shard_range(i)).collect();
+        }
+        let mut start = 0usize;
+        let sizes = self.file.shard_positions.iter().map(|&s| usize::try_from(s).unwrap_or(usize::MAX));
+        sizes
+            .map(|size| {
+                let range = start..start.saturating_add(size);
+                start = range.end;
+                range
+            })
+            .collect()
+    }
+
     /// The positions of shard `index`: a range of the plan's, in key order (from the
     /// shards' sizes the plan records, else from its keys, read at opening then).
     pub(super) fn shard_range(&self, index: u32) -> std::ops::Range<usize> {
@@ -323,8 +340,9 @@ impl Plan {
         let cached = read_verified(&cache_path, self.digest);
         let mut verified = HashMap::new();
         let states = (0..self.file.shards)
-            .map(|index| {
-                let positions = self.shard_range(index).len() as u64;
+            .zip(self.shard_ranges())
+            .map(|(index, range)| {
+                let positions = range.len() as u64;
                 let state = if let Ok(meta) = std::fs::metadata(self.shard_path(index)) {
                     let stamp = file_stamp(&meta);
                     if let Some(stamp) = stamp.filter(|s| cached.get(&index) == Some(s)) {
