@@ -315,6 +315,57 @@ impl Board {
             .chain(pass)
     }
 
+    /// The positions one move (or a pass) leads from to this one, with that move,
+    /// each once: every `b` whose `successors()` holds `(mv, *self)`. The side that
+    /// waits here moved: for each of its discs off the centre, and each choice of how
+    /// far along each line its discs were flipped (a disc of its own must close every
+    /// run), the position before is checked by playing the move again. Lets a book
+    /// find the positions whose leaf move leads into a new one without holding the
+    /// boards of all its positions.
+    pub(crate) fn predecessors(&self) -> Vec<(Move, Board)> {
+        let mover = self.opponent;
+        let mut found = Vec::new();
+        for sq in Squares(mover & !Board::START.player & !Board::START.opponent) {
+            // opts[d][..counts[d]]: what the move may have flipped along direction d.
+            let mut opts = [[0u64; 8]; 8];
+            let mut counts = [1usize; 8];
+            for (d, ray) in RAYS[sq.index()].iter().enumerate() {
+                let (mut rest, mut prefix) = (*ray, 0u64);
+                while rest != 0 {
+                    let next = if d < 4 { rest & rest.wrapping_neg() } else { 1u64 << (63 - rest.leading_zeros()) };
+                    if next & mover == 0 {
+                        break;
+                    }
+                    if prefix != 0 {
+                        opts[d][counts[d]] = prefix;
+                        counts[d] += 1;
+                    }
+                    prefix |= next;
+                    rest &= !next;
+                }
+            }
+            let mut choice = [0usize; 8];
+            loop {
+                let flipped = (0..8).fold(0, |acc, d| acc | opts[d][choice[d]]);
+                if flipped != 0 {
+                    let before = Board { player: mover & !sq.bit() & !flipped, opponent: self.player | flipped };
+                    if flips(before.player, before.opponent, sq) == flipped {
+                        found.push((Move::Place(sq), before));
+                    }
+                }
+                // The next choice, as an odometer over the directions.
+                let Some(d) = (0..8).find(|&d| choice[d] + 1 < counts[d]) else { break };
+                choice[d] += 1;
+                choice[..d].fill(0);
+            }
+        }
+        let before = self.pass();
+        if before.legal_moves() == 0 && before.opponent_moves() != 0 {
+            found.push((Move::Pass, before));
+        }
+        found
+    }
+
     /// Empty squares.
     #[inline]
     pub fn empties(&self) -> u64 {

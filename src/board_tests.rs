@@ -109,3 +109,25 @@ fn last_flip_count_equals_the_flips_of_the_last_move() {
         }
     }
 }
+
+#[test]
+fn predecessors_are_exactly_the_positions_a_move_leads_from() {
+    let (mut positions, mut listed, mut passes) = (0usize, 0usize, 0usize);
+    for board in random_games(0x5eed_0007, 300) {
+        // Complete: every position a move leads from is listed with its move.
+        for (mv, child) in board.successors() {
+            let before = child.predecessors();
+            assert!(before.contains(&(mv, board)), "{board:?} --{mv}--> {child:?} not undone");
+            passes += usize::from(mv == Move::Pass);
+        }
+        // Sound and without repeats: each listed position leads here by its move.
+        let before = board.predecessors();
+        for (i, (mv, b)) in before.iter().enumerate() {
+            assert!(b.successors().any(|s| s == (*mv, board)), "{b:?} --{mv}--> {board:?} listed");
+            assert!(!before[..i].contains(&(*mv, *b)), "{b:?} listed twice");
+        }
+        positions += 1;
+        listed += before.len();
+    }
+    assert!(positions > 15_000 && listed > positions && passes > 10, "{positions} {listed} {passes}");
+}

@@ -451,9 +451,10 @@ impl<'a> KeyIndex<'a> {
 /// `book` with its values backed up again by `rule` (walking from every board the book
 /// lets play find, as a growth does), the rule recorded in its header.
 pub fn revalue<D: AsRef<[u8]>>(book: &super::Book<D>, rule: BackUpRule) -> Result<Vec<u8>, super::BookError> {
-    let mut tree = super::tree::Tree::from_book(book);
-    tree.back_up(rule);
-    tree.encode(super::BuildParams { back_up: rule, ..book.params() })
+    let boards = super::interchange::known_boards(book);
+    let mut records: Vec<Record> = book.records().collect();
+    back_up_records(&mut records, boards.into_values(), rule, Reached::KeepOthers);
+    super::format::Writer::write_all(&records, super::BuildParams { back_up: rule, ..book.params() })
 }
 
 #[cfg(test)]

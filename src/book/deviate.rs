@@ -29,12 +29,12 @@ use std::time::{Duration, Instant};
 use thiserror::Error;
 
 use super::build::{score_leaf, BuildError, Leaf, LeafSearch, LeafSpec};
-use super::format::{BookError, BuildParams, LeafMove, Record};
-use super::tree::{below, Target, Tree};
+use super::format::{BookError, BuildParams};
+use super::stream::{StreamError, Written};
+use super::tree::{below, write_changed, Target};
 use super::Book;
 use crate::board::Board;
-use crate::fileio::atomic_write;
-use crate::fileio::IoError;
+use crate::fileio::{atomic_write, read_mapped, Bytes, IoError};
 use crate::search::Settings;
 use crate::setting::{check, OutOfRange, Setting};
 use crate::square::Move;
@@ -180,7 +180,7 @@ pub struct DeviateSummary {
     /// Wall time.
     pub elapsed: Duration,
     /// The book written.
-    pub bytes: Vec<u8>,
+    pub written: Written,
 }
 
 /// Why a deviation failed.
@@ -215,14 +215,16 @@ pub enum DeviateError {
     Setting(#[from] OutOfRange),
 }
 
-/// A leaf to expand: the position and its leaf move (canonical orientation); for
-/// deepening, `child` is 0 and `loss`/`ply` say how influential the leaf is.
+/// A leaf to expand: the position (its key and canonical board) and the key of the
+/// position its leaf move leads to; for deepening, `child` is 0 and `loss`/`ply` say
+/// how influential the leaf is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Candidate {
     parent: u64,
     child: u64,
     loss: i32,
     ply: u32,
+    board: Board,
 }
 
 /// What a walk carries: the best budget each position was visited with, the leaves
@@ -330,38 +332,43 @@ impl Deviator {
         added: usize,
     ) -> Result<Next, DeviateError> {
         self.config.validate()?;
-        let tree = Tree::from_book(book);
-        let from_key = self.from.canonical().0.key();
-        if !tree.nodes.contains_key(&from_key) {
+        if book.probe(&self.from).is_none() {
             return Err(DeviateError::NotInBook);
         }
-        Ok(self.round(&tree, from_key, search, tried, added))
+        Ok(self.round(book, search, tried, added))
     }
 
-    /// The book a round makes of `book`: `leaves[i]` is the leaf search of
-    /// `round.jobs[i]`; values are backed up again. The header is `book`'s with the
-    /// round's leaf settings where they are deeper.
+    /// Writes the book a round makes of `book` to `path`, as a stream: `leaves[i]` is
+    /// the leaf search of `round.jobs[i]`; values are backed up again from the start
+    /// and from the walk's start. The header is `book`'s with the round's leaf settings
+    /// where they are deeper.
     pub(crate) fn finish_round<D: AsRef<[u8]>>(
         &self,
         book: &Book<D>,
         search: &LeafSpec,
         round: &Round,
         leaves: &[Leaf],
-    ) -> Result<Vec<u8>, DeviateError> {
-        let mut tree = Tree::from_book(book);
-        apply_round(&mut tree, round, leaves);
+        path: &Path,
+    ) -> Result<Written, DeviateError> {
+        let changes: Vec<(u64, Leaf)> = round.jobs.iter().map(|j| j.0).zip(leaves.iter().copied()).collect();
         let params = self.params(book.params(), search);
-        tree.back_up(params.back_up);
-        Ok(tree.encode(params)?)
+        Ok(write_changed(book, &changes, params, &[Board::START, self.from], path)?)
     }
 
-    /// The book as a growth that stops before its first round writes it.
-    pub(crate) fn unchanged<D: AsRef<[u8]>>(&self, book: &Book<D>, search: &LeafSpec) -> Result<Vec<u8>, DeviateError> {
-        Ok(Tree::from_book(book).encode(self.params(book.params(), search))?)
+    /// Writes the book as a growth that stops before its first round leaves it (its
+    /// header changed only) to `path`.
+    pub(crate) fn unchanged<D: AsRef<[u8]>>(
+        &self,
+        book: &Book<D>,
+        search: &LeafSpec,
+        path: &Path,
+    ) -> Result<Written, DeviateError> {
+        Ok(write_changed(book, &[], self.params(book.params(), search), &[], path)?)
     }
 
-    /// Runs on the current rayon pool; `progress` is called from worker threads.
-    pub fn run<D: AsRef<[u8]>>(
+    /// Runs on the current rayon pool; `progress` is called from worker threads. Each
+    /// round reads the book the last one wrote and writes the next as a stream.
+    pub fn run<D: AsRef<[u8]> + Sync>(
         &self,
         input: &Book<D>,
         progress: &(dyn Fn(DeviateEvent) + Sync),
@@ -372,7 +379,8 @@ impl Deviator {
         let pool = search.pool()?;
         let identity = self.identity(input, &search);
         let state_path = self.state_path();
-        let resumed = if self.resume && state_path.exists() && self.output.exists() {
+        // The book the last round wrote (an interrupted run's, when resuming).
+        let mut grown: Option<Book<Bytes>> = if self.resume && state_path.exists() && self.output.exists() {
             let text = std::fs::read_to_string(&state_path).map_err(|e| io(&state_path, e))?;
             if text != identity {
                 return Err(DeviateError::Resume {
@@ -382,27 +390,18 @@ impl Deviator {
                             .into(),
                 });
             }
-            Some(std::fs::read(&self.output).map_err(|e| io(&self.output, e))?)
+            let bytes = read_mapped(&self.output).map_err(|e| io(&self.output, e))?;
+            Some(Book::open_verified(bytes)?)
         } else {
             if self.resume {
                 progress(DeviateEvent::NothingToResume);
             }
             None
         };
-        let resumed_book = match &resumed {
-            Some(bytes) => Some(Book::open_verified(&bytes[..])?),
-            None => None,
-        };
-        let mut tree = match &resumed_book {
-            Some(b) => Tree::from_book(b),
-            None => Tree::from_book(input),
-        };
         // Deviation only adds positions: what the written book has beyond the input.
-        let mut added = resumed_book.as_ref().map_or(0, |b| b.len().saturating_sub(input.len()));
-        let from_key = self.from.canonical().0.key();
-        let root_before = input.get(from_key).ok_or(DeviateError::NotInBook)?.value as i32;
+        let mut added = grown.as_ref().map_or(0, |b| b.len().saturating_sub(input.len()));
+        let root_before = input.probe(&self.from).ok_or(DeviateError::NotInBook)?.value();
         let before = input.len();
-        let params = self.params(input.params(), &search);
         let mut rounds = 0u64;
         let mut searches = 0u64;
         // Leaves deepened by this run are not tried again (a time budget may leave one
@@ -412,30 +411,32 @@ impl Deviator {
             if self.config.time.is_some_and(|t| start.elapsed() >= t) {
                 break StopReason::Time;
             }
-            let round = match self.round(&tree, from_key, &search, &tried, added) {
-                Next::Round(r) => r,
+            let step = match &grown {
+                Some(book) => self.grow(book, &search, &pool, &mut tried, added, rounds + 1, progress)?,
+                None => self.grow(input, &search, &pool, &mut tried, added, rounds + 1, progress)?,
+            };
+            let round = match step {
+                Next::Round(round) => round,
                 Next::Stop(reason) => break reason,
             };
             rounds += 1;
-            progress(DeviateEvent::Round { number: rounds, leaves: round.leaves, positions: tree.nodes.len() });
-            if self.config.growth == Growth::Deepen {
-                tried.extend(round.jobs.iter().map(|j| j.0));
-            }
-            let leaves = pool.install(|| search_round(&tree, &round, &search, progress))?;
-            searches += leaves.len() as u64;
-            apply_round(&mut tree, &round, &leaves);
+            searches += round.jobs.len() as u64;
             added += round.leaves;
-            tree.back_up(params.back_up);
-            let bytes = tree.encode(params)?;
-            atomic_write(&self.output, &bytes).map_err(|e| io(&self.output, e))?;
             atomic_write(&state_path, identity.as_bytes()).map_err(|e| io(&state_path, e))?;
+            let book = Book::open(read_mapped(&self.output).map_err(|e| io(&self.output, e))?)?;
             progress(DeviateEvent::Written {
-                positions: tree.nodes.len() + tree.opaque.len(),
-                root_value: tree.value(from_key).unwrap_or(root_before),
+                positions: book.len(),
+                root_value: book.probe(&self.from).map_or(root_before, |h| h.value()),
             });
+            grown = Some(book);
         };
-        let bytes = tree.encode(params)?;
-        atomic_write(&self.output, &bytes).map_err(|e| io(&self.output, e))?;
+        let (written, root_after) = match &grown {
+            Some(book) => (
+                Written { positions: book.len() as u64, bytes: book.size_bytes() as u64 },
+                book.probe(&self.from).map_or(root_before, |h| h.value()),
+            ),
+            None => (self.unchanged(input, &search, &self.output)?, root_before),
+        };
         if stop == StopReason::Complete {
             // Nothing is left to resume.
             let _ = std::fs::remove_file(&state_path);
@@ -444,24 +445,50 @@ impl Deviator {
         }
         Ok(DeviateSummary {
             before,
-            after: tree.nodes.len() + tree.opaque.len(),
+            after: usize::try_from(written.positions).unwrap_or(usize::MAX),
             root_before,
-            root_after: tree.value(from_key).unwrap_or(root_before),
+            root_after,
             rounds,
             searches,
             stop,
             elapsed: start.elapsed(),
-            bytes,
+            written,
         })
     }
 
-    /// The next round on `tree`, or why there is none.
-    fn round(&self, tree: &Tree, from_key: u64, search: &LeafSpec, tried: &BTreeSet<u64>, added: usize) -> Next {
+    /// Plans a round on `book`, searches it and writes the grown book to the output;
+    /// the round, or why there is none.
+    #[allow(clippy::too_many_arguments)]
+    fn grow<D: AsRef<[u8]> + Sync>(
+        &self,
+        book: &Book<D>,
+        search: &LeafSearch,
+        pool: &rayon::ThreadPool,
+        tried: &mut BTreeSet<u64>,
+        added: usize,
+        number: u64,
+        progress: &(dyn Fn(DeviateEvent) + Sync),
+    ) -> Result<Next, DeviateError> {
+        let round = match self.round(book, search, tried, added) {
+            Next::Round(r) => r,
+            stop => return Ok(stop),
+        };
+        progress(DeviateEvent::Round { number, leaves: round.leaves, positions: book.len() });
+        if self.config.growth == Growth::Deepen {
+            tried.extend(round.jobs.iter().map(|j| j.0));
+        }
+        let leaves = pool.install(|| search_round(book, &round, search, progress))?;
+        self.finish_round(book, search, &round, &leaves, &self.output)?;
+        Ok(Next::Round(round))
+    }
+
+    /// The next round on `book`, or why there is none.
+    fn round<D: AsRef<[u8]>>(&self, book: &Book<D>, search: &LeafSpec, tried: &BTreeSet<u64>, added: usize) -> Next {
         if self.config.max_positions.is_some_and(|m| added >= m) {
             return Next::Stop(StopReason::Positions);
         }
         let deepen = self.config.growth == Growth::Deepen;
-        let mut chosen = self.candidates(tree, from_key, deepen.then(|| Target::of(search)));
+        let mut chosen = self.candidates(book, deepen.then(|| Target::of(search)));
         chosen.retain(|c| !tried.contains(&c.parent));
         if chosen.is_empty() {
             return Next::Stop(StopReason::Complete);
@@ -469,11 +496,11 @@ impl Deviator {
         let room = self.config.max_positions.map_or(usize::MAX, |m| m - added);
         chosen.truncate(self.config.round_size.min(room));
         let jobs = if deepen {
-            let mut jobs: Vec<(u64, Board)> = chosen.iter().map(|c| (c.parent, tree.nodes[&c.parent].0)).collect();
+            let mut jobs: Vec<(u64, Board)> = chosen.iter().map(|c| (c.parent, c.board)).collect();
             jobs.sort_unstable_by_key(|j| j.0);
             jobs
         } else {
-            expansion_jobs(tree, &chosen)
+            expansion_jobs(book, &chosen)
         };
         Next::Round(Round { leaves: chosen.len(), jobs })
     }
@@ -492,12 +519,12 @@ impl Deviator {
     }
 
     /// The leaves to expand, in key order of (parent, child), each child once.
-    fn candidates(&self, tree: &Tree, from_key: u64, target: Option<Target>) -> Vec<Candidate> {
-        let Some((from_board, _)) = tree.nodes.get(&from_key) else { return Vec::new() };
+    fn candidates<D: AsRef<[u8]>>(&self, book: &Book<D>, target: Option<Target>) -> Vec<Candidate> {
+        let from_board = self.from.canonical().0;
         let mut w = Walk { seen: HashMap::new(), found: BTreeSet::new(), target };
         for deviating_side_moves_first in [true, false] {
             w.seen.clear();
-            self.walk(tree, *from_board, deviating_side_moves_first, 0, &mut w);
+            self.walk(book, from_board, deviating_side_moves_first, 0, &mut w);
         }
         let found = w.found;
         if self.config.growth == Growth::Deepen {
@@ -516,7 +543,7 @@ impl Deviator {
 
     /// The walk: at `board` (canonical, in the book), `deviating` says whether the side
     /// to move is the one allowed to deviate; `spent` is its loss so far.
-    fn walk(&self, tree: &Tree, board: Board, deviating: bool, spent: i32, w: &mut Walk) {
+    fn walk<D: AsRef<[u8]>>(&self, book: &Book<D>, board: Board, deviating: bool, spent: i32, w: &mut Walk) {
         let (seen, target) = (&mut w.seen, w.target);
         let key = board.key();
         // Visit a position again only with budget left over compared with before.
@@ -526,7 +553,8 @@ impl Deviator {
                 seen.insert((key, deviating), spent);
             }
         }
-        let Some((_, record)) = tree.nodes.get(&key) else { return };
+        let Some(record) = book.get(key) else { return };
+        let value = |key: u64| book.get(key).map(|r| i32::from(r.value));
         if board.is_game_over() || 60 - board.empty_count() >= self.config.max_ply {
             return;
         }
@@ -534,7 +562,7 @@ impl Deviator {
         // The best option, which is the value under negamax; a corrected back-up stores
         // less than it, and losses are counted from what the side can play.
         let leaf = record.leaf().map(|_| i32::from(record.leaf_score));
-        let children = board.successors().filter_map(|(_, c)| tree.value(c.canonical().0.key()).map(|v| -v));
+        let children = board.successors().filter_map(|(_, c)| value(c.canonical().0.key()).map(|v| -v));
         let best = view(children.chain(leaf).max().unwrap_or(i32::from(record.value)));
         let allowed = |score: i32| -> Option<i32> {
             let loss = (best - view(score)).max(0);
@@ -544,17 +572,17 @@ impl Deviator {
         };
         for (_, child) in board.successors() {
             let canon = child.canonical().0;
-            let Some(v) = tree.value(canon.key()) else { continue };
+            let Some(v) = value(canon.key()) else { continue };
             if let Some(loss) = allowed(-v) {
-                self.walk(tree, canon, !deviating, if deviating { spent + loss } else { spent }, w);
+                self.walk(book, canon, !deviating, if deviating { spent + loss } else { spent }, w);
             }
         }
         if let Some(mv) = record.leaf() {
             if self.config.growth == Growth::Deepen {
                 if let Some(loss) = allowed(record.leaf_score as i32) {
-                    if target.is_some_and(|t| below(record, &board, t)) {
+                    if target.is_some_and(|t| below(&record, &board, t)) {
                         let ply = 60 - board.empty_count();
-                        w.found.insert(Candidate { parent: key, child: 0, loss: spent + loss, ply });
+                        w.found.insert(Candidate { parent: key, child: 0, loss: spent + loss, ply, board });
                     }
                 }
                 return;
@@ -568,8 +596,8 @@ impl Deviator {
                     },
                 };
                 let child_key = child.canonical().0.key();
-                if !tree.contains(child_key) {
-                    w.found.insert(Candidate { parent: key, child: child_key, loss: 0, ply: 0 });
+                if book.get(child_key).is_none() {
+                    w.found.insert(Candidate { parent: key, child: child_key, loss: 0, ply: 0, board });
                 }
             }
         }
@@ -604,27 +632,33 @@ pub(crate) enum Next {
 }
 
 /// The searches of a deviation round: the new children's leaves and the next-best
-/// leaves of every position whose leaf move now leads into the book.
-fn expansion_jobs(tree: &Tree, chosen: &[Candidate]) -> Vec<(u64, Board)> {
+/// leaves of every book position whose leaf move now leads into the book (the round's
+/// parents, and any other position transposing into a new child, found by unmaking the
+/// moves that lead to each new child: the book's boards are not held).
+fn expansion_jobs<D: AsRef<[u8]>>(book: &Book<D>, chosen: &[Candidate]) -> Vec<(u64, Board)> {
+    let leaf_child = |board: &Board, mv: Option<Move>| match mv {
+        Some(Move::Place(sq)) => board.play(sq),
+        Some(Move::Pass) => Some(board.pass()),
+        None => None,
+    };
     let mut jobs: BTreeMap<u64, Board> = BTreeMap::new();
     for c in chosen {
-        let (parent, record) = tree.nodes[&c.parent];
-        let child = match record.leaf().expect("a candidate has a leaf") {
-            Move::Pass => parent.pass(),
-            Move::Place(sq) => parent.play(sq).expect("the leaf move is legal"),
-        };
-        jobs.insert(c.child, child.canonical().0);
+        let record = book.get(c.parent);
+        if let Some(child) = record.and_then(|r| leaf_child(&c.board, r.leaf())) {
+            jobs.insert(c.child, child.canonical().0);
+        }
     }
-    let new_children: BTreeSet<u64> = jobs.keys().copied().collect();
-    // The round's parents, and any other position transposing into a new child.
-    for (&key, (board, record)) in &tree.nodes {
-        let child = match record.leaf() {
-            Some(Move::Place(sq)) => board.play(sq),
-            Some(Move::Pass) => Some(board.pass()),
-            None => None,
-        };
-        if child.is_some_and(|c| new_children.contains(&c.canonical().0.key())) {
-            jobs.insert(key, *board);
+    let new_children: BTreeMap<u64, Board> = jobs.clone();
+    for child in new_children.values() {
+        for (_, before) in child.predecessors() {
+            let parent = before.canonical().0;
+            let key = parent.key();
+            let Some(record) = book.get(key) else { continue };
+            let leads_in =
+                leaf_child(&parent, record.leaf()).is_some_and(|c| new_children.contains_key(&c.canonical().0.key()));
+            if leads_in {
+                jobs.insert(key, parent);
+            }
         }
     }
     jobs.into_iter().collect()
@@ -632,13 +666,13 @@ fn expansion_jobs(tree: &Tree, chosen: &[Candidate]) -> Vec<(u64, Board)> {
 
 /// Searches a round's positions in parallel on the current pool (moves into the book
 /// or into the round excluded).
-fn search_round(
-    tree: &Tree,
+fn search_round<D: AsRef<[u8]> + Sync>(
+    book: &Book<D>,
     round: &Round,
     search: &LeafSearch,
     progress: &(dyn Fn(DeviateEvent) + Sync),
 ) -> Result<Vec<Leaf>, BuildError> {
-    let in_book = |key: u64| tree.contains(key) || round.contains(key);
+    let in_book = |key: u64| book.get(key).is_some() || round.contains(key);
     let total = u64::try_from(round.jobs.len()).unwrap_or(u64::MAX);
     let done = std::sync::atomic::AtomicU64::new(0);
     search.par_map(&round.jobs, |&(_, board), tt| {
@@ -648,29 +682,12 @@ fn search_round(
     })
 }
 
-/// Stores a round's leaves: a searched book position gets its new leaf, a new child a
-/// record of its own valued at its leaf.
-fn apply_round(tree: &mut Tree, round: &Round, leaves: &[Leaf]) {
-    for (&(key, board), leaf) in round.jobs.iter().zip(leaves) {
-        match tree.nodes.get_mut(&key) {
-            Some((_, r)) => leaf.store_in(r),
-            None => {
-                let mut r = Record {
-                    key,
-                    value: 0,
-                    leaf_move: LeafMove::NONE,
-                    leaf_score: 0,
-                    leaf_depth: 0,
-                    games: 0,
-                    wins: 0,
-                    draws: 0,
-                    flags: 0,
-                    leaf_selectivity: 0,
-                };
-                leaf.store_in(&mut r);
-                r.value = r.leaf_score;
-                tree.nodes.insert(key, (board, r));
-            }
+/// A streamed book's errors as a growth's.
+impl From<StreamError> for DeviateError {
+    fn from(e: StreamError) -> DeviateError {
+        match e {
+            StreamError::Book(e) => DeviateError::Book(e),
+            StreamError::Io(e) => DeviateError::Io(e),
         }
     }
 }

@@ -25,21 +25,21 @@
 //! settings (and, under a time limit, on how far the fix got). The book is written after every round and the checks are kept in a log
 //! (`OUT.fix`), so an interrupted fix resumes with `resume` to the identical book.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use super::audit::{candidates, search_logged, AuditConfig, Candidate, Checks, ChecksKind};
-use super::build::{score_leaf, BuildError, LeafSearch, LeafSpec};
+use super::build::{score_leaf, BuildError, Leaf, LeafSearch, LeafSpec};
 use super::format::BookError;
 use super::leaflog::{LeafLog, LeafLogError};
-use super::tree::{below, Target, Tree};
+use super::stream::{StreamError, Written};
+use super::tree::{below, write_changed, Target};
 use super::trust::deciding_leaf;
 use super::Book;
 use crate::board::Board;
-use crate::fileio::atomic_write;
-use crate::fileio::IoError;
+use crate::fileio::{read_mapped, Bytes, IoError};
 use crate::position::Position;
 use crate::search::Settings;
 use crate::setting::{check, OutOfRange, Setting};
@@ -206,10 +206,11 @@ pub struct FixSummary {
     /// Wall time.
     pub elapsed: Duration,
     /// The book written.
-    pub bytes: Vec<u8>,
+    pub written: Written,
 }
 
-/// Fixes a book, writing `output` after every round (atomically).
+/// Fixes a book, writing `output` after every round (atomically, as a stream: the book
+/// is never held in memory).
 pub struct Fixer {
     config: FixConfig,
     output: PathBuf,
@@ -263,7 +264,7 @@ impl Fixer {
     }
 
     /// Runs the fix on the current rayon pool; `progress` is called from worker threads.
-    pub fn run<D: AsRef<[u8]>>(
+    pub fn run<D: AsRef<[u8]> + Sync>(
         &self,
         input: &Book<D>,
         progress: &(dyn Fn(FixEvent) + Sync),
@@ -278,20 +279,27 @@ impl Fixer {
         let resuming = self.resume && log_path.exists();
         let (log, mut checks) = LeafLog::open(&log_path, identity, search.selectivity_tenths(), resuming)?;
         let io = |path: &Path, source: std::io::Error| FixError::Io(IoError::new(path, source));
-        let mut tree = if resuming && self.output.exists() {
-            let bytes = std::fs::read(&self.output).map_err(|e| io(&self.output, e))?;
-            let book = Book::open_verified(bytes)?;
+        let open_output = || -> Result<Book<Bytes>, FixError> {
+            Ok(Book::open(read_mapped(&self.output).map_err(|e| io(&self.output, e))?)?)
+        };
+        let params = input.params();
+        // Every round reads the book the last one wrote: the output, which starts as
+        // the input.
+        let mut book = if resuming && self.output.exists() {
+            let book = open_output()?;
+            book.verify()?;
             if book.len() != input.len() {
                 return Err(FixError::Resume {
                     path: self.output.clone(),
                     message: "not a fix of this book: start afresh instead of resuming".into(),
                 });
             }
-            Tree::from_book(&book)
+            book
         } else {
-            Tree::from_book(input)
+            write_changed(input, &[], params, &[], &self.output)?;
+            open_output()?
         };
-        let params = input.params();
+        let roots = [Board::START, c.from.board];
         let pool = search.pool()?;
         let over_time = || c.time.is_some_and(|t| start.elapsed() >= t);
         let mut tried: BTreeSet<u64> = BTreeSet::new();
@@ -325,7 +333,7 @@ impl Fixer {
                 .filter_map(|k| checks.get(&k.key).map(|l| (k.key, k.job().1, i32::from(l.score))))
                 .collect();
             let added = new.len();
-            let (found, mean) = contradictions(&tree, &new, c.threshold);
+            let (found, mean) = contradictions(&book, &new, c.threshold);
             contradicted_before += found.len();
             differences_before += mean * new.len() as f64;
             checked.extend(new);
@@ -333,14 +341,14 @@ impl Fixer {
                 if over_time() {
                     break FixStop::Time;
                 }
-                let (contradicted, _) = contradictions(&tree, &checked, c.threshold);
-                let mut jobs: BTreeSet<u64> = BTreeSet::new();
+                let (contradicted, _) = contradictions(&book, &checked, c.threshold);
+                let mut jobs: BTreeMap<u64, Board> = BTreeMap::new();
                 for &(_, board, _) in &contradicted {
-                    let (_, leaf_board) = deciding_leaf(|k| tree.record(k), &board);
+                    let (_, leaf_board) = deciding_leaf(|k| book.get(k), &board);
                     for b in [board, leaf_board] {
                         let k = b.key();
-                        if !tried.contains(&k) && tree.nodes.get(&k).is_some_and(|(_, r)| below(r, &b, target)) {
-                            jobs.insert(k);
+                        if !tried.contains(&k) && book.get(k).is_some_and(|r| below(&r, &b, target)) {
+                            jobs.insert(k, b);
                         }
                     }
                 }
@@ -348,27 +356,22 @@ impl Fixer {
                     break FixStop::Complete;
                 }
                 rounds += 1;
-                let jobs: Vec<(u64, Board)> = jobs.into_iter().map(|k| (k, tree.nodes[&k].0)).collect();
+                let jobs: Vec<(u64, Board)> = jobs.into_iter().collect();
                 progress(FixEvent::Round { number: rounds, contradicted: contradicted.len(), leaves: jobs.len() });
                 let total = jobs.len() as u64;
                 let done = AtomicU64::new(0);
                 let leaves = pool.install(|| {
                     search.par_map(&jobs, |&(_, board), tt| {
-                        let leaf = score_leaf(&board, &|k| tree.contains(k), &search, tt);
+                        let leaf = score_leaf(&board, &|k| book.get(k).is_some(), &search, tt);
                         progress(FixEvent::Searched { done: done.fetch_add(1, Relaxed) + 1, total });
                         leaf
                     })
                 })?;
-                for ((key, _), leaf) in jobs.iter().zip(&leaves) {
-                    if let Some((_, r)) = tree.nodes.get_mut(key) {
-                        leaf.store_in(r);
-                    }
-                    tried.insert(*key);
-                }
+                tried.extend(jobs.iter().map(|&(key, _)| key));
                 searches += leaves.len() as u64;
-                tree.back_up(params.back_up);
-                let bytes = tree.encode(params)?;
-                atomic_write(&self.output, &bytes).map_err(|e| io(&self.output, e))?;
+                let changes: Vec<(u64, Leaf)> = jobs.iter().map(|&(key, _)| key).zip(leaves).collect();
+                write_changed(&book, &changes, params, &roots, &self.output)?;
+                book = open_output()?;
             };
             if checked.len() == chosen.len() || pass == FixStop::Time {
                 break pass;
@@ -381,9 +384,7 @@ impl Fixer {
         // Positions left unchecked leave the fix unfinished, whatever the rounds found.
         let stop = if checked.len() < chosen.len() { FixStop::Time } else { stop };
         let before = (contradicted_before, differences_before / checked.len().max(1) as f64);
-        let bytes = tree.encode(params)?;
-        atomic_write(&self.output, &bytes).map_err(|e| io(&self.output, e))?;
-        let after = contradictions(&tree, &checked, c.threshold);
+        let after = contradictions(&book, &checked, c.threshold);
         if stop == FixStop::Complete {
             log.remove();
         }
@@ -397,18 +398,22 @@ impl Fixer {
             searches,
             stop,
             elapsed: start.elapsed(),
-            bytes,
+            written: Written { positions: book.len() as u64, bytes: book.size_bytes() as u64 },
         })
     }
 }
 
 /// The checked positions whose value differs from their check by more than
 /// `threshold`, and the mean absolute difference over all checked.
-fn contradictions(tree: &Tree, checked: &[(u64, Board, i32)], threshold: i32) -> (Vec<(u64, Board, i32)>, f64) {
+fn contradictions<D: AsRef<[u8]>>(
+    book: &Book<D>,
+    checked: &[(u64, Board, i32)],
+    threshold: i32,
+) -> (Vec<(u64, Board, i32)>, f64) {
     let mut out = Vec::new();
     let mut sum = 0.0;
     for &(key, board, score) in checked {
-        let Some(value) = tree.value(key) else { continue };
+        let Some(value) = book.get(key).map(|r| i32::from(r.value)) else { continue };
         sum += f64::from((value - score).abs());
         if (value - score).abs() > threshold {
             out.push((key, board, score));
@@ -427,4 +432,14 @@ fn fix_identity<D: AsRef<[u8]>>(input: &Book<D>, chosen: &[Candidate], c: &FixCo
         c.threshold
     );
     crate::fileio::Digest::of(text.as_bytes())
+}
+
+/// A streamed book's errors as a fix's.
+impl From<StreamError> for FixError {
+    fn from(e: StreamError) -> FixError {
+        match e {
+            StreamError::Book(e) => FixError::Book(e),
+            StreamError::Io(e) => FixError::Io(e),
+        }
+    }
 }

@@ -117,5 +117,5 @@ pub fn merge_into<D: AsRef<[u8]>>(books: &[&Book<D>], output: &Path) -> Result<(
     if let Some(p) = pending {
         file.push(&p)?;
     }
-    Ok((file.finish(Reached::KeepOthers)?, params))
+    Ok((file.finish(&[Board::START], Reached::KeepOthers)?, params))
 }

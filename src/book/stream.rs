@@ -122,12 +122,13 @@ impl<'k> BookFile<'k> {
         Ok(())
     }
 
-    /// Backs the values up, writes the book (header last) and puts it in place.
-    pub(crate) fn finish(mut self, others: Reached) -> Result<Written, StreamError> {
+    /// Backs the values up walking from `roots` (none: the values stay as pushed),
+    /// writes the book (header last) and puts it in place.
+    pub(crate) fn finish(mut self, roots: &[Board], others: Reached) -> Result<Written, StreamError> {
         self.spool.flush().map_err(io(&self.spool_path))?;
         let keys = self.keys.pushed();
         let threads = std::thread::available_parallelism().map_or(1, usize::from);
-        let values = Values::compute(keys, &self.leaves, [Board::START], self.params.back_up, threads);
+        let values = Values::compute(keys, &self.leaves, roots.iter().copied(), self.params.back_up, threads);
         let mut out = AtomicFile::create(&self.path).map_err(io(&self.path))?;
         out.write_all(&[0; HEADER_LEN]).map_err(io(&self.path))?;
         let spool = File::open(&self.spool_path).map_err(io(&self.spool_path))?;
@@ -202,7 +203,7 @@ mod tests {
         for k in [1, 2, 3] {
             book.push(&record(k)).unwrap();
         }
-        let kept = book.finish(Reached::KeepOthers).unwrap();
+        let kept = book.finish(&[Board::START], Reached::KeepOthers).unwrap();
         let expected =
             super::super::format::Writer::write_all(&[record(1), record(2), record(3)], BuildParams::default());
         assert_eq!(kept, Written { positions: 3, bytes: expected.unwrap().len() as u64 });
@@ -210,14 +211,14 @@ mod tests {
         assert!(b.records().all(|r| r.value == 5));
         let mut book = BookFile::create(&path, BuildParams::default()).unwrap();
         book.push(&record(1)).unwrap();
-        assert_eq!(book.finish(Reached::DropOthers).unwrap().positions, 0);
+        assert_eq!(book.finish(&[Board::START], Reached::DropOthers).unwrap().positions, 0);
         // Known keys: the records must come with exactly those keys, in order.
         let keys = [2, 5, 9];
         let mut book = BookFile::with_known_keys(&path, BuildParams::default(), &keys).unwrap();
         book.push(&record(2)).unwrap();
         assert!(matches!(book.push(&record(9)), Err(StreamError::Book(BookError::Order { index: 1, key: 9 }))));
         book.push(&record(5)).unwrap();
-        let first_two = book.finish(Reached::KeepOthers).unwrap();
+        let first_two = book.finish(&[Board::START], Reached::KeepOthers).unwrap();
         let expected = super::super::format::Writer::write_all(&[record(2), record(5)], BuildParams::default());
         assert!(std::fs::read(&path).unwrap() == expected.unwrap() && first_two.positions == 2);
         std::fs::remove_dir_all(&dir).unwrap();

@@ -1,76 +1,75 @@
-//! A book held in memory while it is changed (a growth round, a fix): canonical
-//! boards with their records, the positions whose boards are unknown kept aside, the
-//! one back-up ([`super::backup`]) over all of them, and the encoding into a book.
+//! Changing a book round by round (a growth round, a fix round) as a stream: the input
+//! book's records are read in key order with the round's leaves merged in, written by
+//! [`BookFile`] and valued by the one back-up ([`super::backup`]) from compact arrays,
+//! so that a round holds its own leaves, never the book. Also the level a deepening or
+//! a fix raises leaves to.
 
-use std::collections::BTreeMap;
+use std::path::Path;
 
-use super::backup::{back_up_records, BackUpRule, Reached};
-use super::build::LeafSpec;
-use super::format::{BookError, BuildParams, LeafLevel, Record, Writer};
-use super::interchange::known_boards;
+use super::backup::Reached;
+use super::build::{Leaf, LeafSpec};
+use super::format::{BuildParams, LeafLevel, LeafMove, Record};
+use super::stream::{BookFile, StreamError, Written};
 use super::Book;
 use crate::board::Board;
 
-/// A book being grown: canonical boards with their records.
-pub(crate) struct Tree {
-    pub(crate) nodes: BTreeMap<u64, (Board, Record)>,
-    /// Records whose boards are unknown (not reachable from the start): kept as they are.
-    pub(crate) opaque: BTreeMap<u64, Record>,
+/// Writes `book` with `leaves` (sorted by key, each key once) stored in it to `path`:
+/// a book position gets its new leaf, any other key becomes a position valued at its
+/// leaf (with no games). With `roots`, the values are backed up walking from them (a
+/// position no walk reaches keeps its value); with none, the values are kept as they
+/// are. The header is `params`.
+pub(crate) fn write_changed<D: AsRef<[u8]>>(
+    book: &Book<D>,
+    leaves: &[(u64, Leaf)],
+    params: BuildParams,
+    roots: &[Board],
+    path: &Path,
+) -> Result<Written, StreamError> {
+    let mut out = BookFile::create(path, params)?;
+    let mut records = book.records().peekable();
+    let mut leaves = leaves.iter().peekable();
+    loop {
+        let (book_key, leaf) = (records.peek().map(|r| r.key), leaves.peek().map(|&&(key, leaf)| (key, leaf)));
+        let record = match (book_key, leaf) {
+            (None, None) => break,
+            // A book position searched again.
+            (Some(k), Some((key, leaf))) if k == key => {
+                leaves.next();
+                let Some(mut record) = records.next() else { break };
+                leaf.store_in(&mut record);
+                record
+            }
+            // A position the round adds.
+            (Some(_), Some((key, leaf))) | (None, Some((key, leaf))) if book_key.is_none_or(|k| key < k) => {
+                leaves.next();
+                let mut record = new_position(key);
+                leaf.store_in(&mut record);
+                record.value = record.leaf_score;
+                record
+            }
+            _ => {
+                let Some(record) = records.next() else { break };
+                record
+            }
+        };
+        out.push(&record)?;
+    }
+    out.finish(roots, Reached::KeepOthers)
 }
 
-impl Tree {
-    pub(crate) fn from_book<D: AsRef<[u8]>>(book: &Book<D>) -> Tree {
-        let boards = known_boards(book);
-        let mut nodes = BTreeMap::new();
-        let mut opaque = BTreeMap::new();
-        for r in book.records() {
-            match boards.get(&r.key) {
-                Some(b) => {
-                    nodes.insert(r.key, (*b, r));
-                }
-                None => {
-                    opaque.insert(r.key, r);
-                }
-            }
-        }
-        Tree { nodes, opaque }
-    }
-
-    /// The record of `key`, board known or not.
-    pub(crate) fn record(&self, key: u64) -> Option<Record> {
-        self.nodes.get(&key).map(|(_, r)| *r).or_else(|| self.opaque.get(&key).copied())
-    }
-
-    pub(crate) fn contains(&self, key: u64) -> bool {
-        self.nodes.contains_key(&key) || self.opaque.contains_key(&key)
-    }
-
-    pub(crate) fn value(&self, key: u64) -> Option<i32> {
-        self.nodes.get(&key).map(|(_, r)| r.value as i32)
-    }
-
-    /// Recomputes every value by the one back-up, walking from every known board.
-    pub(crate) fn back_up(&mut self, rule: BackUpRule) {
-        let mut records: Vec<Record> =
-            self.nodes.values().map(|(_, r)| *r).chain(self.opaque.values().copied()).collect();
-        records.sort_unstable_by_key(|r| r.key);
-        let roots: Vec<Board> = self.nodes.values().map(|(b, _)| *b).collect();
-        back_up_records(&mut records, roots, rule, Reached::KeepOthers);
-        for r in records {
-            if let Some(entry) = self.nodes.get_mut(&r.key) {
-                entry.1.value = r.value;
-            }
-        }
-    }
-
-    pub(crate) fn encode(&self, params: BuildParams) -> Result<Vec<u8>, BookError> {
-        let mut all: Vec<&Record> = self.nodes.values().map(|(_, r)| r).chain(self.opaque.values()).collect();
-        all.sort_by_key(|r| r.key);
-        let mut w = Writer::new(params);
-        for r in all {
-            w.push(r)?;
-        }
-        Ok(w.finish())
+/// The record of a position a round adds, before its leaf is stored.
+fn new_position(key: u64) -> Record {
+    Record {
+        key,
+        value: 0,
+        leaf_move: LeafMove::NONE,
+        leaf_score: 0,
+        leaf_depth: 0,
+        games: 0,
+        wins: 0,
+        draws: 0,
+        flags: 0,
+        leaf_selectivity: 0,
     }
 }
 

@@ -373,7 +373,7 @@ pub fn fix_cmd(args: FixArgs) -> anyhow::Result<ExitCode> {
         s.elapsed.as_secs_f64(),
         s.stop,
         args.output.display(),
-        s.bytes.len()
+        s.written.bytes
     );
     Ok(ExitCode::SUCCESS)
 }

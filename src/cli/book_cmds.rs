@@ -609,7 +609,7 @@ fn grow(
             s.root_after,
             s.stop
         );
-        let after = leaf_levels(&Book::open(&s.bytes[..])?);
+        let after = leaf_levels(&Book::open(crate::fileio::read_mapped(&output)?)?);
         outln!("searched leaves by level   before    after");
         let mut keys: Vec<&String> = levels_before.keys().chain(after.keys()).collect();
         keys.sort();
@@ -617,7 +617,7 @@ fn grow(
         for k in keys {
             outln!("  {k:<22} {:>8} {:>8}", levels_before.get(k).unwrap_or(&0), after.get(k).unwrap_or(&0));
         }
-        eprintln!("wrote {} ({} bytes)", output.display(), s.bytes.len());
+        eprintln!("wrote {} ({} bytes)", output.display(), s.written.bytes);
         return Ok(ExitCode::SUCCESS);
     }
     eprintln!(
@@ -633,7 +633,7 @@ fn grow(
         s.root_after,
         s.stop
     );
-    eprintln!("wrote {} ({} bytes)", output.display(), s.bytes.len());
+    eprintln!("wrote {} ({} bytes)", output.display(), s.written.bytes);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -43,6 +43,7 @@ use super::backup::Reached;
 use super::build::{self, BuildConfig, BuildIdentity, GameLine, LeafSpec};
 use super::format::BuildParams;
 use super::stream::{BookFile, StreamError};
+use crate::board::Board;
 use crate::fileio::atomic_write;
 
 use crate::setting::{check, Setting};
@@ -398,7 +399,7 @@ impl Plan {
                 book.push(&build::record(&node, &leaf)).map_err(stream_error)?;
             }
         }
-        let written = book.finish(Reached::DropOthers).map_err(stream_error)?;
+        let written = book.finish(&[Board::START], Reached::DropOthers).map_err(stream_error)?;
         Ok(Assembled { positions: written.positions, size: written.bytes, after: None })
     }
 }

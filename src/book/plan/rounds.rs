@@ -194,8 +194,8 @@ impl Plan {
                 Ok(Planned::Round(Box::new(plan)))
             }
             Next::Stop(stop) => {
-                let bytes = deviator.unchanged(&book, &search)?;
-                Ok(Planned::Finished(finish(dir, 0, stop, &output, &bytes)?))
+                deviator.unchanged(&book, &search, &output)?;
+                Ok(Planned::Finished(finish(dir, 0, stop, &output, None)?))
             }
         }
     }
@@ -316,12 +316,10 @@ impl Plan {
         leaves: &[Leaf],
         output: Option<&Path>,
     ) -> Result<Assembled, PlanError> {
-        let bytes = r.deviator.finish_round(&r.input, &self.search, &r.round, leaves)?;
         let book_path = self.dir.join(ROUND_BOOK);
-        atomic_write(&book_path, &bytes).map_err(io(&book_path))?;
+        let written = r.deviator.finish_round(&r.input, &self.search, &r.round, leaves, &book_path)?;
         let book = opened_book(&book_path)?;
-        let positions = book.len() as u64;
-        let size = bytes.len() as u64;
+        let (positions, size) = (written.positions, written.bytes);
         let number = r.file.number;
         let next_dir = round_dir(&r.rounds_dir, number + 1);
         // Assembling again after the next round was planned replans nothing.
@@ -358,7 +356,7 @@ impl Plan {
             }
             Next::Stop(stop) => {
                 let out = output.unwrap_or(&r.file.book);
-                AfterRound::Finished(finish(&r.rounds_dir, number, stop, out, &bytes)?)
+                AfterRound::Finished(finish(&r.rounds_dir, number, stop, out, Some(book.bytes()))?)
             }
         };
         Ok(Assembled { positions, size, after: Some(after) })
@@ -372,15 +370,18 @@ impl Plan {
     }
 }
 
-/// Writes a growth's book and marks its rounds directory finished.
+/// Writes a growth's book (`bytes`, unless it is written already) and marks its rounds
+/// directory finished.
 fn finish(
     rounds_dir: &Path,
     rounds: u32,
     stop: StopReason,
     output: &Path,
-    bytes: &[u8],
+    bytes: Option<&[u8]>,
 ) -> Result<Finished, PlanError> {
-    atomic_write(output, bytes).map_err(io(output))?;
+    if let Some(bytes) = bytes {
+        atomic_write(output, bytes).map_err(io(output))?;
+    }
     let done = Finished { rounds, stop, output: output.to_path_buf() };
     let path = rounds_dir.join(FINISHED_FILE);
     let json = to_json(&done, &path)?;
