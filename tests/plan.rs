@@ -41,13 +41,15 @@ fn sharded_builds_equal_the_single_process_build_for_any_shards_and_threads() {
     let dir = tempfile::tempdir().unwrap();
     let games = games(300);
     let local = Builder::new(config(4, 2), dir.path().join("local.tbk")).run(&games, &|_| {}).unwrap();
-    for (shards, threads) in [(1, 1), (3, 2), (4, 1), (4, 2)] {
+    // The shards' threads, and the assembly's (the rayon pool it runs in).
+    for (shards, threads, assembly) in [(1, 1, 1), (3, 2, 3), (4, 1, 2), (4, 2, 1)] {
         let work = dir.path().join(format!("w{shards}-{threads}"));
         let out = work.join("book.tbk");
         let plan = Plan::create_build(&work, &games, &config(4, threads), shards, &out).unwrap();
         assert!(plan.positions() >= local.positions);
         run_all(&Plan::open(&work).unwrap(), None);
-        let assembled = Plan::open(&work).unwrap().assemble(None).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(assembly).build().unwrap();
+        let assembled = pool.install(|| Plan::open(&work).unwrap().assemble(None)).unwrap();
         assert_eq!(assembled.size, local.bytes.len() as u64);
         assert!(std::fs::read(&out).unwrap() == local.bytes);
     }
@@ -221,7 +223,8 @@ fn the_cli_plans_runs_shards_by_environment_index_and_assembles() {
     thorbook(&["book", "shard", w, "--index", "2", "--threads", "1"]).ok();
     let v: serde_json::Value = serde_json::from_str(thorbook(&["book", "status", w, "--json"]).ok()).unwrap();
     assert_eq!((v["done"].as_u64(), v["missing"].as_u64()), (Some(3), Some(0)));
-    thorbook(&["book", "assemble", w]).ok();
+    assert!(thorbook(&["book", "assemble", w, "--threads", "0"]).fails().contains("--threads"));
+    thorbook(&["book", "assemble", w, "--threads", "3"]).ok();
     assert!(std::fs::read(&out).unwrap() == std::fs::read(&local).unwrap());
 }
 
@@ -233,7 +236,9 @@ fn run_rounds(work: &Path, threads: Option<usize>) -> u32 {
             return f.rounds;
         }
         run_all(&plan, threads);
-        plan.assemble(None).unwrap();
+        // Assembled on another thread count than the shards ran on.
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3 - threads.unwrap_or(1).min(2)).build().unwrap();
+        pool.install(|| plan.assemble(None)).unwrap();
     }
     panic!("the growth did not finish in 200 rounds");
 }

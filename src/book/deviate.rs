@@ -478,7 +478,7 @@ impl Deviator {
             tried.extend(round.jobs.iter().map(|j| j.0));
         }
         let leaves = pool.install(|| search_round(book, &round, search, progress))?;
-        self.finish_round(book, search, &round, &leaves, &self.output)?;
+        pool.install(|| self.finish_round(book, search, &round, &leaves, &self.output))?;
         Ok(Next::Round(round))
     }
 
@@ -689,5 +689,52 @@ impl From<StreamError> for DeviateError {
             StreamError::Book(e) => DeviateError::Book(e),
             StreamError::Io(e) => DeviateError::Io(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The searches of a deviation round found by unmaking moves into each new child
+    /// are those a scan of every book position's leaf finds (the bundled book).
+    #[test]
+    fn expansion_jobs_equal_a_scan_of_every_leaf() {
+        let book = crate::book::bundled().unwrap();
+        let boards = crate::book::walk(&book);
+        assert_eq!(boards.len(), book.len());
+        // Every leaf leading out of the book, by the child it leads to.
+        let mut into: BTreeMap<u64, (Board, BTreeSet<u64>)> = BTreeMap::new();
+        for (&key, board) in &boards {
+            let record = book.get(key).unwrap();
+            let child = match record.leaf() {
+                Some(Move::Place(sq)) => board.play(sq).unwrap(),
+                Some(Move::Pass) => board.pass(),
+                None => continue,
+            };
+            let child = child.canonical().0;
+            if book.get(child.key()).is_none() {
+                into.entry(child.key()).or_insert((child, BTreeSet::new())).1.insert(key);
+            }
+        }
+        let shared = into.values().filter(|(_, parents)| parents.len() > 1).count();
+        assert!(into.len() > 10_000 && shared > 100, "{} children, {shared} with several parents", into.len());
+        let mut checked = 0;
+        for (i, (&child, (_, parents))) in into.iter().enumerate() {
+            if i % 7 != 0 && parents.len() == 1 {
+                continue;
+            }
+            let first = *parents.iter().next().unwrap();
+            let chosen = Candidate { parent: first, child, loss: 0, ply: 0, board: boards[&first] };
+            let jobs = expansion_jobs(&book, &[chosen]);
+            let mut expected: Vec<u64> = parents.iter().copied().chain([child]).collect();
+            expected.sort_unstable();
+            assert_eq!(jobs.iter().map(|j| j.0).collect::<Vec<_>>(), expected, "into {child:#x}");
+            for (key, board) in jobs {
+                assert_eq!(board.key(), key);
+            }
+            checked += 1;
+        }
+        assert!(checked > 2_000, "{checked}");
     }
 }

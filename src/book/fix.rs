@@ -370,7 +370,7 @@ impl Fixer {
                 tried.extend(jobs.iter().map(|&(key, _)| key));
                 searches += leaves.len() as u64;
                 let changes: Vec<(u64, Leaf)> = jobs.iter().map(|&(key, _)| key).zip(leaves).collect();
-                write_changed(&book, &changes, params, &roots, &self.output)?;
+                pool.install(|| write_changed(&book, &changes, params, &roots, &self.output))?;
                 book = open_output()?;
             };
             if checked.len() == chosen.len() || pass == FixStop::Time {

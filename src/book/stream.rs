@@ -122,12 +122,14 @@ impl<'k> BookFile<'k> {
         Ok(())
     }
 
-    /// Backs the values up walking from `roots` (none: the values stay as pushed),
-    /// writes the book (header last) and puts it in place.
+    /// Backs the values up walking from `roots` (none: the values stay as pushed) on
+    /// the threads of the rayon pool it is called in (every core outside one: the
+    /// bytes are the same for any count), writes the book (header last) and puts it in
+    /// place.
     pub(crate) fn finish(mut self, roots: &[Board], others: Reached) -> Result<Written, StreamError> {
         self.spool.flush().map_err(io(&self.spool_path))?;
         let keys = self.keys.pushed();
-        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        let threads = rayon::current_num_threads();
         let values = Values::compute(keys, &self.leaves, roots.iter().copied(), self.params.back_up, threads);
         let mut out = AtomicFile::create(&self.path).map_err(io(&self.path))?;
         out.write_all(&[0; HEADER_LEN]).map_err(io(&self.path))?;

@@ -523,12 +523,16 @@ pub struct MergeArgs {
     /// Output book.
     #[arg(short, long)]
     output: PathBuf,
+    /// Threads of the back-up (default: every core; the book is the same for any count).
+    #[arg(long)]
+    threads: Option<usize>,
 }
 
 fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
+    let pool = super::flags::thread_pool(args.threads)?;
     let books = args.books.iter().map(|p| open_book(Some(p))).collect::<anyhow::Result<Vec<_>>>()?;
     let refs: Vec<&Book<Bytes>> = books.iter().collect();
-    let (written, _) = crate::book::merge::merge_into(&refs, &args.output)?;
+    let (written, _) = pool.install(|| crate::book::merge::merge_into(&refs, &args.output))?;
     let sizes: Vec<String> = books.iter().map(|b| b.len().to_string()).collect();
     eprintln!(
         "wrote {} ({} positions: {} before merging)",

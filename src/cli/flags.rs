@@ -60,6 +60,17 @@ pub fn out_of_range(e: &OutOfRange) -> anyhow::Error {
     anyhow::anyhow!(e.named(flag(e.setting)))
 }
 
+/// A pool of `--threads` workers (every core when not given) for the library's work
+/// that runs on the rayon pool it is called in (a streamed book's back-up).
+pub fn thread_pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
+    let threads = threads.unwrap_or_else(crate::search::default_threads);
+    crate::setting::check(Setting::Threads, threads, 1..=crate::search::MAX_THREADS).map_err(|e| out_of_range(&e))?;
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| anyhow::anyhow!("cannot start {threads} threads: {e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;

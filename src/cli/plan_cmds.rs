@@ -128,6 +128,9 @@ pub struct AssembleArgs {
     /// Output book (default: the plan's `-o`).
     #[arg(short, long)]
     output: Option<PathBuf>,
+    /// Threads of the back-up (default: every core; the book is the same for any count).
+    #[arg(long)]
+    threads: Option<usize>,
 }
 
 /// Arguments of `book submit`.
@@ -431,7 +434,8 @@ pub(super) fn assemble(args: AssembleArgs) -> anyhow::Result<ExitCode> {
     // A round writes its book into its directory; `-o` is where the last round's goes.
     let given = args.output.is_some() || plan.round().is_none();
     let out = args.output.unwrap_or_else(|| plan.output().to_path_buf());
-    let assembled = plan.assemble(given.then_some(out.as_path())).map_err(plan_error)?;
+    let pool = super::flags::thread_pool(args.threads)?;
+    let assembled = pool.install(|| plan.assemble(given.then_some(out.as_path()))).map_err(plan_error)?;
     if let Some(kind) = plan.checks_run() {
         eprintln!(
             "assembled {} shards: the {} searches of {} positions are in {} ({} bytes); {}",
