@@ -64,7 +64,10 @@ fn a_fix_at_a_level_makes_a_shallow_book_audit_better_at_that_level() {
     assert!(!dir.path().join("fixed.tbk.fix").exists(), "a complete fix leaves no log behind");
     // The same fix again: the same book.
     let again = Fixer::new(config.clone(), dir.path().join("again.tbk")).run(&book, &|_| {}).unwrap();
-    assert_eq!((again.written, std::fs::read(dir.path().join("again.tbk")).unwrap()), (fixed.written, fixed_bytes.clone()));
+    assert_eq!(
+        (again.written, std::fs::read(dir.path().join("again.tbk")).unwrap()),
+        (fixed.written, fixed_bytes.clone())
+    );
     // Out of time before anything is checked: nothing searched, the fix unfinished and
     // its log kept; resumed without a limit, the identical book.
     let late = dir.path().join("late.tbk");

@@ -344,7 +344,7 @@ impl Fixer {
                 let (contradicted, _) = contradictions(&book, &checked, c.threshold);
                 let mut jobs: BTreeMap<u64, Board> = BTreeMap::new();
                 for &(_, board, _) in &contradicted {
-                    let (_, leaf_board) = deciding_leaf(|k| book.get(k), &board);
+                    let (_, leaf_board) = deciding_leaf(|k| book.get(k), |_| {}, &board);
                     for b in [board, leaf_board] {
                         let k = b.key();
                         if !tried.contains(&k) && book.get(k).is_some_and(|r| below(&r, &b, target)) {

@@ -144,6 +144,8 @@ impl<D: AsRef<[u8]>> Book<D> {
     /// [`Book::verify`] the whole file).
     pub fn open(data: D) -> Result<Book<D>, BookError> {
         let header = format::BookHeader::decode(data.as_ref())?;
+        // Probes read a block here and there; scans ask for their windows.
+        crate::fileio::random_access(data.as_ref());
         let checks = BlockChecks::new(header.blocks());
         Ok(Book { data, header, checks })
     }
@@ -227,6 +229,16 @@ impl<D: AsRef<[u8]>> Book<D> {
         self.view().get(key)
     }
 
+    /// Starts reading (without waiting) the blocks where probes of the children of
+    /// `board` will land: a query walks lines a ply at a time, and the ten or so cold
+    /// reads of a position's children then overlap instead of following each other.
+    pub(crate) fn prefetch_children(&self, board: &Board) {
+        let view = self.view();
+        for (_, child) in board.successors() {
+            view.prefetch(child.canonical().0.key());
+        }
+    }
+
     /// The book's knowledge of `board` (any orientation), if it is a book position.
     #[inline]
     pub fn probe(&self, board: &Board) -> Option<BookHit> {
@@ -241,6 +253,9 @@ impl<D: AsRef<[u8]>> Book<D> {
         self.view().verify()
     }
 }
+
+/// Records a scan asks the kernel to read ahead at a time (4 MiB of 16-byte records).
+const SCAN_WINDOW: usize = 1 << 18;
 
 /// A book's bytes with its header and checks: what reads work on (`Copy` and `Sync`
 /// whatever holds the bytes, so that verification runs on every core).
@@ -317,7 +332,23 @@ impl<'a> View<'a> {
     /// command that reads a whole book does).
     fn records(&self) -> impl Iterator<Item = Record> + 'a {
         let view = *self;
-        (0..self.len()).map(move |i| view.record(i))
+        (0..self.len()).map(move |i| {
+            if i % SCAN_WINDOW == 0 {
+                // Read ahead by hand (the map is read at random): the window after
+                // this one, and this one at the start.
+                let first = if i == 0 { 0 } else { i + SCAN_WINDOW };
+                view.will_need(first..(i + 2 * SCAN_WINDOW).min(view.len()));
+            }
+            view.record(i)
+        })
+    }
+
+    /// Asks the kernel to read records `range` ahead.
+    fn will_need(&self, range: std::ops::Range<usize>) {
+        let len = self.header.record_len();
+        if range.start < range.end {
+            crate::fileio::will_need(&self.records_bytes()[range.start * len..range.end * len]);
+        }
     }
 
     /// Checks block `block` (the count table for the block after the last), once.
@@ -328,6 +359,7 @@ impl<'a> View<'a> {
         let bytes = self.bytes;
         let h = self.header;
         let result = if h.version < 3 {
+            self.will_need(0..self.len());
             let computed = crc32fast::hash(self.records_bytes());
             if computed == h.checksum {
                 Ok(())
@@ -365,6 +397,27 @@ impl<'a> View<'a> {
                 Err(e)
             }
         }
+    }
+
+    /// Advises the kernel to read the block where a lookup of `key` lands first (the
+    /// first interpolation guess of [`format::find_key`]; the guess is close, so the
+    /// block is nearly always the record's).
+    fn prefetch(&self, key: u64) {
+        let n = self.len();
+        if n < 2 {
+            return;
+        }
+        let (first, last) = (u128::from(self.key_at(0)), u128::from(self.key_at(n - 1)));
+        let k = u128::from(key);
+        if k < first || k > last {
+            return;
+        }
+        let guess = usize::try_from((k - first) * (n - 1) as u128 / (last - first).max(1)).unwrap_or(n - 1).min(n - 1);
+        let len = self.header.record_len();
+        let per = if self.header.version < 3 { 1 } else { 1usize << self.header.block_log2 };
+        let start = guess / per * per;
+        let end = (start + per).min(n);
+        crate::fileio::will_need(&self.records_bytes()[start * len..end * len]);
     }
 
     /// The block record `i` is in.
@@ -428,14 +481,26 @@ impl<'a> View<'a> {
             self.check_block(blocks)?;
             self.verify_count_table()?;
         }
-        let escaped = (0..blocks)
-            .into_par_iter()
-            .map(|b| {
-                self.check_block(b)?;
-                self.verify_records(b * per_block..((b + 1) * per_block).min(self.len()))
-            })
-            .collect::<Result<Vec<u64>, BookError>>()?;
-        let escaped: u64 = escaped.iter().sum();
+        // A window at a time, the next one read ahead while this one is checked (the
+        // map is read at random).
+        let window = (SCAN_WINDOW / per_block).max(1);
+        let records_of = |blocks: std::ops::Range<usize>| {
+            (blocks.start * per_block).min(self.len())..(blocks.end * per_block).min(self.len())
+        };
+        self.will_need(records_of(0..window));
+        let mut escaped = 0u64;
+        for first in (0..blocks).step_by(window) {
+            let end = (first + window).min(blocks);
+            self.will_need(records_of(end..end + window));
+            let counts = (first..end)
+                .into_par_iter()
+                .map(|b| {
+                    self.check_block(b)?;
+                    self.verify_records(b * per_block..((b + 1) * per_block).min(self.len()))
+                })
+                .collect::<Result<Vec<u64>, BookError>>()?;
+            escaped += counts.iter().sum::<u64>();
+        }
         if escaped != h.large_counts {
             let at = h.counts_range().start as u64;
             let what = format!("{} entries for {escaped} records whose counts it holds", h.large_counts);

@@ -92,6 +92,7 @@ enum Detail {
 fn moves<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position, detail: Detail) -> Vec<BookMove> {
     let mut out = Vec::new();
     let Some(hit) = book.probe(&pos.board) else { return out };
+    book.prefetch_children(&pos.board);
     let mut memo = std::collections::HashMap::new();
     for (mv, child) in pos.board.successors() {
         if let Some(c) = book.probe(&child) {

@@ -28,18 +28,24 @@ pub struct Decider {
 /// each position the best of its leaf and its book children (the leaf on a tie), down
 /// to a leaf.
 pub(crate) fn decider<D: AsRef<[u8]>>(book: &Book<D>, board: &Board) -> Decider {
-    deciding_leaf(|key| book.get(key), board).0
+    deciding_leaf(|key| book.get(key), |b| book.prefetch_children(b), board).0
 }
 
 /// [`decider`] over any lookup of records by key, with the canonical board of the
-/// position whose leaf decides.
-pub(crate) fn deciding_leaf(get: impl Fn(u64) -> Option<Record>, board: &Board) -> (Decider, Board) {
+/// position whose leaf decides; `prefetch` is told each position whose children are
+/// about to be looked up.
+pub(crate) fn deciding_leaf(
+    get: impl Fn(u64) -> Option<Record>,
+    prefetch: impl Fn(&Board),
+    board: &Board,
+) -> (Decider, Board) {
     let mut b = board.canonical().0;
     let mut plies = 0;
     loop {
         let Some(r) = get(b.key()) else {
             return (Decider { level: None, plies_below: plies, empties: b.empty_count() }, b);
         };
+        prefetch(&b);
         let leaf = LeafInput::of(&r).contribution(&b);
         let best_child = b
             .successors()
@@ -81,6 +87,7 @@ pub(crate) fn proven<D: AsRef<[u8]>>(book: &Book<D>, board: &Board, memo: &mut H
     let Some(r) = book.get(key) else { return false };
     let mut ok = r.leaf_move.is_none() || r.leaf_exact();
     if ok {
+        book.prefetch_children(&b);
         for (_, child) in b.successors() {
             if book.probe(&child).is_some() && !proven(book, &child, memo) {
                 ok = false;

@@ -613,7 +613,7 @@ fn grow(
             s.root_after,
             s.stop
         );
-        let after = leaf_levels(&Book::open(crate::fileio::read_mapped(&output)?)?);
+        let after = leaf_levels(&Book::open(crate::fileio::read_mapped(output)?)?);
         outln!("searched leaves by level   before    after");
         let mut keys: Vec<&String> = levels_before.keys().chain(after.keys()).collect();
         keys.sort();
