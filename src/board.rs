@@ -380,13 +380,13 @@ impl Board {
 
     /// Discs of the side to move.
     #[inline]
-    pub fn player_count(&self) -> u32 {
+    pub(crate) fn player_count(&self) -> u32 {
         self.player.count_ones()
     }
 
     /// Discs of the opponent.
     #[inline]
-    pub fn opponent_count(&self) -> u32 {
+    pub(crate) fn opponent_count(&self) -> u32 {
         self.opponent.count_ones()
     }
 
@@ -420,7 +420,7 @@ impl Board {
     /// The side to move's disc count with empties given to the winner, as stored in
     /// WTHOR (black's score when black is `player`). Always `(64 + final_score) / 2`.
     #[inline]
-    pub fn final_discs(&self) -> i32 {
+    pub(crate) fn final_discs(&self) -> i32 {
         (64 + self.final_score()) / 2
     }
 }

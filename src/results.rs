@@ -3,7 +3,7 @@
 
 /// The share of the points won: `(wins + draws / 2) / games`, in `[0, 1]`; `None`
 /// without games.
-pub fn win_rate(wins: u64, draws: u64, games: u64) -> Option<f64> {
+pub(crate) fn win_rate(wins: u64, draws: u64, games: u64) -> Option<f64> {
     (games > 0).then(|| (wins as f64 + draws as f64 / 2.0) / games as f64)
 }
 

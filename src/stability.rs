@@ -151,7 +151,7 @@ fn full_diagonals(occ: u64, step: u32) -> u64 {
 }
 
 /// A lower bound on the discs of `p` that can never be flipped.
-pub fn stable_discs(p: u64, o: u64) -> u64 {
+pub(crate) fn stable_discs(p: u64, o: u64) -> u64 {
     let occ = p | o;
     let full_h = full_rows(occ);
     let full_v = full_columns(occ);

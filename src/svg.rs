@@ -25,7 +25,7 @@ pub enum Mark {
 
 /// A diagram to draw.
 #[derive(Clone, Debug, Default)]
-pub struct Diagram {
+pub(crate) struct Diagram {
     /// The position.
     pub position: Option<Position>,
     /// The move that led to it, outlined.
@@ -41,13 +41,13 @@ const MARGIN: u32 = 24;
 
 impl Diagram {
     /// A diagram of `pos` with coordinates and its legal moves marked.
-    pub fn with_legal_moves(pos: Position, last_move: Option<Move>) -> Diagram {
+    pub(crate) fn with_legal_moves(pos: Position, last_move: Option<Move>) -> Diagram {
         let marks = Squares(pos.board.legal_moves()).map(|sq| (sq, Mark::Legal)).collect();
         Diagram { position: Some(pos), last_move, marks, coordinates: true }
     }
 
     /// The SVG document. Squares carry `data-square="f5"` so a page can attach clicks.
-    pub fn to_svg(&self) -> String {
+    pub(crate) fn to_svg(&self) -> String {
         let pos = self.position.unwrap_or(Position::START);
         let margin = if self.coordinates { MARGIN } else { 0 };
         let side = 8 * CELL + 2 * margin;

@@ -14,7 +14,7 @@ use crate::fileio::IoError;
 
 /// How long a checkpoint write keeps a shard presumed running when its lock cannot
 /// tell (a file system mounted without locks across nodes): ten minutes.
-pub const FRESH: Duration = Duration::from_secs(600);
+pub(crate) const FRESH: Duration = Duration::from_secs(600);
 
 /// How to submit.
 #[derive(Clone, Debug)]
@@ -127,7 +127,7 @@ pub(crate) fn shard_log(plan_dir: &Path, index: u32) -> PathBuf {
 
 /// Writes `slurm/shards.sbatch` and `slurm/assemble.sbatch` into the plan's directory
 /// and returns their paths.
-pub fn write_scripts(plan_dir: &Path, opts: &SlurmOptions) -> Result<(PathBuf, PathBuf), SlurmError> {
+pub(crate) fn write_scripts(plan_dir: &Path, opts: &SlurmOptions) -> Result<(PathBuf, PathBuf), SlurmError> {
     if opts.cpus_per_task == 0 {
         return Err(crate::setting::OutOfRange::new(crate::setting::Setting::CpusPerTask, 0, "at least 1").into());
     }

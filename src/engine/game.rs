@@ -114,7 +114,7 @@ impl Game {
     /// Plays `mv`, first inferring the pass of the side to move when it has no legal
     /// move and `mv` is not a pass (move lists that leave passes out: WTHOR, NBoard
     /// GUIs, openings files).
-    pub fn play_inferring_pass(&mut self, mv: Move) -> Result<(), GameError> {
+    pub(crate) fn play_inferring_pass(&mut self, mv: Move) -> Result<(), GameError> {
         self.play_for(self.current.with_inferred_pass(mv).side, mv)
     }
 

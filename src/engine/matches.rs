@@ -147,7 +147,7 @@ impl GameRecord {
     }
 
     /// A's result: 1 win, ½ draw, 0 loss.
-    pub fn a_points(&self) -> f64 {
+    pub(crate) fn a_points(&self) -> f64 {
         match self.outcome() {
             Outcome::AWins => 1.0,
             Outcome::Draw => 0.5,
@@ -206,7 +206,7 @@ fn elo_of(score: f64) -> Option<f64> {
 
 /// Elo of a W/D/L record with a 95% interval: the Wilson score interval of the score
 /// fraction (draws count half), which stays finite for all-win or all-loss records.
-pub fn elo_estimate(wins: usize, draws: usize, losses: usize) -> EloEstimate {
+pub(crate) fn elo_estimate(wins: usize, draws: usize, losses: usize) -> EloEstimate {
     let Some(s) = win_rate(wins as u64, draws as u64, (wins + draws + losses) as u64) else {
         return EloEstimate { elo: None, low: None, high: None };
     };
@@ -220,7 +220,7 @@ pub fn elo_estimate(wins: usize, draws: usize, losses: usize) -> EloEstimate {
 
 /// Reads an openings file: one move sequence a line from the start position, `#`
 /// comments and blank lines ignored; every line checked by replay.
-pub fn parse_openings(text: &str) -> Result<Vec<Vec<Move>>, String> {
+pub(crate) fn parse_openings(text: &str) -> Result<Vec<Vec<Move>>, String> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();
@@ -241,7 +241,7 @@ pub fn parse_openings(text: &str) -> Result<Vec<Vec<Move>>, String> {
 }
 
 /// The openings bundled in the binary (`data/openings.txt`).
-pub fn bundled_openings() -> Vec<Vec<Move>> {
+pub(crate) fn bundled_openings() -> Vec<Vec<Move>> {
     parse_openings(include_str!("../../data/openings.txt")).expect("the bundled openings are valid")
 }
 
@@ -556,7 +556,7 @@ pub fn run_match(config: &MatchConfig, mut on_game: impl FnMut(&GameRecord)) -> 
 }
 
 /// Totals of a set of games.
-pub fn summarize(records: &[GameRecord]) -> MatchSummary {
+pub(crate) fn summarize(records: &[GameRecord]) -> MatchSummary {
     let (mut wins, mut draws, mut losses) = (0, 0, 0);
     let mut forfeits = (0, 0);
     let (mut disc_sum, mut disc_n) = (0i64, 0usize);

@@ -239,7 +239,7 @@ impl<E: IncrementalEvaluator> Engine<E> {
 
     /// The engine's move, with the time budget replaced by `time` when given (a
     /// clock's share of the time left).
-    pub fn choose_with_time(&mut self, pos: &Position, time: Option<Duration>) -> Result<EngineMove, EngineError> {
+    pub(crate) fn choose_with_time(&mut self, pos: &Position, time: Option<Duration>) -> Result<EngineMove, EngineError> {
         let start = Instant::now();
         let board = pos.board;
         if board.is_game_over() {
@@ -301,7 +301,7 @@ impl<E: IncrementalEvaluator> Engine<E> {
     /// another thread): the search returns what its last finished iteration found (a
     /// legal move at least). The engine never clears it: a stopped engine's next
     /// searches stop at once until [`Engine::resume`].
-    pub fn stop_handle(&self) -> Arc<AtomicBool> {
+    pub(crate) fn stop_handle(&self) -> Arc<AtomicBool> {
         self.stop.clone()
     }
 

@@ -160,7 +160,7 @@ impl PatternEval {
     }
 
     /// The bias and each feature's contribution, in discs.
-    pub fn explain(&self, board: &Board) -> (f64, Vec<Contribution>) {
+    pub(crate) fn explain(&self, board: &Board) -> (f64, Vec<Contribution>) {
         let (bias, table, idx) = self.lookup(board);
         let parts = idx
             .iter()

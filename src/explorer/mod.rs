@@ -246,11 +246,6 @@ impl Explorer {
         Explorer { max_engine_level: level.min(MAX_ENGINE_LEVEL), ..self }
     }
 
-    /// The strongest level a request may ask for (0: none).
-    pub fn max_engine_level(&self) -> u8 {
-        self.max_engine_level
-    }
-
     /// Games loaded.
     pub(crate) fn games(&self) -> usize {
         self.db.games.len()

@@ -71,12 +71,6 @@ pub struct ProblemResult {
     pub pv: String,
 }
 
-impl ProblemResult {
-    /// Whether the result contradicts what the problem lists.
-    pub fn is_wrong(&self) -> bool {
-        self.score_ok == Some(false) || self.move_ok == Some(false)
-    }
-}
 
 /// The sums over a set.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -138,7 +132,7 @@ impl ProblemSolver {
 
     /// The flag that stops the solver (from a signal handler or another thread): the
     /// problem being solved is abandoned and [`ProblemSolver::run`] returns.
-    pub fn stop_handle(&self) -> Arc<AtomicBool> {
+    pub(crate) fn stop_handle(&self) -> Arc<AtomicBool> {
         self.stop.clone()
     }
 

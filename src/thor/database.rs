@@ -373,7 +373,7 @@ impl ThorDatabase {
 
     /// Games that reach `pos` under any symmetry, each with the move it played next
     /// mapped into `pos`'s orientation.
-    pub fn games_reaching(&self, pos: &Position) -> Vec<Reach> {
+    pub(crate) fn games_reaching(&self, pos: &Position) -> Vec<Reach> {
         let (_, query_t) = position_key(pos);
         let back = query_t.inverse();
         self.entries_reaching(pos)
@@ -501,7 +501,7 @@ impl ThorDatabase {
     }
 
     /// Sorts game indices by `key` (stable: ties keep load order).
-    pub fn sort_games(&self, ids: &mut [usize], key: SortKey) {
+    pub(crate) fn sort_games(&self, ids: &mut [usize], key: SortKey) {
         let cmp = |a: &usize, b: &usize| -> Ordering {
             let (ga, gb) = (&self.games[*a], &self.games[*b]);
             match key {

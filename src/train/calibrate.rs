@@ -115,7 +115,7 @@ impl CalibrationData {
     /// below 24 solved through `labels`, which keeps the solves), and up to
     /// `swing_per_empties` positions of every number of empties from 12 to 59, each
     /// spread evenly over the games.
-    pub fn from_games(
+    pub(crate) fn from_games(
         games: &[TrainGame],
         exact_per_count: usize,
         swing_per_empties: usize,

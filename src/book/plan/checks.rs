@@ -149,7 +149,7 @@ impl Plan {
     }
 
     /// For a checks plan: whose searches they are.
-    pub fn checks_run(&self) -> Option<ChecksKind> {
+    pub(crate) fn checks_run(&self) -> Option<ChecksKind> {
         self.file.checks.as_ref().map(|c| c.run)
     }
 }
