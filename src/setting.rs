@@ -105,7 +105,7 @@ pub enum Setting {
 
 impl Setting {
     /// The setting in words, as a sentence names it.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Setting::Level => "level",
             Setting::Depth => "depth",

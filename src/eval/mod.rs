@@ -107,7 +107,7 @@ pub enum AnyEval {
 impl AnyEval {
     /// Which evaluation this is: the weight file's CRC-32, or a fixed tag for the
     /// classic evaluation. Books and checkpoints record it.
-    pub fn digest(&self) -> u32 {
+    pub(crate) fn digest(&self) -> u32 {
         match self {
             AnyEval::Pattern(e) => e.digest(),
             AnyEval::Classic(_) => u32::from_le_bytes(*b"CLAS"),

@@ -217,7 +217,7 @@ impl Weights {
     }
 
     /// Parses a weight file (plain or gzip-compressed); `file` names it in errors.
-    pub fn from_bytes(file: &str, bytes: &[u8]) -> Result<Weights, WeightsError> {
+    pub(crate) fn from_bytes(file: &str, bytes: &[u8]) -> Result<Weights, WeightsError> {
         let invalid =
             |offset: usize, message: String| WeightsError::Invalid { file: file.to_string(), offset, message };
         let plain;

@@ -60,7 +60,7 @@ impl Level {
     }
 
     /// Every level, weakest first.
-    pub fn all() -> impl Iterator<Item = Level> {
+    pub(crate) fn all() -> impl Iterator<Item = Level> {
         (1..=Level::MAX).map(Level)
     }
 
