@@ -166,7 +166,7 @@ fn start() -> (SocketAddr, Arc<AtomicBool>, std::thread::JoinHandle<()>) {
     let (tx, rx) = std::sync::mpsc::channel();
     let s = stop.clone();
     let handle = std::thread::spawn(move || {
-        let options = ServeOptions { addr: "127.0.0.1:0".parse().unwrap(), workers: 4 };
+        let options = with!(ServeOptions::default(), addr: "127.0.0.1:0".parse().unwrap(), workers: 4);
         serve(ex, &options, s, |addr| tx.send(addr).unwrap()).unwrap();
     });
     (rx.recv_timeout(Duration::from_secs(30)).unwrap(), stop, handle)

@@ -228,6 +228,7 @@ impl Group {
 
 /// An audit's findings.
 #[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
 pub struct AuditReport {
     /// Positions audited.
     pub positions: usize,

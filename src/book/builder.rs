@@ -48,6 +48,7 @@ pub enum BuildEvent {
 
 /// What a finished build did.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct BuildSummary {
     /// Positions in the book.
     pub positions: usize,

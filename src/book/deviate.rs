@@ -162,6 +162,7 @@ pub enum StopReason {
 
 /// A finished deviation.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct DeviateSummary {
     /// Positions of the input book.
     pub before: usize,

@@ -184,6 +184,7 @@ pub enum FixStop {
 
 /// A finished fix.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct FixSummary {
     /// Positions checked.
     pub checked: usize,

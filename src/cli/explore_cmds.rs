@@ -79,7 +79,8 @@ pub(super) fn explore(args: ExploreArgs) -> anyhow::Result<ExitCode> {
         let stop = stop.clone();
         ctrlc::set_handler(move || stop.store(true, Ordering::Relaxed))?;
     }
-    let options = ServeOptions { addr: std::net::SocketAddr::new(args.bind, args.port), workers: args.workers };
+    let mut options = ServeOptions::default();
+    (options.addr, options.workers) = (std::net::SocketAddr::new(args.bind, args.port), args.workers);
     let open = args.open;
     serve(Arc::new(explorer), &options, stop, |addr| {
         let url = format!("http://{addr}/");

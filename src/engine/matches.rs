@@ -163,6 +163,7 @@ impl GameRecord {
 
 /// Totals over a match.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct MatchSummary {
     /// Games played.
     pub games: usize,

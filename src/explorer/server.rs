@@ -11,11 +11,19 @@ use super::{Explorer, Reply, MAX_URL};
 
 /// Where and how to serve.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ServeOptions {
     /// Address to bind (127.0.0.1 by default: the explorer is for this machine).
     pub addr: SocketAddr,
     /// Worker threads.
     pub workers: usize,
+}
+
+impl Default for ServeOptions {
+    /// This machine only (127.0.0.1), port 8680 (the CLI's), four workers.
+    fn default() -> ServeOptions {
+        ServeOptions { addr: SocketAddr::from(([127, 0, 0, 1], 8680)), workers: 4 }
+    }
 }
 
 /// Serves until `stop` is set; `ready` is called with the bound address (port 0 picks

@@ -82,6 +82,7 @@ impl ThorGame {
 
 /// What one file contributed.
 #[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
 pub struct FileSummary {
     /// Name as given.
     pub name: String,

@@ -85,6 +85,7 @@ impl TrainConfig {
 
 /// What training measured for one number of empties.
 #[derive(Clone, Debug, serde::Serialize)]
+#[non_exhaustive]
 pub struct EmptiesReport {
     /// Empty squares.
     pub empties: u32,
@@ -100,6 +101,7 @@ pub struct EmptiesReport {
 
 /// The result of training.
 #[derive(Clone, Debug, serde::Serialize)]
+#[non_exhaustive]
 pub struct TrainReport {
     /// Phases of the weights.
     pub phases: usize,

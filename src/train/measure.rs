@@ -56,6 +56,7 @@ impl PositionErrors {
 
 /// What to measure.
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct MeasureConfig {
     /// The search that scores each position (`None`: the static evaluation).
     pub search: Option<Strength>,

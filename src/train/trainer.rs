@@ -110,6 +110,7 @@ impl TrainerConfig {
 
 /// What a round did.
 #[derive(Clone, Debug, serde::Serialize)]
+#[non_exhaustive]
 pub struct RoundSummary {
     /// 0 for the first fit, then the bootstrapping rounds.
     pub round: usize,
