@@ -239,7 +239,11 @@ impl<E: IncrementalEvaluator> Engine<E> {
 
     /// The engine's move, with the time budget replaced by `time` when given (a
     /// clock's share of the time left).
-    pub(crate) fn choose_with_time(&mut self, pos: &Position, time: Option<Duration>) -> Result<EngineMove, EngineError> {
+    pub(crate) fn choose_with_time(
+        &mut self,
+        pos: &Position,
+        time: Option<Duration>,
+    ) -> Result<EngineMove, EngineError> {
         let start = Instant::now();
         let board = pos.board;
         if board.is_game_over() {

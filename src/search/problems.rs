@@ -71,7 +71,6 @@ pub struct ProblemResult {
     pub pv: String,
 }
 
-
 /// The sums over a set.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ProblemTotals {
