@@ -86,7 +86,7 @@ impl Position {
     /// transcripts, NBoard GUIs, openings files): after the side to move's pass when it
     /// has no legal move but its opponent has and `mv` is not a pass; else `self`. The
     /// one rule by which every reader infers a pass.
-    pub(crate) fn with_inferred_pass(&self, mv: Move) -> Position {
+    pub fn with_inferred_pass(&self, mv: Move) -> Position {
         if mv != Move::Pass && self.board.must_pass() {
             self.pass()
         } else {
