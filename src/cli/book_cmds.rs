@@ -384,7 +384,7 @@ fn info(args: InfoArgs) -> anyhow::Result<ExitCode> {
         d if d == u32::from_le_bytes(*b"CLAS") => outln!("evaluation:  classic (hand-weighted)"),
         d => outln!(
             "evaluation:  weights {d:08x}{}",
-            if d == crate::eval::PatternEval::bundled().digest() { " (the bundled weights)" } else { "" }
+            if crate::eval::Weights::is_bundled_digest(d) { " (the bundled weights)" } else { "" }
         ),
     }
     outln!("games:       {} at the start position", out.games_at_root.unwrap_or(0));

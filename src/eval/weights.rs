@@ -65,6 +65,9 @@ pub(crate) const MAX_PROBCUT_DEPTHS: usize = 64;
 /// calibrated by `thorbook calibrate`; see the README for the commands that rebuild
 /// them.
 static BUNDLED: &[u8] = include_bytes!("../../data/eval.tbe.gz");
+/// The digest of the bundled weights ([`Weights::digest`]; a test checks it against
+/// them whenever they change).
+const BUNDLED_DIGEST: u32 = 0xfa07_8c41;
 
 /// The phase of a position with `empties` empty squares among `phases` (0..phases):
 /// `(60 − empties) · phases / 60`, a finished board counting as one empty.
@@ -332,6 +335,12 @@ impl Weights {
         Ok(Weights { note, phases, values, probcut, probcut_depths: depths, leaf_correction })
     }
 
+    /// Whether `digest` names the bundled weights, without decoding them (a tenth of
+    /// a second: `book info` only names the evaluation a book was built with).
+    pub(crate) fn is_bundled_digest(digest: u32) -> bool {
+        digest == BUNDLED_DIGEST
+    }
+
     /// The bundled weights.
     pub fn bundled() -> Weights {
         Weights::from_bytes("bundled weights", BUNDLED).expect("the bundled weights are checked by the tests")
@@ -363,6 +372,12 @@ impl Weights {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bundled_digest_is_that_of_the_bundled_weights() {
+        assert_eq!(Weights::bundled().digest(), BUNDLED_DIGEST);
+        assert!(Weights::is_bundled_digest(Weights::bundled().digest()));
+    }
 
     fn sample() -> Weights {
         let mut w = Weights::zero(DEFAULT_PHASES);
