@@ -275,8 +275,8 @@ impl Fixer {
         let (search, chosen, identity) = self.chosen(input)?;
         let target = Target::of(&search);
         let log_path = self.log_path();
-        // The log alone resumes the checks; the output, once a round has written it,
-        // resumes the rounds (a fix stopped while checking has no output yet).
+        // The log alone resumes the checks; the output resumes the rounds (it starts as
+        // the input, so a fix stopped while checking resumes from an unchanged book).
         let resuming = self.resume && log_path.exists();
         let (log, mut checks) = LeafLog::open(&log_path, identity, search.selectivity_tenths(), resuming)?;
         let io = |path: &Path, source: std::io::Error| FixError::Io(IoError::new(path, source));
