@@ -463,14 +463,7 @@ pub(crate) fn find_key(len: usize, key_at: impl Fn(usize) -> u64, key: u64) -> O
         if hi - lo < 16 {
             break;
         }
-        let (klo, khi) = (u128::from(key_at(lo)), u128::from(key_at(hi - 1)));
-        let k = u128::from(key);
-        if k < klo || k > khi {
-            return None;
-        }
-        let span = (khi - klo).max(1);
-        let step = (k - klo) * (hi - 1 - lo) as u128 / span;
-        let guess = lo + usize::try_from(step).expect("at most hi - 1 - lo");
+        let guess = interpolate(lo..hi, key_at(lo), key_at(hi - 1), key)?;
         match key_at(guess).cmp(&key) {
             std::cmp::Ordering::Less => lo = guess + 1,
             std::cmp::Ordering::Greater => hi = guess,
@@ -486,6 +479,18 @@ pub(crate) fn find_key(len: usize, key_at: impl Fn(usize) -> u64, key: u64) -> O
         }
     }
     None
+}
+
+/// Where `key` would lie among the keys at `range` (not empty), the first `first` and
+/// the last `last`, if they were spread evenly: [`find_key`]'s interpolation step;
+/// `None` when `key` is outside them.
+pub(crate) fn interpolate(range: std::ops::Range<usize>, first: u64, last: u64, key: u64) -> Option<usize> {
+    let (first, last, k) = (u128::from(first), u128::from(last), u128::from(key));
+    if k < first || k > last {
+        return None;
+    }
+    let step = (k - first) * (range.len() - 1) as u128 / (last - first).max(1);
+    Some(range.start + usize::try_from(step).expect("at most the range's length"))
 }
 
 /// The Zobrist fingerprint stored in every book: the key of the start position.

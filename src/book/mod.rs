@@ -369,9 +369,7 @@ impl<'a> View<'a> {
         } else {
             let blocks = usize::try_from(h.blocks()).unwrap_or(usize::MAX);
             let (what, range) = if block < blocks {
-                let per = 1usize << h.block_log2;
-                let first = block * per;
-                let end = (first + per).min(self.len());
+                let std::ops::Range { start: first, end } = self.block_records(block);
                 let start = h.records_range().start;
                 let range = start + first * format::RECORD_LEN..start + end * format::RECORD_LEN;
                 (format!("block {block} (records {first}..{end})"), range)
@@ -401,23 +399,27 @@ impl<'a> View<'a> {
 
     /// Advises the kernel to read the block where a lookup of `key` lands first (the
     /// first interpolation guess of [`format::find_key`]; the guess is close, so the
-    /// block is nearly always the record's).
+    /// block is nearly always the record's), unless this book has checked that block
+    /// already: it was read then, and a warm probe must not pay a system call.
     fn prefetch(&self, key: u64) {
         let n = self.len();
-        if n < 2 {
+        if n == 0 {
             return;
         }
-        let (first, last) = (u128::from(self.key_at(0)), u128::from(self.key_at(n - 1)));
-        let k = u128::from(key);
-        if k < first || k > last {
-            return;
+        let Some(guess) = format::interpolate(0..n, self.key_at(0), self.key_at(n - 1), key) else { return };
+        let block = self.block_of(guess);
+        if !self.checks.is_verified(block) {
+            self.will_need(self.block_records(block));
         }
-        let guess = usize::try_from((k - first) * (n - 1) as u128 / (last - first).max(1)).unwrap_or(n - 1).min(n - 1);
-        let len = self.header.record_len();
-        let per = if self.header.version < 3 { 1 } else { 1usize << self.header.block_log2 };
-        let start = guess / per * per;
-        let end = (start + per).min(n);
-        crate::fileio::will_need(&self.records_bytes()[start * len..end * len]);
+    }
+
+    /// The records of block `block` (a book before version 3 is one block).
+    fn block_records(&self, block: usize) -> std::ops::Range<usize> {
+        if self.header.version < 3 {
+            return 0..self.len();
+        }
+        let per = 1usize << self.header.block_log2;
+        (block * per).min(self.len())..((block + 1) * per).min(self.len())
     }
 
     /// The block record `i` is in.
@@ -496,7 +498,7 @@ impl<'a> View<'a> {
                 .into_par_iter()
                 .map(|b| {
                     self.check_block(b)?;
-                    self.verify_records(b * per_block..((b + 1) * per_block).min(self.len()))
+                    self.verify_records(self.block_records(b))
                 })
                 .collect::<Result<Vec<u64>, BookError>>()?;
             escaped += counts.iter().sum::<u64>();
