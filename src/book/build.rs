@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use thiserror::Error;
 
 use super::backup::BackUpRule;
-use super::format::{stored_score, BookError, BuildParams, LeafMove, Record, FLAG_LEAF_EXACT};
+use super::format::{stored_score, BookError, BuildParams, Counts, LeafMove, Record, FLAG_LEAF_EXACT};
 use super::leaflog::{EntriesFault, LeafFile, OpenFault};
 use crate::board::{Board, Color, Squares};
 use crate::eval::AnyEval;
@@ -543,18 +543,26 @@ pub(crate) fn records(nodes: &[Node], leaves: &[Leaf]) -> Vec<Record> {
 
 /// The book record of a position with its leaf, valued at the leaf.
 pub(crate) fn record(n: &Node, leaf: &Leaf) -> Record {
+    let draws = u16::try_from(n.draws).unwrap_or(u16::MAX);
+    leaf_record(n.key, Counts { games: n.games, wins: n.wins, draws }, leaf)
+}
+
+/// The record of a position with nothing below it in the book (yet): its leaf, valued
+/// at the leaf's score.
+pub(crate) fn leaf_record(key: u64, counts: Counts, leaf: &Leaf) -> Record {
     let mut r = Record {
-        key: n.key,
+        key,
         value: leaf.score,
         leaf_move: LeafMove::NONE,
         leaf_score: 0,
         leaf_depth: 0,
-        games: n.games,
-        wins: n.wins,
-        draws: u16::try_from(n.draws).unwrap_or(u16::MAX),
+        games: 0,
+        wins: 0,
+        draws: 0,
         flags: 0,
         leaf_selectivity: 0,
-    };
+    }
+    .with_counts(counts);
     leaf.store_in(&mut r);
     r
 }

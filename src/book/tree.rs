@@ -7,8 +7,8 @@
 use std::path::Path;
 
 use super::backup::Reached;
-use super::build::{Leaf, LeafSpec};
-use super::format::{BuildParams, LeafLevel, LeafMove, Record};
+use super::build::{leaf_record, Leaf, LeafSpec};
+use super::format::{BuildParams, Counts, LeafLevel, Record};
 use super::stream::{BookFile, StreamError, Written};
 use super::Book;
 use crate::board::Board;
@@ -27,50 +27,24 @@ pub(crate) fn write_changed<D: AsRef<[u8]>>(
 ) -> Result<Written, StreamError> {
     let mut out = BookFile::create(path, params)?;
     let mut records = book.records().peekable();
-    let mut leaves = leaves.iter().peekable();
-    loop {
-        let (book_key, leaf) = (records.peek().map(|r| r.key), leaves.peek().map(|&&(key, leaf)| (key, leaf)));
-        let record = match (book_key, leaf) {
-            (None, None) => break,
-            // A book position searched again.
-            (Some(k), Some((key, leaf))) if k == key => {
-                leaves.next();
-                let Some(mut record) = records.next() else { break };
-                leaf.store_in(&mut record);
-                record
+    for &(key, leaf) in leaves {
+        while let Some(record) = records.next_if(|r| r.key < key) {
+            out.push(&record)?;
+        }
+        let record = match records.next_if(|r| r.key == key) {
+            Some(mut searched_again) => {
+                leaf.store_in(&mut searched_again);
+                searched_again
             }
             // A position the round adds.
-            (Some(_), Some((key, leaf))) | (None, Some((key, leaf))) if book_key.is_none_or(|k| key < k) => {
-                leaves.next();
-                let mut record = new_position(key);
-                leaf.store_in(&mut record);
-                record.value = record.leaf_score;
-                record
-            }
-            _ => {
-                let Some(record) = records.next() else { break };
-                record
-            }
+            None => leaf_record(key, Counts { games: 0, wins: 0, draws: 0 }, &leaf),
         };
         out.push(&record)?;
     }
-    out.finish(roots, Reached::KeepOthers)
-}
-
-/// The record of a position a round adds, before its leaf is stored.
-fn new_position(key: u64) -> Record {
-    Record {
-        key,
-        value: 0,
-        leaf_move: LeafMove::NONE,
-        leaf_score: 0,
-        leaf_depth: 0,
-        games: 0,
-        wins: 0,
-        draws: 0,
-        flags: 0,
-        leaf_selectivity: 0,
+    for record in records {
+        out.push(&record)?;
     }
+    out.finish(roots, Reached::KeepOthers)
 }
 
 /// The level a deepening or a fix raises leaves to.
