@@ -228,16 +228,16 @@ fn the_cli_plans_runs_shards_by_environment_index_and_assembles() {
     assert!(std::fs::read(&out).unwrap() == std::fs::read(&local).unwrap());
 }
 
-/// Runs every round of a growth plan: shards, then assembly, until it is finished.
-fn run_rounds(work: &Path, threads: Option<usize>) -> u32 {
+/// Runs every round of a growth plan: its shards on `threads` threads each, then its
+/// assembly on `assembly` threads, until it is finished.
+fn run_rounds(work: &Path, threads: usize, assembly: usize) -> u32 {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(assembly).build().unwrap();
     for _ in 0..200 {
         let plan = Plan::open(work).unwrap();
         if let Some(f) = plan.finished().unwrap() {
             return f.rounds;
         }
-        run_all(&plan, threads);
-        // Assembled on another thread count than the shards ran on.
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(3 - threads.unwrap_or(1).min(2)).build().unwrap();
+        run_all(&plan, Some(threads));
         pool.install(|| plan.assemble(None)).unwrap();
     }
     panic!("the growth did not finish in 200 rounds");
@@ -280,7 +280,8 @@ fn growth_rounds_in_shards_equal_the_local_run_for_any_shards_and_threads() {
                 Plan::create_rounds(&work, &book, grow_config(growth, depth, threads), Board::START, shards, &out)
                     .unwrap();
             assert!(matches!(planned, Planned::Round(_)));
-            let rounds = run_rounds(&work, None);
+            // The assembly on another thread count than the shards.
+            let rounds = run_rounds(&work, threads, 3 - threads);
             assert_eq!(u64::from(rounds), local.rounds, "{growth:?} {shards} shards");
             assert!(
                 std::fs::read(&out).unwrap() == local_bytes,

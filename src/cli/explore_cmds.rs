@@ -25,13 +25,13 @@ pub struct ExploreArgs {
     #[arg(long)]
     no_book: bool,
     /// Port (0: any free port).
-    #[arg(long, default_value_t = 8680)]
+    #[arg(long, default_value_t = ServeOptions::default().addr.port())]
     port: u16,
     /// Address to bind. The default, 127.0.0.1, keeps the explorer to this machine.
-    #[arg(long, default_value = "127.0.0.1")]
+    #[arg(long, default_value_t = ServeOptions::default().addr.ip())]
     bind: std::net::IpAddr,
     /// Worker threads answering requests.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = ServeOptions::default().workers)]
     workers: usize,
     /// Strongest engine level a request may ask for (0: no engine scores).
     #[arg(long, default_value_t = crate::explorer::MAX_ENGINE_LEVEL,

@@ -20,7 +20,8 @@ pub struct ServeOptions {
 }
 
 impl Default for ServeOptions {
-    /// This machine only (127.0.0.1), port 8680 (the CLI's), four workers.
+    /// This machine only (127.0.0.1), port 8680, four workers (`thorbook explore`'s
+    /// defaults).
     fn default() -> ServeOptions {
         ServeOptions { addr: SocketAddr::from(([127, 0, 0, 1], 8680)), workers: 4 }
     }
