@@ -369,7 +369,7 @@ impl Deviator {
 
     /// Runs on the current rayon pool; `progress` is called from worker threads. Each
     /// round reads the book the last one wrote and writes the next as a stream.
-    pub fn run<D: AsRef<[u8]> + Sync>(
+    pub fn run<D: AsRef<[u8]>>(
         &self,
         input: &Book<D>,
         progress: &(dyn Fn(DeviateEvent) + Sync),
@@ -380,8 +380,12 @@ impl Deviator {
         let pool = search.pool()?;
         let identity = self.identity(input, &search);
         let state_path = self.state_path();
-        // The book the last round wrote (an interrupted run's, when resuming).
-        let mut grown: Option<Book<Bytes>> = if self.resume && state_path.exists() && self.output.exists() {
+        let open_output = || -> Result<Book<Bytes>, DeviateError> {
+            Ok(Book::open(read_mapped(&self.output).map_err(|e| io(&self.output, e))?)?)
+        };
+        // Every round reads the book the last one wrote: the output, which starts as
+        // the input (or as an interrupted run left it, when resuming).
+        let mut book = if self.resume && state_path.exists() && self.output.exists() {
             let text = std::fs::read_to_string(&state_path).map_err(|e| io(&state_path, e))?;
             if text != identity {
                 return Err(DeviateError::Resume {
@@ -391,16 +395,18 @@ impl Deviator {
                             .into(),
                 });
             }
-            let bytes = read_mapped(&self.output).map_err(|e| io(&self.output, e))?;
-            Some(Book::open_verified(bytes)?)
+            let book = open_output()?;
+            book.verify()?;
+            book
         } else {
             if self.resume {
                 progress(DeviateEvent::NothingToResume);
             }
-            None
+            self.unchanged(input, &search, &self.output)?;
+            open_output()?
         };
         // Deviation only adds positions: what the written book has beyond the input.
-        let mut added = grown.as_ref().map_or(0, |b| b.len().saturating_sub(input.len()));
+        let mut added = book.len().saturating_sub(input.len());
         let root_before = input.probe(&self.from).ok_or(DeviateError::NotInBook)?.value();
         let before = input.len();
         let mut rounds = 0u64;
@@ -412,31 +418,25 @@ impl Deviator {
             if self.config.time.is_some_and(|t| start.elapsed() >= t) {
                 break StopReason::Time;
             }
-            let step = match &grown {
-                Some(book) => self.grow(book, &search, &pool, &mut tried, added, rounds + 1, progress)?,
-                None => self.grow(input, &search, &pool, &mut tried, added, rounds + 1, progress)?,
-            };
-            let round = match step {
+            let round = match self.round(&book, &search, &tried, added) {
                 Next::Round(round) => round,
                 Next::Stop(reason) => break reason,
             };
             rounds += 1;
-            searches += round.jobs.len() as u64;
+            progress(DeviateEvent::Round { number: rounds, leaves: round.leaves, positions: book.len() });
+            if self.config.growth == Growth::Deepen {
+                tried.extend(round.jobs.iter().map(|j| j.0));
+            }
+            let leaves = pool.install(|| search_round(&book, &round, &search, progress))?;
+            pool.install(|| self.finish_round(&book, &search, &round, &leaves, &self.output))?;
+            searches += leaves.len() as u64;
             added += round.leaves;
             atomic_write(&state_path, identity.as_bytes()).map_err(|e| io(&state_path, e))?;
-            let book = Book::open(read_mapped(&self.output).map_err(|e| io(&self.output, e))?)?;
+            book = open_output()?;
             progress(DeviateEvent::Written {
                 positions: book.len(),
                 root_value: book.probe(&self.from).map_or(root_before, |h| h.value()),
             });
-            grown = Some(book);
-        };
-        let (written, root_after) = match &grown {
-            Some(book) => (
-                Written { positions: book.len() as u64, bytes: book.size_bytes() as u64 },
-                book.probe(&self.from).map_or(root_before, |h| h.value()),
-            ),
-            None => (self.unchanged(input, &search, &self.output)?, root_before),
         };
         if stop == StopReason::Complete {
             // Nothing is left to resume.
@@ -446,41 +446,15 @@ impl Deviator {
         }
         Ok(DeviateSummary {
             before,
-            after: usize::try_from(written.positions).unwrap_or(usize::MAX),
+            after: book.len(),
             root_before,
-            root_after,
+            root_after: book.probe(&self.from).map_or(root_before, |h| h.value()),
             rounds,
             searches,
             stop,
             elapsed: start.elapsed(),
-            written,
+            written: Written { positions: book.len() as u64, bytes: book.size_bytes() as u64 },
         })
-    }
-
-    /// Plans a round on `book`, searches it and writes the grown book to the output;
-    /// the round, or why there is none.
-    #[allow(clippy::too_many_arguments)]
-    fn grow<D: AsRef<[u8]> + Sync>(
-        &self,
-        book: &Book<D>,
-        search: &LeafSearch,
-        pool: &rayon::ThreadPool,
-        tried: &mut BTreeSet<u64>,
-        added: usize,
-        number: u64,
-        progress: &(dyn Fn(DeviateEvent) + Sync),
-    ) -> Result<Next, DeviateError> {
-        let round = match self.round(book, search, tried, added) {
-            Next::Round(r) => r,
-            stop => return Ok(stop),
-        };
-        progress(DeviateEvent::Round { number, leaves: round.leaves, positions: book.len() });
-        if self.config.growth == Growth::Deepen {
-            tried.extend(round.jobs.iter().map(|j| j.0));
-        }
-        let leaves = pool.install(|| search_round(book, &round, search, progress))?;
-        pool.install(|| self.finish_round(book, search, &round, &leaves, &self.output))?;
-        Ok(Next::Round(round))
     }
 
     /// The next round on `book`, or why there is none.

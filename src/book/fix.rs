@@ -265,7 +265,7 @@ impl Fixer {
     }
 
     /// Runs the fix on the current rayon pool; `progress` is called from worker threads.
-    pub fn run<D: AsRef<[u8]> + Sync>(
+    pub fn run<D: AsRef<[u8]>>(
         &self,
         input: &Book<D>,
         progress: &(dyn Fn(FixEvent) + Sync),
