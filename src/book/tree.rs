@@ -26,6 +26,8 @@ pub(crate) fn write_changed<D: AsRef<[u8]>>(
     path: &Path,
 ) -> Result<Written, StreamError> {
     let mut out = BookFile::create(path, params)?;
+    // At most this many: every leaf may be a new position.
+    out.reserve(book.len() + leaves.len());
     let mut records = book.records().peekable();
     for &(key, leaf) in leaves {
         while let Some(record) = records.next_if(|r| r.key < key) {
