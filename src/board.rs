@@ -325,7 +325,7 @@ impl Board {
     pub(crate) fn predecessors(&self) -> Vec<(Move, Board)> {
         let mover = self.opponent;
         let mut found = Vec::new();
-        for sq in Squares(mover & !Board::START.player & !Board::START.opponent) {
+        for sq in Squares(mover & !masks::CENTER) {
             // opts[d][..counts[d]]: what the move may have flipped along direction d.
             let mut opts = [[0u64; 8]; 8];
             let mut counts = [1usize; 8];

@@ -76,44 +76,54 @@ impl AsRef<[u8]> for Bytes {
 /// the disk reads of several cold pages of a memory map run at once instead of one
 /// page fault after another.
 pub(crate) fn will_need(bytes: &[u8]) {
-    #[cfg(all(unix, not(miri)))]
-    advise(bytes, libc::MADV_WILLNEED);
-    #[cfg(not(all(unix, not(miri))))]
-    let _ = bytes;
+    advise(bytes, Advice::WillNeed);
 }
 
 /// Tells the kernel that `bytes` are read at random (`madvise(MADV_RANDOM)`): a page
 /// fault then reads its page, not the read-ahead window around it (8 MiB on some
-/// disks: 188 cold probes of a 1.5 GB book read 1.2 GB of it). Scans ask for their
+/// disks: a cold query of a 1.5 GB book read 1.2 GB of it). Scans ask for their
 /// windows with [`will_need`].
 pub(crate) fn random_access(bytes: &[u8]) {
-    #[cfg(all(unix, not(miri)))]
-    advise(bytes, libc::MADV_RANDOM);
-    #[cfg(not(all(unix, not(miri))))]
-    let _ = bytes;
+    advise(bytes, Advice::Random);
 }
 
-/// `madvise` over the pages that hold `bytes`. Advice only: nothing changes for memory
+/// What [`advise`] tells the kernel.
+#[derive(Clone, Copy)]
+enum Advice {
+    WillNeed,
+    Random,
+}
+
+/// `madvise` over the pages that hold `bytes` (nothing where there is no `madvise`, or
+/// under Miri, which cannot run foreign calls). Advice only: nothing changes for memory
 /// that is not a file map, and a refusal is ignored.
-#[cfg(all(unix, not(miri)))]
-fn advise(bytes: &[u8], advice: libc::c_int) {
-    // The smallest page size of the systems thorbook runs on: on larger pages an
-    // address that is not page-aligned is refused (EINVAL), which costs nothing.
-    const PAGE: usize = 4096;
-    if bytes.is_empty() {
-        return;
+fn advise(bytes: &[u8], advice: Advice) {
+    #[cfg(all(unix, not(miri)))]
+    {
+        // The smallest page size of the systems thorbook runs on: on larger pages an
+        // address that is not page-aligned is refused (EINVAL), which costs nothing.
+        const PAGE: usize = 4096;
+        if bytes.is_empty() {
+            return;
+        }
+        let advice = match advice {
+            Advice::WillNeed => libc::MADV_WILLNEED,
+            Advice::Random => libc::MADV_RANDOM,
+        };
+        let start = bytes.as_ptr() as usize;
+        let aligned = start & !(PAGE - 1);
+        let len = bytes.len() + (start - aligned);
+        // SAFETY: MADV_WILLNEED and MADV_RANDOM are advice about pages of this
+        // process's own mappings (the range starts at most a page before `bytes`,
+        // inside the page that holds its first byte, which is mapped): they change how
+        // pages are read ahead, never the contents or the validity of any memory, so no
+        // reference is affected.
+        unsafe {
+            libc::madvise(aligned as *mut libc::c_void, len, advice);
+        }
     }
-    let start = bytes.as_ptr() as usize;
-    let aligned = start & !(PAGE - 1);
-    let len = bytes.len() + (start - aligned);
-    // SAFETY: MADV_WILLNEED and MADV_RANDOM are advice about pages of this process's
-    // own mappings (the range starts at most a page before `bytes`, inside the page
-    // that holds its first byte, which is mapped): they change how pages are read
-    // ahead, never the contents or the validity of any memory, so no reference is
-    // affected. Miri cannot run foreign calls; callers compile this out under it.
-    unsafe {
-        libc::madvise(aligned as *mut libc::c_void, len, advice);
-    }
+    #[cfg(not(all(unix, not(miri))))]
+    let _ = (bytes, advice);
 }
 
 /// A file's bytes, memory-mapped (an empty file gives an empty buffer).
