@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use thorbook::board::Board;
-use thorbook::book::build::{BuildConfig, GameLine};
 use thorbook::book::Book;
+use thorbook::book::{BuildConfig, GameLine};
 use thorbook::fileio::{atomic_write, read_mapped};
 use thorbook::search::Settings;
 use thorbook::testutil::build_steps::{self, collect, score_all};

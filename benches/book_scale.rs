@@ -12,9 +12,9 @@
 use std::time::Instant;
 
 use thorbook::board::Board;
-use thorbook::book::build::{BuildConfig, GameLine};
 use thorbook::book::plan::Plan;
 use thorbook::book::Book;
+use thorbook::book::{BuildConfig, GameLine};
 use thorbook::fileio::read_mapped;
 use thorbook::search::Settings;
 use thorbook::square::Move;

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use thorbook::thor::format::ThorFile;
+use thorbook::thor::ThorFile;
 use thorbook::thor::{expand_paths, GameFilter, LoadOptions, Source, ThorDatabase};
 use thorbook::Position;
 

@@ -3,7 +3,7 @@
 //!
 //! `cargo run --release --example play_game -- [LEVEL]` (default 4).
 
-use thorbook::engine::game::Game;
+use thorbook::engine::Game;
 use thorbook::engine::{Engine, EngineConfig, MoveSource};
 use thorbook::search::{Level, Settings};
 

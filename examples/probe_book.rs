@@ -3,8 +3,8 @@
 //!
 //! `cargo run --example probe_book -- f5d6 [book.tbk]` (no book: the bundled one).
 
-use thorbook::book::query::{book_line, book_moves};
 use thorbook::book::{self, Book};
+use thorbook::book::{book_line, book_moves};
 use thorbook::fileio::read_mapped;
 use thorbook::square::{format_moves, parse_move_sequence};
 use thorbook::Position;

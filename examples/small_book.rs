@@ -4,9 +4,9 @@
 //!
 //! `cargo run --release --example small_book -- [OUT.tbk]`.
 
-use thorbook::book::build::BuildConfig;
-use thorbook::book::build::GameLine;
-use thorbook::book::query::book_moves;
+use thorbook::book::book_moves;
+use thorbook::book::BuildConfig;
+use thorbook::book::GameLine;
 use thorbook::book::{Book, BuildEvent, Builder};
 use thorbook::search::Settings;
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};

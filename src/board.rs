@@ -49,7 +49,7 @@ impl fmt::Display for Color {
 }
 
 /// Named square sets.
-pub mod masks {
+pub(crate) mod masks {
     /// a1, h1, a8, h8.
     pub(crate) const CORNERS: u64 = 0x8100_0000_0000_0081;
     /// All 28 edge squares.
@@ -57,7 +57,7 @@ pub mod masks {
     /// Every square except the a- and h-files: stops horizontal wrap-around.
     pub(crate) const NOT_A_H_FILES: u64 = 0x7E7E_7E7E_7E7E_7E7E;
     /// The four centre squares d4, e4, d5, e5.
-    pub const CENTER: u64 = 0x0000_0018_1800_0000;
+    pub(crate) const CENTER: u64 = 0x0000_0018_1800_0000;
 }
 
 /// A position relative to the side to move: `player` has the move, `opponent` waits.

@@ -2,7 +2,7 @@
 //! book-playing engine.
 //!
 //! ```
-//! use thorbook::book::{self, query::book_moves};
+//! use thorbook::book::{self, book_moves};
 //! use thorbook::square::parse_move_sequence;
 //! use thorbook::Position;
 //!

@@ -4,9 +4,9 @@
 //! positions it was not fixed on, the same way every time.
 
 use thorbook::book::audit::{audit, AuditConfig, AuditReport};
-use thorbook::book::build::{BuildConfig, GameLine};
-use thorbook::book::fix::{FixConfig, FixEvent, FixStop, Fixer};
 use thorbook::book::Book;
+use thorbook::book::{BuildConfig, GameLine};
+use thorbook::book::{FixConfig, FixEvent, FixStop, Fixer};
 use thorbook::search::{Level, Settings};
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 
@@ -188,7 +188,7 @@ fn book_moves_show_how_far_their_scores_can_be_trusted() {
     let mut seen_exact = false;
     let mut seen_searched = false;
     for (i, &mv) in moves.iter().enumerate() {
-        for m in thorbook::book::query::book_moves(&book, &pos) {
+        for m in thorbook::book::book_moves(&book, &pos) {
             let t = &m.trust;
             if t.exact {
                 assert_eq!(t.grade, "exact");
@@ -298,7 +298,7 @@ fn audits_and_fixes_planned_in_shards_equal_local_runs() {
 /// boards, as the audit searches).
 #[test]
 fn an_audit_weighs_the_book_s_moves_against_a_search_s() {
-    use thorbook::book::query::book_moves;
+    use thorbook::book::book_moves;
     use thorbook::engine::{BookSource, Engine, EngineConfig};
     let (built, _) = games();
     let bytes = shallow_book(&built);

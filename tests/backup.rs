@@ -6,11 +6,11 @@
 use std::collections::{HashMap, HashSet};
 
 use thorbook::board::Board;
-use thorbook::book::build::{BuildConfig, GameLine};
-use thorbook::book::deviate::{DeviateConfig, Deviator, Growth};
-use thorbook::book::format::{BuildParams, LeafMove};
 use thorbook::book::merge_into;
 use thorbook::book::{interchange, walk, Book, Record};
+use thorbook::book::{BuildConfig, GameLine};
+use thorbook::book::{BuildParams, LeafMove};
+use thorbook::book::{DeviateConfig, Deviator, Growth};
 use thorbook::search::Settings;
 use thorbook::testutil::build_steps::{collect, write_book};
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};

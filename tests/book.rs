@@ -7,10 +7,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use thorbook::board::{Board, Squares};
-use thorbook::book::build::{BuildConfig, GameLine};
-use thorbook::book::format::{BuildParams, LeafMove};
-use thorbook::book::query::{book_line, book_moves};
+use thorbook::book::{book_line, book_moves};
 use thorbook::book::{bundled, walk, Book, Record};
+use thorbook::book::{BuildConfig, GameLine};
+use thorbook::book::{BuildParams, LeafMove};
 use thorbook::search::Settings;
 use thorbook::setting::Setting;
 use thorbook::testutil::build_steps::{collect, params, score_all, write_book};
@@ -627,10 +627,10 @@ fn engine_and_query_use_the_bundled_book() {
     assert!(near.len() >= 2, "{all:?}");
     let weights: Vec<u64> = near.iter().map(|m| (r + 1 - (all[0].score - m.score)) as u64).collect();
     let total: u64 = weights.iter().sum();
-    let choice = with!(thorbook::book::query::BookChoice::default(), randomness: r, max_loss: 64, max_drop: 2);
+    let choice = with!(thorbook::book::BookChoice::default(), randomness: r, max_loss: 64, max_drop: 2);
     for (m, w) in near.iter().zip(&weights) {
         let picked = (0..total)
-            .filter(|&seed| thorbook::book::query::choose_move(&book, &pos, choice, seed).unwrap().mv == m.mv)
+            .filter(|&seed| thorbook::book::choose_move(&book, &pos, choice, seed).unwrap().mv == m.mv)
             .count() as u64;
         assert_eq!(picked, *w, "{}", m.mv);
     }
@@ -655,11 +655,11 @@ fn engine_and_query_use_the_bundled_book() {
         .map(|rec| if rec.key == key { Record { value: (all[0].score + 3) as i8, ..rec } } else { rec })
         .collect();
     let tampered = Book::open_verified(encode_book(&tampered, book.params())).unwrap();
-    let strict = with!(thorbook::book::query::BookChoice::default(), randomness: 0, max_loss: 64, max_drop: 2);
-    assert!(thorbook::book::query::choose_move(&tampered, &pos, strict, 0).is_none());
+    let strict = with!(thorbook::book::BookChoice::default(), randomness: 0, max_loss: 64, max_drop: 2);
+    assert!(thorbook::book::choose_move(&tampered, &pos, strict, 0).is_none());
     let lax = with!(strict, max_drop: 3);
-    assert_eq!(thorbook::book::query::choose_move(&tampered, &pos, lax, 0).unwrap().mv, all[0].mv);
-    assert!(thorbook::book::query::choose_move(&book, &pos, strict, 0).is_some());
+    assert_eq!(thorbook::book::choose_move(&tampered, &pos, lax, 0).unwrap().mv, all[0].mv);
+    assert!(thorbook::book::choose_move(&book, &pos, strict, 0).is_some());
 
     let out = thorbook(&["book", "info", "--json", "--full"]);
     let v: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
@@ -718,7 +718,7 @@ fn shared_bundled_book_counts_match_the_full_archives() {
 /// absurd ranges.
 #[test]
 fn builder_and_deviator_refuse_unusable_settings_with_errors() {
-    use thorbook::book::deviate::{DeviateConfig, Deviator};
+    use thorbook::book::{DeviateConfig, Deviator};
     let dir = tempfile::tempdir().unwrap();
     let games = bundled_games(20);
     let out = dir.path().join("x.tbk");
@@ -741,7 +741,7 @@ fn builder_and_deviator_refuse_unusable_settings_with_errors() {
             max_ply: 10,
             search: search,
             growth: Default::default(),
-            round_size: thorbook::book::deviate::ROUND_SIZE,
+            round_size: thorbook::book::ROUND_SIZE,
         );
         let book = bundled().unwrap();
         let err = Deviator::new(deviate, Board::START, &out).run(&book, &|_| {}).unwrap_err().to_string();
@@ -752,7 +752,7 @@ fn builder_and_deviator_refuse_unusable_settings_with_errors() {
         .unwrap_err();
     // The library names the setting by kind (the command line maps it to its flag).
     match &err {
-        thorbook::book::build::BuildError::Setting(e) => {
+        thorbook::book::BuildError::Setting(e) => {
             assert_eq!((e.setting, e.value.as_str(), e.range.as_str()), (Setting::MaxPly, "0", "1..=60"))
         }
         e => panic!("{e}"),
@@ -767,11 +767,11 @@ fn builder_and_deviator_refuse_unusable_settings_with_errors() {
         max_ply: 10,
         search: Settings::default(),
         growth: Default::default(),
-        round_size: thorbook::book::deviate::ROUND_SIZE,
+        round_size: thorbook::book::ROUND_SIZE,
     );
     let err = Deviator::new(bad, Board::START, &out).run(&bundled().unwrap(), &|_| {}).unwrap_err();
     match &err {
-        thorbook::book::deviate::DeviateError::Setting(e) => {
+        thorbook::book::DeviateError::Setting(e) => {
             assert_eq!((e.setting, e.value.as_str(), e.range.as_str()), (Setting::Error, "-1", "0..=64"))
         }
         e => panic!("{e}"),

@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use thorbook::board::Board;
-use thorbook::book::build::{BuildConfig, GameLine};
-use thorbook::book::deviate::{DeviateConfig, DeviateEvent, Deviator, StopReason};
 use thorbook::book::{walk, Book};
+use thorbook::book::{BuildConfig, GameLine};
+use thorbook::book::{DeviateConfig, DeviateEvent, Deviator, StopReason};
 use thorbook::search::Settings;
 use thorbook::testutil::build_steps::leaf_contribution;
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
@@ -40,16 +40,11 @@ fn config(max_positions: Option<usize>) -> DeviateConfig {
         max_ply: 12,
         search: search(2).search,
         growth: Default::default(),
-        round_size: thorbook::book::deviate::ROUND_SIZE,
+        round_size: thorbook::book::ROUND_SIZE,
     )
 }
 
-fn run(
-    input: &Book<&[u8]>,
-    mut cfg: DeviateConfig,
-    out: &Path,
-    threads: usize,
-) -> thorbook::book::deviate::DeviateSummary {
+fn run(input: &Book<&[u8]>, mut cfg: DeviateConfig, out: &Path, threads: usize) -> thorbook::book::DeviateSummary {
     cfg.search.threads = threads;
     Deviator::new(cfg, Board::START, out).run(input, &|_| {}).unwrap()
 }
@@ -212,8 +207,7 @@ fn deepening_raises_the_leaves_inside_the_bounds_and_keeps_the_book_consistent()
     let dir = tempfile::tempdir().unwrap();
     let bytes = small_book();
     let input = Book::open_verified(&bytes[..]).unwrap();
-    let deepen =
-        with!(config(None), search: search(5).search, growth: thorbook::book::deviate::Growth::Deepen, max_ply: 60);
+    let deepen = with!(config(None), search: search(5).search, growth: thorbook::book::Growth::Deepen, max_ply: 60);
     let a = run(&input, deepen.clone(), &dir.path().join("a.tbk"), 1);
     run(&input, deepen.clone(), &dir.path().join("b.tbk"), 2);
     let a_bytes = std::fs::read(dir.path().join("a.tbk")).unwrap();

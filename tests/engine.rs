@@ -494,7 +494,7 @@ fn nboard_ping_during_a_search_stops_it_and_is_answered() {
 /// leaf's own depth, or under a time budget, it plays the book.
 #[test]
 fn the_engine_searches_instead_of_playing_a_shallower_book_leaf() {
-    use thorbook::book::query::book_moves;
+    use thorbook::book::book_moves;
     let book = thorbook::book::bundled().unwrap();
     // The first position on the book's lines (breadth first) whose best option is a
     // searched leaf, strictly better than every book move.

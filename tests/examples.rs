@@ -14,7 +14,7 @@ mod probe_book;
 #[path = "../examples/small_book.rs"]
 mod small_book;
 
-use thorbook::book::query::book_moves;
+use thorbook::book::book_moves;
 use thorbook::book::Book;
 use thorbook::Position;
 
@@ -64,7 +64,7 @@ fn the_book_probing_example_probes_the_bundled_book_and_a_file() {
     for (line, m) in lines.iter().zip(&moves) {
         assert!(line.starts_with(&format!("{:<4} {:+3}", m.mv.to_string(), m.score)), "{line}");
     }
-    let line = thorbook::square::format_moves(&thorbook::book::query::book_line(&book, &pos, 60));
+    let line = thorbook::square::format_moves(&thorbook::book::book_line(&book, &pos, 60));
     assert_eq!(lines.last().unwrap(), &format!("book line: {line}"));
     assert!(printed(probe_book::run, &["a1"]).err().unwrap().contains("a1"));
     assert!(printed(probe_book::run, &["", "/no/such/book.tbk"]).is_err());
@@ -74,7 +74,7 @@ fn the_book_probing_example_probes_the_bundled_book_and_a_file() {
 fn the_game_example_plays_a_whole_game() {
     let text = printed(play_game::run, &["2"]).unwrap();
     // The moves printed replay to a finished game whose result is the last line.
-    let mut game = thorbook::engine::game::Game::default();
+    let mut game = thorbook::engine::Game::default();
     let lines: Vec<&str> = text.lines().collect();
     for line in &lines[..lines.len() - 1] {
         let mv: thorbook::square::Move = line.split_whitespace().nth(2).unwrap().parse().unwrap();

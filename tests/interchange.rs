@@ -5,10 +5,10 @@
 
 use byteorder::{ByteOrder, LittleEndian as LE};
 use thorbook::board::Board;
-use thorbook::book::build::{BuildConfig, GameLine};
-use thorbook::book::format::{LeafMove, FLAG_LEAF_EXACT};
 use thorbook::book::interchange::{self, BookFormat, EdaxDate, ExportFormat, InterchangeError, Location};
 use thorbook::book::{walk, Book, Record};
+use thorbook::book::{BuildConfig, GameLine};
+use thorbook::book::{LeafMove, FLAG_LEAF_EXACT};
 use thorbook::search::Settings;
 use thorbook::testutil::searches::Searcher;
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
@@ -280,8 +280,7 @@ fn a_hand_written_edax_book_with_a_pass_and_no_leaf_imports_correctly() {
         "level 60 is exact"
     );
     // The book line follows the pass.
-    let line =
-        thorbook::book::query::book_line(&book, &thorbook::Position { board: a, side: thorbook::Color::Black }, 10);
+    let line = thorbook::book::book_line(&book, &thorbook::Position { board: a, side: thorbook::Color::Black }, 10);
     assert_eq!(line, vec![Move::Place(sq), Move::Pass, Move::Place(c_best.1)]);
 
     // Damage: every cut inside the positions is a located truncation, never a shorter book.

@@ -7,10 +7,10 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use thorbook::board::Board;
-use thorbook::book::build::{BuildConfig, GameLine};
-use thorbook::book::deviate::{DeviateConfig, Deviator, Growth};
 use thorbook::book::plan::{shard_of, Plan, PlanError, Planned, ShardEvent, ShardState};
 use thorbook::book::{Book, Builder};
+use thorbook::book::{BuildConfig, GameLine};
+use thorbook::book::{DeviateConfig, Deviator, Growth};
 use thorbook::search::Settings;
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 

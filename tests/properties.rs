@@ -6,15 +6,14 @@
 
 use proptest::prelude::*;
 use thorbook::board::{Board, Squares};
-use thorbook::book::format::{BuildParams, LeafMove};
 use thorbook::book::{Book, Record};
+use thorbook::book::{BuildParams, LeafMove};
 use thorbook::engine::{Engine, EngineConfig, EngineError, MoveSource};
 use thorbook::eval::AnyEval;
 use thorbook::search::{Settings, Width};
 use thorbook::square::Move;
 use thorbook::testutil::build_steps::write_book;
-use thorbook::thor::format::{FileKind, Header, RawGame, Records, ThorFile};
-use thorbook::thor::replay::{encode_square, replay};
+use thorbook::thor::{encode_square, replay, FileKind, Header, RawGame, Records, ThorFile};
 use thorbook::thor::{LoadOptions, Source, ThorDatabase};
 use thorbook::zobrist::IncrementalKey;
 use thorbook::{Color, Position, Square, Transform};
@@ -153,8 +152,8 @@ proptest! {
         let ggf = format!("(;GM[Othello]PB[a]PW[b]TY[8]BO[8 {board_text}];)");
         prop_assert_eq!(thorbook::engine::ggf::parse(&ggf).unwrap().game.start(), pos);
         // The Edax text reader: one line for the position (with a legal leaf, as an
-        // export writes it, unless the position has no move).
-        if board.empties() & thorbook::board::masks::CENTER == 0 {
+        // export writes it, unless the position has no move). The mask is the four centre squares.
+        if board.empties() & 0x0000_0018_1800_0000 == 0 {
             let leaf = Squares(board.legal_moves()).next().map_or("--".to_string(), |sq| sq.to_string());
             let line = format!("{board_text},18,{leaf},0\n");
             let read = thorbook::book::interchange::import(line.as_bytes());

@@ -205,8 +205,8 @@ fn cli_analyze_bestmove() {
 /// a book build's, a deviation's — the input book's header — and a measurement's).
 #[test]
 fn the_same_settings_give_the_same_limits_in_every_command() {
-    use thorbook::book::build::BuildConfig;
-    use thorbook::book::format::BuildParams;
+    use thorbook::book::BuildConfig;
+    use thorbook::book::BuildParams;
     use thorbook::search::{Level, Selectivity, Settings, Strength, Width};
     use thorbook::testutil::build_steps::{leaf_strength, leaf_strength_over, recorded};
     use thorbook::train::MeasureConfig;

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use thorbook::thor::format::ThorFile;
+use thorbook::thor::ThorFile;
 use thorbook::thor::{bundled_sources, AnomalyKind};
 
 use crate::util::thorbook;

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use thorbook::square::Move;
-use thorbook::thor::format::ThorFile;
+use thorbook::thor::ThorFile;
 use thorbook::thor::{bundled_sources, expand_paths, GameFilter, LoadOptions, Outcome, Source, ThorDatabase};
 use thorbook::{Position, Transform};
 

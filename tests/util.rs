@@ -72,7 +72,7 @@ pub fn spawn_thorbook(args: &[&str]) -> std::process::Child {
 }
 
 /// The book `Builder` writes of `games` with `config` (through a temporary file).
-pub fn build_book_bytes(games: &[thorbook::book::build::GameLine], config: &thorbook::book::BuildConfig) -> Vec<u8> {
+pub fn build_book_bytes(games: &[thorbook::book::GameLine], config: &thorbook::book::BuildConfig) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("book.tbk");
     thorbook::book::Builder::new(config.clone(), &out).run(games, &|_| {}).unwrap().bytes

@@ -1,21 +1,23 @@
 //! Opening books: reading and probing a book straight from its bytes ([`Book`]), and
 //! everything made from or into one:
-//! - [`format`](mod@format): the file layout, [`Record`] and [`format::LeafMove`];
-//! - [`build`]: what a build is made of ([`BuildConfig`], the games' lines, the leaf
-//!   search), and the [`Builder`] pipeline that runs it (collecting positions, leaf
+//! - the file layout: [`Record`], [`LeafMove`], [`BuildParams`] (book-format.md has the bytes);
+//! - building: what a build is made of ([`BuildConfig`], the games' [`GameLine`]s, the
+//!   leaf search), and the [`Builder`] pipeline that runs it (collecting positions, leaf
 //!   searches, the checkpoint, the back-up);
-//! - [`deviate`]: growing a book beyond the played lines, or deepening its leaves, in rounds;
+//! - growing: a [`Deviator`] grows a book beyond the played lines, or deepens its
+//!   leaves, in rounds;
 //! - [`merge()`] and [`merge_into`]: books into one;
 //! - [`revalue`]: the one back-up of values by a
 //!   [`BackUpRule`], which every book written goes through (as a stream of records
 //!   with values backed up after: assembly, merge);
 //! - [`plan`]: builds and growth rounds split into shards that run anywhere, and
 //!   [`slurm`]: running them as Slurm job arrays;
-//! - [`query`]: the moves of a position, the book line, the engine's choice;
+//! - querying: the moves of a position ([`book_moves`], [`query()`]), the book line
+//!   ([`book_line`]), the engine's choice ([`choose_move`]);
 //! - [`Trust`]: how far a value can be trusted (its deciding leaf, proven or not);
-//! - [`audit`]: a book's values against deeper searches on the lines it plays, [`fix`]:
-//!   searching again the leaves behind the values a deeper search contradicts, each
-//!   with a log that lets such long runs resume;
+//! - [`audit`]: a book's values against deeper searches on the lines it plays; a
+//!   [`Fixer`] searches again the leaves behind the values a deeper search
+//!   contradicts, each with a log that lets such long runs resume;
 //! - [`interchange`]: thorbook text, Edax and Egaroucid books, in and out.
 //!
 //! Positions are stored once per symmetry class, under the Zobrist key of their
@@ -27,16 +29,16 @@
 
 pub mod audit;
 pub(crate) mod backup;
-pub mod build;
+pub(crate) mod build;
 pub(crate) mod builder;
-pub mod deviate;
-pub mod fix;
-pub mod format;
+pub(crate) mod deviate;
+pub(crate) mod fix;
+pub(crate) mod format;
 pub mod interchange;
 pub(crate) mod leaflog;
 pub(crate) mod merge;
 pub mod plan;
-pub mod query;
+pub(crate) mod query;
 pub mod slurm;
 pub(crate) mod stream;
 pub(crate) mod tree;
@@ -54,11 +56,16 @@ use crate::square::Move;
 use crate::symmetry::Transform;
 
 pub use backup::{revalue, BackUpRule};
-pub use build::{BuildConfig, UpdateChoices};
+pub use build::{BuildConfig, BuildError, GameLine, Leaf, Node, UpdateChoices};
 pub use builder::{BuildEvent, BuildSummary, Builder, PreviousBook};
-pub use format::{BookError, BuildParams, LeafLevel, LeafMove, Record};
+pub use deviate::{
+    DeviateConfig, DeviateError, DeviateEvent, DeviateSummary, Deviator, Growth, StopReason, ROUND_SIZE,
+};
+pub use fix::{FixConfig, FixError, FixEvent, FixStop, FixSummary, Fixer};
+pub use format::{BookError, BuildParams, LeafLevel, LeafMove, Record, FLAG_LEAF_EXACT};
 pub use leaflog::LeafLogError;
 pub use merge::{merge, merge_into, Merged};
+pub use query::{book_line, book_moves, choose_move, query, BookChoice, BookMove, BookQuery};
 pub use stream::{StreamError, Written};
 pub use trust::{Decider, Trust};
 

@@ -274,7 +274,7 @@ pub(super) fn run(cmd: ThorCommand) -> anyhow::Result<ExitCode> {
 
 #[derive(Serialize)]
 struct InfoJson<'a> {
-    files: &'a [crate::thor::database::FileSummary],
+    files: &'a [crate::thor::FileSummary],
     total_games: usize,
     finished: usize,
     finished_early: usize,
@@ -290,7 +290,7 @@ fn info(args: InfoArgs) -> anyhow::Result<ExitCode> {
     let start = Instant::now();
     let db = args.archives.load(false)?;
     let secs = start.elapsed().as_secs_f64();
-    let sum = |f: fn(&crate::thor::database::FileSummary) -> usize| db.files.iter().map(f).sum::<usize>();
+    let sum = |f: fn(&crate::thor::FileSummary) -> usize| db.files.iter().map(f).sum::<usize>();
     let years = db
         .games
         .iter()

@@ -1,14 +1,14 @@
 //! The playing engine: the book-then-search player ([`Engine`]) that the protocols
 //! ([`gtp`], [`nboard`]), terminal play ([`play`]) and engine matches ([`matches`](mod@matches))
 //! drive, with its validated configuration ([`EngineConfig`]), a
-//! game record ([`game`]) and a time manager ([`clock`]).
+//! game record ([`Game`]) and a time manager ([`clock`]).
 //!
 //! An [`Engine`] owns the optional book, the transposition table (kept across the moves
 //! of a game, cleared by [`Engine::new_game`]), the evaluator and a thread pool. It never
 //! panics when a search is cut short: whenever a legal move exists it returns one.
 
 pub mod clock;
-pub mod game;
+pub(crate) mod game;
 pub mod ggf;
 pub mod gtp;
 pub mod matches;

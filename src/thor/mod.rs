@@ -1,5 +1,6 @@
-//! The FFO's WTHOR archives: byte formats ([`format`](mod@format)), replay with pass inference
-//! ([`replay`]), and a loaded, indexed, searchable database ([`database`]).
+//! The FFO's WTHOR archives: the byte formats ([`ThorFile`], its [`Header`] and
+//! [`RawGame`] records), replay with pass inference ([`replay()`]), and a loaded,
+//! indexed, searchable database ([`ThorDatabase`]).
 //!
 //! Every problem found in a file is an [`Anomaly`] that names the file, the record, the
 //! byte offset and the ply, so a damaged archive is reported precisely and the rest of
@@ -8,9 +9,9 @@
 // `from_le_bytes`), never a silent `as`.
 #![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
-pub mod database;
-pub mod format;
-pub mod replay;
+pub(crate) mod database;
+pub(crate) mod format;
+pub(crate) mod replay;
 mod source;
 
 use std::fmt;
@@ -21,9 +22,11 @@ use thiserror::Error;
 use crate::board::Color;
 use crate::square::Square;
 
-pub use database::{GameFilter, LoadOptions, PositionStats, Reach, SortKey, ThorDatabase, ThorGame};
-pub use format::{FileKind, Header, RawGame, ThorFile};
-pub use replay::{Outcome, Replay};
+pub use database::{
+    FileSummary, GameFilter, LoadOptions, MoveStats, PositionStats, Reach, SortKey, ThorDatabase, ThorGame,
+};
+pub use format::{FileKind, GameRecord, Header, RawGame, Records, ThorFile};
+pub use replay::{encode_square, replay, GameFault, Outcome, Replay};
 pub use source::{bundled_sources, expand_paths, Source};
 
 /// What is wrong with a file or a game record.

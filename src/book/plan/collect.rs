@@ -23,9 +23,9 @@ use crate::position::Position;
 
 /// The memory a plan's collection may use for its buffer by default, in MiB: with the
 /// keys a plan keeps (8 bytes a position), planning 10^8 positions stays within 2 GiB.
-pub const DEFAULT_SORT_MIB: u32 = 768;
+pub(crate) const DEFAULT_SORT_MIB: u32 = 768;
 /// [`DEFAULT_SORT_MIB`] in bytes.
-pub const DEFAULT_SORT_BUDGET: usize = (DEFAULT_SORT_MIB as usize) << 20;
+pub(crate) const DEFAULT_SORT_BUDGET: usize = (DEFAULT_SORT_MIB as usize) << 20;
 
 /// The smallest budget accepted: a buffer of 64 positions (tests force many runs).
 const MIN_ENTRIES: usize = 64;

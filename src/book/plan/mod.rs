@@ -49,7 +49,7 @@ use crate::fileio::atomic_write;
 use crate::setting::{check, Setting};
 
 mod checks;
-pub mod collect;
+pub(crate) mod collect;
 mod error;
 pub(crate) mod nodes;
 mod rounds;
@@ -129,7 +129,7 @@ impl Plan {
     /// needed), the book to be assembled to `output`. Planning the same build again
     /// in the same directory is a no-op that returns the existing plan; a directory
     /// holding another plan is refused. The games are read once, as a stream, and the
-    /// positions collected in bounded memory ([`collect::DEFAULT_SORT_BUDGET`] for the
+    /// positions collected in bounded memory (768 MiB for the
     /// buffer; see [`Plan::create_build_with_budget`]).
     pub fn create_build<I>(
         dir: &Path,
