@@ -230,6 +230,42 @@ fn match_results_agree_with_a_replay_of_the_games() {
 /// The match's time per move reaches a GTP engine (`time_settings`) and an NBoard
 /// engine (GGF `TI`) alike: the same engine spends the same time on both protocols.
 #[test]
+fn under_a_game_clock_the_engine_uses_most_of_its_time_and_never_runs_out() {
+    // GTP `time_settings 20 0 0` with `time_left` before each move, and NBoard
+    // `TI[0:20]`: with no level given the engine deepens to its clock's share.
+    // The bounds are on the clock the engine was given, as the match measured it.
+    for protocol in ["gtp", "nboard"] {
+        let dir = tempfile::tempdir().unwrap();
+        let games = dir.path().join("games.jsonl");
+        let out = thorbook_stdin(
+            &[
+                "match",
+                "--a",
+                "self",
+                "--a-protocol",
+                protocol,
+                "--b",
+                "self --level 3",
+                "--clock",
+                "20",
+                "--games",
+                "1",
+                "--games-out",
+                games.to_str().unwrap(),
+            ],
+            "",
+        );
+        let text = out.ok().to_string();
+        let line = std::fs::read_to_string(&games).unwrap();
+        let v: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+        assert!(v["forfeit"].is_null(), "{protocol}: {line}");
+        let used = v["a_thinking"]["seconds"].as_f64().unwrap();
+        assert!((6.0..=19.0).contains(&used), "{protocol}: {used} s of 20 s\n{text}");
+        assert!(text.contains("of 20.00 s"), "{text}");
+    }
+}
+
+#[test]
 fn a_mixed_protocol_match_gives_both_sides_the_same_time() {
     let dir = tempfile::tempdir().unwrap();
     let games = dir.path().join("games.jsonl");

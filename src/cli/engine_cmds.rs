@@ -10,6 +10,7 @@ use clap::{Args, ValueEnum};
 
 use crate::board::Color;
 use crate::book::query::BookChoice;
+use crate::engine::clock::TimeControl;
 use crate::engine::matches::{self, GameRecord, MatchConfig, Outcome, PlayerSpec, Protocol, Side};
 use crate::engine::{BookSource, Engine, EngineConfig};
 use crate::search::Settings;
@@ -122,6 +123,10 @@ pub struct PlayArgs {
     /// Your colour.
     #[arg(long, value_enum, default_value = "black")]
     pub color: ColorArg,
+    /// The engine's game clock, in seconds for all its moves: with no --level or
+    /// --depth it deepens to the clock's share for each move.
+    #[arg(long)]
+    pub clock: Option<f64>,
     #[command(flatten)]
     pub engine: EngineArgs,
 }
@@ -132,7 +137,8 @@ pub(super) fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
         ColorArg::Black => Color::Black,
         ColorArg::White => Color::White,
     };
-    crate::engine::play::run(&mut engine, human, std::io::stdin().lock(), std::io::stdout().lock())?;
+    let control = args.clock.map(|t| seconds(t, "--clock").map(TimeControl::main_only)).transpose()?;
+    crate::engine::play::run(&mut engine, human, control, std::io::stdin().lock(), std::io::stdout().lock())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -175,8 +181,13 @@ pub struct MatchArgs {
     #[arg(long)]
     pub openings: Option<PathBuf>,
     /// Time per move given to the engines, in seconds (GTP `time_settings 0 S 1`).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "clock")]
     pub time_per_move: Option<f64>,
+    /// A game clock: seconds for all of each side's moves in a game (GTP
+    /// `time_settings S 0 0` and `time_left` before every move; NBoard `TI`). A side
+    /// that runs out loses the game on time.
+    #[arg(long)]
+    pub clock: Option<f64>,
     /// A move slower than this many seconds loses the game (default: 10 × the time per
     /// move + 5, or 120 without one).
     #[arg(long)]
@@ -230,9 +241,11 @@ impl TryFrom<&MatchArgs> for MatchConfig {
             None => matches::bundled_openings(),
         };
         let time_per_move = a.time_per_move.map(|t| seconds(t, "--time-per-move")).transpose()?;
-        let move_timeout = match a.move_timeout {
-            Some(t) => seconds(t, "--move-timeout")?,
-            None => time_per_move.map_or(Duration::from_secs(120), |t| t * 10 + Duration::from_secs(5)),
+        let clock = a.clock.map(|t| seconds(t, "--clock")).transpose()?;
+        let move_timeout = match (a.move_timeout, clock) {
+            (Some(t), _) => seconds(t, "--move-timeout")?,
+            (None, Some(_)) => Duration::from_secs(120),
+            (None, None) => time_per_move.map_or(Duration::from_secs(120), |t| t * 10 + Duration::from_secs(5)),
         };
         Ok(MatchConfig {
             a: player(&a.a, a.a_protocol)?,
@@ -240,6 +253,7 @@ impl TryFrom<&MatchArgs> for MatchConfig {
             games: a.games,
             openings,
             time_per_move,
+            clock,
             move_timeout,
         })
     }
@@ -349,6 +363,18 @@ pub(super) fn run_match(args: MatchArgs) -> anyhow::Result<ExitCode> {
     outln!("time per move      >40 empties  21-40 empties  <=20 empties");
     for (name, t) in [("A", s.time_per_move[0]), ("B", s.time_per_move[1])] {
         outln!("  {name}               {:>11}  {:>13}  {:>12}", fmt_time(t[0]), fmt_time(t[1]), fmt_time(t[2]));
+    }
+    for (name, t) in [("A", s.time_per_game[0]), ("B", s.time_per_game[1])] {
+        if let Some(t) = t {
+            let clock = config.clock.map_or(String::new(), |c| {
+                format!(
+                    " of {:.2} s ({:.0}% on average)",
+                    c.as_secs_f64(),
+                    100.0 * t.mean.as_secs_f64() / c.as_secs_f64()
+                )
+            });
+            outln!("time per game {name}: mean {:.2} s, max {:.2} s{clock}", t.mean.as_secs_f64(), t.max.as_secs_f64());
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

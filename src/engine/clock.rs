@@ -27,8 +27,8 @@ impl TimeControl {
         TimeControl { main: Duration::ZERO, byo_yomi: t, stones: 1, increment: Duration::ZERO }
     }
 
-    /// Main time only, as GTP's `time_left` implies when no `time_settings` came.
-    pub(crate) fn main_only(main: Duration) -> TimeControl {
+    /// Main time only: a game clock (and what GTP's `time_left` implies when no `time_settings` came).
+    pub fn main_only(main: Duration) -> TimeControl {
         TimeControl { main, byo_yomi: Duration::ZERO, stones: 0, increment: Duration::ZERO }
     }
 
@@ -138,7 +138,6 @@ impl Clock {
     }
 
     /// Time left in the current period.
-    #[cfg(test)]
     pub(crate) fn left(&self) -> Duration {
         self.left
     }
@@ -168,26 +167,59 @@ impl Clock {
 
     /// The budget for the next move in a position with `empties` empty squares;
     /// `None` when there is no limit.
-    pub(crate) fn budget(&self, empties: u32) -> Option<Duration> {
+    ///
+    /// In main time the time left is shared over the engine's remaining moves by
+    /// phase, as tournament engines do: an opening move (usually the book's) weighs
+    /// less than a midgame move or the exact solve, and the last moves, played from the
+    /// solve's table, little. A move may run past its
+    /// share (to finish what it started) up to `LIMIT_FACTOR` times it, and never
+    /// past a quarter of what is left.
+    pub(crate) fn budget(&self, empties: u32) -> Option<MoveBudget> {
         if self.control.is_unlimited() {
             return None;
         }
         if self.stones_left > 0 {
-            let share = self.left / self.stones_left;
-            return Some(share.saturating_sub(SAFETY).mul_f64(0.9));
+            let share = (self.left / self.stones_left).saturating_sub(SAFETY).mul_f64(0.9);
+            if self.stones_left == 1 {
+                // A period of one stone: the time is this move's and spending it all is free.
+                return Some(MoveBudget { target: None, limit: share });
+            }
+            let limit = self.left.saturating_sub(SAFETY).mul_f64(0.9).min(share.mul_f64(LIMIT_FACTOR));
+            return Some(MoveBudget { target: Some(share), limit });
         }
-        // The engine's own moves left, but the last dozen empties solve quickly: spread
-        // the time over the moves before them, and keep some for those.
-        let own_moves = (empties.saturating_sub(10) / 2).max(1) + 2;
-        let usable = self.left.mul_f64(0.95).saturating_sub(SAFETY);
-        let mut budget = usable / own_moves + self.control.increment.mul_f64(0.9);
-        let usable = usable + self.control.increment.mul_f64(0.95);
+        let usable = self.left.mul_f64(0.95).saturating_sub(SAFETY) + self.control.increment.mul_f64(0.9);
+        let weights: f64 = (1..=empties).rev().step_by(2).map(phase_weight).sum();
+        let mut target = usable.mul_f64(phase_weight(empties) / weights);
         if self.control.byo_yomi > Duration::ZERO && self.control.stones > 0 {
             // Byo-yomi follows: a period's share per move can be spent on top.
-            budget += (self.control.byo_yomi / self.control.stones).mul_f64(0.5);
+            target += (self.control.byo_yomi / self.control.stones).mul_f64(0.5);
         }
-        Some(budget.min(usable))
+        let limit = target.mul_f64(LIMIT_FACTOR).min(usable.mul_f64(0.25).max(target)).min(usable);
+        Some(MoveBudget { target: Some(target.min(limit)), limit })
     }
+}
+
+/// How much of the game's time a move at `empties` empty squares deserves, relative
+/// to a midgame move.
+fn phase_weight(empties: u32) -> f64 {
+    match empties {
+        45.. => 0.7,
+        21..=44 => 1.0,
+        _ => 0.1,
+    }
+}
+
+/// How far past its share a move may run at most.
+const LIMIT_FACTOR: f64 = 2.5;
+
+/// A move's time from a clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct MoveBudget {
+    /// What the move should take: no search iteration starts after half of it
+    /// (`None`: all of `limit` is the move's, as under a per-move control).
+    pub(crate) target: Option<Duration>,
+    /// What it may take at most.
+    pub(crate) limit: Duration,
 }
 
 #[cfg(test)]
@@ -199,15 +231,22 @@ mod tests {
         let control = TimeControl::main_only(Duration::from_secs(60));
         let mut clock = Clock::new(control);
         let first = clock.budget(60).unwrap();
-        assert!(first > Duration::from_secs(1) && first < Duration::from_secs(5), "{first:?}");
+        let target = first.target.unwrap();
+        assert!(target > Duration::from_secs(1) && target < Duration::from_secs(5), "{first:?}");
+        assert!(first.limit >= target && first.limit <= Duration::from_secs(15), "{first:?}");
+        // A midgame move gets more than an opening move, the solve more than either.
+        let target_at = |e| clock.budget(e).unwrap().target.unwrap();
+        assert!(target_at(50) < target_at(34) && target_at(34) < target_at(22) && target_at(12) < target_at(50));
+        // Spending every move's whole limit never runs the clock out.
         let mut total = Duration::ZERO;
         for empties in (1..=60).rev().step_by(2) {
             let b = clock.budget(empties).unwrap();
-            assert!(b <= clock.left(), "{b:?} > {:?}", clock.left());
-            clock.spend(b);
-            total += b;
+            assert!(b.limit < clock.left(), "{b:?} >= {:?}", clock.left());
+            assert!(b.target.unwrap() <= b.limit, "{b:?}");
+            clock.spend(b.limit);
+            total += b.limit;
         }
-        assert!(total <= Duration::from_secs(60), "{total:?}");
+        assert!(total < Duration::from_secs(60), "{total:?}");
         let byo = TimeControl {
             main: Duration::ZERO,
             byo_yomi: Duration::from_secs(10),
@@ -215,7 +254,9 @@ mod tests {
             increment: Duration::ZERO,
         };
         let mut clock = Clock::new(byo);
-        assert_eq!(clock.budget(40).unwrap(), (Duration::from_secs(2) - SAFETY).mul_f64(0.9));
+        let share = (Duration::from_secs(2) - SAFETY).mul_f64(0.9);
+        assert_eq!(clock.budget(40).unwrap().target, Some(share));
+        assert!(clock.budget(40).unwrap().limit > share);
         for _ in 0..5 {
             clock.spend(Duration::from_secs(1));
         }
@@ -269,12 +310,12 @@ mod tests {
             ..TimeControl::main_only(Duration::ZERO)
         };
         let mut clock = Clock::new(control);
-        let first = clock.budget(50).unwrap();
+        let first = clock.budget(50).unwrap().target.unwrap();
         assert!(first > Duration::from_secs(2) && first < Duration::from_secs(4), "{first:?}");
         clock.spend(Duration::from_secs(3));
         assert_eq!(clock.left(), Duration::from_secs(9));
         // With the main time gone, the increment alone is spent, never more than it.
         clock.spend(Duration::from_secs(11));
-        assert!(clock.budget(30).unwrap() <= Duration::from_secs(2));
+        assert!(clock.budget(30).unwrap().limit <= Duration::from_secs(2));
     }
 }

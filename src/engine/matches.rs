@@ -52,6 +52,10 @@ pub struct MatchConfig {
     pub openings: Vec<Vec<Move>>,
     /// Time per move given to the engines (GTP `time_settings 0 S 1`).
     pub time_per_move: Option<Duration>,
+    /// A game clock: this much time for each side's moves of a game (GTP
+    /// `time_settings S 0 0` with `time_left` before every move, NBoard `TI`). A side
+    /// whose moves take more in all loses the game on time, as the match measures it.
+    pub clock: Option<Duration>,
     /// A move slower than this loses the game.
     pub move_timeout: Duration,
 }
@@ -71,6 +75,7 @@ impl MatchConfig {
             games: openings.len() * 2,
             openings,
             time_per_move: None,
+            clock: None,
             move_timeout: Duration::from_secs(120),
         }
     }
@@ -181,6 +186,18 @@ pub struct MatchSummary {
     pub elo: EloEstimate,
     /// Average time per move, per phase (> 40, 21–40, ≤ 20 empties), for A and B.
     pub time_per_move: [[Option<Duration>; 3]; 2],
+    /// Time a game, for A and B: the mean and the most over the games (the time of
+    /// each side's moves, as the match measured it).
+    pub time_per_game: [Option<GameTime>; 2],
+}
+
+/// One side's time over the games of a match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GameTime {
+    /// The mean over the games.
+    pub mean: Duration,
+    /// The most any game took.
+    pub max: Duration,
 }
 
 impl MatchSummary {
@@ -359,15 +376,19 @@ impl Client {
     }
 
     /// Sets up a new game at the end of `game` (the opening).
-    fn new_game(&mut self, game: &Game, time_per_move: Option<Duration>) -> Result<(), Fault> {
+    fn new_game(&mut self, game: &Game, control: Option<TimeControl>) -> Result<(), Fault> {
         match self.spec.protocol {
             Protocol::Gtp => {
                 self.gtp("boardsize 8")?;
                 self.gtp("clear_board")?;
-                if let Some(t) = time_per_move {
-                    // Byo-yomi of one stone: `t` seconds for every move. Engines that
-                    // ignore time controls may refuse it; that is not a fault.
-                    let _ = self.gtp(&format!("time_settings 0 {} 1", t.as_secs_f64().max(0.001)));
+                if let Some(c) = control {
+                    // Engines that ignore time controls may refuse them; that is not a fault.
+                    let _ = self.gtp(&format!(
+                        "time_settings {} {} {}",
+                        c.main.as_secs_f64(),
+                        c.byo_yomi.as_secs_f64().max(if c.stones > 0 { 0.001 } else { 0.0 }),
+                        c.stones
+                    ));
                 }
                 for (pos, mv) in game.positions().iter().zip(game.moves()) {
                     self.tell(pos.side, mv)?;
@@ -375,7 +396,7 @@ impl Client {
                 Ok(())
             }
             Protocol::NBoard => {
-                let ti = time_per_move.and_then(|t| TimeControl::per_move(t).to_ggf());
+                let ti = control.and_then(TimeControl::to_ggf);
                 self.send(&format!("set game {}", ggf::write(game, "black", "white", ti.as_deref())))?;
                 self.sync()
             }
@@ -395,10 +416,28 @@ impl Client {
         }
     }
 
-    /// Asks for `color`'s move.
-    fn ask(&mut self, color: Color) -> Result<Move, Fault> {
-        let answer = match self.spec.protocol {
-            Protocol::Gtp => self.gtp(if color == Color::Black { "genmove b" } else { "genmove w" })?,
+    /// Asks for `color`'s move; with `left` on its clock, tells a GTP engine so first
+    /// and waits no longer than that.
+    fn ask(&mut self, color: Color, left: Option<Duration>) -> Result<Move, Fault> {
+        let c = if color == Color::Black { "b" } else { "w" };
+        if let (Some(left), Protocol::Gtp) = (left, self.spec.protocol) {
+            let _ = self.gtp(&format!("time_left {c} {:.3} 0", left.as_secs_f64()));
+        }
+        let saved = self.timeout;
+        if let Some(left) = left {
+            self.timeout = self.timeout.min(left);
+        }
+        let answer = self.answer(c);
+        self.timeout = saved;
+        let answer = answer?;
+        let word = answer.split_whitespace().next().unwrap_or("");
+        word.parse::<Move>().map_err(|_| Fault::Garbled(format!("`{answer}` is not a move")))
+    }
+
+    /// The engine's answer to a move request for colour `c` (`b` or `w`).
+    fn answer(&mut self, c: &str) -> Result<String, Fault> {
+        Ok(match self.spec.protocol {
+            Protocol::Gtp => self.gtp(&format!("genmove {c}"))?,
             Protocol::NBoard => {
                 self.send("go")?;
                 let deadline = Instant::now() + self.timeout;
@@ -409,9 +448,7 @@ impl Client {
                     }
                 }
             }
-        };
-        let word = answer.split_whitespace().next().unwrap_or("");
-        word.parse::<Move>().map_err(|_| Fault::Garbled(format!("`{answer}` is not a move")))
+        })
     }
 
     fn quit(mut self) {
@@ -500,11 +537,15 @@ fn play_out(
 ) -> Result<(), Forfeit> {
     let side_of = |color: Color| if color == a_color { Side::A } else { Side::B };
     let fault = |side: Side, reason: String| Forfeit { side, reason };
+    let control = match (config.clock, config.time_per_move) {
+        (Some(main), _) => Some(TimeControl::main_only(main)),
+        (None, Some(t)) => Some(TimeControl::per_move(t)),
+        (None, None) => None,
+    };
     for side in [Side::A, Side::B] {
-        clients[side.index()]
-            .new_game(game, config.time_per_move)
-            .map_err(|f| fault(side, format!("setting up the game: {f}")))?;
+        clients[side.index()].new_game(game, control).map_err(|f| fault(side, format!("setting up the game: {f}")))?;
     }
+    let mut left = [config.clock; 2];
     while !game.is_over() {
         let pos = game.position();
         let mv = if pos.board.must_pass() {
@@ -512,9 +553,20 @@ fn play_out(
         } else {
             let mover = side_of(pos.side);
             let start = Instant::now();
-            let answer = clients[mover.index()].ask(pos.side);
-            move_times.push((mover, pos.board.empty_count(), start.elapsed()));
-            answer.map_err(|f| fault(mover, format!("{} to move at ply {}: {f}", pos.side, game.ply() + 1)))?
+            let answer = clients[mover.index()].ask(pos.side, left[mover.index()]);
+            let took = start.elapsed();
+            move_times.push((mover, pos.board.empty_count(), took));
+            let at = || format!("{} to move at ply {}", pos.side, game.ply() + 1);
+            if let Some(l) = &mut left[mover.index()] {
+                match l.checked_sub(took) {
+                    Some(rest) if !rest.is_zero() => *l = rest,
+                    _ => {
+                        let clock = config.clock.unwrap_or_default().as_secs_f64();
+                        return Err(fault(mover, format!("{}: lost on time (its {clock:.3} s were used up)", at())));
+                    }
+                }
+            }
+            answer.map_err(|f| fault(mover, format!("{}: {f}", at())))?
         };
         // Checked for every answer, a pass while a move exists included.
         game.play(mv).map_err(|e| fault(side_of(pos.side), format!("illegal move: {e}")))?;
@@ -589,6 +641,14 @@ pub(crate) fn summarize(records: &[GameRecord]) -> MatchSummary {
         }
     }
     let time_per_move = times.map(|side| side.map(|(total, n)| (n > 0).then(|| total / n)));
+    let time_per_game = [Side::A, Side::B].map(|side| {
+        let per_game: Vec<Duration> = records
+            .iter()
+            .map(|r| r.move_times.iter().filter(|t| t.0 == side).map(|t| t.2).sum::<Duration>())
+            .collect();
+        let games = u32::try_from(per_game.len()).ok().filter(|&n| n > 0)?;
+        Some(GameTime { mean: per_game.iter().sum::<Duration>() / games, max: per_game.iter().copied().max()? })
+    });
     MatchSummary {
         games: records.len(),
         wins,
@@ -598,6 +658,7 @@ pub(crate) fn summarize(records: &[GameRecord]) -> MatchSummary {
         average_disc_diff: (disc_n > 0).then(|| disc_sum as f64 / disc_n as f64),
         elo: elo_estimate(wins, draws, losses),
         time_per_move,
+        time_per_game,
     }
 }
 

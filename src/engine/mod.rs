@@ -19,6 +19,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use clock::MoveBudget;
+
 use serde::Serialize;
 
 use crate::book::query::{book_line, book_moves, choose_move, BookChoice, BookMove};
@@ -174,6 +176,9 @@ pub struct Engine<E: IncrementalEvaluator = AnyEval> {
     config: EngineConfig,
     /// What the configuration's settings resolve to, or what a protocol set since.
     strength: Strength,
+    /// What a move under a clock is searched with: `None` when a level or depth was
+    /// given (it caps the search), otherwise deepening until the clock's share.
+    clock_strength: Option<Strength>,
     book: Option<Book<Bytes>>,
     tt: TranspositionTable,
     eval: E,
@@ -203,7 +208,18 @@ impl<E: IncrementalEvaluator> Engine<E> {
             .build()
             .map_err(|e| EngineError::Threads { threads, message: e.to_string() })?;
         let (rng, strength) = (config.seed, resolved.strength());
-        Ok(Engine { config, strength, book, tt, eval, pool, stop: Arc::new(AtomicBool::new(false)), rng })
+        let clock_strength = config.search.clock_strength();
+        Ok(Engine {
+            config,
+            strength,
+            clock_strength,
+            book,
+            tt,
+            eval,
+            pool,
+            stop: Arc::new(AtomicBool::new(false)),
+            rng,
+        })
     }
 
     /// The configuration the engine was made with ([`Engine::strength`] is what moves
@@ -220,6 +236,7 @@ impl<E: IncrementalEvaluator> Engine<E> {
     /// Changes the depth, exact threshold and budgets (the table is kept).
     pub fn set_strength(&mut self, strength: Strength) {
         self.strength = strength;
+        self.clock_strength = None;
     }
 
     /// The depth, exact threshold and budgets each move is searched with.
@@ -237,12 +254,13 @@ impl<E: IncrementalEvaluator> Engine<E> {
         self.choose_with_time(pos, None)
     }
 
-    /// The engine's move, with the time budget replaced by `time` when given (a
-    /// clock's share of the time left).
+    /// The engine's move under a clock's `budget` for it, when given: without an
+    /// explicit level or depth the search deepens until the budget; with one, the
+    /// level caps the search and the budget only limits it.
     pub(crate) fn choose_with_time(
         &mut self,
         pos: &Position,
-        time: Option<Duration>,
+        budget: Option<MoveBudget>,
     ) -> Result<EngineMove, EngineError> {
         let start = Instant::now();
         let board = pos.board;
@@ -265,7 +283,16 @@ impl<E: IncrementalEvaluator> Engine<E> {
                 time: start.elapsed(),
             });
         }
-        let limits = self.strength.limits(board.empty_count(), time);
+        let limits = match (budget, self.clock_strength) {
+            (Some(b), Some(strength)) => {
+                // The exact threshold fits the time the move should take.
+                let exact_at = strength.exact_at_with(Some(b.target.unwrap_or(b.limit)));
+                let limits = strength.limits(board.empty_count(), Some(b.limit));
+                Limits { target: b.target, exact: board.empty_count() <= exact_at, ..limits }
+            }
+            (Some(b), None) => Limits { target: b.target, ..self.strength.limits(board.empty_count(), Some(b.limit)) },
+            (None, _) => self.strength.limits(board.empty_count(), None),
+        };
         if let Some(m) = self.book_move(pos, &limits) {
             return Ok(EngineMove { time: start.elapsed(), ..m });
         }

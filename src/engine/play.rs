@@ -5,6 +5,7 @@
 
 use std::io::{BufRead, Write};
 
+use super::clock::{Clock, TimeControl};
 use super::game::Game;
 use super::{Engine, MoveSource};
 use crate::board::Color;
@@ -46,15 +47,18 @@ fn final_line(game: &Game) -> String {
     )
 }
 
-/// Plays a game: the person has `human`, the engine the other colour. Returns the
-/// finished (or abandoned) game.
+/// Plays a game: the person has `human`, the engine the other colour, on a game
+/// clock under `control` when given (the engine's own moves count against it; see
+/// [`Engine`] for how it uses it). Returns the finished (or abandoned) game.
 pub fn run<E: IncrementalEvaluator>(
     engine: &mut Engine<E>,
     human: Color,
+    control: Option<TimeControl>,
     input: impl BufRead,
     mut out: impl Write,
 ) -> std::io::Result<Game> {
     engine.new_game();
+    let mut clock = control.map(Clock::new);
     let mut game = Game::default();
     let mut lines = input.lines();
     writeln!(out, "You play {human}; thorbook plays {}. {HELP}", human.opposite())?;
@@ -68,7 +72,8 @@ pub fn run<E: IncrementalEvaluator>(
             return Ok(game);
         }
         if pos.side != human {
-            let m = match engine.choose(&pos) {
+            let budget = clock.and_then(|c| c.budget(pos.board.empty_count()));
+            let m = match engine.choose_with_time(&pos, budget) {
                 Ok(m) => m,
                 Err(e) => {
                     writeln!(out, "engine error: {e}")?;
@@ -83,7 +88,14 @@ pub fn run<E: IncrementalEvaluator>(
                 MoveSource::Search if m.exact => format!("exact, {} nodes", m.nodes),
                 MoveSource::Search => format!("depth {}, {} nodes", m.depth, m.nodes),
             };
-            writeln!(out, "thorbook plays {} ({how}, score {:+}, {:.2} s)", m.mv, m.score, m.time.as_secs_f64())?;
+            let left = match clock.as_mut() {
+                Some(c) => {
+                    c.spend(m.time);
+                    format!(", {:.1} s left", c.left().as_secs_f64())
+                }
+                None => String::new(),
+            };
+            writeln!(out, "thorbook plays {} ({how}, score {:+}, {:.2} s{left})", m.mv, m.score, m.time.as_secs_f64())?;
             show = true;
             continue;
         }
@@ -112,6 +124,7 @@ pub fn run<E: IncrementalEvaluator>(
             ["board"] => show = true,
             ["new"] => {
                 engine.new_game();
+                clock = control.map(Clock::new);
                 game = Game::default();
                 last = None;
                 show = true;

@@ -30,9 +30,14 @@ pub struct Limits {
     pub depth: Option<u32>,
     /// Node budget.
     pub nodes: Option<u64>,
-    /// Time budget: no iteration starts that is predicted not to finish in it, and the
-    /// search stops at this time at the latest.
+    /// Time budget: the search stops at this time at the latest. Without a `target` it
+    /// deepens until this time (the last, unfinished iteration still counts when it
+    /// has found a better root move).
     pub time: Option<Duration>,
+    /// The time the search aims to take (a clock's share for this move): no iteration
+    /// starts after half of it has passed, since the next one would cost at least as
+    /// much again. `time` stays the hard stop.
+    pub target: Option<Duration>,
     /// Search to the end of the game (exact score).
     pub exact: bool,
     /// Root moves not to search (a book builder looks for the best move leaving the
@@ -124,6 +129,23 @@ impl SearchResult {
     pub fn score(&self) -> Option<i32> {
         self.moves.first().map(|m| m.score)
     }
+}
+
+/// Takes from an iteration stopped before it finished the root move it found better
+/// than the last iteration's best: `partial` lists the moves it completed, in the
+/// order searched, the last best first. A later move scoring above the first was
+/// searched again with an open window, so it is better at the deeper depth; scores
+/// of moves that did not beat the first are bounds and tell nothing.
+fn adopt_unfinished(result: &mut SearchResult, partial: &[RootMove]) {
+    let (Some(first), Some(best)) = (partial.first(), partial.iter().max_by_key(|m| m.score)) else {
+        return;
+    };
+    if best.mv == first.mv || best.score <= first.score || result.moves.is_empty() {
+        return;
+    }
+    let best = *best;
+    result.moves.retain(|m| m.mv != best.mv);
+    result.moves.insert(0, best);
 }
 
 /// Depth below which moves are ordered by mobility rather than by a shallow search.
@@ -369,11 +391,9 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
             result.exact = board.is_game_over();
             return result;
         }
-        let mut last_iteration = Duration::ZERO;
         let mut depth = if limits.exact && empties <= 14 { empties } else { 1 };
         loop {
             let exact = depth >= empties;
-            let it_start = Instant::now();
             let moves = if exact {
                 let prev = result.score().unwrap_or(0);
                 self.solve_exact(board, prev, all_moves)
@@ -381,27 +401,20 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
                 self.root(board, depth, result.score(), all_moves)
             };
             if self.aborted || self.solver.aborted() {
+                if !exact && !all_moves {
+                    adopt_unfinished(&mut result, &moves);
+                }
                 break;
             }
             result.moves = moves;
             result.depth = depth.min(empties);
             result.exact = exact;
-            let took = it_start.elapsed();
             if exact || depth >= max_depth {
                 break;
             }
-            if let Some(budget) = limits.time {
-                // Predict the next iteration from the growth of the last ones.
-                let growth = if last_iteration.as_secs_f64() > 1e-4 {
-                    (took.as_secs_f64() / last_iteration.as_secs_f64()).clamp(2.0, 8.0)
-                } else {
-                    3.0
-                };
-                if start.elapsed().as_secs_f64() + took.as_secs_f64() * growth > budget.as_secs_f64() {
-                    break;
-                }
+            if limits.target.is_some_and(|target| start.elapsed() * 2 >= target) {
+                break;
             }
-            last_iteration = took;
             // Near the end, jump straight to the exact solve (it is cheaper than the
             // midgame iterations it would replace).
             depth = if limits.exact && (depth + EXACT_JUMP >= empties || depth >= EXACT_SEED_MAX_DEPTH) {

@@ -275,6 +275,18 @@ impl Settings {
         self.level.is_none() && self.depth.is_none() && (self.time.is_some() || self.nodes.is_some())
     }
 
+    /// What these settings mean for a search under a clock: with neither a level nor a
+    /// depth, deepening until the clock's share for each move, solving exactly as that
+    /// share allows (the rest as [`Settings::strength`]); `None` when a level or a
+    /// depth was given, which then caps the search while the clock only limits it.
+    pub(crate) fn clock_strength(&self) -> Option<Strength> {
+        (self.level.is_none() && self.depth.is_none()).then(|| Strength {
+            depth: None,
+            exact_at: self.exact_at,
+            ..self.strength()
+        })
+    }
+
     /// What these settings mean for a search, an engine's way: without a level, an
     /// explicit depth brings the exact threshold and width of the level nearest it; a
     /// time or node budget alone deepens without a depth limit (solving exactly as each
@@ -370,6 +382,7 @@ impl Strength {
             depth: self.depth,
             nodes: self.nodes,
             time,
+            target: None,
             exact: empties <= self.exact_at_with(time),
             exclude: 0,
             selectivity: self.selectivity,
