@@ -271,7 +271,7 @@ pub fn gtp(data: &[u8]) {
     let mut engine = shared_engine();
     engine.set_strength(SHALLOW);
     let mut out = Vec::new();
-    gtp::run(&mut engine, data, &mut out).expect("writing to memory");
+    gtp::run(&mut engine, std::io::Cursor::new(data.to_vec()), &mut out).expect("writing to memory");
     let text = String::from_utf8(out).expect("replies are UTF-8");
     assert!(text.is_empty() || text.starts_with('=') || text.starts_with('?'), "reply {text:?}");
 }

@@ -266,6 +266,60 @@ fn under_a_game_clock_the_engine_uses_most_of_its_time_and_never_runs_out() {
 }
 
 #[test]
+fn commands_while_the_engine_ponders_are_answered_and_quit_ends_it() {
+    // Under a clock with no level the engine ponders with no limit after its move (at
+    // 58 empties it would search for hours): every command must stop it and be answered.
+    for (mode, script, answers) in [
+        ("gtp", "time_settings 30 0 0\nplay b f5\ngenmove w\n", 3),
+        ("nboard", "nboard 2\nset game (;GM[Othello]PC[t]PB[a]PW[b]TI[0:30]TY[8]B[F5];)\ngo\n", 1),
+    ] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_thorbook"))
+            .args([mode, "--no-book", "--threads", "1"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        use std::io::Write;
+        stdin.write_all(script.as_bytes()).unwrap();
+        let wait = std::time::Duration::from_secs(120);
+        let reply = |want: &str| loop {
+            let line = rx.recv_timeout(wait).unwrap_or_else(|_| panic!("{mode}: no `{want}` line"));
+            if line.starts_with(want) {
+                break line;
+            }
+        };
+        for _ in 0..answers {
+            reply(if mode == "gtp" { "=" } else { "===" });
+        }
+        // The engine has moved and thinks on: a command is still answered, then quit.
+        let (ask, want) = if mode == "gtp" { ("showboard\n", "=") } else { ("ping 5\n", "pong 5") };
+        for _ in 0..3 {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            stdin.write_all(ask.as_bytes()).unwrap();
+            reply(want);
+        }
+        stdin.write_all(b"quit\n").unwrap();
+        let start = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            assert!(start.elapsed() < wait, "{mode}: quit did not end a pondering engine");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+#[test]
 fn a_mixed_protocol_match_gives_both_sides_the_same_time() {
     let dir = tempfile::tempdir().unwrap();
     let games = dir.path().join("games.jsonl");

@@ -42,6 +42,10 @@ pub struct EngineArgs {
     /// Seed for --book-randomness (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Do not think on the opponent's time (pondering is on under a clock in `gtp`
+    /// and `nboard`).
+    #[arg(long)]
+    pub no_ponder: bool,
 }
 
 /// Seconds from the command line, positive: the error names the flag.
@@ -74,6 +78,7 @@ impl TryFrom<&EngineArgs> for EngineConfig {
                 max_drop: a.book_max_drop,
             },
             seed,
+            ponder: !a.no_ponder,
         };
         config.validate().map_err(|e| match e {
             crate::engine::EngineError::Setting(e) => super::flags::out_of_range(&e),
@@ -93,7 +98,7 @@ pub struct ProtocolArgs {
 
 pub(super) fn gtp(args: ProtocolArgs) -> anyhow::Result<ExitCode> {
     let mut engine = Engine::new(EngineConfig::try_from(&args.engine)?)?;
-    crate::engine::gtp::run(&mut engine, std::io::stdin().lock(), std::io::stdout().lock())?;
+    crate::engine::gtp::run(&mut engine, std::io::BufReader::new(std::io::stdin()), std::io::stdout().lock())?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -187,9 +187,12 @@ impl Clock {
             let limit = self.left.saturating_sub(SAFETY).mul_f64(0.9).min(share.mul_f64(LIMIT_FACTOR));
             return Some(MoveBudget { target: Some(share), limit });
         }
-        let usable = self.left.mul_f64(0.95).saturating_sub(SAFETY) + self.control.increment.mul_f64(0.9);
+        // This move's increment is credited as it starts: it is the move's own.
+        let main = self.left.mul_f64(0.95).saturating_sub(SAFETY);
+        let increment = self.control.increment.mul_f64(0.9);
+        let usable = main + increment;
         let weights: f64 = (1..=empties).rev().step_by(2).map(phase_weight).sum();
-        let mut target = usable.mul_f64(phase_weight(empties) / weights);
+        let mut target = main.mul_f64(phase_weight(empties) / weights) + increment;
         if self.control.byo_yomi > Duration::ZERO && self.control.stones > 0 {
             // Byo-yomi follows: a period's share per move can be spent on top.
             target += (self.control.byo_yomi / self.control.stones).mul_f64(0.5);
@@ -234,9 +237,23 @@ mod tests {
         let target = first.target.unwrap();
         assert!(target > Duration::from_secs(1) && target < Duration::from_secs(5), "{first:?}");
         assert!(first.limit >= target && first.limit <= Duration::from_secs(15), "{first:?}");
-        // A midgame move gets more than an opening move, the solve more than either.
-        let target_at = |e| clock.budget(e).unwrap().target.unwrap();
-        assert!(target_at(50) < target_at(34) && target_at(34) < target_at(22) && target_at(12) < target_at(50));
+        // Over a game whose moves take their targets, a midgame move (up to the solve)
+        // gets more than an opening move or one after the solve.
+        let mut game = Clock::new(control);
+        let mut by_phase = [(0.0, 0); 3];
+        for empties in (1..=60).rev().step_by(2) {
+            let t = game.budget(empties).unwrap().target.unwrap();
+            let phase = match empties {
+                45.. => 0,
+                21..=44 => 1,
+                _ => 2,
+            };
+            by_phase[phase].0 += t.as_secs_f64();
+            by_phase[phase].1 += 1;
+            game.spend(t);
+        }
+        let [opening, midgame, end] = by_phase.map(|(sum, n)| sum / f64::from(n));
+        assert!(midgame > opening * 1.2 && midgame > end * 3.0, "{by_phase:?}");
         // Spending every move's whole limit never runs the clock out.
         let mut total = Duration::ZERO;
         for empties in (1..=60).rev().step_by(2) {

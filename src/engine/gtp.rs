@@ -14,11 +14,13 @@ use std::time::{Duration, Instant};
 
 use super::clock::{Clock, TimeControl};
 use super::game::Game;
+use super::ponder::{Expectation, PonderGate};
 use super::{Engine, EngineError};
 use crate::board::Color;
 use crate::eval::IncrementalEvaluator;
 use crate::position::Position;
 use crate::square::Move;
+use std::sync::mpsc::TryRecvError;
 
 /// The commands thorbook answers, as `list_commands` prints them.
 pub(crate) const COMMANDS: &[&str] = &[
@@ -184,6 +186,8 @@ pub struct GtpSession<'e, E: IncrementalEvaluator> {
     game: Game,
     control: Option<TimeControl>,
     clocks: [Option<Clock>; 2],
+    /// What to think about on the opponent's time, after a move under a clock.
+    expectation: Option<Expectation>,
 }
 
 fn color_index(c: Color) -> usize {
@@ -197,7 +201,7 @@ impl<'e, E: IncrementalEvaluator> GtpSession<'e, E> {
     /// A session on a new game from the start position.
     pub fn new(engine: &'e mut Engine<E>) -> GtpSession<'e, E> {
         engine.new_game();
-        GtpSession { engine, game: Game::default(), control: None, clocks: [None, None] }
+        GtpSession { engine, game: Game::default(), control: None, clocks: [None, None], expectation: None }
     }
 
     /// The game so far.
@@ -269,14 +273,36 @@ impl<'e, E: IncrementalEvaluator> GtpSession<'e, E> {
             Err(EngineError::GameOver { .. }) => return Ok("pass".into()),
             Err(e) => return Err(e.to_string()),
         };
-        if let Some(clock) = self.clocks[color_index(color)].as_mut() {
-            clock.spend(start.elapsed());
-        }
+        let under_clock = match self.clocks[color_index(color)].as_mut() {
+            Some(clock) => {
+                clock.spend(start.elapsed());
+                true
+            }
+            None => false,
+        };
         self.game.play_for(color, chosen.mv).map_err(|e| format!("internal error: the engine chose {e}"))?;
+        self.expectation =
+            (under_clock && self.engine.config().ponder).then(|| Expectation::new(self.game.position(), &chosen.pv));
         Ok(match chosen.mv {
             Move::Pass => "pass".into(),
             Move::Place(sq) => sq.to_string().to_ascii_uppercase(),
         })
+    }
+}
+
+impl<E: IncrementalEvaluator> GtpSession<'_, E> {
+    /// Ponders the expected position, if any, through `gate`; `line_waiting` says
+    /// whether a command is already queued (then nothing is searched).
+    fn ponder(&mut self, gate: &PonderGate, line_waiting: impl FnOnce() -> bool) {
+        let Some(pos) = self.expectation.and_then(|e| e.search_at(&self.game.position())) else {
+            self.expectation = None;
+            return;
+        };
+        let mut finished = false;
+        gate.ponder(line_waiting, || finished = self.engine.ponder(&pos));
+        if finished {
+            self.expectation = None;
+        }
     }
 }
 
@@ -293,14 +319,49 @@ pub(crate) fn showboard(pos: &Position) -> String {
     format!("\n{}black (X) {b}, white (O) {w}; {status}", pos.diagram())
 }
 
-/// Runs the GTP loop until `quit` or the end of the input.
+/// Runs the GTP loop until `quit` or the end of the input. The input is read on a
+/// thread of its own, so that after a move under a clock the engine can think on the
+/// opponent's time (unless its configuration says not to) and still answer the next
+/// command at once: any line stops the ponder search.
 pub fn run<E: IncrementalEvaluator>(
     engine: &mut Engine<E>,
-    input: impl BufRead,
+    input: impl BufRead + Send + 'static,
     mut output: impl Write,
 ) -> std::io::Result<()> {
+    let gate = PonderGate::new(engine.stop_handle());
+    let (lines_tx, lines) = std::sync::mpsc::channel::<std::io::Result<String>>();
+    let reader_gate = gate.clone();
+    // Not joined: after `quit` the GUI may keep the pipe open, and the reader, blocked
+    // on it, ends with the process.
+    std::thread::spawn(move || {
+        for line in super::protocol_lines(input) {
+            if lines_tx.send(line).is_err() {
+                break;
+            }
+            reader_gate.line_arrived();
+        }
+        // The end of the input stops pondering too.
+        drop(lines_tx);
+        reader_gate.line_arrived();
+    });
     let mut session = GtpSession::new(engine);
-    for line in super::protocol_lines(input) {
+    let mut waiting = None;
+    loop {
+        session.ponder(&gate, || match lines.try_recv() {
+            Ok(line) => {
+                waiting = Some(line);
+                true
+            }
+            Err(TryRecvError::Disconnected) => true,
+            Err(TryRecvError::Empty) => false,
+        });
+        let line = match waiting.take() {
+            Some(line) => line,
+            None => match lines.recv() {
+                Ok(line) => line,
+                Err(_) => return Ok(()),
+            },
+        };
         let line = line?;
         let (id, reply) = match parse_line(&line) {
             Ok(None) => continue,
@@ -323,7 +384,6 @@ pub fn run<E: IncrementalEvaluator>(
             }
         }
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ pub mod gtp;
 pub mod matches;
 pub mod nboard;
 pub mod play;
+mod ponder;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -23,6 +24,7 @@ use clock::MoveBudget;
 
 use serde::Serialize;
 
+use crate::board::Board;
 use crate::book::query::{book_line, book_moves, choose_move, BookChoice, BookMove};
 use crate::book::{Book, OpenError};
 use crate::eval::{AnyEval, IncrementalEvaluator, WeightsError};
@@ -51,6 +53,8 @@ pub struct EngineConfig {
     pub book_choice: BookChoice,
     /// Seed of the book's random choices.
     pub seed: u64,
+    /// Think on the opponent's time when playing under a clock (GTP, NBoard).
+    pub ponder: bool,
 }
 
 impl Default for EngineConfig {
@@ -60,6 +64,7 @@ impl Default for EngineConfig {
             book: BookSource::Bundled,
             book_choice: BookChoice::default(),
             seed: 0,
+            ponder: true,
         }
     }
 }
@@ -110,6 +115,17 @@ impl EngineConfig {
         check(Setting::BookMaxLoss, max_loss, 0..=64)?;
         Ok(self.search.resolve()?)
     }
+}
+
+/// What a ponder search found.
+#[derive(Clone, Debug)]
+struct Pondered {
+    board: Board,
+    limits: Limits,
+    /// Its last finished iteration.
+    result: SearchResult,
+    /// Whether it ran to its end rather than being stopped.
+    finished: bool,
 }
 
 /// Where a chosen move comes from.
@@ -179,6 +195,8 @@ pub struct Engine<E: IncrementalEvaluator = AnyEval> {
     /// What a move under a clock is searched with: `None` when a level or depth was
     /// given (it caps the search), otherwise deepening until the clock's share.
     clock_strength: Option<Strength>,
+    /// The last ponder search's result: its position, limits and deepest iteration.
+    pondered: Option<Pondered>,
     book: Option<Book<Bytes>>,
     tt: TranspositionTable,
     eval: E,
@@ -213,6 +231,7 @@ impl<E: IncrementalEvaluator> Engine<E> {
             config,
             strength,
             clock_strength,
+            pondered: None,
             book,
             tt,
             eval,
@@ -247,6 +266,7 @@ impl<E: IncrementalEvaluator> Engine<E> {
     /// Forgets the previous game: clears the table.
     pub fn new_game(&mut self) {
         self.tt.clear();
+        self.pondered = None;
     }
 
     /// The engine's move in `pos` under its configured limits.
@@ -296,7 +316,22 @@ impl<E: IncrementalEvaluator> Engine<E> {
         if let Some(m) = self.book_move(pos, &limits) {
             return Ok(EngineMove { time: start.elapsed(), ..m });
         }
-        let r = self.search(pos, limits, false);
+        let hit = self.pondered.take().filter(|p| p.board == board && p.limits.selectivity == limits.selectivity);
+        let r = match hit {
+            // A ponder hit that finished the search this move asks: its result is what
+            // this search would find (it began from the same table), found already.
+            Some(p) if p.finished && p.limits.depth == limits.depth && p.limits.exact == limits.exact => p.result,
+            // Under a budget, the deeper of the ponder's and this search's results.
+            Some(Pondered { result: p, .. }) if limits.time.is_some() || limits.target.is_some() => {
+                let r = self.search(pos, limits, false);
+                if (p.exact && !r.exact) || (p.exact == r.exact && p.depth > r.depth) {
+                    SearchResult { nodes: r.nodes, ..p }
+                } else {
+                    r
+                }
+            }
+            _ => self.search(pos, limits, false),
+        };
         // A search of a position with a legal move always returns one (see `Search::run`).
         let best = r.moves[0];
         Ok(EngineMove {
@@ -334,6 +369,25 @@ impl<E: IncrementalEvaluator> Engine<E> {
     /// searches stop at once until [`Engine::resume`].
     pub(crate) fn stop_handle(&self) -> Arc<AtomicBool> {
         self.stop.clone()
+    }
+
+    /// Thinks on the opponent's time: searches `pos` as a move under a clock would be
+    /// searched, with no budget, until the stop flag is set or the search ends,
+    /// keeping what it finds in the table. Returns whether the search ended by itself
+    /// (pondering it again would find nothing new).
+    pub(crate) fn ponder(&mut self, pos: &Position) -> bool {
+        if pos.board.is_game_over() || self.stopped() {
+            return true;
+        }
+        let strength = self.clock_strength.unwrap_or(self.strength);
+        let limits = Limits { time: None, nodes: None, ..strength.limits(pos.board.empty_count(), None) };
+        let result = self.search(pos, limits, false);
+        let finished = !self.stopped();
+        // A stopped search's result is its last finished iteration (with a better root
+        // move its unfinished one found, which only a budgeted move takes).
+        self.pondered =
+            (result.depth > 0 || result.exact).then_some(Pondered { board: pos.board, limits, result, finished });
+        finished
     }
 
     /// Clears the stop flag.

@@ -17,6 +17,7 @@ use std::io::{BufRead, Write};
 use super::clock::{Clock, TimeControl};
 use super::game::Game;
 use super::ggf::{self, move_text, GgfGame};
+use super::ponder::{Expectation, PonderGate};
 use super::{Engine, EngineError, MoveSource};
 use crate::book::query::{book_moves, BookMove};
 use crate::eval::IncrementalEvaluator;
@@ -109,13 +110,15 @@ pub struct NBoardSession<'e, E: IncrementalEvaluator> {
     /// The engine's clock under the game's `TI`, counting its own moves; `None`
     /// without a time control (the engine's own settings decide).
     clock: Option<Clock>,
+    /// What to think about on the opponent's time, after a move under a clock.
+    expectation: Option<Expectation>,
 }
 
 impl<'e, E: IncrementalEvaluator> NBoardSession<'e, E> {
     /// A session on a new game from the start position.
     pub fn new(engine: &'e mut Engine<E>) -> NBoardSession<'e, E> {
         engine.new_game();
-        NBoardSession { engine, game: Game::default(), contempt: 0, clock: None }
+        NBoardSession { engine, game: Game::default(), contempt: 0, clock: None, expectation: None }
     }
 
     /// The game so far.
@@ -189,6 +192,10 @@ impl<'e, E: IncrementalEvaluator> NBoardSession<'e, E> {
         };
         if let Some(clock) = &mut self.clock {
             clock.spend(chosen.time);
+            // The GUI echoes the move: pondering starts when the game stands after it.
+            if let (true, Ok(after)) = (self.engine.config().ponder, pos.try_play(chosen.mv, 1)) {
+                self.expectation = Some(Expectation::new(after, &chosen.pv));
+            }
         }
         if chosen.source == MoveSource::Book {
             writeln!(out, "status thorbook plays from its book")?;
@@ -256,6 +263,21 @@ impl<'e, E: IncrementalEvaluator> NBoardSession<'e, E> {
     }
 }
 
+impl<E: IncrementalEvaluator> NBoardSession<'_, E> {
+    /// Ponders the expected position, if any, through `gate`; `line_waiting` says
+    /// whether a line is already queued (then nothing is searched).
+    fn ponder(&mut self, gate: &PonderGate, line_waiting: impl FnOnce() -> bool) {
+        let Some(pos) = self.expectation.and_then(|e| e.search_at(&self.game.position())) else {
+            return;
+        };
+        let mut finished = false;
+        gate.ponder(line_waiting, || finished = self.engine.ponder(&pos));
+        if finished {
+            self.expectation = None;
+        }
+    }
+}
+
 /// Whether a line the GUI sends while the engine thinks stops the search: a new `go`,
 /// a new game, a `ping` (the GUI waits for its `pong`) or `quit`.
 fn interrupts(line: &str) -> bool {
@@ -283,6 +305,8 @@ pub fn run<E: IncrementalEvaluator>(
     // on it, ends with the process.
     let reader_busy = busy.clone();
     let reader_stop = stop.clone();
+    let gate = PonderGate::new(stop.clone());
+    let reader_gate = gate.clone();
     std::thread::spawn(move || {
         for (number, line) in (1u64..).zip(super::protocol_lines(input)) {
             let interrupt = line.as_ref().is_ok_and(|l| interrupts(l));
@@ -294,13 +318,27 @@ pub fn run<E: IncrementalEvaluator>(
             if interrupt && handling != 0 && handling < number {
                 reader_stop.store(true, SeqCst);
             }
+            reader_gate.line_arrived();
         }
+        // The end of the input stops pondering too.
+        drop(lines_tx);
+        reader_gate.line_arrived();
     });
     let mut session = NBoardSession::new(engine);
     let mut queued = std::collections::VecDeque::new();
     let mut number = 0u64;
     loop {
         number += 1;
+        if queued.is_empty() {
+            session.ponder(&gate, || match lines.try_recv() {
+                Ok(line) => {
+                    queued.push_back(line);
+                    true
+                }
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => true,
+                Err(std::sync::mpsc::TryRecvError::Empty) => false,
+            });
+        }
         let line = match queued.pop_front() {
             Some(line) => line,
             None => match lines.recv() {

@@ -1,0 +1,180 @@
+//! Thinking on the opponent's time: what the engine ponders after its move, and the
+//! gate between a protocol loop's input reader and a ponder search, so that any line
+//! the GUI sends stops the search at once and the line is answered as if the engine
+//! had been idle.
+//!
+//! The engine ponders the position it expects after the opponent's reply (its own
+//! principal variation's second move), or the position after its own move when it
+//! expects no reply. What the search finds stays in the transposition table: on a
+//! ponder hit the next move's iterations reach the pondered depth almost at once; on
+//! a miss the search was stopped as the opponent's move arrived and costs nothing.
+
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::SeqCst};
+use std::sync::Arc;
+
+use crate::position::Position;
+use crate::square::Move;
+
+/// What to ponder after a move of the engine's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Expectation {
+    /// The game's position after the engine's move: pondering applies while the game
+    /// stands here (the opponent to move).
+    after_own_move: Position,
+    /// The position searched.
+    search: Position,
+}
+
+impl Expectation {
+    /// After the engine played into `after_own_move` expecting `pv` (its move first).
+    pub(crate) fn new(after_own_move: Position, pv: &[Move]) -> Expectation {
+        let search = pv.get(1).and_then(|&reply| after_own_move.try_play(reply, 1).ok()).unwrap_or(after_own_move);
+        Expectation { after_own_move, search }
+    }
+
+    /// The position to ponder while the game stands at `now`: `None` once the game
+    /// has moved on (the opponent played, a move was taken back, a new game began).
+    pub(crate) fn search_at(&self, now: &Position) -> Option<Position> {
+        (*now == self.after_own_move && !self.search.board.is_game_over()).then_some(self.search)
+    }
+}
+
+const IDLE: u8 = 0;
+const PONDERING: u8 = 1;
+const INTERRUPTED: u8 = 2;
+
+/// Shared between a protocol loop and its input reader: stops a ponder search when a
+/// line arrives, and only a ponder search.
+#[derive(Clone)]
+pub(crate) struct PonderGate {
+    state: Arc<AtomicU8>,
+    /// The engine's stop flag.
+    stop: Arc<AtomicBool>,
+}
+
+impl PonderGate {
+    pub(crate) fn new(stop: Arc<AtomicBool>) -> PonderGate {
+        PonderGate { state: Arc::new(AtomicU8::new(IDLE)), stop }
+    }
+
+    /// Called by the reader after each line it has queued: stops a ponder search in
+    /// progress.
+    pub(crate) fn line_arrived(&self) {
+        if self.state.compare_exchange(PONDERING, INTERRUPTED, SeqCst, SeqCst).is_ok() {
+            self.stop.store(true, SeqCst);
+        }
+    }
+
+    /// Ponders with `think` unless `line_waiting` finds a line already queued (it is
+    /// asked after the gate opens, so a line is either seen there or stops `think`).
+    /// Leaves the stop flag as it found it: clear.
+    pub(crate) fn ponder(&self, line_waiting: impl FnOnce() -> bool, think: impl FnOnce()) {
+        self.state.store(PONDERING, SeqCst);
+        if !line_waiting() {
+            think();
+        }
+        if self.state.swap(IDLE, SeqCst) == INTERRUPTED {
+            // The reader sets the flag right after its exchange: wait for it, so that it
+            // cannot land after the clear below and stop the next search.
+            while !self.stop.load(SeqCst) {
+                std::hint::spin_loop();
+            }
+            self.stop.store(false, SeqCst);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::square::parse_move_sequence;
+
+    #[test]
+    fn the_expected_reply_is_pondered_and_only_while_the_game_waits_for_it() {
+        let after = Position::from_moves("f5").unwrap();
+        let pv = parse_move_sequence("f5d6c3").unwrap();
+        let e = Expectation::new(after, &pv);
+        assert_eq!(e.search_at(&after), Some(Position::from_moves("f5d6").unwrap()));
+        assert_eq!(e.search_at(&Position::from_moves("f5f6").unwrap()), None);
+        // No reply expected (a book move), or an impossible one: the position itself.
+        assert_eq!(Expectation::new(after, &pv[..1]).search_at(&after), Some(after));
+        let bad = parse_move_sequence("f5a1").unwrap();
+        assert_eq!(Expectation::new(after, &bad).search_at(&after), Some(after));
+    }
+
+    #[test]
+    fn a_line_stops_pondering_and_leaves_the_stop_flag_clear() {
+        let stop = Arc::new(AtomicBool::new(false));
+        let gate = PonderGate::new(stop.clone());
+        // A line while thinking: the search sees the flag, and after it the flag is clear.
+        let seen = std::thread::scope(|s| {
+            let reader = gate.clone();
+            s.spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                reader.line_arrived();
+            });
+            let mut seen = false;
+            gate.ponder(
+                || false,
+                || {
+                    while !stop.load(SeqCst) {
+                        std::hint::spin_loop();
+                    }
+                    seen = true;
+                },
+            );
+            seen
+        });
+        assert!(seen && !stop.load(SeqCst));
+        // A line already waiting: no thinking at all.
+        let mut thought = false;
+        gate.ponder(|| true, || thought = true);
+        assert!(!thought && !stop.load(SeqCst));
+        // Lines while idle never touch the flag.
+        gate.line_arrived();
+        assert!(!stop.load(SeqCst));
+    }
+}
+
+#[cfg(test)]
+mod engine_tests {
+    use crate::board::Color;
+    use crate::engine::{Engine, EngineConfig};
+    use crate::position::Position;
+    use crate::search::{Settings, Strength};
+    use crate::testutil::{random_position, Rng};
+
+    fn engine() -> Engine {
+        let search = Settings { hash_mib: 16, threads: 1, ..Settings::default() };
+        let config = EngineConfig { search, book: crate::book::BookSource::None, ..EngineConfig::default() };
+        Engine::new(config).unwrap()
+    }
+
+    #[test]
+    fn a_ponder_hit_or_miss_leaves_the_move_a_fresh_search_finds() {
+        let depth = Strength { exact_at: Some(0), ..Strength::for_depth(6) };
+        let deeper = Strength { exact_at: Some(0), ..Strength::for_depth(9) };
+        let mut rng = Rng(7);
+        let (mut same, mut tried) = (0, 0);
+        for i in 0..24 {
+            let board = random_position(&mut rng, 30 + (i % 16));
+            let pos = Position { board, side: Color::Black };
+            let other = Position { board: random_position(&mut rng, 34), side: Color::Black };
+            let mut fresh = engine();
+            fresh.set_strength(depth);
+            let want = fresh.choose(&pos).unwrap();
+            // A hit pondered as deep as the move is searched (deeper, the table would
+            // rightly give a deeper answer), a miss deeper.
+            for (pondered, ponder_strength) in [(pos, depth), (other, deeper)] {
+                let mut e = engine();
+                e.set_strength(ponder_strength);
+                assert!(e.ponder(&pondered), "an unstopped ponder search ends by itself");
+                e.set_strength(depth);
+                let got = e.choose(&pos).unwrap();
+                tried += 1;
+                same += usize::from(got.mv == want.mv);
+            }
+        }
+        assert_eq!(same, tried);
+    }
+}
