@@ -9,18 +9,18 @@
 // `from_le_bytes`), never a silent `as`.
 #![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
+use std::collections::VecDeque;
 use std::io::{BufRead, Write};
 use std::time::{Duration, Instant};
 
 use super::clock::{Clock, TimeControl};
 use super::game::Game;
-use super::ponder::{Expectation, PonderGate};
+use super::ponder::{self, Expectation, PonderGate};
 use super::{Engine, EngineError};
 use crate::board::Color;
 use crate::eval::IncrementalEvaluator;
 use crate::position::Position;
 use crate::square::Move;
-use std::sync::mpsc::TryRecvError;
 
 /// The commands thorbook answers, as `list_commands` prints them.
 pub(crate) const COMMANDS: &[&str] = &[
@@ -273,13 +273,7 @@ impl<'e, E: IncrementalEvaluator> GtpSession<'e, E> {
             Err(EngineError::GameOver { .. }) => return Ok("pass".into()),
             Err(e) => return Err(e.to_string()),
         };
-        let under_clock = match self.clocks[color_index(color)].as_mut() {
-            Some(clock) => {
-                clock.spend(start.elapsed());
-                true
-            }
-            None => false,
-        };
+        let under_clock = self.clocks[color_index(color)].as_mut().map(|clock| clock.spend(start.elapsed())).is_some();
         self.game.play_for(color, chosen.mv).map_err(|e| format!("internal error: the engine chose {e}"))?;
         self.expectation =
             (under_clock && self.engine.config().ponder).then(|| Expectation::new(self.game.position(), &chosen.pv));
@@ -287,22 +281,6 @@ impl<'e, E: IncrementalEvaluator> GtpSession<'e, E> {
             Move::Pass => "pass".into(),
             Move::Place(sq) => sq.to_string().to_ascii_uppercase(),
         })
-    }
-}
-
-impl<E: IncrementalEvaluator> GtpSession<'_, E> {
-    /// Ponders the expected position, if any, through `gate`; `line_waiting` says
-    /// whether a command is already queued (then nothing is searched).
-    fn ponder(&mut self, gate: &PonderGate, line_waiting: impl FnOnce() -> bool) {
-        let Some(pos) = self.expectation.and_then(|e| e.search_at(&self.game.position())) else {
-            self.expectation = None;
-            return;
-        };
-        let mut finished = false;
-        gate.ponder(line_waiting, || finished = self.engine.ponder(&pos));
-        if finished {
-            self.expectation = None;
-        }
     }
 }
 
@@ -329,33 +307,14 @@ pub fn run<E: IncrementalEvaluator>(
     mut output: impl Write,
 ) -> std::io::Result<()> {
     let gate = PonderGate::new(engine.stop_handle());
-    let (lines_tx, lines) = std::sync::mpsc::channel::<std::io::Result<String>>();
-    let reader_gate = gate.clone();
-    // Not joined: after `quit` the GUI may keep the pipe open, and the reader, blocked
-    // on it, ends with the process.
-    std::thread::spawn(move || {
-        for line in super::protocol_lines(input) {
-            if lines_tx.send(line).is_err() {
-                break;
-            }
-            reader_gate.line_arrived();
-        }
-        // The end of the input stops pondering too.
-        drop(lines_tx);
-        reader_gate.line_arrived();
-    });
+    // GTP is synchronous: no line stops a search the GUI waits for.
+    let lines = ponder::read_on_thread(input, gate.clone(), None);
     let mut session = GtpSession::new(engine);
-    let mut waiting = None;
+    let mut queue = VecDeque::new();
     loop {
-        session.ponder(&gate, || match lines.try_recv() {
-            Ok(line) => {
-                waiting = Some(line);
-                true
-            }
-            Err(TryRecvError::Disconnected) => true,
-            Err(TryRecvError::Empty) => false,
-        });
-        let line = match waiting.take() {
+        let now = session.game.position();
+        ponder::while_idle(session.engine, &mut session.expectation, &now, &gate, &lines, &mut queue);
+        let line = match queue.pop_front() {
             Some(line) => line,
             None => match lines.recv() {
                 Ok(line) => line,
@@ -422,5 +381,55 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         assert!(text.starts_with("? unknown command `\u{fffd}\u{fffd}`\n\n"), "{text:?}");
         assert!(text.ends_with("=2 thorbook\n\n"), "{text:?}");
+    }
+
+    #[test]
+    fn after_a_move_under_a_clock_the_session_ponders_the_expected_reply_and_a_hit_uses_it() {
+        let engine_with = |ponder: bool| {
+            let search = crate::search::Settings {
+                hash_mib: 8,
+                threads: 1,
+                level: crate::search::Level::new(4),
+                ..Default::default()
+            };
+            let config = super::super::EngineConfig {
+                search,
+                book: super::super::BookSource::None,
+                ponder,
+                ..Default::default()
+            };
+            Engine::new(config).unwrap()
+        };
+        let handle = |session: &mut GtpSession<'_, crate::eval::AnyEval>, line: &str| {
+            session.handle(&parse_line(line).unwrap().unwrap().command).unwrap()
+        };
+        let (mut pondering, mut fresh, mut off) = (engine_with(true), engine_with(true), engine_with(false));
+        let (_tx, lines) = std::sync::mpsc::channel::<String>();
+        let mut queue = VecDeque::new();
+        let mut replies = Vec::new();
+        for engine in [&mut pondering, &mut off] {
+            let gate = PonderGate::new(engine.stop_handle());
+            let mut session = GtpSession::new(engine);
+            handle(&mut session, "time_settings 60 0 0");
+            handle(&mut session, "play b f5");
+            handle(&mut session, "genmove w");
+            let expected = session.expectation.and_then(|e| e.search_at(&session.game.position()));
+            let now = session.game.position();
+            // No line arrives: the level-capped ponder search runs to its end.
+            ponder::while_idle(session.engine, &mut session.expectation, &now, &gate, &lines, &mut queue);
+            replies.push((expected, session.engine.pondered.as_ref().map(|p| (p.board, p.finished, p.result.nodes))));
+        }
+        let (expected, pondered) = replies[0];
+        let expected = expected.expect("a move under a clock leaves an expectation");
+        let (board, finished, ponder_nodes) = pondered.expect("the session pondered");
+        assert!(board == expected.board && finished);
+        assert_eq!(replies[1], (None, None), "--no-ponder: nothing expected, nothing searched");
+        // The ponder hit: the position it searched is answered from it, with the move
+        // a fresh search at the same settings finds.
+        let limits = pondering.strength().limits(expected.board.empty_count(), None);
+        let fresh_move = fresh.search(&expected, limits, false).best_move();
+        let hit = pondering.choose(&expected).unwrap();
+        assert_eq!(hit.nodes, ponder_nodes, "the hit is the ponder's search, not a new one");
+        assert_eq!(Some(hit.mv), fresh_move);
     }
 }

@@ -17,7 +17,7 @@ use std::io::{BufRead, Write};
 use super::clock::{Clock, TimeControl};
 use super::game::Game;
 use super::ggf::{self, move_text, GgfGame};
-use super::ponder::{Expectation, PonderGate};
+use super::ponder::{self, Expectation, Interrupts, PonderGate};
 use super::{Engine, EngineError, MoveSource};
 use crate::book::query::{book_moves, BookMove};
 use crate::eval::IncrementalEvaluator;
@@ -263,21 +263,6 @@ impl<'e, E: IncrementalEvaluator> NBoardSession<'e, E> {
     }
 }
 
-impl<E: IncrementalEvaluator> NBoardSession<'_, E> {
-    /// Ponders the expected position, if any, through `gate`; `line_waiting` says
-    /// whether a line is already queued (then nothing is searched).
-    fn ponder(&mut self, gate: &PonderGate, line_waiting: impl FnOnce() -> bool) {
-        let Some(pos) = self.expectation.and_then(|e| e.search_at(&self.game.position())) else {
-            return;
-        };
-        let mut finished = false;
-        gate.ponder(line_waiting, || finished = self.engine.ponder(&pos));
-        if finished {
-            self.expectation = None;
-        }
-    }
-}
-
 /// Whether a line the GUI sends while the engine thinks stops the search: a new `go`,
 /// a new game, a `ping` (the GUI waits for its `pong`) or `quit`.
 fn interrupts(line: &str) -> bool {
@@ -297,48 +282,19 @@ pub fn run<E: IncrementalEvaluator>(
     use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
     use std::sync::Arc;
     let stop = engine.stop_handle();
+    let gate = PonderGate::new(stop.clone());
     // The number (from 1) of the line being handled, 0 when idle: a line stops only a
     // search of an earlier line, never its own.
     let busy = Arc::new(AtomicU64::new(0));
-    let (lines_tx, lines) = std::sync::mpsc::channel::<std::io::Result<String>>();
-    // Not joined: after `quit` the GUI may keep the pipe open, and the reader, blocked
-    // on it, ends with the process.
-    let reader_busy = busy.clone();
-    let reader_stop = stop.clone();
-    let gate = PonderGate::new(stop.clone());
-    let reader_gate = gate.clone();
-    std::thread::spawn(move || {
-        for (number, line) in (1u64..).zip(super::protocol_lines(input)) {
-            let interrupt = line.as_ref().is_ok_and(|l| interrupts(l));
-            if lines_tx.send(line).is_err() {
-                break;
-            }
-            // After the send: a session not yet busy with an earlier line sees it queued.
-            let handling = reader_busy.load(SeqCst);
-            if interrupt && handling != 0 && handling < number {
-                reader_stop.store(true, SeqCst);
-            }
-            reader_gate.line_arrived();
-        }
-        // The end of the input stops pondering too.
-        drop(lines_tx);
-        reader_gate.line_arrived();
-    });
+    let lines =
+        ponder::read_on_thread(input, gate.clone(), Some(Interrupts { stops: interrupts, handling: busy.clone() }));
     let mut session = NBoardSession::new(engine);
     let mut queued = std::collections::VecDeque::new();
     let mut number = 0u64;
     loop {
         number += 1;
-        if queued.is_empty() {
-            session.ponder(&gate, || match lines.try_recv() {
-                Ok(line) => {
-                    queued.push_back(line);
-                    true
-                }
-                Err(std::sync::mpsc::TryRecvError::Disconnected) => true,
-                Err(std::sync::mpsc::TryRecvError::Empty) => false,
-            });
-        }
+        let now = session.game.position();
+        ponder::while_idle(session.engine, &mut session.expectation, &now, &gate, &lines, &mut queued);
         let line = match queued.pop_front() {
             Some(line) => line,
             None => match lines.recv() {

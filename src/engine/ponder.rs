@@ -1,7 +1,7 @@
-//! Thinking on the opponent's time: what the engine ponders after its move, and the
-//! gate between a protocol loop's input reader and a ponder search, so that any line
-//! the GUI sends stops the search at once and the line is answered as if the engine
-//! had been idle.
+//! Thinking on the opponent's time: what the engine ponders after its move, the
+//! protocol loops' input reader, and the gate between that reader and a ponder
+//! search, so that any line the GUI sends stops the search at once and the line is
+//! answered as if the engine had been idle.
 //!
 //! The engine ponders the position it expects after the opponent's reply (its own
 //! principal variation's second move), or the position after its own move when it
@@ -9,9 +9,14 @@
 //! ponder hit the next move's iterations reach the pondered depth almost at once; on
 //! a miss the search was stopped as the opponent's move arrived and costs nothing.
 
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::SeqCst};
+use std::collections::VecDeque;
+use std::io::BufRead;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::SeqCst};
+use std::sync::mpsc::{Receiver, TryRecvError};
 use std::sync::Arc;
 
+use super::Engine;
+use crate::eval::IncrementalEvaluator;
 use crate::position::Position;
 use crate::square::Move;
 
@@ -84,10 +89,92 @@ impl PonderGate {
     }
 }
 
+/// Lines that stop a search of an earlier line (NBoard's `go`, `ping`, …): the test,
+/// and the number of the line being handled (0 when idle), which the loop sets.
+pub(crate) struct Interrupts {
+    pub(crate) stops: fn(&str) -> bool,
+    pub(crate) handling: Arc<AtomicU64>,
+}
+
+/// Reads a protocol's input on a thread of its own, so that the loop can search or
+/// ponder while the GUI sends: each line is queued on the returned channel, then stops
+/// the search of an earlier line if `interrupts` says so, then is reported to `gate`;
+/// the end of the input is reported too. The thread is not joined: after `quit` the GUI
+/// may keep the pipe open, and the reader, blocked on it, ends with the process.
+pub(crate) fn read_on_thread(
+    input: impl BufRead + Send + 'static,
+    gate: PonderGate,
+    interrupts: Option<Interrupts>,
+) -> Receiver<std::io::Result<String>> {
+    let (lines_tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for (number, line) in (1u64..).zip(super::protocol_lines(input)) {
+            let stops = match (&interrupts, &line) {
+                (Some(i), Ok(text)) => (i.stops)(text),
+                _ => false,
+            };
+            if lines_tx.send(line).is_err() {
+                break;
+            }
+            // After the send: a loop not yet busy with an earlier line sees it queued.
+            if let Some(i) = interrupts.as_ref().filter(|_| stops) {
+                let handling = i.handling.load(SeqCst);
+                if handling != 0 && handling < number {
+                    gate.stop.store(true, SeqCst);
+                }
+            }
+            gate.line_arrived();
+        }
+        drop(lines_tx);
+        gate.line_arrived();
+    });
+    lines
+}
+
+/// Between a protocol loop's lines: ponders what `expectation` says while the game
+/// stands at `now`, unless a line is already waiting in `lines` (it is moved to
+/// `queue`), until a line arrives. The expectation is dropped once its search has
+/// ended by itself; it stays while the game has not reached it yet (an NBoard GUI
+/// echoes the engine's move after `go`) or has left it (nothing is searched then).
+pub(crate) fn while_idle<E: IncrementalEvaluator, L>(
+    engine: &mut Engine<E>,
+    expectation: &mut Option<Expectation>,
+    now: &Position,
+    gate: &PonderGate,
+    lines: &Receiver<L>,
+    queue: &mut VecDeque<L>,
+) {
+    let Some(pos) = expectation.and_then(|e| e.search_at(now)) else {
+        return;
+    };
+    if !queue.is_empty() {
+        return;
+    }
+    let mut finished = false;
+    gate.ponder(
+        || match lines.try_recv() {
+            Ok(line) => {
+                queue.push_back(line);
+                true
+            }
+            Err(TryRecvError::Disconnected) => true,
+            Err(TryRecvError::Empty) => false,
+        },
+        || finished = engine.ponder(&pos),
+    );
+    if finished {
+        *expectation = None;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::board::Color;
+    use crate::engine::EngineConfig;
+    use crate::search::{Settings, Strength};
     use crate::square::parse_move_sequence;
+    use crate::testutil::{random_position, Rng};
 
     #[test]
     fn the_expected_reply_is_pondered_and_only_while_the_game_waits_for_it() {
@@ -134,15 +221,6 @@ mod tests {
         gate.line_arrived();
         assert!(!stop.load(SeqCst));
     }
-}
-
-#[cfg(test)]
-mod engine_tests {
-    use crate::board::Color;
-    use crate::engine::{Engine, EngineConfig};
-    use crate::position::Position;
-    use crate::search::{Settings, Strength};
-    use crate::testutil::{random_position, Rng};
 
     fn engine() -> Engine {
         let search = Settings { hash_mib: 16, threads: 1, ..Settings::default() };
