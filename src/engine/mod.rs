@@ -303,15 +303,9 @@ impl<E: IncrementalEvaluator> Engine<E> {
                 time: start.elapsed(),
             });
         }
-        let limits = match (budget, self.clock_strength) {
-            (Some(b), Some(strength)) => {
-                // The exact threshold fits the time the move should take.
-                let exact_at = strength.exact_at_with(Some(b.target.unwrap_or(b.limit)));
-                let limits = strength.limits(board.empty_count(), Some(b.limit));
-                Limits { target: b.target, exact: board.empty_count() <= exact_at, ..limits }
-            }
-            (Some(b), None) => Limits { target: b.target, ..self.strength.limits(board.empty_count(), Some(b.limit)) },
-            (None, _) => self.strength.limits(board.empty_count(), None),
+        let limits = match budget {
+            Some(b) => self.under_clock().clock_limits(board.empty_count(), b.limit, b.target),
+            None => self.strength.limits(board.empty_count(), None),
         };
         if let Some(m) = self.book_move(pos, &limits) {
             return Ok(EngineMove { time: start.elapsed(), ..m });
@@ -320,7 +314,13 @@ impl<E: IncrementalEvaluator> Engine<E> {
         let r = match hit {
             // A ponder hit that finished the search this move asks: its result is what
             // this search would find (it began from the same table), found already.
-            Some(p) if p.finished && p.limits.depth == limits.depth && p.limits.exact == limits.exact => p.result,
+            // An exact result is as good as any search can give.
+            Some(p)
+                if p.result.exact
+                    || (p.finished && p.limits.depth == limits.depth && p.limits.exact == limits.exact) =>
+            {
+                p.result
+            }
             // Under a budget, the deeper of the ponder's and this search's results.
             Some(Pondered { result: p, .. }) if limits.time.is_some() || limits.target.is_some() => {
                 let r = self.search(pos, limits, false);
@@ -371,6 +371,11 @@ impl<E: IncrementalEvaluator> Engine<E> {
         self.stop.clone()
     }
 
+    /// What a move under a clock is searched with.
+    fn under_clock(&self) -> Strength {
+        self.clock_strength.unwrap_or(self.strength)
+    }
+
     /// Thinks on the opponent's time: searches `pos` as a move under a clock would be
     /// searched, with no budget, until the stop flag is set or the search ends,
     /// keeping what it finds in the table. Returns whether the search ended by itself
@@ -379,8 +384,7 @@ impl<E: IncrementalEvaluator> Engine<E> {
         if pos.board.is_game_over() || self.stopped() {
             return true;
         }
-        let strength = self.clock_strength.unwrap_or(self.strength);
-        let limits = Limits { time: None, nodes: None, ..strength.limits(pos.board.empty_count(), None) };
+        let limits = Limits { time: None, nodes: None, ..self.under_clock().limits(pos.board.empty_count(), None) };
         let result = self.search(pos, limits, false);
         let finished = !self.stopped();
         // A stopped search's result is its last finished iteration (with a better root

@@ -375,7 +375,7 @@ impl Strength {
     }
 
     /// The search limits for a position with `empties` empty squares, the time budget
-    /// replaced by `time` when given (a clock's share of the remaining time).
+    /// replaced by `time` when given.
     pub fn limits(&self, empties: u32, time: Option<Duration>) -> Limits {
         let time = time.or(self.time);
         Limits {
@@ -386,6 +386,19 @@ impl Strength {
             exact: empties <= self.exact_at_with(time),
             exclude: 0,
             selectivity: self.selectivity,
+        }
+    }
+
+    /// The limits of a move under a clock: at most `limit`, aiming at `target` (`None`:
+    /// all of `limit`), solving exactly from the empties that the time the move should
+    /// take allows (unless this strength has its own threshold).
+    pub(crate) fn clock_limits(&self, empties: u32, limit: Duration, target: Option<Duration>) -> Limits {
+        let aim = target.unwrap_or(limit);
+        Limits {
+            time: Some(limit),
+            target,
+            exact: empties <= self.exact_at_with(Some(aim)),
+            ..self.limits(empties, Some(limit))
         }
     }
 }
