@@ -328,29 +328,34 @@ impl Client {
         writeln!(self.stdin, "{line}").and_then(|_| self.stdin.flush()).map_err(|_| Fault::Crashed)
     }
 
-    /// The engine's next line, waiting until `deadline` at most.
-    fn recv(&mut self, deadline: Instant) -> Result<String, Fault> {
-        let wait = deadline.saturating_duration_since(Instant::now());
-        match self.lines.recv_timeout(wait) {
+    /// The engine's next line, waiting until `deadline` at most (the end of a `wait`
+    /// that a time-out names).
+    fn recv(&mut self, deadline: Instant, wait: Duration) -> Result<String, Fault> {
+        match self.lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
             Ok(line) => Ok(line),
-            Err(RecvTimeoutError::Timeout) => Err(Fault::Timeout(self.timeout)),
+            Err(RecvTimeoutError::Timeout) => Err(Fault::Timeout(wait)),
             Err(RecvTimeoutError::Disconnected) => Err(Fault::Crashed),
         }
     }
 
     /// One GTP exchange: the answer's text, or the engine's `?` message as a fault.
     fn gtp(&mut self, command: &str) -> Result<String, Fault> {
+        self.gtp_within(command, self.timeout)
+    }
+
+    /// [`Client::gtp`], waiting `wait` at most.
+    fn gtp_within(&mut self, command: &str, wait: Duration) -> Result<String, Fault> {
         self.send(command)?;
-        let deadline = Instant::now() + self.timeout;
+        let deadline = Instant::now() + wait;
         let first = loop {
-            let line = self.recv(deadline)?;
+            let line = self.recv(deadline, wait)?;
             if line.starts_with('=') || line.starts_with('?') {
                 break line;
             }
         };
         let mut text = first[1..].trim_start_matches(|c: char| c.is_ascii_digit()).trim().to_string();
         loop {
-            let line = self.recv(deadline)?;
+            let line = self.recv(deadline, wait)?;
             if line.trim().is_empty() {
                 break;
             }
@@ -371,7 +376,7 @@ impl Client {
         self.send(&format!("ping {n}"))?;
         let deadline = Instant::now() + self.timeout;
         let want = format!("pong {n}");
-        while self.recv(deadline)?.trim() != want {}
+        while self.recv(deadline, self.timeout)?.trim() != want {}
         Ok(())
     }
 
@@ -423,32 +428,22 @@ impl Client {
         if let (Some(left), Protocol::Gtp) = (left, self.spec.protocol) {
             let _ = self.gtp(&format!("time_left {c} {:.3} 0", left.as_secs_f64()));
         }
-        let saved = self.timeout;
-        if let Some(left) = left {
-            self.timeout = self.timeout.min(left);
-        }
-        let answer = self.answer(c);
-        self.timeout = saved;
-        let answer = answer?;
-        let word = answer.split_whitespace().next().unwrap_or("");
-        word.parse::<Move>().map_err(|_| Fault::Garbled(format!("`{answer}` is not a move")))
-    }
-
-    /// The engine's answer to a move request for colour `c` (`b` or `w`).
-    fn answer(&mut self, c: &str) -> Result<String, Fault> {
-        Ok(match self.spec.protocol {
-            Protocol::Gtp => self.gtp(&format!("genmove {c}"))?,
+        let wait = left.map_or(self.timeout, |left| self.timeout.min(left));
+        let answer = match self.spec.protocol {
+            Protocol::Gtp => self.gtp_within(&format!("genmove {c}"), wait)?,
             Protocol::NBoard => {
                 self.send("go")?;
-                let deadline = Instant::now() + self.timeout;
+                let deadline = Instant::now() + wait;
                 loop {
-                    let line = self.recv(deadline)?;
+                    let line = self.recv(deadline, wait)?;
                     if let Some(rest) = line.strip_prefix("===") {
                         break rest.trim().split(['/', ' ']).next().unwrap_or("").to_string();
                     }
                 }
             }
-        })
+        };
+        let word = answer.split_whitespace().next().unwrap_or("");
+        word.parse::<Move>().map_err(|_| Fault::Garbled(format!("`{answer}` is not a move")))
     }
 
     fn quit(mut self) {
