@@ -313,13 +313,9 @@ pub fn run<E: IncrementalEvaluator>(
     let mut queue = VecDeque::new();
     loop {
         let now = session.game.position();
-        ponder::while_idle(session.engine, &mut session.expectation, &now, &gate, &lines, &mut queue);
-        let line = match queue.pop_front() {
-            Some(line) => line,
-            None => match lines.recv() {
-                Ok(line) => line,
-                Err(_) => return Ok(()),
-            },
+        let Some(line) = ponder::next_line(session.engine, &mut session.expectation, &now, &gate, &lines, &mut queue)
+        else {
+            return Ok(());
         };
         let line = line?;
         let (id, reply) = match parse_line(&line) {

@@ -294,13 +294,9 @@ pub fn run<E: IncrementalEvaluator>(
     loop {
         number += 1;
         let now = session.game.position();
-        ponder::while_idle(session.engine, &mut session.expectation, &now, &gate, &lines, &mut queued);
-        let line = match queued.pop_front() {
-            Some(line) => line,
-            None => match lines.recv() {
-                Ok(line) => line,
-                Err(_) => return Ok(()),
-            },
+        let Some(line) = ponder::next_line(session.engine, &mut session.expectation, &now, &gate, &lines, &mut queued)
+        else {
+            return Ok(());
         };
         let line = line?;
         let outcome = match parse_line(&line) {

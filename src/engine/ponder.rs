@@ -131,6 +131,20 @@ pub(crate) fn read_on_thread(
     lines
 }
 
+/// A protocol loop's next line (`None` at the end of the input): the first queued,
+/// or, when none is, the next to arrive, pondering what `expectation` says meanwhile.
+pub(crate) fn next_line<E: IncrementalEvaluator, L>(
+    engine: &mut Engine<E>,
+    expectation: &mut Option<Expectation>,
+    now: &Position,
+    gate: &PonderGate,
+    lines: &Receiver<L>,
+    queue: &mut VecDeque<L>,
+) -> Option<L> {
+    while_idle(engine, expectation, now, gate, lines, queue);
+    queue.pop_front().or_else(|| lines.recv().ok())
+}
+
 /// Between a protocol loop's lines: ponders what `expectation` says while the game
 /// stands at `now`, unless a line is already waiting in `lines` (it is moved to
 /// `queue`), until a line arrives. The expectation is dropped once its search has
