@@ -15,7 +15,7 @@ pub use features::{Instance, InstanceIndices, FEATURES};
 pub use trained::{Contribution, PatternEval};
 pub use weights::{Weights, WeightsError};
 
-use crate::board::{adjacent_empties, masks, Board};
+use crate::board::{adjacent_empties, masks, Board, Squares};
 use crate::square::Square;
 use crate::stability::stable_discs;
 
@@ -39,6 +39,35 @@ pub trait Evaluator: Sync {
     fn probcut_sigma(&self, _empties: u32, _depth: u32) -> Option<f32> {
         None
     }
+
+    /// The value of `board` for the side that just moved into it, one ply deeper: the
+    /// lowest [`Evaluator::evaluate`] after a reply of the side to move (after its pass
+    /// when it has none). The solver orders its moves by it.
+    fn after_best_reply(&self, board: &Board) -> i32 {
+        let replies = board.legal_moves();
+        if replies == 0 {
+            return self.evaluate(&board.pass());
+        }
+        Squares(replies).map(|sq| self.evaluate(&board.play_flips(sq, board.flips(sq)))).min().unwrap_or(0)
+    }
+}
+
+/// [`Evaluator::after_best_reply`] from features read once and updated per reply,
+/// rather than each reply's position read afresh (the same values: see
+/// [`IncrementalEvaluator`]).
+#[inline]
+pub(crate) fn after_best_reply_incremental<E: IncrementalEvaluator>(eval: &E, board: &Board) -> i32 {
+    let features = eval.features(board);
+    let replies = board.legal_moves();
+    if replies == 0 {
+        return eval.evaluate_features(&board.pass(), &eval.after_pass(&features));
+    }
+    let mut best = i32::MAX;
+    for sq in Squares(replies) {
+        let f = board.flips(sq);
+        best = best.min(eval.evaluate_features(&board.play_flips(sq, f), &eval.after_move(&features, sq, f)));
+    }
+    best
 }
 
 /// An evaluation whose view of a position follows the search move by move: the
@@ -48,7 +77,7 @@ pub trait Evaluator: Sync {
 /// `f` was derived along any line of moves leading to `b`.
 pub trait IncrementalEvaluator: Evaluator {
     /// What is kept per position (nothing for an evaluation without state).
-    type Features: Copy + Send + Sync;
+    type Features: Copy + Send + Sync + 'static;
 
     /// The features of a position, read afresh.
     fn features(&self, board: &Board) -> Self::Features;
@@ -121,6 +150,13 @@ impl Evaluator for AnyEval {
         match self {
             AnyEval::Pattern(e) => e.evaluate(board),
             AnyEval::Classic(e) => e.evaluate(board),
+        }
+    }
+
+    fn after_best_reply(&self, board: &Board) -> i32 {
+        match self {
+            AnyEval::Pattern(e) => e.after_best_reply(board),
+            AnyEval::Classic(e) => e.after_best_reply(board),
         }
     }
 

@@ -198,6 +198,10 @@ impl Evaluator for PatternEval {
         "pattern"
     }
 
+    fn after_best_reply(&self, board: &Board) -> i32 {
+        super::after_best_reply_incremental(self, board)
+    }
+
     fn probcut_sigma(&self, empties: u32, depth: u32) -> Option<f32> {
         let inner = &*self.inner;
         let d = depth as usize;

@@ -15,7 +15,8 @@
 //!   [`EVAL_ORDER_MIN`] empties the evaluation after the opponent's best reply
 //!   instead of the tie-breaks), stability
 //!   cut-offs, and, with more than one thread, the remaining moves of a node split
-//!   between threads once its first move has been searched (young brothers wait).
+//!   between threads once its first move has been searched (young brothers wait,
+//!   shared with the midgame search: [`super::split`]).
 //!
 //! PV nodes use principal-variation search: the first move with the full window, the
 //! others with a null window and a re-search when they fail high.
@@ -34,9 +35,8 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Instant;
 
-use rayon::prelude::*;
-
 use super::moves::{insert_sorted, MoveList, OrderedMove};
+use super::split::{self, SplitSearch};
 use super::tt::TranspositionTable;
 use super::NodeBudget;
 use crate::board::{flips, last_flip_count, legal_moves, Board, Squares};
@@ -48,15 +48,15 @@ use crate::stability::stable_discs;
 pub(crate) const SHALLOW_MAX: u32 = 7;
 /// From this many empties, children are looked up in the table before searching
 /// (FFO #20–39 on one thread: 245.5 M nodes from 14 empties, 237.4 M from 11 in no
-/// more time; from 9, 231.7 M but slower).
+/// more time; from 9, 231.7 M but slower; with today's seeding, 112.2 M from 13,
+/// 109.9 M from 11, 107.5 M from 9, all within 2% of 4.6 s).
 const ETC_MIN: u32 = 11;
-/// Moves searched alone before the rest of a node is split between threads: a node
-/// whose first moves did not cut is probably one where every move must be searched.
-const SPLIT_AFTER: usize = 3;
 /// From this many empties a node's moves may be split between threads.
 const SPLIT_MIN: u32 = 14;
 /// From this many empties moves are ordered with the evaluation (after the opponent's
-/// best reply) too.
+/// best reply) too. FFO #20–39 on one thread, with the seeding of
+/// `midgame::EXACT_SEED_SELECTIVITY`: from 12, 101.7 M nodes in 5.26 s; from 13,
+/// 106.4 M, 4.84 s; from 14, 109.9 M, 4.58 s; from 16, 121.4 M, 4.58 s.
 pub(crate) const EVAL_ORDER_MIN: u32 = 14;
 /// From this many empties the null-window search without a table orders its moves by
 /// the opponent's replies, as the sorted search does (FFO #20–39 on one thread: 176.3 M
@@ -189,7 +189,7 @@ impl<'a> Solver<'a> {
             // #20–39 on one thread: 267.9 M nodes ordered by the static value, 245.5 M
             // by the reply's, in the same time; weights of 8 and 32 did worse).
             Some(eval) if board.empty_count() >= EVAL_ORDER_MIN => {
-                ordered_moves(board, moves, tt_move, |child, _| -reply_value(eval, child) * 16)
+                ordered_moves(board, moves, tt_move, |child, _| -eval.after_best_reply(child) * 16)
             }
             _ => fastest_first(board, moves, tt_move),
         }
@@ -264,47 +264,7 @@ impl<'a> Solver<'a> {
         let tt_move = self.tt.probe(board.key()).and_then(|e| e.best);
         let mut list = self.ordered(board, moves & !self.root_exclude, tt_move);
         list.sort();
-        let mut out: Vec<RootMove> = Vec::with_capacity(list.len());
-        let mut best = -65;
-        let mut a = alpha;
-        // Every root move must be searched, so once the first has set alpha the others'
-        // null-window bounds are computed in parallel without speculation; those above
-        // the alpha they were searched with are searched again in order.
-        let mut bounds = Vec::new();
-        let mut bounds_alpha = a;
-        for (i, m) in list.iter().enumerate() {
-            if i == 1 && !all && self.threads > 1 && list.len() > 2 && board.empty_count() >= SPLIT_MIN {
-                bounds = self.parallel_nws(board, a, &list.as_slice()[1..], false);
-                bounds_alpha = a;
-            }
-            let known = bounds.get(i.wrapping_sub(1)).copied().flatten().filter(|&v| v <= bounds_alpha);
-            let child = board.play_flips(m.square, m.flips);
-            let v = if out.is_empty() || all {
-                -self.pvs(&child, -beta, -a).0
-            } else if let Some(v) = known {
-                v
-            } else {
-                let v = -self.nws(&child, -a - 1);
-                if v > a && !self.aborted {
-                    -self.pvs(&child, -beta, -a).0
-                } else {
-                    v
-                }
-            };
-            if self.aborted {
-                break;
-            }
-            out.push(RootMove { mv: Move::Place(m.square), score: v });
-            if v > best {
-                best = v;
-                if !all && v > a {
-                    a = v;
-                }
-            }
-            if !all && v >= beta {
-                break;
-            }
-        }
+        let mut out = split::root(self, board, &(), list.as_slice(), alpha, beta, all);
         // Stable sort: among equal scores, the first searched (the exact one) stays first.
         out.sort_by_key(|m| std::cmp::Reverse(m.score));
         // A stopped root has not seen every move: its best is no bound on the position.
@@ -357,7 +317,7 @@ impl<'a> Solver<'a> {
             let v = if i == 0 {
                 -self.pvs(&child, -beta, -alpha).0
             } else {
-                let v = -self.nws(&child, -alpha - 1);
+                let v = -self.nws_moves(&child, -alpha - 1, Some(m.replies));
                 if v > alpha && v < beta && !self.aborted {
                     -self.pvs(&child, -beta, -alpha).0
                 } else {
@@ -423,9 +383,15 @@ impl<'a> Solver<'a> {
     /// Null-window search: the score if it is ≤ alpha (an upper bound), or a lower
     /// bound above alpha.
     pub(crate) fn nws(&mut self, board: &Board, alpha: i32) -> i32 {
+        self.nws_moves(board, alpha, None)
+    }
+
+    /// [`Solver::nws`] where the parent may know the legal moves already (its ordering
+    /// counted them).
+    fn nws_moves(&mut self, board: &Board, alpha: i32, known: Option<u64>) -> i32 {
         let empties = board.empty_count();
         if empties <= SHALLOW_MAX {
-            return self.nws_shallow(board.player, board.opponent, alpha, empties);
+            return self.nws_shallow_moves(board.player, board.opponent, alpha, empties, known);
         }
         self.nodes += 1;
         if self.check_stop() {
@@ -451,7 +417,7 @@ impl<'a> Solver<'a> {
                 }
             }
         }
-        let moves = legal_moves(p, o);
+        let moves = known.unwrap_or_else(|| legal_moves(p, o));
         if moves == 0 {
             if legal_moves(o, p) == 0 {
                 return board.final_score();
@@ -476,7 +442,7 @@ impl<'a> Solver<'a> {
         let mut best_move = None;
         let n = list.len();
         for (i, m) in list.iter().enumerate() {
-            let v = -self.nws(&board.play_flips(m.square, m.flips), -alpha - 1);
+            let v = -self.nws_moves(&board.play_flips(m.square, m.flips), -alpha - 1, Some(m.replies));
             if v > best {
                 best = v;
                 best_move = Some(m.square);
@@ -484,13 +450,13 @@ impl<'a> Solver<'a> {
                     break;
                 }
             }
-            if i + 1 == SPLIT_AFTER && self.threads > 1 && empties >= SPLIT_MIN && n > SPLIT_AFTER + 1 {
-                // The first SPLIT_AFTER moves did not cut: the others are searched in
-                // parallel.
-                let (v, sq) = self.split(board, alpha, &list.as_slice()[SPLIT_AFTER..n]);
-                if v > best {
-                    best = v;
-                    best_move = Some(sq);
+            if split::splits_now(self, board, &(), i + 1, n) {
+                // The first moves did not cut: the others are searched in parallel.
+                if let (v, Some(sq)) = split::split(self, board, &(), &list.as_slice()[i + 1..], alpha, alpha + 1) {
+                    if v > best {
+                        best = v;
+                        best_move = Some(sq);
+                    }
                 }
                 break;
             }
@@ -500,74 +466,6 @@ impl<'a> Solver<'a> {
         }
         self.tt.store(key, empties as u8, 0, alpha, alpha + 1, best, best_move);
         best
-    }
-
-    /// Searches moves in parallel with a null window at `alpha`; returns the best.
-    fn split(&mut self, board: &Board, alpha: i32, moves: &[OrderedMove]) -> (i32, Square) {
-        let mut best = (-65, moves[0].square);
-        for (v, m) in self.parallel_nws(board, alpha, moves, true).into_iter().zip(moves) {
-            if let Some(v) = v.filter(|&v| v > best.0) {
-                best = (v, m.square);
-            }
-        }
-        best
-    }
-
-    /// Null-window searches of `moves` at `alpha`, spread over the rayon pool. With
-    /// `stop_on_cut`, the first move above alpha stops the others (their entries are
-    /// `None`); otherwise every move gets its bound.
-    fn parallel_nws(
-        &mut self,
-        board: &Board,
-        alpha: i32,
-        moves: &[OrderedMove],
-        stop_on_cut: bool,
-    ) -> Vec<Option<i32>> {
-        let cut = Arc::new(AtomicBool::new(false));
-        let results: Vec<(Option<i32>, u64)> = moves
-            .par_iter()
-            .map(|m| {
-                if cut.load(Relaxed) {
-                    return (None, 0);
-                }
-                // A helper stops as soon as a sibling refutes the node (or any
-                // ancestor split is refuted): its work would be thrown away.
-                let mut helper = Solver::new(self.tt, self.stop, self.threads);
-                helper.eval = self.eval;
-                helper.deadline = self.deadline;
-                helper.budget = self.budget.clone();
-                helper.cut_flags = self.cut_flags.clone();
-                if stop_on_cut {
-                    helper.cut_flags.push(cut.clone());
-                }
-                if helper.must_stop() {
-                    return (None, 0);
-                }
-                let v = -helper.nws(&board.play_flips(m.square, m.flips), -alpha - 1);
-                helper.report_nodes();
-                if helper.aborted {
-                    return (None, helper.nodes);
-                }
-                if v > alpha && stop_on_cut {
-                    cut.store(true, Relaxed);
-                }
-                (Some(v), helper.nodes)
-            })
-            .collect();
-        // Helpers stopped by this split's cut are fine (a move beat alpha: the node is
-        // refuted whatever the others score); a helper stopped otherwise leaves the
-        // split unfinished, and its result must not be used or stored.
-        let refuted = cut.load(Relaxed);
-        if self.must_stop() || (!refuted && results.iter().any(|(v, _)| v.is_none())) {
-            self.aborted = true;
-        }
-        results
-            .into_iter()
-            .map(|(v, nodes)| {
-                self.merge_helper_nodes(nodes);
-                v
-            })
-            .collect()
     }
 
     /// Null-window search of 1–7 empties without a table: 1–4 by [`Solver::solve_small`],
@@ -602,16 +500,17 @@ impl<'a> Solver<'a> {
         if empties >= SHALLOW_SORT_MIN {
             // Fastest first, an odd quadrant breaking ties; each child's moves are the
             // replies counted here, so it need not generate them again.
-            let mut list = [(OrderedMove { square: Square::new(0), flips: 0, cost: 0 }, 0u64); SHALLOW_MAX as usize];
+            let mut list =
+                [OrderedMove { square: Square::new(0), flips: 0, cost: 0, replies: 0 }; SHALLOW_MAX as usize];
             for (n, sq) in Squares(moves).enumerate() {
                 let f = flips(p, o, sq);
                 let replies = legal_moves(o ^ f, p | f | sq.bit());
                 let cost = replies_cost(replies) - if odd & sq.bit() != 0 { 8 } else { 0 };
-                insert_sorted(&mut list, n, (OrderedMove { square: sq, flips: f, cost }, replies), |(m, _)| m.cost);
+                insert_sorted(&mut list, n, OrderedMove { square: sq, flips: f, cost, replies }, |m| m.cost);
             }
-            for &(m, replies) in &list[..moves.count_ones() as usize] {
+            for &m in &list[..moves.count_ones() as usize] {
                 let (cp, co) = (o ^ m.flips, p | m.flips | m.square.bit());
-                let v = -self.nws_shallow_moves(cp, co, -alpha - 1, empties - 1, Some(replies));
+                let v = -self.nws_shallow_moves(cp, co, -alpha - 1, empties - 1, Some(m.replies));
                 if v > best {
                     best = v;
                     if v > alpha {
@@ -750,6 +649,57 @@ impl<'a> Solver<'a> {
     }
 }
 
+impl SplitSearch for Solver<'_> {
+    type Node<'n> = ();
+
+    fn worth_splitting(&self, board: &Board, _: &()) -> bool {
+        self.threads > 1 && board.empty_count() >= SPLIT_MIN
+    }
+
+    fn child(&mut self, board: &Board, _: &(), mv: &OrderedMove, alpha: i32, beta: i32) -> i32 {
+        let child = board.play_flips(mv.square, mv.flips);
+        if beta == alpha + 1 {
+            -self.nws_moves(&child, -beta, Some(mv.replies))
+        } else {
+            -self.pvs(&child, -beta, -alpha).0
+        }
+    }
+
+    fn helper(&self) -> Self {
+        let mut helper = Solver::new(self.tt, self.stop, self.threads);
+        helper.eval = self.eval;
+        helper.deadline = self.deadline;
+        helper.budget = self.budget.clone();
+        helper.cut_flags = self.cut_flags.clone();
+        helper
+    }
+
+    fn cut_flags(&mut self) -> &mut Vec<Arc<AtomicBool>> {
+        &mut self.cut_flags
+    }
+
+    fn must_stop(&self) -> bool {
+        Solver::must_stop(self)
+    }
+
+    fn stopped(&self) -> bool {
+        self.aborted
+    }
+
+    fn abort(&mut self) {
+        self.aborted = true;
+    }
+
+    fn finish(&mut self) -> u64 {
+        self.report_nodes();
+        self.nodes
+    }
+
+    fn absorb(&mut self, nodes: u64) {
+        self.merge_helper_nodes(nodes);
+    }
+}
+
 /// Each square's place in [`SQUARE_CLASSES`].
 const SQUARE_CLASS: [u8; 64] = {
     let mut table = [0; 64];
@@ -807,28 +757,12 @@ fn ordered_moves(
     let mut list = MoveList::new();
     for sq in Squares(moves) {
         let f = flips(board.player, board.opponent, sq);
-        let cost = if Some(sq) == tt_move {
-            i32::MIN
-        } else {
-            let child = board.play_flips(sq, f);
-            replies_cost(child.legal_moves()) + tiebreak(&child, sq)
-        };
-        list.push(OrderedMove { square: sq, flips: f, cost });
+        let child = board.play_flips(sq, f);
+        let replies = child.legal_moves();
+        let cost = if Some(sq) == tt_move { i32::MIN } else { replies_cost(replies) + tiebreak(&child, sq) };
+        list.push(OrderedMove { square: sq, flips: f, cost, replies });
     }
     list
-}
-
-/// The value of `child` for the side that moved into it: the evaluation after the
-/// opponent's best reply (after its pass when it has none).
-fn reply_value(eval: &dyn Evaluator, child: &Board) -> i32 {
-    let replies = child.legal_moves();
-    if replies == 0 {
-        return eval.evaluate(&child.pass());
-    }
-    Squares(replies)
-        .map(|sq| eval.evaluate(&child.play_flips(sq, flips(child.player, child.opponent, sq))))
-        .min()
-        .unwrap_or(0)
 }
 
 /// Fastest-first ties: potential mobility, corners taken, an odd quadrant.

@@ -4,7 +4,7 @@
 //! The trained evaluation's pattern indices are carried from the root move by move
 //! ([`IncrementalEvaluator`]). With more than one thread, a node from
 //! `SPLIT_MIN_DEPTH` searches its first move alone and the others in parallel (young
-//! brothers wait), the first to refute the node stopping its siblings.
+//! brothers wait, shared with the solver: [`super::split`]).
 //! When the remaining depth reaches the number of empty squares, the exact endgame
 //! solver takes over, so deep enough searches return proven scores.
 
@@ -12,11 +12,11 @@ use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
-use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
 use super::endgame::{RootMove, Solver};
 use super::moves::{MoveList, OrderedMove};
+use super::split::{self, SplitSearch};
 use super::tt::TranspositionTable;
 use super::{table_pv, NodeBudget};
 use crate::board::{flips, Board, Squares};
@@ -151,21 +151,28 @@ fn adopt_unfinished(result: &mut SearchResult, partial: &[RootMove]) {
 /// Depth below which moves are ordered by mobility rather than by a shallow search.
 const SORT_BY_SEARCH_MIN_DEPTH: u32 = 4;
 /// In an exact search, the midgame iterations stop this many plies short of the end;
-/// they only seed the table's move ordering for the exact solve. FFO #20–39 on one
-/// thread, with today's solver: 165.1 M nodes, 8.4–8.5 s stopping 14 plies short;
-/// 157.4 M, 7.9–8.1 s at 12; 135.8 M, 7.0–7.7 s at 10 (with the solver before its
-/// shallow searches were sorted, 8 and 11 were within 2% of 10, and seeding past
-/// depth 10 cost more time than it saved).
-const EXACT_JUMP: u32 = 10;
+/// they only seed the table (best moves) for the exact solve. See [`EXACT_SEED_SELECTIVITY`].
+const EXACT_JUMP: u32 = 8;
 /// ... and never go deeper than this: beyond it the seeding costs more than it saves.
-const EXACT_SEED_MAX_DEPTH: u32 = 10;
+const EXACT_SEED_MAX_DEPTH: u32 = 12;
+/// The seeding iterations are selective (Multi-ProbCut at this many σ): a selective
+/// search reaches deeper for its cost, and its best moves order the solve as well as
+/// a full-width search's. FFO #20–39 on one thread (`thorbook solve`), nodes and time:
+/// full width to depth 10 (10 short of the end), 170.7 M, 6.7 s; at 1.5σ to depth 12
+/// (8 short), 109.9 M, 4.6 s; 1.3σ 107.6 M, 4.5 s; 1.1σ 131.5 M, 5.3 s; 1.7σ 125.3 M;
+/// at 1.5σ to depth 14, 113.2 M, 5.1 s; to 16 (6 short), 126.7 M, 6.9 s; full width
+/// to depth 12 or 14, 193.8 M and 201.0 M. On 12 hard Thor positions of 24–26
+/// empties (`scripts/hard-thor-24-26.obf`): 4.06 G nodes, 169 s full width; 2.72 G,
+/// 127 s at 1.5σ.
+const EXACT_SEED_SELECTIVITY: Selectivity = match Selectivity::from_hundredths(150) {
+    Some(s) => s,
+    None => panic!("1.5σ is a valid selectivity"),
+};
 /// From this depth a node's moves after the first are searched in parallel (with
 /// more than one thread): shallower nodes cost less than sharing them. Time to depth
 /// 20 at 2σ, 10 Thor positions at 36 empties, 2 threads (`scripts/search_speed.sh 20
 /// 2.0 2`): 15.8–16.0 s splitting from depth 5, 15.5 from 7, 15.7–16.1 from 9.
 const SPLIT_MIN_DEPTH: u32 = 7;
-/// ... when it has at least this many moves.
-const SPLIT_MIN_MOVES: usize = 3;
 /// Nodes between time checks.
 const CHECK_INTERVAL: u64 = 2048;
 
@@ -231,110 +238,6 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
         self.solver.report_nodes();
     }
 
-    /// Searches `moves` from `board` in parallel, each with the window (`alpha`,
-    /// `beta`); `None` where a search was stopped. With `cut_at`, the first move
-    /// scoring that much or more refutes the node and stops the others (their `None`
-    /// is then expected); any other stop marks this search stopped.
-    #[allow(clippy::too_many_arguments)]
-    fn parallel_children(
-        &mut self,
-        board: &Board,
-        features: &E::Features,
-        moves: &[OrderedMove],
-        alpha: i32,
-        beta: i32,
-        depth: u32,
-        cut_at: Option<i32>,
-    ) -> Vec<Option<i32>> {
-        let cut = Arc::new(AtomicBool::new(false));
-        let results: Vec<(Option<i32>, u64)> = moves
-            .par_iter()
-            .map(|m| {
-                if cut.load(Relaxed) {
-                    return (None, 0);
-                }
-                let mut h = self.helper();
-                if cut_at.is_some() {
-                    h.cut_flags.push(cut.clone());
-                }
-                if h.budget.exhausted() {
-                    return (None, 0);
-                }
-                let child_features = h.eval.after_move(features, m.square, m.flips);
-                let v = -h.pvs(&board.play_flips(m.square, m.flips), &child_features, -beta, -alpha, depth - 1);
-                h.report_nodes();
-                let stopped = h.aborted || h.solver.aborted();
-                if !stopped && cut_at.is_some_and(|c| v >= c) {
-                    cut.store(true, Relaxed);
-                }
-                ((!stopped).then_some(v), h.total_nodes())
-            })
-            .collect();
-        let refuted = cut.load(Relaxed);
-        results
-            .into_iter()
-            .map(|(v, n)| {
-                // The helper reported its nodes itself.
-                self.nodes += n;
-                self.reported += n;
-                if v.is_none() && !refuted {
-                    self.aborted = true;
-                }
-                v
-            })
-            .collect()
-    }
-
-    /// Young brothers wait: the moves after a node's first, which did not cut, searched
-    /// in parallel with a null window at `alpha`; then, at a PV node, the moves that
-    /// beat alpha searched again with the full window, one after the other. Returns the
-    /// best score and move among `moves` (fail-soft), or stops.
-    #[allow(clippy::too_many_arguments)]
-    fn split(
-        &mut self,
-        board: &Board,
-        features: &E::Features,
-        moves: &[OrderedMove],
-        mut alpha: i32,
-        beta: i32,
-        depth: u32,
-    ) -> (i32, Option<Square>) {
-        let split_alpha = alpha;
-        let bounds = self.parallel_children(board, features, moves, alpha, alpha + 1, depth, Some(beta));
-        let mut best = (-65, None);
-        if self.stopped() {
-            return best;
-        }
-        for (bound, m) in bounds.into_iter().zip(moves) {
-            // No value: a sibling refuted the node and stopped this one.
-            let Some(mut v) = bound else { continue };
-            if v > split_alpha && v < beta {
-                // A lower bound only (a PV node): the value is searched for again.
-                let child = board.play_flips(m.square, m.flips);
-                let cf = self.eval.after_move(features, m.square, m.flips);
-                if alpha > split_alpha {
-                    v = -self.pvs(&child, &cf, -alpha - 1, -alpha, depth - 1);
-                }
-                if v > alpha && v < beta && !self.stopped() {
-                    v = -self.pvs(&child, &cf, -beta, -alpha, depth - 1);
-                }
-                if self.stopped() {
-                    return best;
-                }
-            }
-            if v > best.0 {
-                best = (v, Some(m.square));
-                if v > alpha {
-                    alpha = v;
-                    if v >= beta {
-                        break;
-                    }
-                }
-            }
-        }
-        best
-    }
-
     /// Whether this search or its solver was stopped: the values just returned are
     /// meaningless and nothing may be stored from them.
     #[inline]
@@ -351,11 +254,7 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
         if self.nodes >= self.next_check {
             self.next_check = self.nodes + CHECK_INTERVAL;
             self.report_nodes();
-            if self.stop.load(Relaxed)
-                || self.budget.exhausted()
-                || self.cut_flags.iter().any(|f| f.load(Relaxed))
-                || self.deadline.is_some_and(|d| Instant::now() >= d)
-            {
+            if SplitSearch::must_stop(self) {
                 self.aborted = true;
             }
         }
@@ -398,6 +297,8 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
                 let prev = result.score().unwrap_or(0);
                 self.solve_exact(board, prev, all_moves)
             } else {
+                // An exact search's midgame iterations only seed the solve.
+                self.selectivity = if limits.exact { Some(EXACT_SEED_SELECTIVITY) } else { limits.selectivity };
                 self.root(board, depth, result.score(), all_moves)
             };
             if self.aborted || self.solver.aborted() {
@@ -482,53 +383,8 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
         }
         let tt_move = self.tt.probe(board.key()).and_then(|e| e.best);
         let ordered = self.order(board, &features, moves, depth, tt_move);
-        let list = ordered.as_slice();
-        let parallel = self.threads > 1 && list.len() > 2;
-        let mut out = Vec::with_capacity(list.len());
-        if all && parallel {
-            // Analysis: every move with the full window, independent of each other.
-            for (v, m) in self.parallel_children(board, &features, list, alpha, beta, depth, None).into_iter().zip(list)
-            {
-                out.extend(v.map(|score| RootMove { mv: Move::Place(m.square), score }));
-            }
-        } else {
-            // Upper bounds of the later moves, searched in parallel once the first move
-            // has set alpha, and the alpha they were searched with.
-            let mut bounds = Vec::new();
-            let mut bounds_alpha = alpha;
-            let mut a = alpha;
-            for (i, &OrderedMove { square: sq, flips: f, .. }) in list.iter().enumerate() {
-                if i == 1 && parallel && !all {
-                    bounds = self.parallel_children(board, &features, &list[1..], a, a + 1, depth, None);
-                    bounds_alpha = a;
-                }
-                let known = bounds.get(i.wrapping_sub(1)).copied().flatten().filter(|&v| v <= bounds_alpha);
-                let child = board.play_flips(sq, f);
-                let cf = self.eval.after_move(&features, sq, f);
-                let v = if i == 0 || all {
-                    -self.pvs(&child, &cf, -beta, -a, depth - 1)
-                } else if let Some(v) = known {
-                    v
-                } else {
-                    let v = -self.pvs(&child, &cf, -a - 1, -a, depth - 1);
-                    if v > a && v < beta && !self.stopped() {
-                        -self.pvs(&child, &cf, -beta, -a, depth - 1)
-                    } else {
-                        v
-                    }
-                };
-                if self.stopped() {
-                    return out;
-                }
-                out.push(RootMove { mv: Move::Place(sq), score: v });
-                if !all && v > a {
-                    a = v;
-                    if v >= beta {
-                        break;
-                    }
-                }
-            }
-        }
+        let node = MidgameNode { features: &features, depth };
+        let mut out = split::root(self, board, &node, ordered.as_slice(), alpha, beta, all);
         if self.stopped() {
             return out;
         }
@@ -603,8 +459,9 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
         }
         let n = ordered.len();
         for (i, &OrderedMove { square: sq, flips: f, .. }) in ordered.iter().enumerate() {
-            if i == 1 && self.threads > 1 && depth >= SPLIT_MIN_DEPTH && n >= SPLIT_MIN_MOVES {
-                let (v, mv) = self.split(board, features, &ordered.as_slice()[1..], alpha, beta, depth);
+            let node = MidgameNode { features, depth };
+            if split::splits_now(self, board, &node, i, n) {
+                let (v, mv) = split::split(self, board, &node, &ordered.as_slice()[i..], alpha, beta);
                 if self.stopped() {
                     return 0;
                 }
@@ -694,10 +551,71 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
                 // the trained evaluation: 40% less time to depth 9 for 2% more nodes).
                 child.legal_moves().count_ones() as i32
             };
-            list.push(OrderedMove { square: sq, flips: f, cost });
+            list.push(OrderedMove { square: sq, flips: f, cost, replies: 0 });
         }
         list.sort();
         list
+    }
+}
+
+/// What the children of a midgame node share at a split: the node's features and the
+/// depth it is searched to.
+pub(crate) struct MidgameNode<'n, F> {
+    features: &'n F,
+    depth: u32,
+}
+
+impl<E: IncrementalEvaluator> SplitSearch for Search<'_, E> {
+    type Node<'n> = MidgameNode<'n, E::Features>;
+
+    fn worth_splitting(&self, _: &Board, node: &MidgameNode<'_, E::Features>) -> bool {
+        self.threads > 1 && node.depth >= SPLIT_MIN_DEPTH
+    }
+
+    fn child(
+        &mut self,
+        board: &Board,
+        node: &MidgameNode<'_, E::Features>,
+        mv: &OrderedMove,
+        alpha: i32,
+        beta: i32,
+    ) -> i32 {
+        let features = self.eval.after_move(node.features, mv.square, mv.flips);
+        -self.pvs(&board.play_flips(mv.square, mv.flips), &features, -beta, -alpha, node.depth - 1)
+    }
+
+    fn helper(&self) -> Self {
+        Search::helper(self)
+    }
+
+    fn cut_flags(&mut self) -> &mut Vec<Arc<AtomicBool>> {
+        &mut self.cut_flags
+    }
+
+    fn must_stop(&self) -> bool {
+        self.stop.load(Relaxed)
+            || self.budget.exhausted()
+            || self.cut_flags.iter().any(|f| f.load(Relaxed))
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    fn stopped(&self) -> bool {
+        Search::stopped(self)
+    }
+
+    fn abort(&mut self) {
+        self.aborted = true;
+    }
+
+    fn finish(&mut self) -> u64 {
+        self.report_nodes();
+        self.total_nodes()
+    }
+
+    fn absorb(&mut self, nodes: u64) {
+        // The helper reported its nodes itself.
+        self.nodes += nodes;
+        self.reported += nodes;
     }
 }
 

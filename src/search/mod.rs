@@ -11,6 +11,7 @@ pub(crate) mod midgame;
 pub(crate) mod moves;
 pub mod problems;
 pub(crate) mod settings;
+pub(crate) mod split;
 pub(crate) mod tt;
 
 pub use endgame::RootMove;

@@ -24,6 +24,10 @@ pub(crate) struct OrderedMove {
     pub flips: u64,
     /// Lower is searched first.
     pub cost: i32,
+    /// The opponent's legal moves after it, where the list's builder counted them to
+    /// order the moves (the solver: its child then need not generate them again); 0
+    /// where it did not (the midgame search, which never reads them).
+    pub replies: u64,
 }
 
 /// Up to [`MAX_MOVES`] moves, in push order until [`MoveList::sort`].
@@ -117,7 +121,7 @@ mod tests {
         let mut list = MoveList::new();
         assert_eq!(list.len(), 0);
         for i in 0..MAX_MOVES {
-            list.push(OrderedMove { square: Square::new(i as u8), flips: i as u64, cost: (i % 3) as i32 });
+            list.push(OrderedMove { square: Square::new(i as u8), flips: i as u64, cost: (i % 3) as i32, replies: 0 });
         }
         list.sort();
         let got: Vec<(i32, u8)> = list.iter().map(|m| (m.cost, m.square.index() as u8)).collect();
