@@ -42,8 +42,8 @@ pub struct EngineArgs {
     /// Seed for --book-randomness (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Do not think on the opponent's time (pondering is on under a clock in `gtp`
-    /// and `nboard`).
+    /// Do not think on the opponent's time (pondering is on under a clock in `gtp`,
+    /// `nboard` and `play`).
     #[arg(long)]
     pub no_ponder: bool,
 }
@@ -143,7 +143,13 @@ pub(super) fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
         ColorArg::White => Color::White,
     };
     let control = args.clock.map(|t| seconds(t, "--clock").map(TimeControl::main_only)).transpose()?;
-    crate::engine::play::run(&mut engine, human, control, std::io::stdin().lock(), std::io::stdout().lock())?;
+    crate::engine::play::run(
+        &mut engine,
+        human,
+        control,
+        std::io::BufReader::new(std::io::stdin()),
+        std::io::stdout().lock(),
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,12 +1,17 @@
 //! A game against the engine as text: the board with coordinates and the legal moves
 //! marked, the person's moves typed as squares, undo, hints with the engine's score
 //! for every move, a level that can change mid-game, and the final score. Reads any
-//! line source, so it works at a terminal and from a script alike.
+//! line source, so it works at a terminal and from a script alike. Under a clock the
+//! engine thinks while the person does (unless its configuration says not to), as in
+//! the protocol loops: the input is read on a thread of its own, and a typed line
+//! stops the ponder search.
 
+use std::collections::VecDeque;
 use std::io::{BufRead, Write};
 
 use super::clock::{Clock, TimeControl};
 use super::game::Game;
+use super::ponder::{self, Expectation, PonderGate};
 use super::{Engine, MoveSource};
 use crate::board::Color;
 use crate::eval::IncrementalEvaluator;
@@ -49,18 +54,22 @@ fn final_line(game: &Game) -> String {
 
 /// Plays a game: the person has `human`, the engine the other colour, on a game
 /// clock under `control` when given (the engine's own moves count against it; see
-/// [`Engine`] for how it uses it). Returns the finished (or abandoned) game.
+/// [`Engine`] for how it uses it; the engine ponders on the person's time unless
+/// [`super::EngineConfig::ponder`] is off). Returns the finished (or abandoned) game.
 pub fn run<E: IncrementalEvaluator>(
     engine: &mut Engine<E>,
     human: Color,
     control: Option<TimeControl>,
-    input: impl BufRead,
+    input: impl BufRead + Send + 'static,
     mut out: impl Write,
 ) -> std::io::Result<Game> {
     engine.new_game();
     let mut clock = control.map(Clock::new);
     let mut game = Game::default();
-    let mut lines = input.lines();
+    let gate = PonderGate::new(engine.stop_handle());
+    let lines = ponder::read_on_thread(input, gate.clone(), None);
+    let mut queue = VecDeque::new();
+    let mut expectation: Option<Expectation> = None;
     writeln!(out, "You play {human}; thorbook plays {}. {HELP}", human.opposite())?;
     let mut last: Option<Move> = None;
     let mut show = true;
@@ -82,6 +91,9 @@ pub fn run<E: IncrementalEvaluator>(
             };
             game.play(m.mv).expect("the engine plays legal moves");
             last = Some(m.mv);
+            if clock.is_some() && engine.config().ponder {
+                expectation = Some(Expectation::new(game.position(), &m.pv));
+            }
             let how = match m.source {
                 MoveSource::Book => "book".to_string(),
                 MoveSource::Forced => "forced".to_string(),
@@ -111,7 +123,7 @@ pub fn run<E: IncrementalEvaluator>(
         }
         write!(out, "your move ({human}): ")?;
         out.flush()?;
-        let Some(line) = lines.next() else {
+        let Some(line) = ponder::next_line(engine, &mut expectation, &pos, &gate, &lines, &mut queue) else {
             writeln!(out, "\nend of input: the game is left unfinished")?;
             return Ok(game);
         };
@@ -192,4 +204,59 @@ fn hint_text(a: &super::Analysis) -> String {
     }
     s.push_str(&format!("  best line: {}", format_moves(&a.pv)));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufReader, Write as _};
+    use std::time::Duration;
+
+    use super::*;
+    use crate::book::BookSource;
+    use crate::engine::EngineConfig;
+    use crate::search::Settings;
+
+    fn engine(ponder: bool) -> Engine {
+        let search = Settings { hash_mib: 8, threads: 1, level: Level::new(4), ..Settings::default() };
+        Engine::new(EngineConfig { search, book: BookSource::None, ponder, ..EngineConfig::default() }).unwrap()
+    }
+
+    /// Plays f5 as black under a one-minute clock, waits while the engine may ponder,
+    /// then quits; returns the game and the board the engine pondered, if any.
+    fn play_f5_then_wait(ponder: bool) -> (Game, Option<crate::board::Board>) {
+        let mut engine = engine(ponder);
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let (mut shown, out) = std::io::pipe().unwrap();
+        let control = Some(TimeControl::main_only(Duration::from_secs(60)));
+        let game = std::thread::scope(|s| {
+            let session = s.spawn(|| run(&mut engine, Color::Black, control, BufReader::new(reader), out));
+            writeln!(writer, "f5").unwrap();
+            // The second prompt follows the engine's reply; from then on it thinks on
+            // the person's time until the next line.
+            let mut text = Vec::new();
+            let mut chunk = [0u8; 4096];
+            while String::from_utf8_lossy(&text).matches("your move").count() < 2 {
+                let n = std::io::Read::read(&mut shown, &mut chunk).unwrap();
+                assert!(n > 0, "the session ended early: {}", String::from_utf8_lossy(&text));
+                text.extend_from_slice(&chunk[..n]);
+            }
+            std::thread::sleep(Duration::from_millis(200));
+            writeln!(writer, "quit").unwrap();
+            let game = session.join().unwrap().unwrap();
+            drop(shown);
+            game
+        });
+        (game, engine.pondered.as_ref().map(|p| p.board))
+    }
+
+    #[test]
+    fn under_a_clock_the_engine_ponders_while_the_person_thinks_and_a_line_stops_it() {
+        let (game, pondered) = play_f5_then_wait(true);
+        assert_eq!(game.moves().len(), 2, "f5 and the engine's reply; quit ended the game at once");
+        let pondered = pondered.expect("the engine pondered while waiting for the person");
+        // The position after the person's expected reply: f5, the engine's move, one more.
+        assert_eq!(pondered.empty_count(), 57);
+        let (game, pondered) = play_f5_then_wait(false);
+        assert_eq!((game.moves().len(), pondered), (2, None), "no pondering when it is turned off");
+    }
 }
