@@ -42,9 +42,9 @@ pub trait Evaluator: Sync {
 
     /// The value of `board` for the side that just moved into it, one ply deeper: the
     /// lowest [`Evaluator::evaluate`] after a reply of the side to move (after its pass
-    /// when it has none). The solver orders its moves by it.
-    fn after_best_reply(&self, board: &Board) -> i32 {
-        let replies = board.legal_moves();
+    /// when it has none). `replies` are `board`'s legal moves: the solver, which orders
+    /// its moves by this, has counted them already.
+    fn after_best_reply(&self, board: &Board, replies: u64) -> i32 {
         if replies == 0 {
             return self.evaluate(&board.pass());
         }
@@ -56,9 +56,8 @@ pub trait Evaluator: Sync {
 /// rather than each reply's position read afresh (the same values: see
 /// [`IncrementalEvaluator`]).
 #[inline]
-pub(crate) fn after_best_reply_incremental<E: IncrementalEvaluator>(eval: &E, board: &Board) -> i32 {
+pub(crate) fn after_best_reply_incremental<E: IncrementalEvaluator>(eval: &E, board: &Board, replies: u64) -> i32 {
     let features = eval.features(board);
-    let replies = board.legal_moves();
     if replies == 0 {
         return eval.evaluate_features(&board.pass(), &eval.after_pass(&features));
     }
@@ -153,10 +152,10 @@ impl Evaluator for AnyEval {
         }
     }
 
-    fn after_best_reply(&self, board: &Board) -> i32 {
+    fn after_best_reply(&self, board: &Board, replies: u64) -> i32 {
         match self {
-            AnyEval::Pattern(e) => e.after_best_reply(board),
-            AnyEval::Classic(e) => e.after_best_reply(board),
+            AnyEval::Pattern(e) => e.after_best_reply(board, replies),
+            AnyEval::Classic(e) => e.after_best_reply(board, replies),
         }
     }
 

@@ -198,8 +198,8 @@ impl Evaluator for PatternEval {
         "pattern"
     }
 
-    fn after_best_reply(&self, board: &Board) -> i32 {
-        super::after_best_reply_incremental(self, board)
+    fn after_best_reply(&self, board: &Board, replies: u64) -> i32 {
+        super::after_best_reply_incremental(self, board, replies)
     }
 
     fn probcut_sigma(&self, empties: u32, depth: u32) -> Option<f32> {
