@@ -46,7 +46,7 @@ fn random_game(rng: &mut Rng) -> GameLine {
         moves.push(Move::Place(sq));
         board = board.play(sq).expect("legal");
     }
-    GameLine { moves, black_score: 32 }
+    GameLine { moves, black_score: Some(32) }
 }
 
 fn plan(positions: usize, shards: u32, dir: &std::path::Path) {

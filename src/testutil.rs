@@ -157,12 +157,12 @@ pub fn assert_export_reloads(db: &crate::thor::ThorDatabase) {
     use crate::thor::{LoadOptions, Source, ThorDatabase, ThorGame};
     let ids: Vec<usize> = (0..db.games.len()).collect();
     let exported: Vec<Source> =
-        db.to_wtb_files(&ids).iter().map(|f| Source::from_vec(&format!("{}.wtb", f.name), f.to_bytes())).collect();
+        db.to_wthor(&ids).games.iter().map(|f| Source::from_vec(&format!("{}.wtb", f.name), f.to_bytes())).collect();
     let again = ThorDatabase::load(&exported, LoadOptions { strict: true, index: false })
         .expect("exported games load strictly");
     let key = |g: &ThorGame| {
         let r = g.raw;
-        (g.year, g.depth, r.moves, r.tournament, r.black, r.white, r.black_score, r.theoretical_score)
+        (g.year, g.depth, r.moves, r.tournament, r.black, r.white, g.black_discs(), g.theoretical_discs())
     };
     let mut before: Vec<_> = db.games.iter().map(key).collect();
     let mut after: Vec<_> = again.games.iter().map(key).collect();

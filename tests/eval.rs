@@ -216,7 +216,7 @@ fn eval_error_solves_extra_empties_and_keeps_them() {
         with!(thorbook::thor::LoadOptions::default(), strict: true, index: false),
     )
     .unwrap();
-    let games: Vec<_> = games.games.iter().map(thorbook::train::TrainGame::from_thor).step_by(400).collect();
+    let games: Vec<_> = games.games.iter().filter_map(thorbook::train::TrainGame::from_thor).step_by(400).collect();
     let mut solver = thorbook::testutil::searches::Searcher::new(16);
     let mut checked = 0;
     for p in thorbook::train::game_positions(&games).iter().filter(|p| p.board.empty_count() == 20) {

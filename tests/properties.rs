@@ -281,7 +281,7 @@ proptest! {
         prop_assert_eq!(db.games.len(), total);
 
         let ids: Vec<usize> = (0..db.games.len()).collect();
-        let exported = db.to_wtb_files(&ids);
+        let exported = db.to_wthor(&ids).games;
         let mut groups: Vec<(u16, u8)> = files.iter().filter(|f| !f.2.is_empty()).map(|f| (f.0, f.1)).collect();
         groups.sort_unstable();
         groups.dedup();

@@ -13,6 +13,7 @@ macro_rules! with {
 
 mod util;
 
+mod archives;
 mod audit;
 mod backup;
 mod board_cli;

@@ -171,7 +171,7 @@ fn missing_paths_are_clear_errors() {
     assert!(err.contains("/no/such/WTH_1999.wtb: no such file or directory"), "{err}");
     let dir = tempfile::tempdir().unwrap();
     let err = thorbook(&["thor", "info", dir.path().to_str().unwrap()]).fails().to_string();
-    assert!(err.contains("holds no WTHOR files"), "{err}");
+    assert!(err.contains("holds no game archives"), "{err}");
 }
 
 /// A file with nothing valid in it is an error (non-zero exit naming it); beside a good

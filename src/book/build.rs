@@ -283,14 +283,16 @@ impl LeafSearch {
 pub struct GameLine {
     /// Moves from the start, passes included.
     pub moves: Vec<Move>,
-    /// Black's stored score (discs, empties to the winner).
-    pub black_score: u8,
+    /// Black's final discs (empties to the winner); `None` when the source does not
+    /// know the result (a game lost on time, a transcript without one). Such a game
+    /// counts towards the games reaching a position, not towards its wins or draws.
+    pub black_score: Option<u8>,
 }
 
 impl GameLine {
     /// A replayed Thor game's line.
     pub fn from_thor(game: &crate::thor::ThorGame) -> GameLine {
-        GameLine { moves: game.moves_with_passes(), black_score: game.raw.black_score }
+        GameLine { moves: game.moves_with_passes(), black_score: game.black_discs() }
     }
 }
 
@@ -420,14 +422,14 @@ pub(crate) fn collect(games: &[GameLine], max_ply: u32, min_games: u32) -> Resul
     let mut map: HashMap<Board, Node> = HashMap::new();
     for (g, game) in games.iter().enumerate() {
         let mut pos = Position::START;
-        let black = game.black_score as i32;
+        let black = game.black_score.map(i32::from);
         for ply in 0..=max_ply as usize {
             let canon = pos.board.canonical().0;
             let node = map.entry(canon).or_insert(Node { key: canon.key(), board: canon, games: 0, wins: 0, draws: 0 });
             node.games += 1;
-            let mover = if pos.side == Color::Black { black } else { 64 - black };
-            node.wins += (mover > 32) as u32;
-            node.draws += (mover == 32) as u32;
+            let mover = black.map(|b| if pos.side == Color::Black { b } else { 64 - b });
+            node.wins += mover.is_some_and(|m| m > 32) as u32;
+            node.draws += (mover == Some(32)) as u32;
             let Some(&mv) = game.moves.get(ply) else { break };
             if ply == max_ply as usize {
                 break;
@@ -617,7 +619,8 @@ impl GamesDigest {
             }
             self.0.update(&bytes[..chunk.len()]);
         }
-        self.0.update(&[255, line.black_score]);
+        // 255 (no score) cannot be a disc count: an unknown result digests apart.
+        self.0.update(&[255, line.black_score.unwrap_or(255)]);
     }
 
     /// The digest.

@@ -13,7 +13,8 @@ use super::PositionArgs;
 use crate::board::Color;
 use crate::fileio::atomic_write;
 use crate::thor::format::{FileKind, Header, Records, ThorFile};
-use crate::thor::{bundled_sources, expand_paths, GameFilter, LoadOptions, SortKey, Source, ThorDatabase, ThorGame};
+use crate::thor::{bundled_sources, expand_paths, GameFilter, GameText, LoadOptions, SortKey, Source, ThorDatabase};
+use crate::thor::{Compression, SourceFormat, TextFormat};
 
 /// The `thor` subcommands.
 #[derive(Subcommand, Debug)]
@@ -33,7 +34,9 @@ pub enum ThorCommand {
 /// Archives to load and how strictly.
 #[derive(Args, Debug, Clone, Default)]
 pub struct ArchiveArgs {
-    /// WTHOR files or directories (default: the archives bundled in the binary, 2013–2015).
+    /// Game archives or directories of them: WTHOR (.wtb with .JOU/.TRN), GGF (GGS's
+    /// archives, .bz2 or .gz too), transcripts, JSON lines; recognised by content
+    /// (default: the WTHOR archives bundled in the binary, 2013–2015).
     pub paths: Vec<PathBuf>,
     /// Fail on the first damaged file or game instead of skipping it with a warning.
     #[arg(long, conflicts_with = "lenient")]
@@ -194,13 +197,15 @@ pub struct InfoArgs {
 pub enum GameFormat {
     /// Aligned columns.
     Table,
-    /// One transcript per line (`f5d6c3…`).
+    /// One transcript per line (`f5d6c3… +12`: the result as black's disc difference, when known).
     Transcript,
     /// CSV with a header line.
     Csv,
     /// One JSON object per line.
     Jsonl,
-    /// A WTHOR `.wtb` file (export only, needs -o).
+    /// One GGF game per line, as GGS's archives.
+    Ggf,
+    /// A WTHOR `.wtb` file with its `.JOU` and `.TRN` beside it (export only, needs -o).
     Wtb,
 }
 
@@ -255,7 +260,7 @@ pub struct StatsArgs {
 /// Arguments of `thor check`.
 #[derive(Args, Debug)]
 pub struct CheckArgs {
-    /// WTHOR files or directories (default: the bundled archives).
+    /// Game archives or directories (default: the bundled archives).
     paths: Vec<PathBuf>,
     /// JSON output.
     #[arg(long)]
@@ -294,7 +299,7 @@ fn info(args: InfoArgs) -> anyhow::Result<ExitCode> {
     let years = db
         .games
         .iter()
-        .map(|g| g.year)
+        .filter_map(|g| g.known_year())
         .fold(None, |acc: Option<(u16, u16)>, y| Some(acc.map_or((y, y), |(lo, hi)| (lo.min(y), hi.max(y)))));
     let out = InfoJson {
         files: &db.files,
@@ -313,7 +318,7 @@ fn info(args: InfoArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     outln!(
-        "{:<24} {:>6} {:>4} {:>3} {:>8} {:>8} {:>6} {:>10} {:>9}",
+        "{:<24} {:>8} {:>4} {:>3} {:>8} {:>8} {:>6} {:>10} {:>9}",
         "file",
         "kind",
         "year",
@@ -325,18 +330,26 @@ fn info(args: InfoArgs) -> anyhow::Result<ExitCode> {
         "anomalies"
     );
     for f in &db.files {
-        let kind = match f.kind {
-            FileKind::Games => "games",
-            FileKind::Games10 => "10x10",
-            FileKind::Players => "JOU",
-            FileKind::Tournaments => "TRN",
+        let kind = match (f.format, f.kind) {
+            (SourceFormat::Text(TextFormat::Ggf), _) => "GGF",
+            (SourceFormat::Text(TextFormat::Transcript), _) => "moves",
+            (SourceFormat::Text(TextFormat::Jsonl), _) => "JSONL",
+            (_, FileKind::Games) => "games",
+            (_, FileKind::Games10) => "10x10",
+            (_, FileKind::Players) => "JOU",
+            (_, FileKind::Tournaments) => "TRN",
         };
-        let is_games = matches!(f.kind, FileKind::Games | FileKind::Games10);
+        let kind = match f.compression {
+            Compression::None => kind.to_string(),
+            Compression::Gzip => format!("{kind}.gz"),
+            Compression::Bzip2 => format!("{kind}.bz2"),
+        };
+        let is_games = f.format == SourceFormat::Wthor && matches!(f.kind, FileKind::Games | FileKind::Games10);
         let year = if is_games { f.header.game_year.to_string() } else { "-".into() };
         let depth = if is_games { f.header.depth.to_string() } else { "-".into() };
         let name = std::path::Path::new(&f.name).file_name().map_or(f.name.clone(), |n| n.to_string_lossy().into());
         outln!(
-            "{:<24} {:>6} {:>4} {:>3} {:>8} {:>8} {:>6} {:>10} {:>9}",
+            "{:<24} {:>8} {:>4} {:>3} {:>8} {:>8} {:>6} {:>10} {:>9}",
             name,
             kind,
             year,
@@ -347,6 +360,10 @@ fn info(args: InfoArgs) -> anyhow::Result<ExitCode> {
             f.unfinished,
             f.anomalies
         );
+        if !f.skipped.is_empty() {
+            let reasons: Vec<String> = f.skipped.iter().map(|(r, n)| format!("{n} {r}")).collect();
+            outln!("{:<24} skipped (not for an 8x8 book from the start): {}", "", reasons.join(", "));
+        }
     }
     outln!();
     let span = years.map_or("-".to_string(), |(lo, hi)| format!("{lo}–{hi}"));
@@ -356,42 +373,19 @@ fn info(args: InfoArgs) -> anyhow::Result<ExitCode> {
     outln!("players:     {}", out.players);
     outln!("tournaments: {}", out.tournaments);
     outln!("anomalies:   {}", out.anomalies);
+    let skipped: usize = db.files.iter().flat_map(|f| f.skipped.values()).sum();
+    if skipped > 0 {
+        outln!("skipped:     {skipped} sound games an 8x8 book cannot use (per file above)");
+    }
+    let no_result = db.games.iter().filter(|g| g.black_discs().is_none()).count();
+    if no_result > 0 {
+        outln!("no result:   {no_result} games whose source gives no result (left out of win statistics)");
+    }
     if db.files.iter().any(|f| f.kind == FileKind::Games10) {
         outln!("note: 10x10 files are counted from their records but not replayed (thorbook plays 8x8 only)");
     }
     outln!("loaded and replayed in {secs:.3} s");
     Ok(ExitCode::SUCCESS)
-}
-
-#[derive(Serialize)]
-struct GameJson {
-    year: u16,
-    file: String,
-    record: u32,
-    tournament: String,
-    black: String,
-    white: String,
-    black_score: u8,
-    theoretical_score: u8,
-    theoretical_depth: u8,
-    outcome: crate::thor::Outcome,
-    moves: String,
-}
-
-fn game_json(db: &ThorDatabase, g: &ThorGame) -> GameJson {
-    GameJson {
-        year: g.year,
-        file: db.files[g.file as usize].name.clone(),
-        record: g.record,
-        tournament: db.tournament_name(g.raw.tournament),
-        black: db.player_name(g.raw.black),
-        white: db.player_name(g.raw.white),
-        black_score: g.raw.black_score,
-        theoretical_score: g.raw.theoretical_score,
-        theoretical_depth: g.depth,
-        outcome: g.replay.outcome,
-        moves: g.transcript(),
-    }
 }
 
 fn csv_field(s: &str) -> String {
@@ -410,45 +404,53 @@ fn write_games(out: &mut dyn Write, db: &ThorDatabase, ids: &[usize], format: Ga
                 "{:<4}  {:<24}  {:<22}  {:<22}  {:>5}  {:>5}  moves",
                 "year", "tournament", "black", "white", "score", "theor"
             )?;
+            let known = |v: Option<u8>| v.map_or("?".to_string(), |v| v.to_string());
             for &i in ids {
-                let g = game_json(db, &db.games[i]);
-                let score = format!("{}-{}", g.black_score, 64 - g.black_score as i32);
+                let g = db.game_json(&db.games[i]);
+                let score = g.black_score.map_or("?".to_string(), |b| format!("{b}-{}", 64 - i32::from(b)));
                 let mark = if g.outcome == crate::thor::Outcome::Unfinished { "*" } else { "" };
+                let year = g.year.map_or("?".to_string(), |y| y.to_string());
                 writeln!(
                     out,
-                    "{:<4}  {:<24.24}  {:<22.22}  {:<22.22}  {:>5}  {:>5}  {}{mark}",
-                    g.year, g.tournament, g.black, g.white, score, g.theoretical_score, g.moves
-                )?;
-            }
-        }
-        GameFormat::Transcript => {
-            for &i in ids {
-                writeln!(out, "{}", db.games[i].transcript())?;
-            }
-        }
-        GameFormat::Csv => {
-            writeln!(out, "year,tournament,black,white,black_score,theoretical_score,theoretical_depth,outcome,moves")?;
-            for &i in ids {
-                let g = game_json(db, &db.games[i]);
-                let outcome = serde_json::to_value(g.outcome)?.as_str().unwrap_or_default().to_string();
-                writeln!(
-                    out,
-                    "{},{},{},{},{},{},{},{},{}",
-                    g.year,
-                    csv_field(&g.tournament),
-                    csv_field(&g.black),
-                    csv_field(&g.white),
-                    g.black_score,
-                    g.theoretical_score,
-                    g.theoretical_depth,
-                    outcome,
+                    "{year:<4}  {:<24.24}  {:<22.22}  {:<22.22}  {:>5}  {:>5}  {}{mark}",
+                    g.tournament,
+                    g.black,
+                    g.white,
+                    score,
+                    known(g.theoretical_score),
                     g.moves
                 )?;
             }
         }
-        GameFormat::Jsonl => {
+        GameFormat::Transcript | GameFormat::Ggf | GameFormat::Jsonl => {
+            let text = match format {
+                GameFormat::Transcript => GameText::Transcript,
+                GameFormat::Ggf => GameText::Ggf,
+                _ => GameText::Jsonl,
+            };
             for &i in ids {
-                writeln!(out, "{}", serde_json::to_string(&game_json(db, &db.games[i]))?)?;
+                writeln!(out, "{}", db.write_game(&db.games[i], text))?;
+            }
+        }
+        GameFormat::Csv => {
+            writeln!(out, "year,tournament,black,white,black_score,theoretical_score,theoretical_depth,outcome,moves")?;
+            let known = |v: Option<u8>| v.map_or(String::new(), |v| v.to_string());
+            for &i in ids {
+                let g = db.game_json(&db.games[i]);
+                let outcome = serde_json::to_value(g.outcome)?.as_str().unwrap_or_default().to_string();
+                writeln!(
+                    out,
+                    "{},{},{},{},{},{},{},{},{}",
+                    g.year.map_or(String::new(), |y| y.to_string()),
+                    csv_field(&g.tournament),
+                    csv_field(&g.black),
+                    csv_field(&g.white),
+                    known(g.black_score),
+                    known(g.theoretical_score),
+                    known(g.theoretical_depth),
+                    outcome,
+                    g.moves
+                )?;
             }
         }
         GameFormat::Wtb => anyhow::bail!("--format wtb writes a file: use `thorbook thor export --format wtb -o FILE`"),
@@ -482,29 +484,7 @@ fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     let ids = db.select(&filter);
     if args.format == GameFormat::Wtb {
         let path = args.output.as_ref().context("--format wtb needs -o FILE")?;
-        let files = db.to_wtb_files(&ids);
-        if files.len() <= 1 {
-            let file = files.into_iter().next().unwrap_or_else(empty_wtb);
-            atomic_write(path, &file.to_bytes()).with_context(|| format!("writing {}", path.display()))?;
-            eprintln!("wrote {} games to {}", ids.len(), path.display());
-            return Ok(ExitCode::SUCCESS);
-        }
-        // A WTHOR file holds one year (and one P3): one file each, named after FILE.
-        let years: std::collections::BTreeSet<u16> = files.iter().map(|f| f.header.game_year).collect();
-        let stem = path.file_stem().map_or("games".into(), |s| s.to_string_lossy().into_owned());
-        let ext = path.extension().map_or("wtb".into(), |s| s.to_string_lossy().into_owned());
-        for f in &files {
-            let h = f.header;
-            let name = if years.len() == files.len() {
-                format!("{stem}_{}.{ext}", h.game_year)
-            } else {
-                format!("{stem}_{}_p{}.{ext}", h.game_year, h.depth)
-            };
-            let out = path.with_file_name(name);
-            atomic_write(&out, &f.to_bytes()).with_context(|| format!("writing {}", out.display()))?;
-            eprintln!("wrote {} games of {} to {}", h.n1, h.game_year, out.display());
-        }
-        return Ok(ExitCode::SUCCESS);
+        return export_wthor(&db, &ids, path);
     }
     let mut buf = Vec::new();
     write_games(&mut buf, &db, &ids, args.format)?;
@@ -514,6 +494,57 @@ fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
             eprintln!("wrote {} games to {}", ids.len(), path.display());
         }
         None => std::io::stdout().lock().write_all(&buf)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes games as WTHOR: FILE for one (year, P3), else `STEM_YEAR.EXT` (or
+/// `STEM_YEAR_pP3.EXT`) beside it; the names beside them as `STEM.JOU` and `STEM.TRN`.
+fn export_wthor(db: &ThorDatabase, ids: &[usize], path: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let export = db.to_wthor(ids);
+    let write = |out: &std::path::Path, f: &ThorFile| -> anyhow::Result<()> {
+        atomic_write(out, &f.to_bytes()).with_context(|| format!("writing {}", out.display()))
+    };
+    let stem = path.file_stem().map_or("games".into(), |s| s.to_string_lossy().into_owned());
+    if export.games.len() <= 1 {
+        let file = export.games.first().cloned().unwrap_or_else(empty_wtb);
+        write(path, &file)?;
+        eprintln!("wrote {} games to {}", ids.len(), path.display());
+    } else {
+        // A WTHOR file holds one year (and one P3): one file each, named after FILE.
+        let years: std::collections::BTreeSet<u16> = export.games.iter().map(|f| f.header.game_year).collect();
+        let ext = path.extension().map_or("wtb".into(), |s| s.to_string_lossy().into_owned());
+        for f in &export.games {
+            let h = f.header;
+            let name = if years.len() == export.games.len() {
+                format!("{stem}_{}.{ext}", h.game_year)
+            } else {
+                format!("{stem}_{}_p{}.{ext}", h.game_year, h.depth)
+            };
+            let out = path.with_file_name(name);
+            write(&out, f)?;
+            eprintln!("wrote {} games of {} to {}", h.n1, h.game_year, out.display());
+        }
+    }
+    for (file, ext) in [(&export.players, "JOU"), (&export.tournaments, "TRN")] {
+        if let Some(f) = file {
+            let out = path.with_file_name(format!("{stem}.{ext}"));
+            write(&out, f)?;
+            eprintln!("wrote {} names to {}", f.len(), out.display());
+        }
+    }
+    let d = &export.dropped;
+    let notes = [
+        (d.text_games, "games from text sources: dates beyond the year, clocks, ratings and move annotations dropped"),
+        (d.names_altered, "names cut to WTHOR's length or with characters outside Latin-1 written `?`"),
+        (d.results_unknown, "games without a known result: written with the final position's disc count"),
+        (d.theoretical_unknown, "games without a theoretical score: written with P3 = 0"),
+        (d.years_unknown, "games without a year: written as year 0"),
+    ];
+    for (n, what) in notes {
+        if n > 0 {
+            eprintln!("note: {n} {what}");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

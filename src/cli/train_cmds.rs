@@ -180,7 +180,19 @@ fn progress_to(bar: &ProgressBar) -> impl Fn(Progress) + Sync + '_ {
 
 fn load_games(archives: &ArchiveArgs) -> anyhow::Result<Vec<TrainGame>> {
     let db = archives.load(false)?;
-    Ok(db.games.iter().map(TrainGame::from_thor).collect())
+    let games: Vec<TrainGame> = db.games.iter().filter_map(TrainGame::from_thor).collect();
+    let left_out = db.games.len() - games.len();
+    if left_out > 0 {
+        eprintln!(
+            "note: {left_out} of {} games have no theoretical score at 24 empties (only WTHOR archives carry one): \
+             training labels positions with it, so they are left out",
+            db.games.len()
+        );
+    }
+    if games.is_empty() && left_out > 0 {
+        anyhow::bail!("no game to train on: none has a theoretical score at 24 empties");
+    }
+    Ok(games)
 }
 
 /// A stop flag that Ctrl-C sets: long labeling stops after the batches running, with

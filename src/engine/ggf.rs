@@ -10,7 +10,6 @@
 
 use super::game::Game;
 use crate::board::Color;
-use crate::position::{parse_side, parse_squares, Position};
 use crate::square::Move;
 
 /// An Othello game read from GGF.
@@ -28,90 +27,18 @@ pub struct GgfGame {
     pub game: Game,
 }
 
-/// Text that is not a GGF Othello game.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("GGF byte {offset}: {message}")]
-#[non_exhaustive]
-pub struct GgfError {
-    /// Byte offset in the text.
-    pub offset: usize,
-    /// What is wrong.
-    pub message: String,
-}
-
-fn err(offset: usize, message: impl Into<String>) -> GgfError {
-    GgfError { offset, message: message.into() }
-}
-
-/// Parses the board of a `BO[...]` tag: the size `8`, 64 squares and the side to move
-/// in the board-text alphabet ([`crate::position::square_char`]).
-fn parse_board(value: &str, offset: usize) -> Result<Position, GgfError> {
-    let value = value.trim_start();
-    let rest = match value.split_once(char::is_whitespace) {
-        Some(("8", rest)) => rest,
-        _ if value.is_empty() => return Err(err(offset, "empty BO tag")),
-        _ => {
-            let size = value.split_whitespace().next().unwrap_or(value);
-            return Err(err(offset, format!("board size `{size}` is not 8")));
-        }
-    };
-    let (black, white, rest) = parse_squares(rest).map_err(|e| err(offset, format!("BO: {e}")))?;
-    let mut words = rest.split_whitespace();
-    let side = match (words.next(), words.next()) {
-        (Some(w), None) => parse_side(w).map_err(|e| err(offset, format!("BO: {e}")))?,
-        (None, _) => return Err(err(offset, "BO has no side to move after its 64 squares")),
-        (Some(_), Some(extra)) => return Err(err(offset, format!("BO has `{extra}` after the side to move"))),
-    };
-    Ok(Position::from_colors(black, white, side).expect("one colour per square"))
-}
+use crate::thor::ggf::{err, escape, parse_board, tags};
+pub use crate::thor::GgfError;
 
 /// Parses one GGF game (the first in `text`).
 pub fn parse(text: &str) -> Result<GgfGame, GgfError> {
-    let start = text.find("(;").ok_or_else(|| err(0, "no `(;` game start"))?;
-    let bytes = text.as_bytes();
-    let mut i = start + 2;
+    let (found, _) = tags(text, 0)?;
     let (mut black, mut white, mut result, mut time) = (String::new(), String::new(), None, None);
     let mut game: Option<Game> = None;
     let mut pending_moves: Vec<(usize, Color, String)> = Vec::new();
-    loop {
-        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        if i >= bytes.len() {
-            return Err(err(i, "the game does not end with `;)`"));
-        }
-        if text[i..].starts_with(";)") {
-            break;
-        }
-        let name_start = i;
-        while i < bytes.len() && bytes[i].is_ascii_alphanumeric() {
-            i += 1;
-        }
-        let name = &text[name_start..i];
-        if name.is_empty() || i >= bytes.len() || bytes[i] != b'[' {
-            return Err(err(name_start, "expected a tag such as `PB[name]`"));
-        }
-        let value_start = i + 1;
-        let mut j = value_start;
-        let mut value = String::new();
-        loop {
-            match bytes.get(j) {
-                None => return Err(err(value_start, format!("tag {name} is not closed by `]`"))),
-                Some(b']') => break,
-                Some(b'\\') if j + 1 < bytes.len() => {
-                    let c = text[j + 1..].chars().next().expect("in bounds");
-                    value.push(c);
-                    j += 1 + c.len_utf8();
-                }
-                Some(_) => {
-                    let c = text[j..].chars().next().expect("in bounds");
-                    value.push(c);
-                    j += c.len_utf8();
-                }
-            }
-        }
-        i = j + 1;
-        match name {
+    for tag in found {
+        let (value_start, value) = (tag.offset, tag.value.into_owned());
+        match tag.name {
             "GM" if !value.eq_ignore_ascii_case("othello") => {
                 return Err(err(value_start, format!("game `{value}` is not Othello")))
             }
@@ -123,7 +50,7 @@ pub fn parse(text: &str) -> Result<GgfGame, GgfError> {
             "RE" => result = Some(value),
             "TI" => time = Some(value),
             "BO" => game = Some(Game::new(parse_board(&value, value_start)?)),
-            "B" | "W" => {
+            name @ ("B" | "W") => {
                 let color = if name == "B" { Color::Black } else { Color::White };
                 pending_moves.push((value_start, color, value));
             }
@@ -152,7 +79,6 @@ pub(crate) fn write(game: &Game, black: &str, white: &str, time: Option<&str>) -
     let start = game.start();
     let board = start.squares_text('*', 'O', '-');
     let side = if start.side == Color::Black { '*' } else { 'O' };
-    let escape = |s: &str| s.replace('\\', "\\\\").replace(']', "\\]");
     let mut out = format!("(;GM[Othello]PC[thorbook]PB[{}]PW[{}]", escape(black), escape(white));
     if let Some(t) = time {
         out.push_str(&format!("TI[{}]", escape(t)));
@@ -169,6 +95,7 @@ pub(crate) fn write(game: &Game, black: &str, white: &str, time: Option<&str>) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::position::Position;
 
     const NBOARD_EXAMPLE: &str = "(;GM[Othello]PC[NBoard]DT[2014-02-21 20:52:27 GMT]PB[./mEdax]PW[chris]RE[?]TI[15:00]TY[8]BO[8 ---------------------------O*------*O--------------------------- *]B[F5]W[F6]B[D3]W[C5]B[E6]W[F7]B[E7]W[F4];)";
 

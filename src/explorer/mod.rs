@@ -150,18 +150,21 @@ pub(crate) struct EngineMoveReply {
 pub(crate) struct GameReply {
     /// Index in the loaded database.
     pub index: usize,
-    /// Year.
-    pub year: u16,
+    /// Year, when the source gives one.
+    pub year: Option<u16>,
     /// Tournament.
     pub tournament: String,
     /// Black player.
     pub black: String,
     /// White player.
     pub white: String,
-    /// Black's discs at the end.
-    pub black_score: u8,
-    /// Black's discs under perfect play from 24 empties.
-    pub theoretical_score: u8,
+    /// Black's discs at the end, when the source gives the result.
+    pub black_score: Option<u8>,
+    /// Black's discs under perfect play from `theoretical_depth` empties, when the
+    /// source has it.
+    pub theoretical_score: Option<u8>,
+    /// Empties at which the theoretical score was computed (WTHOR's P3).
+    pub theoretical_depth: Option<u8>,
     /// The moves, from f5 as stored.
     pub moves: String,
 }
@@ -405,12 +408,13 @@ impl Explorer {
                 let game = &self.db.games[g];
                 GameReply {
                     index: g,
-                    year: game.year,
-                    tournament: self.db.tournament_name(game.raw.tournament),
-                    black: self.db.player_name(game.raw.black),
-                    white: self.db.player_name(game.raw.white),
-                    black_score: game.raw.black_score,
-                    theoretical_score: game.raw.theoretical_score,
+                    year: game.known_year(),
+                    tournament: self.db.tournament_name(game),
+                    black: self.db.black_name(game),
+                    white: self.db.white_name(game),
+                    black_score: game.black_discs(),
+                    theoretical_score: game.theoretical_discs(),
+                    theoretical_depth: (game.depth > 0).then_some(game.depth),
                     moves: format_moves(&game.moves_with_passes()),
                 }
             })

@@ -1,5 +1,6 @@
-//! [`ThorDatabase`]: WTHOR files loaded together, games replayed and validated, names
-//! joined, and every position indexed by its canonical key so that "which games reach
+//! [`ThorDatabase`]: game archives loaded together (WTHOR files and the text formats
+//! of [`super::text`], mixed freely), games replayed and validated, names joined, and
+//! every position indexed by its canonical key so that "which games reach
 //! this position" and its statistics are answered by a binary search.
 //!
 //! The index holds one 16-byte entry per position of every game (about 7.4 million
@@ -14,9 +15,13 @@ use std::cmp::Ordering;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+
 use super::format::{decode_name, FileKind, Header, RawGame, Records, ThorFile};
 use super::replay::{replay_with, validate, Outcome, Replay};
-use super::source::Source;
+use super::source::{Compression, Source, SourceFormat};
+use super::text::{self, SkipReason, TextFile, TextFormat};
 use super::{Anomaly, AnomalyKind, ThorError};
 use crate::board::Color;
 use crate::position::Position;
@@ -47,24 +52,55 @@ impl LoadOptions {
     }
 }
 
-/// A replayed, valid game with where it came from.
+/// A replayed, valid game with where it came from and what its source says of it.
+///
+/// Every source gives the moves. The rest depends on the source: WTHOR gives all of
+/// it; GGF players, place and date; a transcript at most a result. What a source does
+/// not give is `None` (or 0 for `year` and `depth`), never a made-up value.
 #[derive(Clone, Copy, Debug)]
 pub struct ThorGame {
     /// Index of its file in [`ThorDatabase::files`].
     pub file: u32,
-    /// 0-based record index in that file.
+    /// 0-based record index in a WTHOR file; 1-based line of a text file.
     pub record: u32,
-    /// Year of the games in the file.
+    /// Year of the game; 0 when the source does not say.
     pub year: u16,
-    /// P3 of its file.
+    /// Empties at which the theoretical score was computed (P3); 0 when there is none.
     pub depth: u8,
-    /// The record as stored.
+    /// Black's name: an index into [`ThorDatabase::players`].
+    pub black: Option<u32>,
+    /// White's name.
+    pub white: Option<u32>,
+    /// The tournament (GGF: the place, e.g. `GGS/os`): an index into
+    /// [`ThorDatabase::tournaments`].
+    pub tournament: Option<u32>,
+    /// Whether `raw.black_score` is a result: stated by the source or read off a
+    /// finished board.
+    pub result_known: bool,
+    /// The moves and scores in WTHOR's encoding. For a WTHOR game, the record as
+    /// stored (its ids too); for a text game the ids are 0 and unknown scores 32.
     pub raw: RawGame,
     /// The replay.
     pub replay: Replay,
 }
 
 impl ThorGame {
+    /// Black's discs at the end (empties to the winner), when known.
+    pub fn black_discs(&self) -> Option<u8> {
+        self.result_known.then_some(self.raw.black_score)
+    }
+
+    /// Black's discs under perfect play from the position with `depth` empties, when
+    /// the source has it.
+    pub fn theoretical_discs(&self) -> Option<u8> {
+        (self.depth > 0).then_some(self.raw.theoretical_score)
+    }
+
+    /// The year, when the source gives one.
+    pub fn known_year(&self) -> Option<u16> {
+        (self.year > 0).then_some(self.year)
+    }
+
     /// The moves including inferred passes, from the start.
     pub fn moves_with_passes(&self) -> Vec<Move> {
         let mut out = Vec::with_capacity(64);
@@ -86,9 +122,13 @@ impl ThorGame {
 pub struct FileSummary {
     /// Name as given.
     pub name: String,
-    /// Kind of file.
+    /// What the file holds.
+    pub format: SourceFormat,
+    /// How it was compressed.
+    pub compression: Compression,
+    /// Kind of WTHOR file (`Games` for a text file).
     pub kind: FileKind,
-    /// Its header.
+    /// Its header (for a text file, a made-up one: year 0, P3 0).
     pub header: Header,
     /// Records read.
     pub records: usize,
@@ -102,6 +142,9 @@ pub struct FileSummary {
     pub unfinished: usize,
     /// Anomalies found in this file.
     pub anomalies: usize,
+    /// Sound games left out, by reason (10×10 boards, random starts, …).
+    #[serde(serialize_with = "reasons_as_text")]
+    pub skipped: BTreeMap<SkipReason, usize>,
 }
 
 /// One index entry: a position of a game.
@@ -145,13 +188,58 @@ pub struct ThorDatabase {
     pub files: Vec<FileSummary>,
     /// Every valid 8×8 game, file by file in record order.
     pub games: Vec<ThorGame>,
-    /// Player names by id (empty without a `.JOU` file).
+    /// Player names by id: those of the `.JOU` file (by its ids), then those of text
+    /// sources.
     pub players: Vec<String>,
-    /// Tournament names by id (empty without a `.TRN` file).
+    /// Tournament names by id: those of the `.TRN` file, then the places of GGF games.
     pub tournaments: Vec<String>,
     /// Everything wrong that was found (and skipped).
     pub anomalies: Vec<Anomaly>,
     index: Vec<IndexEntry>,
+    /// Name to id in `players` and `tournaments`, for text sources.
+    player_ids: HashMap<String, u32>,
+    tournament_ids: HashMap<String, u32>,
+    /// Names read from `.JOU` and `.TRN`: the ids WTHOR games may use.
+    pub(super) wthor_players: usize,
+    pub(super) wthor_tournaments: usize,
+}
+
+fn reasons_as_text<S: serde::Serializer>(map: &BTreeMap<SkipReason, usize>, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(map.iter().map(|(reason, n)| (reason.to_string(), n)))
+}
+
+/// What a source yields before its games are joined to the database.
+enum Parsed {
+    Wthor(Compression, Result<(ThorFile, Vec<Anomaly>), Anomaly>),
+    Text(String, Compression, TextFormat, TextFile),
+}
+
+fn parse_source(s: &Source) -> Result<Parsed, Anomaly> {
+    let (format, compression) = s.format()?;
+    Ok(match (format, compression) {
+        (SourceFormat::Wthor, Compression::None) => Parsed::Wthor(compression, ThorFile::parse(&s.name, s.bytes())),
+        (SourceFormat::Wthor, _) => {
+            let mut bytes = Vec::new();
+            if let Err(e) = s.reader(compression).read_to_end(&mut bytes) {
+                return Err(Anomaly::file(&s.name, AnomalyKind::Io { message: format!("cannot decompress: {e}") }));
+            }
+            Parsed::Wthor(compression, ThorFile::parse(&s.name, &bytes))
+        }
+        (SourceFormat::Text(t), _) => {
+            Parsed::Text(s.name.clone(), compression, t, text::read(&s.name, t, s.reader(compression)))
+        }
+    })
+}
+
+/// The id of `name` in `list`, adding it when new.
+fn intern(ids: &mut HashMap<String, u32>, list: &mut Vec<String>, name: &str) -> Option<u32> {
+    if let Some(&id) = ids.get(name) {
+        return Some(id);
+    }
+    let id = u32::try_from(list.len()).ok()?;
+    list.push(name.to_string());
+    ids.insert(name.to_string(), id);
+    Some(id)
 }
 
 /// Which games to select.
@@ -175,13 +263,16 @@ pub struct GameFilter {
 pub struct PositionStats {
     /// Games reaching the position.
     pub games: usize,
+    /// Of those, games whose result the source does not give: left out of the wins,
+    /// draws and scores below.
+    pub results_unknown: usize,
     /// Won by black (stored real score above 32).
     pub black_wins: usize,
     /// Drawn.
     pub draws: usize,
     /// Won by white.
     pub white_wins: usize,
-    /// Mean of black's stored score.
+    /// Mean of black's final discs (NaN when no result is known).
     pub average_black_score: f64,
     /// Median of black's stored score.
     pub median_black_score: f64,
@@ -205,31 +296,37 @@ pub struct MoveStats {
     pub black_wins: usize,
     /// Draws among them.
     pub draws: usize,
-    /// (wins + draws / 2) / games, for black.
+    /// (wins + draws / 2) / games with a known result, for black (NaN when none).
     pub black_win_rate: f64,
     /// Mean black score.
     pub average_black_score: f64,
 }
 
 impl ThorDatabase {
-    /// Loads sources (files' bytes), validating and replaying every game in parallel.
+    /// Loads sources (files' bytes, any format, recognised by content), validating and
+    /// replaying every game in parallel.
     pub fn load(sources: &[Source], opts: LoadOptions) -> Result<ThorDatabase, ThorError> {
-        let parsed: Vec<_> = sources.par_iter().map(|s| ThorFile::parse(&s.name, s.bytes())).collect();
+        let parsed: Vec<_> = sources.par_iter().map(parse_source).collect();
         let mut db = ThorDatabase::default();
         let mut files = Vec::new();
         for result in parsed {
             match result {
-                Ok((file, anomalies)) => {
+                Ok(Parsed::Wthor(c, Ok((file, anomalies)))) => {
                     if let (true, Some(a)) = (opts.strict, anomalies.first()) {
                         return Err(a.clone().into());
                     }
-                    files.push((file, anomalies));
+                    files.push(Parsed::Wthor(c, Ok((file, anomalies))));
                 }
-                Err(a) if opts.strict => return Err(a.into()),
-                Err(a) => db.anomalies.push(a),
+                Ok(Parsed::Wthor(_, Err(a))) | Err(a) if opts.strict => return Err(a.into()),
+                Ok(Parsed::Wthor(_, Err(a))) | Err(a) => db.anomalies.push(a),
+                Ok(Parsed::Text(_, _, _, text)) if opts.strict && !text.anomalies.is_empty() => {
+                    return Err(text.anomalies[0].clone().into())
+                }
+                Ok(text) => files.push(text),
             }
         }
-        for (file, _) in &files {
+        for parsed in &files {
+            let Parsed::Wthor(_, Ok((file, _))) = parsed else { continue };
             let target = match file.kind {
                 FileKind::Players => &mut db.players,
                 FileKind::Tournaments => &mut db.tournaments,
@@ -239,8 +336,19 @@ impl ThorDatabase {
                 *target = names.iter().map(|n| decode_name(n)).collect();
             }
         }
-        for (file, anomalies) in files {
-            db.add_file(file, anomalies, opts.strict)?;
+        (db.wthor_players, db.wthor_tournaments) = (db.players.len(), db.tournaments.len());
+        for (id, name) in db.players.iter().enumerate().rev() {
+            db.player_ids.insert(name.clone(), u32::try_from(id).expect("a .JOU holds at most 65,535 names"));
+        }
+        for (id, name) in db.tournaments.iter().enumerate().rev() {
+            db.tournament_ids.insert(name.clone(), u32::try_from(id).expect("a .TRN holds at most 65,535 names"));
+        }
+        for parsed in files {
+            match parsed {
+                Parsed::Wthor(c, Ok((file, anomalies))) => db.add_file(file, c, anomalies, opts.strict)?,
+                Parsed::Text(name, c, format, text) => db.add_text_file(&name, c, format, text),
+                Parsed::Wthor(_, Err(_)) => {}
+            }
         }
         if opts.index {
             db.build_index();
@@ -248,10 +356,55 @@ impl ThorDatabase {
         Ok(db)
     }
 
+    fn add_text_file(&mut self, name: &str, compression: Compression, format: TextFormat, text: TextFile) {
+        let file_index = u32::try_from(self.files.len()).expect("fewer than 2^32 files");
+        let mut summary = FileSummary {
+            name: name.to_string(),
+            format: SourceFormat::Text(format),
+            compression,
+            kind: FileKind::Games,
+            header: Header::new(0, 0),
+            records: text.games.len() + text.anomalies.len() + text.skipped.values().sum::<usize>(),
+            games: text.games.len(),
+            finished: 0,
+            finished_early: 0,
+            unfinished: 0,
+            anomalies: text.anomalies.len(),
+            skipped: text.skipped,
+        };
+        let players: Vec<Option<u32>> =
+            text.names.iter().map(|n| intern(&mut self.player_ids, &mut self.players, n)).collect();
+        let events: Vec<Option<u32>> =
+            text.events.iter().map(|n| intern(&mut self.tournament_ids, &mut self.tournaments, n)).collect();
+        let local = |table: &[Option<u32>], id: Option<u32>| id.and_then(|i| table.get(i as usize).copied().flatten());
+        self.games.reserve(text.games.len());
+        for g in text.games {
+            match g.replay.outcome {
+                Outcome::Finished => summary.finished += 1,
+                Outcome::FinishedEarly => summary.finished_early += 1,
+                Outcome::Unfinished => summary.unfinished += 1,
+            }
+            self.games.push(ThorGame {
+                file: file_index,
+                record: g.line,
+                year: g.year.unwrap_or(0),
+                depth: g.theoretical_depth.unwrap_or(0),
+                black: local(&players, g.black),
+                white: local(&players, g.white),
+                tournament: local(&events, g.event),
+                result_known: g.result_known,
+                raw: g.raw,
+                replay: g.replay,
+            });
+        }
+        self.anomalies.extend(text.anomalies);
+        self.files.push(summary);
+    }
+
     /// Checks a game's ids against the name files, when they were loaded.
     fn id_anomalies(&self, raw: &RawGame) -> Vec<AnomalyKind> {
         let mut out = Vec::new();
-        let np = self.players.len();
+        let np = self.wthor_players;
         if np > 0 {
             for (side, id) in [("black", raw.black), ("white", raw.white)] {
                 if id as usize >= np {
@@ -259,17 +412,25 @@ impl ThorDatabase {
                 }
             }
         }
-        let nt = self.tournaments.len();
+        let nt = self.wthor_tournaments;
         if nt > 0 && raw.tournament as usize >= nt {
             out.push(AnomalyKind::UnknownTournament { id: raw.tournament, count: nt });
         }
         out
     }
 
-    fn add_file(&mut self, file: ThorFile, mut anomalies: Vec<Anomaly>, strict: bool) -> Result<(), ThorError> {
+    fn add_file(
+        &mut self,
+        file: ThorFile,
+        compression: Compression,
+        mut anomalies: Vec<Anomaly>,
+        strict: bool,
+    ) -> Result<(), ThorError> {
         let file_index = u32::try_from(self.files.len()).expect("fewer than 2^32 files");
         let mut summary = FileSummary {
             name: file.name.clone(),
+            format: SourceFormat::Wthor,
+            compression,
             kind: file.kind,
             header: file.header,
             records: file.len(),
@@ -278,7 +439,9 @@ impl ThorDatabase {
             finished_early: 0,
             unfinished: 0,
             anomalies: 0,
+            skipped: BTreeMap::new(),
         };
+        let (np, nt) = (self.wthor_players, self.wthor_tournaments);
         if let Records::Games(raws) = &file.records {
             let checked: Vec<_> = raws
                 .par_iter()
@@ -314,6 +477,10 @@ impl ThorDatabase {
                     record: u32::try_from(i).expect("at most 2^32 - 1 records"),
                     year: file.header.game_year,
                     depth: file.header.depth,
+                    black: (usize::from(raw.black) < np).then_some(u32::from(raw.black)),
+                    white: (usize::from(raw.white) < np).then_some(u32::from(raw.white)),
+                    tournament: (usize::from(raw.tournament) < nt).then_some(u32::from(raw.tournament)),
+                    result_known: true,
                     raw: *raw,
                     replay,
                 });
@@ -391,35 +558,50 @@ impl ThorDatabase {
             .collect()
     }
 
-    /// The player's name for an id (`#id` when unknown).
-    pub fn player_name(&self, id: u16) -> String {
-        self.players.get(id as usize).cloned().unwrap_or_else(|| format!("#{id}"))
+    /// A name from `table`: `#id` for a WTHOR id without its name file, `?` when the
+    /// source does not say.
+    fn name_in(&self, table: &[String], id: Option<u32>, raw_id: u16, g: &ThorGame) -> String {
+        match id.and_then(|i| table.get(i as usize)) {
+            Some(name) => name.clone(),
+            None if self.files[g.file as usize].format == SourceFormat::Wthor => format!("#{raw_id}"),
+            None => "?".into(),
+        }
     }
 
-    /// The tournament's name for an id (`#id` when unknown).
-    pub fn tournament_name(&self, id: u16) -> String {
-        self.tournaments.get(id as usize).cloned().unwrap_or_else(|| format!("#{id}"))
+    /// Black's name in game `g`.
+    pub fn black_name(&self, g: &ThorGame) -> String {
+        self.name_in(&self.players, g.black, g.raw.black, g)
+    }
+
+    /// White's name in game `g`.
+    pub fn white_name(&self, g: &ThorGame) -> String {
+        self.name_in(&self.players, g.white, g.raw.white, g)
+    }
+
+    /// The tournament (or GGF place) of game `g`.
+    pub fn tournament_name(&self, g: &ThorGame) -> String {
+        self.name_in(&self.tournaments, g.tournament, g.raw.tournament, g)
     }
 
     /// Whether game `g` passes the filter's name and year conditions (not the position).
     fn matches_fields(&self, g: &ThorGame, f: &GameFilter) -> bool {
         if let Some((lo, hi)) = f.years {
-            if g.year < lo || g.year > hi {
+            if g.known_year().is_none_or(|y| y < lo || y > hi) {
                 return false;
             }
         }
         if let Some(t) = &f.tournament {
-            if !self.tournament_name(g.raw.tournament).to_lowercase().contains(&t.to_lowercase()) {
+            if !self.tournament_name(g).to_lowercase().contains(&t.to_lowercase()) {
                 return false;
             }
         }
         if let Some(p) = &f.player {
             let p = p.to_lowercase();
-            let is = |id| self.player_name(id).to_lowercase().contains(&p);
+            let is = |name: String| name.to_lowercase().contains(&p);
             let ok = match f.player_color {
-                Some(Color::Black) => is(g.raw.black),
-                Some(Color::White) => is(g.raw.white),
-                None => is(g.raw.black) || is(g.raw.white),
+                Some(Color::Black) => is(self.black_name(g)),
+                Some(Color::White) => is(self.white_name(g)),
+                None => is(self.black_name(g)) || is(self.white_name(g)),
             };
             if !ok {
                 return false;
@@ -442,57 +624,32 @@ impl ThorDatabase {
         }
     }
 
-    /// The games `ids` as WTHOR game files: one per (year, P3), since a file's header
-    /// holds a single year and P3 and a reader dates every game by it. Each file takes
-    /// the header of its first game's source file (creation date, P1, P2) with that year
-    /// and P3, N1 the number of games and N2 = 0; files come in (year, P3) order, games
-    /// in the order given.
-    pub fn to_wtb_files(&self, ids: &[usize]) -> Vec<ThorFile> {
-        let mut groups: std::collections::BTreeMap<(u16, u8), Vec<usize>> = Default::default();
-        for &i in ids {
-            let g = &self.games[i];
-            groups.entry((g.year, g.depth)).or_default().push(i);
-        }
-        groups
-            .into_iter()
-            .map(|((year, depth), members)| {
-                let mut header = self.files[self.games[members[0]].file as usize].header;
-                header.game_year = year;
-                header.depth = depth;
-                header.n2 = 0;
-                let games: Vec<_> = members.iter().map(|&i| self.games[i].raw).collect();
-                header.n1 = u32::try_from(games.len()).expect("fewer than 2^32 games fit in memory");
-                ThorFile { name: format!("{year}"), kind: FileKind::Games, header, records: Records::Games(games) }
-            })
-            .collect()
-    }
-
     /// Statistics of the games that reach `pos` and pass `filter`'s other conditions.
     pub fn stats(&self, pos: &Position, filter: &GameFilter) -> PositionStats {
         let reaching: Vec<Reach> =
             self.games_reaching(pos).into_iter().filter(|r| self.matches_fields(&self.games[r.game], filter)).collect();
-        let scores: Vec<u8> = reaching.iter().map(|r| self.games[r.game].raw.black_score).collect();
+        let scores: Vec<Option<u8>> = reaching.iter().map(|r| self.games[r.game].black_discs()).collect();
         let mut stats = summarize(&scores);
         stats.ended_here = reaching.iter().filter(|r| r.next.is_none()).count();
         let continuing = stats.games - stats.ended_here;
-        let mut by_move: std::collections::BTreeMap<Move, Vec<u8>> = Default::default();
+        let mut by_move: std::collections::BTreeMap<Move, Vec<Option<u8>>> = Default::default();
         for r in &reaching {
             if let Some(mv) = r.next {
-                by_move.entry(mv).or_default().push(self.games[r.game].raw.black_score);
+                by_move.entry(mv).or_default().push(self.games[r.game].black_discs());
             }
         }
         stats.moves = by_move
             .into_iter()
             .map(|(mv, scores)| {
                 let s = summarize(&scores);
+                let decided = (s.games - s.results_unknown) as u64;
                 MoveStats {
                     mv: mv.to_string(),
                     games: s.games,
                     share: s.games as f64 / continuing.max(1) as f64,
                     black_wins: s.black_wins,
                     draws: s.draws,
-                    black_win_rate: win_rate(s.black_wins as u64, s.draws as u64, s.games as u64)
-                        .expect("a move was played in at least one game"),
+                    black_win_rate: win_rate(s.black_wins as u64, s.draws as u64, decided).unwrap_or(f64::NAN),
                     average_black_score: s.average_black_score,
                 }
             })
@@ -507,12 +664,10 @@ impl ThorDatabase {
             let (ga, gb) = (&self.games[*a], &self.games[*b]);
             match key {
                 SortKey::Year => ga.year.cmp(&gb.year),
-                SortKey::Black => self.player_name(ga.raw.black).cmp(&self.player_name(gb.raw.black)),
-                SortKey::White => self.player_name(ga.raw.white).cmp(&self.player_name(gb.raw.white)),
-                SortKey::Tournament => {
-                    self.tournament_name(ga.raw.tournament).cmp(&self.tournament_name(gb.raw.tournament))
-                }
-                SortKey::Score => gb.raw.black_score.cmp(&ga.raw.black_score),
+                SortKey::Black => self.black_name(ga).cmp(&self.black_name(gb)),
+                SortKey::White => self.white_name(ga).cmp(&self.white_name(gb)),
+                SortKey::Tournament => self.tournament_name(ga).cmp(&self.tournament_name(gb)),
+                SortKey::Score => gb.black_discs().cmp(&ga.black_discs()),
             }
         };
         ids.sort_by(cmp);
@@ -549,12 +704,17 @@ impl std::str::FromStr for SortKey {
     }
 }
 
-fn summarize(scores: &[u8]) -> PositionStats {
-    let mut s = PositionStats { games: scores.len(), ..Default::default() };
+fn summarize(all: &[Option<u8>]) -> PositionStats {
+    let scores: Vec<u8> = all.iter().flatten().copied().collect();
+    let mut s = PositionStats { games: all.len(), results_unknown: all.len() - scores.len(), ..Default::default() };
     if scores.is_empty() {
+        if !all.is_empty() {
+            s.average_black_score = f64::NAN;
+            s.median_black_score = f64::NAN;
+        }
         return s;
     }
-    for &sc in scores {
+    for &sc in &scores {
         match sc.cmp(&32) {
             Ordering::Greater => s.black_wins += 1,
             Ordering::Equal => s.draws += 1,

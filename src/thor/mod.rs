@@ -10,9 +10,12 @@
 #![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
 pub(crate) mod database;
+mod export;
 pub(crate) mod format;
+pub(crate) mod ggf;
 pub(crate) mod replay;
 mod source;
+pub(crate) mod text;
 
 use std::fmt;
 
@@ -25,9 +28,12 @@ use crate::square::Square;
 pub use database::{
     FileSummary, GameFilter, LoadOptions, MoveStats, PositionStats, Reach, SortKey, ThorDatabase, ThorGame,
 };
+pub use export::{Dropped, GameJson, GameText, WthorExport};
 pub use format::{FileKind, GameRecord, Header, RawGame, Records, ThorFile};
+pub use ggf::GgfError;
 pub use replay::{encode_square, replay, GameFault, Outcome, Replay};
-pub use source::{bundled_sources, expand_paths, Source};
+pub use source::{bundled_sources, expand_paths, Compression, Source, SourceFormat};
+pub use text::{SkipReason, TextFormat};
 
 /// What is wrong with a file or a game record.
 #[derive(Debug, Clone, PartialEq, Eq, Error, Serialize)]
@@ -126,6 +132,29 @@ pub enum AnomalyKind {
         /// Players known.
         count: usize,
     },
+    /// Text that does not parse (GGF, a transcript, JSON).
+    #[error("{message}")]
+    Syntax {
+        /// What is wrong.
+        message: String,
+    },
+    /// A move given for the colour not to move, when the side to move has a move.
+    #[error("a move for {found} where {expected} is to move")]
+    WrongSide {
+        /// The side to move.
+        expected: Color,
+        /// The colour the source gives.
+        found: Color,
+    },
+    /// A pass written where the side to move has a move.
+    #[error("a pass for {color}, who has a legal move")]
+    PassWithMoves {
+        /// The side to move.
+        color: Color,
+    },
+    /// A file none of the readers recognises.
+    #[error("not a game archive thorbook reads (WTHOR, GGF, transcripts, JSON lines; plain, .gz or .bz2)")]
+    UnknownFormat,
     /// A tournament id beyond `WTHOR.TRN`.
     #[error("tournament id {id} is beyond the {count} tournaments of the tournament file")]
     UnknownTournament {
@@ -141,11 +170,14 @@ pub enum AnomalyKind {
 pub struct Anomaly {
     /// The file's name as given.
     pub file: String,
-    /// 0-based record index, for record-level problems.
+    /// 0-based record index, for record-level problems of WTHOR files.
     pub record: Option<usize>,
-    /// Byte offset in the file.
+    /// 1-based line, for text files (where the game starts).
+    pub line: Option<u32>,
+    /// Byte offset in the file (in the decompressed text of a compressed file).
     pub offset: Option<usize>,
-    /// 1-based ply: the index in the stored move list (passes are not stored).
+    /// 1-based ply: the index in the stored move list (WTHOR stores no passes; text
+    /// sources count the passes they write).
     pub ply: Option<usize>,
     /// What is wrong.
     #[serde(flatten)]
@@ -155,7 +187,12 @@ pub struct Anomaly {
 impl Anomaly {
     /// A problem of the whole file.
     pub(crate) fn file(name: &str, kind: AnomalyKind) -> Anomaly {
-        Anomaly { file: name.to_string(), record: None, offset: None, ply: None, kind }
+        Anomaly { file: name.to_string(), record: None, line: None, offset: None, ply: None, kind }
+    }
+
+    /// A problem on line `line` of a text file, at byte `offset`, at `ply` if given.
+    pub(crate) fn at_line(name: &str, line: u32, offset: usize, ply: Option<usize>, kind: AnomalyKind) -> Anomaly {
+        Anomaly { file: name.to_string(), record: None, line: Some(line), offset: Some(offset), ply, kind }
     }
 
     /// A problem of game record `record` of a `.wtb` file, at `ply` (1-based) if given.
@@ -165,7 +202,7 @@ impl Anomaly {
             Some(p) => base + format::MOVES_OFFSET + p - 1,
             None => base,
         };
-        Anomaly { file: name.to_string(), record: Some(record), offset: Some(offset), ply, kind }
+        Anomaly { file: name.to_string(), record: Some(record), line: None, offset: Some(offset), ply, kind }
     }
 }
 
@@ -174,6 +211,9 @@ impl fmt::Display for Anomaly {
         write!(f, "{}", self.file)?;
         if let Some(r) = self.record {
             write!(f, ": record {r}")?;
+        }
+        if let Some(l) = self.line {
+            write!(f, ": line {l}")?;
         }
         if let Some(o) = self.offset {
             write!(f, " (byte {o})")?;

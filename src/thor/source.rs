@@ -1,10 +1,140 @@
-//! Where WTHOR bytes come from: files on disk (memory-mapped), directories of them, or
-//! the archives bundled into the binary from `data/thor/`.
+//! Where game archives come from: files on disk (memory-mapped), directories of them,
+//! or the archives bundled into the binary from `data/thor/`; and what a file holds,
+//! recognised by its content ([`SourceFormat`], [`Compression`]) with the file name as
+//! a hint.
 
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use serde::Serialize;
+
+use super::format::{GAME_RECORD_LEN, HEADER_LEN, PLAYER_RECORD_LEN, TOURNAMENT_RECORD_LEN};
+use super::text::TextFormat;
 use super::{Anomaly, AnomalyKind, ThorError};
 use crate::fileio::{read_mapped, Bytes};
+
+/// What a file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceFormat {
+    /// A WTHOR file: games (`.wtb`, `.wtd`), players (`.JOU`) or tournaments (`.TRN`).
+    Wthor,
+    /// Games as text.
+    Text(TextFormat),
+}
+
+impl std::fmt::Display for SourceFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SourceFormat::Wthor => "WTHOR",
+            SourceFormat::Text(TextFormat::Ggf) => "GGF",
+            SourceFormat::Text(TextFormat::Transcript) => "transcript",
+            SourceFormat::Text(TextFormat::Jsonl) => "JSON lines",
+        })
+    }
+}
+
+/// How a file is compressed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Compression {
+    /// Not compressed.
+    None,
+    /// gzip (`1f 8b`).
+    Gzip,
+    /// bzip2 (`BZh`), as GGS ships its archives.
+    Bzip2,
+}
+
+/// Bytes looked at to recognise a file.
+const SNIFF_LEN: usize = 4096;
+
+impl Compression {
+    fn detect(bytes: &[u8]) -> Compression {
+        if bytes.starts_with(&[0x1f, 0x8b]) {
+            Compression::Gzip
+        } else if bytes.len() >= 4 && bytes.starts_with(b"BZh") && (b'1'..=b'9').contains(&bytes[3]) {
+            Compression::Bzip2
+        } else {
+            Compression::None
+        }
+    }
+
+    /// A reader of the decompressed bytes. Concatenated members (as `cat a.gz b.gz`
+    /// and parallel compressors write) are read as one stream.
+    fn reader<'a>(self, bytes: &'a [u8]) -> Box<dyn BufRead + Send + 'a> {
+        const BUF: usize = 1 << 16;
+        match self {
+            Compression::None => Box::new(bytes),
+            Compression::Gzip => Box::new(BufReader::with_capacity(BUF, flate2::read::MultiGzDecoder::new(bytes))),
+            Compression::Bzip2 => Box::new(BufReader::with_capacity(BUF, bzip2::read::MultiBzDecoder::new(bytes))),
+        }
+    }
+}
+
+/// The file name without a compression suffix, lower-cased.
+fn base_name(name: &str) -> String {
+    let lower = name.to_ascii_lowercase();
+    for suffix in [".bz2", ".gz"] {
+        if let Some(base) = lower.strip_suffix(suffix) {
+            return base.to_string();
+        }
+    }
+    lower
+}
+
+fn has_wthor_extension(name: &str) -> bool {
+    let base = base_name(name);
+    [".wtb", ".wtd", ".jou", ".trn"].iter().any(|e| base.ends_with(e))
+}
+
+/// Whether `bytes` (a whole uncompressed file) have the size a WTHOR header declares.
+fn wthor_sizes_agree(bytes: &[u8]) -> bool {
+    let Some(head) = bytes.first_chunk::<HEADER_LEN>() else { return false };
+    let n1 = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
+    let n2 = usize::from(u16::from_le_bytes([head[8], head[9]]));
+    let body = bytes.len() - HEADER_LEN;
+    (n1 > 0 && body == n1 * GAME_RECORD_LEN)
+        || (n2 > 0 && (body == n2 * PLAYER_RECORD_LEN || body == n2 * TOURNAMENT_RECORD_LEN))
+}
+
+/// The text format of the first bytes of a file, if they are text of one.
+fn sniff_text(head: &[u8], name: &str) -> Option<TextFormat> {
+    if head.iter().any(|&b| b < 0x09 || (0x0e..0x20).contains(&b) && b != 0x1b) {
+        return None;
+    }
+    let text = String::from_utf8_lossy(head);
+    let text = text.trim_start_matches('\u{feff}');
+    let base = base_name(name);
+    let hint = if base.ends_with(".ggf") {
+        Some(TextFormat::Ggf)
+    } else if base.ends_with(".jsonl") || base.ends_with(".json") {
+        Some(TextFormat::Jsonl)
+    } else if base.ends_with(".txt") || base.ends_with(".trans") {
+        Some(TextFormat::Transcript)
+    } else {
+        None
+    };
+    for line in text.lines() {
+        let line = line.trim_start();
+        if line.is_empty() {
+            continue;
+        }
+        if line.starts_with("(;") {
+            return Some(TextFormat::Ggf);
+        }
+        if line.starts_with('{') {
+            return Some(TextFormat::Jsonl);
+        }
+        if line.starts_with(['#', '%', ';']) {
+            continue;
+        }
+        let first: String = line.chars().take(2).collect();
+        return if first.parse::<crate::square::Move>().is_ok() { Some(TextFormat::Transcript) } else { hint };
+    }
+    // Nothing but blank or comment lines: the name decides (an empty transcript).
+    hint.or(Some(TextFormat::Transcript))
+}
 
 /// The bundled archives: a few recent years plus the player and tournament files.
 const BUNDLED: [(&str, &[u8]); 5] = [
@@ -46,6 +176,55 @@ impl Source {
     pub fn bytes(&self) -> &[u8] {
         self.data.as_ref()
     }
+
+    /// What the file holds and how it is compressed, recognised by its content (the
+    /// name only decides between formats the content leaves open, such as an empty
+    /// file). A file none of the readers knows is [`AnomalyKind::UnknownFormat`].
+    pub fn format(&self) -> Result<(SourceFormat, Compression), Anomaly> {
+        let bytes = self.bytes();
+        let compression = Compression::detect(bytes);
+        let mut head = Vec::with_capacity(SNIFF_LEN);
+        let read = compression.reader(bytes).take(SNIFF_LEN as u64).read_to_end(&mut head);
+        if let Err(e) = read {
+            return Err(Anomaly::file(&self.name, AnomalyKind::Io { message: format!("cannot decompress: {e}") }));
+        }
+        if has_wthor_extension(&self.name) {
+            return Ok((SourceFormat::Wthor, compression));
+        }
+        if let Some(text) = sniff_text(&head, &self.name) {
+            return Ok((SourceFormat::Text(text), compression));
+        }
+        if compression == Compression::None && wthor_sizes_agree(bytes) {
+            return Ok((SourceFormat::Wthor, compression));
+        }
+        Err(Anomaly::file(&self.name, AnomalyKind::UnknownFormat))
+    }
+
+    /// The decompressed bytes as a stream.
+    pub(crate) fn reader(&self, compression: Compression) -> Box<dyn BufRead + Send + '_> {
+        compression.reader(self.bytes())
+    }
+}
+
+/// Whether a file found in a directory is one to read: a WTHOR name, or content a
+/// reader recognises.
+fn is_archive(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if name.starts_with('.') {
+        return false;
+    }
+    if has_wthor_extension(&name) {
+        return true;
+    }
+    let mut head = Vec::with_capacity(SNIFF_LEN);
+    let Ok(file) = std::fs::File::open(path) else { return true };
+    if file.take(SNIFF_LEN as u64).read_to_end(&mut head).is_err() {
+        return true;
+    }
+    match Compression::detect(&head) {
+        Compression::None => sniff_text(&head, &name).is_some() && !head.is_empty(),
+        _ => true,
+    }
 }
 
 /// The bundled archives (2013–2015, players, tournaments).
@@ -53,13 +232,10 @@ pub fn bundled_sources() -> Vec<Source> {
     BUNDLED.iter().map(|(name, bytes)| Source::from_static(name, bytes)).collect()
 }
 
-fn is_wthor_name(p: &Path) -> bool {
-    let ext = p.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
-    matches!(ext.as_str(), "wtb" | "wtd" | "jou" | "trn")
-}
-
-/// Expands files and directories into WTHOR file paths: a directory contributes its
-/// `.wtb`, `.wtd`, `.JOU` and `.TRN` files (any case), sorted by name.
+/// Expands files and directories into archive paths: a directory contributes its WTHOR
+/// files (`.wtb`, `.wtd`, `.JOU`, `.TRN`, any case) and every file whose content is a
+/// game archive (GGF, transcripts, JSON lines, compressed or not), sorted by name; not
+/// its subdirectories or hidden files.
 pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ThorError> {
     let mut out = Vec::new();
     for p in paths {
@@ -67,11 +243,11 @@ pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ThorError> {
             let entries = std::fs::read_dir(p)
                 .map_err(|e| ThorError::Path { path: p.display().to_string(), message: e.to_string() })?;
             let mut found: Vec<PathBuf> =
-                entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|f| f.is_file() && is_wthor_name(f)).collect();
+                entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|f| f.is_file() && is_archive(f)).collect();
             if found.is_empty() {
                 return Err(ThorError::Path {
                     path: p.display().to_string(),
-                    message: "directory holds no WTHOR files (.wtb, .wtd, .JOU, .TRN)".into(),
+                    message: "directory holds no game archives (WTHOR, GGF, transcripts, JSON lines)".into(),
                 });
             }
             found.sort();

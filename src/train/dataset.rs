@@ -45,9 +45,11 @@ pub struct TrainGame {
 }
 
 impl TrainGame {
-    /// From a replayed Thor game.
-    pub fn from_thor(game: &ThorGame) -> TrainGame {
-        TrainGame { moves: game.moves_with_passes(), theoretical: game.raw.theoretical_score }
+    /// From a replayed game, when its source gives the theoretical score at
+    /// `THEORETICAL_EMPTIES` empties (WTHOR's P3 = 24): the labels come from it.
+    pub fn from_thor(game: &ThorGame) -> Option<TrainGame> {
+        let theoretical = game.theoretical_discs().filter(|_| u32::from(game.depth) == THEORETICAL_EMPTIES)?;
+        Some(TrainGame { moves: game.moves_with_passes(), theoretical })
     }
 
     /// Every position of the game with its theoretical score for the side to move

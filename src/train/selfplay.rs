@@ -174,7 +174,7 @@ mod tests {
     fn openings() -> Vec<TrainGame> {
         let options = crate::thor::LoadOptions { strict: true, index: false };
         let db = crate::thor::ThorDatabase::load(&crate::thor::bundled_sources(), options).unwrap();
-        db.games.iter().take(20).map(TrainGame::from_thor).collect()
+        db.games.iter().take(20).filter_map(TrainGame::from_thor).collect()
     }
 
     #[test]

@@ -456,7 +456,7 @@ mod tests {
     fn games() -> Vec<TrainGame> {
         let options = crate::thor::LoadOptions { strict: true, index: false };
         let db = crate::thor::ThorDatabase::load(&crate::thor::bundled_sources(), options).unwrap();
-        db.games.iter().map(TrainGame::from_thor).collect()
+        db.games.iter().filter_map(TrainGame::from_thor).collect()
     }
 
     fn small_config() -> TrainerConfig {

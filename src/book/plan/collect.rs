@@ -135,7 +135,7 @@ pub(crate) fn collect(
     for (g, game) in games.enumerate() {
         let game = game.borrow();
         let mut pos = Position::START;
-        let black = i32::from(game.black_score);
+        let black = game.black_score.map(i32::from);
         for ply in 0..=max_ply as usize {
             if buf.len() == capacity {
                 let kept = sort_and_fold(&mut buf);
@@ -146,13 +146,13 @@ pub(crate) fn collect(
                 }
             }
             let board = pos.board.canonical().0;
-            let mover = if pos.side == Color::Black { black } else { 64 - black };
+            let mover = black.map(|b| if pos.side == Color::Black { b } else { 64 - b });
             buf.push(Node {
                 key: board.key(),
                 board,
                 games: 1,
-                wins: u32::from(mover > 32),
-                draws: u32::from(mover == 32),
+                wins: u32::from(mover.is_some_and(|m| m > 32)),
+                draws: u32::from(mover == Some(32)),
             });
             let Some(&mv) = game.moves.get(ply) else { break };
             if ply == max_ply as usize {

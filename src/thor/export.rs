@@ -1,0 +1,282 @@
+//! Writing games from any source in any format: WTHOR files with their `.JOU` and
+//! `.TRN` ([`ThorDatabase::to_wthor`], with a count of what WTHOR cannot hold), GGF,
+//! transcripts and JSON lines ([`ThorDatabase::write_game`]). Each text format is read
+//! back by [`super::text`] to the same moves and the scores it can hold.
+// Input handling: every narrowing or sign-changing conversion is checked.
+#![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::database::{ThorDatabase, ThorGame};
+use super::format::{FileKind, Header, Records, ThorFile, PLAYER_RECORD_LEN, TOURNAMENT_RECORD_LEN};
+use super::ggf::escape;
+use super::replay::Outcome;
+use super::source::SourceFormat;
+use crate::board::Color;
+use crate::position::Position;
+use crate::square::Move;
+
+/// The text formats games are written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GameText {
+    /// One GGF game per line, as GGS's archives.
+    Ggf,
+    /// Moves, then black's disc difference when the result is known.
+    Transcript,
+    /// One JSON object per line (the fields of [`GameJson`]).
+    Jsonl,
+}
+
+/// A game as JSON: what `thor export --format jsonl` writes and the JSON-lines reader
+/// reads back. Unknown facts are `null`.
+#[derive(Clone, Debug, Serialize)]
+pub struct GameJson {
+    /// Year of the game.
+    pub year: Option<u16>,
+    /// The file it was read from.
+    pub file: String,
+    /// WTHOR record index or text line.
+    pub record: u32,
+    /// Tournament or place.
+    pub tournament: String,
+    /// Black's name.
+    pub black: String,
+    /// White's name.
+    pub white: String,
+    /// Black's final discs.
+    pub black_score: Option<u8>,
+    /// Black's discs under perfect play from `theoretical_depth` empties.
+    pub theoretical_score: Option<u8>,
+    /// Empties of the theoretical score.
+    pub theoretical_depth: Option<u8>,
+    /// How the move list ends.
+    pub outcome: Outcome,
+    /// The moves without passes (`f5d6c3…`).
+    pub moves: String,
+}
+
+/// What a WTHOR export could not keep.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Dropped {
+    /// Names cut to WTHOR's 19 (players) or 25 (tournaments) Latin-1 characters, or
+    /// with characters outside Latin-1 written `?`.
+    pub names_altered: usize,
+    /// Games without a known result: written with the final position's disc count.
+    pub results_unknown: usize,
+    /// Games without a theoretical score: written in files with P3 = 0 (the result
+    /// stands in for it).
+    pub theoretical_unknown: usize,
+    /// Games without a year: written in a file for year 0.
+    pub years_unknown: usize,
+    /// Games from text sources: their dates beyond the year, clocks, ratings and
+    /// per-move annotations have no place in WTHOR.
+    pub text_games: usize,
+}
+
+/// Games as WTHOR files.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct WthorExport {
+    /// One game file per (year, P3), in that order.
+    pub games: Vec<ThorFile>,
+    /// The player names the games' ids refer to (`None` when there are none).
+    pub players: Option<ThorFile>,
+    /// The tournament names.
+    pub tournaments: Option<ThorFile>,
+    /// What could not be kept.
+    pub dropped: Dropped,
+}
+
+/// A name as a WTHOR name record: Latin-1, at most `len - 1` bytes and a NUL.
+fn name_record(name: &str, len: usize, altered: &mut usize) -> Vec<u8> {
+    let mut out: Vec<u8> = name.chars().map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?')).collect();
+    let replaced = name.chars().any(|c| u32::from(c) > 0xff);
+    if out.len() >= len {
+        out.truncate(len - 1);
+        *altered += 1;
+    } else if replaced {
+        *altered += 1;
+    }
+    out
+}
+
+/// Builds a table of names for the ids in use, in first-use order.
+struct Table<'a> {
+    source: &'a [String],
+    ids: HashMap<Option<u32>, u16>,
+    names: Vec<String>,
+}
+
+impl<'a> Table<'a> {
+    fn new(source: &'a [String]) -> Self {
+        Table { source, ids: HashMap::new(), names: Vec::new() }
+    }
+
+    fn id(&mut self, id: Option<u32>) -> u16 {
+        let next = u16::try_from(self.names.len()).unwrap_or(u16::MAX);
+        *self.ids.entry(id).or_insert_with(|| {
+            let name = id.and_then(|i| self.source.get(i as usize)).map_or("?", String::as_str);
+            if next < u16::MAX {
+                self.names.push(name.to_string());
+            }
+            next
+        })
+    }
+
+    fn file(self, kind: FileKind, len: usize, altered: &mut usize) -> Option<ThorFile> {
+        if self.names.is_empty() {
+            return None;
+        }
+        let names = self.names.iter().map(|n| name_record(n, len, altered)).collect();
+        Some(ThorFile { name: String::new(), kind, header: Header::new(0, 0), records: Records::Names(names) })
+    }
+}
+
+impl ThorDatabase {
+    /// The games `ids` as WTHOR files: one game file per (year, P3), since a file's
+    /// header holds a single year and P3; games in the order given within a file.
+    ///
+    /// When every game comes from WTHOR files, records are kept byte for byte (ids
+    /// too) and the name files are those loaded. Otherwise names are renumbered into
+    /// new `.JOU` and `.TRN` tables holding the names the games use; what WTHOR
+    /// cannot hold is counted in [`WthorExport::dropped`].
+    pub fn to_wthor(&self, ids: &[usize]) -> WthorExport {
+        let all_wthor = ids.iter().all(|&i| self.files[self.games[i].file as usize].format == SourceFormat::Wthor);
+        let mut dropped = Dropped::default();
+        let mut players = Table::new(&self.players);
+        let mut tournaments = Table::new(&self.tournaments);
+        let mut groups: BTreeMap<(u16, u8), Vec<super::format::RawGame>> = BTreeMap::new();
+        for &i in ids {
+            let g = &self.games[i];
+            let mut raw = g.raw;
+            if !all_wthor {
+                raw.black = players.id(g.black);
+                raw.white = players.id(g.white);
+                raw.tournament = tournaments.id(g.tournament);
+            }
+            let from_text = self.files[g.file as usize].format != SourceFormat::Wthor;
+            dropped.text_games += usize::from(from_text);
+            if g.black_discs().is_none() {
+                raw.black_score = g.replay.black_final_discs();
+                dropped.results_unknown += 1;
+            }
+            if g.theoretical_discs().is_none() {
+                // A WTHOR record is kept as it is; a text game's result stands in.
+                if from_text {
+                    raw.theoretical_score = raw.black_score;
+                }
+                dropped.theoretical_unknown += 1;
+            }
+            dropped.years_unknown += usize::from(g.known_year().is_none());
+            groups.entry((g.year, g.depth)).or_default().push(raw);
+        }
+        let games = groups
+            .into_iter()
+            .map(|((year, depth), games)| {
+                let mut header = Header::new(year, depth);
+                header.n1 = u32::try_from(games.len()).unwrap_or(u32::MAX);
+                ThorFile { name: format!("{year}"), kind: FileKind::Games, header, records: Records::Games(games) }
+            })
+            .collect();
+        let (players, tournaments) = if all_wthor {
+            let keep = |names: &[String], kind, len| {
+                let mut unused = 0;
+                let records: Vec<Vec<u8>> = names.iter().map(|n| name_record(n, len, &mut unused)).collect();
+                (!records.is_empty()).then(|| ThorFile {
+                    name: String::new(),
+                    kind,
+                    header: Header::new(0, 0),
+                    records: Records::Names(records),
+                })
+            };
+            (
+                keep(&self.players[..self.wthor_players], FileKind::Players, PLAYER_RECORD_LEN),
+                keep(&self.tournaments[..self.wthor_tournaments], FileKind::Tournaments, TOURNAMENT_RECORD_LEN),
+            )
+        } else {
+            let mut altered = 0;
+            let files = (
+                players.file(FileKind::Players, PLAYER_RECORD_LEN, &mut altered),
+                tournaments.file(FileKind::Tournaments, TOURNAMENT_RECORD_LEN, &mut altered),
+            );
+            dropped.names_altered = altered;
+            files
+        };
+        WthorExport { games, players, tournaments, dropped }
+    }
+
+    /// Game `g` as JSON.
+    pub fn game_json(&self, g: &ThorGame) -> GameJson {
+        GameJson {
+            year: g.known_year(),
+            file: self.files[g.file as usize].name.clone(),
+            record: g.record,
+            tournament: self.tournament_name(g),
+            black: self.black_name(g),
+            white: self.white_name(g),
+            black_score: g.black_discs(),
+            theoretical_score: g.theoretical_discs(),
+            theoretical_depth: (g.depth > 0).then_some(g.depth),
+            outcome: g.replay.outcome,
+            moves: g.transcript(),
+        }
+    }
+
+    /// Game `g` as one line of `format` (without the line end).
+    pub fn write_game(&self, g: &ThorGame, format: GameText) -> String {
+        match format {
+            GameText::Transcript => match g.black_discs() {
+                Some(b) => format!("{} {:+}", g.transcript(), 2 * i32::from(b) - 64),
+                None => g.transcript(),
+            },
+            GameText::Jsonl => serde_json::to_string(&self.game_json(g)).unwrap_or_default(),
+            GameText::Ggf => self.ggf(g),
+        }
+    }
+
+    fn ggf(&self, g: &ThorGame) -> String {
+        let mut out = String::with_capacity(512);
+        out.push_str("(;GM[Othello]");
+        let mut tag = |name: &str, value: &str| {
+            let _ = write!(out, "{name}[{}]", escape(value));
+        };
+        if g.tournament.is_some() {
+            tag("PC", &self.tournament_name(g));
+        }
+        if let Some(y) = g.known_year() {
+            tag("DT", &y.to_string());
+        }
+        if g.black.is_some() {
+            tag("PB", &self.black_name(g));
+        }
+        if g.white.is_some() {
+            tag("PW", &self.white_name(g));
+        }
+        match g.black_discs() {
+            Some(b) => tag("RE", &format!("{:+}", 2 * i32::from(b) - 64)),
+            None => tag("RE", "?"),
+        }
+        let start = Position::START;
+        let _ = write!(out, "TY[8]BO[8 {} *]", start.squares_text('*', 'O', '-'));
+        let mut side = Color::Black;
+        for mv in g.moves_with_passes() {
+            let colour = if side == Color::Black { 'B' } else { 'W' };
+            match mv {
+                Move::Pass => {
+                    let _ = write!(out, "{colour}[PA]");
+                }
+                Move::Place(sq) => {
+                    let _ = write!(out, "{colour}[{}]", sq.to_string().to_ascii_uppercase());
+                }
+            }
+            side = side.opposite();
+        }
+        out.push_str(";)");
+        out
+    }
+}

@@ -1,0 +1,672 @@
+//! Games written as text: GGF archives (GGS's `Othello.*.ggf`, one game per line, or
+//! games spread over lines as NBoard writes them), transcripts (one game per line:
+//! `f5d6c3…` or `F5 D6 C3 …`, an optional result after the moves) and JSON lines
+//! (thorbook's `thor export --format jsonl` and `match --games-out`).
+//!
+//! Each reader streams its input line by line, so a compressed archive of millions of
+//! games is never held whole in memory: what is kept per game is its move bytes, its
+//! replay and ids into the file's own name tables. Every game is replayed as it is
+//! read. A game that is damaged (cut, malformed, an illegal move) is an [`Anomaly`]
+//! naming the file, the line, the byte and the ply; a game that is sound but not one
+//! an 8×8 book can use (10×10, a random start, anti-Othello) is counted under its
+//! [`SkipReason`].
+// Input handling: every narrowing or sign-changing conversion is checked.
+#![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::BufRead;
+
+use serde::Serialize;
+
+use super::format::RawGame;
+use super::ggf::{self, GgfError, Tag};
+use super::replay::{encode_square, validate, Replay};
+use super::{Anomaly, AnomalyKind};
+use crate::board::Color;
+use crate::position::Position;
+use crate::square::Move;
+
+/// Why a sound game was left out: it is not a game an 8×8 book from the standard
+/// start can use.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum SkipReason {
+    /// `GM` names another game.
+    NotOthello,
+    /// A board of another size (`TY[10]`, `BO[10 …]`).
+    BoardSize(u8),
+    /// GGS's random starts (`TY[8r18]`): the first moves are not played.
+    RandomStart,
+    /// A start position other than the standard one.
+    NonStandardStart,
+    /// Anti-Othello (`TY[a8]`): the moves aim the other way.
+    AntiOthello,
+    /// A komi game (`TY[k8]`): its result is not a disc count.
+    Komi,
+    /// Another variant letter in `TY`.
+    Variant(char),
+}
+
+impl std::fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SkipReason::NotOthello => write!(f, "not Othello"),
+            SkipReason::BoardSize(n) => write!(f, "{n}x{n} board"),
+            SkipReason::RandomStart => write!(f, "random start"),
+            SkipReason::NonStandardStart => write!(f, "non-standard start"),
+            SkipReason::AntiOthello => write!(f, "anti-Othello"),
+            SkipReason::Komi => write!(f, "komi"),
+            SkipReason::Variant(c) => write!(f, "variant `{c}`"),
+        }
+    }
+}
+
+/// One game read from text, replayed.
+#[derive(Clone, Debug)]
+pub(crate) struct TextGame {
+    /// 1-based line on which the game starts.
+    pub line: u32,
+    /// Ids into [`TextFile::names`].
+    pub black: Option<u32>,
+    pub white: Option<u32>,
+    /// Id into [`TextFile::events`].
+    pub event: Option<u32>,
+    pub year: Option<u16>,
+    /// Whether `raw.black_score` is known (stated, or read off a finished board).
+    pub result_known: bool,
+    /// The depth of `raw.theoretical_score` when the source gives one.
+    pub theoretical_depth: Option<u8>,
+    /// Moves and scores in WTHOR's encoding (ids left 0).
+    pub raw: RawGame,
+    pub replay: Replay,
+}
+
+/// What one text file held.
+#[derive(Default)]
+pub(crate) struct TextFile {
+    pub games: Vec<TextGame>,
+    /// Player names, by the ids the games use.
+    pub names: Vec<String>,
+    /// Event (tournament, server) names.
+    pub events: Vec<String>,
+    pub anomalies: Vec<Anomaly>,
+    pub skipped: BTreeMap<SkipReason, usize>,
+}
+
+/// The text formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TextFormat {
+    /// GGF games.
+    Ggf,
+    /// One game per line as moves.
+    Transcript,
+    /// One JSON object per line with a `moves` field.
+    Jsonl,
+}
+
+/// A line-by-line reader that keeps the line number and byte offset and decodes each
+/// line as UTF-8 (Latin-1 names in old files are kept as replacement characters).
+struct Lines<R> {
+    input: R,
+    buf: Vec<u8>,
+    line: u32,
+    offset: usize,
+}
+
+impl<R: BufRead> Lines<R> {
+    /// The next line without its end, its number and byte offset; `Err` for a read
+    /// error (a cut or corrupt compressed stream).
+    fn next_line(&mut self) -> Option<Result<(String, u32, usize), std::io::Error>> {
+        self.buf.clear();
+        match self.input.read_until(b'\n', &mut self.buf) {
+            Ok(0) => None,
+            Ok(n) => {
+                let at = self.offset;
+                self.offset += n;
+                self.line = self.line.saturating_add(1);
+                let text = String::from_utf8_lossy(&self.buf);
+                Some(Ok((text.trim_end_matches(['\n', '\r']).to_string(), self.line, at)))
+            }
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+/// Builds a [`TextFile`]: interns names, records anomalies against the file's name.
+struct Collector<'a> {
+    name: &'a str,
+    out: TextFile,
+    names: HashMap<String, u32>,
+    events: HashMap<String, u32>,
+}
+
+/// What a source says about a game besides its moves.
+#[derive(Default)]
+struct Facts<'t> {
+    black: Option<&'t str>,
+    white: Option<&'t str>,
+    event: Option<&'t str>,
+    year: Option<u16>,
+    /// Black's disc difference as stated (`+12`, `38-26` …).
+    result: Option<i32>,
+    theoretical: Option<(u8, u8)>,
+}
+
+fn intern(table: &mut HashMap<String, u32>, list: &mut Vec<String>, name: &str) -> Option<u32> {
+    if name.is_empty() || name == "?" {
+        return None;
+    }
+    if let Some(&id) = table.get(name) {
+        return Some(id);
+    }
+    let id = u32::try_from(list.len()).ok()?;
+    list.push(name.to_string());
+    table.insert(name.to_string(), id);
+    Some(id)
+}
+
+impl<'a> Collector<'a> {
+    fn new(name: &'a str) -> Self {
+        Collector { name, out: TextFile::default(), names: HashMap::new(), events: HashMap::new() }
+    }
+
+    fn anomaly(&mut self, line: u32, offset: usize, ply: Option<usize>, kind: AnomalyKind) {
+        self.out.anomalies.push(Anomaly::at_line(self.name, line, offset, ply, kind));
+    }
+
+    fn syntax(&mut self, line: u32, offset: usize, message: impl Into<String>) {
+        self.anomaly(line, offset, None, AnomalyKind::Syntax { message: message.into() });
+    }
+
+    fn skip(&mut self, reason: SkipReason) {
+        *self.out.skipped.entry(reason).or_default() += 1;
+    }
+
+    /// Replays `moves` (each with the colour the source gave it, if any, and the byte
+    /// where it is written) and adds the game, or records why it cannot be.
+    fn add(&mut self, line: u32, line_offset: usize, moves: &[(Option<Color>, Move, usize)], facts: Facts<'_>) {
+        let mut pos = Position::START;
+        let mut bytes = [0u8; 60];
+        let mut placed = 0;
+        for (i, &(color, mv, at)) in moves.iter().enumerate() {
+            let fault = |kind| (i + 1, at, kind);
+            let step = (|| {
+                if pos.board.is_game_over() {
+                    return match mv {
+                        // A pass written after the last move changes nothing.
+                        Move::Pass => Ok(None),
+                        Move::Place(square) => Err(fault(AnomalyKind::AfterGameOver { square })),
+                    };
+                }
+                if let Some(c) = color {
+                    if c != pos.side {
+                        // A source that names colours may leave a forced pass out.
+                        match pos.for_side(c) {
+                            Some(p) if mv != Move::Pass => pos = p,
+                            _ => return Err(fault(AnomalyKind::WrongSide { expected: pos.side, found: c })),
+                        }
+                    }
+                }
+                match mv {
+                    Move::Pass if pos.board.legal_moves() != 0 => {
+                        Err(fault(AnomalyKind::PassWithMoves { color: pos.side }))
+                    }
+                    Move::Pass => Ok(Some(pos.pass())),
+                    Move::Place(square) => {
+                        let at_pos = pos.with_inferred_pass(mv);
+                        match at_pos.board.play(square) {
+                            Some(board) => {
+                                bytes[placed] = encode_square(square);
+                                placed += 1;
+                                Ok(Some(Position { board, side: at_pos.side.opposite() }))
+                            }
+                            None if at_pos.board.empties() & square.bit() == 0 => {
+                                Err(fault(AnomalyKind::Occupied { square }))
+                            }
+                            None => Err(fault(AnomalyKind::Illegal { square, color: at_pos.side })),
+                        }
+                    }
+                }
+            })();
+            match step {
+                Ok(Some(next)) => pos = next,
+                Ok(None) => {}
+                Err((ply, at, kind)) => return self.anomaly(line, at, Some(ply), kind),
+            }
+        }
+        let mut raw = RawGame { tournament: 0, black: 0, white: 0, black_score: 0, theoretical_score: 0, moves: bytes };
+        let (replayed, finished) = match super::replay::replay(&raw) {
+            Ok(r) => (r.black_final_discs(), r.outcome.is_finished()),
+            Err(f) => return self.anomaly(line, line_offset, Some(f.ply), f.kind),
+        };
+        let stated = match facts.result {
+            Some(diff) if finished => {
+                // Some servers leave the empties of an early finish uncounted.
+                let plain = i32::try_from(pos.black().count_ones()).unwrap_or(0)
+                    - i32::try_from(pos.white().count_ones()).unwrap_or(0);
+                let full = 2 * i32::from(replayed) - 64;
+                if diff != plain && diff != full {
+                    let stated = u8::try_from((64 + diff.clamp(-64, 64)) / 2).unwrap_or(0);
+                    return self.anomaly(
+                        line,
+                        line_offset,
+                        None,
+                        AnomalyKind::ScoreMismatch { stored: stated, replayed },
+                    );
+                }
+                Some(replayed)
+            }
+            Some(diff) if (-64..=64).contains(&diff) && diff.rem_euclid(2) == 0 => u8::try_from((64 + diff) / 2).ok(),
+            Some(_) => None,
+            None => finished.then_some(replayed),
+        };
+        raw.black_score = stated.unwrap_or(32);
+        let depth = facts.theoretical.map(|(score, depth)| {
+            raw.theoretical_score = score;
+            depth
+        });
+        let (replay, faults) = validate(&raw);
+        if let Some(f) = faults.into_iter().next() {
+            return self.anomaly(line, line_offset, (f.ply > 0).then_some(f.ply), f.kind);
+        }
+        let Some(replay) = replay else { return };
+        let black = facts.black.and_then(|n| intern(&mut self.names, &mut self.out.names, n));
+        let white = facts.white.and_then(|n| intern(&mut self.names, &mut self.out.names, n));
+        let event = facts.event.and_then(|n| intern(&mut self.events, &mut self.out.events, n));
+        self.out.games.push(TextGame {
+            line,
+            black,
+            white,
+            event,
+            year: facts.year,
+            result_known: stated.is_some(),
+            theoretical_depth: depth,
+            raw,
+            replay,
+        });
+    }
+}
+
+/// Reads text games of `format` from `input`; `name` labels anomalies.
+pub(crate) fn read(name: &str, format: TextFormat, input: impl BufRead) -> TextFile {
+    let mut lines = Lines { input, buf: Vec::new(), line: 0, offset: 0 };
+    let mut c = Collector::new(name);
+    match format {
+        TextFormat::Ggf => read_ggf(&mut lines, &mut c),
+        TextFormat::Transcript => read_lines(&mut lines, &mut c, transcript_line),
+        TextFormat::Jsonl => read_lines(&mut lines, &mut c, json_line),
+    }
+    c.out
+}
+
+fn read_failed(c: &mut Collector<'_>, line: u32, offset: usize, e: &std::io::Error) {
+    c.anomaly(line, offset, None, AnomalyKind::Io { message: format!("the data stops: {e}") });
+}
+
+fn read_lines<R: BufRead>(
+    lines: &mut Lines<R>,
+    c: &mut Collector<'_>,
+    parse: fn(&mut Collector<'_>, &str, u32, usize),
+) {
+    while let Some(next) = lines.next_line() {
+        match next {
+            Ok((text, line, offset)) => parse(c, &text, line, offset),
+            Err(e) => return read_failed(c, lines.line.saturating_add(1), lines.offset, &e),
+        }
+    }
+}
+
+/// A transcript line: moves (pairs like `f5`, `F5`, passes `PA`, `ps`, `--`, with
+/// or without spaces), then optionally a result (`+12`, `-4`, `0`, `38-26`, `B+12`,
+/// `W+4`, `draw`). Blank lines and lines starting `#`, `%` or `;` are comments.
+fn transcript_line(c: &mut Collector<'_>, text: &str, line: u32, offset: usize) {
+    let trimmed = text.trim_start();
+    if trimmed.is_empty() || trimmed.starts_with(['#', '%', ';']) {
+        return;
+    }
+    let mut moves = Vec::with_capacity(64);
+    let mut words = Vec::new();
+    let mut pos = 0;
+    for word in text.split_whitespace() {
+        let at = pos + text[pos..].find(word).unwrap_or(0);
+        pos = at + word.len();
+        words.push((word, at));
+    }
+    let mut rest = words.as_slice();
+    while let Some(&(word, at)) = rest.first() {
+        match split_moves(word) {
+            Some(ms) => moves.extend(ms.into_iter().enumerate().map(|(k, m)| (None, m, offset + at + 2 * k))),
+            None => break,
+        }
+        rest = &rest[1..];
+    }
+    let result = match rest {
+        [] => None,
+        [(word, at)] => match parse_result(word) {
+            Some(r) => Some(r),
+            None => return c.syntax(line, offset + at, format!("`{word}` is neither moves nor a result")),
+        },
+        [_, (word, at), ..] => return c.syntax(line, offset + at, format!("`{word}` follows the result")),
+    };
+    if moves.is_empty() {
+        return c.syntax(line, offset, "no moves");
+    }
+    c.add(line, offset, &moves, Facts { result, ..Facts::default() });
+}
+
+/// A word of moves (`f5d6c3`, `F5`, `PA`, `--`), or `None` when it is not all moves.
+fn split_moves(word: &str) -> Option<Vec<Move>> {
+    let b = word.as_bytes();
+    if !b.len().is_multiple_of(2) || b.is_empty() {
+        return None;
+    }
+    b.chunks(2).map(|pair| std::str::from_utf8(pair).ok()?.parse::<Move>().ok()).collect()
+}
+
+/// A result as black's disc difference.
+fn parse_result(word: &str) -> Option<i32> {
+    let lower = word.to_ascii_lowercase();
+    if lower == "draw" || lower == "=" {
+        return Some(0);
+    }
+    if let Some(n) = lower.strip_prefix("b+") {
+        return n.parse::<i32>().ok().filter(|n| (0..=64).contains(n));
+    }
+    if let Some(n) = lower.strip_prefix("w+") {
+        return n.parse::<i32>().ok().filter(|n| (0..=64).contains(n)).map(|n| -n);
+    }
+    if let Some((b, w)) = lower.split_once('-').filter(|(b, _)| !b.is_empty()) {
+        let (b, w) = (b.parse::<i32>().ok()?, w.parse::<i32>().ok()?);
+        return ((0..=64).contains(&b) && (0..=64).contains(&w) && b + w <= 64).then(|| {
+            // Empties go to the winner, as WTHOR counts.
+            let empties = 64 - b - w;
+            let b = b + if b > w {
+                empties
+            } else if b == w {
+                empties / 2
+            } else {
+                0
+            };
+            2 * b - 64
+        });
+    }
+    lower.parse::<i32>().ok().filter(|n| (-64..=64).contains(n))
+}
+
+/// A JSON line: `moves` (required), and what else thorbook writes: `black`, `white`,
+/// `tournament`, `year`, `black_score` (black's discs; in `match --games-out`, which
+/// has `a_color`, black's disc difference), `theoretical_score`, `theoretical_depth`.
+fn json_line(c: &mut Collector<'_>, text: &str, line: u32, offset: usize) {
+    if text.trim().is_empty() {
+        return;
+    }
+    let v: serde_json::Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => return c.syntax(line, offset + e.column().saturating_sub(1), format!("not JSON: {e}")),
+    };
+    let Some(moves_text) = v.get("moves").and_then(|m| m.as_str()) else {
+        return c.syntax(line, offset, "no `moves` string");
+    };
+    let moves = match crate::square::parse_move_sequence(moves_text) {
+        Ok(m) => m,
+        Err(e) => return c.syntax(line, offset, format!("moves: {e}")),
+    };
+    let str_field = |k: &str| v.get(k).and_then(|x| x.as_str()).filter(|s| !s.is_empty());
+    let int_field = |k: &str| v.get(k).and_then(serde_json::Value::as_i64);
+    let small = |k: &str| int_field(k).and_then(|x| u8::try_from(x).ok()).filter(|&x| x <= 64);
+    let result = match int_field("black_score") {
+        Some(diff) if v.get("a_color").is_some() => i32::try_from(diff).ok(),
+        Some(discs) => i32::try_from(discs).ok().map(|d| 2 * d - 64),
+        None => None,
+    };
+    let theoretical = small("theoretical_score").zip(small("theoretical_depth"));
+    let facts = Facts {
+        black: str_field("black"),
+        white: str_field("white"),
+        event: str_field("tournament"),
+        year: int_field("year").and_then(|y| u16::try_from(y).ok()),
+        result,
+        theoretical,
+    };
+    let moves: Vec<_> = moves.into_iter().map(|m| (None, m, offset)).collect();
+    c.add(line, offset, &moves, facts);
+}
+
+fn read_ggf<R: BufRead>(lines: &mut Lines<R>, c: &mut Collector<'_>) {
+    // A game may span lines: text from its `(;` is kept until its `;)`.
+    let mut pending = String::new();
+    let (mut start_line, mut start_offset) = (0u32, 0usize);
+    loop {
+        let (text, line, offset) = match lines.next_line() {
+            Some(Ok(l)) => l,
+            Some(Err(e)) => {
+                read_failed(c, lines.line.saturating_add(1), lines.offset, &e);
+                break;
+            }
+            None => break,
+        };
+        let mut rest = text.as_str();
+        let mut rest_offset = offset;
+        if !pending.is_empty() {
+            pending.push('\n');
+            let already = pending.len();
+            pending.push_str(rest);
+            match ggf::game_end(pending.as_bytes(), 0) {
+                Some(end) => {
+                    let game = std::mem::take(&mut pending);
+                    ggf_game(c, &game[..end], start_line, start_offset);
+                    let used = end - already;
+                    rest = &rest[used.min(rest.len())..];
+                    rest_offset += used;
+                }
+                None => continue,
+            }
+        }
+        while let Some(at) = rest.find("(;") {
+            if !rest[..at].trim().is_empty() {
+                c.syntax(line, rest_offset, "text outside a game");
+            }
+            match ggf::game_end(rest.as_bytes(), at) {
+                Some(end) => {
+                    ggf_game(c, &rest[at..end], line, rest_offset + at);
+                    rest_offset += end;
+                    rest = &rest[end..];
+                }
+                None => {
+                    pending = rest[at..].to_string();
+                    (start_line, start_offset) = (line, rest_offset + at);
+                    rest = "";
+                }
+            }
+        }
+        if !rest.trim().is_empty() {
+            c.syntax(line, rest_offset, "text outside a game");
+        }
+    }
+    if !pending.is_empty() {
+        c.syntax(start_line, start_offset, "the game is cut: no `;)` before the end of the file");
+    }
+}
+
+/// The year of a GGF date: `2003.09.13_20:40:34.UTC`, `2014-02-21 20:52:27 GMT`, or
+/// seconds since 1970.
+fn ggf_year(date: &str) -> Option<u16> {
+    let date = date.trim();
+    let digits = date.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 4 && matches!(date.as_bytes().get(4), Some(b'.' | b'-' | b'/') | None) {
+        return date[..4].parse().ok();
+    }
+    if digits >= 9 && digits == date.len() {
+        // Seconds since 1970 to a civil year (days from the epoch, 400-year cycles).
+        let days = date.parse::<i64>().ok()? / 86_400;
+        let z = days + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z - era * 146_097;
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let year = yoe + era * 400 + i64::from(mp >= 10);
+        return u16::try_from(year).ok();
+    }
+    None
+}
+
+/// What `TY` says: the board size and variant letters (`8`, `s8r20`, `k8`, `a10`).
+fn ggf_type(ty: &str) -> Result<(), SkipReason> {
+    let ty = ty.trim();
+    let digits: String = ty.chars().skip_while(|c| !c.is_ascii_digit()).take_while(char::is_ascii_digit).collect();
+    let size = digits.parse::<u8>().unwrap_or(8);
+    if size != 8 {
+        return Err(SkipReason::BoardSize(size));
+    }
+    for ch in ty.chars().filter(char::is_ascii_alphabetic) {
+        match ch.to_ascii_lowercase() {
+            // Synchro games are two ordinary games played at once.
+            's' => {}
+            'r' => return Err(SkipReason::RandomStart),
+            'a' => return Err(SkipReason::AntiOthello),
+            'k' => return Err(SkipReason::Komi),
+            other => return Err(SkipReason::Variant(other)),
+        }
+    }
+    Ok(())
+}
+
+/// GGS's result: black's disc difference (`+30.000`, `-2`), `None` for `?` or a game
+/// decided otherwise (`:t` time, `:r` resignation, `:s` by agreement).
+fn ggf_result(re: &str) -> Result<Option<i32>, ()> {
+    let re = re.trim();
+    if re.is_empty() || re == "?" || re.contains(':') {
+        return Ok(None);
+    }
+    let value: f64 = re.parse().map_err(|_| ())?;
+    if !(-64.0..=64.0).contains(&value) || value.fract() != 0.0 {
+        return Err(());
+    }
+    // In range and whole: the conversion is exact.
+    #[allow(clippy::cast_possible_truncation)]
+    Ok(Some(value as i32))
+}
+
+fn ggf_game(c: &mut Collector<'_>, game: &str, line: u32, offset: usize) {
+    let tags = match ggf::tags(game, 0) {
+        Ok((tags, _)) => tags,
+        Err(GgfError { offset: at, message, .. }) => return c.syntax(line, offset + at, message),
+    };
+    let find = |name: &str| tags.iter().find(|t| t.name == name);
+    if find("GM").is_some_and(|t| !t.value.trim().eq_ignore_ascii_case("othello")) {
+        return c.skip(SkipReason::NotOthello);
+    }
+    if let Some(Err(reason)) = find("TY").map(|t| ggf_type(&t.value)) {
+        return c.skip(reason);
+    }
+    if let Some(bo) = find("BO") {
+        let size = bo.value.split_whitespace().next().unwrap_or("");
+        if size != "8" {
+            return match size.parse::<u8>() {
+                Ok(n) => c.skip(SkipReason::BoardSize(n)),
+                Err(_) => c.syntax(line, offset + bo.offset, format!("BO: board size `{size}`")),
+            };
+        }
+        match ggf::parse_board(&bo.value, bo.offset) {
+            Ok(p) if p == Position::START => {}
+            Ok(_) => return c.skip(SkipReason::NonStandardStart),
+            Err(e) => return c.syntax(line, offset + e.offset, e.message),
+        }
+    }
+    let result = match find("RE").map(|t| (ggf_result(&t.value), t)) {
+        Some((Ok(r), _)) => r,
+        Some((Err(()), t)) => return c.syntax(line, offset + t.offset, format!("RE: `{}` is not a result", t.value)),
+        None => None,
+    };
+    let mut moves = Vec::with_capacity(64);
+    for Tag { name, value, offset: at } in &tags {
+        let color = match *name {
+            "B" => Color::Black,
+            "W" => Color::White,
+            _ => continue,
+        };
+        // `f5/eval/time`: the move is what comes before the first `/`.
+        let word = value.split('/').next().unwrap_or("").trim();
+        match word.parse::<Move>() {
+            Ok(mv) => moves.push((Some(color), mv, offset + at)),
+            Err(_) => {
+                let ply = moves.len() + 1;
+                return c.anomaly(
+                    line,
+                    offset + at,
+                    Some(ply),
+                    AnomalyKind::Syntax { message: format!("`{word}` is not a move") },
+                );
+            }
+        }
+    }
+    let text = |name| find(name).map(|t: &Tag<'_>| t.value.trim()).filter(|v| !v.is_empty());
+    let facts = Facts {
+        black: text("PB"),
+        white: text("PW"),
+        event: text("PC"),
+        year: text("DT").and_then(ggf_year),
+        result,
+        theoretical: None,
+    };
+    c.add(line, offset, &moves, facts);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_str(format: TextFormat, text: &str) -> TextFile {
+        read("t", format, text.as_bytes())
+    }
+
+    #[test]
+    fn results_parse_in_every_spelling() {
+        for (word, diff) in [("+12", 12), ("-4", -4), ("0", 0), ("38-26", 12), ("30-30", 0), ("B+6", 6), ("w+64", -64)]
+        {
+            assert_eq!(parse_result(word), Some(diff), "{word}");
+        }
+        // 33-30 with one empty: the empty goes to black.
+        assert_eq!(parse_result("33-30"), Some(4));
+        for bad in ["+65", "x", "40-40", "B+", "--"] {
+            assert_eq!(parse_result(bad), None, "{bad}");
+        }
+        assert_eq!(ggf_result("+30.000"), Ok(Some(30)));
+        assert_eq!(ggf_result("-64.000:t"), Ok(None));
+        assert_eq!(ggf_result("?"), Ok(None));
+        assert_eq!(ggf_result("+1.5"), Err(()));
+    }
+
+    #[test]
+    fn dates_give_years() {
+        assert_eq!(ggf_year("2003.09.13_20:40:34.UTC"), Some(2003));
+        assert_eq!(ggf_year("2014-02-21 20:52:27 GMT"), Some(2014));
+        // 2003-05-27 13:24:23 UTC.
+        assert_eq!(ggf_year("1054041863"), Some(2003));
+        assert_eq!(ggf_year("946684800"), Some(2000));
+        assert_eq!(ggf_year("946684799"), Some(1999));
+        assert_eq!(ggf_year("soon"), None);
+    }
+
+    #[test]
+    fn transcripts_read_moves_passes_and_results() {
+        let f = read_str(TextFormat::Transcript, "# comment\nf5d6c3\nF5 D6 C3 D3 +4\n\nf5 f5\nf5d6 x\n");
+        assert_eq!(f.games.len(), 2);
+        assert_eq!((f.games[0].line, f.games[0].result_known), (2, false));
+        assert_eq!((f.games[1].line, f.games[1].raw.black_score, f.games[1].result_known), (3, 34, true));
+        let kinds: Vec<_> = f.anomalies.iter().map(|a| (a.line, a.ply)).collect();
+        assert_eq!(kinds, [(Some(5), Some(2)), (Some(6), None)]);
+        assert!(matches!(f.anomalies[0].kind, AnomalyKind::Occupied { .. }));
+    }
+
+    #[test]
+    fn a_pass_where_a_move_exists_is_named() {
+        let f = read_str(TextFormat::Transcript, "f5 PA\n");
+        assert_eq!(f.anomalies.len(), 1);
+        assert_eq!(f.anomalies[0].ply, Some(2));
+        assert!(matches!(f.anomalies[0].kind, AnomalyKind::PassWithMoves { color: Color::White }));
+    }
+}
