@@ -269,3 +269,49 @@ fn a_ggf_archive_converts_to_wthor_with_its_names() {
     assert!(csv.contains("2003,GGS/os,Saio3000,Saio1200,26,"), "{csv}");
     assert!(csv.contains("2003,GGS/os,slow,fast,"), "{csv}");
 }
+
+/// `book learn` adds the lines of games the way `book update` rebuilds with them: for a
+/// book of every position (a minimum of 1 game), learning the 2014 games (from GGF)
+/// gives the same bytes as updating with the 2013 and 2014 archives; learning a game
+/// already in the book adds no position, searches nothing and changes no value.
+#[test]
+fn learning_games_equals_updating_with_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |name: &str| d.join(name).to_str().unwrap().to_string();
+    for s in bundled_sources() {
+        write(d, &s.name, s.bytes());
+    }
+    let y2014 = ThorDatabase::load(&[Source::open(&d.join("WTH_2014.wtb")).unwrap()], LoadOptions::default()).unwrap();
+    write(d, "2014.ggf", written(&y2014, GameText::Ggf).as_bytes());
+    let search = ["--depth", "2", "--exact-at", "0", "--threads", "2"];
+    let mut build = vec!["book", "build", "--max-ply", "8", "--min-games", "1", "-o"];
+    let (old, learned, updated) = (path("old.tbk"), path("learned.tbk"), path("updated.tbk"));
+    let (y13, y14, g14) = (path("WTH_2013.wtb"), path("WTH_2014.wtb"), path("2014.ggf"));
+    build.extend([old.as_str(), y13.as_str()]);
+    build.extend(search);
+    thorbook(&build).ok();
+    let run = thorbook(&["book", "learn", "--book", &old, &g14, "-o", &learned]);
+    assert!(run.ok().contains("best opening line"), "{}", run.stdout);
+    thorbook(&["book", "update", "--book", &old, &y13, &y14, "-o", &updated]).ok();
+    let (l, u) = (std::fs::read(&learned).unwrap(), std::fs::read(&updated).unwrap());
+    assert!(l == u, "learning differs from updating");
+    let before = thorbook::book::Book::open_verified(std::fs::read(&old).unwrap()).unwrap();
+    let after = thorbook::book::Book::open_verified(l.clone()).unwrap();
+    assert!(after.len() > before.len());
+
+    // A game already in the book: the same positions, leaves and values; its line's
+    // positions count one game more.
+    let game = y2014.write_game(&y2014.games[0], GameText::Transcript);
+    write(d, "again.txt", format!("{game}\n").as_bytes());
+    let again = path("again.tbk");
+    let run = thorbook(&["book", "learn", "--book", &learned, &path("again.txt"), "-o", &again]);
+    assert!(run.stderr.contains("scored 0 positions"), "{}", run.stderr);
+    let twice = thorbook::book::Book::open_verified(std::fs::read(&again).unwrap()).unwrap();
+    let strip = |b: &thorbook::book::Book<Vec<u8>>| {
+        b.records().map(|r| (r.key, r.value, r.leaf_move, r.leaf_score, r.leaf_depth)).collect::<Vec<_>>()
+    };
+    assert_eq!(strip(&twice), strip(&after));
+    let more: u64 = twice.records().zip(after.records()).map(|(a, b)| u64::from(a.games - b.games)).sum();
+    assert_eq!(more, 9, "one game more at each of the 9 positions of its line to ply 8");
+}

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::backup::{back_up_records, Reached};
-use super::build::{self, BuildConfig, BuildError, BuildIdentity, Checkpoint, GameLine, Leaf};
+use super::build::{self, BuildConfig, BuildError, BuildIdentity, Checkpoint, GameLine, Leaf, Node};
 use super::format::{BuildParams, Record, Writer};
 use super::{walk, Book};
 use crate::board::Board;
@@ -198,6 +198,57 @@ impl Builder {
             previous.check_search(&search.params(config.max_ply, config.min_games))?;
         }
         let nodes = build::collect(games, config.max_ply, config.min_games)?;
+        self.run_nodes(start, games, nodes, progress)
+    }
+
+    /// Learns `games` into `book` the way Edax and Zebra grow their books from the
+    /// games they play: every position of each game's line up to the ply limit joins
+    /// the book (the game counts of those already in it grow), so that where a game
+    /// left the book a new position gets a searched leaf; the leaves of the book's
+    /// positions whose moves into the book are unchanged are reused (give the builder
+    /// the book as [`Builder::previous`]); then values are backed up.
+    ///
+    /// Every position of a line joins, whatever the game minimum: the book does not
+    /// know how many games reached the positions it left out. For a book built with a
+    /// minimum of 1, learning games equals `update` with the book's archives and them.
+    pub fn learn<D: AsRef<[u8]>>(
+        &self,
+        book: &Book<D>,
+        games: &[GameLine],
+        progress: &(dyn Fn(BuildEvent) + Sync),
+    ) -> Result<BuildSummary, BuildError> {
+        let start = Instant::now();
+        let config = &self.config;
+        let search = config.leaf_search()?;
+        if let Some(previous) = &self.previous {
+            previous.check_search(&search.params(config.max_ply, config.min_games))?;
+        }
+        let mut nodes = build::collect(games, config.max_ply, 1)?;
+        let mut index: HashMap<u64, usize> = nodes.iter().enumerate().map(|(i, n)| (n.key, i)).collect();
+        for (key, board) in walk(book) {
+            let Some(r) = book.get(key) else { continue };
+            let i = *index.entry(key).or_insert_with(|| {
+                nodes.push(Node { key, board, games: 0, wins: 0, draws: 0 });
+                nodes.len() - 1
+            });
+            let n = &mut nodes[i];
+            n.games = n.games.saturating_add(r.games);
+            n.wins = n.wins.saturating_add(r.wins);
+            n.draws = n.draws.saturating_add(u32::from(r.draws));
+        }
+        nodes.sort_unstable_by_key(|n| n.key);
+        self.run_nodes(start, games, nodes, progress)
+    }
+
+    fn run_nodes(
+        &self,
+        start: Instant,
+        games: &[GameLine],
+        nodes: Vec<Node>,
+        progress: &(dyn Fn(BuildEvent) + Sync),
+    ) -> Result<BuildSummary, BuildError> {
+        let config = &self.config;
+        let search = config.leaf_search()?;
         progress(BuildEvent::Collected { positions: nodes.len(), games: games.len() });
         let ckpt_path = self.checkpoint_path();
         let identity = BuildIdentity::new(games, &nodes, &search);

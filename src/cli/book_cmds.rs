@@ -65,6 +65,9 @@ pub enum BookCommand {
     /// Rebuild a book from its archives plus new ones, searching only new or changed
     /// leaves (the result equals a full build with the same settings).
     Update(UpdateArgs),
+    /// Add the lines of games to a book as Edax and Zebra learn (each game's line to the
+    /// book's ply limit; where it leaves the book, a searched leaf), then back up.
+    Learn(LearnArgs),
     /// Plan a computation in shards for a cluster (`book plan build … --shards N --work-dir DIR`).
     #[command(subcommand)]
     Plan(super::plan_cmds::PlanCommand),
@@ -100,6 +103,7 @@ pub(super) fn run(cmd: BookCommand) -> anyhow::Result<ExitCode> {
         BookCommand::Merge(a) => merge(a),
         BookCommand::Deviate(a) => deviate(a),
         BookCommand::Update(a) => update(a),
+        BookCommand::Learn(a) => learn(a),
         BookCommand::Deepen(a) => deepen(a),
         BookCommand::Audit(a) => super::audit_cmds::audit_cmd(a),
         BookCommand::Fix(a) => super::audit_cmds::fix_cmd(a),
@@ -167,8 +171,57 @@ fn update(args: UpdateArgs) -> anyhow::Result<ExitCode> {
     run_builder(Builder::new(config, &args.output).resume(args.resume).previous(Some(previous)), &games)
 }
 
+/// Arguments of `book learn`.
+#[derive(Args, Debug)]
+pub struct LearnArgs {
+    /// The book to learn into (its header gives the ply limit and the leaf search).
+    #[arg(long)]
+    book: PathBuf,
+    /// The games to learn: any archives (GGF, transcripts, JSON lines, WTHOR) or folders.
+    #[command(flatten)]
+    archives: ArchiveArgs,
+    /// Output book file (written atomically).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// How new leaves are searched (default: as the book's header says; leaves are
+    /// reused only when these match it).
+    #[command(flatten)]
+    search: SearchArgs,
+    /// Continue an interrupted learning from its checkpoint.
+    #[arg(long)]
+    resume: bool,
+}
+
+fn learn(args: LearnArgs) -> anyhow::Result<ExitCode> {
+    let old = open_book(Some(&args.book))?;
+    let choices = crate::book::UpdateChoices {
+        max_ply: None,
+        min_games: None,
+        back_up: None,
+        search: args.search.settings(&book_search_defaults(4))?,
+    };
+    let config = BuildConfig::update_of(&old.params(), choices)
+        .map_err(build_error)
+        .with_context(|| format!("learning into {}", args.book.display()))?;
+    let previous = PreviousBook::new(&old);
+    eprintln!("{}: {} positions, their leaves reusable where unchanged", args.book.display(), previous.len());
+    let db = args.archives.load(false)?;
+    let games: Vec<GameLine> = db.games.iter().map(GameLine::from_thor).collect();
+    let builder = Builder::new(config, &args.output).resume(args.resume).previous(Some(previous));
+    run_builder_with(builder, &games, Some(&old))
+}
+
 /// Runs a build with a progress bar and says what it did.
 fn run_builder(builder: Builder, games: &[GameLine]) -> anyhow::Result<ExitCode> {
+    run_builder_with(builder, games, None)
+}
+
+/// Runs a build, or with `learn_into` a learning into that book.
+fn run_builder_with(
+    builder: Builder,
+    games: &[GameLine],
+    learn_into: Option<&Book<crate::fileio::Bytes>>,
+) -> anyhow::Result<ExitCode> {
     let (max_ply, min_games, threads) =
         (builder.config().max_ply, builder.config().min_games, builder.config().search.threads);
     let bar = ProgressBar::new(0).with_style(
@@ -176,7 +229,7 @@ fn run_builder(builder: Builder, games: &[GameLine]) -> anyhow::Result<ExitCode>
             .expect("valid template"),
     );
     let ckpt_path = builder.checkpoint_path();
-    let summary = builder.run(games, &|event| match event {
+    let on_event = |event| match event {
         BuildEvent::Collected { positions, games } => bar.suspend(|| {
             eprintln!("collected {positions} positions from {games} games (ply <= {max_ply}, >= {min_games} games)")
         }),
@@ -191,7 +244,11 @@ fn run_builder(builder: Builder, games: &[GameLine]) -> anyhow::Result<ExitCode>
             bar.set_length(total);
             bar.set_position(done);
         }
-    });
+    };
+    let summary = match learn_into {
+        Some(book) => builder.learn(book, games, &on_event),
+        None => builder.run(games, &on_event),
+    };
     bar.finish_and_clear();
     let summary = summary.map_err(build_error)?;
     let secs = summary.search_time.as_secs_f64();
