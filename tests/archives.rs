@@ -315,3 +315,50 @@ fn learning_games_equals_updating_with_them() {
     let more: u64 = twice.records().zip(after.records()).map(|(a, b)| u64::from(a.games - b.games)).sum();
     assert_eq!(more, 9, "one game more at each of the 9 positions of its line to ply 8");
 }
+
+/// Self-play games depend only on the settings and the game's index: two shards,
+/// concatenated, are the whole run byte for byte (at other thread counts); a run cut
+/// mid-line and resumed is the same file; resuming with other settings is refused.
+#[test]
+fn self_play_is_reproducible_in_shards_and_resumable() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let common = ["selfplay", "--games", "6", "--depth", "2", "--book-randomness", "3", "--seed", "7"];
+    let run = |extra: &[&str]| {
+        let mut args = common.to_vec();
+        args.extend_from_slice(extra);
+        thorbook(&args)
+    };
+    let whole = path("whole.ggf");
+    run(&["--threads", "2", "-o", &whole]).ok();
+    let (s0, s1) = (path("s0.ggf"), path("s1.ggf"));
+    run(&["--threads", "1", "--shards", "2", "--index", "0", "-o", &s0]).ok();
+    run(&["--threads", "2", "--shards", "2", "--index", "1", "-o", &s1]).ok();
+    let bytes = std::fs::read(&whole).unwrap();
+    let mut shards = std::fs::read(&s0).unwrap();
+    shards.extend(std::fs::read(&s1).unwrap());
+    assert!(shards == bytes, "the shards differ from the whole run");
+    // The games are real: six legal games with their results, read back as GGF.
+    let db =
+        ThorDatabase::load(&[Source::open(dir.path().join("whole.ggf").as_path()).unwrap()], LoadOptions::default())
+            .unwrap();
+    assert_eq!((db.games.len(), db.anomalies.len()), (6, 0));
+    assert!(db
+        .games
+        .iter()
+        .all(|g| g.replay.outcome != thorbook::thor::Outcome::Unfinished && g.black_discs().is_some()));
+
+    // Cut in the middle of the third game, then resumed.
+    let cut = path("cut.ggf");
+    let third = bytes.iter().enumerate().filter(|(_, &b)| b == b'\n').nth(1).unwrap().0 + 40;
+    std::fs::write(&cut, &bytes[..third]).unwrap();
+    std::fs::copy(format!("{whole}.selfplay"), format!("{cut}.selfplay")).unwrap();
+    let resumed = run(&["--threads", "2", "-o", &cut, "--resume"]);
+    resumed.ok();
+    assert!(resumed.stderr.contains("resuming: 2 games"), "{}", resumed.stderr);
+    assert!(std::fs::read(&cut).unwrap() == bytes, "the resumed run differs");
+    // Other settings, or a fresh run over existing games, are refused.
+    let other = thorbook(&["selfplay", "--games", "6", "--depth", "3", "-o", &cut, "--resume"]);
+    assert!(other.fails().contains("other settings"), "{}", other.stderr);
+    assert!(run(&["-o", &cut]).fails().contains("exists"));
+}

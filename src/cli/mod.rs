@@ -33,6 +33,7 @@ mod flags;
 mod plan_cmds;
 mod search_args;
 mod search_cmds;
+mod selfplay_cmds;
 mod thor_cmds;
 mod train_cmds;
 
@@ -78,6 +79,9 @@ pub enum Command {
     /// WTHOR archives: info, games, stats, check, export.
     #[command(subcommand)]
     Thor(thor_cmds::ThorCommand),
+    /// Self-play games for book building: reproducible for a seed, resumable, in shards
+    /// for a cluster; written as transcripts, GGF or JSON lines.
+    Selfplay(selfplay_cmds::SelfPlayArgs),
     /// Train the pattern evaluation on WTHOR archives (theoretical scores and exact solves).
     Train(train_cmds::TrainArgs),
     /// Measure and store the evaluation's search-leaf correction, which keeps searches
@@ -180,6 +184,7 @@ fn run_command(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Play(args) => engine_cmds::play(args),
         Command::Match(args) => engine_cmds::run_match(args),
         Command::Train(args) => train_cmds::train(args),
+        Command::Selfplay(args) => selfplay_cmds::selfplay(args),
         Command::Eval(args) => train_cmds::eval(args),
         Command::EvalError(args) => train_cmds::eval_error(args),
         Command::Calibrate(args) => train_cmds::calibrate(args),

@@ -15,6 +15,7 @@ pub mod matches;
 pub mod nboard;
 pub mod play;
 mod ponder;
+pub mod selfplay;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -261,6 +262,11 @@ impl<E: IncrementalEvaluator> Engine<E> {
     /// The depth, exact threshold and budgets each move is searched with.
     pub fn strength(&self) -> Strength {
         self.strength
+    }
+
+    /// Seeds the book's random choices afresh (self-play seeds each game by its index).
+    pub(crate) fn reseed(&mut self, seed: u64) {
+        self.rng = seed;
     }
 
     /// Forgets the previous game: clears the table.

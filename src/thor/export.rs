@@ -261,22 +261,27 @@ impl ThorDatabase {
             Some(b) => tag("RE", &format!("{:+}", 2 * i32::from(b) - 64)),
             None => tag("RE", "?"),
         }
-        let start = Position::START;
-        let _ = write!(out, "TY[8]BO[8 {} *]", start.squares_text('*', 'O', '-'));
-        let mut side = Color::Black;
-        for mv in g.moves_with_passes() {
-            let colour = if side == Color::Black { 'B' } else { 'W' };
-            match mv {
-                Move::Pass => {
-                    let _ = write!(out, "{colour}[PA]");
-                }
-                Move::Place(sq) => {
-                    let _ = write!(out, "{colour}[{}]", sq.to_string().to_ascii_uppercase());
-                }
-            }
-            side = side.opposite();
-        }
-        out.push_str(";)");
+        ggf_moves(&mut out, &g.moves_with_passes());
         out
     }
+}
+
+/// Ends a GGF game begun in `out` (its tags written): the standard start, the moves
+/// from it (passes as `PA`), `;)`.
+pub(crate) fn ggf_moves(out: &mut String, moves: &[Move]) {
+    let _ = write!(out, "TY[8]BO[8 {} *]", Position::START.squares_text('*', 'O', '-'));
+    let mut side = Color::Black;
+    for &mv in moves {
+        let colour = if side == Color::Black { 'B' } else { 'W' };
+        match mv {
+            Move::Pass => {
+                let _ = write!(out, "{colour}[PA]");
+            }
+            Move::Place(sq) => {
+                let _ = write!(out, "{colour}[{}]", sq.to_string().to_ascii_uppercase());
+            }
+        }
+        side = side.opposite();
+    }
+    out.push_str(";)");
 }

@@ -10,7 +10,7 @@
 #![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
 pub(crate) mod database;
-mod export;
+pub(crate) mod export;
 pub(crate) mod format;
 pub(crate) mod ggf;
 pub(crate) mod replay;
