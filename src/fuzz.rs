@@ -27,13 +27,14 @@ use crate::{Color, Position};
 pub type Check = fn(&[u8]);
 
 /// Every target, as `cargo fuzz list` names it, with its check.
-pub const TARGETS: [(&str, Check); 16] = [
+pub const TARGETS: [(&str, Check); 17] = [
     ("thor_file", thor_file),
     ("book_open", book_open),
     ("book_import", book_import),
     ("position_text", position_text),
     ("obf", obf),
     ("ggf", ggf),
+    ("game_archive", game_archive),
     ("gtp", gtp),
     ("nboard", nboard),
     ("explorer", explorer),

@@ -46,6 +46,8 @@ pub enum SkipReason {
     Komi,
     /// Another variant letter in `TY`.
     Variant(char),
+    /// No move was played (a game aborted at once).
+    NoMoves,
 }
 
 impl std::fmt::Display for SkipReason {
@@ -58,6 +60,7 @@ impl std::fmt::Display for SkipReason {
             SkipReason::AntiOthello => write!(f, "anti-Othello"),
             SkipReason::Komi => write!(f, "komi"),
             SkipReason::Variant(c) => write!(f, "variant `{c}`"),
+            SkipReason::NoMoves => write!(f, "without a move"),
         }
     }
 }
@@ -187,6 +190,9 @@ impl<'a> Collector<'a> {
     /// Replays `moves` (each with the colour the source gave it, if any, and the byte
     /// where it is written) and adds the game, or records why it cannot be.
     fn add(&mut self, line: u32, line_offset: usize, moves: &[(Option<Color>, Move, usize)], facts: Facts<'_>) {
+        if moves.iter().all(|m| m.1 == Move::Pass) {
+            return self.skip(SkipReason::NoMoves);
+        }
         let mut pos = Position::START;
         let mut bytes = [0u8; 60];
         let mut placed = 0;
