@@ -257,7 +257,8 @@ const ARCHIVE_NAMES: [&str; 4] = ["games.ggf", "games.txt", "games.jsonl", "game
 /// Text game archives (GGF as GGS ships it, transcripts, JSON lines; the first byte
 /// picks the file name, which only hints: the content decides) loaded the way every
 /// command loads them. Each game read is written in the three text formats and read
-/// back to the same moves and result.
+/// back to the same moves and result (games without a move, which WTHOR files can hold,
+/// are skipped by the text readers).
 pub fn game_archive(data: &[u8]) {
     let Some((&selector, bytes)) = data.split_first() else { return };
     let name = ARCHIVE_NAMES[usize::from(selector & 3)];
@@ -269,8 +270,9 @@ pub fn game_archive(data: &[u8]) {
         let _ = a.to_string();
     }
     let _ = db.stats(&Position::START, &GameFilter::default());
+    // A game without a move (a WTHOR record may be one) has no line in the text formats.
     let key = |db: &ThorDatabase| -> Vec<(String, Option<u8>)> {
-        db.games.iter().map(|g| (g.transcript(), g.black_discs())).collect()
+        db.games.iter().filter(|g| g.replay.move_count > 0).map(|g| (g.transcript(), g.black_discs())).collect()
     };
     for (text, name) in [(GameText::Ggf, "x.ggf"), (GameText::Transcript, "x.txt"), (GameText::Jsonl, "x.jsonl")] {
         let written: String = db.games.iter().map(|g| db.write_game(g, text) + "\n").collect();

@@ -356,7 +356,7 @@ impl ThorDatabase {
         Ok(db)
     }
 
-    fn add_text_file(&mut self, name: &str, compression: Compression, format: TextFormat, text: TextFile) {
+    fn add_text_file(&mut self, name: &str, compression: Compression, format: TextFormat, mut text: TextFile) {
         let file_index = u32::try_from(self.files.len()).expect("fewer than 2^32 files");
         let mut summary = FileSummary {
             name: name.to_string(),
@@ -377,25 +377,21 @@ impl ThorDatabase {
         let events: Vec<Option<u32>> =
             text.events.iter().map(|n| intern(&mut self.tournament_ids, &mut self.tournaments, n)).collect();
         let local = |table: &[Option<u32>], id: Option<u32>| id.and_then(|i| table.get(i as usize).copied().flatten());
-        self.games.reserve(text.games.len());
-        for g in text.games {
+        for g in &mut text.games {
             match g.replay.outcome {
                 Outcome::Finished => summary.finished += 1,
                 Outcome::FinishedEarly => summary.finished_early += 1,
                 Outcome::Unfinished => summary.unfinished += 1,
             }
-            self.games.push(ThorGame {
-                file: file_index,
-                record: g.line,
-                year: g.year.unwrap_or(0),
-                depth: g.theoretical_depth.unwrap_or(0),
-                black: local(&players, g.black),
-                white: local(&players, g.white),
-                tournament: local(&events, g.event),
-                result_known: g.result_known,
-                raw: g.raw,
-                replay: g.replay,
-            });
+            g.file = file_index;
+            g.black = local(&players, g.black);
+            g.white = local(&players, g.white);
+            g.tournament = local(&events, g.tournament);
+        }
+        if self.games.is_empty() {
+            self.games = text.games;
+        } else {
+            self.games.append(&mut text.games);
         }
         self.anomalies.extend(text.anomalies);
         self.files.push(summary);
@@ -728,4 +724,13 @@ fn summarize(all: &[Option<u8>]) -> PositionStats {
     s.median_black_score =
         if n % 2 == 1 { sorted[n / 2] as f64 } else { (sorted[n / 2 - 1] as f64 + sorted[n / 2] as f64) / 2.0 };
     s
+}
+
+#[cfg(test)]
+mod size_tests {
+    /// A game in memory: a million-game archive is held in about 136 MB.
+    #[test]
+    fn a_game_takes_at_most_136_bytes() {
+        assert!(std::mem::size_of::<super::ThorGame>() <= 136, "{}", std::mem::size_of::<super::ThorGame>());
+    }
 }

@@ -16,11 +16,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::BufRead;
 
+use rayon::prelude::*;
 use serde::Serialize;
 
+use super::database::ThorGame;
 use super::format::RawGame;
 use super::ggf::{self, GgfError, Tag};
-use super::replay::{encode_square, validate, Replay};
+use super::replay::encode_square;
 use super::{Anomaly, AnomalyKind};
 use crate::board::Color;
 use crate::position::Position;
@@ -65,30 +67,12 @@ impl std::fmt::Display for SkipReason {
     }
 }
 
-/// One game read from text, replayed.
-#[derive(Clone, Debug)]
-pub(crate) struct TextGame {
-    /// 1-based line on which the game starts.
-    pub line: u32,
-    /// Ids into [`TextFile::names`].
-    pub black: Option<u32>,
-    pub white: Option<u32>,
-    /// Id into [`TextFile::events`].
-    pub event: Option<u32>,
-    pub year: Option<u16>,
-    /// Whether `raw.black_score` is known (stated, or read off a finished board).
-    pub result_known: bool,
-    /// The depth of `raw.theoretical_score` when the source gives one.
-    pub theoretical_depth: Option<u8>,
-    /// Moves and scores in WTHOR's encoding (ids left 0).
-    pub raw: RawGame,
-    pub replay: Replay,
-}
-
 /// What one text file held.
 #[derive(Default)]
 pub(crate) struct TextFile {
-    pub games: Vec<TextGame>,
+    /// The games, as the database keeps them (file 0, `record` the line; names and
+    /// events as ids into `names` and `events`): a million games are held once.
+    pub games: Vec<ThorGame>,
     /// Player names, by the ids the games use.
     pub names: Vec<String>,
     /// Event (tournament, server) names.
@@ -175,6 +159,25 @@ impl<'a> Collector<'a> {
         Collector { name, out: TextFile::default(), names: HashMap::new(), events: HashMap::new() }
     }
 
+    /// Adds what another collector read of the same file after this one's records.
+    fn absorb(&mut self, part: TextFile) {
+        let names: Vec<Option<u32>> =
+            part.names.iter().map(|n| intern(&mut self.names, &mut self.out.names, n)).collect();
+        let events: Vec<Option<u32>> =
+            part.events.iter().map(|n| intern(&mut self.events, &mut self.out.events, n)).collect();
+        let map = |table: &[Option<u32>], id: Option<u32>| id.and_then(|i| table.get(i as usize).copied().flatten());
+        self.out.games.extend(part.games.into_iter().map(|g| ThorGame {
+            black: map(&names, g.black),
+            white: map(&names, g.white),
+            tournament: map(&events, g.tournament),
+            ..g
+        }));
+        self.out.anomalies.extend(part.anomalies);
+        for (reason, n) in part.skipped {
+            *self.out.skipped.entry(reason).or_default() += n;
+        }
+    }
+
     fn anomaly(&mut self, line: u32, offset: usize, ply: Option<usize>, kind: AnomalyKind) {
         self.out.anomalies.push(Anomaly::at_line(self.name, line, offset, ply, kind));
     }
@@ -243,10 +246,13 @@ impl<'a> Collector<'a> {
             }
         }
         let mut raw = RawGame { tournament: 0, black: 0, white: 0, black_score: 0, theoretical_score: 0, moves: bytes };
-        let (replayed, finished) = match super::replay::replay(&raw) {
-            Ok(r) => (r.black_final_discs(), r.outcome.is_finished()),
+        // The moves were checked above; this replay infers passes as WTHOR's readers
+        // do, so the game is the same one a WTHOR copy of it gives.
+        let replay = match super::replay::replay(&raw) {
+            Ok(r) => r,
             Err(f) => return self.anomaly(line, line_offset, Some(f.ply), f.kind),
         };
+        let (replayed, finished) = (replay.black_final_discs(), replay.outcome.is_finished());
         let stated = match facts.result {
             Some(diff) if finished => {
                 // Some servers leave the empties of an early finish uncounted.
@@ -273,22 +279,18 @@ impl<'a> Collector<'a> {
             raw.theoretical_score = score;
             depth
         });
-        let (replay, faults) = validate(&raw);
-        if let Some(f) = faults.into_iter().next() {
-            return self.anomaly(line, line_offset, (f.ply > 0).then_some(f.ply), f.kind);
-        }
-        let Some(replay) = replay else { return };
         let black = facts.black.and_then(|n| intern(&mut self.names, &mut self.out.names, n));
         let white = facts.white.and_then(|n| intern(&mut self.names, &mut self.out.names, n));
         let event = facts.event.and_then(|n| intern(&mut self.events, &mut self.out.events, n));
-        self.out.games.push(TextGame {
-            line,
+        self.out.games.push(ThorGame {
+            file: 0,
+            record: line,
+            year: facts.year.unwrap_or(0),
+            depth: depth.unwrap_or(0),
             black,
             white,
-            event,
-            year: facts.year,
+            tournament: event,
             result_known: stated.is_some(),
-            theoretical_depth: depth,
             raw,
             replay,
         });
@@ -296,30 +298,81 @@ impl<'a> Collector<'a> {
 }
 
 /// Reads text games of `format` from `input`; `name` labels anomalies.
-pub(crate) fn read(name: &str, format: TextFormat, input: impl BufRead) -> TextFile {
-    let mut lines = Lines { input, buf: Vec::new(), line: 0, offset: 0 };
-    let mut c = Collector::new(name);
-    match format {
-        TextFormat::Ggf => read_ggf(&mut lines, &mut c),
-        TextFormat::Transcript => read_lines(&mut lines, &mut c, transcript_line),
-        TextFormat::Jsonl => read_lines(&mut lines, &mut c, json_line),
+/// What the splitter hands the parsers: a record (a GGF game, a line), or a problem
+/// found while splitting.
+enum Item {
+    Record { text: String, line: u32, offset: usize },
+    Problem { line: u32, offset: usize, kind: AnomalyKind },
+}
+
+/// Records handed over at a time, and parsed by one task.
+const BATCH: usize = 4096;
+const TASK: usize = 256;
+
+/// Reads text games of `format` from `input`; `name` labels anomalies. One thread
+/// reads (and decompresses) and splits the text into records while the others parse
+/// and replay batches of them; the result is the same as reading in one pass.
+pub(crate) fn read(name: &str, format: TextFormat, input: impl BufRead + Send) -> TextFile {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Item>>(4);
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let mut lines = Lines { input, buf: Vec::new(), line: 0, offset: 0 };
+            let mut batch = Vec::with_capacity(BATCH);
+            let mut emit = |item| {
+                batch.push(item);
+                if batch.len() == BATCH {
+                    // A closed receiver only means the reader gave up: nothing to do.
+                    let _ = tx.send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)));
+                }
+            };
+            match format {
+                TextFormat::Ggf => split_ggf(&mut lines, &mut emit),
+                TextFormat::Transcript | TextFormat::Jsonl => split_lines(&mut lines, &mut emit),
+            }
+            if !batch.is_empty() {
+                let _ = tx.send(batch);
+            }
+        });
+        let mut whole = Collector::new(name);
+        for batch in rx {
+            let parts: Vec<TextFile> = batch
+                .par_chunks(TASK)
+                .map(|items| {
+                    let mut c = Collector::new(name);
+                    for item in items {
+                        parse_item(&mut c, format, item);
+                    }
+                    c.out
+                })
+                .collect();
+            for part in parts {
+                whole.absorb(part);
+            }
+        }
+        whole.out
+    })
+}
+
+fn parse_item(c: &mut Collector<'_>, format: TextFormat, item: &Item) {
+    match item {
+        Item::Problem { line, offset, kind } => c.anomaly(*line, *offset, None, kind.clone()),
+        Item::Record { text, line, offset } => match format {
+            TextFormat::Ggf => ggf_game(c, text, *line, *offset),
+            TextFormat::Transcript => transcript_line(c, text, *line, *offset),
+            TextFormat::Jsonl => json_line(c, text, *line, *offset),
+        },
     }
-    c.out
 }
 
-fn read_failed(c: &mut Collector<'_>, line: u32, offset: usize, e: &std::io::Error) {
-    c.anomaly(line, offset, None, AnomalyKind::Io { message: format!("the data stops: {e}") });
+fn read_failed(line: u32, offset: usize, e: &std::io::Error) -> Item {
+    Item::Problem { line, offset, kind: AnomalyKind::Io { message: format!("the data stops: {e}") } }
 }
 
-fn read_lines<R: BufRead>(
-    lines: &mut Lines<R>,
-    c: &mut Collector<'_>,
-    parse: fn(&mut Collector<'_>, &str, u32, usize),
-) {
+fn split_lines<R: BufRead>(lines: &mut Lines<R>, emit: &mut dyn FnMut(Item)) {
     while let Some(next) = lines.next_line() {
         match next {
-            Ok((text, line, offset)) => parse(c, &text, line, offset),
-            Err(e) => return read_failed(c, lines.line.saturating_add(1), lines.offset, &e),
+            Ok((text, line, offset)) => emit(Item::Record { text, line, offset }),
+            Err(e) => return emit(read_failed(lines.line.saturating_add(1), lines.offset, &e)),
         }
     }
 }
@@ -440,7 +493,12 @@ fn json_line(c: &mut Collector<'_>, text: &str, line: u32, offset: usize) {
     c.add(line, offset, &moves, facts);
 }
 
-fn read_ggf<R: BufRead>(lines: &mut Lines<R>, c: &mut Collector<'_>) {
+fn split_ggf<R: BufRead>(lines: &mut Lines<R>, emit: &mut dyn FnMut(Item)) {
+    let outside = |line, offset| Item::Problem {
+        line,
+        offset,
+        kind: AnomalyKind::Syntax { message: "text outside a game".into() },
+    };
     // A game may span lines: text from its `(;` is kept until its `;)`.
     let mut pending = String::new();
     let (mut start_line, mut start_offset) = (0u32, 0usize);
@@ -448,7 +506,7 @@ fn read_ggf<R: BufRead>(lines: &mut Lines<R>, c: &mut Collector<'_>) {
         let (text, line, offset) = match lines.next_line() {
             Some(Ok(l)) => l,
             Some(Err(e)) => {
-                read_failed(c, lines.line.saturating_add(1), lines.offset, &e);
+                emit(read_failed(lines.line.saturating_add(1), lines.offset, &e));
                 break;
             }
             None => break,
@@ -461,8 +519,9 @@ fn read_ggf<R: BufRead>(lines: &mut Lines<R>, c: &mut Collector<'_>) {
             pending.push_str(rest);
             match ggf::game_end(pending.as_bytes(), 0) {
                 Some(end) => {
-                    let game = std::mem::take(&mut pending);
-                    ggf_game(c, &game[..end], start_line, start_offset);
+                    let mut game = std::mem::take(&mut pending);
+                    game.truncate(end);
+                    emit(Item::Record { text: game, line: start_line, offset: start_offset });
                     let used = end - already;
                     rest = &rest[used.min(rest.len())..];
                     rest_offset += used;
@@ -472,11 +531,11 @@ fn read_ggf<R: BufRead>(lines: &mut Lines<R>, c: &mut Collector<'_>) {
         }
         while let Some(at) = rest.find("(;") {
             if !rest[..at].trim().is_empty() {
-                c.syntax(line, rest_offset, "text outside a game");
+                emit(outside(line, rest_offset));
             }
             match ggf::game_end(rest.as_bytes(), at) {
                 Some(end) => {
-                    ggf_game(c, &rest[at..end], line, rest_offset + at);
+                    emit(Item::Record { text: rest[at..end].to_string(), line, offset: rest_offset + at });
                     rest_offset += end;
                     rest = &rest[end..];
                 }
@@ -488,11 +547,15 @@ fn read_ggf<R: BufRead>(lines: &mut Lines<R>, c: &mut Collector<'_>) {
             }
         }
         if !rest.trim().is_empty() {
-            c.syntax(line, rest_offset, "text outside a game");
+            emit(outside(line, rest_offset));
         }
     }
     if !pending.is_empty() {
-        c.syntax(start_line, start_offset, "the game is cut: no `;)` before the end of the file");
+        emit(Item::Problem {
+            line: start_line,
+            offset: start_offset,
+            kind: AnomalyKind::Syntax { message: "the game is cut: no `;)` before the end of the file".into() },
+        });
     }
 }
 
@@ -661,8 +724,8 @@ mod tests {
     fn transcripts_read_moves_passes_and_results() {
         let f = read_str(TextFormat::Transcript, "# comment\nf5d6c3\nF5 D6 C3 D3 +4\n\nf5 f5\nf5d6 x\n");
         assert_eq!(f.games.len(), 2);
-        assert_eq!((f.games[0].line, f.games[0].result_known), (2, false));
-        assert_eq!((f.games[1].line, f.games[1].raw.black_score, f.games[1].result_known), (3, 34, true));
+        assert_eq!((f.games[0].record, f.games[0].result_known), (2, false));
+        assert_eq!((f.games[1].record, f.games[1].raw.black_score, f.games[1].result_known), (3, 34, true));
         let kinds: Vec<_> = f.anomalies.iter().map(|a| (a.line, a.ply)).collect();
         assert_eq!(kinds, [(Some(5), Some(2)), (Some(6), None)]);
         assert!(matches!(f.anomalies[0].kind, AnomalyKind::Occupied { .. }));
