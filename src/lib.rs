@@ -17,10 +17,13 @@
 //!
 //! # Where to start
 //! - **Reading archives**: [`thor::ThorDatabase::load`] over [`thor::bundled_sources`]
-//!   or [`thor::Source::open`], with [`thor::LoadOptions`]; statistics of a position with
-//!   [`thor::ThorDatabase::stats`] and a [`thor::GameFilter`].
+//!   or [`thor::Source::open`] (WTHOR, GGF, transcripts, JSON lines; plain, gzip or
+//!   bzip2, recognised by content), with [`thor::LoadOptions`]; statistics of a position
+//!   with [`thor::ThorDatabase::stats`] and a [`thor::GameFilter`]; converting with
+//!   [`thor::ThorDatabase::to_wthor`] and [`thor::ThorDatabase::write_game`].
 //! - **Building a book**: [`book::Builder`] with a [`book::BuildConfig`] (or
-//!   [`book::BuildConfig::update_of`] to update one), growing it with
+//!   [`book::BuildConfig::update_of`] to update one, [`book::Builder::learn`] to learn
+//!   games into one, with games from [`engine::selfplay::play_games`]), growing it with
 //!   [`book::deviate::Deviator`], checking it with [`book::audit::audit`] and
 //!   [`book::fix::Fixer`], on a cluster with [`book::plan::Plan`].
 //! - **Probing a book**: [`book::Book::open`] over a file's bytes, or [`book::bundled`], then
