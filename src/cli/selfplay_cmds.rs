@@ -35,7 +35,8 @@ pub struct SelfPlayArgs {
     #[command(flatten)]
     engine: EngineArgs,
     /// Output: `.ggf` writes GGF, `.jsonl` JSON lines, anything else transcripts with
-    /// the result (`f5d6… +4`).
+    /// the result (`f5d6… +4`). `{index}` in the name is replaced by the shard's index
+    /// (`-o games.{index}.txt` in a Slurm array).
     #[arg(short, long)]
     output: PathBuf,
     /// Continue the games in OUTPUT (a run with the same settings that was stopped).
@@ -144,28 +145,28 @@ pub(super) fn selfplay(args: SelfPlayArgs) -> anyhow::Result<ExitCode> {
     let index = if args.shards == 1 { args.index.unwrap_or(0) } else { shard_index(args.index)? };
     anyhow::ensure!(index < args.shards, "shard {index} of {}: the index must be below --shards", args.shards);
     let range = (args.games * index / args.shards)..(args.games * (index + 1) / args.shards);
+    let output = PathBuf::from(args.output.to_string_lossy().replace("{index}", &index.to_string()));
     let threads = engine.search.threads.max(1);
     let config = SelfPlayConfig { engine, openings, threads };
 
     // What the output's games depend on: a resumed run must be the same run.
     let identity = format!("{:?} {:?} {:?}", config.engine, config.openings, range);
     let digest = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(identity.as_bytes()));
-    let sidecar = PathBuf::from(format!("{}.selfplay", args.output.display()));
-    let done = if args.resume && args.output.exists() {
-        let recorded = std::fs::read_to_string(&sidecar).with_context(|| {
-            format!("{} has no record of its settings: it cannot be resumed", args.output.display())
-        })?;
+    let sidecar = PathBuf::from(format!("{}.selfplay", output.display()));
+    let done = if args.resume && output.exists() {
+        let recorded = std::fs::read_to_string(&sidecar)
+            .with_context(|| format!("{} has no record of its settings: it cannot be resumed", output.display()))?;
         anyhow::ensure!(
             recorded.trim() == digest,
             "{} was written with other settings, games or shard: it cannot be resumed with these",
-            args.output.display()
+            output.display()
         );
-        complete_lines(&args.output).with_context(|| format!("reading {}", args.output.display()))?
+        complete_lines(&output).with_context(|| format!("reading {}", output.display()))?
     } else {
         anyhow::ensure!(
-            !args.output.exists() || std::fs::metadata(&args.output)?.len() == 0,
+            !output.exists() || std::fs::metadata(&output)?.len() == 0,
             "{} exists: --resume continues it; to start again, remove it",
-            args.output.display()
+            output.display()
         );
         crate::fileio::atomic_write(&sidecar, format!("{digest}\n").as_bytes())
             .with_context(|| format!("writing {}", sidecar.display()))?;
@@ -175,14 +176,14 @@ pub(super) fn selfplay(args: SelfPlayArgs) -> anyhow::Result<ExitCode> {
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(&args.output)
-        .with_context(|| format!("opening {}", args.output.display()))?;
+        .open(&output)
+        .with_context(|| format!("opening {}", output.display()))?;
     file.seek(std::io::SeekFrom::End(0))?;
     let mut out = std::io::BufWriter::new(file);
     if done > 0 {
-        eprintln!("resuming: {done} games already in {}", args.output.display());
+        eprintln!("resuming: {done} games already in {}", output.display());
     }
-    let format = OutputFormat::of(&args.output);
+    let format = OutputFormat::of(&output);
     let name = match (config.engine.search.level, config.engine.search.depth) {
         (_, Some(d)) => format!("thorbook depth {d}"),
         (Some(l), None) => format!("thorbook level {}", l.number()),
@@ -217,7 +218,7 @@ pub(super) fn selfplay(args: SelfPlayArgs) -> anyhow::Result<ExitCode> {
     bar.finish_and_clear();
     out.flush()?;
     out.get_ref().sync_data()?;
-    let played = played.with_context(|| format!("self-play into {}", args.output.display()))?;
+    let played = played.with_context(|| format!("self-play into {}", output.display()))?;
     let secs = start.elapsed().as_secs_f64();
     let complete = todo.start + played == todo.end;
     eprintln!(
