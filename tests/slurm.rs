@@ -159,3 +159,29 @@ fn slurm_an_audit_planned_in_shards_reports_as_the_local_run() {
     let planned = report(&["--checkpoint", log.to_str().unwrap(), "--resume"]);
     assert_eq!(planned, report(&[]), "the planned audit's report differs from the local one");
 }
+
+/// Self-play as a job array (one shard a task, the output named by `{index}` from
+/// `SLURM_ARRAY_TASK_ID`): the shards concatenated are the one-process run.
+#[test]
+#[ignore = "needs a Slurm cluster (scripts/slurm-one-node.sh)"]
+fn slurm_self_play_shards_make_the_games_of_one_process() {
+    cluster_is_up();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let common = ["selfplay", "--games", "8", "--depth", "3", "--book-randomness", "2", "--seed", "5"];
+    let bin = env!("CARGO_BIN_EXE_thorbook");
+    let script = format!("{bin} {} --shards 2 -o {}/g.{{index}}.txt", common.join(" "), d.display());
+    let log = d.join("task-%a.log");
+    let out = Command::new("sbatch")
+        .args(["--wait", "--array=0-1", "-o", log.to_str().unwrap(), "--wrap", &script])
+        .output()
+        .expect("sbatch");
+    assert!(out.status.success(), "sbatch: {}", String::from_utf8_lossy(&out.stderr));
+    let whole = d.join("whole.txt");
+    let mut args = common.to_vec();
+    args.extend(["-o", whole.to_str().unwrap()]);
+    thorbook(&args).ok();
+    let mut shards = std::fs::read(d.join("g.0.txt")).unwrap();
+    shards.extend(std::fs::read(d.join("g.1.txt")).unwrap());
+    assert!(shards == std::fs::read(&whole).unwrap(), "the array's games differ from one process's");
+}
