@@ -1,7 +1,8 @@
 //! File plumbing shared by the Thor and book layers: read-only memory maps and atomic
 //! writes (a temporary file in the same directory, flushed, then renamed over the
 //! target, so a reader never sees a half-written file and a crash loses nothing), and
-//! the 64-bit `Digest` that names inputs (checkpoints, resumable runs).
+//! the 64-bit `Digest` that names inputs (checkpoints, resumable runs); and the civil
+//! date of a file's timestamps ([`civil_from_days`]).
 // Input handling: every narrowing or sign-changing conversion is checked (`try_from`,
 // `from_le_bytes`), never a silent `as`.
 #![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
@@ -284,4 +285,19 @@ impl Digest {
         d.update(bytes);
         d.finish()
     }
+}
+
+/// The civil date (year, month 1..=12, day 1..=31) of a day counted from 1970-01-01,
+/// in the proleptic Gregorian calendar (Howard Hinnant's days-to-civil: 400-year eras
+/// of 146,097 days, years starting in March so that leap days come last).
+pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = u32::try_from(doy - (153 * mp + 2) / 5 + 1).unwrap_or(1);
+    let month = u32::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
 }

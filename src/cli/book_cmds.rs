@@ -161,14 +161,27 @@ fn update(args: UpdateArgs) -> anyhow::Result<ExitCode> {
         back_up: args.back_up.map(BackUpRule::from),
         search: args.search.settings(&book_search_defaults(4))?,
     };
-    let config = BuildConfig::update_of(&old.params(), choices)
-        .map_err(build_error)
-        .with_context(|| format!("updating {}", args.book.display()))?;
-    let previous = PreviousBook::new(&old);
-    eprintln!("{}: {} positions, their leaves reusable where unchanged", args.book.display(), previous.len());
+    let builder = builder_over(&old, &args.book, choices, &args.output, args.resume)?;
     let db = args.archives.load(false)?;
     let games: Vec<GameLine> = db.games.iter().map(GameLine::from_thor).collect();
-    run_builder(Builder::new(config, &args.output).resume(args.resume).previous(Some(previous)), &games)
+    run_builder(builder, &games)
+}
+
+/// The builder that updates `old` (read from `path`) or learns into it: the book's
+/// recorded settings unless `choices` says otherwise, its leaves reusable.
+fn builder_over(
+    old: &Book<crate::fileio::Bytes>,
+    path: &std::path::Path,
+    choices: crate::book::UpdateChoices,
+    output: &std::path::Path,
+    resume: bool,
+) -> anyhow::Result<Builder> {
+    let config = BuildConfig::update_of(&old.params(), choices)
+        .map_err(build_error)
+        .with_context(|| format!("building over {}", path.display()))?;
+    let previous = PreviousBook::new(old);
+    eprintln!("{}: {} positions, their leaves reusable where unchanged", path.display(), previous.len());
+    Ok(Builder::new(config, output).resume(resume).previous(Some(previous)))
 }
 
 /// Arguments of `book learn`.
@@ -200,14 +213,9 @@ fn learn(args: LearnArgs) -> anyhow::Result<ExitCode> {
         back_up: None,
         search: args.search.settings(&book_search_defaults(4))?,
     };
-    let config = BuildConfig::update_of(&old.params(), choices)
-        .map_err(build_error)
-        .with_context(|| format!("learning into {}", args.book.display()))?;
-    let previous = PreviousBook::new(&old);
-    eprintln!("{}: {} positions, their leaves reusable where unchanged", args.book.display(), previous.len());
+    let builder = builder_over(&old, &args.book, choices, &args.output, args.resume)?;
     let db = args.archives.load(false)?;
     let games: Vec<GameLine> = db.games.iter().map(GameLine::from_thor).collect();
-    let builder = Builder::new(config, &args.output).resume(args.resume).previous(Some(previous));
     run_builder_with(builder, &games, Some(&old))
 }
 

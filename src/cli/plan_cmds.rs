@@ -364,7 +364,7 @@ fn plan_rounds(
 }
 
 /// The shard index: the flag, else the array index a scheduler gives its task.
-fn shard_index(flag: Option<u32>) -> anyhow::Result<u32> {
+pub(super) fn shard_index(flag: Option<u32>) -> anyhow::Result<u32> {
     if let Some(i) = flag {
         return Ok(i);
     }

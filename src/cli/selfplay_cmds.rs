@@ -4,8 +4,6 @@
 use std::io::{BufRead, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
@@ -96,18 +94,6 @@ impl OutputFormat {
     }
 }
 
-fn shard_index(flag: Option<u64>) -> anyhow::Result<u64> {
-    if let Some(i) = flag {
-        return Ok(i);
-    }
-    for var in ["SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX"] {
-        if let Ok(text) = std::env::var(var) {
-            return text.trim().parse().map_err(|_| anyhow::anyhow!("{var}=`{text}` is not a shard index"));
-        }
-    }
-    anyhow::bail!("--shards needs a shard: give --index, or run as a Slurm array task (SLURM_ARRAY_TASK_ID)")
-}
-
 /// The complete lines of a file already written, the file cut after the last one.
 fn complete_lines(path: &Path) -> anyhow::Result<u64> {
     let file = std::fs::OpenOptions::new().read(true).write(true).open(path)?;
@@ -142,7 +128,11 @@ pub(super) fn selfplay(args: SelfPlayArgs) -> anyhow::Result<ExitCode> {
     };
     anyhow::ensure!(args.games > 0, "--games must be at least 1");
     anyhow::ensure!((1..=args.games).contains(&args.shards), "--shards must be in 1..={} (the games)", args.games);
-    let index = if args.shards == 1 { args.index.unwrap_or(0) } else { shard_index(args.index)? };
+    let index = match (args.shards, args.index) {
+        (1, i) => i.unwrap_or(0),
+        (_, Some(i)) => i,
+        (_, None) => u64::from(super::plan_cmds::shard_index(None)?),
+    };
     anyhow::ensure!(index < args.shards, "shard {index} of {}: the index must be below --shards", args.shards);
     let range = (args.games * index / args.shards)..(args.games * (index + 1) / args.shards);
     let output = PathBuf::from(args.output.to_string_lossy().replace("{index}", &index.to_string()));
@@ -189,14 +179,7 @@ pub(super) fn selfplay(args: SelfPlayArgs) -> anyhow::Result<ExitCode> {
         (Some(l), None) => format!("thorbook level {}", l.number()),
         (None, None) => "thorbook".to_string(),
     };
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&stop);
-    ctrlc::set_handler(move || {
-        if flag.swap(true, Ordering::Relaxed) {
-            std::process::exit(130);
-        }
-        eprintln!("\nstopping after the games in hand (Ctrl-C again to quit at once); --resume continues");
-    })?;
+    let stop = super::train_cmds::stop_on_ctrl_c("the games in hand; --resume continues")?;
     let bar = ProgressBar::new(todo.end - todo.start).with_style(
         ProgressStyle::with_template("self-play {bar:40} {pos}/{len} games, {per_sec}, ETA {eta}")
             .expect("valid template"),

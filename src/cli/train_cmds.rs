@@ -195,16 +195,17 @@ fn load_games(archives: &ArchiveArgs) -> anyhow::Result<Vec<TrainGame>> {
     Ok(games)
 }
 
-/// A stop flag that Ctrl-C sets: long labeling stops after the batches running, with
-/// every finished label kept in the store.
-fn stop_on_ctrl_c() -> anyhow::Result<Arc<AtomicBool>> {
+/// A stop flag that Ctrl-C sets: long work stops after `what` (the batches running,
+/// the games in hand), keeping what it finished; a second Ctrl-C quits at once.
+pub(super) fn stop_on_ctrl_c(what: &str) -> anyhow::Result<Arc<AtomicBool>> {
+    let what = what.to_string();
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
     ctrlc::set_handler(move || {
         if flag.swap(true, Ordering::Relaxed) {
             std::process::exit(130);
         }
-        eprintln!("\nstopping after the positions in hand (Ctrl-C again to quit at once)");
+        eprintln!("\nstopping after {what} (Ctrl-C again to quit at once)");
     })?;
     Ok(stop)
 }
@@ -258,7 +259,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
         None => PatternEval::bundled(),
     };
     let mut store = open_labels(args.labels.as_ref())?;
-    let stop = stop_on_ctrl_c()?;
+    let stop = stop_on_ctrl_c("the positions in hand")?;
     let b = bar();
     let on_event = |e: TrainerEvent| match e {
         TrainerEvent::Progress(p) => progress_to(&b)(p),
@@ -454,7 +455,7 @@ pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
     let games: Vec<TrainGame> = load_games(&args.archives)?.into_iter().step_by(args.every).collect();
     let start = Instant::now();
     let mut store = open_labels(args.labels.as_ref())?;
-    let stop = stop_on_ctrl_c()?;
+    let stop = stop_on_ctrl_c("the positions in hand")?;
     let positions = game_positions(&games);
     let to_solve: Vec<crate::board::Board> = positions
         .iter()
@@ -654,7 +655,7 @@ pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
     let games = load_games(&args.archives)?;
     let start = Instant::now();
     let mut store = open_labels(args.labels.as_ref())?;
-    let stop = stop_on_ctrl_c()?;
+    let stop = stop_on_ctrl_c("the positions in hand")?;
     let order = PatternEval::new(&weights);
     let b = bar();
     let data = pool.install(|| {

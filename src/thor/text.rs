@@ -568,16 +568,8 @@ fn ggf_year(date: &str) -> Option<u16> {
         return date[..4].parse().ok();
     }
     if digits >= 9 && digits == date.len() {
-        // Seconds since 1970 to a civil year (days from the epoch, 400-year cycles).
         let days = date.parse::<i64>().ok()? / 86_400;
-        let z = days + 719_468;
-        let era = z.div_euclid(146_097);
-        let doe = z - era * 146_097;
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let year = yoe + era * 400 + i64::from(mp >= 10);
-        return u16::try_from(year).ok();
+        return u16::try_from(crate::fileio::civil_from_days(days).0).ok();
     }
     None
 }

@@ -251,16 +251,9 @@ impl EdaxDate {
         let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
         let days = i64::try_from(secs / 86_400).unwrap_or_default();
         let rem = secs % 86_400;
-        // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-        let z = days + 719_468;
-        let era = z.div_euclid(146_097);
-        let doe = z - era * 146_097;
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let day = u8::try_from(doy - (153 * mp + 2) / 5 + 1).unwrap_or(1);
-        let month = u8::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
-        let year = i16::try_from(yoe + era * 400 + i64::from(month <= 2)).unwrap_or(i16::MAX);
+        let (year, month, day) = crate::fileio::civil_from_days(days);
+        let year = i16::try_from(year).unwrap_or(i16::MAX);
+        let (month, day) = (u8::try_from(month).unwrap_or(1), u8::try_from(day).unwrap_or(1));
         EdaxDate {
             year,
             month,
