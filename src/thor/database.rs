@@ -21,7 +21,7 @@ use std::io::Read;
 use super::format::{decode_name, FileKind, Header, RawGame, Records, ThorFile};
 use super::replay::{replay_with, validate, Outcome, Replay};
 use super::source::{Compression, Source, SourceFormat};
-use super::text::{self, SkipReason, TextFile, TextFormat};
+use super::text::{self, intern, SkipReason, TextFile, TextFormat};
 use super::{Anomaly, AnomalyKind, ThorError};
 use crate::board::Color;
 use crate::position::Position;
@@ -229,17 +229,6 @@ fn parse_source(s: &Source) -> Result<Parsed, Anomaly> {
             Parsed::Text(s.name.clone(), compression, t, text::read(&s.name, t, s.reader(compression)))
         }
     })
-}
-
-/// The id of `name` in `list`, adding it when new.
-fn intern(ids: &mut HashMap<String, u32>, list: &mut Vec<String>, name: &str) -> Option<u32> {
-    if let Some(&id) = ids.get(name) {
-        return Some(id);
-    }
-    let id = u32::try_from(list.len()).ok()?;
-    list.push(name.to_string());
-    ids.insert(name.to_string(), id);
-    Some(id)
 }
 
 /// Which games to select.

@@ -141,7 +141,9 @@ struct Facts<'t> {
     theoretical: Option<(u8, u8)>,
 }
 
-fn intern(table: &mut HashMap<String, u32>, list: &mut Vec<String>, name: &str) -> Option<u32> {
+/// The id of `name` in `list` (found through `table`), adding it when new; `None` for
+/// a name that says nothing (empty, `?`).
+pub(crate) fn intern(table: &mut HashMap<String, u32>, list: &mut Vec<String>, name: &str) -> Option<u32> {
     if name.is_empty() || name == "?" {
         return None;
     }
@@ -409,9 +411,7 @@ fn transcript_line(c: &mut Collector<'_>, text: &str, line: u32, offset: usize) 
         },
         [_, (word, at), ..] => return c.syntax(line, offset + at, format!("`{word}` follows the result")),
     };
-    if moves.is_empty() {
-        return c.syntax(line, offset, "no moves");
-    }
+    // A result alone is a game without a move (as a WTHOR record may be).
     c.add(line, offset, &moves, Facts { result, ..Facts::default() });
 }
 
