@@ -134,7 +134,11 @@ pub(super) fn selfplay(args: SelfPlayArgs) -> anyhow::Result<ExitCode> {
         (_, None) => u64::from(super::plan_cmds::shard_index(None)?),
     };
     anyhow::ensure!(index < args.shards, "shard {index} of {}: the index must be below --shards", args.shards);
-    let range = (args.games * index / args.shards)..(args.games * (index + 1) / args.shards);
+    // In u128: games × shards cannot overflow.
+    let bound = |k: u64| {
+        u64::try_from(u128::from(args.games) * u128::from(k) / u128::from(args.shards)).expect("at most the games")
+    };
+    let range = bound(index)..bound(index + 1);
     let output = PathBuf::from(args.output.to_string_lossy().replace("{index}", &index.to_string()));
     let threads = engine.search.threads.max(1);
     let config = SelfPlayConfig { engine, openings, threads };

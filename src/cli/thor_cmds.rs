@@ -644,6 +644,10 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             db.games.len(),
             db.anomalies.len()
         );
+        for f in db.files.iter().filter(|f| !f.skipped.is_empty()) {
+            let reasons: Vec<String> = f.skipped.iter().map(|(r, n)| format!("{n} {r}")).collect();
+            outln!("{}: skipped, sound but not for an 8x8 book from the start: {}", f.name, reasons.join(", "));
+        }
     }
     Ok(if db.anomalies.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

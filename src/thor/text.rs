@@ -475,9 +475,10 @@ fn json_line(c: &mut Collector<'_>, text: &str, line: u32, offset: usize) {
     let str_field = |k: &str| v.get(k).and_then(|x| x.as_str()).filter(|s| !s.is_empty());
     let int_field = |k: &str| v.get(k).and_then(serde_json::Value::as_i64);
     let small = |k: &str| int_field(k).and_then(|x| u8::try_from(x).ok()).filter(|&x| x <= 64);
+    // Out of range is no result (`add` checks a stated result against the board).
     let result = match int_field("black_score") {
-        Some(diff) if v.get("a_color").is_some() => i32::try_from(diff).ok(),
-        Some(discs) => i32::try_from(discs).ok().map(|d| 2 * d - 64),
+        Some(diff) if v.get("a_color").is_some() => i32::try_from(diff).ok().filter(|d| (-64..=64).contains(d)),
+        Some(discs) => i32::try_from(discs).ok().filter(|d| (0..=64).contains(d)).map(|d| 2 * d - 64),
         None => None,
     };
     let theoretical = small("theoretical_score").zip(small("theoretical_depth"));
