@@ -2,7 +2,7 @@
 //! writes (a temporary file in the same directory, flushed, then renamed over the
 //! target, so a reader never sees a half-written file and a crash loses nothing), and
 //! the 64-bit `Digest` that names inputs (checkpoints, resumable runs); and the civil
-//! date of a file's timestamps ([`civil_from_days`]).
+//! date of a file's timestamps (`civil_from_days`).
 // Input handling: every narrowing or sign-changing conversion is checked (`try_from`,
 // `from_le_bytes`), never a silent `as`.
 #![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
