@@ -540,6 +540,7 @@ fn export_wthor(db: &ThorDatabase, ids: &[usize], path: &std::path::Path) -> any
         (d.results_unknown, "games without a known result: written with the final position's disc count"),
         (d.theoretical_unknown, "games without a theoretical score: written with P3 = 0"),
         (d.years_unknown, "games without a year: written as year 0"),
+        (d.names_lost, "names beyond the 65,535 a name file holds: written as `?`"),
     ];
     for (n, what) in notes {
         if n > 0 {

@@ -73,6 +73,8 @@ pub struct Dropped {
     pub theoretical_unknown: usize,
     /// Games without a year: written in a file for year 0.
     pub years_unknown: usize,
+    /// Names beyond the 65,535 a name file holds: written as `?`.
+    pub names_lost: usize,
     /// Games from text sources: their dates beyond the year, clocks, ratings and
     /// per-move annotations have no place in WTHOR.
     pub text_games: usize,
@@ -117,15 +119,22 @@ impl<'a> Table<'a> {
         Table { source, ids: HashMap::new(), names: Vec::new() }
     }
 
-    fn id(&mut self, id: Option<u32>) -> u16 {
-        let next = u16::try_from(self.names.len()).unwrap_or(u16::MAX);
-        *self.ids.entry(id).or_insert_with(|| {
-            let name = id.and_then(|i| self.source.get(i as usize)).map_or("?", String::as_str);
-            if next < u16::MAX {
-                self.names.push(name.to_string());
-            }
-            next
-        })
+    /// The new id of name `id` (`None`: unknown, written `?`). A name file holds at
+    /// most 65,535 names; the last place is kept for `?`, which the names beyond take.
+    fn id(&mut self, id: Option<u32>, lost: &mut usize) -> u16 {
+        if let Some(&new) = self.ids.get(&id) {
+            return new;
+        }
+        let full = self.names.len() >= usize::from(u16::MAX) - 1;
+        if full && id.is_some() {
+            *lost += 1;
+            return self.id(None, lost);
+        }
+        let new = u16::try_from(self.names.len()).expect("at most 65,535 names");
+        let name = id.and_then(|i| self.source.get(i as usize)).map_or("?", String::as_str);
+        self.names.push(name.to_string());
+        self.ids.insert(id, new);
+        new
     }
 
     fn file(self, kind: FileKind, len: usize, altered: &mut usize) -> Option<ThorFile> {
@@ -155,9 +164,9 @@ impl ThorDatabase {
             let g = &self.games[i];
             let mut raw = g.raw;
             if !all_wthor {
-                raw.black = players.id(g.black);
-                raw.white = players.id(g.white);
-                raw.tournament = tournaments.id(g.tournament);
+                raw.black = players.id(g.black, &mut dropped.names_lost);
+                raw.white = players.id(g.white, &mut dropped.names_lost);
+                raw.tournament = tournaments.id(g.tournament, &mut dropped.names_lost);
             }
             let from_text = self.files[g.file as usize].format != SourceFormat::Wthor;
             dropped.text_games += usize::from(from_text);
@@ -284,4 +293,33 @@ pub(crate) fn ggf_moves(out: &mut String, moves: &[Move]) {
         side = side.opposite();
     }
     out.push_str(";)");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::thor::{LoadOptions, Source};
+
+    /// More players than a `.JOU` holds: the first 65,534 keep their names, the rest
+    /// become `?` (counted), and the export reloads without an anomaly.
+    #[test]
+    fn names_beyond_a_name_file_become_unknown_and_are_counted() {
+        let n = 33_000;
+        let text: String =
+            (0..n).map(|i| format!("{{\"black\":\"b{i}\",\"white\":\"w{i}\",\"moves\":\"f5\"}}\n")).collect();
+        let db = ThorDatabase::load(&[Source::from_vec("x.jsonl", text.into_bytes())], LoadOptions::default()).unwrap();
+        assert_eq!(db.players.len(), 2 * n);
+        let ids: Vec<usize> = (0..n).collect();
+        let export = db.to_wthor(&ids);
+        assert_eq!(export.dropped.names_lost, 2 * n - 65_534);
+        let players = export.players.clone().unwrap();
+        assert_eq!(players.len(), 65_535);
+        let mut sources: Vec<Source> = export.games.iter().map(|f| Source::from_vec("g.wtb", f.to_bytes())).collect();
+        sources.push(Source::from_vec("g.JOU", players.to_bytes()));
+        sources.extend(export.tournaments.iter().map(|f| Source::from_vec("g.TRN", f.to_bytes())));
+        let back = ThorDatabase::load(&sources, LoadOptions::default().with_strict(true)).unwrap();
+        assert_eq!(back.games.len(), n);
+        assert_eq!(back.black_name(&back.games[0]), "b0");
+        assert_eq!(back.white_name(&back.games[n - 1]), "?");
+    }
 }
