@@ -220,13 +220,16 @@ fn parse_source(s: &Source) -> Result<Parsed, Anomaly> {
         (SourceFormat::Wthor, Compression::None) => Parsed::Wthor(compression, ThorFile::parse(&s.name, s.bytes())),
         (SourceFormat::Wthor, _) => {
             let mut bytes = Vec::new();
-            if let Err(e) = s.reader(compression).read_to_end(&mut bytes) {
+            if let Err(e) = s.reader(compression).and_then(|mut r| r.read_to_end(&mut bytes)) {
                 return Err(Anomaly::file(&s.name, AnomalyKind::Io { message: format!("cannot decompress: {e}") }));
             }
             Parsed::Wthor(compression, ThorFile::parse(&s.name, &bytes))
         }
         (SourceFormat::Text(t), _) => {
-            Parsed::Text(s.name.clone(), compression, t, text::read(&s.name, t, s.reader(compression)))
+            let input = s
+                .reader(compression)
+                .map_err(|e| Anomaly::file(&s.name, AnomalyKind::Io { message: format!("cannot read: {e}") }))?;
+            Parsed::Text(s.name.clone(), compression, t, text::read(&s.name, t, input))
         }
     })
 }

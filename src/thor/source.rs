@@ -46,6 +46,9 @@ pub enum Compression {
     Bzip2,
 }
 
+/// Bytes of a streaming read's buffers.
+const BUF: usize = 1 << 16;
+
 /// Bytes looked at to recognise a file.
 const SNIFF_LEN: usize = 4096;
 
@@ -60,14 +63,13 @@ impl Compression {
         }
     }
 
-    /// A reader of the decompressed bytes. Concatenated members (as `cat a.gz b.gz`
-    /// and parallel compressors write) are read as one stream.
-    fn reader<'a>(self, bytes: &'a [u8]) -> Box<dyn BufRead + Send + 'a> {
-        const BUF: usize = 1 << 16;
+    /// A reader of the decompressed bytes of `input`. Concatenated members (as
+    /// `cat a.gz b.gz` and parallel compressors write) are read as one stream.
+    fn decode<'a>(self, input: impl BufRead + Send + 'a) -> Box<dyn BufRead + Send + 'a> {
         match self {
-            Compression::None => Box::new(bytes),
-            Compression::Gzip => Box::new(BufReader::with_capacity(BUF, flate2::read::MultiGzDecoder::new(bytes))),
-            Compression::Bzip2 => Box::new(BufReader::with_capacity(BUF, bzip2::read::MultiBzDecoder::new(bytes))),
+            Compression::None => Box::new(input),
+            Compression::Gzip => Box::new(BufReader::with_capacity(BUF, flate2::read::MultiGzDecoder::new(input))),
+            Compression::Bzip2 => Box::new(BufReader::with_capacity(BUF, bzip2::read::MultiBzDecoder::new(input))),
         }
     }
 }
@@ -150,24 +152,27 @@ pub struct Source {
     /// File name or path as the user gave it.
     pub name: String,
     data: Bytes,
+    /// The file, for a source read from disk: text is streamed from it rather than
+    /// from the map, so that a gigabyte archive read once does not stay resident.
+    path: Option<PathBuf>,
 }
 
 impl Source {
     /// Bytes from memory (the bundled archives).
     pub(crate) fn from_static(name: &str, bytes: &'static [u8]) -> Source {
-        Source { name: name.to_string(), data: Bytes::Static(bytes) }
+        Source { name: name.to_string(), data: Bytes::Static(bytes), path: None }
     }
 
     /// Bytes already in memory (an upload, standard input, a fuzzer's input).
     pub fn from_vec(name: &str, bytes: Vec<u8>) -> Source {
-        Source { name: name.to_string(), data: Bytes::Owned(bytes) }
+        Source { name: name.to_string(), data: Bytes::Owned(bytes), path: None }
     }
 
     /// A file on disk, memory-mapped.
     pub fn open(path: &Path) -> Result<Source, Anomaly> {
         let name = path.display().to_string();
         match read_mapped(path) {
-            Ok(data) => Ok(Source { name, data }),
+            Ok(data) => Ok(Source { name, data, path: Some(path.to_path_buf()) }),
             Err(e) => Err(Anomaly::file(&name, AnomalyKind::Io { message: e.to_string() })),
         }
     }
@@ -184,7 +189,7 @@ impl Source {
         let bytes = self.bytes();
         let compression = Compression::detect(bytes);
         let mut head = Vec::with_capacity(SNIFF_LEN);
-        let read = compression.reader(bytes).take(SNIFF_LEN as u64).read_to_end(&mut head);
+        let read = compression.decode(bytes).take(SNIFF_LEN as u64).read_to_end(&mut head);
         if let Err(e) = read {
             return Err(Anomaly::file(&self.name, AnomalyKind::Io { message: format!("cannot decompress: {e}") }));
         }
@@ -200,9 +205,13 @@ impl Source {
         Err(Anomaly::file(&self.name, AnomalyKind::UnknownFormat))
     }
 
-    /// The decompressed bytes as a stream.
-    pub(crate) fn reader(&self, compression: Compression) -> Box<dyn BufRead + Send + '_> {
-        compression.reader(self.bytes())
+    /// The decompressed bytes as a stream: read from the file for a source on disk,
+    /// from memory otherwise.
+    pub(crate) fn reader(&self, compression: Compression) -> std::io::Result<Box<dyn BufRead + Send + '_>> {
+        Ok(match &self.path {
+            Some(path) => compression.decode(BufReader::with_capacity(BUF, std::fs::File::open(path)?)),
+            None => compression.decode(self.bytes()),
+        })
     }
 }
 
