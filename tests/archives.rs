@@ -260,6 +260,13 @@ fn a_ggf_archive_converts_to_wthor_with_its_names() {
     let dir = tempfile::tempdir().unwrap();
     let text = [GGS_STANDARD, GGS_TIMEOUT].join("\n");
     let p = write(dir.path(), "Othello.ggf", text.as_bytes());
+    // The game lost on time reaches f5d6 with no result: counted, not scored.
+    let stats = thorbook(&["thor", "stats", p.to_str().unwrap(), "--moves", "f5d6"]);
+    assert!(
+        stats.ok().contains("2 games (1 without a result): black wins 0 (0.0%), draws 0 (0.0%), white wins 1 (100.0%)"),
+        "{}",
+        stats.stdout
+    );
     let out = dir.path().join("conv.wtb");
     let run = thorbook(&["thor", "export", p.to_str().unwrap(), "--format", "wtb", "-o", out.to_str().unwrap()]);
     run.ok();

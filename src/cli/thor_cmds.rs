@@ -585,9 +585,15 @@ fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
         outln!("no game reaches this position");
         return Ok(ExitCode::SUCCESS);
     }
-    let pct = |n: usize| 100.0 * n as f64 / s.games as f64;
+    // Shares of the games whose result is known.
+    let decided = s.games - s.results_unknown;
+    let pct = |n: usize| 100.0 * n as f64 / decided.max(1) as f64;
+    let unknown = match s.results_unknown {
+        0 => String::new(),
+        n => format!(" ({n} without a result)"),
+    };
     outln!(
-        "{} games: black wins {} ({:.1}%), draws {} ({:.1}%), white wins {} ({:.1}%)",
+        "{} games{unknown}: black wins {} ({:.1}%), draws {} ({:.1}%), white wins {} ({:.1}%)",
         s.games,
         s.black_wins,
         pct(s.black_wins),
@@ -596,20 +602,24 @@ fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
         s.white_wins,
         pct(s.white_wins)
     );
-    outln!("black score: average {:.2}, median {:.1}", s.average_black_score, s.median_black_score);
+    if decided > 0 {
+        outln!("black score: average {:.2}, median {:.1}", s.average_black_score, s.median_black_score);
+    }
     if s.ended_here > 0 {
         outln!("{} games end here", s.ended_here);
     }
     outln!();
     outln!("{:<5} {:>7} {:>7} {:>10} {:>10}", "move", "games", "share", "black win", "avg black");
+    // NaN: no game through the move has a known result.
+    let known = |x: f64, text: String| if x.is_nan() { "-".to_string() } else { text };
     for m in &s.moves {
         outln!(
-            "{:<5} {:>7} {:>6.1}% {:>9.1}% {:>10.2}",
+            "{:<5} {:>7} {:>6.1}% {:>10} {:>10}",
             m.mv,
             m.games,
             100.0 * m.share,
-            100.0 * m.black_win_rate,
-            m.average_black_score
+            known(m.black_win_rate, format!("{:.1}%", 100.0 * m.black_win_rate)),
+            known(m.average_black_score, format!("{:.2}", m.average_black_score))
         );
     }
     eprintln!("({} positions indexed in {loaded:.3} s; query {:.1} ms)", db.index_len(), query_secs * 1e3);
