@@ -21,7 +21,7 @@ use std::io::Read;
 use super::format::{decode_name, FileKind, Header, RawGame, Records, ThorFile};
 use super::replay::{replay_with, validate, Outcome, Replay};
 use super::source::{Compression, Source, SourceFormat};
-use super::text::{self, intern, SkipReason, TextFile, TextFormat};
+use super::text::{self, intern, remap, SkipReason, TextFile, TextFormat};
 use super::{Anomaly, AnomalyKind, ThorError};
 use crate::board::Color;
 use crate::position::Position;
@@ -204,6 +204,17 @@ pub struct ThorDatabase {
     pub(super) wthor_tournaments: usize,
 }
 
+impl FileSummary {
+    /// Counts a loaded game by how its move list ends.
+    fn count(&mut self, outcome: Outcome) {
+        match outcome {
+            Outcome::Finished => self.finished += 1,
+            Outcome::FinishedEarly => self.finished_early += 1,
+            Outcome::Unfinished => self.unfinished += 1,
+        }
+    }
+}
+
 fn reasons_as_text<S: serde::Serializer>(map: &BTreeMap<SkipReason, usize>, s: S) -> Result<S::Ok, S::Error> {
     s.collect_map(map.iter().map(|(reason, n)| (reason.to_string(), n)))
 }
@@ -368,17 +379,12 @@ impl ThorDatabase {
             text.names.iter().map(|n| intern(&mut self.player_ids, &mut self.players, n)).collect();
         let events: Vec<Option<u32>> =
             text.events.iter().map(|n| intern(&mut self.tournament_ids, &mut self.tournaments, n)).collect();
-        let local = |table: &[Option<u32>], id: Option<u32>| id.and_then(|i| table.get(i as usize).copied().flatten());
         for g in &mut text.games {
-            match g.replay.outcome {
-                Outcome::Finished => summary.finished += 1,
-                Outcome::FinishedEarly => summary.finished_early += 1,
-                Outcome::Unfinished => summary.unfinished += 1,
-            }
+            summary.count(g.replay.outcome);
             g.file = file_index;
-            g.black = local(&players, g.black);
-            g.white = local(&players, g.white);
-            g.tournament = local(&events, g.tournament);
+            g.black = remap(&players, g.black);
+            g.white = remap(&players, g.white);
+            g.tournament = remap(&events, g.tournament);
         }
         if self.games.is_empty() {
             self.games = text.games;
@@ -453,11 +459,7 @@ impl ThorDatabase {
                     continue;
                 }
                 let replay = replay.expect("no fault means a replay");
-                match replay.outcome {
-                    Outcome::Finished => summary.finished += 1,
-                    Outcome::FinishedEarly => summary.finished_early += 1,
-                    Outcome::Unfinished => summary.unfinished += 1,
-                }
+                summary.count(replay.outcome);
                 summary.games += 1;
                 self.games.push(ThorGame {
                     file: file_index,

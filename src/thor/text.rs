@@ -141,6 +141,11 @@ struct Facts<'t> {
     theoretical: Option<(u8, u8)>,
 }
 
+/// A name id of one table in another: `table[id]` (ids a merge gave the names).
+pub(crate) fn remap(table: &[Option<u32>], id: Option<u32>) -> Option<u32> {
+    id.and_then(|i| table.get(i as usize).copied().flatten())
+}
+
 /// The id of `name` in `list` (found through `table`), adding it when new; `None` for
 /// a name that says nothing (empty, `?`).
 pub(crate) fn intern(table: &mut HashMap<String, u32>, list: &mut Vec<String>, name: &str) -> Option<u32> {
@@ -167,11 +172,10 @@ impl<'a> Collector<'a> {
             part.names.iter().map(|n| intern(&mut self.names, &mut self.out.names, n)).collect();
         let events: Vec<Option<u32>> =
             part.events.iter().map(|n| intern(&mut self.events, &mut self.out.events, n)).collect();
-        let map = |table: &[Option<u32>], id: Option<u32>| id.and_then(|i| table.get(i as usize).copied().flatten());
         self.out.games.extend(part.games.into_iter().map(|g| ThorGame {
-            black: map(&names, g.black),
-            white: map(&names, g.white),
-            tournament: map(&events, g.tournament),
+            black: remap(&names, g.black),
+            white: remap(&names, g.white),
+            tournament: remap(&events, g.tournament),
             ..g
         }));
         self.out.anomalies.extend(part.anomalies);
