@@ -43,11 +43,9 @@
 //! - [`board`]: the bitboard core (move generation, flips, scores);
 //! - [`position`]: absolute colours, board text (one alphabet) and checked move
 //!   sequences, with the errors of playing them;
-//! - [`results`]: the win rate of a set of games;
 //! - [`symmetry`]: the 8 board symmetries and canonical forms;
 //! - [`zobrist`]: stable 64-bit keys, incremental and canonical;
 //! - [`perft`]: move-generation counts;
-//! - [`stability`]: stable discs;
 //! - [`obf`]: FFO/Edax problem files;
 //! - [`openings`]: named openings;
 //! - [`eval`]: static evaluation (trained patterns, the classic baseline);
@@ -92,11 +90,11 @@ pub mod obf;
 pub mod openings;
 pub mod perft;
 pub mod position;
-pub mod results;
+mod results;
 pub mod search;
 pub mod setting;
 pub mod square;
-pub mod stability;
+mod stability;
 pub mod svg;
 pub mod symmetry;
 #[cfg(any(test, feature = "testing"))]

@@ -8,48 +8,49 @@
 use crate::board::Board;
 use crate::square::{Move, Square};
 
-/// One of the 8 symmetries of the square.
+/// One of the 8 symmetries of the square; its discriminant is its 3-bit code.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
-pub struct Transform(u8);
+#[repr(u8)]
+pub enum Transform {
+    /// Identity.
+    Identity = 0,
+    /// Mirror columns: a ↔ h.
+    MirrorColumns = 1,
+    /// Mirror rows: 1 ↔ 8.
+    MirrorRows = 2,
+    /// Rotation by 180 degrees.
+    Rotate180 = 3,
+    /// Reflection in the a1–h8 diagonal.
+    Transpose = 4,
+    /// Transpose then mirror columns: a quarter turn.
+    RotateA = 5,
+    /// Transpose then mirror rows: the other quarter turn.
+    RotateB = 6,
+    /// Reflection in the a8–h1 diagonal.
+    AntiTranspose = 7,
+}
 
 impl Transform {
-    /// Identity.
-    pub const IDENTITY: Transform = Transform(0);
-    /// Mirror columns: a ↔ h.
-    pub const MIRROR_COLUMNS: Transform = Transform(1);
-    /// Mirror rows: 1 ↔ 8.
-    pub const MIRROR_ROWS: Transform = Transform(2);
-    /// Rotation by 180 degrees.
-    pub const ROTATE_180: Transform = Transform(3);
-    /// Reflection in the a1–h8 diagonal.
-    pub const TRANSPOSE: Transform = Transform(4);
-    /// Transpose then mirror columns: a quarter turn.
-    pub const ROTATE_A: Transform = Transform(5);
-    /// Transpose then mirror rows: the other quarter turn.
-    pub const ROTATE_B: Transform = Transform(6);
-    /// Reflection in the a8–h1 diagonal.
-    pub const ANTI_TRANSPOSE: Transform = Transform(7);
-
-    /// All 8, identity first.
+    /// All 8 in code order, identity first.
     pub const ALL: [Transform; 8] = [
-        Transform(0),
-        Transform(1),
-        Transform(2),
-        Transform(3),
-        Transform(4),
-        Transform(5),
-        Transform(6),
-        Transform(7),
+        Transform::Identity,
+        Transform::MirrorColumns,
+        Transform::MirrorRows,
+        Transform::Rotate180,
+        Transform::Transpose,
+        Transform::RotateA,
+        Transform::RotateB,
+        Transform::AntiTranspose,
     ];
 
     /// The transform with code `code` (0..8).
     pub(crate) fn from_code(code: u8) -> Option<Transform> {
-        (code < 8).then_some(Transform(code))
+        Transform::ALL.get(usize::from(code)).copied()
     }
 
     /// Code 0..8, stable (books and files may store it).
     pub(crate) fn code(self) -> u8 {
-        self.0
+        self as u8
     }
 
     /// The transform that undoes `self`.
@@ -58,10 +59,10 @@ impl Transform {
     /// "transpose, then mirror" needs the mirrors swapped: mirroring columns after a
     /// transpose equals mirroring rows before it.
     pub fn inverse(self) -> Transform {
-        if self.0 & 4 == 0 {
+        if (self as u8) & 4 == 0 {
             self
         } else {
-            Transform(4 | ((self.0 & 1) << 1) | ((self.0 >> 1) & 1))
+            Transform::ALL[usize::from(4 | ((self as u8 & 1) << 1) | ((self as u8 >> 1) & 1))]
         }
     }
 
@@ -69,13 +70,13 @@ impl Transform {
     #[inline]
     pub fn square(self, sq: Square) -> Square {
         let (mut c, mut r) = (sq.col(), sq.row());
-        if self.0 & 4 != 0 {
+        if (self as u8) & 4 != 0 {
             std::mem::swap(&mut c, &mut r);
         }
-        if self.0 & 1 != 0 {
+        if (self as u8) & 1 != 0 {
             c = 7 - c;
         }
-        if self.0 & 2 != 0 {
+        if (self as u8) & 2 != 0 {
             r = 7 - r;
         }
         Square::from_coords(c, r).expect("coordinates stay on the board")
@@ -92,13 +93,13 @@ impl Transform {
     /// The image of a bitboard.
     #[inline]
     pub(crate) fn bits(self, mut b: u64) -> u64 {
-        if self.0 & 4 != 0 {
+        if (self as u8) & 4 != 0 {
             b = transpose(b);
         }
-        if self.0 & 1 != 0 {
+        if (self as u8) & 1 != 0 {
             b = mirror_columns(b);
         }
-        if self.0 & 2 != 0 {
+        if (self as u8) & 2 != 0 {
             b = b.swap_bytes();
         }
         b
@@ -138,7 +139,7 @@ impl Board {
     #[inline]
     pub fn canonical(&self) -> (Board, Transform) {
         let mut best = *self;
-        let mut best_t = Transform::IDENTITY;
+        let mut best_t = Transform::Identity;
         // Compute the images with shared intermediate steps rather than 8 from scratch.
         let t = Board { player: transpose(self.player), opponent: transpose(self.opponent) };
         for (base, code) in [(*self, 0u8), (t, 4u8)] {
@@ -152,7 +153,7 @@ impl Board {
             for (img, c) in images {
                 if (img.player, img.opponent) < (best.player, best.opponent) {
                     best = img;
-                    best_t = Transform(c);
+                    best_t = Transform::ALL[usize::from(c)];
                 }
             }
         }
@@ -181,9 +182,9 @@ mod tests {
         let a1 = "b1".parse::<Square>().unwrap();
         let images: std::collections::BTreeSet<_> = Transform::ALL.iter().map(|t| t.square(a1)).collect();
         assert_eq!(images.len(), 8);
-        assert_eq!(Transform::ROTATE_180.square(a1), "g8".parse().unwrap());
-        assert_eq!(Transform::TRANSPOSE.square("f5".parse().unwrap()), "e6".parse().unwrap());
-        assert_eq!(Transform::ANTI_TRANSPOSE.square("f5".parse().unwrap()), "d3".parse().unwrap());
+        assert_eq!(Transform::Rotate180.square(a1), "g8".parse().unwrap());
+        assert_eq!(Transform::Transpose.square("f5".parse().unwrap()), "e6".parse().unwrap());
+        assert_eq!(Transform::AntiTranspose.square("f5".parse().unwrap()), "d3".parse().unwrap());
     }
 
     #[test]

@@ -299,7 +299,8 @@ fn audits_and_fixes_planned_in_shards_equal_local_runs() {
 #[test]
 fn an_audit_weighs_the_book_s_moves_against_a_search_s() {
     use thorbook::book::book_moves;
-    use thorbook::engine::{BookSource, Engine, EngineConfig};
+    use thorbook::book::BookSource;
+    use thorbook::engine::{Engine, EngineConfig};
     let (built, _) = games();
     let bytes = shallow_book(&built);
     let book = Book::open_verified(&bytes[..]).unwrap();

@@ -121,7 +121,6 @@ fn eval_explains_and_agrees_with_the_library() {
         serde_json::from_str(thorbook(&["eval", "--moves", "f5f6e6f4e3", "--json", "--verbose"]).ok()).unwrap();
     assert_eq!(v["score"].as_i64().unwrap(), eval.evaluate(&pos.board) as i64);
     let parts = v["patterns"].as_array().unwrap();
-    assert_eq!(parts.len(), thorbook::eval::FEATURES);
     assert!(parts.iter().any(|p| p["pattern"] == "mobility" && p["squares"].as_array().unwrap().is_empty()));
     let sum: f64 = v["bias"].as_f64().unwrap() + parts.iter().map(|p| p["discs"].as_f64().unwrap()).sum::<f64>();
     assert!((sum - eval.discs(&pos.board)).abs() < 1e-6);

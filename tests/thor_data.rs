@@ -87,7 +87,7 @@ fn check_stats_after_f5(db: &ThorDatabase) {
 
     // The same position in another orientation: d3 is f5 reflected in the a8-h1 diagonal.
     let after_d3 = Position::from_moves("d3").unwrap();
-    let t = Transform::ANTI_TRANSPOSE;
+    let t = Transform::AntiTranspose;
     let mirrored = db.stats(&after_d3, &GameFilter::default());
     assert_eq!(mirrored.games, s.games);
     assert_eq!(mirrored.moves.len(), s.moves.len());

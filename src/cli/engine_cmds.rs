@@ -10,9 +10,10 @@ use clap::{Args, ValueEnum};
 
 use crate::board::Color;
 use crate::book::query::BookChoice;
+use crate::book::BookSource;
 use crate::engine::clock::TimeControl;
 use crate::engine::matches::{self, GameRecord, MatchConfig, Outcome, PlayerSpec, Protocol, Side};
-use crate::engine::{BookSource, Engine, EngineConfig};
+use crate::engine::{Engine, EngineConfig};
 use crate::search::Settings;
 use crate::square::format_moves;
 

@@ -28,7 +28,7 @@ pub struct GgfGame {
 }
 
 use crate::thor::ggf::{err, escape, parse_board, tags};
-pub use crate::thor::GgfError;
+use crate::thor::GgfError;
 
 /// Parses one GGF game (the first in `text`).
 pub fn parse(text: &str) -> Result<GgfGame, GgfError> {

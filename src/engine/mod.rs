@@ -35,7 +35,7 @@ use crate::search::{Limits, Resolved, Search, SearchResult, Settings, SettingsEr
 use crate::setting::{check, OutOfRange, Setting};
 use crate::square::{format_moves, Move};
 
-pub use crate::book::BookSource;
+use crate::book::BookSource;
 pub use game::{Game, GameError};
 
 /// A validated engine configuration: how hard to search ([`Settings`]: level, limits,

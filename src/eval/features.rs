@@ -106,7 +106,7 @@ impl Count {
 /// Number of pattern instances on the board (all symmetric images).
 pub(crate) const INSTANCES: usize = 50;
 /// Features read per position: every pattern instance, then every count.
-pub const FEATURES: usize = INSTANCES + COUNTS.len();
+pub(crate) const FEATURES: usize = INSTANCES + COUNTS.len();
 
 /// The quadrants a1–d4, e1–h4, a5–d8, e5–h8.
 const QUADRANTS: [u64; 4] =
@@ -126,9 +126,9 @@ pub(crate) const LANES: usize = 64;
 #[repr(C, align(64))]
 pub struct InstanceIndices {
     /// Digit 1 = the side to move's disc, 2 = the other side's.
-    pub player: [u16; LANES],
+    pub(crate) player: [u16; LANES],
     /// Digit 1 = the other side's disc, 2 = the side to move's.
-    pub opponent: [u16; LANES],
+    pub(crate) opponent: [u16; LANES],
 }
 
 impl Default for InstanceIndices {
@@ -140,7 +140,7 @@ impl Default for InstanceIndices {
 
 /// One instance: where its squares are and how to index its weights.
 #[derive(Clone, Copy, Debug)]
-pub struct Instance {
+pub(crate) struct Instance {
     /// Which pattern (`PATTERNS` index).
     pub pattern: u8,
     /// The instance's squares as a bitboard.
@@ -401,7 +401,7 @@ impl FeatureSet {
 
     /// The name of feature `k` of [`FeatureSet::indices`] and the squares it reads
     /// (none for a count).
-    pub fn describe(&self, k: usize) -> (&'static str, u64) {
+    pub(crate) fn describe(&self, k: usize) -> (&'static str, u64) {
         match self.instances.get(k) {
             Some(inst) => (PATTERNS[inst.pattern as usize].name, inst.mask),
             None => (COUNTS[k - INSTANCES].name(), 0),

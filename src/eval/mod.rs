@@ -11,8 +11,8 @@ pub(crate) mod features;
 pub(crate) mod trained;
 pub(crate) mod weights;
 
-pub use features::{Instance, InstanceIndices, FEATURES};
-pub use trained::{Contribution, PatternEval};
+pub use features::InstanceIndices;
+pub use trained::PatternEval;
 pub use weights::{Weights, WeightsError};
 
 use crate::board::{adjacent_empties, masks, Board, Squares};

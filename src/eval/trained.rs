@@ -38,7 +38,7 @@ struct Inner {
 
 /// One feature's share of an evaluation.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct Contribution {
+pub(crate) struct Contribution {
     /// The feature's name (a pattern's or a count's).
     #[serde(rename = "pattern")]
     pub feature: &'static str,

@@ -347,7 +347,7 @@ mod tests {
     fn positions_are_merged_over_symmetries_and_games() {
         let a = lowest_square_game(20);
         // The same game mirrored (every move through one symmetry), with another score.
-        let t = crate::symmetry::Transform::TRANSPOSE;
+        let t = crate::symmetry::Transform::Transpose;
         let b = TrainGame { moves: a.moves.iter().map(|&m| t.apply_move(m)).collect(), theoretical: 30 };
         let merged = game_positions(&[a.clone(), b.clone()]);
         assert_eq!(merged.len(), a.positions().len());
