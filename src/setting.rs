@@ -99,6 +99,8 @@ pub enum Setting {
     CalibrationDepths,
     /// The empties from which training positions are solved exactly.
     SolveAt,
+    /// Further numbers of empties whose positions are solved exactly (measurements).
+    SolveEmpties,
     /// CPUs a cluster task gets.
     CpusPerTask,
 }
@@ -151,6 +153,7 @@ impl Setting {
             Setting::ProbCutPositions => "ProbCut positions",
             Setting::CalibrationDepths => "calibration depths",
             Setting::SolveAt => "exact-solve threshold",
+            Setting::SolveEmpties => "empties solved exactly",
             Setting::CpusPerTask => "CPUs a task",
         }
     }
@@ -160,7 +163,7 @@ impl Setting {
 impl Setting {
     /// Every setting, for the tests of tables keyed by setting (the command line's flags): a new
     /// variant goes here too, so that the flag table's test covers it.
-    pub(crate) const ALL: [Setting; 45] = [
+    pub(crate) const ALL: [Setting; 46] = [
         Setting::Level,
         Setting::Depth,
         Setting::ExactAt,
@@ -205,6 +208,7 @@ impl Setting {
         Setting::ProbCutPositions,
         Setting::CalibrationDepths,
         Setting::SolveAt,
+        Setting::SolveEmpties,
         Setting::CpusPerTask,
     ];
 }

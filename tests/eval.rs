@@ -218,9 +218,9 @@ fn eval_error_solves_extra_empties_and_keeps_them() {
     let games: Vec<_> = games.games.iter().filter_map(thorbook::train::TrainGame::from_thor).step_by(400).collect();
     let mut solver = thorbook::testutil::searches::Searcher::new(16);
     let mut checked = 0;
-    for p in thorbook::train::game_positions(&games).iter().filter(|p| p.board.empty_count() == 20) {
-        let exact = solver.exact(&p.board);
-        assert_eq!(store.exact(&p.board).map(i32::from), Some(exact), "{:?}", p.board);
+    for board in thorbook::testutil::train_steps::game_boards(&games).iter().filter(|b| b.empty_count() == 20) {
+        let exact = solver.exact(board);
+        assert_eq!(store.exact(board).map(i32::from), Some(exact), "{board:?}");
         checked += 1;
     }
     assert_eq!(checked as u64, at20["positions"].as_u64().unwrap());

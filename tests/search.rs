@@ -209,7 +209,7 @@ fn the_same_settings_give_the_same_limits_in_every_command() {
     use thorbook::book::BuildParams;
     use thorbook::search::{Level, Selectivity, Settings, Strength, Width};
     use thorbook::testutil::build_steps::{leaf_strength, leaf_strength_over, recorded};
-    use thorbook::train::MeasureConfig;
+    use thorbook::testutil::train_steps::measure_strength;
 
     let book =
         BuildParams { max_ply: 20, depth: 4, exact_at: 10, min_games: 2, selectivity_tenths: 20, ..Default::default() };
@@ -234,7 +234,7 @@ fn the_same_settings_give_the_same_limits_in_every_command() {
                         ("book build", leaf_strength(&build).unwrap()),
                         ("book deviate", leaf_strength_over(&s, recorded(&book)).unwrap()),
                     ];
-                    if let Some(m) = MeasureConfig::new(&s, false).unwrap().search {
+                    if let Some(m) = measure_strength(&s).unwrap() {
                         strengths.push(("eval-error", m));
                     }
                     let spec = level.map(Level::spec);
@@ -272,7 +272,7 @@ fn the_same_settings_give_the_same_limits_in_every_command() {
         timed.resolve().unwrap().strength(),
         leaf_strength(&build).unwrap(),
         leaf_strength_over(&timed, recorded(&book)).unwrap(),
-        MeasureConfig::new(&timed, false).unwrap().search.expect("a timed measurement searches"),
+        measure_strength(&timed).unwrap().expect("a timed measurement searches"),
     ] {
         assert_eq!((st.depth, st.time), (None, timed.time), "{st:?}");
     }

@@ -51,6 +51,7 @@ pub fn flag(setting: Setting) -> &'static str {
         Setting::ProbCutPositions => "--probcut-positions",
         Setting::CalibrationDepths => "--exact-depth/--swing-depth",
         Setting::SolveAt => "--solve-at",
+        Setting::SolveEmpties => "--solve-empties",
         Setting::CpusPerTask => "--cpus-per-task",
     }
 }

@@ -20,12 +20,12 @@ use crate::fileio::atomic_write;
 use crate::search::{Settings, Width};
 use crate::train::calibrate::{fit_leaf_correction, CalibrateConfig, CalibrationData};
 use crate::train::fit::TrainReport;
-use crate::train::measure::{error_by_empties, pooled, EmptiesError, ErrorStats, MeasureConfig};
+use crate::train::measure::{measure_error, ErrorConfig, ErrorRun, ErrorStats};
 use crate::train::probcut::ProbCutConfig;
 use crate::train::selfplay::SelfPlayConfig;
-use crate::train::trainer::{split_games, Bootstrap, TrainError, Validation, DEFAULT_MOVE_LOSS};
+use crate::train::trainer::{split_games, Bootstrap, TrainError, Validation};
 use crate::train::{
-    game_positions, LabelStore, Progress, TrainConfig, TrainGame, Trainer, TrainerConfig, TrainerEvent,
+    LabelStore, Progress, TrainConfig, TrainGame, Trainer, TrainerConfig, TrainerEvent,
 };
 
 /// `thorbook train`.
@@ -443,53 +443,44 @@ pub struct EvalErrorArgs {
 pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
     let defaults = Settings { hash_mib: 2, threads: crate::search::default_threads(), ..Settings::default() };
     let settings = args.search.settings(&defaults)?;
-    if args.every == 0 || args.solve_at > 24 {
-        bail!("--every must be >= 1, --solve-at <= 24");
+    if args.every == 0 {
+        bail!("--every must be >= 1");
     }
-    if let Some(&e) = args.solve_empties.iter().find(|&&e| !(1..=30).contains(&e)) {
-        bail!("--solve-empties must list numbers 1..=30, got {e}");
-    }
-    let config = MeasureConfig::new(&settings, args.exact_only).map_err(flag_error)?;
-    let eval = settings.eval.load()?;
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(settings.threads).build()?;
+    let config = ErrorConfig {
+        settings,
+        depths: args.depths.clone(),
+        solve_at: args.solve_at,
+        solve_empties: args.solve_empties.clone(),
+        exact_only: args.exact_only,
+    };
+    let eval = config.settings.eval.load()?;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(config.settings.threads).build()?;
     let games: Vec<TrainGame> = load_games(&args.archives)?.into_iter().step_by(args.every).collect();
     let start = Instant::now();
     let mut store = open_labels(args.labels.as_ref())?;
     let stop = stop_on_ctrl_c("the positions in hand")?;
-    let positions = game_positions(&games);
-    let to_solve: Vec<crate::board::Board> = positions
-        .iter()
-        .map(|p| p.board)
-        .filter(|b| b.empty_count() <= args.solve_at || args.solve_empties.contains(&b.empty_count()))
-        .collect();
     let b = bar();
-    // The solves are ordered by the evaluation measured when it is a trained one.
-    let order = match &eval {
-        AnyEval::Pattern(e) => e.clone(),
-        AnyEval::Classic(_) => PatternEval::bundled(),
-    };
-    pool.install(|| store.solve_missing(&to_solve, &order, &stop, &progress_to(&b)))?;
+    let report = pool.install(|| measure_error(&eval, &games, &config, &mut store, &stop, &progress_to(&b)));
     b.finish_and_clear();
-    if stop.load(Ordering::Relaxed) {
-        eprintln!("stopped: the solves made so far are kept in the label store (if any)");
-        return Ok(ExitCode::from(130));
-    }
-    // Targets as training sees them: theoretical scores corrected for the move they
-    // understate (see `train::dataset`).
-    let data = crate::train::dataset::label_positions(&positions, &[], &store, None, DEFAULT_MOVE_LOSS);
+    let report = match report {
+        Err(TrainError::Stopped) => {
+            eprintln!("stopped: the solves made so far are kept in the label store (if any)");
+            return Ok(ExitCode::from(130));
+        }
+        other => other.map_err(train_flag_error)?,
+    };
+    let digest = format!("{:08x}", eval.digest());
     if !args.depths.is_empty() {
-        let mut per_depth = Vec::new();
-        for &depth in &args.depths {
-            let s = Settings { depth: Some(depth), ..settings.clone() };
-            let config = MeasureConfig::new(&s, args.exact_only).map_err(flag_error)?;
-            let b = bar();
-            let rows = pool.install(|| error_by_empties(&eval, &data, &config, &progress_to(&b)))?;
-            b.finish_and_clear();
-            let summary = parity_summary(&rows, args.solve_at, &args.solve_empties, args.exact_only);
-            if !args.json {
-                for g in &summary {
+        if args.json {
+            let depths: Vec<_> =
+                report.runs.iter().map(|r| serde_json::json!({ "depth": r.depth, "summary": r.groups })).collect();
+            outln!("{}", serde_json::json!({ "evaluation": eval.name(), "digest": digest, "depths": depths }));
+        } else {
+            for run in &report.runs {
+                for g in &run.groups {
                     outln!(
-                        "depth {depth:>2}  {:<44} {:>8}  {:>+6.2}  {:>5.2}",
+                        "depth {:>2}  {:<44} {:>8}  {:>+6.2}  {:>5.2}",
+                        run.depth,
                         g.group,
                         g.stats.positions,
                         g.stats.signed,
@@ -497,82 +488,37 @@ pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
                     );
                 }
             }
-            per_depth.push(serde_json::json!({ "depth": depth, "summary": summary }));
         }
+    } else if let [run] = report.runs.as_slice() {
         if args.json {
-            outln!(
-                "{}",
-                serde_json::json!({ "evaluation": eval.name(), "digest": format!("{:08x}", eval.digest()), "depths": per_depth })
-            );
+            let json = serde_json::json!({
+                "evaluation": eval.name(),
+                "digest": digest,
+                "depth": run.depth,
+                "empties": run.empties,
+                "summary": run.groups,
+            });
+            outln!("{json}");
+        } else {
+            print_errors(&eval, run)?;
         }
-        eprintln!(
-            "{} games, {} distinct positions, {:.0} s",
-            games.len(),
-            positions.len(),
-            start.elapsed().as_secs_f64()
-        );
-        return Ok(ExitCode::SUCCESS);
     }
-    let b = bar();
-    let rows = pool.install(|| error_by_empties(&eval, &data, &config, &progress_to(&b)))?;
-    b.finish_and_clear();
-    let summary = parity_summary(&rows, args.solve_at, &args.solve_empties, args.exact_only);
-    if args.json {
-        let json = serde_json::json!({
-            "evaluation": eval.name(),
-            "digest": format!("{:08x}", eval.digest()),
-            "depth": config.depth(),
-            "empties": rows,
-            "summary": summary,
-        });
-        outln!("{json}");
-    } else {
-        print_errors(&eval, config.depth(), &rows, &summary)?;
-    }
-    eprintln!("{} games, {} distinct positions, {:.0} s", games.len(), positions.len(), start.elapsed().as_secs_f64());
+    eprintln!("{} games, {} distinct positions, {:.0} s", games.len(), report.positions, start.elapsed().as_secs_f64());
     Ok(ExitCode::SUCCESS)
 }
 
-/// A group of rows: what they are, and their pooled error.
-#[derive(Clone, Debug, serde::Serialize)]
-struct Group {
-    group: String,
-    #[serde(flatten)]
-    stats: ErrorStats,
+/// A training error, an out-of-range setting named by its flag.
+fn train_flag_error(e: TrainError) -> anyhow::Error {
+    match e {
+        TrainError::Setting(e) => super::flags::out_of_range(&e),
+        e => e.into(),
+    }
 }
 
-/// Pooled errors per parity of the empties: over the solved endgame, at each number
-/// of empties solved on request and at 24, and (without `exact_only`) over the
-/// midgame, where targets are the games' theoretical scores.
-fn parity_summary(rows: &[EmptiesError], solve_at: u32, extra: &[u32], exact_only: bool) -> Vec<Group> {
-    let mut out = Vec::new();
-    let mut push = |group: String, keep: &dyn Fn(u32) -> bool| {
-        let stats = pooled(rows, keep);
-        if stats.positions > 0 {
-            out.push(Group { group, stats });
-        }
-    };
-    for (name, parity) in [("odd", 1), ("even", 0)] {
-        push(format!("<= {solve_at} empties, {name}"), &|e| e <= solve_at && e % 2 == parity);
-    }
-    let mut singles: Vec<u32> = extra.iter().copied().chain([24]).filter(|&e| e > solve_at).collect();
-    singles.sort_unstable();
-    singles.dedup();
-    for e in singles {
-        push(format!("{e} empties"), &|x| x == e);
-    }
-    if !exact_only {
-        for (name, parity) in [("odd", 1), ("even", 0)] {
-            push(format!("25-60 empties, {name} (theoretical targets)"), &|e| e >= 25 && e % 2 == parity);
-        }
-    }
-    out
-}
-
-fn print_errors(eval: &AnyEval, depth: u32, rows: &[EmptiesError], summary: &[Group]) -> anyhow::Result<()> {
-    outln!("{} evaluation {:08x}, depth {depth}", eval.name(), eval.digest());
+fn print_errors(eval: &AnyEval, run: &ErrorRun) -> anyhow::Result<()> {
+    outln!("{} evaluation {:08x}, depth {}", eval.name(), eval.digest(), run.depth);
     outln!("empties  positions  signed    MAE  sign");
-    for r in rows.iter().filter(|r| r.stats.positions > 0) {
+    for r in run.empties.iter().filter(|r| r.stats.positions > 0) {
         let s = &r.stats;
         outln!(
             "{:>7}  {:>9}  {:>+6.2}  {:>5.2}  {:>4.1}%",
@@ -583,9 +529,9 @@ fn print_errors(eval: &AnyEval, depth: u32, rows: &[EmptiesError], summary: &[Gr
             100.0 * s.sign_agreement
         );
     }
-    let all = pooled(rows, |_| true);
+    let all = &run.all;
     outln!("all      {:>9}  {:>+6.2}  {:>5.2}", all.positions, all.signed, all.mae);
-    for g in summary {
+    for g in &run.groups {
         outln!("{:<44} {:>8}  {:>+6.2}  {:>5.2}", g.group, g.stats.positions, g.stats.signed, g.stats.mae);
     }
     Ok(())

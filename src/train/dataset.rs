@@ -115,7 +115,7 @@ pub(crate) struct GameTarget {
 
 /// A distinct position of the training games.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct GamePosition {
+pub(crate) struct GamePosition {
     /// The canonical board.
     pub board: Board,
     /// The mean theoretical score for the side to move over the games reaching it,
@@ -145,7 +145,7 @@ impl GamePosition {
 /// has a legal move, in the order of their first appearance (game by game, ply by
 /// ply): the order, like the content, does not depend on the thread count, and the
 /// positions of a game stay together (its endgame solves share a table).
-pub fn game_positions(games: &[TrainGame]) -> Vec<GamePosition> {
+pub(crate) fn game_positions(games: &[TrainGame]) -> Vec<GamePosition> {
     let per_game: Vec<Vec<GameTarget>> = games
         .par_iter()
         .map(|g| g.positions().into_iter().map(|t| GameTarget { board: t.board.canonical().0, ..t }).collect())
@@ -203,7 +203,7 @@ impl Labeled {
 
 /// Labeled positions grouped by their number of empties.
 #[derive(Clone, Debug)]
-pub struct Dataset {
+pub(crate) struct Dataset {
     /// `by_empties[e]`: the positions with `e` empties (0..=60).
     pub(crate) by_empties: Vec<Vec<Labeled>>,
 }
@@ -222,16 +222,6 @@ impl Dataset {
             set.by_empties[l.board.empty_count() as usize].push(l);
         }
         set
-    }
-
-    /// Number of positions.
-    pub fn len(&self) -> usize {
-        self.by_empties.iter().map(Vec::len).sum()
-    }
-
-    /// True when empty.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// The positions with `empties` empties.

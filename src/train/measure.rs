@@ -7,11 +7,15 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
-use super::dataset::{Dataset, Labeled};
+use super::dataset::{game_positions, label_positions, Dataset, Labeled, TrainGame};
+use super::labels::LabelStore;
+use super::trainer::{TrainError, DEFAULT_MOVE_LOSS};
 use super::{Progress, ProgressFn, Stage};
-use crate::eval::IncrementalEvaluator;
+use crate::board::Board;
+use crate::eval::{AnyEval, IncrementalEvaluator, PatternEval};
 use crate::search::tt::TableError;
 use crate::search::{Search, Settings, SettingsError, Strength, TranspositionTable};
+use crate::setting::{check, Setting};
 
 /// Error statistics of a set of positions, in discs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
@@ -54,10 +58,9 @@ impl PositionErrors {
     }
 }
 
-/// What to measure.
+/// One search to measure: how positions are scored.
 #[derive(Clone, Copy, Debug)]
-#[non_exhaustive]
-pub struct MeasureConfig {
+pub(crate) struct MeasureConfig {
     /// The search that scores each position (`None`: the static evaluation).
     pub search: Option<Strength>,
     /// Only positions whose target is exact.
@@ -74,14 +77,14 @@ impl MeasureConfig {
 
     /// A measurement with `settings`: the static evaluation unless they give a depth, a
     /// level or a budget, else their search over `MeasureConfig::FALLBACK`.
-    pub fn new(settings: &Settings, exact_only: bool) -> Result<MeasureConfig, SettingsError> {
+    pub(crate) fn new(settings: &Settings, exact_only: bool) -> Result<MeasureConfig, SettingsError> {
         let resolved = settings.resolve_over(MeasureConfig::FALLBACK)?;
         let searched = settings.depth.is_some() || settings.level.is_some() || settings.budget_only();
         Ok(MeasureConfig { search: searched.then(|| resolved.strength()), exact_only, hash_mib: resolved.hash_mib() })
     }
 
     /// The search depth, 0 for the static evaluation (for reports).
-    pub fn depth(&self) -> u32 {
+    pub(crate) fn depth(&self) -> u32 {
         self.search.and_then(|s| s.depth).unwrap_or(0)
     }
 }
@@ -122,7 +125,7 @@ pub(crate) fn scored<E: IncrementalEvaluator>(
 /// The error of `eval` on `data` per number of empties, start of the game first (in
 /// parallel on the current rayon pool, a table per worker; the result does not depend
 /// on the thread count).
-pub fn error_by_empties<E: IncrementalEvaluator>(
+pub(crate) fn error_by_empties<E: IncrementalEvaluator>(
     eval: &E,
     data: &Dataset,
     config: &MeasureConfig,
@@ -154,7 +157,7 @@ pub fn error_by_empties<E: IncrementalEvaluator>(
 }
 
 /// Statistics over the rows of a range of empties, weighted by positions.
-pub fn pooled(rows: &[EmptiesError], keep: impl Fn(u32) -> bool) -> ErrorStats {
+pub(crate) fn pooled(rows: &[EmptiesError], keep: impl Fn(u32) -> bool) -> ErrorStats {
     let kept: Vec<&EmptiesError> = rows.iter().filter(|r| keep(r.empties) && r.stats.positions > 0).collect();
     let n: usize = kept.iter().map(|r| r.stats.positions).sum();
     if n == 0 {
@@ -168,6 +171,160 @@ pub fn pooled(rows: &[EmptiesError], keep: impl Fn(u32) -> bool) -> ErrorStats {
         mae: mean(|s| s.mae),
         sign_agreement: mean(|s| s.sign_agreement),
     }
+}
+
+/// What [`measure_error`] measures: the error of an evaluation, alone or through
+/// searches, against exact scores and the games' theoretical scores.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ErrorConfig {
+    /// The search that scores each position: the static evaluation unless a depth, a
+    /// level, a time or a node budget is given; exact solves only where `exact_at` says.
+    pub settings: Settings,
+    /// Measure searches of each of these depths in turn, without solving, instead of
+    /// one measurement with `settings` (a lean that swings with the parity of the
+    /// depth shows).
+    pub depths: Vec<u32>,
+    /// Positions with at most this many empties get exact targets (solved, and kept
+    /// in the label store), 0..=24.
+    pub solve_at: u32,
+    /// Also solve the positions with exactly these numbers of empties, each 1..=30
+    /// (e.g. 23: the parity neighbour of the exact theoretical scores at 24).
+    pub solve_empties: Vec<u32>,
+    /// Only positions with exact targets (24 empties and the solved ones).
+    pub exact_only: bool,
+}
+
+impl Default for ErrorConfig {
+    /// The static evaluation, a 2 MiB table per search, solves up to 16 empties.
+    fn default() -> ErrorConfig {
+        ErrorConfig {
+            settings: Settings { hash_mib: 2, ..Settings::default() },
+            depths: Vec::new(),
+            solve_at: 16,
+            solve_empties: Vec::new(),
+            exact_only: false,
+        }
+    }
+}
+
+/// A named group of positions and their pooled error.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[non_exhaustive]
+pub struct ErrorGroup {
+    /// What the positions are (e.g. "<= 16 empties, odd").
+    pub group: String,
+    /// Their error.
+    #[serde(flatten)]
+    pub stats: ErrorStats,
+}
+
+/// The error of one search depth.
+#[derive(Clone, Debug, serde::Serialize)]
+#[non_exhaustive]
+pub struct ErrorRun {
+    /// The search depth (0: the static evaluation).
+    pub depth: u32,
+    /// The error per number of empties, 60 first (every count, measured or not).
+    pub empties: Vec<EmptiesError>,
+    /// The error over every position.
+    pub all: ErrorStats,
+    /// Pooled errors by parity of the empties: over the solved endgame, at each number
+    /// of empties solved on request and at 24, and (unless `exact_only`) over the
+    /// midgame, whose targets are the games' theoretical scores.
+    pub groups: Vec<ErrorGroup>,
+}
+
+/// What [`measure_error`] found.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ErrorReport {
+    /// Distinct positions (canonical boards) of the games.
+    pub positions: usize,
+    /// One run per depth measured (one, with `settings`, without `depths`).
+    pub runs: Vec<ErrorRun>,
+}
+
+/// Measures `eval` on the positions of `games`: solves what `config` asks for through
+/// `store` (solves already there are reused; ordered by `eval` when it is trained,
+/// else by the bundled evaluation), labels every position as training does, and scores
+/// it as `config.settings` (or each of `config.depths`) says. Runs on the current
+/// rayon pool; the result does not depend on its size. A set `stop` ends it with
+/// [`TrainError::Stopped`], the solves made so far kept in `store`.
+pub fn measure_error(
+    eval: &AnyEval,
+    games: &[TrainGame],
+    config: &ErrorConfig,
+    store: &mut LabelStore,
+    stop: &AtomicBool,
+    progress: ProgressFn,
+) -> Result<ErrorReport, TrainError> {
+    check(Setting::SolveAt, config.solve_at, 0..=24)?;
+    for &e in &config.solve_empties {
+        check(Setting::SolveEmpties, e, 1..=30)?;
+    }
+    let searches = if config.depths.is_empty() {
+        vec![MeasureConfig::new(&config.settings, config.exact_only)?]
+    } else {
+        config
+            .depths
+            .iter()
+            .map(|&depth| {
+                MeasureConfig::new(&Settings { depth: Some(depth), ..config.settings.clone() }, config.exact_only)
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let positions = game_positions(games);
+    let to_solve: Vec<Board> = positions
+        .iter()
+        .map(|p| p.board)
+        .filter(|b| b.empty_count() <= config.solve_at || config.solve_empties.contains(&b.empty_count()))
+        .collect();
+    let order = match eval {
+        AnyEval::Pattern(e) => e.clone(),
+        AnyEval::Classic(_) => PatternEval::bundled(),
+    };
+    store.solve_missing(&to_solve, &order, stop, progress)?;
+    if stop.load(Relaxed) {
+        return Err(TrainError::Stopped);
+    }
+    // Targets as training sees them: theoretical scores corrected for the move they
+    // understate (see `train::dataset`).
+    let data = label_positions(&positions, &[], store, None, DEFAULT_MOVE_LOSS);
+    let mut runs = Vec::with_capacity(searches.len());
+    for search in &searches {
+        let empties = error_by_empties(eval, &data, search, progress)?;
+        let groups = parity_groups(&empties, config);
+        runs.push(ErrorRun { depth: search.depth(), all: pooled(&empties, |_| true), empties, groups });
+    }
+    Ok(ErrorReport { positions: positions.len(), runs })
+}
+
+/// The groups of [`ErrorRun::groups`], each with at least one position.
+fn parity_groups(rows: &[EmptiesError], config: &ErrorConfig) -> Vec<ErrorGroup> {
+    let solve_at = config.solve_at;
+    let mut out = Vec::new();
+    let mut push = |group: String, keep: &dyn Fn(u32) -> bool| {
+        let stats = pooled(rows, keep);
+        if stats.positions > 0 {
+            out.push(ErrorGroup { group, stats });
+        }
+    };
+    for (name, parity) in [("odd", 1), ("even", 0)] {
+        push(format!("<= {solve_at} empties, {name}"), &|e| e <= solve_at && e % 2 == parity);
+    }
+    let mut singles: Vec<u32> = config.solve_empties.iter().copied().chain([24]).filter(|&e| e > solve_at).collect();
+    singles.sort_unstable();
+    singles.dedup();
+    for e in singles {
+        push(format!("{e} empties"), &|x| x == e);
+    }
+    if !config.exact_only {
+        for (name, parity) in [("odd", 1), ("even", 0)] {
+            push(format!("25-60 empties, {name} (theoretical targets)"), &|e| e >= 25 && e % 2 == parity);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -23,10 +23,10 @@ pub(crate) mod trainer;
 
 pub use calibrate::{fit_leaf_correction, CalibrateConfig, Calibration, CalibrationData, LeafLean};
 pub(crate) use dataset::LabelKind;
-pub use dataset::{game_positions, Dataset, GamePosition, TrainGame};
+pub use dataset::TrainGame;
 pub use fit::{EmptiesReport, TrainConfig, TrainReport};
 pub use labels::{LabelStore, LabelStoreError};
-pub use measure::{error_by_empties, pooled, EmptiesError, ErrorStats, MeasureConfig};
+pub use measure::{measure_error, EmptiesError, ErrorConfig, ErrorGroup, ErrorReport, ErrorRun, ErrorStats};
 pub use probcut::ProbCutConfig;
 pub use selfplay::SelfPlayConfig;
 pub use trainer::{

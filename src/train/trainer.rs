@@ -219,6 +219,15 @@ pub enum TrainError {
     Stopped,
 }
 
+impl From<crate::search::SettingsError> for TrainError {
+    fn from(e: crate::search::SettingsError) -> TrainError {
+        match e {
+            crate::search::SettingsError::OutOfRange(e) => TrainError::Setting(e),
+            crate::search::SettingsError::Table(e) => TrainError::Table(e),
+        }
+    }
+}
+
 /// The result of training.
 #[derive(Clone, Debug)]
 pub struct TrainingOutcome {
