@@ -18,7 +18,7 @@ use super::PositionArgs;
 use crate::eval::{AnyEval, Evaluator, PatternEval, Weights};
 use crate::fileio::atomic_write;
 use crate::search::{Settings, Width};
-use crate::train::calibrate::{fit_leaf_correction, CalibrateConfig, CalibrationData};
+use crate::train::{self, CalibrateConfig};
 use crate::train::fit::TrainReport;
 use crate::train::measure::{measure_error, ErrorConfig, ErrorRun, ErrorStats};
 use crate::train::probcut::ProbCutConfig;
@@ -587,50 +587,32 @@ pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
         max_exact_depth: args.exact_depth,
         max_swing_depth: args.swing_depth,
         rounds: args.rounds,
+        exact_positions: args.exact_positions,
+        swing_positions: args.swing_positions,
         ..CalibrateConfig::default()
     };
     config.validate().map_err(|e| super::flags::out_of_range(&e))?;
-    if !(1..=crate::search::MAX_THREADS).contains(&args.threads) {
-        bail!("--threads must be 1..={}, got {}", crate::search::MAX_THREADS, args.threads);
-    }
-    let mut weights = match &args.eval_file {
+    let threads = super::flags::thread_pool(Some(args.threads))?;
+    let weights = match &args.eval_file {
         Some(p) => Weights::load(p)?,
         None => Weights::bundled(),
     };
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build()?;
     let games = load_games(&args.archives)?;
     let start = Instant::now();
     let mut store = open_labels(args.labels.as_ref())?;
     let stop = stop_on_ctrl_c("the positions in hand")?;
-    let order = PatternEval::new(&weights);
     let b = bar();
-    let data = pool.install(|| {
-        CalibrationData::from_games(
-            &games,
-            args.exact_positions,
-            args.swing_positions,
-            &mut store,
-            &order,
-            &stop,
-            &progress_to(&b),
-        )
-    })?;
-    let calibration = pool.install(|| fit_leaf_correction(&weights, &data, &config, &stop, &progress_to(&b)))?;
+    let calibration =
+        threads.install(|| train::calibrate(&weights, &games, &config, &mut store, &stop, &progress_to(&b)));
     b.finish_and_clear();
-    if stop.load(Ordering::Relaxed) {
-        eprintln!("stopped: nothing written (the solves made so far are kept in the label store, if any)");
-        return Ok(ExitCode::from(130));
-    }
-    weights.leaf_correction = calibration.correction.clone();
-    weights.note.push_str(&format!(
-        "\nsearch-leaf correction: thorbook calibrate, {} exact and {} swing positions of {} games, {} rounds, \
-         selectivity {}",
-        data.exact.len(),
-        data.swing.len(),
-        games.len(),
-        config.rounds,
-        args.selectivity
-    ));
+    let calibration = match calibration {
+        Err(TrainError::Stopped) => {
+            eprintln!("stopped: nothing written (the solves made so far are kept in the label store, if any)");
+            return Ok(ExitCode::from(130));
+        }
+        other => other.map_err(train_flag_error)?,
+    };
+    let weights = &calibration.weights;
     let bytes = weights.save(&args.output)?;
     if args.json {
         outln!("{}", serde_json::json!({ "correction": calibration.correction, "rounds": calibration.rounds }));
@@ -653,8 +635,8 @@ pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
     }
     eprintln!(
         "{} exact and {} swing positions, {:.0} s; wrote {} ({bytes} bytes, digest {:08x})",
-        data.exact.len(),
-        data.swing.len(),
+        calibration.exact_positions,
+        calibration.swing_positions,
         start.elapsed().as_secs_f64(),
         args.output.display(),
         weights.digest()

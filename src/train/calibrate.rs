@@ -35,6 +35,7 @@ use rayon::prelude::*;
 
 use super::dataset::{game_positions, GamePosition, TrainGame, THEORETICAL_EMPTIES};
 use super::labels::{LabelStore, LabelStoreError};
+use super::trainer::TrainError;
 use super::{Progress, ProgressFn, Stage};
 use crate::board::Board;
 use crate::eval::weights::{LEAF_ENTRIES, MAX_LEAF_CORRECTION, SCALE};
@@ -60,6 +61,11 @@ pub struct CalibrateConfig {
     pub rounds: u32,
     /// Table per search, MiB.
     pub hash_mib: usize,
+    /// Exact positions at each of 24, 23, 22 and 21 empties (those below 24 are
+    /// solved), spread evenly over the games.
+    pub exact_positions: usize,
+    /// Positions per number of empties (12–59) for the swing between depths.
+    pub swing_positions: usize,
 }
 
 impl Default for CalibrateConfig {
@@ -71,6 +77,8 @@ impl Default for CalibrateConfig {
             min_depth: 4,
             rounds: 3,
             hash_mib: 8,
+            exact_positions: 800,
+            swing_positions: 60,
         }
     }
 }
@@ -96,7 +104,7 @@ impl CalibrateConfig {
 
 /// The positions a calibration searches.
 #[derive(Clone, Debug, Default)]
-pub struct CalibrationData {
+pub(crate) struct CalibrationData {
     /// Positions with their exact scores for the side to move; two numbers of empties
     /// of opposite parity are needed for the exact measurement (24 and 21).
     pub exact: Vec<(Board, i32)>,
@@ -163,6 +171,13 @@ pub struct Calibration {
     /// Each round's measurement (the last one measures the correction before its
     /// own last update).
     pub rounds: Vec<Vec<LeafLean>>,
+    /// The weights with the correction, their note saying how it was measured.
+    #[serde(skip)]
+    pub weights: Weights,
+    /// Exact positions searched.
+    pub exact_positions: usize,
+    /// Swing positions searched.
+    pub swing_positions: usize,
 }
 
 /// Fewest searches behind a measurement that is used.
@@ -171,13 +186,13 @@ const MIN_SAMPLES: u64 = 40;
 /// Measures the lean of `weights`' searches on `data` and fits the correction
 /// (starting from the weights' own), round after round. Deterministic: every position
 /// is searched from a cleared table, whatever the thread count.
-pub fn fit_leaf_correction(
+pub(crate) fn fit_leaf_correction(
     weights: &Weights,
     data: &CalibrationData,
     config: &CalibrateConfig,
     stop: &AtomicBool,
     progress: ProgressFn,
-) -> Result<Calibration, TableError> {
+) -> Result<(Vec<i16>, Vec<Vec<LeafLean>>), TableError> {
     let mut correction: Vec<i32> = (0..LEAF_ENTRIES).map(|e| i32::from(weights.leaf_correction_at(e as u32))).collect();
     let mut rounds = Vec::new();
     let total = u64::from(config.rounds) * (data.exact.len() + data.swing.len()) as u64;
@@ -204,7 +219,58 @@ pub fn fit_leaf_correction(
         fill_unmeasured(&mut correction, &leans);
         rounds.push(leans);
     }
-    Ok(Calibration { correction: to_stored(&correction), rounds })
+    Ok((to_stored(&correction), rounds))
+}
+
+/// Calibrates `weights`' search-leaf correction on positions of `games`: picks the
+/// exact and swing positions `config` asks for (solving those below 24 empties through
+/// `store`, which keeps the solves), then measures and corrects round after round,
+/// starting from the weights' own correction. Runs on the current rayon pool and is
+/// deterministic whatever its size. A set `stop` ends it with [`TrainError::Stopped`]
+/// (the solves made so far kept in `store`).
+pub fn calibrate(
+    weights: &Weights,
+    games: &[TrainGame],
+    config: &CalibrateConfig,
+    store: &mut LabelStore,
+    stop: &AtomicBool,
+    progress: ProgressFn,
+) -> Result<Calibration, TrainError> {
+    config.validate()?;
+    let order = PatternEval::new(weights);
+    let data = CalibrationData::from_games(
+        games,
+        config.exact_positions,
+        config.swing_positions,
+        store,
+        &order,
+        stop,
+        progress,
+    )?;
+    let (correction, rounds) = fit_leaf_correction(weights, &data, config, stop, progress)?;
+    if stop.load(Relaxed) {
+        return Err(TrainError::Stopped);
+    }
+    let mut calibrated = weights.clone();
+    calibrated.leaf_correction = correction.clone();
+    let width = match config.width {
+        Width::Full => "full width".to_string(),
+        Width::Selective(s) => format!("selectivity {}", s.sigmas()),
+    };
+    calibrated.note.push_str(&format!(
+        "\nsearch-leaf correction: thorbook calibrate, {} exact and {} swing positions of {} games, {} rounds, {width}",
+        data.exact.len(),
+        data.swing.len(),
+        games.len(),
+        config.rounds,
+    ));
+    Ok(Calibration {
+        correction,
+        rounds,
+        weights: calibrated,
+        exact_positions: data.exact.len(),
+        swing_positions: data.swing.len(),
+    })
 }
 
 fn to_stored(correction: &[i32]) -> Vec<i16> {

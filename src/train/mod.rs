@@ -6,8 +6,8 @@
 //! evaluation and keep a round only when the held-out error falls ([`Trainer`]);
 //! Multi-ProbCut σ fitted from the trained evaluation's own searches
 //! ([`ProbCutConfig`]); the correction that keeps searches from leaning toward the side
-//! that moves last ([`fit_leaf_correction`]); and error measurements against exact
-//! scores on held-out games ([`error_by_empties`]).
+//! that moves last ([`calibrate`]); and error measurements against exact
+//! scores on held-out games ([`measure_error`]).
 //!
 //! Sits above `search` (solves and label searches need it) and below `book` and
 //! `engine`, which only consume the weights.
@@ -21,7 +21,7 @@ pub(crate) mod probcut;
 pub(crate) mod selfplay;
 pub(crate) mod trainer;
 
-pub use calibrate::{fit_leaf_correction, CalibrateConfig, Calibration, CalibrationData, LeafLean};
+pub use calibrate::{calibrate, CalibrateConfig, Calibration, LeafLean};
 pub(crate) use dataset::LabelKind;
 pub use dataset::TrainGame;
 pub use fit::{EmptiesReport, TrainConfig, TrainReport};
