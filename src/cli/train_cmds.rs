@@ -23,7 +23,7 @@ use crate::train::fit::TrainReport;
 use crate::train::measure::{measure_error, ErrorConfig, ErrorRun, ErrorStats};
 use crate::train::probcut::ProbCutConfig;
 use crate::train::selfplay::SelfPlayConfig;
-use crate::train::trainer::{split_games, Bootstrap, TrainError, Validation};
+use crate::train::trainer::{Bootstrap, TrainError, Validation};
 use crate::train::{
     LabelStore, Progress, TrainConfig, TrainGame, Trainer, TrainerConfig, TrainerEvent,
 };
@@ -245,8 +245,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
             ArchiveArgs { paths: args.validate.clone(), strict: args.archives.strict, lenient: args.archives.lenient };
         Validation::Games(load_games(&validate)?)
     };
-    let (train_games, validation_games) = split_games(load_games(&args.archives)?, validation)?;
-    eprintln!("{} training games, {} validation games", train_games.len(), validation_games.len());
+    let games = load_games(&args.archives)?;
     let extra: Vec<crate::board::Board> = match &args.book_positions {
         Some(path) => {
             let book = super::book_args::open_book(Some(path))?;
@@ -263,6 +262,9 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
     let b = bar();
     let on_event = |e: TrainerEvent| match e {
         TrainerEvent::Progress(p) => progress_to(&b)(p),
+        TrainerEvent::Games { train, validation } => {
+            b.suspend(|| eprintln!("{train} training games, {validation} validation games"))
+        }
         TrainerEvent::Positions { train, validation, extra } => b.suspend(|| {
             eprintln!("{train} distinct training positions, {validation} validation positions, {extra} extra positions")
         }),
@@ -281,7 +283,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
         }),
     };
     let outcome = pool.install(|| {
-        Trainer::new(config, &start_eval, &mut store, &stop)?.run(&train_games, &validation_games, &extra, &on_event)
+        Trainer::new(config, &start_eval, &mut store, &stop)?.run(games, validation, &extra, &on_event)
     });
     b.finish_and_clear();
     let outcome = match outcome {

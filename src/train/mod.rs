@@ -30,7 +30,7 @@ pub use measure::{measure_error, EmptiesError, ErrorConfig, ErrorGroup, ErrorRep
 pub use probcut::ProbCutConfig;
 pub use selfplay::SelfPlayConfig;
 pub use trainer::{
-    split_games, Bootstrap, RoundSummary, TrainError, Trainer, TrainerConfig, TrainerEvent, TrainingOutcome, Validation,
+    Bootstrap, RoundSummary, TrainError, Trainer, TrainerConfig, TrainerEvent, TrainingOutcome, Validation,
 };
 
 /// Progress of a long training step: `done` of `total` units of `stage`.

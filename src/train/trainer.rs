@@ -138,6 +138,13 @@ pub struct RoundSummary {
 pub enum TrainerEvent {
     /// Progress of a long step.
     Progress(Progress),
+    /// The games, split.
+    Games {
+        /// Games that train.
+        train: usize,
+        /// Games that measure.
+        validation: usize,
+    },
     /// The distinct positions found.
     Positions {
         /// From the training games.
@@ -162,7 +169,7 @@ pub enum Validation {
 }
 
 /// Splits `games` into training and validation games.
-pub fn split_games(
+fn split_games(
     games: Vec<TrainGame>,
     validation: Validation,
 ) -> Result<(Vec<TrainGame>, Vec<TrainGame>), TrainError> {
@@ -262,16 +269,19 @@ impl<'a> Trainer<'a> {
         Ok(Trainer { config, start, store, stop })
     }
 
-    /// Trains on `train_games` (plus `extra` positions, e.g. a book's), measuring on
-    /// `validation_games`, in parallel on the current rayon pool. The weights do not
-    /// depend on the thread count.
+    /// Trains on `games` (plus `extra` positions, e.g. a book's), measuring on the
+    /// games `validation` says, in parallel on the current rayon pool. The weights do
+    /// not depend on the thread count.
     pub fn run(
         &mut self,
-        train_games: &[TrainGame],
-        validation_games: &[TrainGame],
+        games: Vec<TrainGame>,
+        validation: Validation,
         extra: &[Board],
         on_event: &(dyn Fn(TrainerEvent) + Sync),
     ) -> Result<TrainingOutcome, TrainError> {
+        let (train_games, validation_games) = split_games(games, validation)?;
+        on_event(TrainerEvent::Games { train: train_games.len(), validation: validation_games.len() });
+        let (train_games, validation_games) = (train_games.as_slice(), validation_games.as_slice());
         let progress = |p: Progress| on_event(TrainerEvent::Progress(p));
         let solve_at = self.config.solve_at;
         let train_positions = game_positions(train_games);
@@ -491,7 +501,7 @@ mod tests {
             let events = std::sync::Mutex::new(Vec::new());
             let outcome = Trainer::new(small_config(), &start, &mut store, &stop)
                 .unwrap()
-                .run(train_games, validation_games, &[], &|e| {
+                .run(train_games.to_vec(), Validation::Games(validation_games.to_vec()), &[], &|e| {
                     if !matches!(e, TrainerEvent::Progress(_)) {
                         events.lock().unwrap().push(e);
                     }
@@ -500,7 +510,8 @@ mod tests {
             (outcome, events.into_inner().unwrap())
         };
         let (a, events) = run();
-        assert!(matches!(events[0], TrainerEvent::Positions { extra, .. } if extra > 0));
+        assert!(matches!(events[0], TrainerEvent::Games { train: 1500, validation: 400 }));
+        assert!(matches!(events[1], TrainerEvent::Positions { extra, .. } if extra > 0));
         assert_eq!(a.rounds[0].round, 0);
         assert!(a.rounds[0].kept && a.rounds[0].search_rows == 0 && a.rounds[0].theoretical_rows > 0);
         assert!(a.rounds.len() >= 2, "at least one bootstrapping round ran");
@@ -534,17 +545,17 @@ mod tests {
         let all = games();
         let err = Trainer::new(small_config(), &start, &mut store, &stop)
             .unwrap()
-            .run(&all[..50], &[], &[], &|_| {})
+            .run(all[..50].to_vec(), Validation::Games(Vec::new()), &[], &|_| {})
             .unwrap_err();
         assert!(matches!(err, TrainError::Stopped), "{err}");
         assert!(matches!(
             Trainer::new(small_config(), &start, &mut store, &AtomicBool::new(false)).unwrap().run(
-                &[],
-                &[],
+                Vec::new(),
+                Validation::HeldOut(0.0),
                 &[],
                 &|_| {}
             ),
-            Err(TrainError::NoPositions)
+            Err(TrainError::NoGames)
         ));
     }
 
