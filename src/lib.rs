@@ -59,7 +59,6 @@
 //!   deviation, merging, interchange;
 //! - [`engine`]: the book-then-search player ([`engine::Engine`]), GTP, NBoard,
 //!   terminal play and engine matches;
-//! - [`svg`]: board pictures;
 //! - `explorer` (feature `explorer`): the browser explorer over the above;
 //! - `cli` (feature `cli`): the command line, a thin layer over the library.
 //!
@@ -95,7 +94,7 @@ pub mod search;
 pub mod setting;
 pub mod square;
 mod stability;
-pub mod svg;
+mod svg;
 pub mod symmetry;
 #[cfg(any(test, feature = "testing"))]
 #[doc(hidden)]

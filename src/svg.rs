@@ -11,7 +11,7 @@ use crate::square::{Move, Square};
 
 /// What to draw on a square besides its disc.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Mark {
+pub(crate) enum Mark {
     /// A legal move: a small dot.
     Legal,
     /// A short text (a book value, a score), drawn in the square; `best` draws it bold.

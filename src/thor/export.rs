@@ -34,7 +34,7 @@ pub enum GameText {
 /// A game as JSON: what `thor export --format jsonl` writes and the JSON-lines reader
 /// reads back. Unknown facts are `null`.
 #[derive(Clone, Debug, Serialize)]
-pub struct GameJson {
+pub(crate) struct GameJson {
     /// Year of the game.
     pub year: Option<u16>,
     /// The file it was read from.
@@ -220,7 +220,7 @@ impl ThorDatabase {
     }
 
     /// Game `g` as JSON.
-    pub fn game_json(&self, g: &ThorGame) -> GameJson {
+    pub(crate) fn game_json(&self, g: &ThorGame) -> GameJson {
         GameJson {
             year: g.known_year(),
             file: self.files[g.file as usize].name.clone(),

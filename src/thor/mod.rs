@@ -28,7 +28,7 @@ use crate::square::Square;
 pub use database::{
     FileSummary, GameFilter, LoadOptions, MoveStats, PositionStats, Reach, SortKey, ThorDatabase, ThorGame,
 };
-pub use export::{Dropped, GameJson, GameText, WthorExport};
+pub use export::{Dropped, GameText, WthorExport};
 pub use format::{FileKind, GameRecord, Header, RawGame, Records, ThorFile};
 pub use ggf::GgfError;
 pub use replay::{encode_square, replay, GameFault, Outcome, Replay};
