@@ -18,15 +18,13 @@ use super::PositionArgs;
 use crate::eval::{AnyEval, Evaluator, PatternEval, Weights};
 use crate::fileio::atomic_write;
 use crate::search::{Settings, Width};
-use crate::train::{self, CalibrateConfig};
 use crate::train::fit::TrainReport;
 use crate::train::measure::{measure_error, ErrorConfig, ErrorRun, ErrorStats};
 use crate::train::probcut::ProbCutConfig;
 use crate::train::selfplay::SelfPlayConfig;
 use crate::train::trainer::{Bootstrap, TrainError, Validation};
-use crate::train::{
-    LabelStore, Progress, TrainConfig, TrainGame, Trainer, TrainerConfig, TrainerEvent,
-};
+use crate::train::{self, CalibrateConfig};
+use crate::train::{LabelStore, Progress, TrainConfig, TrainGame, Trainer, TrainerConfig, TrainerEvent};
 
 /// `thorbook train`.
 #[derive(Args, Debug)]
@@ -282,9 +280,8 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
             )
         }),
     };
-    let outcome = pool.install(|| {
-        Trainer::new(config, &start_eval, &mut store, &stop)?.run(games, validation, &extra, &on_event)
-    });
+    let outcome = pool
+        .install(|| Trainer::new(config, &start_eval, &mut store, &stop)?.run(games, validation, &extra, &on_event));
     b.finish_and_clear();
     let outcome = match outcome {
         Err(TrainError::Stopped) => {

@@ -1,6 +1,6 @@
 //! Static evaluation: the [`Evaluator`] interface the search calls; [`PatternEval`],
 //! the trained evaluation every search uses by default (its patterns and counts,
-//! [`FEATURES`], and its weight file, [`Weights`]); and
+//! the `features` module, and its weight file, [`Weights`]); and
 //! [`ClassicEval`], the hand-weighted evaluation it replaced, kept as a baseline for
 //! matches and error measurements.
 //!

@@ -27,7 +27,9 @@ pub enum GameText {
     Ggf,
     /// Moves, then black's disc difference when the result is known.
     Transcript,
-    /// One JSON object per line (the fields of [`GameJson`]).
+    /// One JSON object per line: year, file, record, tournament, black, white,
+    /// black_score, theoretical_score, theoretical_depth, outcome and moves (`null`
+    /// where unknown).
     Jsonl,
 }
 

@@ -1,5 +1,5 @@
 //! Training the evaluation: positions from games and self-play, deduplicated by
-//! canonical board ([`Dataset`], [`SelfPlayConfig`]); targets from exact solves, the
+//! canonical board ([`TrainGame`], [`SelfPlayConfig`]); targets from exact solves, the
 //! WTHOR theoretical scores and searches, kept in a resumable label store
 //! ([`LabelStore`]); ridge regression per phase by preconditioned conjugate gradient
 //! (`fit`); bootstrapping rounds that relabel the midgame with the last round's

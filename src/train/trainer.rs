@@ -169,10 +169,7 @@ pub enum Validation {
 }
 
 /// Splits `games` into training and validation games.
-fn split_games(
-    games: Vec<TrainGame>,
-    validation: Validation,
-) -> Result<(Vec<TrainGame>, Vec<TrainGame>), TrainError> {
+fn split_games(games: Vec<TrainGame>, validation: Validation) -> Result<(Vec<TrainGame>, Vec<TrainGame>), TrainError> {
     let (train, validation) = match validation {
         Validation::Games(v) => (games, v),
         Validation::HeldOut(share) => {
