@@ -355,4 +355,23 @@ mod tests {
         assert!((all.signed - 0.0).abs() < 1e-12 && (all.mae - 1.5).abs() < 1e-12);
         assert_eq!(pooled(&rows, |e| e % 2 == 1).signed, -3.0);
     }
+
+    #[test]
+    fn measure_error_refuses_what_it_cannot_solve_by_setting() {
+        let eval = AnyEval::Classic(crate::eval::ClassicEval);
+        let stop = AtomicBool::new(false);
+        let mut store = LabelStore::in_memory();
+        for (config, setting) in [
+            (ErrorConfig { solve_at: 25, ..ErrorConfig::default() }, Setting::SolveAt),
+            (ErrorConfig { solve_empties: vec![23, 31], ..ErrorConfig::default() }, Setting::SolveEmpties),
+            (ErrorConfig { depths: vec![4, 0], ..ErrorConfig::default() }, Setting::Depth),
+        ] {
+            let err = measure_error(&eval, &[], &config, &mut store, &stop, &|_| {}).unwrap_err();
+            assert!(matches!(err, TrainError::Setting(ref e) if e.setting == setting), "{err}");
+        }
+        // Nothing to measure is an empty report, not an error.
+        let report = measure_error(&eval, &[], &ErrorConfig::default(), &mut store, &stop, &|_| {}).unwrap();
+        assert_eq!((report.positions, report.runs.len()), (0, 1));
+        assert_eq!(report.runs[0].all.positions, 0);
+    }
 }
