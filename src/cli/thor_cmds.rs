@@ -406,7 +406,7 @@ fn write_games(out: &mut dyn Write, db: &ThorDatabase, ids: &[usize], format: Ga
             )?;
             let known = |v: Option<u8>| v.map_or("?".to_string(), |v| v.to_string());
             for &i in ids {
-                let g = db.game_json(&db.games[i]);
+                let g = db.game_json(&db.games[i], false);
                 let score = g.black_score.map_or("?".to_string(), |b| format!("{b}-{}", 64 - i32::from(b)));
                 let mark = if g.outcome == crate::thor::Outcome::Unfinished { "*" } else { "" };
                 let year = g.year.map_or("?".to_string(), |y| y.to_string());
@@ -436,7 +436,7 @@ fn write_games(out: &mut dyn Write, db: &ThorDatabase, ids: &[usize], format: Ga
             writeln!(out, "year,tournament,black,white,black_score,theoretical_score,theoretical_depth,outcome,moves")?;
             let known = |v: Option<u8>| v.map_or(String::new(), |v| v.to_string());
             for &i in ids {
-                let g = db.game_json(&db.games[i]);
+                let g = db.game_json(&db.games[i], false);
                 let outcome = serde_json::to_value(g.outcome)?.as_str().unwrap_or_default().to_string();
                 writeln!(
                     out,

@@ -32,6 +32,7 @@ use crate::position::Position;
 use crate::search::{Level, Limits, Settings};
 use crate::square::{format_moves, parse_move_sequence, Move};
 use crate::svg::Diagram;
+use crate::thor::export::GameJson;
 use crate::thor::{GameFilter, PositionStats, ThorDatabase};
 
 /// The page, with its script and style inline: nothing is fetched from elsewhere.
@@ -145,28 +146,15 @@ pub(crate) struct EngineMoveReply {
     pub score: i32,
 }
 
-/// A game in `/api/games`.
+/// A game in `/api/games`: its index in the loaded database, then the fields
+/// of an exported JSON line, its moves with passes (the page replays them).
 #[derive(Serialize)]
 pub(crate) struct GameReply {
     /// Index in the loaded database.
     pub index: usize,
-    /// Year, when the source gives one.
-    pub year: Option<u16>,
-    /// Tournament.
-    pub tournament: String,
-    /// Black player.
-    pub black: String,
-    /// White player.
-    pub white: String,
-    /// Black's discs at the end, when the source gives the result.
-    pub black_score: Option<u8>,
-    /// Black's discs under perfect play from `theoretical_depth` empties, when the
-    /// source has it.
-    pub theoretical_score: Option<u8>,
-    /// Empties at which the theoretical score was computed (WTHOR's P3).
-    pub theoretical_depth: Option<u8>,
-    /// The moves, from f5 as stored.
-    pub moves: String,
+    /// The game.
+    #[serde(flatten)]
+    pub game: GameJson,
 }
 
 /// The position a request names, with the moves that led to it when given.
@@ -404,20 +392,7 @@ impl Explorer {
             .into_iter()
             .skip(offset)
             .take(limit)
-            .map(|g| {
-                let game = &self.db.games[g];
-                GameReply {
-                    index: g,
-                    year: game.known_year(),
-                    tournament: self.db.tournament_name(game),
-                    black: self.db.black_name(game),
-                    white: self.db.white_name(game),
-                    black_score: game.black_discs(),
-                    theoretical_score: game.theoretical_discs(),
-                    theoretical_depth: (game.depth > 0).then_some(game.depth),
-                    moves: format_moves(&game.moves_with_passes()),
-                }
-            })
+            .map(|g| GameReply { index: g, game: self.db.game_json(&self.db.games[g], true) })
             .collect();
         Reply::json(200, &serde_json::json!({ "total": total, "offset": offset, "games": games }))
     }

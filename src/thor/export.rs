@@ -17,7 +17,7 @@ use super::replay::Outcome;
 use super::source::SourceFormat;
 use crate::board::Color;
 use crate::position::Position;
-use crate::square::Move;
+use crate::square::{format_moves, Move};
 
 /// The text formats games are written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,7 +57,8 @@ pub(crate) struct GameJson {
     pub theoretical_depth: Option<u8>,
     /// How the move list ends.
     pub outcome: Outcome,
-    /// The moves without passes (`f5d6c3…`).
+    /// The moves (`f5d6c3…`): without passes in exported lines, as the readers take
+    /// them; with passes (`ps`) where a page replays them.
     pub moves: String,
 }
 
@@ -222,7 +223,7 @@ impl ThorDatabase {
     }
 
     /// Game `g` as JSON.
-    pub(crate) fn game_json(&self, g: &ThorGame) -> GameJson {
+    pub(crate) fn game_json(&self, g: &ThorGame, with_passes: bool) -> GameJson {
         GameJson {
             year: g.known_year(),
             file: self.files[g.file as usize].name.clone(),
@@ -234,7 +235,7 @@ impl ThorDatabase {
             theoretical_score: g.theoretical_discs(),
             theoretical_depth: (g.depth > 0).then_some(g.depth),
             outcome: g.replay.outcome,
-            moves: g.transcript(),
+            moves: if with_passes { format_moves(&g.moves_with_passes()) } else { g.transcript() },
         }
     }
 
@@ -245,7 +246,7 @@ impl ThorDatabase {
                 Some(b) => format!("{} {:+}", g.transcript(), 2 * i32::from(b) - 64),
                 None => g.transcript(),
             },
-            GameText::Jsonl => serde_json::to_string(&self.game_json(g)).unwrap_or_default(),
+            GameText::Jsonl => serde_json::to_string(&self.game_json(g, false)).unwrap_or_default(),
             GameText::Ggf => self.ggf(g),
         }
     }
