@@ -269,6 +269,11 @@ pub fn game_archive(data: &[u8]) {
     for a in &db.anomalies {
         let _ = a.to_string();
     }
+    // The text readers replay while they check; WTHOR's replay of the same moves is
+    // the reference.
+    for g in &db.games {
+        assert_eq!(crate::thor::replay(&g.raw).ok(), Some(g.replay), "line {}", g.record);
+    }
     let _ = db.stats(&Position::START, &GameFilter::default());
     // A game without a move (a WTHOR record may be one) has no line in the text formats.
     let key = |db: &ThorDatabase| -> Vec<(String, Option<u8>)> {

@@ -22,6 +22,18 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// How a move list that ends at `board` ends. A list that ends just before a
+    /// forced pass is still unfinished, not a pass.
+    pub(crate) fn at(board: &crate::board::Board) -> Outcome {
+        if !board.is_game_over() {
+            Outcome::Unfinished
+        } else if board.empty_count() == 0 {
+            Outcome::Finished
+        } else {
+            Outcome::FinishedEarly
+        }
+    }
+
     /// Finished or finished early.
     pub(crate) fn is_finished(self) -> bool {
         self != Outcome::Unfinished
@@ -123,16 +135,13 @@ pub(crate) fn replay_with(raw: &RawGame, mut visit: impl FnMut(&Position, Option
         let flipped = crate::board::flips(pos.board.player, pos.board.opponent, sq);
         pos = Position { board: pos.board.play_flips(sq, flipped), side: pos.side.opposite() };
     }
-    // A list that ends just before a forced pass is still unfinished, not a pass.
-    let outcome = if !pos.board.is_game_over() {
-        Outcome::Unfinished
-    } else if pos.board.empty_count() == 0 {
-        Outcome::Finished
-    } else {
-        Outcome::FinishedEarly
-    };
     visit(&pos, None);
-    Ok(Replay { move_count: u8::try_from(len).expect("at most 60 moves"), passes, outcome, last: pos })
+    Ok(Replay {
+        move_count: u8::try_from(len).expect("at most 60 moves"),
+        passes,
+        outcome: Outcome::at(&pos.board),
+        last: pos,
+    })
 }
 
 /// Replays a game without visiting positions.

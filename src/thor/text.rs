@@ -22,7 +22,7 @@ use serde::Serialize;
 use super::database::ThorGame;
 use super::format::RawGame;
 use super::ggf::{self, GgfError, Tag};
-use super::replay::encode_square;
+use super::replay::{encode_square, Outcome, Replay};
 use super::{Anomaly, AnomalyKind};
 use crate::board::Color;
 use crate::position::Position;
@@ -205,6 +205,9 @@ impl<'a> Collector<'a> {
         let mut pos = Position::START;
         let mut bytes = [0u8; 60];
         let mut placed = 0;
+        // The game as WTHOR's replay sees it: passes are those before a placed move
+        // (written or not), and it ends at the last placed move.
+        let (mut passes, mut last) = (0u8, Position::START);
         for (i, &(color, mv, at)) in moves.iter().enumerate() {
             let fault = |kind| (i + 1, at, kind);
             let step = (|| {
@@ -235,7 +238,9 @@ impl<'a> Collector<'a> {
                             Some(board) => {
                                 bytes[placed] = encode_square(square);
                                 placed += 1;
-                                Ok(Some(Position { board, side: at_pos.side.opposite() }))
+                                passes += u8::from(at_pos.side != last.side);
+                                last = Position { board, side: at_pos.side.opposite() };
+                                Ok(Some(last))
                             }
                             None if at_pos.board.empties() & square.bit() == 0 => {
                                 Err(fault(AnomalyKind::Occupied { square }))
@@ -252,12 +257,8 @@ impl<'a> Collector<'a> {
             }
         }
         let mut raw = RawGame { tournament: 0, black: 0, white: 0, black_score: 0, theoretical_score: 0, moves: bytes };
-        // The moves were checked above; this replay infers passes as WTHOR's readers
-        // do, so the game is the same one a WTHOR copy of it gives.
-        let replay = match super::replay::replay(&raw) {
-            Ok(r) => r,
-            Err(f) => return self.anomaly(line, line_offset, Some(f.ply), f.kind),
-        };
+        let move_count = u8::try_from(placed).unwrap_or(60);
+        let replay = Replay { move_count, passes, outcome: Outcome::at(&last.board), last };
         let (replayed, finished) = (replay.black_final_discs(), replay.outcome.is_finished());
         let stated = match facts.result {
             Some(diff) if finished => {
@@ -303,7 +304,6 @@ impl<'a> Collector<'a> {
     }
 }
 
-/// Reads text games of `format` from `input`; `name` labels anomalies.
 /// What the splitter hands the parsers: a record (a GGF game, a line), or a problem
 /// found while splitting.
 enum Item {
@@ -734,5 +734,32 @@ mod tests {
         assert_eq!(f.anomalies.len(), 1);
         assert_eq!(f.anomalies[0].ply, Some(2));
         assert!(matches!(f.anomalies[0].kind, AnomalyKind::PassWithMoves { color: Color::White }));
+    }
+
+    /// The reader's replay, made while it checks the moves, is the one WTHOR's replay
+    /// of the same move bytes gives: for every bundled game through GGF (colours
+    /// given, passes written) and transcripts (passes left out), and for passes
+    /// written where a transcript may write them.
+    #[test]
+    fn the_replay_made_while_reading_is_wthors() {
+        use crate::thor::{bundled_sources, GameText, LoadOptions, ThorDatabase};
+        let db = ThorDatabase::load(&bundled_sources(), LoadOptions::default()).unwrap();
+        let with_passes = db.games.iter().filter(|g| g.replay.passes > 0).count();
+        assert!(with_passes > 10, "{with_passes} games with a pass");
+        for (text, format) in [(GameText::Ggf, TextFormat::Ggf), (GameText::Transcript, TextFormat::Transcript)] {
+            let written: String = db.games.iter().map(|g| db.write_game(g, text) + "\n").collect();
+            let f = read_str(format, &written);
+            assert!(f.anomalies.is_empty(), "{:?}", f.anomalies.first());
+            assert_eq!(f.games.len(), db.games.len());
+            for (read, original) in f.games.iter().zip(&db.games) {
+                assert_eq!(read.replay, original.replay, "{format:?} line {}", read.record);
+                assert_eq!(super::super::replay::replay(&read.raw), Ok(read.replay));
+            }
+        }
+        // A written pass, a trailing pass and a pass left out all give the same game.
+        let with = db.games.iter().find(|g| g.replay.passes > 0).unwrap();
+        let moves = crate::square::format_moves(&with.moves_with_passes());
+        let f = read_str(TextFormat::Transcript, &format!("{moves}\n{}\n", with.transcript()));
+        assert_eq!((f.games.len(), f.games[0].replay, f.games[1].replay), (2, with.replay, with.replay));
     }
 }
