@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::backup::{back_up_records, Reached};
-use super::build::{self, BuildConfig, BuildError, BuildIdentity, Checkpoint, GameLine, Leaf, Node};
+use super::build::{self, BuildConfig, BuildError, BuildIdentity, Checkpoint, GameLine, Leaf, LeafSearch, Node};
 use super::format::{BuildParams, Record, Writer};
 use super::{walk, Book};
 use crate::board::Board;
@@ -192,13 +192,20 @@ impl Builder {
     /// any work; the book is written atomically and the checkpoint removed at the end.
     pub fn run(&self, games: &[GameLine], progress: &(dyn Fn(BuildEvent) + Sync)) -> Result<BuildSummary, BuildError> {
         let start = Instant::now();
+        let search = self.leaf_search()?;
+        let nodes = build::collect(games, self.config.max_ply, self.config.min_games)?;
+        self.run_nodes(start, &search, games, nodes, progress)
+    }
+
+    /// The leaf search (its evaluation loaded once), checked against the previous
+    /// book's before any work.
+    fn leaf_search(&self) -> Result<LeafSearch, BuildError> {
         let config = &self.config;
         let search = config.leaf_search()?;
         if let Some(previous) = &self.previous {
             previous.check_search(&search.params(config.max_ply, config.min_games))?;
         }
-        let nodes = build::collect(games, config.max_ply, config.min_games)?;
-        self.run_nodes(start, games, nodes, progress)
+        Ok(search)
     }
 
     /// Learns `games` into `book` the way Edax and Zebra grow their books from the
@@ -218,12 +225,8 @@ impl Builder {
         progress: &(dyn Fn(BuildEvent) + Sync),
     ) -> Result<BuildSummary, BuildError> {
         let start = Instant::now();
-        let config = &self.config;
-        let search = config.leaf_search()?;
-        if let Some(previous) = &self.previous {
-            previous.check_search(&search.params(config.max_ply, config.min_games))?;
-        }
-        let mut nodes = build::collect(games, config.max_ply, 1)?;
+        let search = self.leaf_search()?;
+        let mut nodes = build::collect(games, self.config.max_ply, 1)?;
         let mut index: HashMap<u64, usize> = nodes.iter().enumerate().map(|(i, n)| (n.key, i)).collect();
         for (key, board) in walk(book) {
             let Some(r) = book.get(key) else { continue };
@@ -237,23 +240,24 @@ impl Builder {
             n.draws = n.draws.saturating_add(u32::from(r.draws));
         }
         nodes.sort_unstable_by_key(|n| n.key);
-        self.run_nodes(start, games, nodes, progress)
+        self.run_nodes(start, &search, games, nodes, progress)
     }
 
+    /// Scores, backs up and writes `nodes` (collected from `games`).
     fn run_nodes(
         &self,
         start: Instant,
+        search: &LeafSearch,
         games: &[GameLine],
         nodes: Vec<Node>,
         progress: &(dyn Fn(BuildEvent) + Sync),
     ) -> Result<BuildSummary, BuildError> {
         let config = &self.config;
-        let search = config.leaf_search()?;
         progress(BuildEvent::Collected { positions: nodes.len(), games: games.len() });
         let ckpt_path = self.checkpoint_path();
-        let identity = BuildIdentity::new(games, &nodes, &search);
+        let identity = BuildIdentity::new(games, &nodes, search);
         let resuming = self.resume && ckpt_path.exists();
-        let (ckpt, mut done) = Checkpoint::open(&ckpt_path, config, &search, &identity, resuming)?;
+        let (ckpt, mut done) = Checkpoint::open(&ckpt_path, config, search, &identity, resuming)?;
         if resuming {
             progress(BuildEvent::Resumed { scored: done.len() });
         } else if self.resume {
@@ -268,7 +272,7 @@ impl Builder {
         let total = nodes.iter().filter(|n| !done.contains_key(&n.key)).count() as u64;
         let search_start = Instant::now();
         let leaves = search.pool()?.install(|| {
-            build::score_nodes(&nodes, &search, &done, Some(&ckpt), &|done, total| {
+            build::score_nodes(&nodes, search, &done, Some(&ckpt), &|done, total| {
                 progress(BuildEvent::Scored { done, total })
             })
         })?;
