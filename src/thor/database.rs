@@ -21,7 +21,7 @@ use std::io::Read;
 use super::format::{decode_name, FileKind, Header, RawGame, Records, ThorFile};
 use super::replay::{replay_with, validate, Outcome, Replay};
 use super::source::{Compression, Source, SourceFormat};
-use super::text::{self, intern, remap, SkipReason, TextFile, TextFormat};
+use super::text::{self, join_names, SkipReason, TextFile, TextFormat};
 use super::{Anomaly, AnomalyKind, ThorError};
 use crate::board::Color;
 use crate::position::Position;
@@ -340,12 +340,11 @@ impl ThorDatabase {
             }
         }
         (db.wthor_players, db.wthor_tournaments) = (db.players.len(), db.tournaments.len());
-        for (id, name) in db.players.iter().enumerate().rev() {
-            db.player_ids.insert(name.clone(), u32::try_from(id).expect("a .JOU holds at most 65,535 names"));
-        }
-        for (id, name) in db.tournaments.iter().enumerate().rev() {
-            db.tournament_ids.insert(name.clone(), u32::try_from(id).expect("a .TRN holds at most 65,535 names"));
-        }
+        // A name given twice in a name file keeps its first id.
+        let index = |names: &[String]| -> HashMap<String, u32> {
+            names.iter().zip(0..u32::MAX).rev().map(|(name, id)| (name.clone(), id)).collect()
+        };
+        (db.player_ids, db.tournament_ids) = (index(&db.players), index(&db.tournaments));
         for parsed in files {
             match parsed {
                 Parsed::Wthor(c, Ok((file, anomalies))) => db.add_file(file, c, anomalies, opts.strict)?,
@@ -375,16 +374,15 @@ impl ThorDatabase {
             anomalies: text.anomalies.len(),
             skipped: text.skipped,
         };
-        let players: Vec<Option<u32>> =
-            text.names.iter().map(|n| intern(&mut self.player_ids, &mut self.players, n)).collect();
-        let events: Vec<Option<u32>> =
-            text.events.iter().map(|n| intern(&mut self.tournament_ids, &mut self.tournaments, n)).collect();
+        join_names(
+            &mut text.games,
+            (&text.names, &text.events),
+            (&mut self.player_ids, &mut self.players),
+            (&mut self.tournament_ids, &mut self.tournaments),
+        );
         for g in &mut text.games {
             summary.count(g.replay.outcome);
             g.file = file_index;
-            g.black = remap(&players, g.black);
-            g.white = remap(&players, g.white);
-            g.tournament = remap(&events, g.tournament);
         }
         if self.games.is_empty() {
             self.games = text.games;

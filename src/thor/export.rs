@@ -141,12 +141,17 @@ impl<'a> Table<'a> {
     }
 
     fn file(self, kind: FileKind, len: usize, altered: &mut usize) -> Option<ThorFile> {
-        if self.names.is_empty() {
-            return None;
-        }
-        let names = self.names.iter().map(|n| name_record(n, len, altered)).collect();
-        Some(ThorFile { name: String::new(), kind, header: Header::new(0, 0), records: Records::Names(names) })
+        names_file(&self.names, kind, len, altered)
     }
+}
+
+/// A `.JOU` or `.TRN` file of `names` (records `len` bytes long), `None` for no names.
+fn names_file(names: &[String], kind: FileKind, len: usize, altered: &mut usize) -> Option<ThorFile> {
+    if names.is_empty() {
+        return None;
+    }
+    let records = names.iter().map(|n| name_record(n, len, altered)).collect();
+    Some(ThorFile { name: String::new(), kind, header: Header::new(0, 0), records: Records::Names(records) })
 }
 
 impl ThorDatabase {
@@ -196,19 +201,16 @@ impl ThorDatabase {
             })
             .collect();
         let (players, tournaments) = if all_wthor {
-            let keep = |names: &[String], kind, len| {
-                let mut unused = 0;
-                let records: Vec<Vec<u8>> = names.iter().map(|n| name_record(n, len, &mut unused)).collect();
-                (!records.is_empty()).then(|| ThorFile {
-                    name: String::new(),
-                    kind,
-                    header: Header::new(0, 0),
-                    records: Records::Names(records),
-                })
-            };
+            // The loaded name files, as they were: nothing of them is altered.
+            let mut unchanged = 0;
             (
-                keep(&self.players[..self.wthor_players], FileKind::Players, PLAYER_RECORD_LEN),
-                keep(&self.tournaments[..self.wthor_tournaments], FileKind::Tournaments, TOURNAMENT_RECORD_LEN),
+                names_file(&self.players[..self.wthor_players], FileKind::Players, PLAYER_RECORD_LEN, &mut unchanged),
+                names_file(
+                    &self.tournaments[..self.wthor_tournaments],
+                    FileKind::Tournaments,
+                    TOURNAMENT_RECORD_LEN,
+                    &mut unchanged,
+                ),
             )
         } else {
             let mut altered = 0;

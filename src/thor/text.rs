@@ -142,8 +142,26 @@ struct Facts<'t> {
 }
 
 /// A name id of one table in another: `table[id]` (ids a merge gave the names).
-pub(crate) fn remap(table: &[Option<u32>], id: Option<u32>) -> Option<u32> {
+fn remap(table: &[Option<u32>], id: Option<u32>) -> Option<u32> {
     id.and_then(|i| table.get(i as usize).copied().flatten())
+}
+
+/// Joins the names of a part of the games (`names`, `events`) into whole tables
+/// (`players`, `tournaments`, each a name index and its list) and rewrites the part's
+/// games to the whole's ids.
+pub(crate) fn join_names(
+    games: &mut [ThorGame],
+    (names, events): (&[String], &[String]),
+    players: (&mut HashMap<String, u32>, &mut Vec<String>),
+    tournaments: (&mut HashMap<String, u32>, &mut Vec<String>),
+) {
+    let players: Vec<Option<u32>> = names.iter().map(|n| intern(players.0, players.1, n)).collect();
+    let events: Vec<Option<u32>> = events.iter().map(|n| intern(tournaments.0, tournaments.1, n)).collect();
+    for g in games {
+        g.black = remap(&players, g.black);
+        g.white = remap(&players, g.white);
+        g.tournament = remap(&events, g.tournament);
+    }
 }
 
 /// The id of `name` in `list` (found through `table`), adding it when new; `None` for
@@ -167,17 +185,14 @@ impl<'a> Collector<'a> {
     }
 
     /// Adds what another collector read of the same file after this one's records.
-    fn absorb(&mut self, part: TextFile) {
-        let names: Vec<Option<u32>> =
-            part.names.iter().map(|n| intern(&mut self.names, &mut self.out.names, n)).collect();
-        let events: Vec<Option<u32>> =
-            part.events.iter().map(|n| intern(&mut self.events, &mut self.out.events, n)).collect();
-        self.out.games.extend(part.games.into_iter().map(|g| ThorGame {
-            black: remap(&names, g.black),
-            white: remap(&names, g.white),
-            tournament: remap(&events, g.tournament),
-            ..g
-        }));
+    fn absorb(&mut self, mut part: TextFile) {
+        join_names(
+            &mut part.games,
+            (&part.names, &part.events),
+            (&mut self.names, &mut self.out.names),
+            (&mut self.events, &mut self.out.events),
+        );
+        self.out.games.append(&mut part.games);
         self.out.anomalies.extend(part.anomalies);
         for (reason, n) in part.skipped {
             *self.out.skipped.entry(reason).or_default() += n;
