@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 
 use super::format::{decode_name, FileKind, Header, RawGame, Records, ThorFile};
-use super::replay::{replay_with, validate, Outcome, Replay};
+use super::replay::{decode_moves, replay_with, validate, Outcome, Replay};
 use super::source::{Compression, Source, SourceFormat};
 use super::text::{self, join_names, SkipReason, TextFile, TextFormat};
 use super::{Anomaly, AnomalyKind, ThorError};
@@ -109,9 +109,14 @@ impl ThorGame {
         out
     }
 
-    /// The stored moves (no passes) as `f5d6c3…`.
+    /// The stored moves (no passes) as `f5d6c3…`: read off the move bytes, which
+    /// hold no passes, without a replay.
     pub fn transcript(&self) -> String {
-        let moves: Vec<Move> = self.moves_with_passes().into_iter().filter(|m| *m != Move::Pass).collect();
+        // Already validated at load, so the bytes decode.
+        let moves: Vec<Move> = match decode_moves(&self.raw) {
+            Ok((squares, len)) => squares[..len].iter().map(|&sq| Move::Place(sq)).collect(),
+            Err(_) => Vec::new(),
+        };
         crate::square::format_moves(&moves)
     }
 }
