@@ -165,8 +165,17 @@ pub(crate) fn join_names(
 }
 
 /// The id of `name` in `list` (found through `table`), adding it when new; `None` for
-/// a name that says nothing (empty, `?`).
+/// a name that says nothing (empty, `?`). Control characters become spaces: a name is
+/// text, and written into a GGF line a NUL or a line break would make the file one no
+/// reader takes.
 pub(crate) fn intern(table: &mut HashMap<String, u32>, list: &mut Vec<String>, name: &str) -> Option<u32> {
+    let cleaned;
+    let name = if name.contains(char::is_control) {
+        cleaned = name.replace(char::is_control, " ");
+        cleaned.trim()
+    } else {
+        name
+    };
     if name.is_empty() || name == "?" {
         return None;
     }
@@ -776,5 +785,12 @@ mod tests {
         let moves = crate::square::format_moves(&with.moves_with_passes());
         let f = read_str(TextFormat::Transcript, &format!("{moves}\n{}\n", with.transcript()));
         assert_eq!((f.games.len(), f.games[0].replay, f.games[1].replay), (2, with.replay, with.replay));
+    }
+
+    #[test]
+    fn control_characters_in_names_become_spaces() {
+        let f = read_str(TextFormat::Jsonl, "{\"black\":\"a\\u0000b\\n\",\"white\":\"\\u0007\",\"moves\":\"f5\"}\n");
+        assert_eq!(f.names, ["a b"]);
+        assert_eq!((f.games[0].black, f.games[0].white), (Some(0), None));
     }
 }
