@@ -361,8 +361,7 @@ fn info(args: InfoArgs) -> anyhow::Result<ExitCode> {
             f.anomalies
         );
         if !f.skipped.is_empty() {
-            let reasons: Vec<String> = f.skipped.iter().map(|(r, n)| format!("{n} {r}")).collect();
-            outln!("{:<24} skipped (not for an 8x8 book from the start): {}", "", reasons.join(", "));
+            outln!("{:<24} skipped (not for an 8x8 book from the start): {}", "", skipped_text(f));
         }
     }
     outln!();
@@ -656,9 +655,14 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             db.anomalies.len()
         );
         for f in db.files.iter().filter(|f| !f.skipped.is_empty()) {
-            let reasons: Vec<String> = f.skipped.iter().map(|(r, n)| format!("{n} {r}")).collect();
-            outln!("{}: skipped, sound but not for an 8x8 book from the start: {}", f.name, reasons.join(", "));
+            outln!("{}: skipped, sound but not for an 8x8 book from the start: {}", f.name, skipped_text(f));
         }
     }
     Ok(if db.anomalies.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// A file's skipped games by reason: `3 random start, 1 10x10 board`.
+fn skipped_text(f: &crate::thor::FileSummary) -> String {
+    let reasons: Vec<String> = f.skipped.iter().map(|(reason, n)| format!("{n} {reason}")).collect();
+    reasons.join(", ")
 }
