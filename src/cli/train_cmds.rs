@@ -590,7 +590,6 @@ pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
         swing_positions: args.swing_positions,
         ..CalibrateConfig::default()
     };
-    config.validate().map_err(|e| super::flags::out_of_range(&e))?;
     let threads = super::flags::thread_pool(Some(args.threads))?;
     let weights = match &args.eval_file {
         Some(p) => Weights::load(p)?,
