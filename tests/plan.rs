@@ -422,48 +422,167 @@ fn a_second_runner_of_a_shard_fails_on_its_lock() {
     assert!(!partial.exists());
 }
 
-/// `book submit` with a stand-in `sbatch` that records its arguments: a shard whose
-/// checkpoint is locked, or was written within --fresh-minutes, is not submitted again
-/// unless --force; a stopped one older than that is.
+/// A stand-in scheduler for `book submit`: `sbatch` records its arguments and prints
+/// job 42; `squeue` prints the file `queue` (lines `JOB STATE`).
+#[cfg(unix)]
+struct FakeSlurm {
+    bin: std::path::PathBuf,
+    log: std::path::PathBuf,
+    queue: std::path::PathBuf,
+}
+
+#[cfg(unix)]
+impl FakeSlurm {
+    fn new(dir: &Path) -> FakeSlurm {
+        use std::os::unix::fs::PermissionsExt;
+        let bin = dir.join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let (log, queue) = (dir.join("sbatch.log"), dir.join("queue"));
+        std::fs::write(&queue, "").unwrap();
+        let scripts = [
+            ("sbatch", format!("#!/bin/sh\necho \"$@\" >> '{}'\necho 42\n", log.display())),
+            ("squeue", format!("#!/bin/sh\ncat '{}'\n", queue.display())),
+        ];
+        for (name, text) in scripts {
+            std::fs::write(bin.join(name), text).unwrap();
+            std::fs::set_permissions(bin.join(name), std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        FakeSlurm { bin, log, queue }
+    }
+
+    /// `book submit WORK --slurm EXTRA`: its exit status, what sbatch was given (one
+    /// line per call) and its stderr.
+    fn submit(&self, work: &Path, extra: &[&str]) -> (bool, Vec<String>, String) {
+        let _ = std::fs::remove_file(&self.log);
+        let mut args = vec!["book", "submit", work.to_str().unwrap(), "--slurm"];
+        args.extend(extra);
+        let path = format!("{}:{}", self.bin.display(), std::env::var("PATH").unwrap());
+        let out =
+            std::process::Command::new(env!("CARGO_BIN_EXE_thorbook")).args(&args).env("PATH", &path).output().unwrap();
+        let calls = std::fs::read_to_string(&self.log).unwrap_or_default().lines().map(str::to_string).collect();
+        (out.status.success(), calls, String::from_utf8_lossy(&out.stderr).to_string())
+    }
+}
+
+/// `book submit` against a stand-in scheduler. A lock is the truth about a running
+/// shard: one held by a process with no job stops the whole submission (the assembly
+/// could not wait for it), naming the shard; once let go, the shard is stopped however
+/// recent its file. Shards submitted earlier and still queued are not submitted again:
+/// the assembly waits for their jobs (`afterok`), and "every shard is done" is said
+/// only when it is so.
 #[cfg(unix)]
 #[test]
-fn submit_skips_shards_that_look_running_unless_forced() {
-    use std::os::unix::fs::PermissionsExt;
+fn submit_waits_for_running_jobs_and_resubmits_stopped_shards() {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("w");
     Plan::create_build(&work, games(60), &config(2, 1), 3, &work.join("book.tbk")).unwrap();
-    let bin = dir.path().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let log = dir.path().join("sbatch.log");
-    let sbatch = bin.join("sbatch");
-    std::fs::write(&sbatch, format!("#!/bin/sh\necho \"$@\" >> '{}'\necho 42\n", log.display())).unwrap();
-    std::fs::set_permissions(&sbatch, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
-    let submit = |extra: &[&str]| {
-        let _ = std::fs::remove_file(&log);
-        let mut args = vec!["book", "submit", work.to_str().unwrap(), "--slurm"];
-        args.extend(extra);
-        let out =
-            std::process::Command::new(env!("CARGO_BIN_EXE_thorbook")).args(&args).env("PATH", &path).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let arrays = std::fs::read_to_string(&log).unwrap();
-        let array = arrays.lines().find_map(|l| l.split(' ').find_map(|a| a.strip_prefix("--array=")));
-        (array.map(str::to_string), String::from_utf8_lossy(&out.stderr).to_string())
-    };
-    // Shard 1 locked by a runner, shard 2 written just now by one that holds no lock.
+    let slurm = FakeSlurm::new(dir.path());
+    // Shard 1 locked by a process that is no job.
     let holder = std::fs::File::create(work.join("shard-0001.partial")).unwrap();
     holder.lock().unwrap();
-    std::fs::write(work.join("shard-0002.partial"), b"").unwrap();
-    let (array, stderr) = submit(&[]);
-    assert_eq!(array.as_deref(), Some("0"), "{stderr}");
-    assert!(stderr.contains("skipped 2 shard(s)") && stderr.contains("shards 1-2"), "{stderr}");
-    let (array, stderr) = submit(&["--fresh-minutes", "0"]);
-    assert_eq!(array.as_deref(), Some("0,2"), "{stderr}");
-    let (array, _) = submit(&["--force"]);
-    assert_eq!(array.as_deref(), Some("0-2"));
+    let (ok, calls, stderr) = slurm.submit(&work, &[]);
+    assert!(!ok && calls.is_empty(), "{stderr}");
+    assert!(stderr.contains("nothing submitted: shard(s) 1 look running"), "{stderr}");
+    let (ok, calls, stderr) = slurm.submit(&work, &["--force"]);
+    assert!(ok, "{stderr}");
+    assert!(calls[0].contains("--array=0-2") && calls[1].contains("--dependency=afterok:42 "), "{calls:?}");
     drop(holder);
+    // Shards 0 and 2 are still queued as the jobs they were given; shard 1 was
+    // written a moment ago, but nothing holds its lock: it stopped.
+    std::fs::write(&slurm.queue, "42_0 PENDING\n42_2 RUNNING\n42_1 CANCELLED\n").unwrap();
+    let (ok, calls, stderr) = slurm.submit(&work, &[]);
+    assert!(ok, "{stderr}");
+    assert!(calls[0].starts_with("--parsable --array=1 "), "{calls:?}");
+    assert!(calls[1].contains("--dependency=afterok:42:42_0:42_2 --kill-on-invalid-dep=yes"), "{calls:?}");
+    assert!(stderr.contains("shard 0 as job 42_0, shard 2 as job 42_2"), "{stderr}");
+    // Every unfinished shard still queued: only the assembly, after them.
+    std::fs::write(&slurm.queue, "42_0 RUNNING\n42_1 PENDING\n42_2 RUNNING\n").unwrap();
+    let (ok, calls, stderr) = slurm.submit(&work, &[]);
+    assert!(ok && calls.len() == 1, "{stderr}");
+    assert!(calls[0].contains("--dependency=afterok:42_0:42_1:42_2"), "{calls:?}");
+    assert!(!stderr.contains("every shard is done"), "{stderr}");
+    // The queue empty: all of them again.
+    std::fs::write(&slurm.queue, "").unwrap();
+    let (ok, calls, _) = slurm.submit(&work, &[]);
+    assert!(ok && calls[0].contains("--array=0-2"), "{calls:?}");
     let refused = thorbook(&["book", "submit", work.to_str().unwrap(), "--slurm", "--fresh-minutes=-1"]);
     assert!(refused.fails().contains("--fresh-minutes"), "{}", refused.stderr);
+}
+
+/// A file system that refuses locks (as Lustre without `-o flock` or NFS without a
+/// lock manager do; here `flock` made to fail with ENOLCK for the binary): a shard runs
+/// anyway, warning, and records that it holds no lock. Stopped mid-run, it is
+/// presumed running while its checkpoint is recent (nothing else can tell) unless it
+/// named its Slurm job, which `submit` then asks the scheduler about.
+#[cfg(target_os = "linux")]
+#[test]
+fn shards_run_where_locks_are_refused_and_submit_asks_the_scheduler() {
+    let dir = tempfile::tempdir().unwrap();
+    let shim_c = dir.path().join("noflock.c");
+    std::fs::write(
+        &shim_c,
+        "#include <errno.h>\nint flock(int fd, int op) { (void)fd; (void)op; errno = ENOLCK; return -1; }\n",
+    )
+    .unwrap();
+    let shim = dir.path().join("libnoflock.so");
+    let cc = std::process::Command::new("cc").args(["-shared", "-fPIC", "-o"]).arg(&shim).arg(&shim_c).status();
+    assert!(cc.is_ok_and(|s| s.success()), "this test needs a C compiler (cc) to make its flock shim");
+    let work = dir.path().join("w");
+    Plan::create_build(&work, games(300), &config(6, 1), 2, &work.join("book.tbk")).unwrap();
+    let shard = |index: &str, job: Option<&str>| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_thorbook"));
+        cmd.args(["book", "shard", work.to_str().unwrap(), "--index", index, "--threads", "1"])
+            .env("LD_PRELOAD", &shim)
+            .env_remove("SLURM_ARRAY_JOB_ID")
+            .env_remove("SLURM_ARRAY_TASK_ID")
+            .env_remove("SLURM_JOB_ID")
+            .env_remove("SLURM_CPUS_PER_TASK")
+            .stderr(std::process::Stdio::piped());
+        if let Some(job) = job {
+            let (array, task) = job.split_once('_').unwrap();
+            cmd.env("SLURM_ARRAY_JOB_ID", array).env("SLURM_ARRAY_TASK_ID", task);
+        }
+        cmd
+    };
+    let whole = shard("0", None).output().unwrap();
+    let stderr = String::from_utf8_lossy(&whole.stderr);
+    assert!(whole.status.success(), "{stderr}");
+    assert!(stderr.contains("refuses locks") && stderr.contains("No locks available"), "{stderr}");
+    // Shard 1 stopped mid-run.
+    let stop_mid_run = |job: Option<&str>| {
+        let partial = work.join("shard-0001.partial");
+        let before = std::fs::metadata(&partial).map_or(32, |m| m.len());
+        let mut child = shard("1", job).spawn().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        // Entries written by this runner (it records itself before it searches).
+        while std::fs::metadata(&partial).map_or(0, |m| m.len()) < before + 16 * 3 {
+            assert!(std::time::Instant::now() < deadline, "shard 1 never checkpointed");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+    };
+    stop_mid_run(None);
+    let status: serde_json::Value =
+        serde_json::from_str(thorbook(&["book", "status", work.to_str().unwrap(), "--json"]).ok()).unwrap();
+    assert_eq!(status["shard_states"][1]["state"], "unlocked", "{status}");
+    let slurm = FakeSlurm::new(dir.path());
+    let (ok, calls, stderr) = slurm.submit(&work, &[]);
+    assert!(!ok && calls.is_empty() && stderr.contains("shard(s) 1 look running"), "{stderr}");
+    let (ok, calls, stderr) = slurm.submit(&work, &["--fresh-minutes", "0"]);
+    assert!(ok && calls[0].contains("--array=1 "), "{stderr}");
+    // As Slurm's array task 77_1: the scheduler says whether it runs.
+    std::fs::remove_file(work.join("slurm").join("jobs")).unwrap();
+    stop_mid_run(Some("77_1"));
+    let status: serde_json::Value =
+        serde_json::from_str(thorbook(&["book", "status", work.to_str().unwrap(), "--json"]).ok()).unwrap();
+    assert_eq!(status["shard_states"][1]["job"], "77_1", "{status}");
+    std::fs::write(&slurm.queue, "77_1 RUNNING\n").unwrap();
+    let (ok, calls, stderr) = slurm.submit(&work, &[]);
+    assert!(ok && calls.len() == 1 && calls[0].contains("--dependency=afterok:77_1 "), "{stderr} {calls:?}");
+    std::fs::write(&slurm.queue, "").unwrap();
+    let (ok, calls, stderr) = slurm.submit(&work, &[]);
+    assert!(ok && calls[0].contains("--array=1 ") && calls[1].contains("afterok:42 "), "{stderr} {calls:?}");
 }
 
 /// Plans and logs of the previous formats (digests of two CRC-32s, a recorded thread

@@ -88,13 +88,39 @@ fn slurm_a_cancelled_task_is_completed_by_submitting_again() {
     // Cancelled, it holds no lock: stopped, not running.
     assert_eq!(status["shard_states"][1]["state"], "stopped", "{status}");
     assert_eq!(status["done"], 3, "{status}");
-    // Its checkpoint is seconds old, which a file system without locks could not tell
-    // from a runner on another node: resubmitting it takes --fresh-minutes 0 (or --force).
-    let again = thorbook(&["book", "submit", w, "--slurm", "--wait", "--fresh-minutes", "0"]);
+    // Its checkpoint is seconds old, but the lock is the truth on a file system that
+    // honours it (and the scheduler, asked about the job the runner recorded, says it
+    // ended): submitting again runs it at once.
+    let again = thorbook(&["book", "submit", w, "--slurm", "--wait"]);
     again.ok();
     assert!(again.stderr.contains("submitted 1 shard(s)") && again.stderr.contains("(shards 1)"), "{}", again.stderr);
     let local = local_build(&dir.path().join("local.tbk"));
     assert!(std::fs::read(work.join("book.tbk")).unwrap() == local, "the resubmitted book differs");
+}
+
+/// Submitting while the shards still run (or wait in the queue) submits no shard
+/// twice: the assembly waits for their jobs, and the book is the local one.
+#[test]
+#[ignore = "needs a Slurm cluster (scripts/slurm-one-node.sh)"]
+fn slurm_submitting_while_shards_run_waits_for_their_jobs() {
+    cluster_is_up();
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    plan(&work);
+    let w = work.to_str().unwrap();
+    let array = thorbook(&["book", "submit", w, "--slurm"]).ok().trim().to_string();
+    // Once a shard has checkpointed, submit again: every unfinished shard is a job.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !(0..4).any(|i| std::fs::metadata(work.join(format!("shard-{i:04}.partial"))).is_ok_and(|m| m.len() > 32)) {
+        assert!(Instant::now() < deadline, "no shard started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let again = thorbook(&["book", "submit", w, "--slurm", "--wait"]);
+    again.ok();
+    assert!(again.stderr.contains(&format!("as job {array}_")), "{}", again.stderr);
+    assert!(!again.stderr.contains("every shard is done"), "{}", again.stderr);
+    let local = local_build(&dir.path().join("local.tbk"));
+    assert!(std::fs::read(work.join("book.tbk")).unwrap() == local, "the book differs from the local one");
 }
 
 fn whoami() -> String {

@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::build::{BuildError, Leaf, LeafSearch};
-use super::leaflog::{LeafLog, LeafLogError};
+use super::leaflog::{LeafLog, LeafLogError, LockRefused};
 use super::trust::{decider, Decider};
 use super::Book;
 use crate::board::{Board, Color};
@@ -305,6 +305,9 @@ pub struct DecisionGroup {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AuditEvent {
+    /// The file system refused to lock the search log: the run goes on unlocked, and
+    /// nothing stops a second run from appending to it (start none).
+    LockRefused(LockRefused),
     /// The sample is drawn: `positions` of `candidates`, `resumed` already searched.
     Sampled {
         /// Positions to audit.
@@ -619,6 +622,9 @@ fn search_all(
     let (log, done) = match log {
         Some((path, resume)) => {
             let (l, d) = LeafLog::open(path, identity, search.selectivity_tenths(), resume)?;
+            if let Some(refused) = l.lock_refused() {
+                progress(AuditEvent::LockRefused(refused));
+            }
             (Some(l), d)
         }
         None => (None, HashMap::new()),

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use super::backup::{back_up_records, Reached};
 use super::build::{self, BuildConfig, BuildError, BuildIdentity, Checkpoint, GameLine, Leaf, LeafSearch, Node};
 use super::format::{BuildParams, Record, Writer};
+use super::leaflog::LockRefused;
 use super::{walk, Book};
 use crate::board::Board;
 use crate::fileio::atomic_write;
@@ -32,6 +33,9 @@ pub enum BuildEvent {
     },
     /// `--resume` was asked for but there is no checkpoint: the build starts afresh.
     NoCheckpoint,
+    /// The file system refused to lock the checkpoint: the run goes on unlocked, and
+    /// nothing stops a second run from appending to it (start none).
+    LockRefused(LockRefused),
     /// Leaves taken from the previous book as they are (an update).
     Reused {
         /// Positions whose leaf needs no search.
@@ -258,6 +262,9 @@ impl Builder {
         let identity = BuildIdentity::new(games, &nodes, search);
         let resuming = self.resume && ckpt_path.exists();
         let (ckpt, mut done) = Checkpoint::open(&ckpt_path, config, search, &identity, resuming)?;
+        if let Some(refused) = ckpt.lock_refused() {
+            progress(BuildEvent::LockRefused(refused));
+        }
         if resuming {
             progress(BuildEvent::Resumed { scored: done.len() });
         } else if self.resume {

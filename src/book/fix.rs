@@ -33,6 +33,7 @@ use std::time::{Duration, Instant};
 use super::audit::{candidates, search_logged, AuditConfig, Candidate, Checks, ChecksKind};
 use super::build::{score_leaf, BuildError, Leaf, LeafSearch, LeafSpec};
 use super::format::BookError;
+use super::leaflog::LockRefused;
 use super::leaflog::{LeafLog, LeafLogError};
 use super::stream::{StreamError, Written};
 use super::tree::{below, write_changed, Target};
@@ -147,6 +148,9 @@ pub enum FixError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum FixEvent {
+    /// The file system refused to lock the search log: the run goes on unlocked, and
+    /// nothing stops a second run from appending to it (start none).
+    LockRefused(LockRefused),
     /// Positions checked so far (of `total` left to check: those in a resumed fix's log
     /// are not checked again).
     Checked {
@@ -279,6 +283,9 @@ impl Fixer {
         // the input, so a fix stopped while checking resumes from an unchanged book).
         let resuming = self.resume && log_path.exists();
         let (log, mut checks) = LeafLog::open(&log_path, identity, search.selectivity_tenths(), resuming)?;
+        if let Some(refused) = log.lock_refused() {
+            progress(FixEvent::LockRefused(refused));
+        }
         let io = |path: &Path, source: std::io::Error| FixError::Io(IoError::new(path, source));
         let open_output = || -> Result<Book<Bytes>, FixError> {
             Ok(Book::open(read_mapped(&self.output).map_err(|e| io(&self.output, e))?)?)

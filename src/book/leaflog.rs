@@ -82,10 +82,31 @@ pub(crate) enum OpenFault {
 
 /// A file of scored positions, appended to by any thread: a build's checkpoint, a
 /// shard's checkpoint or a search log. It is locked while open, so that two runs never
-/// append to one file, and every entry is checksummed ([`encode_leaf_entry`]).
+/// append to one file, and every entry is checksummed ([`encode_leaf_entry`]). Where
+/// the file system refuses locks (Lustre mounted without `flock`, NFS without a lock
+/// manager) it is used unlocked and says so ([`LeafFile::lock_refused`]): the run goes
+/// on, and its caller warns.
 pub(crate) struct LeafFile {
     path: PathBuf,
     file: Mutex<File>,
+    lock_refused: Option<LockRefused>,
+}
+
+/// The file system refused a lock (not "another process holds it"): its OS error
+/// number, when it gave one (ENOSYS, ENOLCK, EOPNOTSUPP, …).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LockRefused {
+    /// The OS error number.
+    pub os_error: Option<i32>,
+}
+
+impl std::fmt::Display for LockRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.os_error {
+            Some(code) => write!(f, "the file system refuses locks ({})", std::io::Error::from_raw_os_error(code)),
+            None => write!(f, "the file system refuses locks"),
+        }
+    }
 }
 
 impl LeafFile {
@@ -100,11 +121,13 @@ impl LeafFile {
     ) -> Result<(LeafFile, HashMap<u64, Leaf>), OpenFault> {
         let mut file =
             OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(OpenFault::Io)?;
-        match file.try_lock() {
-            Ok(()) => {}
+        let lock_refused = match file.try_lock() {
+            Ok(()) => None,
             Err(std::fs::TryLockError::WouldBlock) => return Err(OpenFault::Locked),
-            Err(std::fs::TryLockError::Error(e)) => return Err(OpenFault::Io(e)),
-        }
+            // Not held by anyone: this file system cannot lock. Refusing to run here
+            // would make it unusable; the caller warns and its freshness rule guards.
+            Err(std::fs::TryLockError::Error(e)) => Some(LockRefused { os_error: e.raw_os_error() }),
+        };
         let (done, whole) = if resume {
             let mut bytes = Vec::new();
             file.read_to_end(&mut bytes).map_err(OpenFault::Io)?;
@@ -120,7 +143,12 @@ impl LeafFile {
             file.set_len(whole as u64).map_err(OpenFault::Io)?;
             file.seek(SeekFrom::End(0)).map_err(OpenFault::Io)?;
         }
-        Ok((LeafFile { path: path.to_path_buf(), file: Mutex::new(file) }, done))
+        Ok((LeafFile { path: path.to_path_buf(), file: Mutex::new(file), lock_refused }, done))
+    }
+
+    /// Why the file is not locked, when the file system refused the lock.
+    pub(crate) fn lock_refused(&self) -> Option<LockRefused> {
+        self.lock_refused
     }
 
     /// The file's path.
@@ -257,6 +285,11 @@ impl LeafLog {
     /// to by a run).
     pub(crate) fn sync(&self) -> Result<(), LeafLogError> {
         self.0.sync().map_err(|source| IoError::new(self.0.path(), source).into())
+    }
+
+    /// Why the log is not locked, when the file system refused the lock.
+    pub(crate) fn lock_refused(&self) -> Option<LockRefused> {
+        self.0.lock_refused()
     }
 
     /// Removes the log (the run is finished and its result safely written).

@@ -63,7 +63,7 @@ pub use deviate::{
 };
 pub use fix::{FixConfig, FixError, FixEvent, FixStop, FixSummary, Fixer};
 pub use format::{BookError, BuildParams, LeafLevel, LeafMove, Record, FLAG_LEAF_EXACT};
-pub use leaflog::LeafLogError;
+pub use leaflog::{LeafLogError, LockRefused};
 pub use merge::{merge, merge_into, Merged};
 pub use query::{book_line, book_moves, choose_move, query, BookChoice, BookMove, BookQuery};
 pub use stream::{StreamError, Written};

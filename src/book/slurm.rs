@@ -3,17 +3,20 @@
 //! one job array and the assembly as a job that depends on it (`afterok`, with
 //! `--kill-on-invalid-dep=yes` so that a failed shard never leaves it pending for
 //! ever), and a wait that follows both and names what failed with its log file.
-//! Submitting again runs only the shards that are missing or damaged.
+//! Submitting again runs only the shards that are missing, stopped or damaged, and
+//! makes the assembly wait for those still running as jobs.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::plan::{Plan, ShardState};
+use super::plan::{Plan, Runner, ShardState};
 use crate::fileio::IoError;
 
-/// How long a checkpoint write keeps a shard presumed running when its lock cannot
-/// tell (a file system mounted without locks across nodes): ten minutes.
+/// How long a checkpoint write keeps a shard presumed running when neither its lock
+/// nor the scheduler can tell (a file system that refuses locks, a runner that named
+/// no job): ten minutes.
 pub(crate) const FRESH: Duration = Duration::from_secs(600);
 
 /// How to submit.
@@ -30,11 +33,10 @@ pub struct SlurmOptions {
     pub cpus_per_task: u32,
     /// `--mem` per job (e.g. `2G`).
     pub mem: Option<String>,
-    /// Submit shards that look running too: locked by a runner, or written within
-    /// `fresh`.
+    /// Submit every shard not done, running or not.
     pub force: bool,
-    /// A shard whose checkpoint was written this recently is presumed running even
-    /// when no lock says so, and is not submitted again without `force`.
+    /// Where the file system refuses locks and the runner named no job, a shard whose
+    /// checkpoint was written this recently is presumed running.
     pub fresh: Duration,
 }
 
@@ -59,9 +61,9 @@ pub struct Submission {
     pub array: Option<String>,
     /// The shards in the array.
     pub shards: Vec<u32>,
-    /// Shards not done that were not submitted because they look running: locked by
-    /// a runner, or their checkpoint written within [`SlurmOptions::fresh`].
-    pub skipped: Vec<u32>,
+    /// Shards not submitted because they run (or wait in the queue) as a job the
+    /// scheduler knows, with that job: the assembly waits for them too.
+    pub running: Vec<(u32, String)>,
     /// The assembly's job id.
     pub assemble: String,
     /// When it was submitted.
@@ -89,6 +91,21 @@ pub enum SlurmError {
     /// Shards that did not finish, with their logs.
     #[error("{} shard(s) failed: {}", .0.len(), .0.iter().map(|(i, log)| format!("shard {i} (log {})", log.display())).collect::<Vec<_>>().join(", "))]
     ShardsFailed(Vec<(u32, PathBuf)>),
+    /// Shards that look running with no job the scheduler knows (a process here holds
+    /// the lock, or the file system refuses locks and the checkpoint was written within
+    /// `fresh`): nothing was submitted, since the assembly could not wait for them.
+    #[error(
+        "nothing submitted: shard(s) {} look running with no job the scheduler knows (a process holds the lock, \
+         or on a file system without locks the checkpoint was written in the last {} min): wait for them to \
+         finish, or --force to submit them anyway",
+        array_spec(shards), fresh.as_secs() / 60
+    )]
+    RunningUnscheduled {
+        /// The shards.
+        shards: Vec<u32>,
+        /// The freshness window.
+        fresh: Duration,
+    },
     /// The assembly did not write the book.
     #[error("the assembly did not write the book (log {0})")]
     AssemblyFailed(PathBuf),
@@ -202,27 +219,154 @@ fn job_id(printed: &str) -> String {
     printed.split(';').next().unwrap_or(printed).trim().to_string()
 }
 
+/// The file in a plan's `slurm/` directory that remembers which job each submitted
+/// shard was given, so that a shard still pending in the queue is not submitted twice.
+const JOBS_FILE: &str = "jobs";
+const JOBS_MAGIC: &str = "thorbook submitted shards 1";
+
+/// The jobs the shards were last submitted as (shard → job), from `slurm/jobs`.
+fn submitted_jobs(plan_dir: &Path) -> HashMap<u32, String> {
+    let Ok(text) = std::fs::read_to_string(plan_dir.join("slurm").join(JOBS_FILE)) else { return HashMap::new() };
+    let mut lines = text.lines();
+    if lines.next() != Some(JOBS_MAGIC) {
+        return HashMap::new();
+    }
+    lines
+        .filter_map(|l| {
+            let (index, job) = l.split_once(' ')?;
+            Some((index.parse().ok()?, job.to_string()))
+        })
+        .collect()
+}
+
+fn write_submitted_jobs(plan_dir: &Path, jobs: &HashMap<u32, String>) -> Result<(), SlurmError> {
+    let mut rows: Vec<_> = jobs.iter().collect();
+    rows.sort_unstable();
+    let mut text = format!("{JOBS_MAGIC}\n");
+    for (index, job) in rows {
+        text.push_str(&format!("{index} {job}\n"));
+    }
+    let path = plan_dir.join("slurm").join(JOBS_FILE);
+    crate::fileio::atomic_write(&path, text.as_bytes()).map_err(|e| SlurmError::Io(IoError::new(&path, e)))
+}
+
+/// Of `jobs` (`ID` or `ID_TASK`), those the scheduler still has queued or running. A
+/// job squeue no longer knows has ended.
+fn live_jobs(jobs: &[&str]) -> Result<HashSet<String>, SlurmError> {
+    if jobs.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let list = jobs.join(",");
+    // -r: one line per array task, pending ones too.
+    let out = Command::new("squeue").args(["-h", "-r", "-o", "%i %T", "-j", &list]).output();
+    let printed = match out {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).to_string(),
+        // "Invalid job id specified": every record was purged, so the jobs are over.
+        Ok(o) if String::from_utf8_lossy(&o.stderr).contains("Invalid job id") => String::new(),
+        Ok(o) => {
+            return Err(SlurmError::Command {
+                command: format!("squeue -r -j {list}"),
+                message: String::from_utf8_lossy(&o.stderr).trim().to_string(),
+            })
+        }
+        Err(e) => return Err(SlurmError::Command { command: "squeue".into(), message: e.to_string() }),
+    };
+    let ended = [
+        "COMPLETED",
+        "FAILED",
+        "CANCELLED",
+        "TIMEOUT",
+        "OUT_OF_MEMORY",
+        "NODE_FAIL",
+        "PREEMPTED",
+        "BOOT_FAIL",
+        "DEADLINE",
+    ];
+    Ok(printed
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .filter(|(_, state)| !ended.contains(&state.trim()))
+        .map(|(id, _)| id.to_string())
+        .collect())
+}
+
+/// What `submit` makes of a shard that is not done.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Seen {
+    /// Running (or queued) as this job: the assembly waits for it.
+    InJob(String),
+    /// Running as far as anyone can tell, with no job the scheduler knows: a runner
+    /// holds the lock here, or the file system refuses locks and the checkpoint is
+    /// recent.
+    Unscheduled,
+    /// To submit.
+    Stopped,
+}
+
+/// What each shard that is not done is: a lock the file system honours is the truth
+/// (held: running; free after a runner held it: stopped, however recent its file);
+/// where the runner's lock was refused, the scheduler is asked about its job; without
+/// one, a checkpoint written within `fresh` is presumed running. A shard submitted
+/// earlier and still queued is running as its job.
+fn classify(plan: &Plan, plan_dir: &Path, fresh: Duration) -> Result<Vec<(u32, Seen)>, SlurmError> {
+    let submitted = submitted_jobs(plan_dir);
+    let status: Vec<_> = plan.status().into_iter().filter(|s| s.state != ShardState::Done).collect();
+    let runners: HashMap<u32, Runner> = status.iter().filter_map(|s| Some((s.index, plan.runner(s.index)?))).collect();
+    let mut asked: Vec<&str> = submitted.values().map(String::as_str).collect();
+    asked.extend(runners.values().filter_map(|r| r.job.as_deref()));
+    asked.sort_unstable();
+    asked.dedup();
+    let live = live_jobs(&asked)?;
+    let here = super::plan::host_name();
+    let live_job = |index: u32| {
+        let runner = runners.get(&index).and_then(|r| r.job.clone());
+        runner.into_iter().chain(submitted.get(&index).cloned()).find(|j| live.contains(j))
+    };
+    Ok(status
+        .into_iter()
+        .map(|s| {
+            let seen = match (&s.state, live_job(s.index)) {
+                (_, Some(job)) => Seen::InJob(job),
+                (ShardState::Running { .. }, None) => Seen::Unscheduled,
+                // Its job has ended: whatever the locks say, it stopped.
+                (ShardState::Partial { runner: Some(Runner { job: Some(_), .. }), .. }, None) => Seen::Stopped,
+                (ShardState::Partial { runner, lockable, idle, .. }, None) => {
+                    // A lock tested here tells only of runners that locked it on this
+                    // host (some cluster file systems lock per node).
+                    let lock_tells = *lockable && runner.as_ref().is_none_or(|r| r.locked && r.host == here);
+                    if lock_tells || *idle >= fresh {
+                        Seen::Stopped
+                    } else {
+                        Seen::Unscheduled
+                    }
+                }
+                _ => Seen::Stopped,
+            };
+            (s.index, seen)
+        })
+        .collect())
+}
+
 /// Writes the scripts and submits the shards that are not done (missing, stopped or
-/// damaged) as one array, then the assembly after them. A shard that looks running —
-/// a runner holds its checkpoint's lock, or the checkpoint was written within
-/// `opts.fresh` — is skipped unless `opts.force`: submitting it again would start a
-/// second runner, which fails on the lock (and with it the assembly's dependency).
+/// damaged) as one array, then the assembly after them and after every shard still
+/// running as a job ([`classify`] says which). A shard running with no job the
+/// scheduler knows cannot be waited for: then nothing is submitted and the error names
+/// it, unless `opts.force`, which submits every shard not done.
 pub fn submit(plan: &Plan, plan_dir: &Path, opts: &SlurmOptions) -> Result<Submission, SlurmError> {
     let (shards_script, assemble_script) = write_scripts(plan_dir, opts)?;
     let at = SystemTime::now();
-    let (mut todo, mut skipped) = (Vec::new(), Vec::new());
-    for s in plan.status() {
-        let running = match s.state {
-            ShardState::Done => continue,
-            ShardState::Running { .. } => true,
-            ShardState::Partial { idle, .. } => idle < opts.fresh,
-            _ => false,
-        };
-        if running && !opts.force {
-            skipped.push(s.index);
-        } else {
-            todo.push(s.index);
+    let seen = classify(plan, plan_dir, opts.fresh)?;
+    let (mut todo, mut running, mut unscheduled) = (Vec::new(), Vec::new(), Vec::new());
+    for (index, seen) in seen {
+        match seen {
+            _ if opts.force => todo.push(index),
+            Seen::Stopped => todo.push(index),
+            Seen::InJob(job) => running.push((index, job)),
+            Seen::Unscheduled => unscheduled.push(index),
         }
+    }
+    if !unscheduled.is_empty() {
+        return Err(SlurmError::RunningUnscheduled { shards: unscheduled, fresh: opts.fresh });
     }
     let array = if todo.is_empty() {
         None
@@ -231,32 +375,21 @@ pub fn submit(plan: &Plan, plan_dir: &Path, opts: &SlurmOptions) -> Result<Submi
             .arg("--parsable")
             .arg(format!("--array={}", array_spec(&todo)))
             .arg(&shards_script))?;
-        Some(job_id(&printed))
+        let id = job_id(&printed);
+        let mut jobs = submitted_jobs(plan_dir);
+        jobs.extend(todo.iter().map(|&i| (i, format!("{id}_{i}"))));
+        write_submitted_jobs(plan_dir, &jobs)?;
+        Some(id)
     };
+    let mut after: Vec<String> = array.iter().cloned().collect();
+    after.extend(running.iter().map(|(_, job)| job.clone()));
     let mut assemble = Command::new("sbatch");
     assemble.arg("--parsable");
-    if let Some(id) = &array {
-        assemble.arg(format!("--dependency=afterok:{id}")).arg("--kill-on-invalid-dep=yes");
+    if !after.is_empty() {
+        assemble.arg(format!("--dependency=afterok:{}", after.join(":"))).arg("--kill-on-invalid-dep=yes");
     }
     let assemble = job_id(&run(assemble.arg(&assemble_script))?);
-    Ok(Submission { array, shards: todo, skipped, assemble, at })
-}
-
-/// Whether any of `jobs` is still queued or running (a job squeue no longer knows has
-/// ended).
-pub(crate) fn any_queued(jobs: &[&str]) -> Result<bool, SlurmError> {
-    let list = jobs.join(",");
-    let out = Command::new("squeue").args(["-h", "-o", "%i", "-j", &list]).output();
-    match out {
-        Ok(o) if o.status.success() => Ok(!String::from_utf8_lossy(&o.stdout).trim().is_empty()),
-        // "Invalid job id specified": the records were purged, so the jobs are over.
-        Ok(o) if String::from_utf8_lossy(&o.stderr).contains("Invalid job id") => Ok(false),
-        Ok(o) => Err(SlurmError::Command {
-            command: format!("squeue -j {list}"),
-            message: String::from_utf8_lossy(&o.stderr).trim().to_string(),
-        }),
-        Err(e) => Err(SlurmError::Command { command: "squeue".into(), message: e.to_string() }),
-    }
+    Ok(Submission { array, shards: todo, running, assemble, at })
 }
 
 /// Follows a submission until its jobs leave the queue, calling `progress(scored,
@@ -270,13 +403,12 @@ pub fn wait(
     progress: &dyn Fn(u64, u64),
 ) -> Result<(), SlurmError> {
     let mut jobs: Vec<&str> = vec![&submission.assemble];
-    if let Some(a) = &submission.array {
-        jobs.push(a);
-    }
+    jobs.extend(submission.array.as_deref());
+    jobs.extend(submission.running.iter().map(|(_, job)| job.as_str()));
     let total = plan.positions() as u64;
     let mut last = Instant::now() - Duration::from_secs(3600);
     loop {
-        let queued = any_queued(&jobs)?;
+        let queued = !live_jobs(&jobs)?.is_empty();
         if last.elapsed() >= Duration::from_secs(2) || !queued {
             let scored = plan.status().iter().map(|s| s.scored()).sum();
             progress(scored, total);

@@ -167,6 +167,10 @@ pub fn audit_cmd(args: AuditArgs) -> anyhow::Result<ExitCode> {
             bar.set_length(total);
             bar.set_position(done);
         }
+        AuditEvent::LockRefused(refused) => bar.suspend(|| {
+            let log = checkpoint.as_deref().map_or(String::new(), |p| format!("{}: ", p.display()));
+            eprintln!("warning: {log}{refused}: the log is not locked; run no second audit on it")
+        }),
     });
     bar.finish_and_clear();
     let report = report.map_err(audit_error)?;
@@ -354,6 +358,9 @@ pub fn fix_cmd(args: FixArgs) -> anyhow::Result<ExitCode> {
         FixEvent::Searched { done, total } => {
             bar.set_length(total);
             bar.set_position(done);
+        }
+        FixEvent::LockRefused(refused) => {
+            bar.suspend(|| eprintln!("warning: {refused}: the fix's log is not locked; run no second fix on it"))
         }
     });
     bar.finish_and_clear();

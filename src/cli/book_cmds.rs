@@ -248,6 +248,12 @@ fn run_builder_with(
             bar.suspend(|| eprintln!("no checkpoint at {}: starting afresh", ckpt_path.display()))
         }
         BuildEvent::Reused { leaves } => bar.suspend(|| eprintln!("{leaves} leaves reused from the previous book")),
+        BuildEvent::LockRefused(refused) => bar.suspend(|| {
+            eprintln!(
+                "warning: {}: {refused}: the checkpoint is not locked; run no second build on it",
+                ckpt_path.display()
+            )
+        }),
         BuildEvent::Scored { done, total } => {
             bar.set_length(total);
             bar.set_position(done);

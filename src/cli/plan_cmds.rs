@@ -156,12 +156,12 @@ pub struct SubmitArgs {
     /// Follow the jobs with a progress bar; exit non-zero naming failed shards and their logs.
     #[arg(long)]
     wait: bool,
-    /// Submit shards that look running too (a runner holds their checkpoint's lock, or
-    /// it was written within --fresh-minutes).
+    /// Submit every shard not done, even those that look running (a runner holds
+    /// their checkpoint's lock, or runs as a job the scheduler still has).
     #[arg(long)]
     force: bool,
-    /// A shard whose checkpoint was written this many minutes ago or less is presumed
-    /// running even without a lock (file systems that do not lock across nodes).
+    /// On a file system that refuses locks, a shard whose runner named no job and whose
+    /// checkpoint was written this many minutes ago or less is presumed running.
     #[arg(long, default_value_t = slurm::FRESH.as_secs_f64() / 60.0)]
     fresh_minutes: f64,
 }
@@ -192,14 +192,10 @@ pub(super) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
             slurm::SlurmError::Setting(e) => super::flags::out_of_range(&e),
             e => e.into(),
         })?;
-        if !submission.skipped.is_empty() {
-            eprintln!(
-                "{round}skipped {} shard(s) that look running (shards {}: locked by a runner, or written in the last {} min); \
-                 the assembly fails if they are not done by then; --force submits them anyway",
-                submission.skipped.len(),
-                slurm::array_spec(&submission.skipped),
-                args.fresh_minutes
-            );
+        if !submission.running.is_empty() {
+            let jobs: Vec<String> =
+                submission.running.iter().map(|(i, job)| format!("shard {i} as job {job}")).collect();
+            eprintln!("{round}still running or queued: {}; the assembly waits for them", jobs.join(", "));
         }
         match &submission.array {
             Some(id) => eprintln!(
@@ -209,7 +205,10 @@ pub(super) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
                 submission.assemble,
                 slurm::log_dir(plan.dir()).display()
             ),
-            None => eprintln!("{round}every shard is done: submitted the assembly as job {}", submission.assemble),
+            None if submission.running.is_empty() => {
+                eprintln!("{round}every shard is done: submitted the assembly as job {}", submission.assemble)
+            }
+            None => eprintln!("{round}submitted the assembly as job {} after them", submission.assemble),
         }
         if !args.wait {
             if plan.round().is_some() {
@@ -379,10 +378,35 @@ pub(super) fn shard_index(flag: Option<u32>) -> anyhow::Result<u32> {
     )
 }
 
+/// The Slurm job this process runs as: `ARRAY_TASK` for an array task, else the job id.
+fn slurm_job() -> Option<String> {
+    let var = |name| std::env::var(name).ok().map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    match (var("SLURM_ARRAY_JOB_ID"), var("SLURM_ARRAY_TASK_ID")) {
+        (Some(array), Some(task)) => Some(format!("{array}_{task}")),
+        _ => var("SLURM_JOB_ID"),
+    }
+}
+
 pub(super) fn shard(args: ShardArgs) -> anyhow::Result<ExitCode> {
     let plan = Plan::open(&args.dir).map_err(plan_error)?;
     let index = shard_index(args.index)?;
-    let threads = args.threads;
+    // The environment is the CLI's to read: a Slurm task runs on the CPUs it was given
+    // and records its job, so that `submit` can ask the scheduler about it.
+    let threads = match (args.threads, std::env::var("SLURM_CPUS_PER_TASK")) {
+        (Some(t), _) => Some(t),
+        (None, Ok(v)) => {
+            Some(v.trim().parse::<usize>().ok().filter(|t| (1..=crate::search::MAX_THREADS).contains(t)).ok_or_else(
+                || {
+                    anyhow::anyhow!(
+                        "SLURM_CPUS_PER_TASK=`{v}` is not a thread count (1..={})",
+                        crate::search::MAX_THREADS
+                    )
+                },
+            )?)
+        }
+        (None, Err(_)) => None,
+    };
+    let job = slurm_job();
     let bar = ProgressBar::new(0).with_style(
         ProgressStyle::with_template("shard {prefix} {bar:40} {pos}/{len} positions, {per_sec}, ETA {eta}")
             .expect("valid template"),
@@ -392,13 +416,19 @@ pub(super) fn shard(args: ShardArgs) -> anyhow::Result<ExitCode> {
     // A batch log (Slurm's) has no terminal for the bar: a line every 30 s instead.
     let logged = !std::io::IsTerminal::is_terminal(&std::io::stderr());
     let last_line = std::sync::Mutex::new(std::time::Instant::now());
-    let result = plan.run_shard(index, threads, &|event| match event {
+    let result = plan.run_shard_as(index, threads, job.as_deref(), &|event| match event {
         ShardEvent::AlreadyDone => {
             bar.suspend(|| eprintln!("shard {index}: already complete ({})", plan.shard_path(index).display()))
         }
         ShardEvent::Resumed { scored } => {
             bar.suspend(|| eprintln!("shard {index}: resuming, {scored} positions already scored"))
         }
+        ShardEvent::LockRefused(refused) => bar.suspend(|| {
+            eprintln!(
+                "shard {index}: warning: {refused}: its checkpoint is not locked; `book submit` asks the scheduler \
+                 about this job instead, and presumes a shard without one running while it writes"
+            )
+        }),
         ShardEvent::Scored { done, total } => {
             bar.set_length(total);
             bar.set_position(done);
@@ -480,6 +510,12 @@ fn report_after(after: &AfterRound) {
     }
 }
 
+/// A started shard whose lock says nothing: the file system refused it to its runner or
+/// here.
+fn unlocked_partial(state: &ShardState) -> bool {
+    matches!(state, ShardState::Partial { runner, lockable, .. } if !lockable || runner.as_ref().is_some_and(|r| !r.locked))
+}
+
 pub(super) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
     let plan = Plan::open(&args.dir).map_err(plan_error)?;
     let finished = plan.finished().map_err(plan_error)?;
@@ -488,6 +524,7 @@ pub(super) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
     let done = count(&|s| matches!(s, ShardState::Done));
     let running = count(&|s| matches!(s, ShardState::Running { .. }));
     let stopped = count(&|s| matches!(s, ShardState::Partial { .. }));
+    let unlocked = count(&|s| matches!(s, ShardState::Partial { .. }) && unlocked_partial(s));
     let missing = count(&|s| matches!(s, ShardState::Missing));
     let damaged = count(&|s| matches!(s, ShardState::Damaged(_)));
     let scored: u64 = shards.iter().map(|s| s.scored()).sum();
@@ -507,18 +544,25 @@ pub(super) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
                 let (state, scored, idle, message) = match &s.state {
                     ShardState::Done => ("done", s.positions, None, None),
                     ShardState::Running { scored, idle } => ("running", *scored, Some(idle.as_secs_f64()), None),
-                    ShardState::Partial { scored, idle } => ("stopped", *scored, Some(idle.as_secs_f64()), None),
+                    ShardState::Partial { scored, idle, .. } => {
+                        let state = if unlocked_partial(&s.state) { "unlocked" } else { "stopped" };
+                        (state, *scored, Some(idle.as_secs_f64()), None)
+                    }
                     ShardState::Missing => ("missing", 0, None, None),
                     ShardState::Damaged(m) => ("damaged", 0, None, Some(m.clone())),
                 };
+                let job = match &s.state {
+                    ShardState::Partial { runner: Some(r), .. } => r.job.clone(),
+                    _ => plan.runner(s.index).and_then(|r| r.job),
+                };
                 serde_json::json!({ "index": s.index, "positions": s.positions, "state": state,
-                    "scored": scored, "idle_seconds": idle, "message": message })
+                    "scored": scored, "idle_seconds": idle, "job": job, "message": message })
             })
             .collect();
         let v = serde_json::json!({
             "round": plan.round(), "finished": finished.is_some(),
             "shards": plan.shards(), "positions": total, "scored": scored,
-            "done": done, "running": running, "stopped": stopped, "missing": missing, "damaged": damaged,
+            "done": done, "running": running, "stopped": stopped, "unlocked": unlocked, "missing": missing, "damaged": damaged,
             "positions_per_second": rate, "eta_seconds": eta, "shard_states": rows,
         });
         outln!("{}", serde_json::to_string_pretty(&v)?);
@@ -533,9 +577,14 @@ pub(super) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
         }
     }
     outln!(
-        "{}: {} shards: {done} done, {running} running, {stopped} stopped, {missing} missing, {damaged} damaged",
+        "{}: {} shards: {done} done, {running} running, {stopped} stopped{}, {missing} missing, {damaged} damaged",
         plan.dir().display(),
-        plan.shards()
+        plan.shards(),
+        if unlocked > 0 {
+            format!(" ({unlocked} of them unlocked: running or not, only the scheduler knows)")
+        } else {
+            String::new()
+        }
     );
     outln!(
         "{scored} of {total} positions scored ({:.1}%), {rate:.1} positions/s since planned{}",
@@ -551,7 +600,17 @@ pub(super) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
                 s.positions,
                 idle.as_secs_f64()
             ),
-            ShardState::Partial { scored, idle } => outln!(
+            ShardState::Partial { scored, idle, runner, .. } if unlocked_partial(&s.state) => outln!(
+                "  shard {}: not locked (the file system refuses locks), {scored}/{} positions, last write {:.0} s ago{}",
+                s.index,
+                s.positions,
+                idle.as_secs_f64(),
+                match runner.as_ref().and_then(|r| r.job.as_deref()) {
+                    Some(j) => format!(", job {j}: `book submit` asks the scheduler whether it runs"),
+                    None => String::new(),
+                }
+            ),
+            ShardState::Partial { scored, idle, .. } => outln!(
                 "  shard {}: stopped, {scored}/{} positions, last write {:.0} s ago (run it again to resume)",
                 s.index,
                 s.positions,

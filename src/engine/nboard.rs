@@ -17,7 +17,7 @@ use std::io::{BufRead, Write};
 use super::clock::{Clock, TimeControl};
 use super::game::Game;
 use super::ggf::{self, move_text, GgfGame};
-use super::ponder::{self, Expectation, Interrupts, PonderGate};
+use super::ponder::{self, Expectation, Interrupts, LineGeneration, PonderGate};
 use super::{Engine, EngineError, MoveSource};
 use crate::book::query::{book_moves, BookMove};
 use crate::eval::IncrementalEvaluator;
@@ -279,15 +279,14 @@ pub fn run<E: IncrementalEvaluator>(
     mut output: impl Write,
     mut errors: impl Write,
 ) -> std::io::Result<()> {
-    use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
-    use std::sync::Arc;
+    use std::sync::atomic::Ordering::SeqCst;
     let stop = engine.stop_handle();
     let gate = PonderGate::new(stop.clone());
-    // The number (from 1) of the line being handled, 0 when idle: a line stops only a
-    // search of an earlier line, never its own.
-    let busy = Arc::new(AtomicU64::new(0));
+    // Lines are numbered from 1: a line stops only a search of an earlier line, never
+    // its own.
+    let generation = LineGeneration::new(stop.clone());
     let lines =
-        ponder::read_on_thread(input, gate.clone(), Some(Interrupts { stops: interrupts, handling: busy.clone() }));
+        ponder::read_on_thread(input, gate.clone(), Some(Interrupts { stops: interrupts, lines: generation.clone() }));
     let mut session = NBoardSession::new(engine);
     let mut queued = std::collections::VecDeque::new();
     let mut number = 0u64;
@@ -303,16 +302,15 @@ pub fn run<E: IncrementalEvaluator>(
             Ok(None) => continue,
             Ok(Some(Command::Quit)) => return Ok(()),
             Ok(Some(cmd)) => {
-                // Clear the stop, then say busy, then look at what is queued: a line that
+                // Say which line is handled, then look at what is queued: a line that
                 // interrupts is either seen here or stops the search itself.
-                stop.store(false, SeqCst);
-                busy.store(number, SeqCst);
+                generation.begin(number);
                 queued.extend(lines.try_iter());
                 if queued.iter().any(|l| l.as_ref().is_ok_and(|l| interrupts(l))) {
                     stop.store(true, SeqCst);
                 }
                 let outcome = session.handle(cmd, &mut output);
-                busy.store(0, SeqCst);
+                generation.end();
                 outcome?
             }
             Err(message) => Err(message),
@@ -328,6 +326,45 @@ pub fn run<E: IncrementalEvaluator>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::EngineConfig;
+    use crate::search::Settings;
+    use std::io::{BufRead, BufReader, Write};
+
+    /// A line that interrupts arriving just as the line before it ends must not stop
+    /// its own search: `ping` then `go`, pair after pair, each `go` sent right behind
+    /// its `ping` while the loop is still answering it. Every `go` must be searched
+    /// (with the reader's load-then-store of the stop flag, a `go` that began in
+    /// between was answered by a move with no search, 0 nodes).
+    #[test]
+    fn a_line_never_stops_its_own_search_when_lines_race() {
+        let search = Settings { depth: Some(3), hash_mib: 4, threads: 1, ..Settings::default() };
+        let config = EngineConfig { search, book: crate::book::BookSource::None, ..EngineConfig::default() };
+        let mut engine = Engine::new(config).unwrap();
+        let (input, mut to_engine) = std::io::pipe().unwrap();
+        let (from_engine, output) = std::io::pipe().unwrap();
+        let session = std::thread::spawn(move || run(&mut engine, BufReader::new(input), output, std::io::sink()));
+        let mut replies = BufReader::new(from_engine).lines();
+        writeln!(to_engine, "nboard 2").unwrap();
+        writeln!(to_engine, "set depth 3").unwrap();
+        writeln!(to_engine, "set game (;GM[Othello]TY[8]BO[8 ---------------------------O*------*O--------------------------- *]B[F5];)").unwrap();
+        let pairs = 400;
+        for i in 0..pairs {
+            // One write: the reader queues `ping` and `go` back to back.
+            write!(to_engine, "ping {i}\ngo\n").unwrap();
+            to_engine.flush().unwrap();
+            let nodes = loop {
+                let line = replies.next().expect("a reply").unwrap();
+                if let Some(stats) = line.strip_prefix("nodestats ") {
+                    break stats.split(' ').next().unwrap().parse::<u64>().unwrap();
+                }
+            };
+            assert!(nodes > 0, "pair {i}: the go was answered without a search");
+            // Wait for the move itself before the next pair.
+            while !replies.next().expect("a move").unwrap().starts_with("===") {}
+        }
+        writeln!(to_engine, "quit").unwrap();
+        session.join().unwrap().unwrap();
+    }
 
     #[test]
     fn commands_parse() {

@@ -11,7 +11,7 @@
 
 use std::collections::VecDeque;
 use std::io::BufRead;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::SeqCst};
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::sync::Arc;
 
@@ -89,11 +89,62 @@ impl PonderGate {
     }
 }
 
+/// Which line's search a line may stop: the loop numbers the lines it handles (their
+/// generation, from 1) and a line may stop only the search of an older one, never its
+/// own or a newer one's. The reader's "is an older line being handled?" and its store
+/// of the stop flag happen under one lock with the loop's change of line, so a line
+/// that starts between the two cannot be stopped by the line it is answering.
+#[derive(Clone)]
+pub(crate) struct LineGeneration {
+    /// The line being handled, 0 when idle.
+    handling: Arc<std::sync::Mutex<u64>>,
+    /// The engine's stop flag.
+    stop: Arc<AtomicBool>,
+}
+
+impl LineGeneration {
+    pub(crate) fn new(stop: Arc<AtomicBool>) -> LineGeneration {
+        LineGeneration { handling: Arc::new(std::sync::Mutex::new(0)), stop }
+    }
+
+    fn handling(&self) -> std::sync::MutexGuard<'_, u64> {
+        // The guarded number is valid whatever a panicking holder left.
+        self.handling.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The loop starts handling line `number`: a stop meant for an earlier line is
+    /// cleared with the change.
+    pub(crate) fn begin(&self, number: u64) {
+        let mut h = self.handling();
+        self.stop.store(false, SeqCst);
+        *h = number;
+    }
+
+    /// The loop is done with its line: a stop that came too late for it is cleared,
+    /// and none lands until the next [`LineGeneration::begin`].
+    pub(crate) fn end(&self) {
+        let mut h = self.handling();
+        self.stop.store(false, SeqCst);
+        *h = 0;
+    }
+
+    /// Line `number` arrived and interrupts: stops the search of the line being
+    /// handled if that line is older; returns whether it did.
+    pub(crate) fn interrupt_older_than(&self, number: u64) -> bool {
+        let h = self.handling();
+        let older = *h != 0 && *h < number;
+        if older {
+            self.stop.store(true, SeqCst);
+        }
+        older
+    }
+}
+
 /// Lines that stop a search of an earlier line (NBoard's `go`, `ping`, …): the test,
-/// and the number of the line being handled (0 when idle), which the loop sets.
+/// and the generation of the line being handled, which the loop sets.
 pub(crate) struct Interrupts {
     pub(crate) stops: fn(&str) -> bool,
-    pub(crate) handling: Arc<AtomicU64>,
+    pub(crate) lines: LineGeneration,
 }
 
 /// Reads a protocol's input on a thread of its own, so that the loop can search or
@@ -118,10 +169,7 @@ pub(crate) fn read_on_thread(
             }
             // After the send: a loop not yet busy with an earlier line sees it queued.
             if let Some(i) = interrupts.as_ref().filter(|_| stops) {
-                let handling = i.handling.load(SeqCst);
-                if handling != 0 && handling < number {
-                    gate.stop.store(true, SeqCst);
-                }
+                i.lines.interrupt_older_than(number);
             }
             gate.line_arrived();
         }

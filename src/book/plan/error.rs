@@ -58,9 +58,6 @@ pub enum PlanError {
         /// Its size.
         bytes: usize,
     },
-    /// `SLURM_CPUS_PER_TASK`, which gives a shard its threads, is not a thread count.
-    #[error("SLURM_CPUS_PER_TASK=`{0}` is not a thread count (1..={max})", max = crate::search::MAX_THREADS)]
-    CpusPerTask(String),
 }
 
 impl PlanError {

@@ -58,7 +58,8 @@ pub(crate) mod spec;
 
 pub use error::{PlanError, PlanFault, ShardFault};
 pub use rounds::{AfterRound, Finished, Planned};
-pub use shard::{shard_of, ShardEvent, ShardState, ShardStatus};
+pub(crate) use shard::host_name;
+pub use shard::{shard_of, Runner, ShardEvent, ShardState, ShardStatus};
 
 use error::io;
 use nodes::{read_nodes, NodeReader, NodeWriter, NODES_FILE};

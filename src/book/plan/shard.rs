@@ -19,6 +19,7 @@ use super::error::{io, PlanError, PlanFault, ShardFault};
 use super::nodes::{read_node_range, NODES_FILE};
 use super::{Plan, Work};
 use crate::book::build::{self, Leaf, Node};
+use crate::book::leaflog::LockRefused;
 use crate::book::leaflog::{EntriesFault, LeafFile, OpenFault};
 use crate::fileio::atomic_write;
 use crate::search::MAX_THREADS;
@@ -36,15 +37,66 @@ pub fn shard_of(key: u64, shards: u32) -> u32 {
     u32::try_from(((key >> 32) * u64::from(shards)) >> 32).expect("below shards")
 }
 
-/// The threads a shard runs on when not told: Slurm's `SLURM_CPUS_PER_TASK` when set
-/// (an error when it is not a thread count), else every core of this machine.
-fn runner_threads() -> Result<usize, PlanError> {
-    match std::env::var("SLURM_CPUS_PER_TASK") {
-        Ok(v) => {
-            v.trim().parse::<usize>().ok().filter(|t| (1..=MAX_THREADS).contains(t)).ok_or(PlanError::CpusPerTask(v))
-        }
-        Err(_) => Ok(crate::search::default_threads()),
+/// Who runs a shard, recorded beside its checkpoint (`shard-IIII.runner`) when the run
+/// starts and removed with the checkpoint when the shard is written: the scheduler's
+/// job, the host and process, and whether the file system granted the checkpoint's
+/// lock. Where it did, a checkpoint nobody holds is a stopped shard; where it did not,
+/// `submit` asks the scheduler about the job (and without one, a recent checkpoint is
+/// presumed running).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Runner {
+    /// The Slurm job (`ID` or `ID_TASK`), when the runner was one.
+    pub job: Option<String>,
+    /// The host it ran on.
+    pub host: String,
+    /// Its process id.
+    pub pid: u32,
+    /// Whether it holds the checkpoint's lock (false: the file system refused it).
+    pub locked: bool,
+}
+
+const RUNNER_MAGIC: &str = "thorbook shard runner 1";
+
+impl Runner {
+    fn to_text(&self) -> String {
+        format!(
+            "{RUNNER_MAGIC}\njob {}\nhost {}\npid {}\nlock {}\n",
+            self.job.as_deref().unwrap_or("-"),
+            self.host,
+            self.pid,
+            if self.locked { "held" } else { "refused" }
+        )
     }
+
+    /// A record as [`Runner::to_text`] writes it; `None` for anything else (a record
+    /// cut or from another version says nothing, as if there were none).
+    fn parse(text: &str) -> Option<Runner> {
+        let mut lines = text.lines();
+        if lines.next()? != RUNNER_MAGIC {
+            return None;
+        }
+        let mut field = |name: &str| lines.next()?.strip_prefix(name)?.strip_prefix(' ').map(str::to_string);
+        let job = field("job")?;
+        let host = field("host")?;
+        let pid = field("pid")?.parse().ok()?;
+        let locked = match field("lock")?.as_str() {
+            "held" => true,
+            "refused" => false,
+            _ => return None,
+        };
+        Some(Runner { job: (job != "-").then_some(job), host, pid, locked })
+    }
+}
+
+/// This machine's host name, as the kernel has it (Slurm's clusters run Linux);
+/// "unknown" where it cannot be read.
+pub(crate) fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown".to_string())
 }
 
 /// A shard's state on disk.
@@ -61,14 +113,21 @@ pub enum ShardState {
         /// Since the last write.
         idle: Duration,
     },
-    /// Started and not running (no runner holds its checkpoint, or the file system
-    /// does not lock): `scored` of its positions are checkpointed; `idle` is the time
-    /// since its file last changed (a shard that stays idle has died: run it again).
+    /// Started and not seen running (no runner holds its checkpoint's lock here):
+    /// `scored` of its positions are checkpointed; `idle` is the time since its file
+    /// last changed; `runner` is the record its last runner left, when it left one.
+    /// Where locks work (here and for that runner, on this host), the shard has
+    /// stopped; elsewhere only the scheduler (or the idle time) can tell.
     Partial {
         /// Positions scored.
         scored: u64,
         /// Since the last write.
         idle: Duration,
+        /// Its last runner's record.
+        runner: Option<Runner>,
+        /// Whether this host could test the checkpoint's lock (false: the file system
+        /// refuses locks here).
+        lockable: bool,
     },
     /// Not started.
     Missing,
@@ -103,6 +162,9 @@ impl ShardStatus {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ShardEvent {
+    /// The file system refused to lock the checkpoint: the run goes on unlocked, and
+    /// nothing stops a second run from appending to it (start none).
+    LockRefused(LockRefused),
     /// The shard was already complete and intact: nothing to do.
     AlreadyDone,
     /// Leaves found in its checkpoint.
@@ -127,6 +189,15 @@ impl Plan {
 
     pub(super) fn partial_path(&self, index: u32) -> PathBuf {
         self.dir.join(format!("shard-{index:04}.partial"))
+    }
+
+    fn runner_path(&self, index: u32) -> PathBuf {
+        self.dir.join(format!("shard-{index:04}.runner"))
+    }
+
+    /// The record of shard `index`'s last runner, when there is one.
+    pub fn runner(&self, index: u32) -> Option<Runner> {
+        Runner::parse(&std::fs::read_to_string(self.runner_path(index)).ok()?)
     }
 
     /// The positions of every shard, in O(shards) from the sizes the plan records
@@ -191,19 +262,32 @@ impl Plan {
         Ok(())
     }
 
-    /// Runs shard `index` on `threads` threads (when `None`: the runner's, Slurm's
-    /// `SLURM_CPUS_PER_TASK` or else every core of the machine it runs on, never the
-    /// planning host's): skipped when its file is complete and intact, resumed from
-    /// its checkpoint when one exists (a damaged complete file is scored again).
-    ///
-    /// The checkpoint is locked for the whole run, so a second runner of the same shard
-    /// fails at once ([`ShardFault::Locked`]) instead of appending to the same file; the
-    /// first write that fails stops the run (no further position is searched) and is
-    /// the error.
+    /// Runs shard `index` outside a scheduler: [`Plan::run_shard_as`] with no job.
     pub fn run_shard(
         &self,
         index: u32,
         threads: Option<usize>,
+        progress: &(dyn Fn(ShardEvent) + Sync),
+    ) -> Result<(), PlanError> {
+        self.run_shard_as(index, threads, None, progress)
+    }
+
+    /// Runs shard `index` on `threads` threads (when `None`: every core of the machine
+    /// it runs on, never the planning host's) as the scheduler's `job`, when it is one:
+    /// skipped when its file is complete and intact, resumed from its checkpoint when
+    /// one exists (a damaged complete file is scored again).
+    ///
+    /// The checkpoint is locked for the whole run, so a second runner of the same shard
+    /// fails at once ([`ShardFault::Locked`]) instead of appending to the same file;
+    /// where the file system refuses locks the run goes on after a
+    /// [`ShardEvent::LockRefused`]. The runner's record ([`Runner`]) is written beside
+    /// the checkpoint. The first write that fails stops the run (no further position is
+    /// searched) and is the error.
+    pub fn run_shard_as(
+        &self,
+        index: u32,
+        threads: Option<usize>,
+        job: Option<&str>,
         progress: &(dyn Fn(ShardEvent) + Sync),
     ) -> Result<(), PlanError> {
         self.check_index(index)?;
@@ -219,10 +303,21 @@ impl Plan {
                 check(Setting::Threads, t, 1..=MAX_THREADS)?;
                 t
             }
-            None => runner_threads()?,
+            None => crate::search::default_threads(),
         };
         let search = build::LeafSearch::with_eval(&self.search, threads, self.load_eval()?);
         let (file, done) = self.open_partial(index)?;
+        if let Some(refused) = file.lock_refused() {
+            progress(ShardEvent::LockRefused(refused));
+        }
+        let runner = Runner {
+            job: job.map(str::to_string),
+            host: host_name(),
+            pid: std::process::id(),
+            locked: file.lock_refused().is_none(),
+        };
+        let runner_path = self.runner_path(index);
+        atomic_write(&runner_path, runner.to_text().as_bytes()).map_err(io(&runner_path))?;
         if !done.is_empty() {
             progress(ShardEvent::Resumed { scored: done.len() as u64 });
         }
@@ -242,6 +337,7 @@ impl Plan {
         self.write_shard_file(index, &all)?;
         // The shard is safely written; a stale checkpoint only costs disk space. It is
         // removed while still locked, so no runner resumes from it in between.
+        let _ = std::fs::remove_file(&runner_path);
         file.remove();
         Ok(())
     }
@@ -366,10 +462,11 @@ impl Plan {
                     let scored = meta.len().saturating_sub(SHARD_HEADER as u64) / ENTRY as u64;
                     let idle = meta.modified().ok().and_then(|m| SystemTime::now().duration_since(m).ok());
                     let idle = idle.unwrap_or_default();
-                    if locked(&self.partial_path(index)) {
-                        ShardState::Running { scored, idle }
-                    } else {
-                        ShardState::Partial { scored, idle }
+                    match locked(&self.partial_path(index)) {
+                        Some(true) => ShardState::Running { scored, idle },
+                        lock => {
+                            ShardState::Partial { scored, idle, runner: self.runner(index), lockable: lock.is_some() }
+                        }
                     }
                 } else {
                     ShardState::Missing
@@ -431,9 +528,16 @@ fn write_verified(digest: u64, verified: &HashMap<u32, (u64, u128)>) -> String {
 }
 
 /// Whether a runner holds the lock of the checkpoint at `path` (a shared lock cannot be
-/// had; it is released at once when it can).
-fn locked(path: &std::path::Path) -> bool {
-    File::open(path).is_ok_and(|f| matches!(f.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock)))
+/// had; it is released at once when it can): `Some(true)` held, `Some(false)` free,
+/// `None` when the file system refuses locks here.
+fn locked(path: &std::path::Path) -> Option<bool> {
+    match File::open(path).map(|f| f.try_lock_shared()) {
+        Ok(Ok(())) => Some(false),
+        Ok(Err(std::fs::TryLockError::WouldBlock)) => Some(true),
+        Ok(Err(std::fs::TryLockError::Error(_))) => None,
+        // Gone since it was seen (the shard was just written): nothing holds it.
+        Err(_) => Some(false),
+    }
 }
 
 /// The leaves of a complete shard file's `bytes` whose header must be `header` and
