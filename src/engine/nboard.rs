@@ -347,7 +347,7 @@ mod tests {
         writeln!(to_engine, "nboard 2").unwrap();
         writeln!(to_engine, "set depth 3").unwrap();
         writeln!(to_engine, "set game (;GM[Othello]TY[8]BO[8 ---------------------------O*------*O--------------------------- *]B[F5];)").unwrap();
-        let pairs = 400;
+        let pairs = 200;
         for i in 0..pairs {
             // One write: the reader queues `ping` and `go` back to back.
             write!(to_engine, "ping {i}\ngo\n").unwrap();

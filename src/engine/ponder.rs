@@ -133,6 +133,10 @@ impl LineGeneration {
     pub(crate) fn interrupt_older_than(&self, number: u64) -> bool {
         let h = self.handling();
         let older = *h != 0 && *h < number;
+        // Tests widen the gap between the check and the store, where a loop changing
+        // line must not get in.
+        #[cfg(test)]
+        std::thread::yield_now();
         if older {
             self.stop.store(true, SeqCst);
         }
@@ -237,6 +241,41 @@ mod tests {
     use crate::search::{Settings, Strength};
     use crate::square::parse_move_sequence;
     use crate::testutil::{random_position, Rng};
+
+    /// A line arrives (number n + 1) just as the loop ends line n and begins line
+    /// n + 1, the two racing from a barrier: the new line may stop line n (which the
+    /// loop's `end` then clears) but never itself, so no stop is left after the race.
+    /// A reader that checks the line and stores the flag in two steps leaves one now
+    /// and then.
+    #[test]
+    fn a_line_stops_only_older_lines_when_it_races_the_loop() {
+        let stop = Arc::new(AtomicBool::new(false));
+        let lines = LineGeneration::new(stop.clone());
+        let rounds = 20_000u64;
+        let barrier = Arc::new(std::sync::Barrier::new(2));
+        let reader = {
+            let (lines, barrier) = (lines.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                for n in 1..=rounds {
+                    barrier.wait();
+                    lines.interrupt_older_than(2 * n);
+                    barrier.wait();
+                }
+            })
+        };
+        let mut left = 0;
+        for n in 1..=rounds {
+            lines.begin(2 * n - 1);
+            barrier.wait();
+            lines.end();
+            lines.begin(2 * n);
+            barrier.wait();
+            left += u32::from(stop.load(SeqCst));
+            lines.end();
+        }
+        reader.join().unwrap();
+        assert_eq!(left, 0, "a line stopped its own search {left} times in {rounds} races");
+    }
 
     #[test]
     fn the_expected_reply_is_pondered_and_only_while_the_game_waits_for_it() {
