@@ -315,14 +315,25 @@ fn round_plans_refuse_a_changed_input_a_time_limit_and_another_growth() {
     let other = with!(cfg.clone(), error: 3);
     let err = Plan::create_rounds(&work, &book, other, Board::START, 2, &out).err().unwrap().to_string();
     assert!(err.contains("another plan"), "{err}");
-    // The copied input, edited: every later open names it.
+    // The copied input damaged in place (a record's byte, its block checksum left):
+    // opening the plan reads only the header and the checksums, and the assembly,
+    // which reads every record, refuses it by name.
     let copy = work.join("input.tbk");
-    let mut bytes = std::fs::read(&copy).unwrap();
-    // The first record's value byte.
+    let pristine = std::fs::read(&copy).unwrap();
+    let mut bytes = pristine.clone();
     bytes[64 + 8] ^= 1;
-    std::fs::write(&copy, bytes).unwrap();
+    std::fs::write(&copy, &bytes).unwrap();
+    let plan = Plan::open(&work).unwrap();
+    run_all(&plan, Some(1));
+    let err = plan.assemble(None).err().unwrap().to_string();
+    assert!(err.contains("input.tbk") && err.contains("block 0"), "{err}");
+    // Another book in its place: every later open names it.
+    let other = Builder::new(config(3, 1), dir.path().join("other.tbk")).run(&games[..60], &|_| {}).unwrap();
+    std::fs::write(&copy, &other.bytes).unwrap();
     let err = Plan::open(&work).err().unwrap().to_string();
     assert!(err.contains("input.tbk") && err.contains("not the book round 1 was planned from"), "{err}");
+    std::fs::write(&copy, &pristine).unwrap();
+    assert!(Plan::open(&work).unwrap().assemble(None).is_ok());
 }
 
 /// What used to panic: a path a plan cannot name in its JSON (not UTF-8) is refused
@@ -593,10 +604,10 @@ fn plans_and_logs_of_older_formats_are_refused_by_name() {
     let work = dir.path().join("w");
     Plan::create_build(&work, games(40), &config(2, 1), 1, &work.join("book.tbk")).unwrap();
     let json = std::fs::read_to_string(work.join("plan.json")).unwrap();
-    assert!(json.contains("\"thorbook plan 2\"") && !json.contains("\"threads\""), "{json}");
-    std::fs::write(work.join("plan.json"), json.replace("thorbook plan 2", "thorbook plan 1")).unwrap();
+    assert!(json.contains("\"thorbook plan 3\"") && !json.contains("\"threads\""), "{json}");
+    std::fs::write(work.join("plan.json"), json.replace("thorbook plan 3", "thorbook plan 2")).unwrap();
     let err = Plan::open(&work).err().expect("an old plan is refused").to_string();
-    assert!(err.contains("plan.json") && err.contains("thorbook plan 1") && err.contains("plan again"), "{err}");
+    assert!(err.contains("plan.json") && err.contains("thorbook plan 2") && err.contains("plan again"), "{err}");
     let mut old_log = b"TBLEAFL1".to_vec();
     old_log.resize(32, 0);
     let log = dir.path().join("audit.checkpoint");

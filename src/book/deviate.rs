@@ -294,10 +294,10 @@ impl Deviator {
     pub(crate) fn identity<D: AsRef<[u8]>>(&self, book: &Book<D>, search: &LeafSpec) -> String {
         let c = &self.config;
         format!(
-            "thorbook deviate 3 {:?} round {}\ninput {:016x} {}\nfrom {:016x} {:016x}\nerror {} budget {} contempt {} max_ply {}\n{}\n",
+            "thorbook deviate 4 {:?} round {}\ninput {:016x} {}\nfrom {:016x} {:016x}\nerror {} budget {} contempt {} max_ply {}\n{}\n",
             c.growth,
             c.round_size,
-            book.records_digest(),
+            book.identity(),
             book.len(),
             self.from.player,
             self.from.opponent,

@@ -434,8 +434,8 @@ fn contradictions<D: AsRef<[u8]>>(
 fn fix_identity<D: AsRef<[u8]>>(input: &Book<D>, chosen: &[Candidate], c: &FixConfig, search: &LeafSearch) -> u64 {
     // The audit's identity names the positions and the search (its time budget too).
     let text = format!(
-        "fix 2 book {:016x} positions {:016x} threshold {}",
-        input.records_digest(),
+        "fix 3 book {:016x} positions {:016x} threshold {}",
+        input.identity(),
         super::audit::identity(chosen, search),
         c.threshold
     );

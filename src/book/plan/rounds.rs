@@ -168,7 +168,7 @@ impl Plan {
             let Work::Round(r) = &existing.work else {
                 return Err(PlanError::file(&first.join(PLAN_FILE), PlanFault::NotARound));
             };
-            let same = r.file.input_digest == hex(book.records_digest())
+            let same = r.file.input_digest == hex(book.identity())
                 && r.deviator.identity(book, &search) == deviator.identity(book, &search)
                 && r.file.max_positions == deviator.config().max_positions
                 && existing.file.shards == shards
@@ -222,7 +222,7 @@ impl Plan {
             growth: c.growth,
             number,
             input: input_rel.to_path_buf(),
-            input_digest: hex(input.records_digest()),
+            input_digest: hex(input.identity()),
             from_player: hex(from.player),
             from_opponent: hex(from.opponent),
             error: c.error,
@@ -278,7 +278,7 @@ impl Plan {
         let rounds_dir = dir.parent().map(Path::to_path_buf).unwrap_or_default();
         let input_path = rounds_dir.join(&rf.input);
         let input = opened_book(&input_path)?;
-        if hex(input.records_digest()) != rf.input_digest {
+        if hex(input.identity()) != rf.input_digest {
             return Err(PlanError::file(&input_path, PlanFault::NotInputBook(rf.number)));
         }
         let hex_u64 = |t: &str| u64::from_str_radix(t, 16).map_err(|_| bad(PlanFault::DigestMismatch));
@@ -317,6 +317,10 @@ impl Plan {
         output: Option<&Path>,
     ) -> Result<Assembled, PlanError> {
         let book_path = self.dir.join(ROUND_BOOK);
+        // Opening the plan named its input by header and block checksums; the
+        // assembly reads every record of it, so it checks them against those.
+        let input_path = r.rounds_dir.join(&r.file.input);
+        r.input.verify().map_err(|e| PlanError::file(&input_path, PlanFault::InputBook(e)))?;
         let written = r.deviator.finish_round(&r.input, &self.search, &r.round, leaves, &book_path)?;
         let book = opened_book(&book_path)?;
         let (positions, size) = (written.positions, written.bytes);

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 /// The format `plan.json` names. Format 1 plans (digests of two CRC-32s, the planning
 /// host's thread count) are refused: plan again.
-pub(super) const PLAN_FORMAT: &str = "thorbook plan 2";
+pub(super) const PLAN_FORMAT: &str = "thorbook plan 3";
 
 /// What a plan computes, as `plan.json` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
