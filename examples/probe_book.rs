@@ -32,7 +32,11 @@ fn show<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position, out: &mut dyn std::io::W
         return writeln!(out, "not a book position");
     }
     for m in &moves {
-        let kind = if m.in_book { format!("book, {} games", m.games) } else { format!("leaf, depth {}", m.depth) };
+        let kind = if m.in_book {
+            format!("book, {} games", m.games)
+        } else {
+            format!("leaf, depth {}", m.depth.unwrap_or(m.trust.leaf_depth))
+        };
         writeln!(out, "{:<4} {:+3}  {kind}", m.mv.to_string(), m.score)?;
     }
     writeln!(out, "book line: {}", format_moves(&book_line(book, pos, 60)))

@@ -1,14 +1,13 @@
 //! The `thorbook` binary: parse arguments, run, print any error once, set the exit code.
 //!
 //! Exit codes: 0 success (a closed output pipe included), 1 an error (bad input,
-//! damaged file, failed check), 2 wrong arguments (from clap), 130 interrupted.
+//! damaged file, failed check), 2 wrong arguments (refused by clap, or a value out of
+//! range), 130 interrupted.
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let cli = thorbook::cli::Cli::parse();
+    let cli = thorbook::cli::parse();
     match thorbook::cli::run(cli) {
         Ok(code) => code,
         Err(err) => {
@@ -20,7 +19,7 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("thorbook: {}", thorbook::cli::error_message(&err));
-            ExitCode::FAILURE
+            thorbook::cli::exit_status(&err)
         }
     }
 }

@@ -607,7 +607,7 @@ fn the_engine_searches_instead_of_playing_a_shallower_book_leaf() {
             with!(Settings::default(), depth: Some(depth), exact_at: Some(0), time: time, hash_mib: 4, threads: 1);
         Engine::new(with!(EngineConfig::default(), search: search, book: BookSource::Bundled)).unwrap()
     };
-    let leaf_depth = u32::from(leaf.depth);
+    let leaf_depth = u32::from(leaf.depth.expect("a leaf move has its depth"));
     let at_leaf = engine_at(leaf_depth, None).choose(&pos).unwrap();
     assert_eq!((at_leaf.source, at_leaf.mv), (MoveSource::Book, leaf.mv), "{}", pos.to_board_text());
     let deeper = engine_at(leaf_depth + 1, None).choose(&pos).unwrap();

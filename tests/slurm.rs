@@ -58,12 +58,8 @@ fn slurm_a_job_array_builds_the_same_book_as_one_process() {
 #[test]
 #[ignore = "needs a Slurm cluster (scripts/slurm-one-node.sh)"]
 fn slurm_a_cancelled_task_is_completed_by_submitting_again() {
-    cluster_is_up();
-    let dir = tempfile::tempdir().unwrap();
-    let work = dir.path().join("work");
-    plan(&work);
+    let (dir, work, array) = planned_and_submitted();
     let w = work.to_str().unwrap();
-    let array = thorbook(&["book", "submit", w, "--slurm"]).ok().trim().to_string();
     // Cancel shard 1 once it has checkpointed some positions.
     let partial = work.join("shard-0001.partial");
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -103,12 +99,8 @@ fn slurm_a_cancelled_task_is_completed_by_submitting_again() {
 #[test]
 #[ignore = "needs a Slurm cluster (scripts/slurm-one-node.sh)"]
 fn slurm_submitting_while_shards_run_waits_for_their_jobs() {
-    cluster_is_up();
-    let dir = tempfile::tempdir().unwrap();
-    let work = dir.path().join("work");
-    plan(&work);
+    let (dir, work, array) = planned_and_submitted();
     let w = work.to_str().unwrap();
-    let array = thorbook(&["book", "submit", w, "--slurm"]).ok().trim().to_string();
     // Once a shard has checkpointed, submit again: every unfinished shard is a job.
     let deadline = Instant::now() + Duration::from_secs(120);
     while !(0..4).any(|i| std::fs::metadata(work.join(format!("shard-{i:04}.partial"))).is_ok_and(|m| m.len() > 32)) {
@@ -121,6 +113,17 @@ fn slurm_submitting_while_shards_run_waits_for_their_jobs() {
     assert!(!again.stderr.contains("every shard is done"), "{}", again.stderr);
     let local = local_build(&dir.path().join("local.tbk"));
     assert!(std::fs::read(work.join("book.tbk")).unwrap() == local, "the book differs from the local one");
+}
+
+/// A plan of 4 shards in a fresh directory, submitted without waiting: the directory,
+/// the plan's work directory and the array's job id.
+fn planned_and_submitted() -> (tempfile::TempDir, std::path::PathBuf, String) {
+    cluster_is_up();
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    plan(&work);
+    let array = thorbook(&["book", "submit", work.to_str().unwrap(), "--slurm"]).ok().trim().to_string();
+    (dir, work, array)
 }
 
 fn whoami() -> String {

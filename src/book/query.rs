@@ -54,8 +54,9 @@ pub struct BookMove {
     pub in_book: bool,
     /// True for the searched best move leaving the book.
     pub leaf: bool,
-    /// Leaf search depth (leaf moves only).
-    pub depth: u8,
+    /// Leaf search depth (leaf moves only; a book move's depth is its trust's
+    /// `leaf_depth`).
+    pub depth: Option<u8>,
     /// Whether the score is exact (a solved leaf, or a book child whose value is proven).
     pub exact: bool,
     /// Games that played it (book moves).
@@ -110,7 +111,7 @@ fn moves<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position, detail: Detail) -> Vec<
                 score: -c.value(),
                 in_book: true,
                 leaf: false,
-                depth: 0,
+                depth: None,
                 exact: trust.exact,
                 games: r.games,
                 black_win_rate: black,
@@ -122,7 +123,7 @@ fn moves<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position, detail: Detail) -> Vec<
                 score: hit.record.leaf_score as i32,
                 in_book: false,
                 leaf: true,
-                depth: hit.record.leaf_depth,
+                depth: Some(hit.record.leaf_depth),
                 exact: hit.record.leaf_exact(),
                 games: 0,
                 black_win_rate: None,

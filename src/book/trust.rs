@@ -155,7 +155,9 @@ impl Trust {
             exact,
             leaf_depth,
             leaf_below,
-            uncertainty: if uncertainty.is_finite() { uncertainty } else { 0.0 },
+            // Hundredths: the table it comes from holds tenths, and a reader should see
+            // 1.6, not 1.5999999999999999.
+            uncertainty: if uncertainty.is_finite() { (uncertainty * 100.0).round() / 100.0 } else { 0.0 },
             grade,
         }
     }

@@ -340,7 +340,7 @@ fn query(args: QueryArgs) -> anyhow::Result<ExitCode> {
             (true, true) => "book, solved".to_string(),
             (true, false) => format!("book, leaf depth {} {} below", t.leaf_depth, t.leaf_below),
             (false, true) => "leaf, exact".to_string(),
-            (false, false) => format!("leaf, depth {}", m.depth),
+            (false, false) => format!("leaf, depth {}", m.depth.unwrap_or(t.leaf_depth)),
         };
         let rate = m.black_win_rate.map_or(String::new(), |r| format!("{:.1}%", 100.0 * r));
         let games = if m.in_book { m.games.to_string() } else { String::new() };

@@ -58,8 +58,21 @@ pub fn flag(setting: Setting) -> &'static str {
 
 /// `e` with its setting named by its flag.
 pub fn out_of_range(e: &OutOfRange) -> anyhow::Error {
-    anyhow::anyhow!(e.named(flag(e.setting)))
+    anyhow::Error::new(UsageError(e.named(flag(e.setting))))
 }
+
+/// A wrong argument found after parsing (a value out of range): the command line is at
+/// fault, not the work, so the exit status is 2, as for the arguments clap refuses.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
 
 /// A pool of `--threads` workers (every core when not given) for the library's work
 /// that runs on the rayon pool it is called in (a streamed book's back-up).

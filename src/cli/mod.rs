@@ -73,7 +73,7 @@ pub enum Command {
     Play(engine_cmds::PlayArgs),
     /// Engine-versus-engine match (GTP or NBoard engines, or `self`): W/D/L and Elo.
     Match(engine_cmds::MatchArgs),
-    /// Opening books: build, query, info, verify, export, import, merge.
+    /// Opening books: build, query, grow (deviate, deepen, update, learn), check (audit, fix), info, verify, export, import, merge, and cluster plans (plan, shard, submit, status, assemble).
     #[command(subcommand)]
     Book(book_cmds::BookCommand),
     /// WTHOR archives: info, games, stats, check, export.
@@ -156,6 +156,27 @@ impl PositionArgs {
             Some(seq) => Ok(Position::from_moves(seq)?),
             None => Ok(Position::START),
         }
+    }
+}
+
+/// Parses the command line as `thorbook` does (exiting with clap's message and status
+/// 2 on a wrong one). Negative numbers are values, so that `--time -1` is refused by
+/// the option's own range check rather than taken for an unknown flag.
+pub fn parse() -> Cli {
+    use clap::{CommandFactory, FromArgMatches};
+    fn negatives(cmd: clap::Command) -> clap::Command {
+        cmd.mut_args(|a| a.allow_negative_numbers(true)).mut_subcommands(negatives)
+    }
+    let matches = negatives(Cli::command()).get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
+/// The exit status for an error: 2 for a wrong argument ([`flags::UsageError`]), else 1.
+pub fn exit_status(err: &anyhow::Error) -> ExitCode {
+    if err.chain().any(|cause| cause.is::<flags::UsageError>()) {
+        ExitCode::from(2)
+    } else {
+        ExitCode::FAILURE
     }
 }
 

@@ -72,8 +72,9 @@ pub(super) fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
     written?;
     if !args.json {
         outln!(
-            "total: {} positions, {} nodes, {:.3} s, {:.0} nodes/s; wrong scores {}, wrong moves {}",
+            "total: {} position{}, {} nodes, {:.3} s, {:.0} nodes/s; wrong scores {}, wrong moves {}",
             totals.positions,
+            if totals.positions == 1 { "" } else { "s" },
             totals.nodes,
             totals.seconds,
             totals.nodes_per_second(),
@@ -194,7 +195,11 @@ pub(super) fn analyze(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
                 (format!("{:+}", b.score), b.trust.grade.clone(), format!("book, {} games", b.games))
             }
             Some(b) if b.exact => (format!("{:+}", b.score), b.trust.grade.clone(), "leaf, exact".to_string()),
-            Some(b) => (format!("{:+}", b.score), b.trust.grade.clone(), format!("leaf, depth {}", b.depth)),
+            Some(b) => (
+                format!("{:+}", b.score),
+                b.trust.grade.clone(),
+                format!("leaf, depth {}", b.depth.unwrap_or(b.trust.leaf_depth)),
+            ),
             None => (String::new(), String::new(), String::new()),
         };
         outln!("  {:<5} {:>+6}  {score:>5} {grade:>6}  {source:<24} {}", m.mv, m.score, m.pv);

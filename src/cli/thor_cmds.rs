@@ -602,7 +602,9 @@ fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
         pct(s.white_wins)
     );
     if decided > 0 {
-        outln!("black score: average {:.2}, median {:.1}", s.average_black_score, s.median_black_score);
+        // WTHOR's stored score is black's disc count (empties to the winner), not a
+        // difference: said as what it is.
+        outln!("black's final discs: average {:.2}, median {:.1}", s.average_black_score, s.median_black_score);
     }
     if s.ended_here > 0 {
         outln!("{} games end here", s.ended_here);

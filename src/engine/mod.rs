@@ -448,7 +448,7 @@ impl<E: IncrementalEvaluator> Engine<E> {
             mv: chosen.mv,
             score: chosen.score,
             source: MoveSource::Book,
-            depth: chosen.depth as u32,
+            depth: chosen.depth.map_or(0, u32::from),
             exact: chosen.exact,
             pv,
             nodes: 0,
@@ -464,7 +464,7 @@ fn searches_deeper(limits: &Limits, leaf: &BookMove) -> bool {
     if limits.time.is_some() || limits.nodes.is_some() || leaf.exact {
         return false;
     }
-    limits.exact || limits.depth.is_some_and(|d| d > u32::from(leaf.depth))
+    limits.exact || limits.depth.is_some_and(|d| d > leaf.depth.map_or(0, u32::from))
 }
 
 /// The lines of a protocol's input, CR-LF or LF, as text: bytes that are not UTF-8

@@ -194,11 +194,21 @@ fn legal_list(pos: &Position) -> String {
 fn hint_text(a: &super::Analysis) -> String {
     let mut s = String::new();
     for m in &a.book {
-        let what = if m.in_book { format!("book, {} games", m.games) } else { format!("book leaf, depth {}", m.depth) };
+        let what = if m.in_book {
+            format!("book, {} games", m.games)
+        } else {
+            format!("book leaf, depth {}", m.depth.unwrap_or(m.trust.leaf_depth))
+        };
         s.push_str(&format!("  {:<4} {:>+4}  {what}\n", m.mv.to_string(), m.score));
+    }
+    // The book's values rest on its leaves' searches; the search's on its own depth
+    // from here: the two may rank moves differently, and each list says which it is.
+    if !a.book.is_empty() {
+        s.insert_str(0, "  from the book (values backed up from its leaf searches):\n");
     }
     let r = &a.search;
     let kind = if r.exact { "exact".to_string() } else { format!("depth {}", r.depth) };
+    s.push_str(&format!("  from a search of this position ({kind}):\n"));
     for m in &r.moves {
         s.push_str(&format!("  {:<4} {:>+4}  search, {kind}\n", m.mv.to_string(), m.score));
     }
