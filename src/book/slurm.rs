@@ -349,7 +349,7 @@ fn classify(plan: &Plan, plan_dir: &Path, fresh: Duration) -> Result<Vec<(u32, S
 
 /// Writes the scripts and submits the shards that are not done (missing, stopped or
 /// damaged) as one array, then the assembly after them and after every shard still
-/// running as a job ([`classify`] says which). A shard running with no job the
+/// running as a job (a held lock or the scheduler says which). A shard running with no job the
 /// scheduler knows cannot be waited for: then nothing is submitted and the error names
 /// it, unless `opts.force`, which submits every shard not done.
 pub fn submit(plan: &Plan, plan_dir: &Path, opts: &SlurmOptions) -> Result<Submission, SlurmError> {

@@ -171,7 +171,7 @@ pub fn parse() -> Cli {
     Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
 
-/// The exit status for an error: 2 for a wrong argument ([`flags::UsageError`]), else 1.
+/// The exit status for an error: 2 for a wrong argument (a value out of range), else 1.
 pub fn exit_status(err: &anyhow::Error) -> ExitCode {
     if err.chain().any(|cause| cause.is::<flags::UsageError>()) {
         ExitCode::from(2)
