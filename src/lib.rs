@@ -53,8 +53,9 @@
 //!   solver, the midgame search, the transposition table, problem sets;
 //! - [`fileio`]: memory maps and atomic writes;
 //! - [`thor`]: WTHOR archives: read, replay, validate, index, search, write;
-//! - [`train`]: training the pattern evaluation from games and exact solves
-//!   ([`train::Trainer`]), and measuring its error;
+//! - `train` (crate-private, driven by `thorbook train`, `eval-error` and `calibrate`):
+//!   training the pattern evaluation from games and exact solves, and measuring its
+//!   error; its product is the weight file [`eval::Weights`] loads;
 //! - [`book`]: opening books: format, probing, building ([`book::Builder`]),
 //!   deviation, merging, interchange;
 //! - [`engine`]: the book-then-search player ([`engine::Engine`]), GTP, NBoard,
@@ -72,6 +73,20 @@
 //! A program that only needs the library depends on it with
 //! `thorbook = { version = "0.1", default-features = false }`.
 #![deny(missing_docs)]
+
+/// `base` with the given fields set, as the integration tests build configurations.
+#[cfg(test)]
+macro_rules! with {
+    ($base:expr $(, $field:ident: $value:expr)* $(,)?) => {{
+        #[allow(unused_mut)]
+        let mut value = $base;
+        // Through a reference: inside the crate the fields could be given in a struct
+        // expression, which clippy would ask for; the tests read as the outside ones.
+        let fields = &mut value;
+        $(fields.$field = $value;)*
+        value
+    }};
+}
 
 pub mod board;
 pub mod book;
@@ -100,7 +115,10 @@ pub mod symmetry;
 #[doc(hidden)]
 pub mod testutil;
 pub mod thor;
-pub mod train;
+// Training is a pipeline only the binary drives: its product is the weight file that
+// `eval::{Weights, PatternEval}` load.
+#[cfg(any(feature = "cli", feature = "testing", test))]
+pub(crate) mod train;
 pub mod zobrist;
 
 pub use board::{Board, Color};

@@ -357,16 +357,8 @@ pub mod searches {
 /// Training's internal steps, for the integration tests that check the command line's
 /// figures against them.
 pub mod train_steps {
-    use crate::board::Board;
     use crate::search::{Settings, SettingsError, Strength};
     use crate::train::measure::MeasureConfig;
-    use crate::train::TrainGame;
-
-    /// The distinct positions (canonical boards) of `games`, as training and
-    /// `measure_error` see them.
-    pub fn game_boards(games: &[TrainGame]) -> Vec<Board> {
-        crate::train::dataset::game_positions(games).into_iter().map(|p| p.board).collect()
-    }
 
     /// The search a measurement with `settings` runs (`None`: the static evaluation).
     pub fn measure_strength(settings: &Settings) -> Result<Option<Strength>, SettingsError> {

@@ -768,3 +768,7 @@ fn report(
         elapsed,
     }
 }
+
+#[cfg(test)]
+#[path = "audit_tests.rs"]
+mod pipeline_tests;

@@ -88,6 +88,7 @@ impl Default for FixConfig {
 impl FixConfig {
     /// A fix at `search` of the positions within 2 discs of the best lines at plies
     /// 0..=30, contradicted by more than 2 discs.
+    #[cfg(test)]
     pub fn new(search: Settings) -> FixConfig {
         FixConfig { search, ..FixConfig::default() }
     }

@@ -27,7 +27,7 @@
 // `from_le_bytes`), never a silent `as`.
 #![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
-pub mod audit;
+pub(crate) mod audit;
 pub(crate) mod backup;
 pub(crate) mod build;
 pub(crate) mod builder;
@@ -61,7 +61,6 @@ pub use builder::{BuildEvent, BuildSummary, Builder, PreviousBook};
 pub use deviate::{
     DeviateConfig, DeviateError, DeviateEvent, DeviateSummary, Deviator, Growth, StopReason, ROUND_SIZE,
 };
-pub use fix::{FixConfig, FixError, FixEvent, FixStop, FixSummary, Fixer};
 pub use format::{BookError, BuildParams, LeafLevel, LeafMove, Record, FLAG_LEAF_EXACT};
 pub use leaflog::{LeafLogError, LockRefused};
 pub use merge::{merge, merge_into, Merged};

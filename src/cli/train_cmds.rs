@@ -18,13 +18,17 @@ use super::PositionArgs;
 use crate::eval::{AnyEval, Evaluator, PatternEval, Weights};
 use crate::fileio::atomic_write;
 use crate::search::{Settings, Width};
+use crate::train::calibrate::{self, CalibrateConfig};
+use crate::train::dataset::TrainGame;
+use crate::train::fit::TrainConfig;
 use crate::train::fit::TrainReport;
+use crate::train::labels::LabelStore;
 use crate::train::measure::{measure_error, ErrorConfig, ErrorRun, ErrorStats};
 use crate::train::probcut::ProbCutConfig;
 use crate::train::selfplay::SelfPlayConfig;
 use crate::train::trainer::{Bootstrap, TrainError, Validation};
-use crate::train::{self, CalibrateConfig};
-use crate::train::{LabelStore, Progress, TrainConfig, TrainGame, Trainer, TrainerConfig, TrainerEvent};
+use crate::train::trainer::{Trainer, TrainerConfig, TrainerEvent};
+use crate::train::Progress;
 
 /// `thorbook train`.
 #[derive(Args, Debug)]
@@ -601,7 +605,7 @@ pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
     let stop = stop_on_ctrl_c("the positions in hand")?;
     let b = bar();
     let calibration =
-        threads.install(|| train::calibrate(&weights, &games, &config, &mut store, &stop, &progress_to(&b)));
+        threads.install(|| calibrate::calibrate(&weights, &games, &config, &mut store, &stop, &progress_to(&b)));
     b.finish_and_clear();
     let calibration = match calibration {
         Err(TrainError::Stopped) => {

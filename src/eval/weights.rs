@@ -120,7 +120,7 @@ pub struct Weights {
     /// leaf (0..=60), in weight units: the side that makes a search's last choice picks
     /// among its moves the one the evaluation underrates most for the other side, so
     /// an uncorrected search leans toward whoever moves last, and its score swings
-    /// with the parity of its depth ([`crate::train::calibrate`] measures it). Empty
+    /// with the parity of its depth (`thorbook calibrate` measures it). Empty
     /// (no correction) or `LEAF_ENTRIES` long.
     pub leaf_correction: Vec<i16>,
 }

@@ -356,6 +356,28 @@ mod tests {
         assert_eq!(pooled(&rows, |e| e % 2 == 1).signed, -3.0);
     }
 
+    /// Extra empties solved on request (`eval-error --solve-empties 20`): every
+    /// 20-empty position of the measured games gets its exact score, checked against a
+    /// plain solve, and the store keeps it.
+    #[test]
+    fn solved_empties_are_exact_and_kept_in_the_store() {
+        use crate::thor::{bundled_sources, LoadOptions, ThorDatabase};
+        let db = ThorDatabase::load(&bundled_sources(), LoadOptions::default().with_index(false)).unwrap();
+        let games: Vec<TrainGame> = db.games.iter().filter_map(TrainGame::from_thor).step_by(400).collect();
+        let eval = AnyEval::Classic(crate::eval::ClassicEval);
+        let stop = AtomicBool::new(false);
+        let mut store = LabelStore::in_memory();
+        let config = ErrorConfig { solve_at: 4, solve_empties: vec![20], exact_only: true, ..ErrorConfig::default() };
+        measure_error(&eval, &games, &config, &mut store, &stop, &|_| {}).unwrap();
+        let mut solver = crate::testutil::searches::Searcher::new(16);
+        let boards = crate::train::dataset::game_positions(&games);
+        let at20: Vec<_> = boards.iter().map(|p| p.board).filter(|b| b.empty_count() == 20).collect();
+        assert!(at20.len() >= 10, "{} positions at 20 empties", at20.len());
+        for board in &at20 {
+            assert_eq!(store.exact(board).map(i32::from), Some(solver.exact(board)), "{board:?}");
+        }
+    }
+
     #[test]
     fn measure_error_refuses_what_it_cannot_solve_by_setting() {
         let eval = AnyEval::Classic(crate::eval::ClassicEval);

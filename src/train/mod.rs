@@ -21,17 +21,7 @@ pub(crate) mod probcut;
 pub(crate) mod selfplay;
 pub(crate) mod trainer;
 
-pub use calibrate::{calibrate, CalibrateConfig, Calibration, LeafLean};
 pub(crate) use dataset::LabelKind;
-pub use dataset::TrainGame;
-pub use fit::{EmptiesReport, TrainConfig, TrainReport};
-pub use labels::{LabelStore, LabelStoreError};
-pub use measure::{measure_error, EmptiesError, ErrorConfig, ErrorGroup, ErrorReport, ErrorRun, ErrorStats};
-pub use probcut::ProbCutConfig;
-pub use selfplay::SelfPlayConfig;
-pub use trainer::{
-    Bootstrap, RoundSummary, TrainError, Trainer, TrainerConfig, TrainerEvent, TrainingOutcome, Validation,
-};
 
 /// Progress of a long training step: `done` of `total` units of `stage`.
 #[derive(Clone, Copy, Debug)]
