@@ -12,7 +12,6 @@
 use std::time::Instant;
 
 use thorbook::board::Board;
-use thorbook::book::plan::Plan;
 use thorbook::book::Book;
 use thorbook::book::{BuildConfig, GameLine};
 use thorbook::fileio::read_mapped;
@@ -50,7 +49,6 @@ fn random_game(rng: &mut Rng) -> GameLine {
 }
 
 fn plan(positions: usize, shards: u32, dir: &std::path::Path) {
-    let start = Instant::now();
     let mut rng = Rng(20);
     // About 14.3 new positions a random game to ply 24 at 45 M (16.6 at 1 M): a little
     // spare. The games are made as the plan reads them, one at a time, so that the
@@ -61,24 +59,9 @@ fn plan(positions: usize, shards: u32, dir: &std::path::Path) {
     config.max_ply = MAX_PLY;
     config.min_games = 1;
     config.search = Settings::default().with_depth(1).with_exact_at(0).with_hash_mib(1);
-    let plan = Plan::create_build(dir, games, &config, shards, &dir.join("book.tbk")).unwrap();
-    println!(
-        "planned {} positions from {} random games in {} shards: {:.1} s",
-        plan.positions(),
-        count,
-        shards,
-        start.elapsed().as_secs_f64()
-    );
-    let start = Instant::now();
-    for index in 0..shards {
-        build_steps::write_unsearched_shard(&plan, index, |node| {
-            let legal = node.board.legal_moves();
-            let mv = if legal == 0 { 64 } else { legal.trailing_zeros() as u8 };
-            build_steps::shallow_leaf(mv, i8::try_from((node.key % 129) as i64 - 64).unwrap())
-        })
-        .unwrap();
-    }
-    println!("wrote {shards} synthetic shards: {:.1} s", start.elapsed().as_secs_f64());
+    let (positions, planned, written) = build_steps::synthetic_plan(dir, games, &config, shards);
+    println!("planned {positions} positions from {count} random games in {shards} shards: {planned:.1} s");
+    println!("wrote {shards} synthetic shards: {written:.1} s");
 }
 
 fn probe(path: &std::path::Path) {

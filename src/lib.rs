@@ -24,10 +24,11 @@
 //! - **Building a book**: [`book::Builder`] with a [`book::BuildConfig`] (or
 //!   [`book::BuildConfig::update_of`] to update one, [`book::Builder::learn`] to learn
 //!   games into one, with games from [`engine::selfplay::play_games`]), growing it with
-//!   [`book::deviate::Deviator`], checking it with [`book::audit::audit`] and
-//!   [`book::fix::Fixer`], on a cluster with [`book::plan::Plan`].
+//!   [`book::Deviator`]; checking it (`thorbook book audit`, `book fix`) and planning it
+//!   on a cluster (`thorbook book plan`, `shard`, `submit`, `assemble`) go through the
+//!   binary and the plan files `book-format.md` documents.
 //! - **Probing a book**: [`book::Book::open`] over a file's bytes, or [`book::bundled`], then
-//!   [`book::query::book_moves`] and [`book::query::book_line`].
+//!   [`book::book_moves`] and [`book::book_line`].
 //! - **Playing**: [`engine::Engine`] with an [`engine::EngineConfig`] (how hard to
 //!   search: [`search::Settings`]); [`engine::gtp::GtpSession`] and
 //!   [`engine::nboard::NBoardSession`] for GUIs; [`engine::matches::run_match`].

@@ -180,7 +180,6 @@ pub mod build_steps {
     use crate::book::backup::{self, Reached};
     use crate::book::build::{self, BuildConfig, BuildError, GameLine, Leaf, LeafSearch, LeafSpec, Node};
     use crate::book::format::{BookError, BuildParams, Writer};
-    use crate::book::plan::{Plan, PlanError};
     use crate::book::Record;
     use crate::search::{Settings, Strength};
 
@@ -191,13 +190,14 @@ pub mod build_steps {
 
     /// The positions of `games` collected as a plan collects them, in a buffer of
     /// `budget` bytes spilling sorted runs to `dir`; and how many runs were spilled.
-    pub fn collect_sorted(
+    #[cfg(test)]
+    pub(crate) fn collect_sorted(
         games: &[GameLine],
         max_ply: u32,
         min_games: u32,
         dir: &std::path::Path,
         budget: usize,
-    ) -> Result<(Vec<Node>, usize), PlanError> {
+    ) -> Result<(Vec<Node>, usize), crate::book::plan::PlanError> {
         let mut nodes = Vec::new();
         let collected = crate::book::plan::collect::collect(games.iter(), max_ply, min_games, dir, budget, &mut |n| {
             nodes.push(*n);
@@ -288,10 +288,30 @@ pub mod build_steps {
         Leaf { mv: crate::book::LeafMove::from_byte(mv), score, depth: 1, exact: false, selectivity: 0 }
     }
 
-    /// Writes shard `index` of `plan` complete with the leaves `leaf` gives instead of
-    /// searches: synthetic plans for measuring assembly at scale.
-    pub fn write_unsearched_shard(plan: &Plan, index: u32, leaf: impl Fn(&Node) -> Leaf) -> Result<(), PlanError> {
-        plan.write_unsearched_shard(index, leaf)
+    /// Plans a build of `games` with `config` in `shards` shards in `dir` (the book to
+    /// `dir/book.tbk`) and writes every shard complete with a synthetic leaf instead
+    /// of a search (the first legal move, a score drawn from the key): synthetic plans
+    /// for measuring assembly at scale. Returns the plan's positions and the seconds
+    /// the planning and the shards took.
+    pub fn synthetic_plan(
+        dir: &std::path::Path,
+        games: impl IntoIterator<Item = GameLine, IntoIter: ExactSizeIterator>,
+        config: &BuildConfig,
+        shards: u32,
+    ) -> (usize, f64, f64) {
+        let start = std::time::Instant::now();
+        let plan = crate::book::plan::Plan::create_build(dir, games, config, shards, &dir.join("book.tbk")).unwrap();
+        let planned = start.elapsed().as_secs_f64();
+        let start = std::time::Instant::now();
+        for index in 0..shards {
+            plan.write_unsearched_shard(index, |node: &Node| {
+                let legal = node.board.legal_moves();
+                let mv = if legal == 0 { 64 } else { legal.trailing_zeros() as u8 };
+                shallow_leaf(mv, i8::try_from((node.key % 129) as i64 - 64).expect("in -64..=64"))
+            })
+            .unwrap();
+        }
+        (plan.positions(), planned, start.elapsed().as_secs_f64())
     }
 }
 

@@ -10,14 +10,16 @@
 //! - [`revalue`]: the one back-up of values by a
 //!   [`BackUpRule`], which every book written goes through (as a stream of records
 //!   with values backed up after: assembly, merge);
-//! - [`plan`]: builds and growth rounds split into shards that run anywhere, and
-//!   [`slurm`]: running them as Slurm job arrays;
+//! - `plan` and `slurm` (crate-private; the binary's `book plan|shard|status|submit|
+//!   assemble` and the plan files in book-format.md are their interface): builds and
+//!   growth rounds split into shards that run anywhere, as Slurm job arrays;
 //! - querying: the moves of a position ([`book_moves`], [`query()`]), the book line
 //!   ([`book_line`]), the engine's choice ([`choose_move`]);
 //! - [`Trust`]: how far a value can be trusted (its deciding leaf, proven or not);
-//! - [`audit`]: a book's values against deeper searches on the lines it plays; a
-//!   [`Fixer`] searches again the leaves behind the values a deeper search
-//!   contradicts, each with a log that lets such long runs resume;
+//! - `audit` and `fix` (crate-private, `thorbook book audit|fix`, whose JSON reports
+//!   the README documents): a book's values against deeper searches on the lines it
+//!   plays, and the leaves behind contradicted values searched again, each with a log
+//!   that lets such long runs resume;
 //! - [`interchange`]: thorbook text, Edax and Egaroucid books, in and out.
 //!
 //! Positions are stored once per symmetry class, under the Zobrist key of their
@@ -37,9 +39,9 @@ pub(crate) mod format;
 pub mod interchange;
 pub(crate) mod leaflog;
 pub(crate) mod merge;
-pub mod plan;
+pub(crate) mod plan;
 pub(crate) mod query;
-pub mod slurm;
+pub(crate) mod slurm;
 pub(crate) mod stream;
 pub(crate) mod tree;
 pub(crate) mod trust;

@@ -56,10 +56,10 @@ mod rounds;
 pub(crate) mod shard;
 pub(crate) mod spec;
 
-pub use error::{PlanError, PlanFault, ShardFault};
+pub use error::{PlanError, PlanFault};
 pub use rounds::{AfterRound, Finished, Planned};
 pub(crate) use shard::host_name;
-pub use shard::{shard_of, Runner, ShardEvent, ShardState, ShardStatus};
+pub use shard::{shard_of, Runner, ShardEvent, ShardState};
 
 use error::io;
 use nodes::{read_nodes, NodeReader, NodeWriter, NODES_FILE};
@@ -404,3 +404,6 @@ impl Plan {
         Ok(Assembled { positions: written.positions, size: written.bytes, after: None })
     }
 }
+
+#[cfg(test)]
+mod tests;

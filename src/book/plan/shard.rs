@@ -263,6 +263,7 @@ impl Plan {
     }
 
     /// Runs shard `index` outside a scheduler: [`Plan::run_shard_as`] with no job.
+    #[cfg(test)]
     pub fn run_shard(
         &self,
         index: u32,
