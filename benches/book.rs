@@ -19,7 +19,7 @@ use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 fn main() {
     let db = ThorDatabase::load(&bundled_sources(), LoadOptions::default().with_strict(true)).unwrap();
     let games: Vec<GameLine> =
-        db.games.iter().map(|g| GameLine { moves: g.moves_with_passes(), black_score: g.black_discs() }).collect();
+        db.games().iter().map(|g| GameLine { moves: g.moves_with_passes(), black_score: g.black_discs() }).collect();
     let mut config = BuildConfig::default();
     config.max_ply = 16;
     config.min_games = 2;

@@ -18,7 +18,7 @@ use thorbook::{Board, Color, Move, Position};
 
 fn positions() -> Vec<Vec<Board>> {
     let db = ThorDatabase::load(&bundled_sources(), LoadOptions::default().with_strict(true)).unwrap();
-    db.games
+    db.games()
         .iter()
         .take(300)
         .map(|g| {

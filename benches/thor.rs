@@ -57,7 +57,7 @@ fn main() {
     println!(
         "load + replay + validate {:>8.2} ms  ({} games, {} threads)",
         load * 1e3,
-        db.games.len(),
+        db.games().len(),
         rayon::current_num_threads()
     );
     let (full, db) = best_of(5, || {

@@ -155,7 +155,7 @@ pub fn plain_alpha_beta(b: &Board, mut alpha: i32, beta: i32) -> i32 {
 /// When the export does not reload, or reloads to other games.
 pub fn assert_export_reloads(db: &crate::thor::ThorDatabase) {
     use crate::thor::{LoadOptions, Source, ThorDatabase, ThorGame};
-    let ids: Vec<usize> = (0..db.games.len()).collect();
+    let ids: Vec<_> = db.game_ids().collect();
     let exported: Vec<Source> =
         db.to_wthor(&ids).games.iter().map(|f| Source::from_vec(&format!("{}.wtb", f.name), f.to_bytes())).collect();
     let again = ThorDatabase::load(&exported, LoadOptions { strict: true, index: false })

@@ -24,17 +24,17 @@ fn load_text(name: &str, text: &str) -> ThorDatabase {
 }
 
 fn written(db: &ThorDatabase, format: GameText) -> String {
-    db.games.iter().map(|g| db.write_game(g, format) + "\n").collect()
+    db.games().iter().map(|g| db.write_game(g, format) + "\n").collect()
 }
 
 /// Each game's 60 move bytes as WTHOR stores them, and its result.
 fn move_lists(db: &ThorDatabase) -> Vec<([u8; 60], Option<u8>)> {
-    db.games.iter().map(|g| (g.raw.moves, g.black_discs())).collect()
+    db.games().iter().map(|g| (g.raw.moves, g.black_discs())).collect()
 }
 
 /// Reloads WTHOR files written by `to_wthor`.
 fn through_wthor(db: &ThorDatabase) -> ThorDatabase {
-    let ids: Vec<usize> = (0..db.games.len()).collect();
+    let ids: Vec<_> = db.game_ids().collect();
     let export = db.to_wthor(&ids);
     let mut sources: Vec<Source> =
         export.games.iter().map(|f| Source::from_vec(&format!("WTH_{}.wtb", f.name), f.to_bytes())).collect();
@@ -50,7 +50,7 @@ fn wthor_through_ggf_and_transcripts_back_to_wthor_keeps_every_move_and_result()
         [(GameText::Ggf, "all.ggf"), (GameText::Transcript, "all.txt"), (GameText::Jsonl, "all.jsonl")]
     {
         let copy = load_text(name, &written(&db, format));
-        assert!(copy.anomalies.is_empty(), "{name}: {:?}", copy.anomalies.first());
+        assert!(copy.anomalies().is_empty(), "{name}: {:?}", copy.anomalies().first());
         // The same games in the same order, their move bytes identical, results kept.
         assert_eq!(move_lists(&copy), move_lists(&db), "{name}");
         let back = through_wthor(&copy);
@@ -62,18 +62,18 @@ fn wthor_through_ggf_and_transcripts_back_to_wthor_keeps_every_move_and_result()
         // GGF and JSON lines carry names and years; JSON lines the theoretical score.
         if format != GameText::Transcript {
             let who = |d: &ThorDatabase, i: usize| {
-                let g = &d.games[i];
+                let g = &d.games()[i];
                 (d.black_name(g), d.white_name(g), d.tournament_name(g), g.known_year())
             };
-            for i in (0..db.games.len()).step_by(97) {
+            for i in (0..db.games().len()).step_by(97) {
                 assert_eq!(who(&copy, i), who(&db, i), "{name} game {i}");
             }
         }
-        let theoretical = |d: &ThorDatabase| d.games.iter().map(|g| g.theoretical_discs()).collect::<Vec<_>>();
+        let theoretical = |d: &ThorDatabase| d.games().iter().map(|g| g.theoretical_discs()).collect::<Vec<_>>();
         if format == GameText::Jsonl {
             assert_eq!(theoretical(&copy), theoretical(&db));
         } else {
-            assert!(copy.games.iter().all(|g| g.theoretical_discs().is_none()), "{name} has no theoretical score");
+            assert!(copy.games().iter().all(|g| g.theoretical_discs().is_none()), "{name} has no theoretical score");
         }
     }
 }
@@ -89,7 +89,7 @@ fn statistics_and_books_from_a_copy_equal_those_from_wthor() {
         min_games: 2,
         search: with!(Settings::default(), depth: Some(2), exact_at: Some(0), hash_mib: 2),
     );
-    let lines = |d: &ThorDatabase| d.games.iter().map(GameLine::from_thor).collect::<Vec<_>>();
+    let lines = |d: &ThorDatabase| d.games().iter().map(GameLine::from_thor).collect::<Vec<_>>();
     let book = build_book_bytes(&lines(&db), &config);
     for (format, name) in [(GameText::Ggf, "all.ggf"), (GameText::Transcript, "all.txt")] {
         let copy = load_text(name, &written(&db, format));
@@ -115,20 +115,20 @@ const GGS_VARIANTS: &str = "(;GM[Othello]PC[GGS/os]PB[a]PW[b]TY[s8]RE[+2.000]BO[
 fn real_ggs_lines_are_read_or_skipped_for_the_right_reason() {
     let text = [GGS_STANDARD, GGS_RANDOM, GGS_TEN, GGS_TIMEOUT, GGS_VARIANTS].join("\n");
     let db = load_text("Othello.2003.ggf", &text);
-    assert!(db.anomalies.is_empty(), "{:?}", db.anomalies);
-    assert_eq!(db.games.len(), 3, "the standard game, the timeout and the synchro game");
-    let g = &db.games[0];
+    assert!(db.anomalies().is_empty(), "{:?}", db.anomalies());
+    assert_eq!(db.games().len(), 3, "the standard game, the timeout and the synchro game");
+    let g = &db.games()[0];
     let first = bundled();
     // The GGS line is the first game of the bundled 2013 archive under other names.
-    assert_eq!(g.raw.moves, first.games[0].raw.moves);
+    assert_eq!(g.raw.moves, first.games()[0].raw.moves);
     assert_eq!((g.black_discs(), g.replay.passes, g.known_year()), (Some(26), 1, Some(2003)));
     assert_eq!((db.black_name(g).as_str(), db.white_name(g).as_str()), ("Saio3000", "Saio1200"));
     assert_eq!(db.tournament_name(g), "GGS/os");
     assert_eq!(g.theoretical_discs(), None, "GGF has no theoretical score");
-    let timeout = &db.games[1];
+    let timeout = &db.games()[1];
     assert_eq!((timeout.black_discs(), timeout.known_year(), timeout.record), (None, Some(2003), 4));
-    assert_eq!(db.games[2].black_discs(), Some(33), "a result stated for an unfinished game is kept");
-    let skipped = &db.files[0].skipped;
+    assert_eq!(db.games()[2].black_discs(), Some(33), "a result stated for an unfinished game is kept");
+    let skipped = &db.files()[0].skipped;
     let want = [
         (SkipReason::BoardSize(10), 1),
         (SkipReason::RandomStart, 1),
@@ -182,8 +182,8 @@ fn a_folder_of_mixed_archives_is_read_by_content() {
     let text = out.ok();
     assert!(text.contains("GGF.bz2") && text.contains("moves.gz") && text.contains("games.dat"), "{text}");
     assert!(!text.contains("README"), "{text}");
-    let n = db.games.len();
-    let wtb_games = ThorDatabase::load(&[wtb], LoadOptions::default()).unwrap().games.len();
+    let n = db.games().len();
+    let wtb_games = ThorDatabase::load(&[wtb], LoadOptions::default()).unwrap().games().len();
     assert!(text.contains(&format!("games:       {} ", 3 * n + wtb_games)), "{text}");
     // Statistics over the mix: every copy counts.
     let stats = thorbook(&["thor", "stats", d.to_str().unwrap(), "--moves", "f5", "--json"]);
@@ -199,8 +199,8 @@ fn damaged_text_is_located_and_the_rest_is_read() {
         "{good}\n(;GM[Othello]PB[x]TY[8]B[f5]W[f5];)\n(;GM[Othello]PB[x]TY[8]B[f5]W[zz];)\n{good}\n(;GM[Othello]PB[cut]B[f5]"
     );
     let db = load_text("broken.ggf", &text);
-    assert_eq!(db.games.len(), 2);
-    let found: Vec<_> = db.anomalies.iter().map(|a| (a.line, a.ply, a.offset)).collect();
+    assert_eq!(db.games().len(), 2);
+    let found: Vec<_> = db.anomalies().iter().map(|a| (a.line, a.ply, a.offset)).collect();
     let line2 = good.len() + 1;
     let line3 = line2 + "(;GM[Othello]PB[x]TY[8]B[f5]W[f5];)\n".len();
     let line5 = line3 + "(;GM[Othello]PB[x]TY[8]B[f5]W[zz];)\n".len() + good.len() + 1;
@@ -212,17 +212,17 @@ fn damaged_text_is_located_and_the_rest_is_read() {
             (Some(5), None, Some(line5)),
         ]
     );
-    assert!(matches!(db.anomalies[0].kind, AnomalyKind::Occupied { .. }));
-    assert!(db.anomalies[1].to_string().contains("`zz` is not a move"), "{}", db.anomalies[1]);
-    assert!(db.anomalies[2].to_string().starts_with("broken.ggf: line 5 (byte"), "{}", db.anomalies[2]);
-    assert!(db.anomalies[2].to_string().contains("cut"), "{}", db.anomalies[2]);
+    assert!(matches!(db.anomalies()[0].kind, AnomalyKind::Occupied { .. }));
+    assert!(db.anomalies()[1].to_string().contains("`zz` is not a move"), "{}", db.anomalies()[1]);
+    assert!(db.anomalies()[2].to_string().starts_with("broken.ggf: line 5 (byte"), "{}", db.anomalies()[2]);
+    assert!(db.anomalies()[2].to_string().contains("cut"), "{}", db.anomalies()[2]);
 
     // Transcripts: an illegal move names its ply; JSON lines a syntax error.
     let t = load_text("games.txt", "f5d6c3\nf5d6c3d3c4f4f6f6\nf5d6 +2\n");
-    assert_eq!(t.games.len(), 2);
-    assert_eq!((t.anomalies[0].line, t.anomalies[0].ply), (Some(2), Some(8)));
+    assert_eq!(t.games().len(), 2);
+    assert_eq!((t.anomalies()[0].line, t.anomalies()[0].ply), (Some(2), Some(8)));
     let j = load_text("games.jsonl", "{\"moves\":\"f5d6\"}\n{\"moves\":\n");
-    assert_eq!((j.games.len(), j.anomalies[0].line), (1, Some(2)));
+    assert_eq!((j.games().len(), j.anomalies()[0].line), (1, Some(2)));
 
     // The command finishes its output, then exits 1 unless --lenient; --strict stops.
     let dir = tempfile::tempdir().unwrap();
@@ -238,8 +238,8 @@ fn damaged_text_is_located_and_the_rest_is_read() {
     cut.truncate(cut.len() / 2);
     let c = write(dir.path(), "cut.ggf.bz2", &cut);
     let db = ThorDatabase::load(&[Source::open(&c).unwrap()], LoadOptions::default()).unwrap();
-    assert!(db.games.len() > 1000, "{}", db.games.len());
-    assert!(db.anomalies.iter().any(|a| a.to_string().contains("the data stops")), "{:?}", db.anomalies);
+    assert!(db.games().len() > 1000, "{}", db.games().len());
+    assert!(db.anomalies().iter().any(|a| a.to_string().contains("the data stops")), "{:?}", db.anomalies());
     // A foreign binary is named as such.
     let png = write(dir.path(), "photo", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
     let err = thorbook(&["thor", "info", png.to_str().unwrap()]).fails().to_string();
@@ -250,9 +250,9 @@ fn damaged_text_is_located_and_the_rest_is_read() {
 fn match_output_is_read_with_its_signed_score() {
     let line = r#"{"game":1,"opening":3,"a_color":"black","moves":"f5d6c3d3c4f4f6g5e6c5f3f7e7f8e3g6b6g4c6g3h3f2h5h4e2b5d7b4h6e8c8d8g8g2a5a3a4b3a2e1d2a7d1c1h1h2g1f1b1g7h8h7a6a1psc7b7a8b8c2b2","black_score":-12,"forfeit":null,"a_points":0.0}"#;
     let db = load_text("match.jsonl", &format!("{line}\n"));
-    assert!(db.anomalies.is_empty(), "{:?}", db.anomalies);
-    assert_eq!(db.games[0].black_discs(), Some(26));
-    assert_eq!(db.black_name(&db.games[0]), "?");
+    assert!(db.anomalies().is_empty(), "{:?}", db.anomalies());
+    assert_eq!(db.games()[0].black_discs(), Some(26));
+    assert_eq!(db.black_name(&db.games()[0]), "?");
 }
 
 #[test]
@@ -309,7 +309,7 @@ fn learning_games_equals_updating_with_them() {
 
     // A game already in the book: the same positions, leaves and values; its line's
     // positions count one game more.
-    let game = y2014.write_game(&y2014.games[0], GameText::Transcript);
+    let game = y2014.write_game(&y2014.games()[0], GameText::Transcript);
     write(d, "again.txt", format!("{game}\n").as_bytes());
     let again = path("again.tbk");
     let run = thorbook(&["book", "learn", "--book", &learned, &path("again.txt"), "-o", &again]);
@@ -349,9 +349,9 @@ fn self_play_is_reproducible_in_shards_and_resumable() {
     let db =
         ThorDatabase::load(&[Source::open(dir.path().join("whole.ggf").as_path()).unwrap()], LoadOptions::default())
             .unwrap();
-    assert_eq!((db.games.len(), db.anomalies.len()), (6, 0));
+    assert_eq!((db.games().len(), db.anomalies().len()), (6, 0));
     assert!(db
-        .games
+        .games()
         .iter()
         .all(|g| g.replay.outcome != thorbook::thor::Outcome::Unfinished && g.black_discs().is_some()));
 
@@ -368,4 +368,26 @@ fn self_play_is_reproducible_in_shards_and_resumable() {
     let other = thorbook(&["selfplay", "--games", "6", "--depth", "3", "-o", &cut, "--resume"]);
     assert!(other.fails().contains("other settings"), "{}", other.stderr);
     assert!(run(&["-o", &cut]).fails().contains("exists"));
+}
+
+/// Keeping some games rebuilds the position index over them: statistics and
+/// selections of the kept database are those of the whole one filtered the same way
+/// (with the games' ids renumbered), never a stale index's.
+#[test]
+fn retaining_games_rebuilds_the_position_index() {
+    let mut db = ThorDatabase::load(&bundled_sources(), LoadOptions::default()).unwrap();
+    let pos = Position::from_moves("f5d6c3").unwrap();
+    let in_2015 = with!(GameFilter::default(), years: Some((2015, 2015)));
+    let whole = db.stats(&pos, &in_2015);
+    let transcripts = |db: &ThorDatabase, ids: Vec<thorbook::thor::GameId>| -> Vec<String> {
+        ids.into_iter().map(|g| db.game(g).transcript()).collect()
+    };
+    let selected = transcripts(&db, db.select(&with!(in_2015.clone(), position: Some(pos))));
+    db.retain(|g| g.year == 2015);
+    assert!(db.games().iter().all(|g| g.year == 2015) && !db.games().is_empty());
+    let kept = db.stats(&pos, &GameFilter::default());
+    assert_eq!((kept.games, kept.black_wins, kept.draws), (whole.games, whole.black_wins, whole.draws));
+    assert_eq!(kept.moves.len(), whole.moves.len());
+    assert_eq!(transcripts(&db, db.select(&with!(GameFilter::default(), position: Some(pos)))), selected);
+    assert!(whole.games > 100, "{} games of 2015 reach f5d6c3", whole.games);
 }

@@ -19,7 +19,7 @@ use crate::util::{build_book_bytes, reference_back_up};
 
 fn games() -> Vec<GameLine> {
     let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: false)).unwrap();
-    db.games.iter().map(GameLine::from_thor).collect()
+    db.games().iter().map(GameLine::from_thor).collect()
 }
 
 fn config(max_ply: u32, min_games: u32, depth: u32) -> BuildConfig {

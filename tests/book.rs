@@ -22,7 +22,7 @@ use crate::util::{build_book_bytes, thorbook};
 
 fn bundled_games(n: usize) -> Vec<GameLine> {
     let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: false)).unwrap();
-    db.games.iter().take(n).map(GameLine::from_thor).collect()
+    db.games().iter().take(n).map(GameLine::from_thor).collect()
 }
 
 fn config(max_ply: u32, depth: u32, exact_at: u32) -> BuildConfig {
@@ -533,7 +533,7 @@ fn an_interrupted_build_resumes_to_the_same_book() {
 #[test]
 fn book_counts_and_win_rates_match_thor_statistics() {
     let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: true)).unwrap();
-    let games: Vec<GameLine> = db.games.iter().map(GameLine::from_thor).collect();
+    let games: Vec<GameLine> = db.games().iter().map(GameLine::from_thor).collect();
     let book = build_book(&games, &with!(config(4, 1, 0), min_games: 2));
     assert_counts_match_thor(&db, &book);
 }
@@ -708,7 +708,7 @@ fn shared_bundled_book_counts_match_the_full_archives() {
         .map(|p| thorbook::thor::Source::open(p).unwrap())
         .collect();
     let db = ThorDatabase::load(&sources, with!(LoadOptions::default(), strict: false, index: true)).unwrap();
-    assert_eq!(db.games.len(), 115_820);
+    assert_eq!(db.games().len(), 115_820);
     let book = bundled().unwrap();
     assert_eq!(book.probe(&Board::START).unwrap().record.games, 115_820);
     assert_counts_match_thor(&db, &book);

@@ -24,7 +24,7 @@ fn search(depth: u32) -> BuildConfig {
 
 fn small_book() -> Vec<u8> {
     let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: false)).unwrap();
-    let games: Vec<GameLine> = db.games.iter().take(400).map(GameLine::from_thor).collect();
+    let games: Vec<GameLine> = db.games().iter().take(400).map(GameLine::from_thor).collect();
     let cfg = search(2);
     build_book_bytes(&games, &cfg)
 }

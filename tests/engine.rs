@@ -24,7 +24,7 @@ const WIDE_BOARD: &str = "---------O-OXO-O-OXXXO-X-XX--X---OXO--OX--XX-X---OOOOX
 fn thor_game_with_pass() -> (Vec<Move>, i32) {
     let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: false)).unwrap();
     let g = db
-        .games
+        .games()
         .iter()
         .find(|g| g.replay.passes > 0 && g.replay.outcome == Outcome::Finished)
         .expect("the bundled archives hold games with passes");

@@ -225,7 +225,7 @@ fn signed_errors_at_24(eval: &PatternEval) -> Vec<f64> {
     use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
     let db = ThorDatabase::load(&bundled_sources(), LoadOptions::default()).unwrap();
     let positions: Vec<(thorbook::Board, i32)> = db
-        .games
+        .games()
         .iter()
         .filter_map(|g| {
             let mut pos = Position::START;

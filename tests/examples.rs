@@ -39,7 +39,7 @@ fn the_position_statistics_example_reads_the_bundled_archives_and_refuses_bad_mo
     // Its counts are the database's for the position, reached from the games directly.
     let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: true)).unwrap();
     let reached = db
-        .games
+        .games()
         .iter()
         .filter(|g| g.moves_with_passes().iter().take(3).map(|m| m.to_string()).collect::<String>() == "f5d6c3")
         .count();

@@ -29,7 +29,7 @@ fn config(max_ply: u32, min_games: u32, depth: u32, exact_at: u32) -> BuildConfi
 
 fn games() -> Vec<GameLine> {
     let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: false)).unwrap();
-    db.games.iter().map(GameLine::from_thor).collect()
+    db.games().iter().map(GameLine::from_thor).collect()
 }
 
 fn build(games: &[GameLine], cfg: &BuildConfig) -> Vec<u8> {

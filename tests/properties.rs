@@ -278,9 +278,9 @@ proptest! {
         }).collect();
         let db = ThorDatabase::load(&sources, with!(LoadOptions::default(), strict: true, index: false)).unwrap();
         let total: usize = files.iter().map(|f| f.2.len()).sum();
-        prop_assert_eq!(db.games.len(), total);
+        prop_assert_eq!(db.games().len(), total);
 
-        let ids: Vec<usize> = (0..db.games.len()).collect();
+        let ids: Vec<_> = db.game_ids().collect();
         let exported = db.to_wthor(&ids).games;
         let mut groups: Vec<(u16, u8)> = files.iter().filter(|f| !f.2.is_empty()).map(|f| (f.0, f.1)).collect();
         groups.sort_unstable();

@@ -122,9 +122,9 @@ fn shared_ffo_every_listed_move_score_of_some_positions() {
 /// Replays games to the position with `depth` empties and checks that the exact solve
 /// gives the stored theoretical score (black's discs, empties to the winner).
 fn check_theoretical_scores(db: &ThorDatabase, sample: usize) -> usize {
-    let step = (db.games.len() / sample).max(1);
+    let step = (db.games().len() / sample).max(1);
     let mut checked = 0;
-    for g in db.games.iter().step_by(step).take(sample) {
+    for g in db.games().iter().step_by(step).take(sample) {
         let depth = g.depth as u32;
         let mut pos = Position::START;
         let mut reached = None;
@@ -144,7 +144,7 @@ fn check_theoretical_scores(db: &ThorDatabase, sample: usize) -> usize {
         let t = std::time::Instant::now();
         let got = verify_exact(&pos.board, want);
         eprintln!("theoretical score of game {} verified in {:.2} s", g.record, t.elapsed().as_secs_f64());
-        assert_eq!(got, want, "game {} of {}: {}", g.record, db.files[g.file as usize].name, pos.to_board_text());
+        assert_eq!(got, want, "game {} of {}: {}", g.record, db.files()[g.file as usize].name, pos.to_board_text());
         checked += 1;
     }
     checked

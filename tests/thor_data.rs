@@ -21,14 +21,14 @@ fn load_shared(index: bool) -> ThorDatabase {
 #[ignore = "needs ../shared/thor"]
 fn shared_archive_facts() {
     let db = load_shared(false);
-    assert_eq!(db.games.len(), 115_820);
-    assert_eq!(db.files.iter().filter(|f| f.records > 0 && f.header.n1 > 0).count(), 39);
-    assert!(db.anomalies.is_empty(), "{:?}", &db.anomalies[..db.anomalies.len().min(3)]);
+    assert_eq!(db.games().len(), 115_820);
+    assert_eq!(db.files().iter().filter(|f| f.records > 0 && f.header.n1 > 0).count(), 39);
+    assert!(db.anomalies().is_empty(), "{:?}", &db.anomalies()[..db.anomalies().len().min(3)]);
     let f5: Move = "f5".parse().unwrap();
     let mut unfinished = 0;
     let mut early = 0;
     let mut with_pass = 0;
-    for g in &db.games {
+    for g in db.games() {
         assert_eq!(g.moves_with_passes()[0], f5, "{:?}", g.record);
         assert_eq!(g.depth, 24);
         match g.replay.outcome {
@@ -45,8 +45,8 @@ fn shared_archive_facts() {
     assert_eq!(unfinished, 433);
     assert_eq!(early, 5_150);
     assert_eq!(with_pass, 66_488);
-    assert_eq!(db.players.len(), 3_760);
-    assert_eq!(db.tournaments.len(), 436);
+    assert_eq!(db.players().len(), 3_760);
+    assert_eq!(db.tournaments().len(), 436);
 }
 
 fn assert_files_round_trip(files: &[(String, Vec<u8>)]) {
@@ -80,7 +80,7 @@ fn shared_files_round_trip_byte_for_byte() {
 fn check_stats_after_f5(db: &ThorDatabase) {
     let after_f5 = Position::from_moves("f5").unwrap();
     let s = db.stats(&after_f5, &GameFilter::default());
-    assert_eq!(s.games, db.games.len(), "every game starts f5");
+    assert_eq!(s.games, db.games().len(), "every game starts f5");
     let continuing: usize = s.moves.iter().map(|m| m.games).sum();
     assert_eq!(continuing + s.ended_here, s.games);
     assert_eq!(s.black_wins + s.draws + s.white_wins, s.games);
@@ -102,7 +102,7 @@ fn check_stats_after_f5(db: &ThorDatabase) {
 #[test]
 fn stats_after_f5_count_every_game_in_any_orientation() {
     let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: true)).unwrap();
-    assert!(db.games.len() > 6_000);
+    assert!(db.games().len() > 6_000);
     check_stats_after_f5(&db);
 }
 
@@ -139,10 +139,11 @@ fn transpositions_merge_in_the_position_filter() {
     let by_filter = db.select(&with!(GameFilter::default(), position: Some(a)));
     // Naive reference: replay every game and compare every position's canonical form.
     let canon = a.board.canonical().0;
-    let naive: Vec<usize> = (0..db.games.len())
+    let naive: Vec<_> = db
+        .game_ids()
         .filter(|&g| {
             let mut pos = Position::START;
-            for mv in db.games[g].moves_with_passes() {
+            for mv in db.game(g).moves_with_passes() {
                 if pos.side == a.side && pos.board.canonical().0 == canon {
                     return true;
                 }
@@ -219,13 +220,13 @@ fn a_wtb_export_over_several_years_writes_a_file_per_year() {
             with!(thorbook::thor::LoadOptions::default(), strict: true, index: false),
         )
         .unwrap();
-        assert!(db.games.iter().all(|g| g.year == year), "{year}");
-        let want: Vec<_> = original.games.iter().filter(|g| g.year == year).map(|g| (g.raw, g.depth)).collect();
-        let got: Vec<_> = db.games.iter().map(|g| (g.raw, g.depth)).collect();
+        assert!(db.games().iter().all(|g| g.year == year), "{year}");
+        let want: Vec<_> = original.games().iter().filter(|g| g.year == year).map(|g| (g.raw, g.depth)).collect();
+        let got: Vec<_> = db.games().iter().map(|g| (g.raw, g.depth)).collect();
         assert_eq!(got, want, "{year}");
         reloaded_games += got.len();
     }
-    assert_eq!(reloaded_games, original.games.len());
+    assert_eq!(reloaded_games, original.games().len());
     assert!(!out.exists(), "several years never go into one file");
     // One year still goes to the file named.
     let one = dir.path().join("one.wtb");
@@ -235,5 +236,5 @@ fn a_wtb_export_over_several_years_writes_a_file_per_year() {
         with!(thorbook::thor::LoadOptions::default(), strict: true, index: false),
     )
     .unwrap();
-    assert_eq!(db.games.len(), original.games.iter().filter(|g| g.year == 2014).count());
+    assert_eq!(db.games().len(), original.games().iter().filter(|g| g.year == 2014).count());
 }

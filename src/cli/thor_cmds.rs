@@ -14,7 +14,7 @@ use crate::board::Color;
 use crate::fileio::atomic_write;
 use crate::thor::format::{FileKind, Header, Records, ThorFile};
 use crate::thor::{bundled_sources, expand_paths, GameFilter, GameText, LoadOptions, SortKey, Source, ThorDatabase};
-use crate::thor::{Compression, SourceFormat, TextFormat};
+use crate::thor::{Compression, GameId, SourceFormat, TextFormat};
 
 /// The `thor` subcommands.
 #[derive(Subcommand, Debug)]
@@ -395,7 +395,7 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-fn write_games(out: &mut dyn Write, db: &ThorDatabase, ids: &[usize], format: GameFormat) -> anyhow::Result<()> {
+fn write_games(out: &mut dyn Write, db: &ThorDatabase, ids: &[GameId], format: GameFormat) -> anyhow::Result<()> {
     match format {
         GameFormat::Table => {
             writeln!(
@@ -405,7 +405,7 @@ fn write_games(out: &mut dyn Write, db: &ThorDatabase, ids: &[usize], format: Ga
             )?;
             let known = |v: Option<u8>| v.map_or("?".to_string(), |v| v.to_string());
             for &i in ids {
-                let g = db.game_json(&db.games[i], false);
+                let g = db.game_json(db.game(i), false);
                 let score = g.black_score.map_or("?".to_string(), |b| format!("{b}-{}", 64 - i32::from(b)));
                 let mark = if g.outcome == crate::thor::Outcome::Unfinished { "*" } else { "" };
                 let year = g.year.map_or("?".to_string(), |y| y.to_string());
@@ -428,14 +428,14 @@ fn write_games(out: &mut dyn Write, db: &ThorDatabase, ids: &[usize], format: Ga
                 _ => GameText::Jsonl,
             };
             for &i in ids {
-                writeln!(out, "{}", db.write_game(&db.games[i], text))?;
+                writeln!(out, "{}", db.write_game(db.game(i), text))?;
             }
         }
         GameFormat::Csv => {
             writeln!(out, "year,tournament,black,white,black_score,theoretical_score,theoretical_depth,outcome,moves")?;
             let known = |v: Option<u8>| v.map_or(String::new(), |v| v.to_string());
             for &i in ids {
-                let g = db.game_json(&db.games[i], false);
+                let g = db.game_json(db.game(i), false);
                 let outcome = serde_json::to_value(g.outcome)?.as_str().unwrap_or_default().to_string();
                 writeln!(
                     out,
@@ -499,7 +499,7 @@ fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
 
 /// Writes games as WTHOR: FILE for one (year, P3), else `STEM_YEAR.EXT` (or
 /// `STEM_YEAR_pP3.EXT`) beside it; the names beside them as `STEM.JOU` and `STEM.TRN`.
-fn export_wthor(db: &ThorDatabase, ids: &[usize], path: &std::path::Path) -> anyhow::Result<ExitCode> {
+fn export_wthor(db: &ThorDatabase, ids: &[GameId], path: &std::path::Path) -> anyhow::Result<ExitCode> {
     let export = db.to_wthor(ids);
     let write = |out: &std::path::Path, f: &ThorFile| -> anyhow::Result<()> {
         atomic_write(out, &f.to_bytes()).with_context(|| format!("writing {}", out.display()))

@@ -383,8 +383,8 @@ impl Explorer {
         let mut ids = self.db.select(&filter);
         match sort.unwrap_or("recent") {
             // Load order is by file (year) then record: the last are the most recent.
-            "recent" => ids.sort_by_key(|&g| std::cmp::Reverse((self.db.games[g].year, g))),
-            "oldest" => ids.sort_by_key(|&g| (self.db.games[g].year, g)),
+            "recent" => ids.sort_by_key(|&g| std::cmp::Reverse((self.db.game(g).year, g))),
+            "oldest" => ids.sort_by_key(|&g| (self.db.game(g).year, g)),
             s => return Reply::error(400, format!("sort must be recent or oldest, got `{s}`")),
         }
         let total = ids.len();
@@ -392,7 +392,7 @@ impl Explorer {
             .into_iter()
             .skip(offset)
             .take(limit)
-            .map(|g| GameReply { index: g, game: self.db.game_json(&self.db.games[g], true) })
+            .map(|g| GameReply { index: g.index(), game: self.db.game_json(self.db.game(g), true) })
             .collect();
         Reply::json(200, &serde_json::json!({ "total": total, "offset": offset, "games": games }))
     }

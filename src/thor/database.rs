@@ -36,7 +36,8 @@ use crate::zobrist::WHITE_TO_MOVE;
 pub struct LoadOptions {
     /// Fail on the first anomaly instead of skipping the file or game.
     pub strict: bool,
-    /// Build the position index (needed by position filters and statistics).
+    /// Build the position index now (position filters and statistics build it when
+    /// they first need it otherwise).
     pub index: bool,
 }
 
@@ -175,11 +176,27 @@ pub(crate) fn position_key(pos: &Position) -> (u64, Transform) {
     (canon.key() ^ side, t)
 }
 
+/// A game of a [`ThorDatabase`]: its place in [`ThorDatabase::games`], valid for the
+/// database that gave it until [`ThorDatabase::retain`] changes which games it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct GameId(u32);
+
+impl GameId {
+    /// Its index into [`ThorDatabase::games`].
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    pub(crate) fn new(index: usize) -> GameId {
+        GameId(u32::try_from(index).expect("a database holds fewer than 2^32 games"))
+    }
+}
+
 /// A game reaching a position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reach {
-    /// Index into [`ThorDatabase::games`].
-    pub game: usize,
+    /// The game.
+    pub game: GameId,
     /// Plies (moves and passes) the game had played when it got there.
     pub ply: u8,
     /// The move it played next, in the query's orientation; `None` where its move list ends.
@@ -189,18 +206,15 @@ pub struct Reach {
 /// Loaded, validated, indexed WTHOR data.
 #[derive(Default)]
 pub struct ThorDatabase {
-    /// Per-file summaries, in load order.
-    pub files: Vec<FileSummary>,
-    /// Every valid 8×8 game, file by file in record order.
-    pub games: Vec<ThorGame>,
-    /// Player names by id: those of the `.JOU` file (by its ids), then those of text
-    /// sources.
-    pub players: Vec<String>,
-    /// Tournament names by id: those of the `.TRN` file, then the places of GGF games.
-    pub tournaments: Vec<String>,
-    /// Everything wrong that was found (and skipped).
-    pub anomalies: Vec<Anomaly>,
-    index: Vec<IndexEntry>,
+    // Read through accessors: the position index refers to games by their place, so
+    // only `retain`, which rebuilds it, may change which games there are.
+    pub(crate) files: Vec<FileSummary>,
+    pub(crate) games: Vec<ThorGame>,
+    pub(crate) players: Vec<String>,
+    pub(crate) tournaments: Vec<String>,
+    pub(crate) anomalies: Vec<Anomaly>,
+    /// Built by `load` when asked, else by the first query that needs it.
+    index: std::sync::OnceLock<Vec<IndexEntry>>,
     /// Name to id in `players` and `tournaments`, for text sources.
     player_ids: HashMap<String, u32>,
     tournament_ids: HashMap<String, u32>,
@@ -485,8 +499,19 @@ impl ThorDatabase {
         Ok(())
     }
 
-    /// Builds the position index (done by `load` when asked).
+    /// Builds the position index (done by `load` when asked, else by the first query
+    /// that needs it).
     pub(crate) fn build_index(&mut self) {
+        let index = self.compute_index();
+        self.index = index.into();
+    }
+
+    /// The position index, built now if it was not.
+    fn index(&self) -> &[IndexEntry] {
+        self.index.get_or_init(|| self.compute_index())
+    }
+
+    fn compute_index(&self) -> Vec<IndexEntry> {
         // Each game's entry count is known from its replay, so the entries are written
         // in place into one exact-size array, game by game in parallel.
         let counts: Vec<usize> =
@@ -516,20 +541,67 @@ impl ThorDatabase {
             });
         });
         index.par_sort_unstable_by_key(|e| e.key);
-        self.index = index;
+        index
     }
 
-    /// Positions in the index.
+    /// Per-file summaries, in load order.
+    pub fn files(&self) -> &[FileSummary] {
+        &self.files
+    }
+
+    /// Every valid 8×8 game, file by file in record order ([`GameId::index`] is the
+    /// place of a game).
+    pub fn games(&self) -> &[ThorGame] {
+        &self.games
+    }
+
+    /// The ids of every game, in load order.
+    pub fn game_ids(&self) -> impl ExactSizeIterator<Item = GameId> + use<'_> {
+        (0..self.games.len()).map(GameId::new)
+    }
+
+    /// The game `id` names.
+    pub fn game(&self, id: GameId) -> &ThorGame {
+        &self.games[id.index()]
+    }
+
+    /// Player names by id: those of the `.JOU` file (by its ids), then those of text
+    /// sources.
+    pub fn players(&self) -> &[String] {
+        &self.players
+    }
+
+    /// Tournament names by id: those of the `.TRN` file, then the places of GGF games.
+    pub fn tournaments(&self) -> &[String] {
+        &self.tournaments
+    }
+
+    /// Everything wrong that was found (and skipped).
+    pub fn anomalies(&self) -> &[Anomaly] {
+        &self.anomalies
+    }
+
+    /// Keeps only the games `keep` accepts (in their order) and rebuilds the position
+    /// index, if there was one, over them: ids given before no longer hold.
+    pub fn retain(&mut self, keep: impl FnMut(&ThorGame) -> bool) {
+        self.games.retain(keep);
+        if self.index.get().is_some() {
+            self.build_index();
+        }
+    }
+
+    /// Positions in the index (building it if it was not).
     pub fn index_len(&self) -> usize {
-        self.index.len()
+        self.index().len()
     }
 
     /// Index entries of the games reaching `pos`.
     fn entries_reaching(&self, pos: &Position) -> &[IndexEntry] {
         let (key, _) = position_key(pos);
-        let lo = self.index.partition_point(|e| e.key < key);
-        let hi = self.index.partition_point(|e| e.key <= key);
-        &self.index[lo..hi]
+        let index = self.index();
+        let lo = index.partition_point(|e| e.key < key);
+        let hi = index.partition_point(|e| e.key <= key);
+        &index[lo..hi]
     }
 
     /// Games that reach `pos` under any symmetry, each with the move it played next
@@ -546,7 +618,7 @@ impl ThorDatabase {
                     NEXT_PASS => Some(Move::Pass),
                     sq => Some(Move::Place(back.square(to_canonical.square(Square::new(sq))))),
                 };
-                Reach { game: e.game as usize, ply: e.ply, next: mv }
+                Reach { game: GameId(e.game), ply: e.ply, next: mv }
             })
             .collect()
     }
@@ -603,32 +675,32 @@ impl ThorDatabase {
         true
     }
 
-    /// Indices of the games passing `filter`, in load order.
-    pub fn select(&self, filter: &GameFilter) -> Vec<usize> {
+    /// The games passing `filter`, in load order.
+    pub fn select(&self, filter: &GameFilter) -> Vec<GameId> {
         match &filter.position {
             Some(pos) => {
-                let mut ids: Vec<usize> = self.games_reaching(pos).into_iter().map(|r| r.game).collect();
+                let mut ids: Vec<GameId> = self.games_reaching(pos).into_iter().map(|r| r.game).collect();
                 ids.sort_unstable();
                 ids.dedup();
-                ids.retain(|&g| self.matches_fields(&self.games[g], filter));
+                ids.retain(|&g| self.matches_fields(self.game(g), filter));
                 ids
             }
-            None => (0..self.games.len()).filter(|&g| self.matches_fields(&self.games[g], filter)).collect(),
+            None => self.game_ids().filter(|&g| self.matches_fields(self.game(g), filter)).collect(),
         }
     }
 
     /// Statistics of the games that reach `pos` and pass `filter`'s other conditions.
     pub fn stats(&self, pos: &Position, filter: &GameFilter) -> PositionStats {
         let reaching: Vec<Reach> =
-            self.games_reaching(pos).into_iter().filter(|r| self.matches_fields(&self.games[r.game], filter)).collect();
-        let scores: Vec<Option<u8>> = reaching.iter().map(|r| self.games[r.game].black_discs()).collect();
+            self.games_reaching(pos).into_iter().filter(|r| self.matches_fields(self.game(r.game), filter)).collect();
+        let scores: Vec<Option<u8>> = reaching.iter().map(|r| self.game(r.game).black_discs()).collect();
         let mut stats = summarize(&scores);
         stats.ended_here = reaching.iter().filter(|r| r.next.is_none()).count();
         let continuing = stats.games - stats.ended_here;
         let mut by_move: std::collections::BTreeMap<Move, Vec<Option<u8>>> = Default::default();
         for r in &reaching {
             if let Some(mv) = r.next {
-                by_move.entry(mv).or_default().push(self.games[r.game].black_discs());
+                by_move.entry(mv).or_default().push(self.game(r.game).black_discs());
             }
         }
         stats.moves = by_move
@@ -652,9 +724,9 @@ impl ThorDatabase {
     }
 
     /// Sorts game indices by `key` (stable: ties keep load order).
-    pub(crate) fn sort_games(&self, ids: &mut [usize], key: SortKey) {
-        let cmp = |a: &usize, b: &usize| -> Ordering {
-            let (ga, gb) = (&self.games[*a], &self.games[*b]);
+    pub(crate) fn sort_games(&self, ids: &mut [GameId], key: SortKey) {
+        let cmp = |a: &GameId, b: &GameId| -> Ordering {
+            let (ga, gb) = (self.game(*a), self.game(*b));
             match key {
                 SortKey::Year => ga.year.cmp(&gb.year),
                 SortKey::Black => self.black_name(ga).cmp(&self.black_name(gb)),

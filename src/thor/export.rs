@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::database::{ThorDatabase, ThorGame};
+use super::database::{GameId, ThorDatabase, ThorGame};
 use super::format::{FileKind, Header, Records, ThorFile, PLAYER_RECORD_LEN, TOURNAMENT_RECORD_LEN};
 use super::ggf::escape;
 use super::replay::Outcome;
@@ -162,14 +162,14 @@ impl ThorDatabase {
     /// too) and the name files are those loaded. Otherwise names are renumbered into
     /// new `.JOU` and `.TRN` tables holding the names the games use; what WTHOR
     /// cannot hold is counted in [`WthorExport::dropped`].
-    pub fn to_wthor(&self, ids: &[usize]) -> WthorExport {
-        let all_wthor = ids.iter().all(|&i| self.files[self.games[i].file as usize].format == SourceFormat::Wthor);
+    pub fn to_wthor(&self, ids: &[GameId]) -> WthorExport {
+        let all_wthor = ids.iter().all(|&i| self.files[self.game(i).file as usize].format == SourceFormat::Wthor);
         let mut dropped = Dropped::default();
         let mut players = Table::new(&self.players);
         let mut tournaments = Table::new(&self.tournaments);
         let mut groups: BTreeMap<(u16, u8), Vec<super::format::RawGame>> = BTreeMap::new();
         for &i in ids {
-            let g = &self.games[i];
+            let g = self.game(i);
             let mut raw = g.raw;
             if !all_wthor {
                 raw.black = players.id(g.black, &mut dropped.names_lost);
@@ -314,7 +314,7 @@ mod tests {
             (0..n).map(|i| format!("{{\"black\":\"b{i}\",\"white\":\"w{i}\",\"moves\":\"f5\"}}\n")).collect();
         let db = ThorDatabase::load(&[Source::from_vec("x.jsonl", text.into_bytes())], LoadOptions::default()).unwrap();
         assert_eq!(db.players.len(), 2 * n);
-        let ids: Vec<usize> = (0..n).collect();
+        let ids: Vec<GameId> = (0..n).map(GameId::new).collect();
         let export = db.to_wthor(&ids);
         assert_eq!(export.dropped.names_lost, 2 * n - 65_534);
         let players = export.players.clone().unwrap();

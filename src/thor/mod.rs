@@ -26,7 +26,7 @@ use crate::board::Color;
 use crate::square::Square;
 
 pub use database::{
-    FileSummary, GameFilter, LoadOptions, MoveStats, PositionStats, Reach, SortKey, ThorDatabase, ThorGame,
+    FileSummary, GameFilter, GameId, LoadOptions, MoveStats, PositionStats, Reach, SortKey, ThorDatabase, ThorGame,
 };
 pub use export::{Dropped, GameText, WthorExport};
 pub use format::{FileKind, GameRecord, Header, RawGame, Records, ThorFile};
