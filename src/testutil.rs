@@ -278,13 +278,26 @@ pub mod build_steps {
         h
     }
 
+    /// The in-memory merge of two books' bytes, the reference the streamed
+    /// `book::merge_into` is checked against.
+    pub fn merge_in_memory(a: &[u8], b: &[u8]) -> Vec<u8> {
+        let (a, b) = (crate::book::Book::open(a).unwrap(), crate::book::Book::open(b).unwrap());
+        crate::book::merge::merge(&a, &b).to_bytes().unwrap()
+    }
+
+    /// The book positions reachable from the start through book positions, by key,
+    /// with their canonical boards.
+    pub fn walk<D: AsRef<[u8]>>(book: &crate::book::Book<D>) -> std::collections::HashMap<u64, Board> {
+        crate::book::walk(book)
+    }
+
     /// The value a record's leaf gives its position `board` (the back-up's reading).
     pub fn leaf_contribution(record: &Record, board: &Board) -> Option<i32> {
         backup::LeafInput::of(record).contribution(board)
     }
 
     /// A leaf of move `mv` (a square index, 64 for a pass) scoring `score` at depth 1.
-    pub fn shallow_leaf(mv: u8, score: i8) -> Leaf {
+    pub(crate) fn shallow_leaf(mv: u8, score: i8) -> Leaf {
         Leaf { mv: crate::book::LeafMove::from_byte(mv), score, depth: 1, exact: false, selectivity: 0 }
     }
 

@@ -7,12 +7,13 @@ use std::collections::{HashMap, HashSet};
 
 use thorbook::board::Board;
 use thorbook::book::merge_into;
-use thorbook::book::{interchange, walk, Book, Record};
+use thorbook::book::{interchange, Book, Record};
 use thorbook::book::{BuildConfig, GameLine};
 use thorbook::book::{BuildParams, LeafMove};
 use thorbook::book::{DeviateConfig, Deviator, Growth};
 use thorbook::search::Settings;
 use thorbook::testutil::build_steps::{collect, write_book};
+use thorbook::testutil::build_steps::{merge_in_memory, walk};
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 
 use crate::util::{build_book_bytes, reference_back_up};
@@ -58,7 +59,7 @@ fn every_pipeline_backs_values_up_as_the_reference_does() {
     merge_into(&[&ba, &bb], &merged).unwrap();
     let merged = std::fs::read(&merged).unwrap();
     assert_backed_up(&merged, &[Board::START]);
-    assert_eq!(thorbook::book::merge(&ba, &bb).to_bytes().unwrap(), merged, "in memory and streamed merges agree");
+    assert_eq!(merge_in_memory(&a, &b), merged, "in memory and streamed merges agree");
 
     for (growth, depth) in [(Growth::Deviate, 2), (Growth::Deepen, 4)] {
         let cfg = with!(

@@ -8,11 +8,12 @@ use std::time::{Duration, Instant};
 
 use thorbook::board::{Board, Squares};
 use thorbook::book::{book_line, book_moves};
-use thorbook::book::{bundled, walk, Book, Record};
+use thorbook::book::{bundled, Book, Record};
 use thorbook::book::{BuildConfig, GameLine};
 use thorbook::book::{BuildParams, LeafMove};
 use thorbook::search::Settings;
 use thorbook::setting::Setting;
+use thorbook::testutil::build_steps::walk;
 use thorbook::testutil::build_steps::{collect, params, score_all, write_book};
 use thorbook::testutil::searches::Searcher;
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
@@ -216,11 +217,9 @@ fn build_write_map_query_export_import_merge_round_trips() {
     let ab_bytes = std::fs::read(&ab).unwrap();
     assert!(ab_bytes == std::fs::read(&ba).unwrap(), "merge depends on the order");
     // The streamed merge (the command's) writes what the in-memory one builds.
-    let in_memory = thorbook::book::merge(
-        &Book::open_verified(std::fs::read(p).unwrap()).unwrap(),
-        &Book::open_verified(std::fs::read(&other).unwrap()).unwrap(),
-    );
-    assert!(in_memory.to_bytes().unwrap() == ab_bytes, "streamed and in-memory merges differ");
+    let in_memory =
+        thorbook::testutil::build_steps::merge_in_memory(&std::fs::read(p).unwrap(), &std::fs::read(&other).unwrap());
+    assert!(in_memory == ab_bytes, "streamed and in-memory merges differ");
     // Three books in any order: one book, equal to merging twice.
     let third = dir.path().join("t.tbk");
     std::fs::write(

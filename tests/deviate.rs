@@ -4,11 +4,12 @@
 use std::path::Path;
 
 use thorbook::board::Board;
-use thorbook::book::{walk, Book};
+use thorbook::book::Book;
 use thorbook::book::{BuildConfig, GameLine};
 use thorbook::book::{DeviateConfig, DeviateEvent, Deviator, StopReason};
 use thorbook::search::Settings;
 use thorbook::testutil::build_steps::leaf_contribution;
+use thorbook::testutil::build_steps::walk;
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 
 use crate::util::{build_book_bytes, thorbook};

@@ -6,10 +6,11 @@
 use byteorder::{ByteOrder, LittleEndian as LE};
 use thorbook::board::Board;
 use thorbook::book::interchange::{self, BookFormat, EdaxDate, ExportFormat, InterchangeError, Location};
-use thorbook::book::{walk, Book, Record};
+use thorbook::book::{Book, Record};
 use thorbook::book::{BuildConfig, GameLine};
 use thorbook::book::{LeafMove, FLAG_LEAF_EXACT};
 use thorbook::search::Settings;
+use thorbook::testutil::build_steps::walk;
 use thorbook::testutil::searches::Searcher;
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 use thorbook::Move;

@@ -1,7 +1,8 @@
 //! Merging books into one: per position the better leaf and the larger game counts,
-//! values backed up again, and the header's parameters combined. [`merge`] builds the
-//! result in memory; [`merge_into`] streams any number of books in key order (a k-way
-//! merge) to a file, in memory that holds no record (see [`super::stream`]).
+//! values backed up again by the merged header's rule, and the header's parameters
+//! combined. [`merge_into`] streams any number of books in key order (a k-way merge)
+//! to a file, in memory that holds no record (see [`super::stream`]); the in-memory
+//! merge of two books is kept only as the tests' reference for it.
 
 use std::collections::{BTreeMap, BinaryHeap};
 use std::path::Path;
@@ -13,17 +14,19 @@ use super::Book;
 use crate::board::Board;
 
 /// A merged book: its records in key order and the parameters its header states.
+#[cfg(any(test, feature = "testing"))]
 #[derive(Clone, Debug, PartialEq)]
-pub struct Merged {
+pub(crate) struct Merged {
     /// Records in key order.
     pub records: Vec<Record>,
     /// The header's parameters.
     pub params: BuildParams,
 }
 
+#[cfg(any(test, feature = "testing"))]
 impl Merged {
     /// The book file's bytes.
-    pub fn to_bytes(&self) -> Result<Vec<u8>, BookError> {
+    pub(crate) fn to_bytes(&self) -> Result<Vec<u8>, BookError> {
         Writer::write_all(&self.records, self.params)
     }
 }
@@ -51,14 +54,16 @@ impl BuildParams {
     }
 }
 
-/// Merges two books. Per position: a leaf beats none, an exact leaf beats a searched
-/// one, then the deeper leaf, then the less selective, then the higher leaf score, then the lower move code;
-/// game counts come from the record with more games (then more wins, then more
-/// draws). Values are then backed up again by negamax over the positions reachable
-/// from the start; others keep the value of the record chosen. Every choice depends
-/// only on the two records, so `merge(a, b)` and `merge(b, a)` are the same book;
-/// the header's parameters are `BuildParams::merged`.
-pub fn merge<A: AsRef<[u8]>, B: AsRef<[u8]>>(a: &Book<A>, b: &Book<B>) -> Merged {
+/// Merges two books in memory (the reference [`merge_into`] is tested against). Per
+/// position: a leaf beats none, an exact leaf beats a searched one, then the deeper
+/// leaf, then the less selective, then the higher leaf score, then the lower move
+/// code; game counts come from the record with more games (then more wins, then more
+/// draws). Values are then backed up again by the merged header's rule over the
+/// positions reachable from the start; others keep the value of the record chosen.
+/// Every choice depends only on the two records, so `merge(a, b)` and `merge(b, a)`
+/// are the same book; the header's parameters are `BuildParams::merged`.
+#[cfg(any(test, feature = "testing"))]
+pub(crate) fn merge<A: AsRef<[u8]>, B: AsRef<[u8]>>(a: &Book<A>, b: &Book<B>) -> Merged {
     let mut by_key: BTreeMap<u64, Record> = a.records().map(|r| (r.key, r)).collect();
     for r in b.records() {
         by_key.entry(r.key).and_modify(|old| *old = combine(*old, r)).or_insert(r);
@@ -86,9 +91,14 @@ fn combine(old: Record, r: Record) -> Record {
     Record { games: counts.games, wins: counts.wins, draws: counts.draws, value, ..leaf }
 }
 
-/// Merges `books` (any number) into the book file `output`, as [`merge`] does for two:
-/// the books are read once, in key order, side by side; the values are backed up over
-/// compact arrays. Returns what was written and the header's parameters.
+/// Merges `books` (any number) into the book file `output`. Per position: a leaf beats
+/// none, an exact leaf beats a searched one, then the deeper leaf, the less selective,
+/// the higher leaf score, the lower move code; game counts come from the record with
+/// more games (then wins, then draws); the values are backed up again by the merged
+/// header's rule over the positions reachable from the start. Every choice depends
+/// only on the records, so any order of the books gives the same file. The books are
+/// read once, in key order, side by side; the values are backed up over compact
+/// arrays. Returns what was written and the header's parameters.
 pub fn merge_into<D: AsRef<[u8]>>(books: &[&Book<D>], output: &Path) -> Result<(Written, BuildParams), StreamError> {
     let params = books.iter().map(|b| b.params()).reduce(BuildParams::merged).unwrap_or_default();
     let mut file = BookFile::create(output, params)?;

@@ -6,7 +6,7 @@
 //!   searches, the checkpoint, the back-up);
 //! - growing: a [`Deviator`] grows a book beyond the played lines, or deepens its
 //!   leaves, in rounds;
-//! - [`merge()`] and [`merge_into`]: books into one;
+//! - [`merge_into`]: books into one, streamed;
 //! - [`revalue`]: the one back-up of values by a
 //!   [`BackUpRule`], which every book written goes through (as a stream of records
 //!   with values backed up after: assembly, merge);
@@ -58,14 +58,14 @@ use crate::square::Move;
 use crate::symmetry::Transform;
 
 pub use backup::{revalue, BackUpRule};
-pub use build::{BuildConfig, BuildError, GameLine, Leaf, Node, UpdateChoices};
+pub use build::{BuildConfig, BuildError, GameLine, UpdateChoices};
 pub use builder::{BuildEvent, BuildSummary, Builder, PreviousBook};
 pub use deviate::{
     DeviateConfig, DeviateError, DeviateEvent, DeviateSummary, Deviator, Growth, StopReason, ROUND_SIZE,
 };
 pub use format::{BookError, BuildParams, LeafLevel, LeafMove, Record, FLAG_LEAF_EXACT};
 pub use leaflog::{LeafLogError, LockRefused};
-pub use merge::{merge, merge_into, Merged};
+pub use merge::merge_into;
 pub use query::{book_line, book_moves, choose_move, query, BookChoice, BookMove, BookQuery};
 pub use stream::{StreamError, Written};
 pub use trust::{Decider, Trust};
@@ -643,7 +643,7 @@ pub fn bundled() -> Result<Book<&'static [u8]>, BookError> {
 
 /// The book positions reachable from the start through book positions, by key, with
 /// their canonical boards (the file stores keys only; boards are found by play).
-pub fn walk<D: AsRef<[u8]>>(book: &Book<D>) -> HashMap<u64, Board> {
+pub(crate) fn walk<D: AsRef<[u8]>>(book: &Book<D>) -> HashMap<u64, Board> {
     walk_from(book, Board::START)
 }
 

@@ -94,7 +94,7 @@ pub(crate) fn seconds(value: f64, zero_ok: bool) -> Result<Duration, String> {
 }
 
 /// Settings that passed every check, with the level resolved: what a search runs
-/// with. Only [`Settings::resolve`] and [`Settings::resolve_over`] make one, so a
+/// with. Only [`Settings::resolve`] (and the crate's book and audit pipelines, over their own fallback) make one, so a
 /// function that takes a `Resolved` cannot be handed settings nobody checked (the way
 /// shakmaty's `Setup` becomes a `Chess` only through validation).
 #[derive(Clone, Debug, PartialEq)]
@@ -241,7 +241,7 @@ impl Settings {
 
     /// As [`Settings::resolve`], over `fallback`: the values that apply where neither
     /// an explicit value nor a level gives one (a book's leaves, an audit's searches).
-    pub fn resolve_over(&self, fallback: Strength) -> Result<Resolved, SettingsError> {
+    pub(crate) fn resolve_over(&self, fallback: Strength) -> Result<Resolved, SettingsError> {
         self.validate()?;
         Ok(self.resolved(self.strength_over(fallback)))
     }
