@@ -98,7 +98,7 @@ impl AuditConfig {
         exact_at: Some(22),
         time: None,
         nodes: None,
-        selectivity: crate::search::Selectivity::from_hundredths(200),
+        selectivity: crate::search::Selectivity::from_tenths(20),
     };
 
     /// The default audit of a book: 200 positions at plies 10–30 on the lines within 2

@@ -4,11 +4,11 @@
 //! to a file, in memory that holds no record (see [`super::stream`]); the in-memory
 //! merge of two books is kept only as the tests' reference for it.
 
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BinaryHeap;
 use std::path::Path;
 
-use super::backup::{back_up_records, Reached};
-use super::format::{BookError, BuildParams, Record, Writer};
+use super::backup::Reached;
+use super::format::{BuildParams, Record};
 use super::stream::{BookFile, StreamError, Written};
 use super::Book;
 use crate::board::Board;
@@ -26,8 +26,8 @@ pub(crate) struct Merged {
 #[cfg(any(test, feature = "testing"))]
 impl Merged {
     /// The book file's bytes.
-    pub(crate) fn to_bytes(&self) -> Result<Vec<u8>, BookError> {
-        Writer::write_all(&self.records, self.params)
+    pub(crate) fn to_bytes(&self) -> Result<Vec<u8>, super::format::BookError> {
+        super::format::Writer::write_all(&self.records, self.params)
     }
 }
 
@@ -64,13 +64,13 @@ impl BuildParams {
 /// are the same book; the header's parameters are `BuildParams::merged`.
 #[cfg(any(test, feature = "testing"))]
 pub(crate) fn merge<A: AsRef<[u8]>, B: AsRef<[u8]>>(a: &Book<A>, b: &Book<B>) -> Merged {
-    let mut by_key: BTreeMap<u64, Record> = a.records().map(|r| (r.key, r)).collect();
+    let mut by_key: std::collections::BTreeMap<u64, Record> = a.records().map(|r| (r.key, r)).collect();
     for r in b.records() {
         by_key.entry(r.key).and_modify(|old| *old = combine(*old, r)).or_insert(r);
     }
     let mut records: Vec<Record> = by_key.into_values().collect();
     let params = BuildParams::merged(a.params(), b.params());
-    back_up_records(&mut records, [Board::START], params.back_up, Reached::KeepOthers);
+    super::backup::back_up_records(&mut records, [Board::START], params.back_up, Reached::KeepOthers);
     Merged { records, params }
 }
 

@@ -29,18 +29,22 @@
 // `from_le_bytes`), never a silent `as`.
 #![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
+#[cfg(any(feature = "cli", feature = "testing", test))]
 pub(crate) mod audit;
 pub(crate) mod backup;
 pub(crate) mod build;
 pub(crate) mod builder;
 pub(crate) mod deviate;
+#[cfg(any(feature = "cli", feature = "testing", test))]
 pub(crate) mod fix;
 pub(crate) mod format;
 pub mod interchange;
 pub(crate) mod leaflog;
 pub(crate) mod merge;
+#[cfg(any(feature = "cli", feature = "testing", test))]
 pub(crate) mod plan;
 pub(crate) mod query;
+#[cfg(any(feature = "cli", feature = "testing", test))]
 pub(crate) mod slurm;
 pub(crate) mod stream;
 pub(crate) mod tree;

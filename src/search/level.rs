@@ -23,22 +23,22 @@ pub struct LevelSpec {
 }
 
 const TABLE: [LevelSpec; 14] = [
-    LevelSpec { depth: 1, exact_at: 6, selectivity: Selectivity::from_hundredths(150) },
-    LevelSpec { depth: 2, exact_at: 8, selectivity: Selectivity::from_hundredths(150) },
-    LevelSpec { depth: 3, exact_at: 10, selectivity: Selectivity::from_hundredths(150) },
-    LevelSpec { depth: 4, exact_at: 12, selectivity: Selectivity::from_hundredths(150) },
-    LevelSpec { depth: 6, exact_at: 14, selectivity: Selectivity::from_hundredths(150) },
-    LevelSpec { depth: 8, exact_at: 16, selectivity: Selectivity::from_hundredths(150) },
-    LevelSpec { depth: 12, exact_at: 18, selectivity: Selectivity::from_hundredths(150) },
-    LevelSpec { depth: 14, exact_at: 20, selectivity: Selectivity::from_hundredths(150) },
-    LevelSpec { depth: 16, exact_at: 21, selectivity: Selectivity::from_hundredths(150) },
-    LevelSpec { depth: 18, exact_at: 22, selectivity: Selectivity::from_hundredths(200) },
-    LevelSpec { depth: 20, exact_at: 23, selectivity: Selectivity::from_hundredths(200) },
-    LevelSpec { depth: 22, exact_at: 24, selectivity: Selectivity::from_hundredths(200) },
+    LevelSpec { depth: 1, exact_at: 6, selectivity: Selectivity::from_tenths(15) },
+    LevelSpec { depth: 2, exact_at: 8, selectivity: Selectivity::from_tenths(15) },
+    LevelSpec { depth: 3, exact_at: 10, selectivity: Selectivity::from_tenths(15) },
+    LevelSpec { depth: 4, exact_at: 12, selectivity: Selectivity::from_tenths(15) },
+    LevelSpec { depth: 6, exact_at: 14, selectivity: Selectivity::from_tenths(15) },
+    LevelSpec { depth: 8, exact_at: 16, selectivity: Selectivity::from_tenths(15) },
+    LevelSpec { depth: 12, exact_at: 18, selectivity: Selectivity::from_tenths(15) },
+    LevelSpec { depth: 14, exact_at: 20, selectivity: Selectivity::from_tenths(15) },
+    LevelSpec { depth: 16, exact_at: 21, selectivity: Selectivity::from_tenths(15) },
+    LevelSpec { depth: 18, exact_at: 22, selectivity: Selectivity::from_tenths(20) },
+    LevelSpec { depth: 20, exact_at: 23, selectivity: Selectivity::from_tenths(20) },
+    LevelSpec { depth: 22, exact_at: 24, selectivity: Selectivity::from_tenths(20) },
     // Levels for analysis and for auditing books: deeper than any book leaf, solving no
     // further than level 12 (26 empties can take minutes).
-    LevelSpec { depth: 24, exact_at: 24, selectivity: Selectivity::from_hundredths(200) },
-    LevelSpec { depth: 26, exact_at: 24, selectivity: Selectivity::from_hundredths(200) },
+    LevelSpec { depth: 24, exact_at: 24, selectivity: Selectivity::from_tenths(20) },
+    LevelSpec { depth: 26, exact_at: 24, selectivity: Selectivity::from_tenths(20) },
 ];
 
 impl Level {

@@ -50,40 +50,37 @@ pub struct Limits {
 }
 
 /// Multi-ProbCut confidence: how many standard deviations beyond the window a shallow
-/// search must be to cut (1.0 ≈ 84% of cuts right, 2.0 ≈ 98%). Kept in hundredths so
-/// that limits compare exactly.
+/// search must be to cut (1.0 ≈ 84% of cuts right, 2.0 ≈ 98%). Kept in tenths, the
+/// unit book headers, checkpoints and logs record, so that what a search ran with is
+/// what its file says (and limits compare exactly).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Selectivity(u16);
+pub struct Selectivity(u8);
 
 impl Selectivity {
-    /// `t` standard deviations, 0.1..=10.
+    /// `t` standard deviations, 0.1..=10, rounded to tenths.
     pub fn from_sigmas(t: f32) -> Option<Selectivity> {
-        (t.is_finite() && (0.1..=10.0).contains(&t)).then(|| Selectivity((t * 100.0).round() as u16))
-    }
-
-    /// `hundredths` of a standard deviation, 10..=1000.
-    pub(crate) const fn from_hundredths(hundredths: u16) -> Option<Selectivity> {
-        if hundredths >= 10 && hundredths <= 1000 {
-            Some(Selectivity(hundredths))
-        } else {
-            None
-        }
+        let tenths = (t * 10.0).round();
+        (t.is_finite() && (1.0..=100.0).contains(&tenths)).then_some(Selectivity(tenths as u8))
     }
 
     /// The number of standard deviations.
     pub(crate) fn sigmas(self) -> f32 {
-        self.0 as f32 / 100.0
+        f32::from(self.0) / 10.0
     }
 
-    /// In tenths of a standard deviation, rounded, as book files store it (1..=100).
+    /// In tenths of a standard deviation, as files store it (1..=100).
     pub(crate) fn tenths(self) -> u8 {
-        u8::try_from(((self.0 + 5) / 10).max(1)).unwrap_or(u8::MAX)
+        self.0
     }
 
-    /// From tenths of a standard deviation as stored: `None` for 0 (full width) and
-    /// beyond 10 σ.
-    pub(crate) fn from_tenths(tenths: u8) -> Option<Selectivity> {
-        (1..=100).contains(&tenths).then(|| Selectivity(u16::from(tenths) * 10))
+    /// From tenths of a standard deviation: `None` for 0 (full width) and beyond
+    /// 10 σ.
+    pub(crate) const fn from_tenths(tenths: u8) -> Option<Selectivity> {
+        if tenths >= 1 && tenths <= 100 {
+            Some(Selectivity(tenths))
+        } else {
+            None
+        }
     }
 }
 
@@ -164,7 +161,7 @@ const EXACT_SEED_MAX_DEPTH: u32 = 12;
 /// to depth 12 or 14, 193.8 M and 201.0 M. On 12 hard Thor positions of 24–26
 /// empties (`scripts/hard-thor-24-26.obf`): 4.06 G nodes, 169 s full width; 2.72 G,
 /// 127 s at 1.5σ.
-const EXACT_SEED_SELECTIVITY: Selectivity = match Selectivity::from_hundredths(150) {
+const EXACT_SEED_SELECTIVITY: Selectivity = match Selectivity::from_tenths(15) {
     Some(s) => s,
     None => panic!("1.5σ is a valid selectivity"),
 };

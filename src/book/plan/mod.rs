@@ -131,7 +131,9 @@ impl Plan {
     /// in the same directory is a no-op that returns the existing plan; a directory
     /// holding another plan is refused. The games are read once, as a stream, and the
     /// positions collected in bounded memory (768 MiB for the
-    /// buffer; see [`Plan::create_build_with_budget`]).
+    /// buffer; see [`Plan::create_build_with_budget`]). The binary gives the budget
+    /// (`--sort-mib`); tests and the synthetic plans take the default.
+    #[cfg(any(test, feature = "testing"))]
     pub fn create_build<I>(
         dir: &Path,
         games: I,
