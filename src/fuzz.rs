@@ -433,7 +433,7 @@ pub fn shard_file(data: &[u8]) {
     let header: [u8; SHARD_HEADER] = bytes[..SHARD_HEADER].try_into().expect("a whole header");
     let positions =
         usize::try_from(u64::from_le_bytes(header[24..32].try_into().expect("8 bytes"))).unwrap_or(usize::MAX);
-    let decode = |e: &[u8]| crate::book::build::decode_leaf_entry(e, selector >> 1);
+    let decode = |e: &[u8]| crate::book::leaflog::decode_leaf_entry(e, selector >> 1);
     if let Ok(leaves) = parse_shard(&bytes, &header, positions, decode) {
         assert_eq!(leaves.len(), positions);
         assert!(leaves.windows(2).all(|w| w[0].0 < w[1].0));
@@ -497,7 +497,7 @@ pub fn plan_json(data: &[u8]) {
 /// byte), whose entries must be refused. Whatever reads holds at most one leaf an
 /// entry, each in range.
 pub fn build_checkpoint(data: &[u8]) {
-    use crate::book::build::{Checkpoint, CHECKPOINT_HEADER};
+    use crate::book::checkpoint::{Checkpoint, CHECKPOINT_HEADER};
     let Some((&selector, bytes)) = data.split_first() else { return };
     let mut bytes = bytes.to_vec();
     let mut want = [0u8; CHECKPOINT_HEADER];

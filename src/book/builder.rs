@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::backup::{back_up_records, Reached};
-use super::build::{self, BuildConfig, BuildError, BuildIdentity, Checkpoint, GameLine, Leaf, LeafSearch, Node};
+use super::build::{self, BuildConfig, BuildError, GameLine, Leaf, LeafSearch, Node};
+use super::checkpoint::{BuildIdentity, Checkpoint};
 use super::format::{BuildParams, Record, Writer};
 use super::leaflog::LockRefused;
 use super::{walk, Book};

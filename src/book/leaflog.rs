@@ -16,7 +16,10 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use super::build::{decode_leaf_entry, encode_leaf_entry, Leaf, LEAF_ENTRY};
+use byteorder::{ByteOrder, LittleEndian as LE};
+
+use super::build::Leaf;
+use super::format::LeafMove;
 use crate::fileio::IoError;
 
 /// Why a file of scored positions cannot be read: the caller says what its header
@@ -298,6 +301,39 @@ impl LeafLog {
     }
 }
 
+/// Bytes of a scored position as checkpoints and shard files store it.
+pub(crate) const LEAF_ENTRY: usize = 16;
+
+/// A scored position as checkpoints and shard files store it: key u64, leaf move,
+/// score, depth, flags (bit 0: exact), then the CRC-32 of those 12 bytes, so that a
+/// damaged entry is found wherever it is.
+pub(crate) fn encode_leaf_entry(key: u64, leaf: &Leaf) -> [u8; LEAF_ENTRY] {
+    let mut e = [0u8; LEAF_ENTRY];
+    LE::write_u64(&mut e[..8], key);
+    e[8] = leaf.mv.byte();
+    e[9] = leaf.score.to_le_bytes()[0];
+    e[10] = leaf.depth;
+    e[11] = u8::from(leaf.exact);
+    let crc = crc32fast::hash(&e[..12]);
+    LE::write_u32(&mut e[12..16], crc);
+    e
+}
+
+/// Reads an entry of [`encode_leaf_entry`], checking its checksum, move and score; a
+/// searched (not exact) leaf takes `selectivity`, which the file's header records.
+pub(crate) fn decode_leaf_entry(e: &[u8], selectivity: u8) -> Result<(u64, Leaf), String> {
+    if crc32fast::hash(&e[..12]) != LE::read_u32(&e[12..16]) {
+        return Err("checksum mismatch".into());
+    }
+    let (mv, score) = (LeafMove::from_byte(e[8]), i8::from_le_bytes([e[9]]));
+    if !mv.is_valid() || !(-64..=64).contains(&score) {
+        return Err(format!("move code {} and score {score} out of range", mv.byte()));
+    }
+    let exact = e[11] & 1 != 0;
+    let selectivity = if !mv.is_none() && !exact { selectivity } else { 0 };
+    Ok((LE::read_u64(&e[..8]), Leaf { mv, score, depth: e[10], exact, selectivity }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -326,8 +362,8 @@ mod tests {
             Err(EntriesFault::Damaged { index: 0, byte: 24, .. })
         ));
         // The build checkpoint and the shard checkpoint follow the same rule.
-        let want = [0u8; crate::book::build::CHECKPOINT_HEADER];
-        assert!(crate::book::build::Checkpoint::parse(&want[..10], &want).unwrap().is_empty());
+        let want = [0u8; crate::book::checkpoint::CHECKPOINT_HEADER];
+        assert!(crate::book::checkpoint::Checkpoint::parse(&want[..10], &want).unwrap().is_empty());
         let shard = [0u8; crate::book::plan::shard::SHARD_HEADER];
         assert!(crate::book::plan::shard::parse_partial(&shard[..10], &shard, decode).unwrap().is_empty());
     }

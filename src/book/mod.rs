@@ -34,6 +34,7 @@ pub(crate) mod audit;
 pub(crate) mod backup;
 pub(crate) mod build;
 pub(crate) mod builder;
+pub(crate) mod checkpoint;
 pub(crate) mod deviate;
 #[cfg(any(feature = "cli", feature = "testing", test))]
 pub(crate) mod fix;

@@ -15,7 +15,8 @@ use super::rounds::{round_dir, INPUT_FILE};
 use super::spec::{hex, to_json, utf8_paths, PlanFile, PlanKind, PLAN_FORMAT};
 use super::{check_shards, Assembled, Plan, Work, PLAN_FILE};
 use crate::book::audit::{Checks, ChecksKind};
-use crate::book::build::{positions_digest, LeafSpec, Node};
+use crate::book::build::{LeafSpec, Node};
+use crate::book::checkpoint::positions_digest;
 use crate::book::leaflog::{LeafLog, LeafLogError};
 use crate::fileio::{atomic_write, Digest};
 

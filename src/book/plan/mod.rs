@@ -40,7 +40,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use super::backup::Reached;
-use super::build::{self, BuildConfig, BuildIdentity, GameLine, LeafSpec};
+use super::build::{self, BuildConfig, GameLine, LeafSpec};
+use super::checkpoint::BuildIdentity;
 use super::format::BuildParams;
 use super::stream::{BookFile, StreamError};
 use crate::board::Board;
@@ -172,8 +173,8 @@ impl Plan {
         let search = search.spec().clone();
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         let games = games.into_iter();
-        let mut games_digest = build::GamesDigest::new(games.len());
-        let mut positions_digest = build::PositionsDigest::default();
+        let mut games_digest = crate::book::checkpoint::GamesDigest::new(games.len());
+        let mut positions_digest = crate::book::checkpoint::PositionsDigest::default();
         let mut keys = Vec::new();
         let mut nodes_out = NodeWriter::create(&dir.join(NODES_FILE))?;
         let mut game_count = 0usize;

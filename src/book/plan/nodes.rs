@@ -9,7 +9,8 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 
 use super::error::{io, PlanError, PlanFault};
 use crate::board::Board;
-use crate::book::build::{Node, PositionsDigest};
+use crate::book::build::Node;
+use crate::book::checkpoint::PositionsDigest;
 
 /// The positions file in a plan's directory.
 pub(super) const NODES_FILE: &str = "nodes.bin";

@@ -28,7 +28,7 @@ use crate::setting::{check, Setting};
 const SHARD_MAGIC: &[u8; 8] = b"TBSHARD1";
 const SHARD_END: &[u8; 8] = b"TBSHDEND";
 pub(crate) const SHARD_HEADER: usize = 32;
-const ENTRY: usize = build::LEAF_ENTRY;
+const ENTRY: usize = crate::book::leaflog::LEAF_ENTRY;
 const TRAILER: usize = 24;
 
 /// The shard of `key` among `shards`: the key's slice of the 64-bit key space, so each
@@ -366,7 +366,7 @@ impl Plan {
         let mut bytes = Vec::with_capacity(SHARD_HEADER + all.len() * ENTRY + TRAILER);
         bytes.extend_from_slice(&self.header(index));
         for (key, leaf) in all {
-            bytes.extend_from_slice(&build::encode_leaf_entry(*key, leaf));
+            bytes.extend_from_slice(&crate::book::leaflog::encode_leaf_entry(*key, leaf));
         }
         let crc = crc32fast::hash(&bytes[SHARD_HEADER..]);
         bytes.extend_from_slice(SHARD_END);
@@ -400,10 +400,10 @@ impl Plan {
         })
     }
 
-    /// Checks an entry ([`build::decode_leaf_entry`]) and that its key is a position
+    /// Checks an entry ([`crate::book::leaflog::decode_leaf_entry`]) and that its key is a position
     /// of this shard.
     fn decode_entry(&self, index: u32, e: &[u8]) -> Result<(u64, Leaf), String> {
-        let (key, leaf) = build::decode_leaf_entry(e, self.search.selectivity_tenths())?;
+        let (key, leaf) = crate::book::leaflog::decode_leaf_entry(e, self.search.selectivity_tenths())?;
         if shard_of(key, self.file.shards) != index || self.index_of(key).is_none() {
             return Err(format!("key {key:016x} is not a position of this shard"));
         }
