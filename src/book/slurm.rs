@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::plan::{Plan, Runner, ShardState};
+use super::plan::{Plan, ShardState, ShardStatus};
 use crate::fileio::IoError;
 
 /// How long a checkpoint write keeps a shard presumed running when neither its lock
@@ -250,13 +250,18 @@ fn write_submitted_jobs(plan_dir: &Path, jobs: &HashMap<u32, String>) -> Result<
     crate::fileio::atomic_write(&path, text.as_bytes()).map_err(|e| SlurmError::Io(IoError::new(&path, e)))
 }
 
-/// Of `jobs` (`ID` or `ID_TASK`), those the scheduler still has queued or running. A
-/// job squeue no longer knows has ended.
-fn live_jobs(jobs: &[&str]) -> Result<HashSet<String>, SlurmError> {
-    if jobs.is_empty() {
+/// Of `jobs` (`ID` or `ID_TASK`), those the scheduler still has queued or running. The
+/// scheduler is asked once about their distinct jobs (an array's tasks through its
+/// id, so that the command line does not grow with the shards); a job squeue no
+/// longer knows has ended.
+fn live_jobs<'a>(jobs: impl IntoIterator<Item = &'a str>) -> Result<HashSet<String>, SlurmError> {
+    let mut asked: Vec<&str> = jobs.into_iter().map(|j| j.split_once('_').map_or(j, |(array, _)| array)).collect();
+    asked.sort_unstable();
+    asked.dedup();
+    if asked.is_empty() {
         return Ok(HashSet::new());
     }
-    let list = jobs.join(",");
+    let list = asked.join(",");
     // -r: one line per array task, pending ones too.
     let out = Command::new("squeue").args(["-h", "-r", "-o", "%i %T", "-j", &list]).output();
     let printed = match out {
@@ -271,6 +276,7 @@ fn live_jobs(jobs: &[&str]) -> Result<HashSet<String>, SlurmError> {
         }
         Err(e) => return Err(SlurmError::Command { command: "squeue".into(), message: e.to_string() }),
     };
+    // squeue lists jobs that just ended too, for a while.
     let ended = [
         "COMPLETED",
         "FAILED",
@@ -308,41 +314,34 @@ enum Seen {
 /// where the runner's lock was refused, the scheduler is asked about its job; without
 /// one, a checkpoint written within `fresh` is presumed running. A shard submitted
 /// earlier and still queued is running as its job.
-fn classify(plan: &Plan, plan_dir: &Path, fresh: Duration) -> Result<Vec<(u32, Seen)>, SlurmError> {
-    let submitted = submitted_jobs(plan_dir);
+fn classify(plan: &Plan, submitted: &HashMap<u32, String>, fresh: Duration) -> Result<Vec<(u32, Seen)>, SlurmError> {
     let status: Vec<_> = plan.status().into_iter().filter(|s| s.state != ShardState::Done).collect();
-    let runners: HashMap<u32, Runner> = status.iter().filter_map(|s| Some((s.index, plan.runner(s.index)?))).collect();
-    let mut asked: Vec<&str> = submitted.values().map(String::as_str).collect();
-    asked.extend(runners.values().filter_map(|r| r.job.as_deref()));
-    asked.sort_unstable();
-    asked.dedup();
-    let live = live_jobs(&asked)?;
-    let here = super::plan::host_name();
-    let live_job = |index: u32| {
-        let runner = runners.get(&index).and_then(|r| r.job.clone());
-        runner.into_iter().chain(submitted.get(&index).cloned()).find(|j| live.contains(j))
+    // A stopped shard's state carries its runner's record; a running one's is read.
+    let runner_job = |s: &ShardStatus| match &s.state {
+        ShardState::Partial { runner, .. } => runner.as_ref().and_then(|r| r.job.clone()),
+        ShardState::Running { .. } => plan.runner(s.index).and_then(|r| r.job),
+        _ => None,
     };
+    let jobs: Vec<(u32, Option<String>)> = status.iter().map(|s| (s.index, runner_job(s))).collect();
+    let asked = jobs.iter().flat_map(|(i, job)| job.iter().chain(submitted.get(i))).map(String::as_str);
+    let live = live_jobs(asked)?;
+    let here = super::plan::host_name();
     Ok(status
         .into_iter()
-        .map(|s| {
-            let seen = match (&s.state, live_job(s.index)) {
+        .zip(jobs)
+        .map(|(s, (index, runner_job))| {
+            let live_job = runner_job.iter().chain(submitted.get(&index)).find(|j| live.contains(*j)).cloned();
+            let seen = match (&s.state, live_job) {
                 (_, Some(job)) => Seen::InJob(job),
                 (ShardState::Running { .. }, None) => Seen::Unscheduled,
                 // Its job has ended: whatever the locks say, it stopped.
-                (ShardState::Partial { runner: Some(Runner { job: Some(_), .. }), .. }, None) => Seen::Stopped,
-                (ShardState::Partial { runner, lockable, idle, .. }, None) => {
-                    // A lock tested here tells only of runners that locked it on this
-                    // host (some cluster file systems lock per node).
-                    let lock_tells = *lockable && runner.as_ref().is_none_or(|r| r.locked && r.host == here);
-                    if lock_tells || *idle >= fresh {
-                        Seen::Stopped
-                    } else {
-                        Seen::Unscheduled
-                    }
+                (ShardState::Partial { .. }, None) if runner_job.is_some() => Seen::Stopped,
+                (ShardState::Partial { idle, .. }, None) if !s.state.lock_tells(&here) && idle < &fresh => {
+                    Seen::Unscheduled
                 }
                 _ => Seen::Stopped,
             };
-            (s.index, seen)
+            (index, seen)
         })
         .collect())
 }
@@ -355,7 +354,8 @@ fn classify(plan: &Plan, plan_dir: &Path, fresh: Duration) -> Result<Vec<(u32, S
 pub fn submit(plan: &Plan, plan_dir: &Path, opts: &SlurmOptions) -> Result<Submission, SlurmError> {
     let (shards_script, assemble_script) = write_scripts(plan_dir, opts)?;
     let at = SystemTime::now();
-    let seen = classify(plan, plan_dir, opts.fresh)?;
+    let mut submitted = submitted_jobs(plan_dir);
+    let seen = classify(plan, &submitted, opts.fresh)?;
     let (mut todo, mut running, mut unscheduled) = (Vec::new(), Vec::new(), Vec::new());
     for (index, seen) in seen {
         match seen {
@@ -376,9 +376,8 @@ pub fn submit(plan: &Plan, plan_dir: &Path, opts: &SlurmOptions) -> Result<Submi
             .arg(format!("--array={}", array_spec(&todo)))
             .arg(&shards_script))?;
         let id = job_id(&printed);
-        let mut jobs = submitted_jobs(plan_dir);
-        jobs.extend(todo.iter().map(|&i| (i, format!("{id}_{i}"))));
-        write_submitted_jobs(plan_dir, &jobs)?;
+        submitted.extend(todo.iter().map(|&i| (i, format!("{id}_{i}"))));
+        write_submitted_jobs(plan_dir, &submitted)?;
         Some(id)
     };
     let mut after: Vec<String> = array.iter().cloned().collect();
@@ -408,7 +407,7 @@ pub fn wait(
     let total = plan.positions() as u64;
     let mut last = Instant::now() - Duration::from_secs(3600);
     loop {
-        let queued = !live_jobs(&jobs)?.is_empty();
+        let queued = !live_jobs(jobs.iter().copied())?.is_empty();
         if last.elapsed() >= Duration::from_secs(2) || !queued {
             let scored = plan.status().iter().map(|s| s.scored()).sum();
             progress(scored, total);

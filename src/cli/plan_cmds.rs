@@ -510,21 +510,22 @@ fn report_after(after: &AfterRound) {
     }
 }
 
-/// A started shard whose lock says nothing: the file system refused it to its runner or
-/// here.
-fn unlocked_partial(state: &ShardState) -> bool {
-    matches!(state, ShardState::Partial { runner, lockable, .. } if !lockable || runner.as_ref().is_some_and(|r| !r.locked))
+/// A started shard whose lock says nothing here (refused, or taken on another host):
+/// running or not, only the scheduler knows.
+fn unlocked_partial(state: &ShardState, here: &str) -> bool {
+    matches!(state, ShardState::Partial { .. }) && !state.lock_tells(here)
 }
 
 pub(super) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
     let plan = Plan::open(&args.dir).map_err(plan_error)?;
     let finished = plan.finished().map_err(plan_error)?;
     let shards = plan.status();
+    let here = crate::book::plan::host_name();
     let count = |f: &dyn Fn(&ShardState) -> bool| shards.iter().filter(|s| f(&s.state)).count();
     let done = count(&|s| matches!(s, ShardState::Done));
     let running = count(&|s| matches!(s, ShardState::Running { .. }));
     let stopped = count(&|s| matches!(s, ShardState::Partial { .. }));
-    let unlocked = count(&|s| matches!(s, ShardState::Partial { .. }) && unlocked_partial(s));
+    let unlocked = count(&|s| matches!(s, ShardState::Partial { .. }) && unlocked_partial(s, &here));
     let missing = count(&|s| matches!(s, ShardState::Missing));
     let damaged = count(&|s| matches!(s, ShardState::Damaged(_)));
     let scored: u64 = shards.iter().map(|s| s.scored()).sum();
@@ -545,7 +546,7 @@ pub(super) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
                     ShardState::Done => ("done", s.positions, None, None),
                     ShardState::Running { scored, idle } => ("running", *scored, Some(idle.as_secs_f64()), None),
                     ShardState::Partial { scored, idle, .. } => {
-                        let state = if unlocked_partial(&s.state) { "unlocked" } else { "stopped" };
+                        let state = if unlocked_partial(&s.state, &here) { "unlocked" } else { "stopped" };
                         (state, *scored, Some(idle.as_secs_f64()), None)
                     }
                     ShardState::Missing => ("missing", 0, None, None),
@@ -600,7 +601,7 @@ pub(super) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
                 s.positions,
                 idle.as_secs_f64()
             ),
-            ShardState::Partial { scored, idle, runner, .. } if unlocked_partial(&s.state) => outln!(
+            ShardState::Partial { scored, idle, runner, .. } if unlocked_partial(&s.state, &here) => outln!(
                 "  shard {}: not locked (the file system refuses locks), {scored}/{} positions, last write {:.0} s ago{}",
                 s.index,
                 s.positions,

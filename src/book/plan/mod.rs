@@ -60,7 +60,7 @@ pub(crate) mod spec;
 pub use error::{PlanError, PlanFault};
 pub use rounds::{AfterRound, Finished, Planned};
 pub(crate) use shard::host_name;
-pub use shard::{shard_of, Runner, ShardEvent, ShardState};
+pub use shard::{shard_of, ShardEvent, ShardState, ShardStatus};
 
 use error::io;
 use nodes::{read_nodes, NodeReader, NodeWriter, NODES_FILE};

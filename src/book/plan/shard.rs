@@ -135,6 +135,17 @@ pub enum ShardState {
     Damaged(String),
 }
 
+impl ShardState {
+    /// For a started shard nobody is seen holding (`Partial`): whether its lock can be
+    /// believed, so that the shard has stopped. It can where this host could test the
+    /// lock and the shard's last runner (when it left a record) held it on this host:
+    /// some cluster file systems refuse locks, and some lock per node.
+    pub(crate) fn lock_tells(&self, here: &str) -> bool {
+        matches!(self, ShardState::Partial { runner, lockable: true, .. }
+            if runner.as_ref().is_none_or(|r| r.locked && r.host == here))
+    }
+}
+
 /// One shard's line in [`Plan::status`].
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
