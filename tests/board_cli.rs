@@ -94,3 +94,21 @@ fn an_error_cause_is_printed_once() {
     let err = thorbook(&["book", "build", "--max-ply", "2", "-o", "/missing/dir/x.tbk"]).fails().to_string();
     assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
 }
+
+/// A wrong argument exits with status 2 whoever refuses it: clap, a range check of the
+/// library, or the command's own check of how flags combine.
+#[test]
+fn wrong_arguments_exit_2_whoever_finds_them() {
+    for args in [
+        &["perft", "--depth", "x"][..],
+        &["play", "--level", "99"],
+        &["play", "--time", "-1"],
+        &["eval-error", "--every", "0"],
+        &["book", "audit", "--resume"],
+        &["thor", "games", "--format", "wtb"],
+    ] {
+        let run = crate::util::thorbook(args);
+        assert_eq!(run.status, 2, "{args:?}: {}", run.stderr);
+        assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    }
+}

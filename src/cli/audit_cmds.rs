@@ -123,7 +123,9 @@ impl AuditArgs {
 /// The searches of the audit `args` describes, for `book plan audit`.
 pub(super) fn audit_checks(args: &AuditArgs) -> anyhow::Result<Checks> {
     if args.resume {
-        anyhow::bail!("--resume is for local runs: a plan resumes by itself (run `book shard` or `book submit` again)");
+        return Err(crate::cli::flags::usage(
+            "--resume is for local runs: a plan resumes by itself (run `book shard` or `book submit` again)",
+        ));
     }
     if let Some(level) = args.compare_level {
         anyhow::bail!(
@@ -153,7 +155,9 @@ pub fn audit_cmd(args: AuditArgs) -> anyhow::Result<ExitCode> {
     let book = open_book(args.book.as_deref())?;
     let checkpoint = args.checkpoint();
     if args.resume && checkpoint.is_none() {
-        anyhow::bail!("--resume needs a checkpoint: give -o REPORT (REPORT.checkpoint) or --checkpoint FILE");
+        return Err(crate::cli::flags::usage(
+            "--resume needs a checkpoint: give -o REPORT (REPORT.checkpoint) or --checkpoint FILE",
+        ));
     }
     let bar = ProgressBar::new(0).with_style(
         ProgressStyle::with_template("audit {bar:30} {pos}/{len} searches, {per_sec}, ETA {eta} {msg}")
@@ -296,7 +300,10 @@ impl TryFrom<&FixArgs> for FixConfig {
         let defaults = Settings { hash_mib: 16, threads: crate::search::default_threads(), ..Settings::default() };
         let time = a
             .max_time
-            .map(|t| crate::search::settings::seconds(t, false).map_err(|e| anyhow::anyhow!("--max-time {e}")))
+            .map(|t| {
+                crate::search::settings::seconds(t, false)
+                    .map_err(|e| crate::cli::flags::usage(format!("--max-time {e}")))
+            })
             .transpose()?;
         Ok(FixConfig {
             search: a.search.settings(&defaults)?,
@@ -314,7 +321,9 @@ impl TryFrom<&FixArgs> for FixConfig {
 /// The checks of the fix `args` describes, for `book plan fix`.
 pub(super) fn fix_checks(args: &FixArgs) -> anyhow::Result<Checks> {
     if args.resume {
-        anyhow::bail!("--resume is for local runs: a plan resumes by itself (run `book shard` or `book submit` again)");
+        return Err(crate::cli::flags::usage(
+            "--resume is for local runs: a plan resumes by itself (run `book shard` or `book submit` again)",
+        ));
     }
     if args.max_time.is_some() {
         anyhow::bail!(

@@ -178,7 +178,10 @@ impl GrowArgs {
     ) -> anyhow::Result<crate::book::deviate::DeviateConfig> {
         let max_time = self
             .max_time
-            .map(|t| crate::search::settings::seconds(t, false).map_err(|e| anyhow::anyhow!("--max-time {e}")))
+            .map(|t| {
+                crate::search::settings::seconds(t, false)
+                    .map_err(|e| crate::cli::flags::usage(format!("--max-time {e}")))
+            })
             .transpose()?;
         Ok(crate::book::deviate::DeviateConfig {
             error,

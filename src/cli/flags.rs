@@ -58,7 +58,12 @@ pub fn flag(setting: Setting) -> &'static str {
 
 /// `e` with its setting named by its flag.
 pub fn out_of_range(e: &OutOfRange) -> anyhow::Error {
-    anyhow::Error::new(UsageError(e.named(flag(e.setting))))
+    usage(e.named(flag(e.setting)))
+}
+
+/// A wrong argument, said by `message` (exit status 2).
+pub fn usage(message: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::Error::new(UsageError(message.to_string()))
 }
 
 /// A wrong argument found after parsing (a value out of range): the command line is at

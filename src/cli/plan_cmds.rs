@@ -168,7 +168,10 @@ pub struct SubmitArgs {
 
 pub(super) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     if !(args.fresh_minutes.is_finite() && (0.0..=10_080.0).contains(&args.fresh_minutes)) {
-        anyhow::bail!("--fresh-minutes must be 0..=10080 (a week), got {}", args.fresh_minutes);
+        return Err(crate::cli::flags::usage(format!(
+            "--fresh-minutes must be 0..=10080 (a week), got {}",
+            args.fresh_minutes
+        )));
     }
     let opts = SlurmOptions {
         binary: std::env::current_exe()?,
@@ -338,7 +341,9 @@ fn plan_rounds(
     sharding: &ShardingArgs,
 ) -> anyhow::Result<ExitCode> {
     if grow.resume {
-        anyhow::bail!("--resume is for local runs: a plan resumes by itself (run `book shard` or `book submit` again)");
+        return Err(crate::cli::flags::usage(
+            "--resume is for local runs: a plan resumes by itself (run `book shard` or `book submit` again)",
+        ));
     }
     let config = grow.config(error, budget, max_ply, growth)?;
     let book = open_book(grow.book.as_deref())?;

@@ -452,7 +452,11 @@ fn write_games(out: &mut dyn Write, db: &ThorDatabase, ids: &[GameId], format: G
                 )?;
             }
         }
-        GameFormat::Wtb => anyhow::bail!("--format wtb writes a file: use `thorbook thor export --format wtb -o FILE`"),
+        GameFormat::Wtb => {
+            return Err(crate::cli::flags::usage(
+                "--format wtb writes a file: use `thorbook thor export --format wtb -o FILE`",
+            ))
+        }
     }
     Ok(())
 }

@@ -447,7 +447,7 @@ pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
     let defaults = Settings { hash_mib: 2, threads: crate::search::default_threads(), ..Settings::default() };
     let settings = args.search.settings(&defaults)?;
     if args.every == 0 {
-        bail!("--every must be >= 1");
+        return Err(crate::cli::flags::usage("--every must be >= 1"));
     }
     let config = ErrorConfig {
         settings,
