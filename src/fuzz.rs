@@ -359,9 +359,11 @@ pub fn eval_weights(data: &[u8]) {
         let crc = crc32fast::hash(&bytes[..end]);
         bytes[end..].copy_from_slice(&crc.to_le_bytes());
     }
-    if let Ok(w) = Weights::from_bytes("fuzz.tbe", &bytes) {
+    if let Ok(w) = Weights::from_bytes(std::path::Path::new("fuzz.tbe"), &bytes) {
         assert_eq!(
-            Weights::from_bytes("again.tbe", &w.to_bytes()).expect("written weights read back").digest(),
+            Weights::from_bytes(std::path::Path::new("again.tbe"), &w.to_bytes())
+                .expect("written weights read back")
+                .digest(),
             w.digest()
         );
     }

@@ -124,5 +124,5 @@ pub mod zobrist;
 
 pub use board::{Board, Color};
 pub use position::{PlayError, Position, PositionError};
-pub use square::{Move, ParseError, Square};
+pub use square::{BoardTextFault, Move, ParseError, Square};
 pub use symmetry::Transform;

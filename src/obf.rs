@@ -9,7 +9,7 @@
 use thiserror::Error;
 
 use crate::position::Position;
-use crate::square::Move;
+use crate::square::{Move, ParseError};
 
 /// One problem: a position and the scores listed for its moves.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,13 +37,42 @@ impl Problem {
 
 /// A line that is not a problem.
 #[derive(Debug, Error, PartialEq, Eq)]
-#[error("line {line}: {message}")]
+#[error("line {line}: {fault}")]
 #[non_exhaustive]
 pub struct ObfError {
     /// 1-based line number.
     pub line: usize,
     /// What is wrong.
-    pub message: String,
+    pub fault: ObfFault,
+}
+
+/// What is wrong with a line of an `.obf` file.
+#[derive(Debug, Clone, Copy, Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ObfFault {
+    /// The board text before the first `;`.
+    #[error("{0}")]
+    Board(ParseError),
+    /// A field that is not `MOVE:SCORE`.
+    #[error("field {field} is not MOVE:SCORE")]
+    NotScoredMove {
+        /// 1-based field after the board.
+        field: usize,
+    },
+    /// A move that does not parse.
+    #[error("field {field}: {source}")]
+    Move {
+        /// 1-based field after the board.
+        field: usize,
+        /// Why.
+        source: ParseError,
+    },
+    /// A score that is not a whole number.
+    #[error("field {field}: the score is not a whole number")]
+    Score {
+        /// 1-based field after the board.
+        field: usize,
+    },
 }
 
 /// Parses a whole `.obf` text.
@@ -54,15 +83,16 @@ pub fn parse_obf(text: &str) -> Result<Vec<Problem>, ObfError> {
         if line.is_empty() || line.starts_with('%') || line.starts_with('#') {
             continue;
         }
-        let err = |message: String| ObfError { line: i + 1, message };
+        let err = |fault| ObfError { line: i + 1, fault };
         let mut fields = line.split(';');
         let head = fields.next().unwrap_or_default();
-        let position = Position::parse_board_text(head).map_err(|e| err(e.to_string()))?;
+        let position = Position::parse_board_text(head).map_err(|e| err(ObfFault::Board(e)))?;
         let mut scores = Vec::new();
-        for f in fields.map(str::trim).filter(|f| !f.is_empty()) {
-            let (mv, score) = f.split_once(':').ok_or_else(|| err(format!("`{f}` is not MOVE:SCORE")))?;
-            let mv: Move = mv.trim().parse().map_err(|e: crate::square::ParseError| err(e.to_string()))?;
-            let score: i32 = score.trim().parse().map_err(|_| err(format!("`{score}` is not a score")))?;
+        for (k, f) in fields.map(str::trim).filter(|f| !f.is_empty()).enumerate() {
+            let field = k + 1;
+            let (mv, score) = f.split_once(':').ok_or_else(|| err(ObfFault::NotScoredMove { field }))?;
+            let mv: Move = mv.trim().parse().map_err(|source| err(ObfFault::Move { field, source }))?;
+            let score: i32 = score.trim().parse().map_err(|_| err(ObfFault::Score { field }))?;
             scores.push((mv, score));
         }
         out.push(Problem { line: i + 1, position, scores });
@@ -83,6 +113,7 @@ mod tests {
         assert_eq!(p[0].scores, vec![("g8".parse().unwrap(), 18), ("h1".parse().unwrap(), 12)]);
         assert_eq!(p[0].best_moves(), vec!["g8".parse().unwrap()]);
         let bad = parse_obf("--XXXXX--OOOXX-O-OOOXXOX-OXOXOXXOXXXOXXX--XOXOXX-XXXOOO--OOOOO-- X; G8+18;").unwrap_err();
-        assert_eq!(bad.to_string(), "line 1: `G8+18` is not MOVE:SCORE");
+        assert_eq!(bad, ObfError { line: 1, fault: ObfFault::NotScoredMove { field: 1 } });
+        assert_eq!(bad.to_string(), "line 1: field 1 is not MOVE:SCORE");
     }
 }

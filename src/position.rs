@@ -11,7 +11,7 @@ use std::str::FromStr;
 use crate::board::{Board, Color, Squares};
 use thiserror::Error;
 
-use crate::square::{parse_move_sequence, Move, ParseError, Square};
+use crate::square::{parse_move_sequence, BoardTextFault, Move, ParseError, Square};
 
 /// A board plus who is to move, in absolute colours.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -130,7 +130,7 @@ impl Position {
         let side_word = rest.split(|c: char| c.is_whitespace() || c == ';').find(|w| !w.is_empty());
         let side = match side_word {
             Some(w) => parse_side(w)?,
-            None => return Err(ParseError::Board("the side to move (X or O) is missing after the 64 squares".into())),
+            None => return Err(ParseError::Board(BoardTextFault::MissingSide)),
         };
         Ok(Position::from_colors(black, white, side).expect("a square holds one colour"))
     }
@@ -253,7 +253,7 @@ mod tests {
         let err = Position::from_moves("f5 pass").unwrap_err();
         assert_eq!(err.to_string(), "ply 2: white cannot pass, it has a legal move");
         let err = Position::from_moves("f5 q7").unwrap_err();
-        assert_eq!(err.to_string(), "move 2: `q7` is not a square or a pass");
+        assert_eq!(err.to_string(), "move 2 (character 4) is not a square or a pass");
     }
 
     #[test]
@@ -299,7 +299,7 @@ pub(crate) fn parse_side(word: &str) -> Result<Color, ParseError> {
         _ if word.eq_ignore_ascii_case("white") => Some(Color::White),
         _ => None,
     };
-    colour.ok_or_else(|| ParseError::Board(format!("side to move `{word}` is not X or O")))
+    colour.ok_or(ParseError::Board(BoardTextFault::Side))
 }
 
 /// The 64 squares A1 … H8 at the start of `text` in the board-text alphabet
@@ -317,16 +317,14 @@ pub(crate) fn parse_squares(text: &str) -> Result<(u64, u64, &str), ParseError> 
             Some(Some(Color::Black)) => black |= sq.bit(),
             Some(Some(Color::White)) => white |= sq.bit(),
             Some(None) => {}
-            None => {
-                return Err(ParseError::Board(format!("character {} (`{c}`) at square {sq} is not X, O or -", at + 1)))
-            }
+            None => return Err(ParseError::Board(BoardTextFault::Character { column: at + 1, found: c, square: sq })),
         }
         n += 1;
         if n == 64 {
             return Ok((black, white, &text[byte + c.len_utf8()..]));
         }
     }
-    Err(ParseError::Board(format!("only {n} squares, expected 64")))
+    Err(ParseError::Board(BoardTextFault::Squares { found: n }))
 }
 
 /// A move that cannot be played in the position it was given for.

@@ -138,7 +138,7 @@ impl FromStr for Square {
                 return Ok(sq);
             }
         }
-        Err(ParseError::Square(s.to_string()))
+        Err(ParseError::Square)
     }
 }
 
@@ -184,7 +184,7 @@ impl FromStr for Move {
         let lower = s.to_ascii_lowercase();
         match lower.as_str() {
             "pass" | "ps" | "pa" | "--" => Ok(Move::Pass),
-            _ => s.parse::<Square>().map(Move::Place).map_err(|_| ParseError::Move(s.to_string())),
+            _ => s.parse::<Square>().map(Move::Place).map_err(|_| ParseError::Move),
         }
     }
 }
@@ -216,9 +216,7 @@ pub fn parse_move_sequence(text: &str) -> Result<Vec<Move>, ParseError> {
                 moves.push(mv);
                 i += 2;
             }
-            Err(_) => {
-                return Err(ParseError::Sequence { index: moves.len() + 1, token: token.to_string() });
-            }
+            Err(_) => return Err(ParseError::Sequence { index: moves.len() + 1, column: i + 1 }),
         }
     }
     Ok(moves)
@@ -271,29 +269,61 @@ mod tests {
     #[test]
     fn bad_sequence_names_the_token() {
         let err = parse_move_sequence("f5d6z9c3").unwrap_err();
-        assert_eq!(err.to_string(), "move 3: `z9` is not a square or a pass");
+        assert_eq!(err, ParseError::Sequence { index: 3, column: 5 });
+        assert_eq!(err.to_string(), "move 3 (character 5) is not a square or a pass");
     }
 }
 
 /// Text that is not a square, a move, a move sequence or a board.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
+///
+/// Like `std`'s parse errors, it says what is wrong and where, not the text itself:
+/// the caller holds the text (clap, for one, quotes the value it was given).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum ParseError {
     /// Not `a1`..`h8`.
-    #[error("`{0}` is not a square (expected a1..h8)")]
-    Square(String),
+    #[error("not a square (expected a1..h8)")]
+    Square,
     /// Not a square or a pass word.
-    #[error("`{0}` is not a move (expected a1..h8 or pass)")]
-    Move(String),
+    #[error("not a move (expected a1..h8 or pass)")]
+    Move,
     /// A token of a move sequence is not a move.
-    #[error("move {index}: `{token}` is not a square or a pass")]
+    #[error("move {index} (character {column}) is not a square or a pass")]
     Sequence {
-        /// 1-based index of the token in the sequence.
+        /// 1-based index of the move in the sequence.
         index: usize,
-        /// The offending text.
-        token: String,
+        /// 1-based character where it starts.
+        column: usize,
     },
     /// A board string is malformed.
     #[error("board text: {0}")]
-    Board(String),
+    Board(BoardTextFault),
+}
+
+/// What is wrong with board text (64 squares, then the side to move).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum BoardTextFault {
+    /// Nothing follows the 64 squares.
+    #[error("the side to move (X or O) is missing after the 64 squares")]
+    MissingSide,
+    /// The word after the squares is not a side.
+    #[error("the side to move is not X, O, black or white")]
+    Side,
+    /// A character that is not a disc or an empty square.
+    #[error("character {column} (`{found}`) at square {square} is not X, O or -")]
+    Character {
+        /// 1-based character index in the text.
+        column: usize,
+        /// The character.
+        found: char,
+        /// The square it stands for.
+        square: Square,
+    },
+    /// The text ends before the 64th square.
+    #[error("only {found} squares, expected 64")]
+    Squares {
+        /// Squares read.
+        found: usize,
+    },
 }

@@ -46,7 +46,7 @@ fn bad_input_names_what_and_where() {
     let err = thorbook(&["show", "--moves", "f5d6c3d3c4f4c5b3c2a1"]).fails().to_string();
     assert!(err.contains("thorbook: ply 10: a1 is not legal for white"), "{err}");
     let err = thorbook(&["show", "--moves", "f5 j9"]).fails().to_string();
-    assert!(err.contains("move 2: `j9` is not a square"), "{err}");
+    assert!(err.contains("move 2 (character 4) is not a square"), "{err}");
     let err = thorbook(&["perft", "3", "--board", "XXO"]).fails().to_string();
     assert!(err.contains("board text: only 3 squares"), "{err}");
     let err = thorbook(&["perft", "notanumber"]).fails().to_string();

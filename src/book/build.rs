@@ -256,7 +256,7 @@ impl LeafSearch {
         rayon::ThreadPoolBuilder::new()
             .num_threads(self.threads)
             .build()
-            .map_err(|e| BuildError::Threads { threads: self.threads, message: e.to_string() })
+            .map_err(|source| BuildError::Threads { threads: self.threads, source })
     }
 
     /// `score(job, table)` for every job, in parallel on the current rayon pool, each
@@ -351,17 +351,31 @@ impl Leaf {
 #[non_exhaustive]
 pub enum BuildError {
     /// The previous book of an update was searched with other settings.
-    #[error("{0}")]
-    Previous(String),
+    #[error(
+        "the previous book's leaves were searched at {}, this build asks {}: its leaves cannot be reused \
+         (rebuild instead)",
+        LeafParams(previous),
+        LeafParams(wanted)
+    )]
+    Previous {
+        /// The previous book's header.
+        previous: BuildParams,
+        /// This build's.
+        wanted: BuildParams,
+    },
     /// Two different positions with the same key.
-    #[error("Zobrist key collision: {key:#018x} is the key of both {a} and {b}; the book cannot hold both")]
+    #[error(
+        "Zobrist key collision: {key:#018x} is the key of both {} and {}; the book cannot hold both",
+        board_text(a),
+        board_text(b)
+    )]
     KeyCollision {
         /// The key.
         key: u64,
-        /// One board (FFO text).
-        a: String,
+        /// One board.
+        a: Board,
         /// The other.
-        b: String,
+        b: Board,
     },
     /// A game's move is not legal.
     #[error("game {game}: {source}")]
@@ -372,12 +386,12 @@ pub enum BuildError {
         source: crate::position::PlayError,
     },
     /// The checkpoint cannot be used.
-    #[error("checkpoint {}: {message}", path.display())]
+    #[error("checkpoint {}: {why}", path.display())]
     Checkpoint {
         /// Its path.
         path: std::path::PathBuf,
         /// What is wrong.
-        message: String,
+        why: super::checkpoint::CheckpointFault,
     },
     /// The records cannot form a book (out of order or repeated keys).
     #[error("writing the book: {0}")]
@@ -392,12 +406,12 @@ pub enum BuildError {
     #[error(transparent)]
     Setting(#[from] OutOfRange),
     /// The leaf searches' threads cannot be started.
-    #[error("cannot start {threads} threads: {message}")]
+    #[error("cannot start {threads} threads")]
     Threads {
         /// The thread count asked for.
         threads: usize,
         /// The system's reason.
-        message: String,
+        source: rayon::ThreadPoolBuildError,
     },
     /// Neither a depth nor a budget: a deviation of a book scored by time, without a
     /// depth or a level.
@@ -406,6 +420,25 @@ pub enum BuildError {
     /// The evaluation cannot be loaded.
     #[error(transparent)]
     Eval(#[from] crate::eval::WeightsError),
+}
+
+/// A board as FFO text, black to move (for messages).
+fn board_text(board: &Board) -> String {
+    Position { board: *board, side: Color::Black }.to_board_text()
+}
+
+/// The leaf-search half of a book header, as an error message shows it.
+struct LeafParams<'a>(&'a BuildParams);
+
+impl std::fmt::Display for LeafParams<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let p = self.0;
+        write!(
+            f,
+            "depth {} exact-at {} selectivity {} (tenths) with evaluation {:08x}",
+            p.depth, p.exact_at, p.selectivity_tenths, p.eval_digest
+        )
+    }
 }
 
 impl From<TableError> for BuildError {
@@ -448,8 +481,7 @@ pub(crate) fn collect(games: &[GameLine], max_ply: u32, min_games: u32) -> Resul
 impl BuildError {
     /// Two positions of one key, as the error that stops a build.
     pub(crate) fn collision(a: &Node, b: &Node) -> BuildError {
-        let text = |b: &Board| Position { board: *b, side: Color::Black }.to_board_text();
-        BuildError::KeyCollision { key: a.key, a: text(&a.board), b: text(&b.board) }
+        BuildError::KeyCollision { key: a.key, a: a.board, b: b.board }
     }
 }
 

@@ -107,19 +107,7 @@ impl PreviousBook {
         let same = (a.depth, a.exact_at, a.selectivity_tenths, a.eval_digest)
             == (b.depth, b.exact_at, b.selectivity_tenths, b.eval_digest);
         if !same {
-            return Err(BuildError::Previous(format!(
-                "the previous book's leaves were searched at depth {} exact-at {} selectivity {} (tenths) with \
-                 evaluation {:08x}, this build asks depth {} exact-at {} selectivity {} evaluation {:08x}: \
-                 its leaves cannot be reused (rebuild instead)",
-                a.depth,
-                a.exact_at,
-                a.selectivity_tenths,
-                a.eval_digest,
-                b.depth,
-                b.exact_at,
-                b.selectivity_tenths,
-                b.eval_digest
-            )));
+            return Err(BuildError::Previous { previous: *a, wanted: *b });
         }
         Ok(())
     }

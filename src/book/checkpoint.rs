@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use byteorder::{ByteOrder, LittleEndian as LE};
 
 use super::build::{BuildConfig, BuildError, GameLine, Leaf, LeafSearch, LeafSpec, Node};
-use super::leaflog::{decode_leaf_entry, EntriesFault, LeafFile, OpenFault};
+use super::leaflog::{decode_leaf_entry, EntriesFault, EntryFault, LeafFile, OpenFault};
 use crate::fileio::{Digest, IoError};
 use crate::square::Square;
 
@@ -166,10 +166,10 @@ impl Checkpoint {
         resume: bool,
     ) -> Result<(LeafFile, HashMap<u64, Leaf>), BuildError> {
         let want = checkpoint_header(config, search, identity);
-        let err = |message: String| BuildError::Checkpoint { path: path.to_path_buf(), message };
+        let err = |why| BuildError::Checkpoint { path: path.to_path_buf(), why };
         LeafFile::open(path, &want, resume, |e| decode_leaf_entry(e, want[11])).map_err(|fault| match fault {
             OpenFault::Io(source) => BuildError::Io(IoError::new(path, source)),
-            OpenFault::Locked => err("another build is using it (it is locked)".into()),
+            OpenFault::Locked => err(CheckpointFault::Locked),
             OpenFault::Entries(fault) => err(Checkpoint::explain(fault, &want)),
         })
     }
@@ -177,7 +177,7 @@ impl Checkpoint {
     /// The leaves of a checkpoint's `bytes`, which must start with the header `want`
     /// (the build's); a cut-off last entry is dropped.
     #[cfg(any(test, feature = "testing"))]
-    pub(crate) fn parse(bytes: &[u8], want: &[u8; CHECKPOINT_HEADER]) -> Result<HashMap<u64, Leaf>, String> {
+    pub(crate) fn parse(bytes: &[u8], want: &[u8; CHECKPOINT_HEADER]) -> Result<HashMap<u64, Leaf>, CheckpointFault> {
         // Every leaf of the checkpoint was searched with this build's selectivity (it is
         // part of the header), so entries need not repeat it.
         super::leaflog::parse_entries(bytes, want, |e| decode_leaf_entry(e, want[11]))
@@ -186,42 +186,108 @@ impl Checkpoint {
     }
 
     /// What a fault of a checkpoint made for the header `want` means.
-    fn explain(fault: EntriesFault, want: &[u8; CHECKPOINT_HEADER]) -> String {
+    fn explain(fault: EntriesFault, want: &[u8; CHECKPOINT_HEADER]) -> CheckpointFault {
         let found = match fault {
-            EntriesFault::Damaged { index, byte, message } => {
-                return format!(
-                "entry {index} (byte {byte}): {message}: the checkpoint is damaged: build afresh instead of resuming"
-            )
-            }
+            EntriesFault::Damaged { index, byte, fault } => return CheckpointFault::Damaged { index, byte, fault },
             EntriesFault::Header { found } => found,
         };
         if found.len() >= 8
             && matches!(&found[..8], b"TBCKPT01" | b"TBCKPT02" | b"TBCKPT03" | b"TBCKPT04" | b"TBCKPT05")
         {
-            return "made by an older thorbook (another checkpoint format): build afresh instead of resuming".into();
+            return CheckpointFault::OlderFormat;
         }
         if found.len() < CHECKPOINT_HEADER || &found[..8] != CHECKPOINT_MAGIC {
-            return "not a thorbook checkpoint (byte 0)".into();
+            return CheckpointFault::NotACheckpoint;
         }
         let differs = |range: std::ops::Range<usize>| found[range.clone()] != want[range];
-        let what = if differs(8..16) {
-            "other build parameters (last ply, depth, exact threshold, selectivity, game minimum)"
+        let field = if differs(8..16) {
+            BuildInput::Parameters
         } else if differs(16..20) {
-            "another time per leaf"
+            BuildInput::TimePerLeaf
         } else if differs(20..24) {
-            "another evaluation (weights digest)"
+            BuildInput::Evaluation
         } else if differs(24..28) {
-            "another table size"
+            BuildInput::TableSize
         } else if differs(32..40) {
-            "another node budget"
+            BuildInput::NodeBudget
         } else if differs(40..48) {
-            "other games (archives)"
+            BuildInput::Games
         } else if differs(48..56) {
-            "another set of positions"
+            BuildInput::Positions
         } else {
             // The reserved bytes (28..32, 56..64) are zero in every checkpoint written.
-            return "its header is damaged (reserved bytes are not zero): build afresh instead of resuming".into();
+            return CheckpointFault::Reserved;
         };
-        format!("made from {what} than this build: build afresh instead of resuming")
+        CheckpointFault::Differs { field }
+    }
+}
+
+/// Why a build's checkpoint cannot be resumed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckpointFault {
+    /// Another build holds its lock.
+    #[error("another build is using it (it is locked)")]
+    Locked,
+    /// An entry before the end is damaged.
+    #[error("entry {index} (byte {byte}): {fault}: the checkpoint is damaged: build afresh instead of resuming")]
+    Damaged {
+        /// The entry.
+        index: usize,
+        /// Its first byte.
+        byte: usize,
+        /// What is wrong with it.
+        fault: EntryFault,
+    },
+    /// Written by an older thorbook.
+    #[error("made by an older thorbook (another checkpoint format): build afresh instead of resuming")]
+    OlderFormat,
+    /// Not a checkpoint.
+    #[error("not a thorbook checkpoint (byte 0)")]
+    NotACheckpoint,
+    /// Made by a build that differs from this one in `field`.
+    #[error("made from {field} than this build: build afresh instead of resuming")]
+    Differs {
+        /// The first input that differs.
+        field: BuildInput,
+    },
+    /// Reserved header bytes are set.
+    #[error("its header is damaged (reserved bytes are not zero): build afresh instead of resuming")]
+    Reserved,
+}
+
+/// An input of a build that its checkpoint records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BuildInput {
+    /// Last ply, depth, exact threshold, selectivity, game minimum.
+    Parameters,
+    /// The time per leaf.
+    TimePerLeaf,
+    /// The evaluation's weights.
+    Evaluation,
+    /// The transposition table's size.
+    TableSize,
+    /// The node budget per leaf.
+    NodeBudget,
+    /// The games (archives).
+    Games,
+    /// The positions.
+    Positions,
+}
+
+impl std::fmt::Display for BuildInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BuildInput::Parameters => {
+                "other build parameters (last ply, depth, exact threshold, selectivity, game minimum)"
+            }
+            BuildInput::TimePerLeaf => "another time per leaf",
+            BuildInput::Evaluation => "another evaluation (weights digest)",
+            BuildInput::TableSize => "another table size",
+            BuildInput::NodeBudget => "another node budget",
+            BuildInput::Games => "other games (archives)",
+            BuildInput::Positions => "another set of positions",
+        })
     }
 }

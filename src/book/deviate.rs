@@ -184,6 +184,49 @@ pub struct DeviateSummary {
     pub written: Written,
 }
 
+/// An input of a growth that its resume state records, one line each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GrowthInput {
+    /// The state's format, the kind of growth or the round size.
+    Kind,
+    /// The input book.
+    Book,
+    /// The position grown from.
+    From,
+    /// The error window, budget, contempt or last ply.
+    Limits,
+    /// The leaf search's settings.
+    Search,
+}
+
+impl GrowthInput {
+    const LINES: [GrowthInput; 5] =
+        [GrowthInput::Kind, GrowthInput::Book, GrowthInput::From, GrowthInput::Limits, GrowthInput::Search];
+
+    /// The first input on which two identities differ, or `None` when they are equal.
+    fn first_difference(found: &str, want: &str) -> Option<GrowthInput> {
+        if found == want {
+            return None;
+        }
+        let differs = found.lines().zip(want.lines()).position(|(a, b)| a != b);
+        // Same lines but a different count: a state of another format.
+        Some(differs.and_then(|i| GrowthInput::LINES.get(i).copied()).unwrap_or(GrowthInput::Kind))
+    }
+}
+
+impl std::fmt::Display for GrowthInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            GrowthInput::Kind => "another kind of growth or round size",
+            GrowthInput::Book => "another input book",
+            GrowthInput::From => "another starting position",
+            GrowthInput::Limits => "another error window, budget, contempt or last ply",
+            GrowthInput::Search => "other leaf-search settings",
+        })
+    }
+}
+
 /// Why a deviation failed.
 #[derive(Debug, Error)]
 #[non_exhaustive]
@@ -195,12 +238,12 @@ pub enum DeviateError {
     #[error("a deepening needs the level (or depth) to deepen its leaves to")]
     NoTarget,
     /// The resume state does not match.
-    #[error("{}: {message}", path.display())]
+    #[error("{}: made by a growth with {field} than this one: start afresh instead of resuming", path.display())]
     Resume {
         /// The state file.
         path: std::path::PathBuf,
-        /// What differs.
-        message: String,
+        /// The first input that differs.
+        field: GrowthInput,
     },
     /// Writing the book failed.
     #[error(transparent)]
@@ -291,6 +334,7 @@ impl Deviator {
     }
 
     /// What the state file must hold for a run to be resumed: the input book and the settings.
+    /// One line per [`GrowthInput`], in its order.
     pub(crate) fn identity<D: AsRef<[u8]>>(&self, book: &Book<D>, search: &LeafSpec) -> String {
         let c = &self.config;
         format!(
@@ -387,13 +431,8 @@ impl Deviator {
         // the input (or as an interrupted run left it, when resuming).
         let mut book = if self.resume && state_path.exists() && self.output.exists() {
             let text = std::fs::read_to_string(&state_path).map_err(|e| io(&state_path, e))?;
-            if text != identity {
-                return Err(DeviateError::Resume {
-                    path: state_path.clone(),
-                    message:
-                        "made by a deviation of another book or with other settings: start afresh instead of resuming"
-                            .into(),
-                });
+            if let Some(field) = GrowthInput::first_difference(&text, &identity) {
+                return Err(DeviateError::Resume { path: state_path.clone(), field });
             }
             let book = open_output()?;
             book.verify()?;

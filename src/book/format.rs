@@ -6,11 +6,13 @@
 //! implementation.
 
 use byteorder::{ByteOrder, LittleEndian as LE};
-use thiserror::Error;
 
 use super::backup::BackUpRule;
+
+mod error;
 use crate::board::Board;
 use crate::square::{Move, Square};
+pub use error::{BookError, BookRegion, CountsFault, FieldFault};
 
 /// File magic.
 pub(crate) const MAGIC: [u8; 8] = *b"THORBOOK";
@@ -224,17 +226,16 @@ impl Record {
 
     /// The record's 16 bytes in the version 3 layout, and whether its counts go to the
     /// count table; `Err` names a field the layout cannot hold.
-    pub(crate) fn to_compact_bytes(self) -> Result<([u8; RECORD_LEN], bool), String> {
+    pub(crate) fn to_compact_bytes(self) -> Result<([u8; RECORD_LEN], bool), FieldFault> {
         let fits = |value: u64, bits: u32| value < (1 << bits);
         if !fits(self.leaf_depth.into(), DEPTH_BITS) {
-            return Err(format!("leaf depth {} does not fit in {DEPTH_BITS} bits", self.leaf_depth));
+            return Err(FieldFault::LeafDepth { depth: self.leaf_depth });
         }
         if !fits(self.leaf_selectivity.into(), SELECTIVITY_BITS) {
-            let tenths = self.leaf_selectivity;
-            return Err(format!("leaf selectivity of {tenths} tenths does not fit in {SELECTIVITY_BITS} bits"));
+            return Err(FieldFault::Selectivity { tenths: self.leaf_selectivity });
         }
         if self.flags & !FLAG_LEAF_EXACT != 0 {
-            return Err(format!("flags {:#04x}: bits other than the exact flag", self.flags));
+            return Err(FieldFault::Flags { flags: self.flags });
         }
         let mut field = u64::from(self.leaf_depth)
             | u64::from(self.leaf_exact()) << EXACT_SHIFT
@@ -336,121 +337,6 @@ impl std::fmt::Display for LeafLevel {
             (false, t) => write!(f, "depth {} at {:.1}σ", self.depth, t as f32 / 10.0),
         }
     }
-}
-
-/// What is wrong with a book file.
-#[derive(Clone, Debug, Error, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum BookError {
-    /// Shorter than a header.
-    #[error("{len} bytes, shorter than the {HEADER_LEN}-byte header: not a thorbook book, or truncated")]
-    TooShort {
-        /// File length.
-        len: usize,
-    },
-    /// Wrong magic.
-    #[error("not a thorbook book (magic {found:?}, expected \"THORBOOK\")")]
-    Magic {
-        /// The first 8 bytes.
-        found: String,
-    },
-    /// Another format version.
-    #[error("book format version {found}, this thorbook reads versions {OLDEST_VERSION} to {VERSION}: rebuild with `thorbook book build`")]
-    Version {
-        /// The file's version.
-        found: u32,
-    },
-    /// The header's own checksum fails.
-    #[error("header checksum mismatch (stored {stored:#010x}, computed {computed:#010x}): the header is damaged")]
-    HeaderChecksum {
-        /// Stored.
-        stored: u32,
-        /// Computed.
-        computed: u32,
-    },
-    /// Record size or count disagree with the file.
-    #[error(
-        "header says {count} records of {record_len} bytes ({expected} bytes in all, with the tables), the file has {actual} bytes"
-    )]
-    Size {
-        /// Records declared.
-        count: u64,
-        /// Record size declared.
-        record_len: u32,
-        /// Size implied.
-        expected: u64,
-        /// Actual size.
-        actual: u64,
-    },
-    /// A block size this reader does not accept.
-    #[error("header byte 49: blocks of 2^{found} records, this thorbook reads 2^4 to 2^24")]
-    BlockSize {
-        /// The stored exponent.
-        found: u8,
-    },
-    /// The keys were made with other Zobrist constants.
-    #[error("the book's Zobrist fingerprint {found:#018x} is not this thorbook's {expected:#018x}: rebuild the book")]
-    Fingerprint {
-        /// Stored.
-        found: u64,
-        /// Ours.
-        expected: u64,
-    },
-    /// The values were backed up by a rule this build does not know.
-    #[error("header byte 48: back-up rule {found}, unknown to this thorbook (0 negamax, 1 corrected): a newer thorbook wrote it")]
-    BackUpRule {
-        /// The stored byte.
-        found: u8,
-    },
-    /// The checksum of the records (versions 1 and 2) or of the block checksum table
-    /// (version 3) fails.
-    #[error("{what} checksum mismatch (stored {stored:#010x}, computed {computed:#010x}): the {what} is damaged")]
-    RecordChecksum {
-        /// What the checksum covers: "record" or "block table".
-        what: &'static str,
-        /// Stored.
-        stored: u32,
-        /// Computed.
-        computed: u32,
-    },
-    /// A block of records, or the count table, fails its checksum.
-    #[error("{what} (bytes {start}..{end}) fails its checksum: the book is damaged there")]
-    Block {
-        /// "block B (records F..L)" or "the count table".
-        what: String,
-        /// Its first byte.
-        start: u64,
-        /// One past its last byte.
-        end: u64,
-    },
-    /// Keys out of order or repeated.
-    #[error("record {index} (byte {}): key {key:#018x} is not above the previous key: the records are damaged", record_offset(*index))]
-    Order {
-        /// Record index.
-        index: u64,
-        /// Its key.
-        key: u64,
-    },
-    /// A field out of range.
-    #[error("record {index} (byte {}, key {key:#018x}): {what}", record_offset(*index))]
-    Field {
-        /// Record index.
-        index: u64,
-        /// Its key.
-        key: u64,
-        /// What is wrong.
-        what: String,
-    },
-    /// The count table disagrees with the records.
-    #[error("count table entry {index} (byte {at}): {what}")]
-    Counts {
-        /// Entry index.
-        index: u64,
-        /// Its first byte in the file.
-        at: u64,
-        /// What is wrong.
-        what: String,
-    },
 }
 
 /// The index of `key` among `len` keys in increasing order (`key_at(i)` the i-th).
@@ -596,7 +482,7 @@ impl BookHeader {
         }
         let b = &bytes[..HEADER_LEN];
         if b[0..8] != MAGIC {
-            return Err(BookError::Magic { found: String::from_utf8_lossy(&b[0..8]).into_owned() });
+            return Err(BookError::Magic { found: b[0..8].try_into().unwrap_or_default() });
         }
         let version = LE::read_u32(&b[8..12]);
         if !(OLDEST_VERSION..=VERSION).contains(&version) {
@@ -701,7 +587,7 @@ impl Encoder {
         let (bytes, elsewhere) = record.to_compact_bytes().map_err(field)?;
         if elsewhere {
             if self.counts.len() / COUNTS_LEN >= u32::MAX as usize {
-                return Err(field("more positions with large game counts than a count table holds".to_string()));
+                return Err(field(FieldFault::CountTableFull));
             }
             let mut entry = [0u8; COUNTS_LEN];
             LE::write_u64(&mut entry[0..8], record.key);

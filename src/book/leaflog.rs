@@ -39,8 +39,34 @@ pub(crate) enum EntriesFault {
         /// Its first byte.
         byte: usize,
         /// What is wrong.
-        message: String,
+        fault: EntryFault,
     },
+}
+
+/// What is wrong with one entry of a file of scored positions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EntryFault {
+    /// Its checksum fails.
+    #[error("checksum mismatch")]
+    Checksum,
+    /// A move code or score out of range.
+    #[error("move code {code} and score {score} out of range")]
+    Range {
+        /// The move byte.
+        code: u8,
+        /// The score.
+        score: i8,
+    },
+    /// A key that is not one of the file's positions.
+    #[error("key {key:016x} is not a position of this shard")]
+    Stranger {
+        /// The key.
+        key: u64,
+    },
+    /// A key not above the previous entry's (where entries are sorted).
+    #[error("keys out of order")]
+    Order,
 }
 
 /// The entries of a file of scored positions whose header must be `header`, each read
@@ -51,7 +77,7 @@ pub(crate) enum EntriesFault {
 pub(crate) fn parse_entries(
     bytes: &[u8],
     header: &[u8],
-    decode: impl Fn(&[u8]) -> Result<(u64, Leaf), String>,
+    decode: impl Fn(&[u8]) -> Result<(u64, Leaf), EntryFault>,
 ) -> Result<(HashMap<u64, Leaf>, usize), EntriesFault> {
     if bytes.len() < header.len() && header.starts_with(bytes) {
         return Ok((HashMap::new(), 0));
@@ -62,10 +88,10 @@ pub(crate) fn parse_entries(
     let whole = (bytes.len() - header.len()) / LEAF_ENTRY;
     let mut done = HashMap::with_capacity(whole);
     for (index, e) in bytes[header.len()..header.len() + whole * LEAF_ENTRY].chunks_exact(LEAF_ENTRY).enumerate() {
-        let (key, leaf) = decode(e).map_err(|message| EntriesFault::Damaged {
+        let (key, leaf) = decode(e).map_err(|fault| EntriesFault::Damaged {
             index,
             byte: header.len() + index * LEAF_ENTRY,
-            message,
+            fault,
         })?;
         done.insert(key, leaf);
     }
@@ -120,7 +146,7 @@ impl LeafFile {
         path: &Path,
         header: &[u8],
         resume: bool,
-        decode: impl Fn(&[u8]) -> Result<(u64, Leaf), String>,
+        decode: impl Fn(&[u8]) -> Result<(u64, Leaf), EntryFault>,
     ) -> Result<(LeafFile, HashMap<u64, Leaf>), OpenFault> {
         let mut file =
             OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(OpenFault::Io)?;
@@ -191,12 +217,12 @@ pub enum LeafLogError {
     #[error(transparent)]
     Io(#[from] IoError),
     /// It belongs to another run, or is not a log.
-    #[error("{}: {message}", path.display())]
+    #[error("{}: {why}", path.display())]
     Foreign {
         /// The file.
         path: std::path::PathBuf,
-        /// What differs.
-        message: String,
+        /// Whose it is.
+        why: ForeignLog,
     },
     /// Another run holds its lock: it is appending to the log.
     #[error("{}: another run is using it (it is locked)", path.display())]
@@ -205,7 +231,7 @@ pub enum LeafLogError {
         path: std::path::PathBuf,
     },
     /// An entry before the end is damaged.
-    #[error("{}: entry {index} (byte {byte}): {message}: the log is damaged; remove it to start afresh", path.display())]
+    #[error("{}: entry {index} (byte {byte}): {fault}: the log is damaged; remove it to start afresh", path.display())]
     Damaged {
         /// The file.
         path: std::path::PathBuf,
@@ -214,8 +240,23 @@ pub enum LeafLogError {
         /// Its first byte.
         byte: usize,
         /// What is wrong.
-        message: String,
+        fault: EntryFault,
     },
+}
+
+/// Why a search log is not this run's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ForeignLog {
+    /// Written by an older thorbook, in another format.
+    #[error("made by an older thorbook (another log format): remove it, or start afresh")]
+    OlderFormat,
+    /// Not a search log at all.
+    #[error("not a thorbook search log")]
+    NotALog,
+    /// Another run's log (another book, settings or sample).
+    #[error("made by another run (another book, settings or sample): remove it, or start afresh")]
+    OtherRun,
 }
 
 /// An open search log.
@@ -250,19 +291,15 @@ impl LeafLog {
 
     /// What a fault of the log at `path` means.
     fn explain(path: &Path, fault: EntriesFault) -> LeafLogError {
-        let foreign = |message: &str| LeafLogError::Foreign { path: path.to_path_buf(), message: message.into() };
+        let foreign = |why| LeafLogError::Foreign { path: path.to_path_buf(), why };
         match fault {
-            EntriesFault::Header { found } if found.starts_with(OLD_MAGIC) => {
-                foreign("made by an older thorbook (another log format): remove it, or start afresh")
-            }
+            EntriesFault::Header { found } if found.starts_with(OLD_MAGIC) => foreign(ForeignLog::OlderFormat),
             EntriesFault::Header { found } if found.len() < 8 || found[..8] != MAGIC[..] => {
-                foreign("not a thorbook search log")
+                foreign(ForeignLog::NotALog)
             }
-            EntriesFault::Header { .. } => {
-                foreign("made by another run (another book, settings or sample): remove it, or start afresh")
-            }
-            EntriesFault::Damaged { index, byte, message } => {
-                LeafLogError::Damaged { path: path.to_path_buf(), index, byte, message }
+            EntriesFault::Header { .. } => foreign(ForeignLog::OtherRun),
+            EntriesFault::Damaged { index, byte, fault } => {
+                LeafLogError::Damaged { path: path.to_path_buf(), index, byte, fault }
             }
         }
     }
@@ -321,13 +358,13 @@ pub(crate) fn encode_leaf_entry(key: u64, leaf: &Leaf) -> [u8; LEAF_ENTRY] {
 
 /// Reads an entry of [`encode_leaf_entry`], checking its checksum, move and score; a
 /// searched (not exact) leaf takes `selectivity`, which the file's header records.
-pub(crate) fn decode_leaf_entry(e: &[u8], selectivity: u8) -> Result<(u64, Leaf), String> {
+pub(crate) fn decode_leaf_entry(e: &[u8], selectivity: u8) -> Result<(u64, Leaf), EntryFault> {
     if crc32fast::hash(&e[..12]) != LE::read_u32(&e[12..16]) {
-        return Err("checksum mismatch".into());
+        return Err(EntryFault::Checksum);
     }
     let (mv, score) = (LeafMove::from_byte(e[8]), i8::from_le_bytes([e[9]]));
     if !mv.is_valid() || !(-64..=64).contains(&score) {
-        return Err(format!("move code {} and score {score} out of range", mv.byte()));
+        return Err(EntryFault::Range { code: mv.byte(), score });
     }
     let exact = e[11] & 1 != 0;
     let selectivity = if !mv.is_none() && !exact { selectivity } else { 0 };

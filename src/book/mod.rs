@@ -65,11 +65,14 @@ use crate::symmetry::Transform;
 pub use backup::{revalue, BackUpRule};
 pub use build::{BuildConfig, BuildError, GameLine, UpdateChoices};
 pub use builder::{BuildEvent, BuildSummary, Builder, PreviousBook};
+pub use checkpoint::{BuildInput, CheckpointFault};
 pub use deviate::{
-    DeviateConfig, DeviateError, DeviateEvent, DeviateSummary, Deviator, Growth, StopReason, ROUND_SIZE,
+    DeviateConfig, DeviateError, DeviateEvent, DeviateSummary, Deviator, Growth, GrowthInput, StopReason, ROUND_SIZE,
 };
-pub use format::{BookError, BuildParams, LeafLevel, LeafMove, Record, FLAG_LEAF_EXACT};
-pub use leaflog::{LeafLogError, LockRefused};
+pub use format::{
+    BookError, BookRegion, BuildParams, CountsFault, FieldFault, LeafLevel, LeafMove, Record, FLAG_LEAF_EXACT,
+};
+pub use leaflog::{EntryFault, ForeignLog, LeafLogError, LockRefused};
 pub use merge::merge_into;
 pub use query::{book_line, book_moves, choose_move, query, BookChoice, BookMove, BookQuery};
 pub use stream::{StreamError, Written};
@@ -395,9 +398,9 @@ impl<'a> View<'a> {
                 let std::ops::Range { start: first, end } = self.block_records(block);
                 let start = h.records_range().start;
                 let range = start + first * format::RECORD_LEN..start + end * format::RECORD_LEN;
-                (format!("block {block} (records {first}..{end})"), range)
+                (BookRegion::Block { block: block as u64, first: first as u64, end: end as u64 }, range)
             } else {
-                ("the count table".to_string(), h.counts_range())
+                (BookRegion::CountTable, h.counts_range())
             };
             let table = &bytes[h.table_range()];
             let at = block * format::CHECKSUM_LEN;
@@ -480,7 +483,7 @@ impl<'a> View<'a> {
         // The counts were looked up in the count table: it must be intact, and hold them.
         self.check_block(usize::try_from(self.header.blocks()).ok()?).ok()?;
         if counts == CountsFrom::Missing {
-            let what = "its game counts are not in the count table".to_string();
+            let what = FieldFault::CountsMissing;
             let _ = self.checks.damage.set(BookError::Field { index: i as u64, key, what });
             return None;
         }
@@ -528,7 +531,7 @@ impl<'a> View<'a> {
         }
         if escaped != h.large_counts {
             let at = h.counts_range().start as u64;
-            let what = format!("{} entries for {escaped} records whose counts it holds", h.large_counts);
+            let what = CountsFault::Entries { declared: h.large_counts, found: escaped };
             return Err(BookError::Counts { index: 0, at, what });
         }
         self.checks.mark_all();
@@ -542,27 +545,27 @@ impl<'a> View<'a> {
         let mut escaped = 0;
         for i in range {
             let (r, counts) = self.decode(i);
-            let field = |what: String| BookError::Field { index: i as u64, key: r.key, what };
+            let field = |what: FieldFault| BookError::Field { index: i as u64, key: r.key, what };
             if prev.is_some_and(|p| p >= r.key) {
                 return Err(BookError::Order { index: i as u64, key: r.key });
             }
             prev = Some(r.key);
             match counts {
-                CountsFrom::Missing => return Err(field("its game counts are not in the count table".to_string())),
+                CountsFrom::Missing => return Err(field(FieldFault::CountsMissing)),
                 CountsFrom::Table => escaped += 1,
                 CountsFrom::Record => {}
             }
             if self.header.version >= 3 && Record::compact_stray_counts(self.record_bytes(i)) {
-                return Err(field("wins or draws beside counts kept in the count table".to_string()));
+                return Err(field(FieldFault::StrayCounts));
             }
             if !(-64..=64).contains(&r.value) || !(-64..=64).contains(&r.leaf_score) {
-                return Err(field(format!("value {} or leaf score {} outside -64..64", r.value, r.leaf_score)));
+                return Err(field(FieldFault::Score { value: r.value, leaf_score: r.leaf_score }));
             }
             if !r.leaf_move.is_valid() {
-                return Err(field(format!("leaf move code {} is not a square, a pass or none", r.leaf_move.byte())));
+                return Err(field(FieldFault::LeafMove { code: r.leaf_move.byte() }));
             }
             if r.wins as u64 + r.draws as u64 > r.games as u64 {
-                return Err(field(format!("{} wins and {} draws exceed {} games", r.wins, r.draws, r.games)));
+                return Err(field(FieldFault::Counts { wins: r.wins, draws: r.draws, games: r.games }));
             }
         }
         Ok(escaped)
@@ -575,14 +578,14 @@ impl<'a> View<'a> {
         let mut prev = None;
         for (i, e) in table.chunks_exact(format::COUNTS_LEN).enumerate() {
             let at = (range.start + i * format::COUNTS_LEN) as u64;
-            let bad = |what: &str| BookError::Counts { index: i as u64, at, what: what.to_string() };
+            let bad = |what: CountsFault| BookError::Counts { index: i as u64, at, what };
             let key = u64::from_le_bytes(e[0..8].try_into().unwrap_or_default());
             if prev.is_some_and(|p| p >= key) {
-                return Err(bad("its key is not above the previous entry's"));
+                return Err(bad(CountsFault::Order));
             }
             prev = Some(key);
             if e[18..20] != [0, 0] {
-                return Err(bad("reserved bytes set"));
+                return Err(bad(CountsFault::Reserved));
             }
         }
         Ok(())
@@ -601,6 +604,16 @@ pub enum BookSource {
     File(PathBuf),
 }
 
+impl std::fmt::Display for BookSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BookSource::None => f.write_str("(none)"),
+            BookSource::Bundled => f.write_str("(bundled)"),
+            BookSource::File(path) => path.display().fmt(f),
+        }
+    }
+}
+
 /// A book that cannot be opened, with the file it came from.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -609,10 +622,10 @@ pub enum OpenError {
     #[error(transparent)]
     Io(#[from] IoError),
     /// The header is damaged or of another version.
-    #[error("book {path}: {source}")]
+    #[error("book {from}: {source}")]
     Format {
-        /// The file (`(bundled)` for the embedded book).
-        path: String,
+        /// The book: the bundled one or a file.
+        from: BookSource,
         /// What is wrong with it.
         #[source]
         source: BookError,
@@ -623,16 +636,12 @@ impl BookSource {
     /// Opens the book in constant time (header, sizes, fingerprint; [`Book::verify`]
     /// checks the records); `None` for [`BookSource::None`].
     pub fn open(&self) -> Result<Option<Book<Bytes>>, OpenError> {
-        let (path, bytes) = match self {
+        let bytes = match self {
             BookSource::None => return Ok(None),
-            BookSource::Bundled => ("(bundled)".to_string(), Bytes::Static(bundled_bytes())),
-            BookSource::File(p) => {
-                let path = p.display().to_string();
-                let bytes = read_mapped(p).map_err(IoError::at(p))?;
-                (path, bytes)
-            }
+            BookSource::Bundled => Bytes::Static(bundled_bytes()),
+            BookSource::File(p) => read_mapped(p).map_err(IoError::at(p))?,
         };
-        Book::open(bytes).map(Some).map_err(|source| OpenError::Format { path, source })
+        Book::open(bytes).map(Some).map_err(|source| OpenError::Format { from: self.clone(), source })
     }
 }
 

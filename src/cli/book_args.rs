@@ -111,7 +111,7 @@ pub fn build_error(e: BuildError) -> anyhow::Error {
     match e {
         BuildError::Setting(e) => super::flags::out_of_range(&e),
         e @ BuildError::Checkpoint { .. } => anyhow::anyhow!("{e} (run without --resume)"),
-        e @ BuildError::Previous(_) => anyhow::anyhow!("{e}; with other weights, give --eval FILE"),
+        e @ BuildError::Previous { .. } => anyhow::anyhow!("{e}; with other weights, give --eval FILE"),
         BuildError::Settings(e) => super::search_args::flag_error(e),
         e => e.into(),
     }

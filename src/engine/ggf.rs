@@ -8,7 +8,7 @@
 // `from_le_bytes`), never a silent `as`.
 #![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
-use super::game::Game;
+use super::game::{Game, GameError};
 use crate::board::Color;
 use crate::square::Move;
 
@@ -28,7 +28,7 @@ pub struct GgfGame {
 }
 
 use crate::thor::ggf::{err, escape, parse_board, tags};
-use crate::thor::GgfError;
+use crate::thor::{GgfError, TextFault};
 
 /// Parses one GGF game (the first in `text`).
 pub fn parse(text: &str) -> Result<GgfGame, GgfError> {
@@ -39,12 +39,8 @@ pub fn parse(text: &str) -> Result<GgfGame, GgfError> {
     for tag in found {
         let (value_start, value) = (tag.offset, tag.value.into_owned());
         match tag.name {
-            "GM" if !value.eq_ignore_ascii_case("othello") => {
-                return Err(err(value_start, format!("game `{value}` is not Othello")))
-            }
-            "TY" if !value.trim_start().starts_with('8') => {
-                return Err(err(value_start, format!("board type `{value}` is not 8x8")))
-            }
+            "GM" if !value.eq_ignore_ascii_case("othello") => return Err(err(value_start, TextFault::NotOthello)),
+            "TY" if !value.trim_start().starts_with('8') => return Err(err(value_start, TextFault::NotEightByEight)),
             "PB" => black = value,
             "PW" => white = value,
             "RE" => result = Some(value),
@@ -60,8 +56,19 @@ pub fn parse(text: &str) -> Result<GgfGame, GgfError> {
     let mut game = game.unwrap_or_default();
     for (ply, (offset, color, value)) in pending_moves.into_iter().enumerate() {
         let word = value.split('/').next().unwrap_or("").trim();
-        let mv: Move = word.parse().map_err(|_| err(offset, format!("ply {}: `{word}` is not a move", ply + 1)))?;
-        game.play_for(color, mv).map_err(|e| err(offset, format!("ply {}: {color} {mv}: {e}", ply + 1)))?;
+        let mv: Move = word.parse().map_err(|_| err(offset, TextFault::NotAMoveAt { ply: ply + 1 }))?;
+        game.play_for(color, mv).map_err(|e| {
+            let ply = ply + 1;
+            err(
+                offset,
+                match e {
+                    GameError::Play(source) => TextFault::Play { ply, source },
+                    GameError::NotYourTurn { to_move, named } => {
+                        TextFault::WrongSide { ply, expected: to_move, found: named }
+                    }
+                },
+            )
+        })?;
     }
     Ok(GgfGame { black, white, result, time, game })
 }
@@ -114,11 +121,12 @@ mod tests {
         let e =
             parse("(;GM[Othello]BO[8 ---------------------------O*------*O--------------------------- *]B[F5]W[A1];)")
                 .unwrap_err();
-        assert!(e.message.contains("ply 2"), "{e}");
-        assert!(parse("(;GM[Chess];)").unwrap_err().message.contains("not Othello"));
-        assert!(parse("(;GM[Othello]PB[x").unwrap_err().message.contains("not closed"));
-        assert!(parse("nothing here").is_err());
-        assert!(parse("(;GM[Othello]BO[8 --- *];)").unwrap_err().message.contains("expected 64"));
-        assert!(parse("(;GM[Othello]B[F5]").unwrap_err().message.contains(";)"));
+        assert!(matches!(e.fault, TextFault::Play { ply: 2, .. }), "{e}");
+        assert_eq!(parse("(;GM[Chess];)").unwrap_err().fault, TextFault::NotOthello);
+        assert_eq!(parse("(;GM[Othello]PB[x").unwrap_err().fault, TextFault::UnclosedTag);
+        assert_eq!(parse("nothing here").unwrap_err().fault, TextFault::NoGameStart);
+        let short = TextFault::Board(crate::ParseError::Board(crate::BoardTextFault::Squares { found: 4 }));
+        assert_eq!(parse("(;GM[Othello]BO[8 --- *];)").unwrap_err().fault, short);
+        assert_eq!(parse("(;GM[Othello]B[F5]").unwrap_err().fault, TextFault::Unterminated);
     }
 }

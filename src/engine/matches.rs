@@ -474,12 +474,10 @@ impl Drop for Client {
 #[non_exhaustive]
 pub enum MatchError {
     /// An engine cannot be started at all.
-    #[error("cannot start engine {name} (`{command}`): {source}")]
+    #[error("cannot start engine {} (`{}`): {source}", player.name, player.command.join(" "))]
     Spawn {
-        /// The engine's name.
-        name: String,
-        /// Its command line.
-        command: String,
+        /// The engine.
+        player: PlayerSpec,
         /// Why.
         #[source]
         source: std::io::Error,
@@ -490,11 +488,7 @@ pub enum MatchError {
 }
 
 fn spawn(spec: &PlayerSpec, timeout: Duration) -> Result<Client, MatchError> {
-    Client::spawn(spec, timeout).map_err(|source| MatchError::Spawn {
-        name: spec.name.clone(),
-        command: spec.command.join(" "),
-        source,
-    })
+    Client::spawn(spec, timeout).map_err(|source| MatchError::Spawn { player: spec.clone(), source })
 }
 
 /// Plays one game; `clients[0]` is A, `clients[1]` B.

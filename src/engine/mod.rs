@@ -87,12 +87,12 @@ pub enum EngineError {
     #[error(transparent)]
     Book(#[from] OpenError),
     /// The thread pool.
-    #[error("cannot start {threads} search threads: {message}")]
+    #[error("cannot start {threads} search threads")]
     Threads {
         /// Threads asked for.
         threads: usize,
         /// Why not.
-        message: String,
+        source: rayon::ThreadPoolBuildError,
     },
     /// There is no move to choose.
     #[error("the game is over ({score:+} for the side to move): there is no move")]
@@ -225,7 +225,7 @@ impl<E: IncrementalEvaluator> Engine<E> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
-            .map_err(|e| EngineError::Threads { threads, message: e.to_string() })?;
+            .map_err(|source| EngineError::Threads { threads, source })?;
         let (rng, strength) = (config.seed, resolved.strength());
         let clock_strength = config.search.clock_strength();
         Ok(Engine {

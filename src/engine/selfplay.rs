@@ -47,23 +47,23 @@ pub enum SelfPlayError {
     #[error("self-play games are reproducible only under a level, depth or node budget, not a time limit")]
     TimeLimit,
     /// An opening line that cannot be played.
-    #[error("opening {index}: {message}")]
+    #[error("opening {index}: {source}")]
     Opening {
         /// 1-based line.
         index: usize,
-        /// What is wrong.
-        message: String,
+        /// The move that cannot be played.
+        source: super::game::GameError,
     },
     /// Writing a game failed.
     #[error("writing the games: {0}")]
     Write(#[from] std::io::Error),
     /// The thread pool.
-    #[error("cannot start {threads} threads: {message}")]
+    #[error("cannot start {threads} threads")]
     Threads {
         /// Threads asked for.
         threads: usize,
         /// Why not.
-        message: String,
+        source: rayon::ThreadPoolBuildError,
     },
 }
 
@@ -86,8 +86,7 @@ impl SelfPlayConfig {
         for (i, line) in self.openings.iter().enumerate() {
             let mut game = Game::default();
             for &mv in line {
-                game.play_inferring_pass(mv)
-                    .map_err(|e| SelfPlayError::Opening { index: i + 1, message: e.to_string() })?;
+                game.play_inferring_pass(mv).map_err(|source| SelfPlayError::Opening { index: i + 1, source })?;
             }
         }
         self.engine.validate()?;
@@ -135,7 +134,7 @@ pub fn play_games(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
-        .map_err(|e| SelfPlayError::Threads { threads, message: e.to_string() })?;
+        .map_err(|source| SelfPlayError::Threads { threads, source })?;
     let mut engines: Vec<Engine> = (0..threads).map(|_| config.engine()).collect::<Result<_, _>>()?;
     let chunk = 2 * threads as u64;
     let mut next = range.start;

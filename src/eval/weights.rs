@@ -28,7 +28,7 @@
 #![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::features::feature_set;
 use crate::fileio::IoError;
@@ -91,15 +91,118 @@ pub enum WeightsError {
     #[error(transparent)]
     Io(#[from] IoError),
     /// The bytes are not a valid weight file.
-    #[error("{file}: byte {offset}: {message}")]
+    #[error("{}: byte {offset}: {fault}", file.display())]
     Invalid {
-        /// The file.
-        file: String,
+        /// The file (`(bundled weights)` for the embedded ones).
+        file: PathBuf,
         /// Byte offset of the fault (in the decompressed data).
         offset: usize,
         /// What is wrong.
-        message: String,
+        #[source]
+        fault: WeightsFault,
     },
+}
+
+/// What is wrong with the bytes of a weight file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WeightsFault {
+    /// Gzip data that does not decompress.
+    #[error("damaged gzip data")]
+    Gzip(#[source] std::io::Error),
+    /// Gzip data that decompresses to more than any weight file.
+    #[error("decompresses to more than {largest} bytes, the most a weight file holds")]
+    Bomb {
+        /// The largest valid file.
+        largest: usize,
+    },
+    /// Not a weight file.
+    #[error("not a thorbook weight file (magic TBKEVAL)")]
+    Magic,
+    /// Version 1, the retired evaluation.
+    #[error(
+        "version 1: weights of the older evaluation (30 phases of two plies, 11 patterns, no counts), \
+         which this build no longer evaluates; train new ones with `thorbook train`"
+    )]
+    RetiredVersion,
+    /// A version this build does not read.
+    #[error("version {found}, this build reads versions {VERSION_WITHOUT_LEAF} and {VERSION}")]
+    Version {
+        /// The file's.
+        found: u32,
+    },
+    /// Another feature set.
+    #[error("feature set {found}, this build evaluates set {FEATURE_SET}")]
+    FeatureSet {
+        /// The file's.
+        found: u32,
+    },
+    /// A phase count out of range.
+    #[error("{found} phases, expected 1..={MAX_PHASES}")]
+    Phases {
+        /// The file's.
+        found: usize,
+    },
+    /// Another number of weights per phase.
+    #[error("{found} weights per phase, expected {expected}")]
+    Slots {
+        /// The file's.
+        found: u32,
+        /// This build's.
+        expected: usize,
+    },
+    /// Another fixed-point scale.
+    #[error("scale {found}, expected {SCALE}")]
+    Scale {
+        /// The file's.
+        found: u32,
+    },
+    /// Too many ProbCut depths.
+    #[error("{found} ProbCut depths (at most {MAX_PROBCUT_DEPTHS})")]
+    ProbCutDepths {
+        /// The file's.
+        found: usize,
+    },
+    /// A note longer than allowed.
+    #[error("note of {found} bytes (at most {MAX_NOTE})")]
+    NoteLength {
+        /// The file's.
+        found: usize,
+    },
+    /// A length other than the header describes.
+    #[error("file is {found} bytes, its header describes {expected}")]
+    Length {
+        /// The file's.
+        found: usize,
+        /// The header's.
+        expected: usize,
+    },
+    /// The checksum fails.
+    #[error("checksum {stored:08x} does not match the data ({actual:08x})")]
+    Checksum {
+        /// Stored.
+        stored: u32,
+        /// Computed.
+        actual: u32,
+    },
+    /// The note is not UTF-8.
+    #[error("note is not UTF-8")]
+    NoteUtf8,
+    /// A ProbCut σ out of range.
+    #[error("ProbCut σ {found} out of range 0..=64")]
+    Sigma {
+        /// The file's.
+        found: f32,
+    },
+    /// A search-leaf correction out of range.
+    #[error("search-leaf correction {found} beyond ±{MAX_LEAF_CORRECTION}")]
+    LeafCorrection {
+        /// The file's.
+        found: i16,
+    },
+    /// Version 3 with an all-zero correction table.
+    #[error("version 3 without a search-leaf correction (such weights are version 2)")]
+    EmptyLeafCorrection,
 }
 
 /// Trained weights as stored: per phase a bias and one weight per feature slot, in
@@ -220,9 +323,9 @@ impl Weights {
     }
 
     /// Parses a weight file (plain or gzip-compressed); `file` names it in errors.
-    pub(crate) fn from_bytes(file: &str, bytes: &[u8]) -> Result<Weights, WeightsError> {
+    pub(crate) fn from_bytes(file: &Path, bytes: &[u8]) -> Result<Weights, WeightsError> {
         let invalid =
-            |offset: usize, message: String| WeightsError::Invalid { file: file.to_string(), offset, message };
+            |offset: usize, fault: WeightsFault| WeightsError::Invalid { file: file.to_path_buf(), offset, fault };
         let plain;
         let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
             // Decompress no further than the largest valid file: a small gzip bomb must
@@ -232,12 +335,9 @@ impl Weights {
             flate2::read::GzDecoder::new(bytes)
                 .take(u64::try_from(largest).unwrap_or(u64::MAX).saturating_add(1))
                 .read_to_end(&mut out)
-                .map_err(|e| invalid(0, format!("damaged gzip data: {e}")))?;
+                .map_err(|e| invalid(0, WeightsFault::Gzip(e)))?;
             if out.len() > largest {
-                return Err(invalid(
-                    0,
-                    format!("decompresses to more than {largest} bytes, the most a weight file holds"),
-                ));
+                return Err(invalid(0, WeightsFault::Bomb { largest }));
             }
             plain = out;
             &plain[..]
@@ -245,73 +345,62 @@ impl Weights {
             bytes
         };
         if bytes.len() < 40 || &bytes[..8] != MAGIC {
-            return Err(invalid(0, "not a thorbook weight file (magic TBKEVAL)".into()));
+            return Err(invalid(0, WeightsFault::Magic));
         }
         let field = |i: usize| u32::from_le_bytes(bytes[8 + 4 * i..12 + 4 * i].try_into().expect("4 bytes"));
         let version = field(0);
         if version == 1 {
-            return Err(invalid(
-                8,
-                "version 1: weights of the older evaluation (30 phases of two plies, 11 patterns, no counts), \
-                 which this build no longer evaluates; train new ones with `thorbook train`"
-                    .into(),
-            ));
+            return Err(invalid(8, WeightsFault::RetiredVersion));
         }
         if version != VERSION && version != VERSION_WITHOUT_LEAF {
-            return Err(invalid(
-                8,
-                format!("version {version}, this build reads versions {VERSION_WITHOUT_LEAF} and {VERSION}"),
-            ));
+            return Err(invalid(8, WeightsFault::Version { found: version }));
         }
         let leaf_len = if version == VERSION { 2 * LEAF_ENTRIES } else { 0 };
         if field(1) != FEATURE_SET {
-            return Err(invalid(12, format!("feature set {}, this build evaluates set {FEATURE_SET}", field(1))));
+            return Err(invalid(12, WeightsFault::FeatureSet { found: field(1) }));
         }
         let phases = field(2) as usize;
         if !(1..=MAX_PHASES).contains(&phases) {
-            return Err(invalid(16, format!("{phases} phases, expected 1..={MAX_PHASES}")));
+            return Err(invalid(16, WeightsFault::Phases { found: phases }));
         }
         let slots = feature_set().slot_count;
         if field(3) as usize != slots {
-            return Err(invalid(20, format!("{} weights per phase, expected {slots}", field(3))));
+            return Err(invalid(20, WeightsFault::Slots { found: field(3), expected: slots }));
         }
         if i32::try_from(field(4)) != Ok(SCALE) {
-            return Err(invalid(24, format!("scale {}, expected {SCALE}", field(4))));
+            return Err(invalid(24, WeightsFault::Scale { found: field(4) }));
         }
         let depths = field(5) as usize;
         if depths > MAX_PROBCUT_DEPTHS {
-            return Err(invalid(28, format!("{depths} ProbCut depths (at most {MAX_PROBCUT_DEPTHS})")));
+            return Err(invalid(28, WeightsFault::ProbCutDepths { found: depths }));
         }
         let note_len = field(6) as usize;
         if note_len > MAX_NOTE {
-            return Err(invalid(32, format!("note of {note_len} bytes (at most {MAX_NOTE})")));
+            return Err(invalid(32, WeightsFault::NoteLength { found: note_len }));
         }
         let values_len = phases * (1 + slots);
         let expected = 36usize
             .checked_add(note_len)
             .and_then(|n| n.checked_add(4 * phases * depths + leaf_len + 2 * values_len + 4))
-            .ok_or_else(|| invalid(32, "note length out of range".into()))?;
+            .ok_or_else(|| invalid(32, WeightsFault::NoteLength { found: note_len }))?;
         if bytes.len() != expected {
-            return Err(invalid(
-                bytes.len().min(expected),
-                format!("file is {} bytes, its header describes {expected}", bytes.len()),
-            ));
+            return Err(invalid(bytes.len().min(expected), WeightsFault::Length { found: bytes.len(), expected }));
         }
         let body = &bytes[..expected - 4];
         let stored = u32::from_le_bytes(bytes[expected - 4..].try_into().expect("4 bytes"));
         let actual = crc32fast::hash(body);
         if stored != actual {
-            return Err(invalid(expected - 4, format!("checksum {stored:08x} does not match the data ({actual:08x})")));
+            return Err(invalid(expected - 4, WeightsFault::Checksum { stored, actual }));
         }
         let note = std::str::from_utf8(&bytes[36..36 + note_len])
-            .map_err(|e| invalid(36 + e.valid_up_to(), "note is not UTF-8".into()))?
+            .map_err(|e| invalid(36 + e.valid_up_to(), WeightsFault::NoteUtf8))?
             .to_string();
         let mut at = 36 + note_len;
         let mut probcut = Vec::with_capacity(phases * depths);
         for _ in 0..phases * depths {
             let s = f32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
             if !(s.is_finite() && (0.0..=64.0).contains(&s)) {
-                return Err(invalid(at, format!("ProbCut σ {s} out of range 0..=64")));
+                return Err(invalid(at, WeightsFault::Sigma { found: s }));
             }
             probcut.push(s);
             at += 4;
@@ -320,16 +409,13 @@ impl Weights {
         for c in bytes[at..at + leaf_len].chunks_exact(2) {
             let v = i16::from_le_bytes([c[0], c[1]]);
             if v.unsigned_abs() > MAX_LEAF_CORRECTION.unsigned_abs() {
-                return Err(invalid(at, format!("search-leaf correction {v} beyond ±{MAX_LEAF_CORRECTION}")));
+                return Err(invalid(at, WeightsFault::LeafCorrection { found: v }));
             }
             leaf_correction.push(v);
             at += 2;
         }
         if leaf_len > 0 && leaf_correction.iter().all(|&c| c == 0) {
-            return Err(invalid(
-                at - leaf_len,
-                "version 3 without a search-leaf correction (such weights are version 2)".into(),
-            ));
+            return Err(invalid(at - leaf_len, WeightsFault::EmptyLeafCorrection));
         }
         let values = bytes[at..at + 2 * values_len].chunks_exact(2).map(|c| i16::from_le_bytes([c[0], c[1]])).collect();
         Ok(Weights { note, phases, values, probcut, probcut_depths: depths, leaf_correction })
@@ -343,14 +429,14 @@ impl Weights {
 
     /// The bundled weights.
     pub fn bundled() -> Weights {
-        Weights::from_bytes("bundled weights", BUNDLED).expect("the bundled weights are checked by the tests")
+        Weights::from_bytes(Path::new("(bundled weights)"), BUNDLED)
+            .expect("the bundled weights are checked by the tests")
     }
 
     /// Reads a weight file.
     pub fn load(path: &Path) -> Result<Weights, WeightsError> {
-        let name = path.display().to_string();
         let bytes = std::fs::read(path).map_err(IoError::at(path))?;
-        Weights::from_bytes(&name, &bytes)
+        Weights::from_bytes(path, &bytes)
     }
 
     /// Writes the weight file atomically and durably, gzip-compressed when the name
@@ -392,10 +478,10 @@ mod tests {
     #[test]
     fn round_trip_plain_and_gzip() {
         let w = sample();
-        assert_eq!(Weights::from_bytes("w", &w.to_bytes()).unwrap(), w);
+        assert_eq!(Weights::from_bytes(Path::new("w"), &w.to_bytes()).unwrap(), w);
         let gz = w.to_gzip_bytes();
         assert!(gz.len() < w.to_bytes().len());
-        assert_eq!(Weights::from_bytes("w.gz", &gz).unwrap(), w);
+        assert_eq!(Weights::from_bytes(Path::new("w.gz"), &gz).unwrap(), w);
     }
 
     #[test]
@@ -408,10 +494,10 @@ mod tests {
         let v3 = corrected.to_bytes();
         assert_eq!(u32::from_le_bytes(v3[8..12].try_into().unwrap()), VERSION);
         assert_eq!(v3.len(), bytes.len() + 2 * LEAF_ENTRIES);
-        let back = Weights::from_bytes("w", &v3).unwrap();
+        let back = Weights::from_bytes(Path::new("w"), &v3).unwrap();
         assert_eq!(back, corrected);
         assert_eq!(back.leaf_correction_at(40), 10);
-        assert_eq!(Weights::from_bytes("w", &bytes).unwrap().leaf_correction_at(40), 0);
+        assert_eq!(Weights::from_bytes(Path::new("w"), &bytes).unwrap().leaf_correction_at(40), 0);
         assert_ne!(plain.digest(), corrected.digest());
         // Out of range, or a version 3 file without a correction: refused, located.
         let at = 36 + corrected.note.len() + 4 * corrected.probcut.len();
@@ -420,7 +506,7 @@ mod tests {
         let n = far.len();
         let crc = crc32fast::hash(&far[..n - 4]);
         far[n - 4..].copy_from_slice(&crc.to_le_bytes());
-        let err = Weights::from_bytes("w", &far).unwrap_err().to_string();
+        let err = Weights::from_bytes(Path::new("w"), &far).unwrap_err().to_string();
         assert!(err.contains(&format!("byte {}: search-leaf correction", at + 2)), "{err}");
     }
 
@@ -432,18 +518,18 @@ mod tests {
         std::io::Write::write_all(&mut enc, &bomb).unwrap();
         let gz = enc.finish().unwrap();
         assert!(gz.len() < 64 * 1024, "a small file");
-        let err = Weights::from_bytes("bomb.tbe.gz", &gz).unwrap_err().to_string();
+        let err = Weights::from_bytes(Path::new("bomb.tbe.gz"), &gz).unwrap_err().to_string();
         assert!(err.contains("byte 0: decompresses to more than"), "{err}");
         let mut long_note = sample().to_bytes();
         long_note[32..36].copy_from_slice(&u32::try_from(MAX_NOTE + 1).unwrap().to_le_bytes());
-        let err = Weights::from_bytes("note.tbe", &long_note).unwrap_err().to_string();
+        let err = Weights::from_bytes(Path::new("note.tbe"), &long_note).unwrap_err().to_string();
         assert!(err.contains("byte 32: note of 65537 bytes (at most 65536)"), "{err}");
     }
 
     #[test]
     fn damage_is_located() {
         let bytes = sample().to_bytes();
-        let err = |b: &[u8]| Weights::from_bytes("x.tbe", b).unwrap_err().to_string();
+        let err = |b: &[u8]| Weights::from_bytes(Path::new("x.tbe"), b).unwrap_err().to_string();
         assert!(err(&bytes[..20]).contains("x.tbe: byte 0: not a thorbook weight file"));
         let mut v = bytes.clone();
         v[8] = 9;
@@ -462,7 +548,7 @@ mod tests {
     fn version_1_files_are_refused_with_a_reason() {
         let mut v1 = sample().to_bytes();
         v1[8..12].copy_from_slice(&1u32.to_le_bytes());
-        let err = Weights::from_bytes("old.tbe", &v1).unwrap_err().to_string();
+        let err = Weights::from_bytes(Path::new("old.tbe"), &v1).unwrap_err().to_string();
         assert!(err.contains("old.tbe: byte 8: version 1") && err.contains("thorbook train"), "{err}");
     }
 

@@ -6,20 +6,21 @@
 use std::borrow::Cow;
 
 use crate::position::{parse_side, parse_squares, Position};
+use crate::thor::TextFault;
 
 /// Text that is not a well-formed GGF game.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("GGF byte {offset}: {message}")]
+#[error("GGF byte {offset}: {fault}")]
 #[non_exhaustive]
 pub struct GgfError {
     /// Byte offset in the text.
     pub offset: usize,
     /// What is wrong.
-    pub message: String,
+    pub fault: TextFault,
 }
 
-pub(crate) fn err(offset: usize, message: impl Into<String>) -> GgfError {
-    GgfError { offset, message: message.into() }
+pub(crate) fn err(offset: usize, fault: TextFault) -> GgfError {
+    GgfError { offset, fault }
 }
 
 /// One `NAME[value]` of a game.
@@ -35,7 +36,7 @@ pub(crate) struct Tag<'a> {
 
 /// The tags of the first game at or after `from`, and the offset just past its `;)`.
 pub(crate) fn tags(text: &str, from: usize) -> Result<(Vec<Tag<'_>>, usize), GgfError> {
-    let start = text.get(from..).and_then(|t| t.find("(;")).ok_or_else(|| err(from, "no `(;` game start"))? + from;
+    let start = text.get(from..).and_then(|t| t.find("(;")).ok_or_else(|| err(from, TextFault::NoGameStart))? + from;
     let bytes = text.as_bytes();
     let mut i = start + 2;
     let mut out = Vec::with_capacity(72);
@@ -44,7 +45,7 @@ pub(crate) fn tags(text: &str, from: usize) -> Result<(Vec<Tag<'_>>, usize), Ggf
             i += 1;
         }
         if i >= bytes.len() {
-            return Err(err(i, "the game does not end with `;)`"));
+            return Err(err(i, TextFault::Unterminated));
         }
         if bytes[i..].starts_with(b";)") {
             return Ok((out, i + 2));
@@ -54,7 +55,7 @@ pub(crate) fn tags(text: &str, from: usize) -> Result<(Vec<Tag<'_>>, usize), Ggf
             i += 1;
         }
         if i == name_start || bytes.get(i) != Some(&b'[') {
-            return Err(err(name_start, "expected a tag such as `PB[name]`"));
+            return Err(err(name_start, TextFault::ExpectedTag));
         }
         let name = &text[name_start..i];
         let value_start = i + 1;
@@ -62,7 +63,7 @@ pub(crate) fn tags(text: &str, from: usize) -> Result<(Vec<Tag<'_>>, usize), Ggf
         let mut escaped = false;
         loop {
             match bytes.get(j) {
-                None => return Err(err(value_start, format!("tag {name} is not closed by `]`"))),
+                None => return Err(err(value_start, TextFault::UnclosedTag)),
                 Some(b']') => break,
                 Some(b'\\') => {
                     escaped = true;
@@ -73,7 +74,7 @@ pub(crate) fn tags(text: &str, from: usize) -> Result<(Vec<Tag<'_>>, usize), Ggf
         }
         // `\` before a multi-byte character leaves `j` inside it; find the `]` on a
         // character boundary.
-        let raw = text.get(value_start..j).ok_or_else(|| err(value_start, format!("tag {name}: bad escape")))?;
+        let raw = text.get(value_start..j).ok_or_else(|| err(value_start, TextFault::BadEscape))?;
         let value = if escaped { Cow::Owned(unescape(raw)) } else { Cow::Borrowed(raw) };
         out.push(Tag { name, value, offset: value_start });
         i = j + 1;
@@ -103,18 +104,15 @@ pub(crate) fn parse_board(value: &str, offset: usize) -> Result<Position, GgfErr
     let value = value.trim_start();
     let rest = match value.split_once(char::is_whitespace) {
         Some(("8", rest)) => rest,
-        _ if value.is_empty() => return Err(err(offset, "empty BO tag")),
-        _ => {
-            let size = value.split_whitespace().next().unwrap_or(value);
-            return Err(err(offset, format!("board size `{size}` is not 8")));
-        }
+        _ if value.is_empty() => return Err(err(offset, TextFault::EmptyBoardTag)),
+        _ => return Err(err(offset, TextFault::BoardSize)),
     };
-    let (black, white, rest) = parse_squares(rest).map_err(|e| err(offset, format!("BO: {e}")))?;
+    let (black, white, rest) = parse_squares(rest).map_err(|e| err(offset, TextFault::Board(e)))?;
     let mut words = rest.split_whitespace();
     let side = match (words.next(), words.next()) {
-        (Some(w), None) => parse_side(w).map_err(|e| err(offset, format!("BO: {e}")))?,
-        (None, _) => return Err(err(offset, "BO has no side to move after its 64 squares")),
-        (Some(_), Some(extra)) => return Err(err(offset, format!("BO has `{extra}` after the side to move"))),
+        (Some(w), None) => parse_side(w).map_err(|e| err(offset, TextFault::Board(e)))?,
+        (None, _) => return Err(err(offset, TextFault::NoSide)),
+        (Some(_), Some(_)) => return Err(err(offset, TextFault::AfterSide)),
     };
     Ok(Position::from_colors(black, white, side).expect("one colour per square"))
 }
@@ -157,8 +155,8 @@ mod tests {
     #[test]
     fn broken_games_name_the_byte() {
         assert_eq!(tags("(;GM[Othello]PB[x", 0).unwrap_err().offset, 16);
-        assert!(tags("(;GM[Othello]B[F5]", 0).unwrap_err().message.contains(";)"));
-        assert!(tags("(;GM[Othello]=[x];)", 0).unwrap_err().message.contains("expected a tag"));
+        assert_eq!(tags("(;GM[Othello]B[F5]", 0).unwrap_err().fault, TextFault::Unterminated);
+        assert_eq!(tags("(;GM[Othello]=[x];)", 0).unwrap_err().fault, TextFault::ExpectedTag);
         assert!(tags("nothing", 0).is_err());
         assert_eq!(tags("(;C[\\é];)", 0).unwrap().0[0].value, "é");
     }

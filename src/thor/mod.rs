@@ -18,12 +18,13 @@ mod source;
 pub(crate) mod text;
 
 use std::fmt;
+use std::path::PathBuf;
 
 use serde::Serialize;
 use thiserror::Error;
 
 use crate::board::Color;
-use crate::square::Square;
+use crate::square::{ParseError, Square};
 
 pub use database::{
     FileSummary, GameFilter, GameId, LoadOptions, MoveStats, PositionStats, Reach, SortKey, ThorDatabase, ThorGame,
@@ -31,6 +32,7 @@ pub use database::{
 pub use export::{Dropped, GameText, WthorExport};
 pub use format::{FileKind, GameRecord, Header, RawGame, Records, ThorFile};
 pub use ggf::GgfError;
+
 pub use replay::{encode_square, replay, GameFault, Outcome, Replay};
 pub use source::{bundled_sources, expand_paths, Compression, Source, SourceFormat};
 pub use text::{SkipReason, TextFormat};
@@ -39,11 +41,16 @@ pub use text::{SkipReason, TextFormat};
 #[derive(Debug, Clone, PartialEq, Eq, Error, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum AnomalyKind {
-    /// The file cannot be read.
-    #[error("cannot read: {message}")]
+    /// The file cannot be read, or its compressed data stops.
+    #[error("{step}: {}", io_text(*error, *os_error))]
     Io {
-        /// The system's message.
-        message: String,
+        /// What was being done.
+        step: IoStep,
+        /// The system's error kind.
+        #[serde(rename = "error", serialize_with = "as_text")]
+        error: std::io::ErrorKind,
+        /// The operating system's error code, when there is one.
+        os_error: Option<i32>,
     },
     /// Shorter than the 16-byte header.
     #[error("{len} bytes, shorter than the 16-byte header")]
@@ -133,10 +140,11 @@ pub enum AnomalyKind {
         count: usize,
     },
     /// Text that does not parse (GGF, a transcript, JSON).
-    #[error("{message}")]
+    #[error("{fault}")]
     Syntax {
         /// What is wrong.
-        message: String,
+        #[serde(rename = "message", serialize_with = "as_text")]
+        fault: TextFault,
     },
     /// A move given for the colour not to move, when the side to move has a move.
     #[error("a move for {found} where {expected} is to move")]
@@ -165,11 +173,143 @@ pub enum AnomalyKind {
     },
 }
 
+/// What a reader was doing when the system failed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IoStep {
+    /// Opening or reading the file.
+    Read,
+    /// Decompressing it.
+    Decompress,
+    /// Reading on, part way through (the data stops).
+    Continue,
+}
+
+impl fmt::Display for IoStep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            IoStep::Read => "cannot read",
+            IoStep::Decompress => "cannot decompress",
+            IoStep::Continue => "the data stops",
+        })
+    }
+}
+
+impl AnomalyKind {
+    /// The anomaly of an I/O error met while doing `step`.
+    pub(crate) fn io(step: IoStep, e: &std::io::Error) -> AnomalyKind {
+        AnomalyKind::Io { step, error: e.kind(), os_error: e.raw_os_error() }
+    }
+}
+
+/// The system's words for an I/O error: the OS's message when there is a code.
+fn io_text(kind: std::io::ErrorKind, os_error: Option<i32>) -> String {
+    os_error.map_or_else(|| kind.to_string(), |code| std::io::Error::from_raw_os_error(code).to_string())
+}
+
+/// Serializes a value as its `Display` text.
+fn as_text<T: fmt::Display, S: serde::Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(value)
+}
+
+/// What is wrong with a game's text (GGF, a transcript, a JSON line).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum TextFault {
+    /// No `(;` where a GGF game should start.
+    #[error("no `(;` game start")]
+    NoGameStart,
+    /// A GGF game without its closing `;)`.
+    #[error("the game does not end with `;)`")]
+    Unterminated,
+    /// Something other than a tag inside a GGF game.
+    #[error("expected a tag such as `PB[name]`")]
+    ExpectedTag,
+    /// A tag's value without its `]`.
+    #[error("a tag is not closed by `]`")]
+    UnclosedTag,
+    /// An escape that splits a character.
+    #[error("a tag's value has a bad escape")]
+    BadEscape,
+    /// An empty `BO` tag.
+    #[error("empty BO tag")]
+    EmptyBoardTag,
+    /// A board size other than 8.
+    #[error("BO: the board size is not 8")]
+    BoardSize,
+    /// A `BO` board that does not parse.
+    #[error("BO: {0}")]
+    Board(ParseError),
+    /// A `BO` tag without the side to move.
+    #[error("BO has no side to move after its 64 squares")]
+    NoSide,
+    /// Text after a `BO` tag's side to move.
+    #[error("BO has text after the side to move")]
+    AfterSide,
+    /// A GGF game of another game than Othello.
+    #[error("the game (GM) is not Othello")]
+    NotOthello,
+    /// A GGF board type other than 8x8.
+    #[error("the board type (TY) is not 8x8")]
+    NotEightByEight,
+    /// A `RE` tag that is not a result.
+    #[error("RE is not a result")]
+    Result,
+    /// A move that does not parse (at the anomaly's ply).
+    #[error("not a move")]
+    NotAMove,
+    /// A move that does not parse, at `ply`.
+    #[error("ply {ply}: not a move")]
+    NotAMoveAt {
+        /// 1-based ply.
+        ply: usize,
+    },
+    /// A move that cannot be played, at `ply`.
+    #[error("ply {ply}: {source}")]
+    Play {
+        /// 1-based ply.
+        ply: usize,
+        /// Why.
+        source: crate::position::PlayError,
+    },
+    /// A move for the colour not to move, at `ply`, when the side to move has a move.
+    #[error("ply {ply}: a move for {found} where {expected} is to move")]
+    WrongSide {
+        /// 1-based ply.
+        ply: usize,
+        /// The side to move.
+        expected: Color,
+        /// The colour the game gives.
+        found: Color,
+    },
+    /// A transcript word that is neither moves nor a result.
+    #[error("a word is neither moves nor a result")]
+    NotMovesNorResult,
+    /// Text after a transcript's result.
+    #[error("text follows the result")]
+    AfterResult,
+    /// A line that is not JSON.
+    #[error("not JSON")]
+    NotJson,
+    /// A JSON line without its `moves` string.
+    #[error("no `moves` string")]
+    NoMovesField,
+    /// A `moves` string that does not parse.
+    #[error("moves: {0}")]
+    Moves(ParseError),
+    /// Text between GGF games.
+    #[error("text outside a game")]
+    OutsideGame,
+    /// A GGF game cut by the end of the file.
+    #[error("the game is cut: no `;)` before the end of the file")]
+    Cut,
+}
+
 /// A problem found in a file: where (file, record, byte, ply) and what.
 #[derive(Debug, Clone, PartialEq, Eq, Error, Serialize)]
 pub struct Anomaly {
-    /// The file's name as given.
-    pub file: String,
+    /// The file's path as given (the bundled archives' names for theirs).
+    pub file: PathBuf,
     /// 0-based record index, for record-level problems of WTHOR files.
     pub record: Option<usize>,
     /// 1-based line, for text files (where the game starts).
@@ -187,12 +327,12 @@ pub struct Anomaly {
 impl Anomaly {
     /// A problem of the whole file.
     pub(crate) fn file(name: &str, kind: AnomalyKind) -> Anomaly {
-        Anomaly { file: name.to_string(), record: None, line: None, offset: None, ply: None, kind }
+        Anomaly { file: name.into(), record: None, line: None, offset: None, ply: None, kind }
     }
 
     /// A problem on line `line` of a text file, at byte `offset`, at `ply` if given.
     pub(crate) fn at_line(name: &str, line: u32, offset: usize, ply: Option<usize>, kind: AnomalyKind) -> Anomaly {
-        Anomaly { file: name.to_string(), record: None, line: Some(line), offset: Some(offset), ply, kind }
+        Anomaly { file: name.into(), record: None, line: Some(line), offset: Some(offset), ply, kind }
     }
 
     /// A problem of game record `record` of a `.wtb` file, at `ply` (1-based) if given.
@@ -202,13 +342,13 @@ impl Anomaly {
             Some(p) => base + format::MOVES_OFFSET + p - 1,
             None => base,
         };
-        Anomaly { file: name.to_string(), record: Some(record), line: None, offset: Some(offset), ply, kind }
+        Anomaly { file: name.into(), record: Some(record), line: None, offset: Some(offset), ply, kind }
     }
 }
 
 impl fmt::Display for Anomaly {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file)?;
+        write!(f, "{}", self.file.display())?;
         if let Some(r) = self.record {
             write!(f, ": record {r}")?;
         }
@@ -233,12 +373,19 @@ pub enum ThorError {
     /// read at all.
     #[error("{0}")]
     Anomaly(#[from] Anomaly),
-    /// A path that does not exist or holds no WTHOR files.
-    #[error("{path}: {message}")]
-    Path {
+    /// A path that cannot be listed or read.
+    #[error(transparent)]
+    Io(#[from] crate::fileio::IoError),
+    /// A path that does not exist.
+    #[error("{}: no such file or directory", path.display())]
+    Missing {
         /// The path given.
-        path: String,
-        /// What is wrong with it.
-        message: String,
+        path: PathBuf,
+    },
+    /// A directory that holds no game archives.
+    #[error("{}: directory holds no game archives (WTHOR, GGF, transcripts, JSON lines)", dir.display())]
+    NoArchives {
+        /// The directory given.
+        dir: PathBuf,
     },
 }

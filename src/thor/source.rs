@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::format::{GAME_RECORD_LEN, HEADER_LEN, PLAYER_RECORD_LEN, TOURNAMENT_RECORD_LEN};
 use super::text::TextFormat;
-use super::{Anomaly, AnomalyKind, ThorError};
+use super::{Anomaly, AnomalyKind, IoStep, ThorError};
 use crate::fileio::{read_mapped, Bytes};
 
 /// What a file holds.
@@ -173,7 +173,7 @@ impl Source {
         let name = path.display().to_string();
         match read_mapped(path) {
             Ok(data) => Ok(Source { name, data, path: Some(path.to_path_buf()) }),
-            Err(e) => Err(Anomaly::file(&name, AnomalyKind::Io { message: e.to_string() })),
+            Err(e) => Err(Anomaly::file(&name, AnomalyKind::io(IoStep::Read, &e))),
         }
     }
 
@@ -191,7 +191,7 @@ impl Source {
         let mut head = Vec::with_capacity(SNIFF_LEN);
         let read = compression.decode(bytes).take(SNIFF_LEN as u64).read_to_end(&mut head);
         if let Err(e) = read {
-            return Err(Anomaly::file(&self.name, AnomalyKind::Io { message: format!("cannot decompress: {e}") }));
+            return Err(Anomaly::file(&self.name, AnomalyKind::io(IoStep::Decompress, &e)));
         }
         if has_wthor_extension(&self.name) {
             return Ok((SourceFormat::Wthor, compression));
@@ -249,22 +249,18 @@ pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ThorError> {
     let mut out = Vec::new();
     for p in paths {
         if p.is_dir() {
-            let entries = std::fs::read_dir(p)
-                .map_err(|e| ThorError::Path { path: p.display().to_string(), message: e.to_string() })?;
+            let entries = std::fs::read_dir(p).map_err(crate::fileio::IoError::at(p))?;
             let mut found: Vec<PathBuf> =
                 entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|f| f.is_file() && is_archive(f)).collect();
             if found.is_empty() {
-                return Err(ThorError::Path {
-                    path: p.display().to_string(),
-                    message: "directory holds no game archives (WTHOR, GGF, transcripts, JSON lines)".into(),
-                });
+                return Err(ThorError::NoArchives { dir: p.clone() });
             }
             found.sort();
             out.extend(found);
         } else if p.exists() {
             out.push(p.clone());
         } else {
-            return Err(ThorError::Path { path: p.display().to_string(), message: "no such file or directory".into() });
+            return Err(ThorError::Missing { path: p.clone() });
         }
     }
     Ok(out)

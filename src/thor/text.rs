@@ -23,7 +23,7 @@ use super::database::ThorGame;
 use super::format::RawGame;
 use super::ggf::{self, GgfError, Tag};
 use super::replay::{encode_square, Outcome, Replay};
-use super::{Anomaly, AnomalyKind};
+use super::{Anomaly, AnomalyKind, IoStep, TextFault};
 use crate::board::Color;
 use crate::position::Position;
 use crate::square::Move;
@@ -212,8 +212,8 @@ impl<'a> Collector<'a> {
         self.out.anomalies.push(Anomaly::at_line(self.name, line, offset, ply, kind));
     }
 
-    fn syntax(&mut self, line: u32, offset: usize, message: impl Into<String>) {
-        self.anomaly(line, offset, None, AnomalyKind::Syntax { message: message.into() });
+    fn syntax(&mut self, line: u32, offset: usize, fault: TextFault) {
+        self.anomaly(line, offset, None, AnomalyKind::Syntax { fault });
     }
 
     fn skip(&mut self, reason: SkipReason) {
@@ -395,7 +395,7 @@ fn parse_item(c: &mut Collector<'_>, format: TextFormat, item: &Item) {
 }
 
 fn read_failed(line: u32, offset: usize, e: &std::io::Error) -> Item {
-    Item::Problem { line, offset, kind: AnomalyKind::Io { message: format!("the data stops: {e}") } }
+    Item::Problem { line, offset, kind: AnomalyKind::io(IoStep::Continue, e) }
 }
 
 fn split_lines<R: BufRead>(lines: &mut Lines<R>, emit: &mut dyn FnMut(Item)) {
@@ -435,9 +435,9 @@ fn transcript_line(c: &mut Collector<'_>, text: &str, line: u32, offset: usize) 
         [] => None,
         [(word, at)] => match parse_result(word) {
             Some(r) => Some(r),
-            None => return c.syntax(line, offset + at, format!("`{word}` is neither moves nor a result")),
+            None => return c.syntax(line, offset + at, TextFault::NotMovesNorResult),
         },
-        [_, (word, at), ..] => return c.syntax(line, offset + at, format!("`{word}` follows the result")),
+        [_, (_, at), ..] => return c.syntax(line, offset + at, TextFault::AfterResult),
     };
     // A result alone is a game without a move (as a WTHOR record may be).
     c.add(line, offset, &moves, Facts { result, ..Facts::default() });
@@ -491,14 +491,14 @@ fn json_line(c: &mut Collector<'_>, text: &str, line: u32, offset: usize) {
     }
     let v: serde_json::Value = match serde_json::from_str(text) {
         Ok(v) => v,
-        Err(e) => return c.syntax(line, offset + e.column().saturating_sub(1), format!("not JSON: {e}")),
+        Err(e) => return c.syntax(line, offset + e.column().saturating_sub(1), TextFault::NotJson),
     };
     let Some(moves_text) = v.get("moves").and_then(|m| m.as_str()) else {
-        return c.syntax(line, offset, "no `moves` string");
+        return c.syntax(line, offset, TextFault::NoMovesField);
     };
     let moves = match crate::square::parse_move_sequence(moves_text) {
         Ok(m) => m,
-        Err(e) => return c.syntax(line, offset, format!("moves: {e}")),
+        Err(e) => return c.syntax(line, offset, TextFault::Moves(e)),
     };
     let str_field = |k: &str| v.get(k).and_then(|x| x.as_str()).filter(|s| !s.is_empty());
     let int_field = |k: &str| v.get(k).and_then(serde_json::Value::as_i64);
@@ -523,11 +523,8 @@ fn json_line(c: &mut Collector<'_>, text: &str, line: u32, offset: usize) {
 }
 
 fn split_ggf<R: BufRead>(lines: &mut Lines<R>, emit: &mut dyn FnMut(Item)) {
-    let outside = |line, offset| Item::Problem {
-        line,
-        offset,
-        kind: AnomalyKind::Syntax { message: "text outside a game".into() },
-    };
+    let outside =
+        |line, offset| Item::Problem { line, offset, kind: AnomalyKind::Syntax { fault: TextFault::OutsideGame } };
     // A game may span lines: text from its `(;` is kept until its `;)`.
     let mut pending = String::new();
     let (mut start_line, mut start_offset) = (0u32, 0usize);
@@ -583,7 +580,7 @@ fn split_ggf<R: BufRead>(lines: &mut Lines<R>, emit: &mut dyn FnMut(Item)) {
         emit(Item::Problem {
             line: start_line,
             offset: start_offset,
-            kind: AnomalyKind::Syntax { message: "the game is cut: no `;)` before the end of the file".into() },
+            kind: AnomalyKind::Syntax { fault: TextFault::Cut },
         });
     }
 }
@@ -643,7 +640,7 @@ fn ggf_result(re: &str) -> Result<Option<i32>, ()> {
 fn ggf_game(c: &mut Collector<'_>, game: &str, line: u32, offset: usize) {
     let tags = match ggf::tags(game, 0) {
         Ok((tags, _)) => tags,
-        Err(GgfError { offset: at, message, .. }) => return c.syntax(line, offset + at, message),
+        Err(GgfError { offset: at, fault, .. }) => return c.syntax(line, offset + at, fault),
     };
     let find = |name: &str| tags.iter().find(|t| t.name == name);
     if find("GM").is_some_and(|t| !t.value.trim().eq_ignore_ascii_case("othello")) {
@@ -657,18 +654,18 @@ fn ggf_game(c: &mut Collector<'_>, game: &str, line: u32, offset: usize) {
         if size != "8" {
             return match size.parse::<u8>() {
                 Ok(n) => c.skip(SkipReason::BoardSize(n)),
-                Err(_) => c.syntax(line, offset + bo.offset, format!("BO: board size `{size}`")),
+                Err(_) => c.syntax(line, offset + bo.offset, TextFault::BoardSize),
             };
         }
         match ggf::parse_board(&bo.value, bo.offset) {
             Ok(p) if p == Position::START => {}
             Ok(_) => return c.skip(SkipReason::NonStandardStart),
-            Err(e) => return c.syntax(line, offset + e.offset, e.message),
+            Err(e) => return c.syntax(line, offset + e.offset, e.fault),
         }
     }
     let result = match find("RE").map(|t| (ggf_result(&t.value), t)) {
         Some((Ok(r), _)) => r,
-        Some((Err(()), t)) => return c.syntax(line, offset + t.offset, format!("RE: `{}` is not a result", t.value)),
+        Some((Err(()), t)) => return c.syntax(line, offset + t.offset, TextFault::Result),
         None => None,
     };
     let mut moves = Vec::with_capacity(64);
@@ -684,12 +681,7 @@ fn ggf_game(c: &mut Collector<'_>, game: &str, line: u32, offset: usize) {
             Ok(mv) => moves.push((Some(color), mv, offset + at)),
             Err(_) => {
                 let ply = moves.len() + 1;
-                return c.anomaly(
-                    line,
-                    offset + at,
-                    Some(ply),
-                    AnomalyKind::Syntax { message: format!("`{word}` is not a move") },
-                );
+                return c.anomaly(line, offset + at, Some(ply), AnomalyKind::Syntax { fault: TextFault::NotAMove });
             }
         }
     }

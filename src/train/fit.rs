@@ -362,7 +362,7 @@ mod tests {
             assert!(r.validation.signed.abs() < 1.5, "{e} empties: signed error {:.2}", r.validation.signed);
         }
         // Saving and loading gives the same evaluations.
-        let reloaded = PatternEval::new(&Weights::from_bytes("w", &w1.to_bytes()).unwrap());
+        let reloaded = PatternEval::new(&Weights::from_bytes(std::path::Path::new("w"), &w1.to_bytes()).unwrap());
         for l in validation.iter().take(500) {
             assert_eq!(reloaded.evaluate(&l.board), trained.evaluate(&l.board));
         }

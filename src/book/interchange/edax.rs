@@ -6,7 +6,7 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 
 use super::{
     byte_of, check_header, deepest_ply, exchange_level, leaf_from_level, position_count, signed, utf8, EdaxDate,
-    InterchangeError, Location, Parsed,
+    ImportFault, InterchangeError, Location, Parsed, Shortfall,
 };
 use crate::board::{masks, Board, Color};
 use crate::book::backup::LeafInput;
@@ -146,21 +146,21 @@ pub(super) fn parse_edax(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
     let mut index = 0u64;
     while at < bytes.len() {
         let loc = |byte: usize| Location::Record { index, byte: byte as u64 };
-        let truncated = |what: &str| InterchangeError::Truncated { format: F, at: loc(bytes.len()), what: what.into() };
-        let bad = |byte: usize, what: String| InterchangeError::Invalid { format: F, at: loc(byte), what };
+        let truncated = |what| InterchangeError::Truncated { format: F, at: loc(bytes.len()), what };
+        let bad = |byte: usize, what: ImportFault| InterchangeError::Invalid { format: F, at: loc(byte), what };
         if bytes.len() - at < EDAX_POSITION + 2 {
-            return Err(truncated("the file ends inside a position"));
+            return Err(truncated(Shortfall::Position));
         }
         let p = &bytes[at..at + EDAX_POSITION];
         let n_links = p[38] as usize;
         let end = at + EDAX_POSITION + 2 * n_links + 2;
         if end > bytes.len() {
-            return Err(truncated("the file ends inside a position's moves"));
+            return Err(truncated(Shortfall::Moves));
         }
         let board = Board::new(LE::read_u64(&p[0..8]), LE::read_u64(&p[8..16]))
-            .ok_or_else(|| bad(at, "a square holds discs of both sides".into()))?;
+            .ok_or_else(|| bad(at, ImportFault::BothColours))?;
         if board.empties() & masks::CENTER != 0 {
-            return Err(bad(at, "a centre square is empty: not an Othello position".into()));
+            return Err(bad(at, ImportFault::EmptyCentre));
         }
         let (canon, t) = board.canonical();
         let to_canon = |code: u8, byte: usize| -> Result<LeafMove, InterchangeError> {
@@ -169,7 +169,7 @@ pub(super) fn parse_edax(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
                 EDAX_NOMOVE => Ok(LeafMove::NONE),
                 c => match Square::try_new(c) {
                     Some(sq) if board.is_legal(sq) => Ok(LeafMove::from(t.square(sq))),
-                    _ => Err(bad(byte, format!("move code {c} is not a legal move, a pass (64) or none (65)"))),
+                    _ => Err(bad(byte, ImportFault::MoveCode { code: c.into() })),
                 },
             }
         };
@@ -184,19 +184,20 @@ pub(super) fn parse_edax(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
         let position_level = p[39];
         let (wins, draws, losses) = (LE::read_u32(&p[16..20]), LE::read_u32(&p[20..24]), LE::read_u32(&p[24..28]));
         if !leaf_move.is_none() && !(-64..=64).contains(&leaf_score) {
-            return Err(bad(leaf_at, format!("leaf score {leaf_score} outside -64..64")));
+            return Err(bad(leaf_at, ImportFault::Score { field: "leaf score", score: leaf_score.into() }));
         }
         let (leaf_move, leaf_score, leaf_depth, flags) = leaf_from_level(&canon, leaf_move, leaf_score, position_level);
         // A position without a backed-up value (Edax's -SCORE_INF) takes its leaf's.
         let value = match i8::try_from(value) {
             Ok(v) if (-64..=64).contains(&v) => v,
             _ if !leaf_move.is_none() || canon.is_game_over() => leaf_score,
-            _ => return Err(bad(at + 32, format!("value {value} outside -64..64 and no leaf to take one from"))),
+            _ => return Err(bad(at + 32, ImportFault::ValueWithoutLeaf { value })),
         };
         // thorbook counts games in a u32, like Edax each of the three.
-        let games = wins.checked_add(draws).and_then(|n| n.checked_add(losses)).ok_or_else(|| {
-            bad(at + 16, format!("{wins} wins, {draws} draws and {losses} losses: more than 2^32 - 1 games"))
-        })?;
+        let games = wins
+            .checked_add(draws)
+            .and_then(|n| n.checked_add(losses))
+            .ok_or_else(|| bad(at + 16, ImportFault::TooManyGames { wins, draws, losses }))?;
         entries.push((
             Some(canon),
             Record {
@@ -219,7 +220,7 @@ pub(super) fn parse_edax(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
         return Err(InterchangeError::Truncated {
             format: F,
             at: Location::Header { byte: 38 },
-            what: format!("the header announces {declared} positions, the file holds {index}"),
+            what: Shortfall::Positions { declared: declared as u64, found: index },
         });
     }
     let params = BuildParams {
@@ -238,40 +239,44 @@ pub(super) fn parse_edax_text(bytes: &[u8]) -> Result<Parsed, InterchangeError> 
     let mut entries = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let at = Location::Line(i as u64 + 1);
-        let bad = |what: String| InterchangeError::Invalid { format: F, at, what };
+        let bad = |what: ImportFault| InterchangeError::Invalid { format: F, at, what };
         if line.trim().is_empty() {
             continue;
         }
         let fields: Vec<&str> = line.split(',').map(str::trim).collect();
         if fields.len() != 4 {
-            return Err(bad(format!("expected `board,level,move,score`, found {} fields", fields.len())));
+            return Err(bad(ImportFault::Fields { expected: "4 (board,level,move,score)", found: fields.len() }));
         }
-        let (black, white, side) = parse_squares(fields[0]).map_err(|e| bad(e.to_string()))?;
-        let board = match parse_side(side.trim()).map_err(|e| bad(e.to_string()))? {
+        let board_text = |source| bad(ImportFault::Text { field: "board", source });
+        let (black, white, side) = parse_squares(fields[0]).map_err(board_text)?;
+        let board = match parse_side(side.trim()).map_err(board_text)? {
             Color::Black => Board { player: black, opponent: white },
             Color::White => Board { player: white, opponent: black },
         };
         if board.empties() & masks::CENTER != 0 {
-            return Err(bad("a centre square is empty: not an Othello position".into()));
+            return Err(bad(ImportFault::EmptyCentre));
         }
         let level: u8 = fields[1]
             .parse()
             .ok()
             .filter(|&l| l <= 60)
-            .ok_or_else(|| bad(format!("level `{}` is not 0..=60", fields[1])))?;
+            .ok_or_else(|| bad(ImportFault::Syntax { field: "level", expected: "0..=60" }))?;
         let (canon, t) = board.canonical();
         let leaf_move = match fields[2].to_ascii_lowercase().as_str() {
             "--" | "" => LeafMove::NONE,
             "ps" | "pa" | "pass" => LeafMove::PASS,
             m => {
-                let sq: Square = m.parse().map_err(|_| bad(format!("move `{m}` is not a square, PS or --")))?;
+                let sq: Square = m
+                    .parse()
+                    .map_err(|_| bad(ImportFault::Syntax { field: "move", expected: "a square, PS or --" }))?;
                 if !board.is_legal(sq) {
-                    return Err(bad(format!("move {m} is not legal in this position")));
+                    return Err(bad(ImportFault::IllegalMove { square: sq }));
                 }
                 LeafMove::from(t.square(sq))
             }
         };
-        let score: i32 = fields[3].parse().map_err(|_| bad(format!("score `{}` is not a number", fields[3])))?;
+        let score: i32 =
+            fields[3].parse().map_err(|_| bad(ImportFault::Syntax { field: "score", expected: "a number" }))?;
         // Edax writes -127 for the score of a position without a leaf.
         let leaf_move = if (-64..=64).contains(&score) { leaf_move } else { LeafMove::NONE };
         let (leaf_move, leaf_score, leaf_depth, flags) = leaf_from_level(&canon, leaf_move, stored_score(score), level);
@@ -292,7 +297,7 @@ pub(super) fn parse_edax_text(bytes: &[u8]) -> Result<Parsed, InterchangeError> 
         ));
     }
     if entries.is_empty() {
-        return Err(InterchangeError::Invalid { format: F, at: Location::Line(1), what: "no positions".into() });
+        return Err(InterchangeError::Invalid { format: F, at: Location::Line(1), what: ImportFault::Empty });
     }
     let read = entries.len();
     Ok(Parsed { entries, params: BuildParams::default(), read, values_stored: false, passes_folded: false })

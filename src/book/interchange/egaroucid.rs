@@ -3,8 +3,8 @@
 use byteorder::{ByteOrder, LittleEndian as LE};
 
 use super::{
-    byte_of, check_header, deepest_ply, exchange_level, leaf_from_level, position_count, signed, InterchangeError,
-    Location, Parsed,
+    byte_of, check_header, deepest_ply, exchange_level, leaf_from_level, position_count, signed, ImportFault,
+    InterchangeError, Location, Parsed, Shortfall,
 };
 use crate::board::{masks, Board};
 use crate::book::format::{BuildParams, LeafMove, Record};
@@ -64,34 +64,32 @@ pub(super) fn parse_egaroucid(bytes: &[u8]) -> Result<Parsed, InterchangeError> 
         return Err(InterchangeError::Truncated {
             format: F,
             at: Location::Record { index: index as u64, byte: (EGAROUCID_HEADER + index * EGAROUCID_RECORD) as u64 },
-            what: format!(
-                "the header announces {declared} positions of {EGAROUCID_RECORD} bytes, the file holds {index}"
-            ),
+            what: Shortfall::Positions { declared: declared as u64, found: index as u64 },
         });
     }
     if body.len() as u64 > expected {
         return Err(InterchangeError::Invalid {
             format: F,
             at: Location::Record { index: declared as u64, byte: EGAROUCID_HEADER as u64 + expected },
-            what: format!("{} bytes after the {declared} positions the header announces", body.len() as u64 - expected),
+            what: ImportFault::TrailingBytes { extra: body.len() as u64 - expected, declared: declared as u64 },
         });
     }
     let mut entries = Vec::with_capacity(declared);
     for (index, rec) in body.chunks_exact(EGAROUCID_RECORD).enumerate() {
         let start = EGAROUCID_HEADER + index * EGAROUCID_RECORD;
-        let bad = |off: usize, what: String| InterchangeError::Invalid {
+        let bad = |off: usize, what: ImportFault| InterchangeError::Invalid {
             format: F,
             at: Location::Record { index: index as u64, byte: (start + off) as u64 },
             what,
         };
         let board = Board::new(LE::read_u64(&rec[0..8]), LE::read_u64(&rec[8..16]))
-            .ok_or_else(|| bad(0, "a square holds discs of both sides".into()))?;
+            .ok_or_else(|| bad(0, ImportFault::BothColours))?;
         if board.empties() & masks::CENTER != 0 {
-            return Err(bad(0, "a centre square is empty: not an Othello position".into()));
+            return Err(bad(0, ImportFault::EmptyCentre));
         }
         let value = signed(rec[16]);
         if !(-64..=64).contains(&value) {
-            return Err(bad(16, format!("value {value} outside -64..64")));
+            return Err(bad(16, ImportFault::Score { field: "value", score: value.into() }));
         }
         let level = signed(rec[17]);
         let (leaf_score, leaf_code, leaf_level) = (signed(rec[22]), signed(rec[23]), signed(rec[24]));
@@ -102,11 +100,11 @@ pub(super) fn parse_egaroucid(bytes: &[u8]) -> Result<Parsed, InterchangeError> 
             EGAROUCID_PASS if board.must_pass() => Some(LeafMove::PASS),
             c => match u8::try_from(c).ok().and_then(Square::try_new) {
                 Some(sq) if board.is_legal(sq) => Some(LeafMove::from(t.square(sq))),
-                _ => return Err(bad(23, format!("leaf move code {c} is not a legal move, a pass or none"))),
+                _ => return Err(bad(23, ImportFault::MoveCode { code: c.into() })),
             },
         };
         if leaf.is_some() && !(-64..=64).contains(&leaf_score) {
-            return Err(bad(22, format!("leaf score {leaf_score} outside -64..64")));
+            return Err(bad(22, ImportFault::Score { field: "leaf score", score: leaf_score.into() }));
         }
         let lv = u8::try_from(if leaf_level > 0 { leaf_level } else { level.max(0) }).unwrap_or_default();
         let (leaf_move, leaf_score, leaf_depth, flags) =

@@ -19,6 +19,7 @@ use super::backup::{back_up_records, Reached};
 use super::format::{stored_score, BookError, BuildParams, LeafMove, Record, Writer, FLAG_LEAF_EXACT};
 use super::{walk, walk_from, Book};
 use crate::board::Board;
+use crate::square::{ParseError, Square};
 
 mod edax;
 mod egaroucid;
@@ -75,9 +76,10 @@ impl BookFormat {
                 return Ok(BookFormat::EdaxText);
             }
         }
-        let shown: String =
-            bytes.iter().take(16).map(|&b| if b.is_ascii_graphic() { b as char } else { '.' }).collect();
-        Err(InterchangeError::Unrecognised { start: shown })
+        let mut start = [0u8; 16];
+        let n = bytes.len().min(16);
+        start[..n].copy_from_slice(&bytes[..n]);
+        Err(InterchangeError::Unrecognised { start, len: u8::try_from(n).unwrap_or(16) })
     }
 }
 
@@ -116,12 +118,15 @@ impl fmt::Display for Location {
 pub enum InterchangeError {
     /// Not a format thorbook knows.
     #[error(
-        "not a book thorbook recognises (starts with {start:?}); expected a thorbook book or text export, \
-         an Edax book.dat or text export, or an Egaroucid .egbk3"
+        "not a book thorbook recognises (starts with {:?}); expected a thorbook book or text export, \
+         an Edax book.dat or text export, or an Egaroucid .egbk3",
+        printable(&start[..usize::from(*len)])
     )]
     Unrecognised {
-        /// The first bytes, printable.
-        start: String,
+        /// The file's first bytes (up to 16).
+        start: [u8; 16],
+        /// How many of `start` the file has.
+        len: u8,
     },
     /// The file ends inside a header or a position.
     #[error("{format}: truncated at {at}: {what}")]
@@ -130,8 +135,8 @@ pub enum InterchangeError {
         format: &'static str,
         /// Where.
         at: Location,
-        /// What was being read.
-        what: String,
+        /// What is missing.
+        what: Shortfall,
     },
     /// A field is wrong.
     #[error("{format}: {at}: {what}")]
@@ -141,7 +146,7 @@ pub enum InterchangeError {
         /// Where.
         at: Location,
         /// What is wrong.
-        what: String,
+        what: ImportFault,
     },
     /// Two different positions with the same Zobrist key.
     #[error("Zobrist key collision: {key:#018x} is the key of two different positions; the book cannot hold both")]
@@ -161,6 +166,170 @@ pub enum InterchangeError {
         positions: usize,
         /// The format's limit.
         max: i64,
+    },
+}
+
+/// Bytes as text, `.` for anything not a printable ASCII character.
+fn printable(bytes: &[u8]) -> String {
+    bytes.iter().map(|&b| if b.is_ascii_graphic() { b as char } else { '.' }).collect()
+}
+
+/// What a truncated book file lacks.
+#[derive(Clone, Copy, Debug, Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Shortfall {
+    /// The file is shorter than the format's header.
+    #[error("the header is {needed} bytes, the file has {found}")]
+    Header {
+        /// The header's length.
+        needed: usize,
+        /// The file's.
+        found: usize,
+    },
+    /// The file ends inside a position.
+    #[error("the file ends inside a position")]
+    Position,
+    /// The file ends inside a position's list of moves.
+    #[error("the file ends inside a position's moves")]
+    Moves,
+    /// Fewer positions than the header announces.
+    #[error("the header announces {declared} positions, the file holds {found}")]
+    Positions {
+        /// Announced.
+        declared: u64,
+        /// Present.
+        found: u64,
+    },
+}
+
+/// What is wrong with a field of an imported book.
+#[derive(Clone, Copy, Debug, Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ImportFault {
+    /// A format version this reader does not know.
+    #[error("version {found}, thorbook reads version {reads}")]
+    Version {
+        /// The file's.
+        found: u8,
+        /// The one this reader knows.
+        reads: u8,
+    },
+    /// A negative position count in the header.
+    #[error("negative position count {count}")]
+    NegativeCount {
+        /// The stored count.
+        count: i32,
+    },
+    /// Bytes after the positions the header announces.
+    #[error("{extra} bytes after the {declared} positions the header announces")]
+    TrailingBytes {
+        /// Bytes in excess.
+        extra: u64,
+        /// Positions announced.
+        declared: u64,
+    },
+    /// A text format that is not UTF-8.
+    #[error("not UTF-8 text")]
+    NotUtf8,
+    /// A file with no positions.
+    #[error("no positions")]
+    Empty,
+    /// A square with discs of both sides.
+    #[error("a square holds discs of both sides")]
+    BothColours,
+    /// A position whose centre is not full.
+    #[error("a centre square is empty: not an Othello position")]
+    EmptyCentre,
+    /// A move code that is not a legal move, a pass or none.
+    #[error("move code {code} is not a legal move, a pass or none")]
+    MoveCode {
+        /// The stored code.
+        code: i16,
+    },
+    /// A move that is not legal in its position.
+    #[error("move {square} is not legal in this position")]
+    IllegalMove {
+        /// The move.
+        square: Square,
+    },
+    /// A score outside -64..=64.
+    #[error("{field} {score} outside -64..64")]
+    Score {
+        /// Which score: "value" or "leaf score".
+        field: &'static str,
+        /// The stored score.
+        score: i16,
+    },
+    /// A position with neither a value nor a leaf to take one from.
+    #[error("value {value} outside -64..64 and no leaf to take one from")]
+    ValueWithoutLeaf {
+        /// The stored value.
+        value: i16,
+    },
+    /// More games than thorbook counts.
+    #[error("{wins} wins, {draws} draws and {losses} losses: more than 2^32 - 1 games")]
+    TooManyGames {
+        /// Wins.
+        wins: u32,
+        /// Draws.
+        draws: u32,
+        /// Losses.
+        losses: u32,
+    },
+    /// More wins and draws than games.
+    #[error("{wins} wins and {draws} draws exceed {games} games")]
+    Counts {
+        /// Wins.
+        wins: u32,
+        /// Draws.
+        draws: u16,
+        /// Games.
+        games: u32,
+    },
+    /// A line with the wrong number of fields.
+    #[error("expected {expected} fields, found {found}")]
+    Fields {
+        /// What the format expects.
+        expected: &'static str,
+        /// Fields on the line.
+        found: usize,
+    },
+    /// A field that does not parse.
+    #[error("{field} is not {expected}")]
+    Syntax {
+        /// The field.
+        field: &'static str,
+        /// What it should be.
+        expected: &'static str,
+    },
+    /// A number outside its field's range.
+    #[error("{field} {value} is outside {lo}..={hi}")]
+    Range {
+        /// The field.
+        field: &'static str,
+        /// The number read.
+        value: i64,
+        /// Smallest allowed.
+        lo: i64,
+        /// Largest allowed.
+        hi: i64,
+    },
+    /// A parameter line names a parameter this format does not have.
+    #[error("unknown parameter (expected max_ply, depth, exact_at, selectivity, min_games or eval)")]
+    UnknownParameter,
+    /// A key that is not the given board's.
+    #[error("key {key:016x} is not the key of the canonical board given")]
+    KeyMismatch {
+        /// The stored key.
+        key: u64,
+    },
+    /// A board or move field that does not parse.
+    #[error("{field}: {source}")]
+    Text {
+        /// The field.
+        field: &'static str,
+        /// Why.
+        source: ParseError,
     },
 }
 
@@ -471,21 +640,21 @@ fn check_header(
         return Err(InterchangeError::Truncated {
             format,
             at: Location::Header { byte: bytes.len() as u64 },
-            what: format!("the header is {header_len} bytes, the file has {}", bytes.len()),
+            what: Shortfall::Header { needed: header_len, found: bytes.len() },
         });
     }
     if bytes[version_at] != version {
         return Err(InterchangeError::Invalid {
             format,
             at: Location::Header { byte: version_at as u64 },
-            what: format!("version {}, thorbook reads version {version}", bytes[version_at]),
+            what: ImportFault::Version { found: bytes[version_at], reads: version },
         });
     }
     let declared = LE::read_i32(&bytes[count_at..count_at + 4]);
     usize::try_from(declared).map_err(|_| InterchangeError::Invalid {
         format,
         at: Location::Header { byte: count_at as u64 },
-        what: format!("negative position count {declared}"),
+        what: ImportFault::NegativeCount { count: declared },
     })
 }
 
@@ -493,7 +662,7 @@ fn check_header(
 fn utf8<'a>(bytes: &'a [u8], format: &'static str) -> Result<&'a str, InterchangeError> {
     std::str::from_utf8(bytes).map_err(|e| {
         let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() as u64 + 1;
-        InterchangeError::Invalid { format, at: Location::Line(line), what: "not UTF-8 text".into() }
+        InterchangeError::Invalid { format, at: Location::Line(line), what: ImportFault::NotUtf8 }
     })
 }
 

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::{utf8, InterchangeError, Location, Parsed};
+use super::{utf8, ImportFault, InterchangeError, Location, Parsed};
 use crate::board::{Board, Color};
 use crate::book::format::{BuildParams, LeafMove, Record, FLAG_LEAF_EXACT};
 use crate::book::Book;
@@ -46,12 +46,14 @@ pub(super) fn write_text<D: AsRef<[u8]>>(book: &Book<D>, boards: &HashMap<u64, B
 }
 
 /// A whole number in `lo..=hi` (a range inside `T`'s), or what is wrong with it.
-fn bounded_number<T: TryFrom<i64>>(text: &str, name: &str, lo: i64, hi: i64) -> Result<T, String> {
-    let v: i64 = text.parse().map_err(|_| format!("{name} `{text}` is not a number"))?;
-    if !(lo..=hi).contains(&v) {
-        return Err(format!("{name} {v} is outside {lo}..={hi}"));
+fn bounded_number<T: TryFrom<i64>>(text: &str, field: &'static str, lo: i64, hi: i64) -> Result<T, ImportFault> {
+    let value: i64 = text.parse().map_err(|_| ImportFault::Syntax { field, expected: "a number" })?;
+    let range = ImportFault::Range { field, value, lo, hi };
+    if !(lo..=hi).contains(&value) {
+        return Err(range);
     }
-    T::try_from(v).map_err(|_| format!("{name} {v} does not fit its field"))
+    // `lo..=hi` lies inside `T`'s range, so this holds; the error is the range's.
+    T::try_from(value).map_err(|_| range)
 }
 
 pub(super) fn parse_text(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
@@ -61,25 +63,26 @@ pub(super) fn parse_text(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
     let mut entries = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let at = Location::Line(i as u64 + 1);
-        let bad = |what: String| InterchangeError::Invalid { format: F, at, what };
+        let bad = |what: ImportFault| InterchangeError::Invalid { format: F, at, what };
         if let Some(rest) = line.strip_prefix("# params ") {
             for kv in rest.split_whitespace() {
-                let (k, v) = kv.split_once('=').ok_or_else(|| bad(format!("`{kv}` is not key=value")))?;
-                let byte = |v: &str| v.parse::<u8>().map_err(|_| bad(format!("`{k}` must be 0..=255, got `{v}`")));
+                let (k, v) = kv
+                    .split_once('=')
+                    .ok_or_else(|| bad(ImportFault::Syntax { field: "a parameter", expected: "key=value" }))?;
+                let byte = |field| bounded_number(v, field, 0, 255).map_err(&bad);
                 match k {
-                    "max_ply" => params.max_ply = byte(v)?,
-                    "depth" => params.depth = byte(v)?,
-                    "exact_at" => params.exact_at = byte(v)?,
-                    "selectivity" => params.selectivity_tenths = byte(v)?,
+                    "max_ply" => params.max_ply = byte("max_ply")?,
+                    "depth" => params.depth = byte("depth")?,
+                    "exact_at" => params.exact_at = byte("exact_at")?,
+                    "selectivity" => params.selectivity_tenths = byte("selectivity")?,
                     "min_games" => {
-                        params.min_games =
-                            v.parse().map_err(|_| bad(format!("`min_games` must be a u32, got `{v}`")))?
+                        params.min_games = bounded_number(v, "min_games", 0, u32::MAX.into()).map_err(&bad)?
                     }
                     "eval" => {
                         params.eval_digest = u32::from_str_radix(v, 16)
-                            .map_err(|_| bad(format!("`eval` must be 8 hex digits, got `{v}`")))?
+                            .map_err(|_| bad(ImportFault::Syntax { field: "eval", expected: "8 hex digits" }))?
                     }
-                    _ => return Err(bad(format!("unknown parameter `{k}`"))),
+                    _ => return Err(bad(ImportFault::UnknownParameter)),
                 }
             }
             continue;
@@ -89,23 +92,27 @@ pub(super) fn parse_text(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
         }
         let f: Vec<&str> = line.split_whitespace().collect();
         if f.len() < 9 {
-            return Err(bad(format!("expected at least 9 fields, found {}", f.len())));
+            return Err(bad(ImportFault::Fields { expected: "at least 9", found: f.len() }));
         }
         let leaf_move = match f[2] {
             "-" => LeafMove::NONE,
-            m => LeafMove::of(m.parse::<Move>().map_err(|e| bad(format!("leaf move: {e}")))?),
+            m => {
+                LeafMove::of(m.parse::<Move>().map_err(|source| bad(ImportFault::Text { field: "leaf move", source }))?)
+            }
         };
         let board = match f.get(9) {
             Some(&"?") | None => None,
             Some(b) => {
-                let pos = Position::parse_board_text(&format!("{b} X")).map_err(|e| bad(format!("board: {e}")))?;
+                let pos = Position::parse_board_text(&format!("{b} X"))
+                    .map_err(|source| bad(ImportFault::Text { field: "board", source }))?;
                 Some(pos.board)
             }
         };
-        let key = u64::from_str_radix(f[0], 16).map_err(|_| bad(format!("key `{}` is not 16 hex digits", f[0])))?;
+        let key = u64::from_str_radix(f[0], 16)
+            .map_err(|_| bad(ImportFault::Syntax { field: "key", expected: "16 hex digits" }))?;
         if let Some(b) = board {
             if b.key() != key || b.canonical().0 != b {
-                return Err(bad(format!("key {key:016x} is not the key of the canonical board given")));
+                return Err(bad(ImportFault::KeyMismatch { key }));
             }
         }
         let record = Record {
@@ -126,7 +133,7 @@ pub(super) fn parse_text(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
             },
         };
         if u64::from(record.wins) + u64::from(record.draws) > u64::from(record.games) {
-            return Err(bad(format!("{} wins and {} draws exceed {} games", record.wins, record.draws, record.games)));
+            return Err(bad(ImportFault::Counts { wins: record.wins, draws: record.draws, games: record.games }));
         }
         entries.push((board, record));
     }

@@ -135,8 +135,8 @@ impl Plan {
             LeafLogError::Io(e) => PlanError::Io(e),
             LeafLogError::Foreign { path, .. } => PlanError::file(&path, PlanFault::ForeignLog),
             LeafLogError::Locked { path } => PlanError::file(&path, PlanFault::LogLocked),
-            LeafLogError::Damaged { path, index, byte, message } => {
-                PlanError::file(&path, PlanFault::DamagedLog { index: index as u64, byte: byte as u64, message })
+            LeafLogError::Damaged { path, index, byte, fault } => {
+                PlanError::file(&path, PlanFault::DamagedLog { index: index as u64, byte: byte as u64, fault })
             }
         };
         let (log, done) =

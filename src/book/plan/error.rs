@@ -170,14 +170,14 @@ pub enum PlanFault {
     #[error("its run is appending to it now (it is locked): assemble when the run has stopped")]
     LogLocked,
     /// A run's log is damaged.
-    #[error("entry {index} (byte {byte}): {message}: the log is damaged; remove it and assemble again")]
+    #[error("entry {index} (byte {byte}): {fault}: the log is damaged; remove it and assemble again")]
     DamagedLog {
         /// The entry.
         index: u64,
         /// Its offset.
         byte: u64,
         /// What is wrong.
-        message: String,
+        fault: crate::book::leaflog::EntryFault,
     },
     /// JSON that could not be written or read back (the parser's message).
     #[error("{0}")]
@@ -232,7 +232,7 @@ pub enum ShardFault {
         /// Its offset.
         byte: u64,
         /// What is wrong.
-        problem: String,
+        problem: crate::book::leaflog::EntryFault,
     },
     /// Another runner holds its checkpoint's lock.
     #[error(
@@ -250,7 +250,7 @@ pub enum ShardFault {
         /// Its offset.
         byte: u64,
         /// What is wrong.
-        problem: String,
+        problem: crate::book::leaflog::EntryFault,
     },
 }
 

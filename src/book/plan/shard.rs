@@ -20,7 +20,7 @@ use super::nodes::{read_node_range, NODES_FILE};
 use super::{Plan, Work};
 use crate::book::build::{self, Leaf, Node};
 use crate::book::leaflog::LockRefused;
-use crate::book::leaflog::{EntriesFault, LeafFile, OpenFault};
+use crate::book::leaflog::{EntriesFault, EntryFault, LeafFile, OpenFault};
 use crate::fileio::atomic_write;
 use crate::search::MAX_THREADS;
 use crate::setting::{check, Setting};
@@ -413,10 +413,10 @@ impl Plan {
 
     /// Checks an entry ([`crate::book::leaflog::decode_leaf_entry`]) and that its key is a position
     /// of this shard.
-    fn decode_entry(&self, index: u32, e: &[u8]) -> Result<(u64, Leaf), String> {
+    fn decode_entry(&self, index: u32, e: &[u8]) -> Result<(u64, Leaf), EntryFault> {
         let (key, leaf) = crate::book::leaflog::decode_leaf_entry(e, self.search.selectivity_tenths())?;
         if shard_of(key, self.file.shards) != index || self.index_of(key).is_none() {
-            return Err(format!("key {key:016x} is not a position of this shard"));
+            return Err(EntryFault::Stranger { key });
         }
         Ok((key, leaf))
     }
@@ -559,7 +559,7 @@ pub(crate) fn parse_shard(
     bytes: &[u8],
     header: &[u8; SHARD_HEADER],
     positions: usize,
-    decode: impl Fn(&[u8]) -> Result<(u64, Leaf), String>,
+    decode: impl Fn(&[u8]) -> Result<(u64, Leaf), EntryFault>,
 ) -> Result<Vec<(u64, Leaf)>, ShardFault> {
     if bytes.len() < SHARD_HEADER + TRAILER || &bytes[..8] != SHARD_MAGIC {
         return Err(ShardFault::NotAShard);
@@ -590,10 +590,10 @@ pub(crate) fn parse_shard(
     let mut leaves = Vec::with_capacity(positions);
     for (i, e) in bytes[SHARD_HEADER..trailer_at].chunks_exact(ENTRY).enumerate() {
         let at = SHARD_HEADER + i * ENTRY;
-        let entry = |problem: String| ShardFault::Entry { index: i as u64, byte: at as u64, problem };
+        let entry = |problem: EntryFault| ShardFault::Entry { index: i as u64, byte: at as u64, problem };
         let (key, leaf) = decode(e).map_err(entry)?;
         if leaves.last().is_some_and(|&(k, _)| k >= key) {
-            return Err(entry("keys out of order".into()));
+            return Err(entry(EntryFault::Order));
         }
         leaves.push((key, leaf));
     }
@@ -607,7 +607,7 @@ pub(crate) fn parse_shard(
 pub(crate) fn parse_partial(
     bytes: &[u8],
     header: &[u8; SHARD_HEADER],
-    decode: impl Fn(&[u8]) -> Result<(u64, Leaf), String>,
+    decode: impl Fn(&[u8]) -> Result<(u64, Leaf), EntryFault>,
 ) -> Result<HashMap<u64, Leaf>, ShardFault> {
     crate::book::leaflog::parse_entries(bytes, header, decode).map(|(done, _)| done).map_err(partial_fault)
 }
@@ -616,8 +616,8 @@ pub(crate) fn parse_partial(
 fn partial_fault(fault: EntriesFault) -> ShardFault {
     match fault {
         EntriesFault::Header { .. } => ShardFault::ForeignCheckpoint,
-        EntriesFault::Damaged { index, byte, message } => {
-            ShardFault::DamagedCheckpoint { index: index as u64, byte: byte as u64, problem: message }
+        EntriesFault::Damaged { index, byte, fault } => {
+            ShardFault::DamagedCheckpoint { index: index as u64, byte: byte as u64, problem: fault }
         }
     }
 }
