@@ -221,16 +221,19 @@ impl fmt::Display for Setting {
 
 /// A setting whose value is out of its range: "`setting` must be `range`, got
 /// `value`".
+///
+/// What a caller matches on is the [`Setting`]; the value as given and the range in
+/// words are the message's (settings are integers, reals, pairs and names, and their
+/// ranges rules such as "a divisor of 60"), read through `Display` or
+/// [`OutOfRange::named`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{setting} must be {range}, got {value}")]
 #[non_exhaustive]
 pub struct OutOfRange {
     /// The setting.
     pub setting: Setting,
-    /// Its value, as given.
-    pub value: String,
-    /// What it may be (`1..=60`, `at least 1`, …).
-    pub range: String,
+    value: String,
+    range: String,
 }
 
 impl OutOfRange {
