@@ -27,7 +27,6 @@
 //! with another back-up rule) without searching again.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -636,7 +635,7 @@ fn search_all(
         resumed: chosen.len() - todo.len(),
     });
     let pool = search.pool()?;
-    let found = search_logged::<AuditError>(&pool, &todo, search, log.as_ref(), &|| false, &|done, total| {
+    let found = search_logged(&pool, &todo, search, log.as_ref(), &|| false, &|done, total| {
         progress(AuditEvent::Searched { done, total })
     })?;
     let mut scores = done;
@@ -645,42 +644,33 @@ fn search_all(
 }
 
 /// Searches `jobs` (canonical keys and boards) in full, without the book, on `pool`,
-/// appending each result to `log` as it finishes; `stop` ends the run early (the
-/// searches under way finish), and `progress` gets (done, total). The first failed
-/// write stops the run with its error: nothing searched after it could be kept. The
-/// loop an audit's searches and a fix's checks share.
-pub(crate) fn search_logged<E: From<BuildError> + From<LeafLogError> + Send>(
+/// through the logged search loop ([`crate::book::leaflog::search_logged`]): the loop
+/// an audit's searches and a fix's checks share.
+pub(crate) fn search_logged(
     pool: &rayon::ThreadPool,
     jobs: &[&(u64, Board)],
     search: &LeafSearch,
     log: Option<&LeafLog>,
     stop: &(dyn Fn() -> bool + Sync),
     progress: &(dyn Fn(u64, u64) + Sync),
-) -> Result<Vec<(u64, Leaf)>, E> {
-    let total = jobs.len() as u64;
-    let counter = AtomicU64::new(0);
-    let failed = AtomicBool::new(false);
-    let results = pool.install(|| {
-        search.par_map(jobs, |&&(key, board), tt| -> Result<Option<(u64, Leaf)>, E> {
-            if failed.load(Relaxed) || stop() {
-                return Ok(None);
-            }
-            let leaf = super::build::search_position(&board, 0, search, tt);
-            if let Some(log) = log {
-                log.append(key, &leaf).inspect_err(|_| failed.store(true, Relaxed))?;
-            }
-            progress(counter.fetch_add(1, Relaxed) + 1, total);
-            Ok(Some((key, leaf)))
-        })
-    })?;
-    let mut found = Vec::with_capacity(jobs.len());
-    for r in results {
-        // A search skipped after a failed write comes with that write's error.
-        if let Some(result) = r? {
-            found.push(result);
-        }
-    }
-    Ok(found)
+) -> Result<Vec<(u64, Leaf)>, BuildError> {
+    let key_of = |job: &&(u64, Board)| job.0;
+    let score = |job: &&(u64, Board), tt: &mut crate::search::TranspositionTable| {
+        super::build::search_position(&job.1, 0, search, tt)
+    };
+    let none = HashMap::new();
+    pool.install(|| {
+        crate::book::leaflog::search_logged(
+            jobs,
+            &key_of,
+            search,
+            &none,
+            log.map(LeafLog::file),
+            stop,
+            &score,
+            progress,
+        )
+    })
 }
 
 fn audited<D: AsRef<[u8]>>(book: &Book<D>, c: &Candidate, leaf: &Leaf, compare: Option<&Leaf>) -> Audited {

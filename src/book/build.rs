@@ -11,8 +11,7 @@
 //! interruption changes the book. (`--time-per-position` is not deterministic.)
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::AtomicBool;
 
 use rayon::prelude::*;
 use thiserror::Error;
@@ -553,8 +552,9 @@ pub(crate) fn search_position(board: &Board, exclude: u64, search: &LeafSearch, 
     }
 }
 
-/// The leaves of a build's `nodes` (sorted by key), scored as [`score_logged`] does:
-/// each position's moves into the other nodes stay in the book.
+/// The leaves of a build's `nodes` (sorted by key), scored by the logged search loop
+/// ([`super::leaflog::search_logged`]): each position's moves into the other nodes
+/// stay in the book.
 pub(crate) fn score_nodes(
     nodes: &[Node],
     search: &LeafSearch,
@@ -564,7 +564,10 @@ pub(crate) fn score_nodes(
 ) -> Result<Vec<Leaf>, BuildError> {
     let in_book = |k: u64| nodes.binary_search_by_key(&k, |n| n.key).is_ok();
     let score = |node: &Node, tt: &mut TranspositionTable| score_leaf(&node.board, &in_book, search, tt);
-    Ok(score_logged(nodes, search, done, log, &score, progress)?.into_iter().map(|(_, leaf)| leaf).collect())
+    let key_of = |n: &Node| n.key;
+    let leaves = super::leaflog::search_logged(nodes, &key_of, search, done, log, &|| false, &score, progress)?;
+    // Nothing stops the loop, so every node has its leaf.
+    Ok(leaves.into_iter().map(|(_, leaf)| leaf).collect())
 }
 
 /// The book records of nodes and their leaves, valued at their leaves until the
@@ -597,46 +600,4 @@ pub(crate) fn leaf_record(key: u64, counts: Counts, leaf: &Leaf) -> Record {
     .with_counts(counts);
     leaf.store_in(&mut r);
     r
-}
-
-/// Scores `nodes` in parallel on the current rayon pool with `score`, each worker
-/// with a table of its own: the leaves of `done` are kept (not searched again), each
-/// new one is appended to `log` as it is found and `progress(searched, to_search)`
-/// called (from worker threads). The first failed append stops the work — no further
-/// position is searched — and is the error, as is a table that cannot be allocated.
-/// Returns every node's key and leaf, in the nodes' order. Builds and shards score
-/// their positions here.
-pub(crate) fn score_logged(
-    nodes: &[Node],
-    search: &LeafSearch,
-    done: &HashMap<u64, Leaf>,
-    log: Option<&LeafFile>,
-    score: &(dyn Fn(&Node, &mut TranspositionTable) -> Leaf + Sync),
-    progress: &(dyn Fn(u64, u64) + Sync),
-) -> Result<Vec<(u64, Leaf)>, BuildError> {
-    let total = nodes.iter().filter(|n| !done.contains_key(&n.key)).count() as u64;
-    let searched = AtomicU64::new(0);
-    let failed = AtomicBool::new(false);
-    let write_error = Mutex::new(None);
-    let leaves = search.par_map(nodes, |node, tt| {
-        if let Some(&leaf) = done.get(&node.key) {
-            return Some((node.key, leaf));
-        }
-        if failed.load(Ordering::Relaxed) {
-            return None;
-        }
-        let leaf = score(node, tt);
-        if let Some(Err(e)) = log.map(|log| log.append(node.key, &leaf)) {
-            failed.store(true, Ordering::Relaxed);
-            write_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
-            return None;
-        }
-        progress(searched.fetch_add(1, Ordering::Relaxed) + 1, total);
-        Some((node.key, leaf))
-    })?;
-    if let (Some(e), Some(log)) = (write_error.into_inner().unwrap_or_else(|p| p.into_inner()), log) {
-        return Err(BuildError::Io(IoError::new(log.path(), e)));
-    }
-    // Without a failed write every node has its leaf.
-    Ok(leaves.into_iter().flatten().collect())
 }

@@ -329,10 +329,9 @@ impl Fixer {
             });
             let checks_over_time = || checks_until.is_some_and(|t| start.elapsed() >= t);
             let todo: Vec<&(u64, Board)> = todo.iter().collect();
-            let found =
-                search_logged::<FixError>(&pool, &todo, &search, Some(&log), &checks_over_time, &|done, total| {
-                    progress(FixEvent::Checked { done, total })
-                })?;
+            let found = search_logged(&pool, &todo, &search, Some(&log), &checks_over_time, &|done, total| {
+                progress(FixEvent::Checked { done, total })
+            })?;
             checks.extend(found);
             // The positions this pass adds, measured against the book as it stands.
             let known: HashSet<u64> = checked.iter().map(|&(k, _, _)| k).collect();

@@ -14,11 +14,12 @@ use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
 use byteorder::{ByteOrder, LittleEndian as LE};
 
-use super::build::Leaf;
+use super::build::{BuildError, Leaf, LeafSearch};
 use super::format::LeafMove;
 use crate::fileio::IoError;
 
@@ -209,6 +210,52 @@ const MAGIC: &[u8; 8] = b"TBLEAFL2";
 const OLD_MAGIC: &[u8; 8] = b"TBLEAFL1";
 const HEADER: usize = 32;
 
+/// The one logged search loop (builds, shards, audits and fixes): `score(job, table)`
+/// for every job whose key `done` does not hold, in parallel on the current rayon
+/// pool, each worker with a table of its own; each new result is appended to `log`
+/// before it counts, so an interrupted run resumes from the log. `stop` ends the
+/// work early (the searches under way finish and are kept); `progress` gets (done,
+/// total) over the jobs left to search. The first failed write stops the work with
+/// its error: nothing searched after it could be kept. Returns the results of `done`
+/// for the jobs it holds, then the new ones, each as (key, leaf), in job order.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn search_logged<T: Sync>(
+    jobs: &[T],
+    key_of: &(dyn Fn(&T) -> u64 + Sync),
+    search: &LeafSearch,
+    done: &HashMap<u64, Leaf>,
+    log: Option<&LeafFile>,
+    stop: &(dyn Fn() -> bool + Sync),
+    score: &(dyn Fn(&T, &mut crate::search::TranspositionTable) -> Leaf + Sync),
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<Vec<(u64, Leaf)>, BuildError> {
+    let total = jobs.iter().filter(|j| !done.contains_key(&key_of(j))).count() as u64;
+    let searched = AtomicU64::new(0);
+    let failed = AtomicBool::new(false);
+    let write_error = Mutex::new(None);
+    let results = search.par_map(jobs, |job, tt| {
+        let key = key_of(job);
+        if let Some(&leaf) = done.get(&key) {
+            return Some((key, leaf));
+        }
+        if failed.load(Relaxed) || stop() {
+            return None;
+        }
+        let leaf = score(job, tt);
+        if let Some(Err(e)) = log.map(|log| log.append(key, &leaf)) {
+            failed.store(true, Relaxed);
+            write_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+            return None;
+        }
+        progress(searched.fetch_add(1, Relaxed) + 1, total);
+        Some((key, leaf))
+    })?;
+    if let (Some(e), Some(log)) = (write_error.into_inner().unwrap_or_else(|p| p.into_inner()), log) {
+        return Err(BuildError::Io(IoError::new(log.path(), e)));
+    }
+    Ok(results.into_iter().flatten().collect())
+}
+
 /// Why a log cannot be used.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -314,6 +361,11 @@ impl LeafLog {
         parse_entries(bytes, &header, |e| decode_leaf_entry(e, selectivity))
             .map(|(done, _)| done)
             .map_err(|fault| LeafLog::explain(Path::new("log"), fault))
+    }
+
+    /// The file, for [`search_logged`].
+    pub(crate) fn file(&self) -> &LeafFile {
+        &self.0
     }
 
     /// Appends a result.

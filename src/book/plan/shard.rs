@@ -341,9 +341,17 @@ impl Plan {
             Work::Build | Work::Round(_) => build::score_leaf(&node.board, &in_book, &search, tt),
         };
         let all = search.pool()?.install(|| {
-            build::score_logged(&mine, &search, &done, Some(&file), &score, &|done, total| {
-                progress(ShardEvent::Scored { done, total })
-            })
+            let key_of = |n: &Node| n.key;
+            crate::book::leaflog::search_logged(
+                &mine,
+                &key_of,
+                &search,
+                &done,
+                Some(&file),
+                &|| false,
+                &score,
+                &|done, total| progress(ShardEvent::Scored { done, total }),
+            )
         })?;
         // The shard's positions are in key order, and so are their leaves.
         self.write_shard_file(index, &all)?;
