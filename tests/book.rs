@@ -10,6 +10,7 @@ use thorbook::board::{Board, Squares};
 use thorbook::book::{book_line, book_moves};
 use thorbook::book::{bundled, Book, Record};
 use thorbook::book::{BuildConfig, GameLine};
+use thorbook::book::{BuildError, BuildInput, CheckpointFault, EntryFault};
 use thorbook::book::{BuildParams, LeafMove};
 use thorbook::search::Settings;
 use thorbook::setting::Setting;
@@ -431,7 +432,8 @@ fn the_library_builder_reports_progress_and_resumes_from_its_checkpoint() {
     assert!(err.to_string().contains("blocked.tbk"), "{err}");
     std::fs::remove_dir(&target).unwrap();
     let other = Builder::new(config(10, 3, 0), &target).resume(true).run(&bundled_games(61), &|_| {});
-    assert!(other.unwrap_err().to_string().contains("other games"));
+    let games_differ = CheckpointFault::Differs { field: BuildInput::Games };
+    assert!(matches!(other, Err(BuildError::Checkpoint { why, .. }) if why == games_differ));
     // A damaged entry is refused, not carried into the book: a flipped byte fails its
     // checksum; a move code that is no square fails even with a checksum that fits.
     let checkpoint = Builder::new(config(10, 3, 0), &target).checkpoint_path();
@@ -441,18 +443,24 @@ fn the_library_builder_reports_progress_and_resumes_from_its_checkpoint() {
     let at = 64 + 16 * entry;
     let resume_err = |bytes: &[u8]| {
         std::fs::write(&checkpoint, bytes).unwrap();
-        Builder::new(config(10, 3, 0), &target).resume(true).run(&games, &|_| {}).unwrap_err().to_string()
+        match Builder::new(config(10, 3, 0), &target).resume(true).run(&games, &|_| {}) {
+            Err(BuildError::Checkpoint { why, .. }) => why,
+            other => panic!("{other:?}"),
+        }
     };
     let mut flipped = intact.clone();
     flipped[at + 9] ^= 0x04;
     let err = resume_err(&flipped);
-    assert!(err.contains(&format!("entry {entry} (byte {at})")) && err.contains("checksum mismatch"), "{err}");
+    assert_eq!(err, CheckpointFault::Damaged { index: entry, byte: at, fault: EntryFault::Checksum });
     let mut bad_move = intact.clone();
     bad_move[at + 8] = 99;
     let crc = crc32fast::hash(&bad_move[at..at + 12]);
     bad_move[at + 12..at + 16].copy_from_slice(&crc.to_le_bytes());
     let err = resume_err(&bad_move);
-    assert!(err.contains(&format!("entry {entry} (byte {at})")) && err.contains("move code 99"), "{err}");
+    assert!(
+        matches!(err, CheckpointFault::Damaged { index, byte, fault: EntryFault::Range { code: 99, .. } } if index == entry && byte == at),
+        "{err}"
+    );
     std::fs::write(&checkpoint, &intact).unwrap();
     let events = Mutex::new(Vec::new());
     let resumed =

@@ -5,7 +5,9 @@
 
 use byteorder::{ByteOrder, LittleEndian as LE};
 use thorbook::board::Board;
-use thorbook::book::interchange::{self, BookFormat, EdaxDate, ExportFormat, InterchangeError, Location};
+use thorbook::book::interchange::{
+    self, BookFormat, EdaxDate, ExportFormat, ImportFault, InterchangeError, Location, Shortfall,
+};
 use thorbook::book::{Book, Record};
 use thorbook::book::{BuildConfig, GameLine};
 use thorbook::book::{LeafMove, FLAG_LEAF_EXACT};
@@ -305,8 +307,11 @@ fn a_hand_written_edax_book_with_a_pass_and_no_leaf_imports_correctly() {
     // A position count that disagrees with the positions.
     let mut short = file.clone();
     short[38] = 4;
-    let msg = interchange::import(&short).unwrap_err().to_string();
-    assert!(msg.contains("announces 4 positions, the file holds 3"), "{msg}");
+    let err = interchange::import(&short).unwrap_err();
+    assert!(
+        matches!(err, InterchangeError::Truncated { what: Shortfall::Positions { declared: 4, found: 3 }, .. }),
+        "{err}"
+    );
 }
 
 #[test]
@@ -318,8 +323,18 @@ fn foreign_and_damaged_files_are_located_errors() {
     assert!(msg.contains("truncated") && msg.contains("position"), "{msg}");
     let mut v2 = eg.clone();
     v2[9] = 2;
-    let msg = interchange::import(&v2).unwrap_err().to_string();
-    assert!(msg.contains("header byte 9") && msg.contains("version 2"), "{msg}");
+    let err = interchange::import(&v2).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            InterchangeError::Invalid {
+                at: Location::Header { byte: 9 },
+                what: ImportFault::Version { found: 2, .. },
+                ..
+            }
+        ),
+        "{err}"
+    );
     let mut overlap = eg.clone();
     overlap[14 + 8..14 + 16].copy_from_slice(&eg[14..22]);
     let msg = interchange::import(&overlap).unwrap_err().to_string();
@@ -437,8 +452,18 @@ fn game_counts_beyond_a_record_are_located_errors() {
     // The first position starts after the 42-byte header: wins at +16, losses at +24.
     edax[58..62].copy_from_slice(&u32::MAX.to_le_bytes());
     edax[66..70].copy_from_slice(&7u32.to_le_bytes());
-    let err = interchange::import(&edax).unwrap_err().to_string();
-    assert!(err.contains("position 0") && err.contains("byte 58") && err.contains("more than 2^32 - 1 games"), "{err}");
+    let err = interchange::import(&edax).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            InterchangeError::Invalid {
+                at: Location::Record { index: 0, byte: 58 },
+                what: ImportFault::TooManyGames { wins: u32::MAX, losses: 7, .. },
+                ..
+            }
+        ),
+        "{err}"
+    );
 
     let text = String::from_utf8(interchange::export(&book, ExportFormat::Text).unwrap().bytes).unwrap();
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
@@ -447,8 +472,9 @@ fn game_counts_beyond_a_record_are_located_errors() {
     fields[7] = "8".into(); // wins
     fields[8] = "3".into(); // draws
     lines[2] = fields.join(" ");
-    let err = interchange::import(lines.join("\n").as_bytes()).unwrap_err().to_string();
-    assert!(err.contains("line 3") && err.contains("8 wins and 3 draws exceed 10 games"), "{err}");
+    let err = interchange::import(lines.join("\n").as_bytes()).unwrap_err();
+    let counts = ImportFault::Counts { wins: 8, draws: 3, games: 10 };
+    assert!(matches!(err, InterchangeError::Invalid { at: Location::Line(3), what, .. } if what == counts), "{err}");
 }
 
 /// Found by fuzzing: an Edax text line whose 64th byte falls inside a multi-byte
