@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use thorbook::thor::ThorFile;
+use thorbook::testutil::parse_wthor_games;
 use thorbook::thor::{expand_paths, GameFilter, LoadOptions, Source, ThorDatabase};
 use thorbook::Position;
 
@@ -35,8 +35,7 @@ fn main() {
         paths.iter().map(|p| (p.display().to_string(), std::fs::read(p).unwrap())).collect();
     let bytes: usize = files.iter().map(|(_, b)| b.len()).sum();
 
-    let (ours, n) =
-        best_of(20, || files.iter().map(|(name, b)| ThorFile::parse(name, b).unwrap().0.len()).sum::<usize>());
+    let (ours, n) = best_of(20, || files.iter().map(|(name, b)| parse_wthor_games(name, b).unwrap()).sum::<usize>());
     let (theirs, m) = best_of(20, || {
         files
             .iter()

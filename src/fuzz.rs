@@ -19,8 +19,9 @@ use crate::explorer::Explorer;
 use crate::obf::parse_obf;
 use crate::search::{Settings, Strength};
 use crate::square::{format_moves, parse_move_sequence};
+use crate::thor::format::ThorFile;
 use crate::thor::format::{HEADER_LEN as THOR_HEADER_LEN, PLAYER_RECORD_LEN, TOURNAMENT_RECORD_LEN};
-use crate::thor::{bundled_sources, GameFilter, GameText, LoadOptions, Source, ThorDatabase, ThorFile};
+use crate::thor::{bundled_sources, GameFilter, GameText, LoadOptions, Source, ThorDatabase};
 use crate::{Color, Position};
 
 /// A target's check: any bytes in, a panic only on a broken promise.
@@ -272,7 +273,7 @@ pub fn game_archive(data: &[u8]) {
     // The text readers replay while they check; WTHOR's replay of the same moves is
     // the reference.
     for g in &db.games {
-        assert_eq!(crate::thor::replay(&g.raw).ok(), Some(g.replay), "line {}", g.record);
+        assert_eq!(crate::thor::replay::replay(&g.raw).ok(), Some(g.replay), "line {}", g.record);
     }
     let _ = db.stats(&Position::START, &GameFilter::default());
     // A game without a move (a WTHOR record may be one) has no line in the text formats.

@@ -156,8 +156,13 @@ pub fn plain_alpha_beta(b: &Board, mut alpha: i32, beta: i32) -> i32 {
 pub fn assert_export_reloads(db: &crate::thor::ThorDatabase) {
     use crate::thor::{LoadOptions, Source, ThorDatabase, ThorGame};
     let ids: Vec<_> = db.game_ids().collect();
-    let exported: Vec<Source> =
-        db.to_wthor(&ids).games.iter().map(|f| Source::from_vec(&format!("{}.wtb", f.name), f.to_bytes())).collect();
+    let exported: Vec<Source> = db
+        .to_wthor(&ids)
+        .games
+        .into_iter()
+        .enumerate()
+        .map(|(i, f)| Source::from_vec(&format!("WTH_{}_{i}.wtb", f.year), f.bytes))
+        .collect();
     let again = ThorDatabase::load(&exported, LoadOptions { strict: true, index: false })
         .expect("exported games load strictly");
     let key = |g: &ThorGame| {
@@ -397,4 +402,11 @@ pub mod train_steps {
     pub fn measure_strength(settings: &Settings) -> Result<Option<Strength>, SettingsError> {
         Ok(MeasureConfig::new(settings, false)?.search)
     }
+}
+
+/// The games of a WTHOR game file parsed by the record layer alone (no replay, no
+/// index), or `None` when the file is refused: what `benches/thor.rs` times against
+/// the `wthor` crate's parser, the record layer being crate-private.
+pub fn parse_wthor_games(name: &str, bytes: &[u8]) -> Option<usize> {
+    crate::thor::format::ThorFile::parse(name, bytes).ok().map(|(file, _)| file.len())
 }

@@ -27,19 +27,23 @@ fn written(db: &ThorDatabase, format: GameText) -> String {
     db.games().iter().map(|g| db.write_game(g, format) + "\n").collect()
 }
 
-/// Each game's 60 move bytes as WTHOR stores them, and its result.
-fn move_lists(db: &ThorDatabase) -> Vec<([u8; 60], Option<u8>)> {
-    db.games().iter().map(|g| (g.raw.moves, g.black_discs())).collect()
+/// Each game's moves as stored (no passes), and its result.
+fn move_lists(db: &ThorDatabase) -> Vec<(String, Option<u8>)> {
+    db.games().iter().map(|g| (g.transcript(), g.black_discs())).collect()
 }
 
 /// Reloads WTHOR files written by `to_wthor`.
 fn through_wthor(db: &ThorDatabase) -> ThorDatabase {
     let ids: Vec<_> = db.game_ids().collect();
     let export = db.to_wthor(&ids);
-    let mut sources: Vec<Source> =
-        export.games.iter().map(|f| Source::from_vec(&format!("WTH_{}.wtb", f.name), f.to_bytes())).collect();
-    sources.extend(export.players.iter().map(|f| Source::from_vec("x.JOU", f.to_bytes())));
-    sources.extend(export.tournaments.iter().map(|f| Source::from_vec("x.TRN", f.to_bytes())));
+    let mut sources: Vec<Source> = export
+        .games
+        .into_iter()
+        .enumerate()
+        .map(|(i, f)| Source::from_vec(&format!("WTH_{}_{i}.wtb", f.year), f.bytes))
+        .collect();
+    sources.extend(export.players.map(|f| Source::from_vec("x.JOU", f.bytes)));
+    sources.extend(export.tournaments.map(|f| Source::from_vec("x.TRN", f.bytes)));
     ThorDatabase::load(&sources, with!(LoadOptions::default(), strict: true, index: true)).unwrap()
 }
 
@@ -120,8 +124,8 @@ fn real_ggs_lines_are_read_or_skipped_for_the_right_reason() {
     let g = &db.games()[0];
     let first = bundled();
     // The GGS line is the first game of the bundled 2013 archive under other names.
-    assert_eq!(g.raw.moves, first.games()[0].raw.moves);
-    assert_eq!((g.black_discs(), g.replay.passes, g.known_year()), (Some(26), 1, Some(2003)));
+    assert_eq!(g.transcript(), first.games()[0].transcript());
+    assert_eq!((g.black_discs(), g.passes(), g.known_year()), (Some(26), 1, Some(2003)));
     assert_eq!((db.black_name(g).as_str(), db.white_name(g).as_str()), ("Saio3000", "Saio1200"));
     assert_eq!(db.tournament_name(g), "GGS/os");
     assert_eq!(g.theoretical_discs(), None, "GGF has no theoretical score");
@@ -354,10 +358,7 @@ fn self_play_is_reproducible_in_shards_and_resumable() {
         ThorDatabase::load(&[Source::open(dir.path().join("whole.ggf").as_path()).unwrap()], LoadOptions::default())
             .unwrap();
     assert_eq!((db.games().len(), db.anomalies().len()), (6, 0));
-    assert!(db
-        .games()
-        .iter()
-        .all(|g| g.replay.outcome != thorbook::thor::Outcome::Unfinished && g.black_discs().is_some()));
+    assert!(db.games().iter().all(|g| g.outcome() != thorbook::thor::Outcome::Unfinished && g.black_discs().is_some()));
 
     // Cut in the middle of the third game, then resumed.
     let cut = path("cut.ggf");

@@ -26,10 +26,10 @@ fn thor_game_with_pass() -> (Vec<Move>, i32) {
     let g = db
         .games()
         .iter()
-        .find(|g| g.replay.passes > 0 && g.replay.outcome == Outcome::Finished)
+        .find(|g| g.passes() > 0 && g.outcome() == Outcome::Finished)
         .expect("the bundled archives hold games with passes");
     let moves: Vec<Move> = g.moves_with_passes().into_iter().filter(|&m| m != Move::Pass).collect();
-    (moves, g.raw.black_score as i32)
+    (moves, i32::from(g.black_discs().expect("a finished WTHOR game has its result")))
 }
 
 fn gtp_color(pos: &Position) -> &'static str {

@@ -234,7 +234,7 @@ fn signed_errors_at_24(eval: &PatternEval) -> Vec<f64> {
                     return None;
                 }
                 if pos.board.empty_count() == 24 {
-                    return Some((pos.board, 2 * i32::from(g.raw.theoretical_score) - 64));
+                    return Some((pos.board, 2 * i32::from(g.theoretical_discs()?) - 64));
                 }
                 pos = pos.try_play(mv, i + 1).unwrap();
             }

@@ -13,8 +13,6 @@ use thorbook::eval::AnyEval;
 use thorbook::search::{Settings, Width};
 use thorbook::square::Move;
 use thorbook::testutil::build_steps::write_book;
-use thorbook::thor::{encode_square, replay, FileKind, Header, RawGame, Records, ThorFile};
-use thorbook::thor::{LoadOptions, Source, ThorDatabase};
 use thorbook::zobrist::IncrementalKey;
 use thorbook::{Color, Position, Square, Transform};
 
@@ -206,29 +204,6 @@ fn check_engine_answer(engine: &mut Engine<AnyEval>, pos: &Position) -> Result<(
     Ok(())
 }
 
-/// A finished (or abandoned after `plies`) random legal game as a WTHOR record, with
-/// its real final score.
-fn random_record(seed: u64, plies: usize, ids: (u16, u16, u16), theoretical: u8) -> RawGame {
-    let mut rng = thorbook::testutil::Rng(seed);
-    let mut pos = Position::START;
-    let mut moves = [0u8; 60];
-    let mut n = 0;
-    while n < plies.min(60) && !pos.board.is_game_over() {
-        if pos.board.must_pass() {
-            pos = pos.pass();
-            continue;
-        }
-        let sq = rng.pick(pos.board.legal_moves());
-        moves[n] = encode_square(sq);
-        n += 1;
-        pos = pos.try_play(Move::Place(sq), n).unwrap();
-    }
-    let (tournament, black, white) = ids;
-    let mut raw = RawGame { tournament, black, white, black_score: 0, theoretical_score: theoretical, moves };
-    raw.black_score = replay(&raw).unwrap().black_final_discs();
-    raw
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
@@ -253,40 +228,6 @@ proptest! {
         let mut engine = shallow_engine();
         let board = *random_line(seed, plies).last().unwrap();
         check_engine_answer(&mut engine, &Position { board, side: Color::Black })?;
-    }
-
-    /// Games of several years and P3 values, in files as WTHOR stores them, load; the
-    /// export writes one file per (year, P3) and reloads to the same games.
-    #[test]
-    fn any_legal_games_of_several_years_survive_an_export_and_reload(
-        files in proptest::collection::vec(
-            (1977u16..=2035, prop_oneof![Just(0u8), 1u8..=60],
-             proptest::collection::vec((any::<u64>(), 0usize..=60, any::<(u16, u16, u16)>(), 0u8..=64), 0..6)),
-            1..5),
-    ) {
-        let sources: Vec<Source> = files.iter().enumerate().map(|(i, (year, depth, games))| {
-            let records: Vec<RawGame> =
-                games.iter().map(|&(seed, plies, ids, theo)| random_record(seed, plies, ids, theo)).collect();
-            let mut header = Header::new(*year, *depth);
-            header.n1 = u32::try_from(records.len()).unwrap();
-            let file = ThorFile { name: format!("f{i}"), kind: FileKind::Games, header, records: Records::Games(records) };
-            let bytes = file.to_bytes();
-            // A file written is read back to the same header and records.
-            let (back, anomalies) = ThorFile::parse("x.wtb", &bytes).unwrap();
-            assert!(anomalies.is_empty() && back.header == file.header && back.records == file.records);
-            Source::from_vec(&format!("WTH_{year}_{i}.wtb"), bytes)
-        }).collect();
-        let db = ThorDatabase::load(&sources, with!(LoadOptions::default(), strict: true, index: false)).unwrap();
-        let total: usize = files.iter().map(|f| f.2.len()).sum();
-        prop_assert_eq!(db.games().len(), total);
-
-        let ids: Vec<_> = db.game_ids().collect();
-        let exported = db.to_wthor(&ids).games;
-        let mut groups: Vec<(u16, u8)> = files.iter().filter(|f| !f.2.is_empty()).map(|f| (f.0, f.1)).collect();
-        groups.sort_unstable();
-        groups.dedup();
-        prop_assert_eq!(exported.iter().map(|f| (f.header.game_year, f.header.depth)).collect::<Vec<_>>(), groups);
-        thorbook::testutil::assert_export_reloads(&db);
     }
 }
 

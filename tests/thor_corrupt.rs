@@ -4,8 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use thorbook::thor::ThorFile;
-use thorbook::thor::{bundled_sources, AnomalyKind};
+use thorbook::thor::{bundled_sources, AnomalyKind, LoadOptions, Source, ThorDatabase, ThorError};
 
 use crate::util::thorbook;
 
@@ -111,13 +110,19 @@ fn truncated_and_miscounted_files_keep_their_complete_records() {
     // N1 larger than the file.
     let mut bad_n1 = full.clone();
     bad_n1[4..8].copy_from_slice(&1900u32.to_le_bytes());
-    let (file, anomalies) = ThorFile::parse("n1.wtb", &bad_n1).unwrap();
-    assert_eq!(file.len(), 1817);
-    assert!(matches!(anomalies[0].kind, AnomalyKind::SizeMismatch { declared: 1900, .. }));
+    let db = ThorDatabase::load(&[Source::from_vec("n1.wtb", bad_n1)], LoadOptions::default()).unwrap();
+    assert_eq!(db.games().len(), 1817);
+    assert!(matches!(db.anomalies()[0].kind, AnomalyKind::SizeMismatch { declared: 1900, .. }));
 
     // Shorter than a header.
-    let err = ThorFile::parse("tiny.wtb", &full[..10]).unwrap_err();
-    assert_eq!(err.to_string(), "tiny.wtb: 10 bytes, shorter than the 16-byte header");
+    let tiny = [Source::from_vec("tiny.wtb", full[..10].to_vec())];
+    match ThorDatabase::load(&tiny, LoadOptions::default().with_strict(true)) {
+        Err(ThorError::Anomaly(a)) => {
+            assert_eq!(a.kind, AnomalyKind::TooShort { len: 10 });
+            assert_eq!(a.to_string(), "tiny.wtb: 10 bytes, shorter than the 16-byte header");
+        }
+        other => panic!("{:?}", other.map(|db| db.games().len())),
+    }
 }
 
 #[test]
@@ -135,30 +140,15 @@ fn name_files_of_the_wrong_length_are_reported() {
     assert!(report.contains("header says 436 records of 26 bytes"), "{report}");
 }
 
+/// The record layer's refusals are tested in-crate (`thor::tests`); here, the binary
+/// names a 10x10 file as such instead of reading it as 8x8 games.
 #[test]
-fn solitaire_and_10x10_files_are_never_read_as_8x8_games() {
-    let mut sol = bundled("WTH_2013.wtb");
-    sol[13] = 1;
-    let err = ThorFile::parse("WTH_SOL.wtb", &sol).unwrap_err();
-    assert!(err.to_string().contains("solitaire"), "{err}");
-
+fn a_10x10_file_is_shown_as_such() {
     // A 10x10 file: P1 = 10, 104-byte records.
     let mut wtd = bundled("WTH_2013.wtb")[..HEADER_LEN].to_vec();
     wtd[4..8].copy_from_slice(&2u32.to_le_bytes());
     wtd[12] = 10;
     wtd.extend(std::iter::repeat_n(7u8, 2 * 104));
-    let (file, anomalies) = ThorFile::parse("games.wtd", &wtd).unwrap();
-    assert!(anomalies.is_empty());
-    assert_eq!(file.len(), 2);
-    assert_eq!(file.to_bytes(), wtd);
-    // Named .wtb, the header's P1 = 10 still wins: read as 10x10, not misread as 8x8.
-    let (file, _) = ThorFile::parse("games.wtb", &wtd).unwrap();
-    assert_eq!(file.kind, thorbook::thor::FileKind::Games10);
-    // An unknown board size is refused.
-    let mut odd = wtd.clone();
-    odd[12] = 6;
-    assert!(ThorFile::parse("odd.wtb", &odd).unwrap_err().to_string().contains("P1 = 6"));
-
     let dir = tempfile::tempdir().unwrap();
     let p = write(dir.path(), "games.wtd", &wtd);
     let out = thorbook(&["thor", "info", p.to_str().unwrap()]);

@@ -12,9 +12,9 @@ use serde::Serialize;
 use super::PositionArgs;
 use crate::board::Color;
 use crate::fileio::atomic_write;
-use crate::thor::format::{FileKind, Header, Records, ThorFile};
+use crate::thor::FileKind;
 use crate::thor::{bundled_sources, expand_paths, GameFilter, GameText, LoadOptions, SortKey, Source, ThorDatabase};
-use crate::thor::{Compression, GameId, SourceFormat, TextFormat};
+use crate::thor::{Compression, GameId, SourceFormat, TextFormat, WthorFile};
 
 /// The `thor` subcommands.
 #[derive(Subcommand, Debug)]
@@ -505,35 +505,33 @@ fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
 /// `STEM_YEAR_pP3.EXT`) beside it; the names beside them as `STEM.JOU` and `STEM.TRN`.
 fn export_wthor(db: &ThorDatabase, ids: &[GameId], path: &std::path::Path) -> anyhow::Result<ExitCode> {
     let export = db.to_wthor(ids);
-    let write = |out: &std::path::Path, f: &ThorFile| -> anyhow::Result<()> {
-        atomic_write(out, &f.to_bytes()).with_context(|| format!("writing {}", out.display()))
+    let write = |out: &std::path::Path, f: &WthorFile| -> anyhow::Result<()> {
+        atomic_write(out, &f.bytes).with_context(|| format!("writing {}", out.display()))
     };
     let stem = path.file_stem().map_or("games".into(), |s| s.to_string_lossy().into_owned());
-    if export.games.len() <= 1 {
-        let file = export.games.first().cloned().unwrap_or_else(empty_wtb);
-        write(path, &file)?;
+    if let [file] = &export.games[..] {
+        write(path, file)?;
         eprintln!("wrote {} games to {}", ids.len(), path.display());
     } else {
         // A WTHOR file holds one year (and one P3): one file each, named after FILE.
-        let years: std::collections::BTreeSet<u16> = export.games.iter().map(|f| f.header.game_year).collect();
+        let years: std::collections::BTreeSet<u16> = export.games.iter().map(|f| f.year).collect();
         let ext = path.extension().map_or("wtb".into(), |s| s.to_string_lossy().into_owned());
         for f in &export.games {
-            let h = f.header;
             let name = if years.len() == export.games.len() {
-                format!("{stem}_{}.{ext}", h.game_year)
+                format!("{stem}_{}.{ext}", f.year)
             } else {
-                format!("{stem}_{}_p{}.{ext}", h.game_year, h.depth)
+                format!("{stem}_{}_p{}.{ext}", f.year, f.depth)
             };
             let out = path.with_file_name(name);
             write(&out, f)?;
-            eprintln!("wrote {} games of {} to {}", h.n1, h.game_year, out.display());
+            eprintln!("wrote {} games of {} to {}", f.records, f.year, out.display());
         }
     }
     for (file, ext) in [(&export.players, "JOU"), (&export.tournaments, "TRN")] {
         if let Some(f) = file {
             let out = path.with_file_name(format!("{stem}.{ext}"));
             write(&out, f)?;
-            eprintln!("wrote {} names to {}", f.len(), out.display());
+            eprintln!("wrote {} names to {}", f.records, out.display());
         }
     }
     let d = &export.dropped;
@@ -551,16 +549,6 @@ fn export_wthor(db: &ThorDatabase, ids: &[GameId], path: &std::path::Path) -> an
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// A `.wtb` without games.
-fn empty_wtb() -> ThorFile {
-    ThorFile {
-        name: String::new(),
-        kind: FileKind::Games,
-        header: Header::new(0, 24),
-        records: Records::Games(Vec::new()),
-    }
 }
 
 fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {

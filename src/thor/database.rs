@@ -82,9 +82,9 @@ pub struct ThorGame {
     pub result_known: bool,
     /// The moves and scores in WTHOR's encoding. For a WTHOR game, the record as
     /// stored (its ids too); for a text game the ids are 0 and unknown scores 32.
-    pub raw: RawGame,
+    pub(crate) raw: RawGame,
     /// The replay.
-    pub replay: Replay,
+    pub(crate) replay: Replay,
 }
 
 impl ThorGame {
@@ -97,6 +97,26 @@ impl ThorGame {
     /// the source has it.
     pub fn theoretical_discs(&self) -> Option<u8> {
         (self.depth > 0).then_some(self.raw.theoretical_score)
+    }
+
+    /// How its move list ends: the game finished, ended early, or unfinished.
+    pub fn outcome(&self) -> Outcome {
+        self.replay.outcome
+    }
+
+    /// The passes the replay inferred (WTHOR stores none).
+    pub fn passes(&self) -> u8 {
+        self.replay.passes
+    }
+
+    /// The moves stored (passes not counted).
+    pub fn move_count(&self) -> u8 {
+        self.replay.move_count
+    }
+
+    /// The position after the last move.
+    pub fn final_position(&self) -> Position {
+        self.replay.last
     }
 
     /// The year, when the source gives one.

@@ -87,14 +87,41 @@ pub struct Dropped {
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct WthorExport {
-    /// One game file per (year, P3), in that order.
-    pub games: Vec<ThorFile>,
+    /// One game file per (year, P3), in that order; a single empty one when there
+    /// are no games.
+    pub games: Vec<WthorFile>,
     /// The player names the games' ids refer to (`None` when there are none).
-    pub players: Option<ThorFile>,
+    pub players: Option<WthorFile>,
     /// The tournament names.
-    pub tournaments: Option<ThorFile>,
+    pub tournaments: Option<WthorFile>,
     /// What could not be kept.
     pub dropped: Dropped,
+}
+
+/// One WTHOR file of an export, ready to be written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WthorFile {
+    /// The file's bytes: header and records.
+    pub bytes: Vec<u8>,
+    /// Its records: games, or names.
+    pub records: usize,
+    /// The games' year (0 for a name file).
+    pub year: u16,
+    /// The games' P3, the empties of their theoretical scores (0 for a name file).
+    pub depth: u8,
+}
+
+impl WthorFile {
+    fn of(file: &ThorFile) -> WthorFile {
+        let games = matches!(file.kind, FileKind::Games | FileKind::Games10);
+        WthorFile {
+            bytes: file.to_bytes(),
+            records: file.len(),
+            year: if games { file.header.game_year } else { 0 },
+            depth: if games { file.header.depth } else { 0 },
+        }
+    }
 }
 
 /// A name as a WTHOR name record: Latin-1, at most `len - 1` bytes and a NUL.
@@ -192,12 +219,18 @@ impl ThorDatabase {
             dropped.years_unknown += usize::from(g.known_year().is_none());
             groups.entry((g.year, g.depth)).or_default().push(raw);
         }
+        if groups.is_empty() {
+            // An empty selection is still a file: the header of no games.
+            groups.insert((0, 24), Vec::new());
+        }
         let games = groups
             .into_iter()
             .map(|((year, depth), games)| {
                 let mut header = Header::new(year, depth);
                 header.n1 = u32::try_from(games.len()).unwrap_or(u32::MAX);
-                ThorFile { name: format!("{year}"), kind: FileKind::Games, header, records: Records::Games(games) }
+                let file =
+                    ThorFile { name: format!("{year}"), kind: FileKind::Games, header, records: Records::Games(games) };
+                WthorFile::of(&file)
             })
             .collect();
         let (players, tournaments) = if all_wthor {
@@ -221,7 +254,8 @@ impl ThorDatabase {
             dropped.names_altered = altered;
             files
         };
-        WthorExport { games, players, tournaments, dropped }
+        let of = |f: Option<ThorFile>| f.as_ref().map(WthorFile::of);
+        WthorExport { games, players: of(players), tournaments: of(tournaments), dropped }
     }
 
     /// Game `g` as JSON.
@@ -318,10 +352,11 @@ mod tests {
         let export = db.to_wthor(&ids);
         assert_eq!(export.dropped.names_lost, 2 * n - 65_534);
         let players = export.players.clone().unwrap();
-        assert_eq!(players.len(), 65_535);
-        let mut sources: Vec<Source> = export.games.iter().map(|f| Source::from_vec("g.wtb", f.to_bytes())).collect();
-        sources.push(Source::from_vec("g.JOU", players.to_bytes()));
-        sources.extend(export.tournaments.iter().map(|f| Source::from_vec("g.TRN", f.to_bytes())));
+        assert_eq!(players.records, 65_535);
+        let mut sources: Vec<Source> =
+            export.games.iter().map(|f| Source::from_vec("g.wtb", f.bytes.clone())).collect();
+        sources.push(Source::from_vec("g.JOU", players.bytes));
+        sources.extend(export.tournaments.iter().map(|f| Source::from_vec("g.TRN", f.bytes.clone())));
         let back = ThorDatabase::load(&sources, LoadOptions::default().with_strict(true)).unwrap();
         assert_eq!(back.games.len(), n);
         assert_eq!(back.black_name(&back.games[0]), "b0");

@@ -301,11 +301,6 @@ impl ThorFile {
         }
     }
 
-    /// True when the file has no records.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The file's bytes: the header with N1/N2 set to the record count, then the
     /// records. For a file read without anomalies, these are the bytes it was read from.
     ///

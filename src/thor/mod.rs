@@ -1,6 +1,8 @@
-//! The FFO's WTHOR archives: the byte formats ([`ThorFile`], its [`Header`] and
-//! [`RawGame`] records), replay with pass inference ([`replay()`]), and a loaded,
-//! indexed, searchable database ([`ThorDatabase`]).
+//! The FFO's WTHOR archives and the other game sources: the byte formats (the
+//! crate-private record layer: files, headers, records), replay with pass inference,
+//! and a loaded, indexed, searchable database ([`ThorDatabase`]) whose games
+//! ([`ThorGame`]) are read through accessors. WTHOR files are written through
+//! [`ThorDatabase::to_wthor`], as bytes.
 //!
 //! Every problem found in a file is an [`Anomaly`] that names the file, the record, the
 //! byte offset and the ply, so a damaged archive is reported precisely and the rest of
@@ -15,6 +17,8 @@ pub(crate) mod format;
 pub(crate) mod ggf;
 pub(crate) mod replay;
 mod source;
+#[cfg(test)]
+mod tests;
 pub(crate) mod text;
 
 use std::fmt;
@@ -29,11 +33,11 @@ use crate::square::{ParseError, Square};
 pub use database::{
     FileSummary, GameFilter, GameId, LoadOptions, MoveStats, PositionStats, Reach, SortKey, ThorDatabase, ThorGame,
 };
-pub use export::{Dropped, GameText, WthorExport};
-pub use format::{FileKind, GameRecord, Header, RawGame, Records, ThorFile};
+pub use export::{Dropped, GameText, WthorExport, WthorFile};
+pub use format::FileKind;
 pub use ggf::GgfError;
 
-pub use replay::{encode_square, replay, GameFault, Outcome, Replay};
+pub use replay::Outcome;
 pub use source::{bundled_sources, expand_paths, Compression, Source, SourceFormat};
 pub use text::{SkipReason, TextFormat};
 
