@@ -24,7 +24,7 @@
 //! - **Building a book**: [`book::Builder`] with a [`book::BuildConfig`] (or
 //!   [`book::BuildConfig::update_of`] to update one, [`book::Builder::learn`] to learn
 //!   games into one, with games from [`engine::selfplay::play_games`]), growing it with
-//!   [`book::Deviator`]; checking it (`thorbook book audit`, `book fix`) and planning it
+//!   [`book::Grower`]; checking it (`thorbook book audit`, `book fix`) and planning it
 //!   on a cluster (`thorbook book plan`, `shard`, `submit`, `assemble`) go through the
 //!   binary and the plan files `book-format.md` documents.
 //! - **Probing a book**: [`book::Book::open`] over a file's bytes, or [`book::bundled`], then

@@ -10,7 +10,7 @@ use thorbook::book::merge_into;
 use thorbook::book::{interchange, Book, Record};
 use thorbook::book::{BuildConfig, GameLine};
 use thorbook::book::{BuildParams, LeafMove};
-use thorbook::book::{DeviateConfig, Deviator, Growth};
+use thorbook::book::{Grower, Growth, GrowthConfig};
 use thorbook::search::Settings;
 use thorbook::testutil::build_steps::{collect, write_book};
 use thorbook::testutil::build_steps::{merge_in_memory, walk};
@@ -63,7 +63,7 @@ fn every_pipeline_backs_values_up_as_the_reference_does() {
 
     for (growth, depth) in [(Growth::Deviate, 2), (Growth::Deepen, 4)] {
         let cfg = with!(
-            DeviateConfig::default(),
+            GrowthConfig::default(),
             error: 3,
             budget: 6,
             contempt: 0,
@@ -75,7 +75,7 @@ fn every_pipeline_backs_values_up_as_the_reference_does() {
             round_size: 40,
         );
         let out = dir.path().join(format!("{growth:?}.tbk"));
-        let grown = Deviator::new(cfg, Board::START, &out).run(&ba, &|_| {}).unwrap();
+        let grown = Grower::new(cfg, Board::START, &out).run(&ba, &|_| {}).unwrap();
         assert!(grown.rounds >= 2, "{growth:?}: several rounds back up");
         assert_backed_up(&std::fs::read(&out).unwrap(), &[Board::START]);
     }
@@ -181,7 +181,7 @@ fn the_back_up_rule_is_recorded_and_kept() {
         assert_eq!(Book::open(std::fs::read(&out).unwrap()).unwrap().params().back_up, BackUpRule::Corrected);
     }
     let grow = with!(
-        DeviateConfig::default(),
+        GrowthConfig::default(),
         error: 2,
         budget: 4,
         contempt: 0,
@@ -192,7 +192,7 @@ fn the_back_up_rule_is_recorded_and_kept() {
         growth: Growth::Deviate,
         round_size: 20,
     );
-    Deviator::new(grow, Board::START, dir.path().join("g.tbk")).run(&c, &|_| {}).unwrap();
+    Grower::new(grow, Board::START, dir.path().join("g.tbk")).run(&c, &|_| {}).unwrap();
     let grown = std::fs::read(dir.path().join("g.tbk")).unwrap();
     assert_eq!(Book::open(&grown[..]).unwrap().params().back_up, BackUpRule::Corrected);
 }

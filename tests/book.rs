@@ -726,7 +726,7 @@ fn shared_bundled_book_counts_match_the_full_archives() {
 /// absurd ranges.
 #[test]
 fn builder_and_deviator_refuse_unusable_settings_with_errors() {
-    use thorbook::book::{DeviateConfig, Deviator};
+    use thorbook::book::{Grower, GrowthConfig};
     let dir = tempfile::tempdir().unwrap();
     let games = bundled_games(20);
     let out = dir.path().join("x.tbk");
@@ -740,7 +740,7 @@ fn builder_and_deviator_refuse_unusable_settings_with_errors() {
         let err = thorbook::book::Builder::new(config, &out).run(&games, &|_| {}).unwrap_err().to_string();
         assert!(err.contains(words), "{err}");
         let deviate = with!(
-            DeviateConfig::default(),
+            GrowthConfig::default(),
             error: 2,
             budget: 4,
             contempt: 0,
@@ -752,7 +752,7 @@ fn builder_and_deviator_refuse_unusable_settings_with_errors() {
             round_size: thorbook::book::ROUND_SIZE,
         );
         let book = bundled().unwrap();
-        let err = Deviator::new(deviate, Board::START, &out).run(&book, &|_| {}).unwrap_err().to_string();
+        let err = Grower::new(deviate, Board::START, &out).run(&book, &|_| {}).unwrap_err().to_string();
         assert!(err.contains(words), "{err}");
     }
     let err = thorbook::book::Builder::new(with!(BuildConfig::default(), max_ply: 0, min_games: 1), &out)
@@ -767,7 +767,7 @@ fn builder_and_deviator_refuse_unusable_settings_with_errors() {
         e => panic!("{e}"),
     }
     let bad = with!(
-        DeviateConfig::default(),
+        GrowthConfig::default(),
         error: -1,
         budget: 4,
         contempt: 0,
@@ -778,9 +778,9 @@ fn builder_and_deviator_refuse_unusable_settings_with_errors() {
         growth: Default::default(),
         round_size: thorbook::book::ROUND_SIZE,
     );
-    let err = Deviator::new(bad, Board::START, &out).run(&bundled().unwrap(), &|_| {}).unwrap_err();
+    let err = Grower::new(bad, Board::START, &out).run(&bundled().unwrap(), &|_| {}).unwrap_err();
     match &err {
-        thorbook::book::DeviateError::Setting(e) => {
+        thorbook::book::GrowthError::Setting(e) => {
             assert_eq!(e.setting, Setting::Error);
             assert!(e.to_string().ends_with("must be 0..=64, got -1"), "{e}");
         }

@@ -6,7 +6,7 @@ use std::path::Path;
 use thorbook::board::Board;
 use thorbook::book::Book;
 use thorbook::book::{BuildConfig, GameLine};
-use thorbook::book::{DeviateConfig, DeviateError, DeviateEvent, Deviator, GrowthInput, StopReason};
+use thorbook::book::{Grower, GrowthConfig, GrowthError, GrowthEvent, GrowthInput, StopReason};
 use thorbook::search::Settings;
 use thorbook::testutil::build_steps::leaf_contribution;
 use thorbook::testutil::build_steps::walk;
@@ -30,9 +30,9 @@ fn small_book() -> Vec<u8> {
     build_book_bytes(&games, &cfg)
 }
 
-fn config(max_positions: Option<usize>) -> DeviateConfig {
+fn config(max_positions: Option<usize>) -> GrowthConfig {
     with!(
-        DeviateConfig::default(),
+        GrowthConfig::default(),
         error: 2,
         budget: 4,
         contempt: 0,
@@ -45,9 +45,9 @@ fn config(max_positions: Option<usize>) -> DeviateConfig {
     )
 }
 
-fn run(input: &Book<&[u8]>, mut cfg: DeviateConfig, out: &Path, threads: usize) -> thorbook::book::DeviateSummary {
+fn run(input: &Book<&[u8]>, mut cfg: GrowthConfig, out: &Path, threads: usize) -> thorbook::book::GrowthSummary {
     cfg.search.threads = threads;
-    Deviator::new(cfg, Board::START, out).run(input, &|_| {}).unwrap()
+    Grower::new(cfg, Board::START, out).run(input, &|_| {}).unwrap()
 }
 
 /// Every position's value is the best of its leaf and its book children.
@@ -129,8 +129,8 @@ fn a_killed_deviation_resumes_to_the_identical_book() {
     let out = dir.path().join("killed.tbk");
     // "Kill" the run once its first batch is written.
     let killed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        Deviator::new(config(Some(600)), Board::START, &out).run(&input, &|e| {
-            if let DeviateEvent::Written { .. } = e {
+        Grower::new(config(Some(600)), Board::START, &out).run(&input, &|e| {
+            if let GrowthEvent::Written { .. } = e {
                 panic!("killed");
             }
         })
@@ -139,26 +139,26 @@ fn a_killed_deviation_resumes_to_the_identical_book() {
     let partial = Book::open_verified(std::fs::read(&out).unwrap()).unwrap();
     assert!(partial.len() > input.len() && partial.len() < whole.after);
     // Resume: the same book as the uninterrupted run.
-    let resumed = Deviator::new(config(Some(600)), Board::START, &out).resume(true).run(&input, &|_| {}).unwrap();
+    let resumed = Grower::new(config(Some(600)), Board::START, &out).resume(true).run(&input, &|_| {}).unwrap();
     assert_eq!(resumed.written, whole.written);
     assert_eq!(std::fs::read(&out).unwrap(), whole_bytes);
 
     // Resuming with other settings is refused, the partial book left alone.
     let out2 = dir.path().join("other.tbk");
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        Deviator::new(config(Some(600)), Board::START, &out2).run(&input, &|e| {
-            if let DeviateEvent::Written { .. } = e {
+        Grower::new(config(Some(600)), Board::START, &out2).run(&input, &|e| {
+            if let GrowthEvent::Written { .. } = e {
                 panic!("killed");
             }
         })
     }));
     let before = std::fs::read(&out2).unwrap();
-    let err = Deviator::new(with!(config(Some(600)), error: 3), Board::START, &out2)
+    let err = Grower::new(with!(config(Some(600)), error: 3), Board::START, &out2)
         .resume(true)
         .run(&input, &|_| {})
         .expect_err("other settings are refused");
     match &err {
-        DeviateError::Resume { path, field: GrowthInput::Limits } => assert!(path.ends_with("other.tbk.deviate")),
+        GrowthError::Resume { path, field: GrowthInput::Limits } => assert!(path.ends_with("other.tbk.deviate")),
         _ => panic!("{err}"),
     }
     assert_eq!(std::fs::read(&out2).unwrap(), before);

@@ -4,7 +4,7 @@
 //! - building: what a build is made of ([`BuildConfig`], the games' [`GameLine`]s, the
 //!   leaf search), and the [`Builder`] pipeline that runs it (collecting positions, leaf
 //!   searches, the checkpoint, the back-up);
-//! - growing: a [`Deviator`] grows a book beyond the played lines, or deepens its
+//! - growing: a [`Grower`] grows a book beyond the played lines, or deepens its
 //!   leaves, in rounds;
 //! - [`merge_into`]: books into one, streamed;
 //! - [`revalue`]: the one back-up of values by a
@@ -35,10 +35,10 @@ pub(crate) mod backup;
 pub(crate) mod build;
 pub(crate) mod builder;
 pub(crate) mod checkpoint;
-pub(crate) mod deviate;
 #[cfg(any(feature = "cli", feature = "testing", test))]
 pub(crate) mod fix;
 pub(crate) mod format;
+pub(crate) mod grow;
 pub mod interchange;
 pub(crate) mod leaflog;
 pub(crate) mod merge;
@@ -66,11 +66,11 @@ pub use backup::{revalue, BackUpRule};
 pub use build::{BuildConfig, BuildError, GameLine, UpdateChoices};
 pub use builder::{BuildEvent, BuildSummary, Builder, PreviousBook};
 pub use checkpoint::{BuildInput, CheckpointFault};
-pub use deviate::{
-    DeviateConfig, DeviateError, DeviateEvent, DeviateSummary, Deviator, Growth, GrowthInput, StopReason, ROUND_SIZE,
-};
 pub use format::{
     BookError, BookRegion, BuildParams, CountsFault, FieldFault, LeafLevel, LeafMove, Record, FLAG_LEAF_EXACT,
+};
+pub use grow::{
+    Grower, Growth, GrowthConfig, GrowthError, GrowthEvent, GrowthInput, GrowthSummary, StopReason, ROUND_SIZE,
 };
 pub use leaflog::{EntryFault, ForeignLog, LeafLogError, LockRefused};
 pub use merge::merge_into;

@@ -153,7 +153,7 @@ pub struct GrowArgs {
     pub max_time: Option<f64>,
     /// Leaves per round: a round's searches run side by side (or as shards of a plan)
     /// and values are backed up between rounds. The result depends on it.
-    #[arg(long, default_value_t = crate::book::deviate::ROUND_SIZE)]
+    #[arg(long, default_value_t = crate::book::grow::ROUND_SIZE)]
     pub round_size: usize,
     /// How leaves are searched (default: the book's own depth, exact threshold and
     /// selectivity, a 16 MiB table per search, one search per core).
@@ -174,8 +174,8 @@ impl GrowArgs {
         error: i32,
         budget: i32,
         max_ply: u32,
-        growth: crate::book::deviate::Growth,
-    ) -> anyhow::Result<crate::book::deviate::DeviateConfig> {
+        growth: crate::book::grow::Growth,
+    ) -> anyhow::Result<crate::book::grow::GrowthConfig> {
         let max_time = self
             .max_time
             .map(|t| {
@@ -183,7 +183,7 @@ impl GrowArgs {
                     .map_err(|e| crate::cli::flags::usage(format!("--max-time {e}")))
             })
             .transpose()?;
-        Ok(crate::book::deviate::DeviateConfig {
+        Ok(crate::book::grow::GrowthConfig {
             error,
             budget,
             contempt: self.contempt,

@@ -615,13 +615,13 @@ fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn deepen(args: DeepenArgs) -> anyhow::Result<ExitCode> {
-    let config = args.grow.config(args.error, args.budget, args.max_ply, crate::book::deviate::Growth::Deepen)?;
+    let config = args.grow.config(args.error, args.budget, args.max_ply, crate::book::grow::Growth::Deepen)?;
     let g = &args.grow;
     grow(g.book.as_deref(), g.from.as_deref(), config, &g.output, g.resume)
 }
 
 fn deviate(args: DeviateArgs) -> anyhow::Result<ExitCode> {
-    let config = args.grow.config(args.error, args.budget, args.max_ply, crate::book::deviate::Growth::Deviate)?;
+    let config = args.grow.config(args.error, args.budget, args.max_ply, crate::book::grow::Growth::Deviate)?;
     let g = &args.grow;
     grow(g.book.as_deref(), g.from.as_deref(), config, &g.output, g.resume)
 }
@@ -630,47 +630,47 @@ fn deviate(args: DeviateArgs) -> anyhow::Result<ExitCode> {
 fn grow(
     book: Option<&Path>,
     from: Option<&str>,
-    config: crate::book::deviate::DeviateConfig,
+    config: crate::book::grow::GrowthConfig,
     output: &Path,
     resume: bool,
 ) -> anyhow::Result<ExitCode> {
-    use crate::book::deviate::{DeviateError, DeviateEvent, Deviator, Growth};
+    use crate::book::grow::{Grower, Growth, GrowthError, GrowthEvent};
     let deepen = config.growth == Growth::Deepen;
     let book = open_book(book)?;
     let from_pos = position_from(from)?;
     let levels_before = leaf_levels(&book);
-    let deviator = Deviator::new(config, from_pos.board, output).resume(resume);
+    let deviator = Grower::new(config, from_pos.board, output).resume(resume);
     let bar = ProgressBar::new(0).with_style(
         ProgressStyle::with_template("round {prefix}: {bar:30} {pos}/{len} searches, {per_sec}, ETA {eta} {msg}")
             .expect("valid template"),
     );
     let state_path = deviator.state_path();
     let summary = deviator.run(&book, &|event| match event {
-        DeviateEvent::Round { number, leaves, positions } => {
+        GrowthEvent::Round { number, leaves, positions } => {
             bar.set_prefix(number.to_string());
             bar.set_message(format!("({leaves} leaves, book {positions} positions)"));
             bar.set_position(0);
         }
-        DeviateEvent::Searched { done, total } => {
+        GrowthEvent::Searched { done, total } => {
             bar.set_length(total);
             bar.set_position(done);
         }
-        DeviateEvent::NothingToResume => bar.suspend(|| {
+        GrowthEvent::NothingToResume => bar.suspend(|| {
             eprintln!("no interrupted run at {} ({}): starting afresh", output.display(), state_path.display())
         }),
-        DeviateEvent::Written { positions, root_value } => {
+        GrowthEvent::Written { positions, root_value } => {
             bar.set_message(format!("(book {positions} positions, value {root_value:+})"));
         }
     });
     bar.finish_and_clear();
     let s = summary.map_err(|e| match e {
-        DeviateError::Setting(e) => super::flags::out_of_range(&e),
-        DeviateError::NoTarget => anyhow::anyhow!("{e}: give --level N (or --depth D)"),
-        e @ DeviateError::Resume { .. } => anyhow::anyhow!("{e} (run without --resume)"),
-        DeviateError::NotInBook => {
+        GrowthError::Setting(e) => super::flags::out_of_range(&e),
+        GrowthError::NoTarget => anyhow::anyhow!("{e}: give --level N (or --depth D)"),
+        e @ GrowthError::Resume { .. } => anyhow::anyhow!("{e} (run without --resume)"),
+        GrowthError::NotInBook => {
             anyhow::anyhow!("--from: the position after `{}` is not in the book", from.unwrap_or(""))
         }
-        DeviateError::Search(e) => build_error(e),
+        GrowthError::Search(e) => build_error(e),
         e => e.into(),
     })?;
     let minutes = s.elapsed.as_secs_f64() / 60.0;

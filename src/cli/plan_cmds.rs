@@ -13,7 +13,7 @@ use super::audit_cmds::{audit_checks, fix_checks, AuditArgs, FixArgs};
 use super::book_args::{build_error, open_book, position_from, BuildArgs, DeepenArgs, DeviateArgs, GrowArgs};
 use crate::book::audit::{Checks, ChecksKind};
 use crate::book::build::{BuildConfig, GameLine};
-use crate::book::deviate::Growth;
+use crate::book::grow::Growth;
 use crate::book::plan::{collect, AfterRound, Planned};
 use crate::book::plan::{Plan, PlanError, ShardEvent, ShardState, PLAN_FILE};
 use crate::book::slurm::{self, SlurmOptions};
@@ -254,10 +254,10 @@ fn plan_error(e: PlanError) -> anyhow::Error {
     match e {
         PlanError::Build(e) => build_error(e),
         PlanError::Setting(e) => super::flags::out_of_range(&e),
-        PlanError::Growth(crate::book::deviate::DeviateError::NotInBook) => {
+        PlanError::Growth(crate::book::grow::GrowthError::NotInBook) => {
             anyhow::anyhow!("--from: the position is not in the book")
         }
-        PlanError::Growth(crate::book::deviate::DeviateError::NoTarget) => {
+        PlanError::Growth(crate::book::grow::GrowthError::NoTarget) => {
             anyhow::anyhow!("{e}: give --level N (or --depth D)")
         }
         e => e.into(),

@@ -24,7 +24,7 @@ pub enum PlanError {
     Io(#[from] IoError),
     /// The growth a round belongs to cannot go on.
     #[error(transparent)]
-    Growth(crate::book::deviate::DeviateError),
+    Growth(crate::book::grow::GrowthError),
     /// A file of the plan (its `plan.json`, positions, a round's input book, a run's
     /// log) is unusable.
     #[error("{}: {fault}", path.display())]

@@ -14,7 +14,7 @@
 //!
 //! Deviation and deepening are planned a round at a time ([`Plan::create_rounds`]): a
 //! round's plan lists the leaf searches of one `Round` of the local
-//! [`Deviator`](super::deviate::Deviator), its assembly writes the round's book and plans the next round from it,
+//! [`Grower`](super::grow::Grower), its assembly writes the round's book and plans the next round from it,
 //! and the last writes the output — the same book as the local run.
 //!
 //! An audit's searches, or a fix's checks, are planned as one set of whole-position

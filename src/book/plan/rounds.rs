@@ -13,7 +13,7 @@ use super::{check_shards, Assembled, Plan, Work, PLAN_FILE};
 use crate::board::Board;
 use crate::book::build::{Leaf, LeafSpec, Node};
 use crate::book::checkpoint::positions_digest;
-use crate::book::deviate::{DeviateConfig, DeviateError, Deviator, Growth, Next, Round, StopReason};
+use crate::book::grow::{Grower, Growth, GrowthConfig, GrowthError, Next, Round, StopReason};
 use crate::book::Book;
 use crate::fileio::{atomic_write, read_mapped, Bytes, Digest};
 
@@ -28,7 +28,7 @@ const ROUND_BOOK: &str = "book.tbk";
 pub(super) struct RoundWork {
     pub(super) rounds_dir: PathBuf,
     pub(super) file: RoundFile,
-    deviator: Deviator,
+    deviator: Grower,
     pub(super) input: Book<Bytes>,
     pub(super) round: Round,
 }
@@ -135,13 +135,13 @@ impl Plan {
     /// the input is copied to `dir/input.tbk` and the first round planned into
     /// `dir/round-0001`. Each round's assembly plans the next from its book; the last
     /// one writes `output`. The rounds compute exactly what
-    /// [`Deviator::run`] does locally with the same settings. A time limit is refused
+    /// [`Grower::run`] does locally with the same settings. A time limit is refused
     /// (the result would depend on the machines). Planning the same growth again is a
     /// no-op that returns the current round.
     pub fn create_rounds<D: AsRef<[u8]>>(
         dir: &Path,
         book: &Book<D>,
-        config: DeviateConfig,
+        config: GrowthConfig,
         from: Board,
         shards: u32,
         output: &Path,
@@ -156,11 +156,11 @@ impl Plan {
         let output = std::path::absolute(output).unwrap_or_else(|_| output.to_path_buf());
         // Every setting is checked (the leaf search's too) before the book is read
         // through or anything written.
-        let deviator = Deviator::new(config, from, &output);
+        let deviator = Grower::new(config, from, &output);
         let search = deviator.leaf_search(book)?;
         book.verify().map_err(|e| bad(PlanFault::InputBook(e)))?;
         if book.probe(&from).is_none() {
-            return Err(PlanError::Growth(DeviateError::NotInBook));
+            return Err(PlanError::Growth(GrowthError::NotInBook));
         }
         let input = dir.join(INPUT_FILE);
         let first = round_dir(dir, 1);
@@ -208,7 +208,7 @@ impl Plan {
         number: u32,
         input_rel: &Path,
         input: &Book<Bytes>,
-        deviator: &Deviator,
+        deviator: &Grower,
         search: &LeafSpec,
         round: Round,
         leaves_before: usize,
@@ -285,7 +285,7 @@ impl Plan {
         let hex_u64 = |t: &str| u64::from_str_radix(t, 16).map_err(|_| bad(PlanFault::DigestMismatch));
         let from = Board::new(hex_u64(&rf.from_player)?, hex_u64(&rf.from_opponent)?)
             .ok_or_else(|| bad(PlanFault::DigestMismatch))?;
-        let config = DeviateConfig {
+        let config = GrowthConfig {
             error: rf.error,
             budget: rf.budget,
             contempt: rf.contempt,
@@ -297,7 +297,7 @@ impl Plan {
             round_size: rf.round_size,
         };
         config.validate()?;
-        let deviator = Deviator::new(config, from, &rf.book);
+        let deviator = Grower::new(config, from, &rf.book);
         let identity = deviator.identity(&input, &search);
         let digest = round_digest(&identity, &rf, &nodes, file.shards);
         if hex(digest) != file.digest || nodes.len() != file.positions {
@@ -395,13 +395,13 @@ fn finish(
 }
 
 /// A growth's error as a plan's: its settings, searches and files as a build's.
-impl From<DeviateError> for PlanError {
-    fn from(e: DeviateError) -> PlanError {
+impl From<GrowthError> for PlanError {
+    fn from(e: GrowthError) -> PlanError {
         match e {
-            DeviateError::Search(e) => PlanError::Build(e),
-            DeviateError::Setting(e) => PlanError::Setting(e),
-            DeviateError::Io(e) => PlanError::Io(e),
-            DeviateError::Book(e) => PlanError::Build(e.into()),
+            GrowthError::Search(e) => PlanError::Build(e),
+            GrowthError::Setting(e) => PlanError::Setting(e),
+            GrowthError::Io(e) => PlanError::Io(e),
+            GrowthError::Book(e) => PlanError::Build(e.into()),
             e => PlanError::Growth(e),
         }
     }

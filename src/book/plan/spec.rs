@@ -10,7 +10,7 @@ use super::error::{PlanError, PlanFault};
 use crate::book::backup::BackUpRule;
 use crate::book::build::LeafSpec;
 use crate::book::checkpoint::{build_identity_bytes, BuildIdentity};
-use crate::book::deviate::Growth;
+use crate::book::grow::Growth;
 use crate::eval::EvalSource;
 use crate::fileio::Digest;
 use crate::search::{Selectivity, Strength};

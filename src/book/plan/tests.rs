@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use super::{shard_of, Plan, PlanError, Planned, ShardEvent, ShardState};
 use crate::board::Board;
-use crate::book::{Book, BuildConfig, Builder, DeviateConfig, Deviator, GameLine, Growth};
+use crate::book::{Book, BuildConfig, Builder, GameLine, Grower, Growth, GrowthConfig};
 use crate::search::Settings;
 use crate::thor::{bundled_sources, LoadOptions, ThorDatabase};
 
@@ -189,9 +189,9 @@ fn run_rounds(work: &Path, threads: usize, assembly: usize) -> u32 {
     panic!("the growth did not finish in 200 rounds");
 }
 
-fn grow_config(growth: Growth, depth: u32, threads: usize) -> DeviateConfig {
+fn grow_config(growth: Growth, depth: u32, threads: usize) -> GrowthConfig {
     with!(
-        DeviateConfig::default(),
+        GrowthConfig::default(),
         error: 2,
         budget: 4,
         contempt: 0,
@@ -215,7 +215,7 @@ fn growth_rounds_in_shards_equal_the_local_run_for_any_shards_and_threads() {
     let book = Book::open_verified(&input.bytes[..]).unwrap();
     for (growth, depth) in [(Growth::Deviate, 3), (Growth::Deepen, 5)] {
         let local_out = dir.path().join(format!("{growth:?}-local.tbk"));
-        let local = Deviator::new(grow_config(growth, depth, 2), Board::START, &local_out).run(&book, &|_| {}).unwrap();
+        let local = Grower::new(grow_config(growth, depth, 2), Board::START, &local_out).run(&book, &|_| {}).unwrap();
         assert!(local.rounds >= 2, "{growth:?}: the test needs several rounds, got {}", local.rounds);
         let local_bytes = std::fs::read(&local_out).unwrap();
         assert_ne!(local_bytes, input.bytes, "{growth:?} changed nothing");

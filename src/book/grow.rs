@@ -48,7 +48,7 @@ pub(crate) const MAX_ROUND_SIZE: usize = 10_000_000;
 /// What to expand.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
-pub struct DeviateConfig {
+pub struct GrowthConfig {
     /// A move is followed when it scores within this many discs of the best.
     pub error: i32,
     /// The losses of the deviating side along a line add up to at most this.
@@ -72,11 +72,11 @@ pub struct DeviateConfig {
     pub growth: Growth,
 }
 
-impl Default for DeviateConfig {
+impl Default for GrowthConfig {
     /// Lines within 2 discs a move and 4 a line, to ply 40, no contempt, no limit but
     /// the bounds, rounds of [`ROUND_SIZE`] leaves, the default search: a deviation.
-    fn default() -> DeviateConfig {
-        DeviateConfig {
+    fn default() -> GrowthConfig {
+        GrowthConfig {
             error: 2,
             budget: 4,
             contempt: 0,
@@ -102,9 +102,9 @@ pub enum Growth {
     Deepen,
 }
 
-impl DeviateConfig {
+impl GrowthConfig {
     /// Checks every range; the message names the setting.
-    pub(crate) fn validate(&self) -> Result<(), DeviateError> {
+    pub(crate) fn validate(&self) -> Result<(), GrowthError> {
         check(Setting::Error, self.error, 0..=64)?;
         check(Setting::Budget, self.budget, 0..=128)?;
         check(Setting::Contempt, self.contempt, 0..=64)?;
@@ -120,7 +120,7 @@ impl DeviateConfig {
 /// What a running deviation reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum DeviateEvent {
+pub enum GrowthEvent {
     /// A round starts: `leaves` to expand, the book holding `positions`.
     Round {
         /// Round number of this call (from 1).
@@ -163,7 +163,7 @@ pub enum StopReason {
 /// A finished deviation.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
-pub struct DeviateSummary {
+pub struct GrowthSummary {
     /// Positions of the input book.
     pub before: usize,
     /// Positions now.
@@ -230,7 +230,7 @@ impl std::fmt::Display for GrowthInput {
 /// Why a deviation failed.
 #[derive(Debug, Error)]
 #[non_exhaustive]
-pub enum DeviateError {
+pub enum GrowthError {
     /// The starting position is not in the book.
     #[error("the starting position is not in the book")]
     NotInBook,
@@ -292,21 +292,21 @@ impl Candidate {
 /// Deviates a book, writing `output` after every batch (atomically). With `resume`,
 /// an existing `output` made by an interrupted run with the same settings from the same
 /// book is continued (its state file `output.deviate` says so).
-pub struct Deviator {
-    config: DeviateConfig,
+pub struct Grower {
+    config: GrowthConfig,
     from: Board,
     output: PathBuf,
     resume: bool,
 }
 
-impl Deviator {
+impl Grower {
     /// Deviation of the book from position `from` (the start position for a whole book).
-    pub fn new(config: DeviateConfig, from: Board, output: impl Into<PathBuf>) -> Deviator {
-        Deviator { config, from, output: output.into(), resume: false }
+    pub fn new(config: GrowthConfig, from: Board, output: impl Into<PathBuf>) -> Grower {
+        Grower { config, from, output: output.into(), resume: false }
     }
 
     /// The growth's settings.
-    pub(crate) fn config(&self) -> &DeviateConfig {
+    pub(crate) fn config(&self) -> &GrowthConfig {
         &self.config
     }
 
@@ -321,7 +321,7 @@ impl Deviator {
     }
 
     /// Continue an interrupted run.
-    pub fn resume(mut self, resume: bool) -> Deviator {
+    pub fn resume(mut self, resume: bool) -> Grower {
         self.resume = resume;
         self
     }
@@ -357,11 +357,11 @@ impl Deviator {
     /// input's header records.
     /// A deepening needs the level (or depth) to deepen to: the header's would change
     /// nothing.
-    pub(crate) fn leaf_search<D: AsRef<[u8]>>(&self, input: &Book<D>) -> Result<LeafSearch, DeviateError> {
+    pub(crate) fn leaf_search<D: AsRef<[u8]>>(&self, input: &Book<D>) -> Result<LeafSearch, GrowthError> {
         self.config.validate()?;
         let s = &self.config.search;
         if self.config.growth == Growth::Deepen && s.level.is_none() && s.depth.is_none() {
-            return Err(DeviateError::NoTarget);
+            return Err(GrowthError::NoTarget);
         }
         Ok(LeafSearch::new(&self.config.search, LeafSpec::recorded(&input.params()))?)
     }
@@ -375,10 +375,10 @@ impl Deviator {
         search: &LeafSpec,
         tried: &BTreeSet<u64>,
         added: usize,
-    ) -> Result<Next, DeviateError> {
+    ) -> Result<Next, GrowthError> {
         self.config.validate()?;
         if book.probe(&self.from).is_none() {
-            return Err(DeviateError::NotInBook);
+            return Err(GrowthError::NotInBook);
         }
         Ok(self.round(book, search, tried, added))
     }
@@ -394,7 +394,7 @@ impl Deviator {
         round: &Round,
         leaves: &[Leaf],
         path: &Path,
-    ) -> Result<Written, DeviateError> {
+    ) -> Result<Written, GrowthError> {
         let changes: Vec<(u64, Leaf)> = round.jobs.iter().map(|j| j.0).zip(leaves.iter().copied()).collect();
         let params = self.params(book.params(), search);
         Ok(write_changed(book, &changes, params, &[Board::START, self.from], path)?)
@@ -407,7 +407,7 @@ impl Deviator {
         book: &Book<D>,
         search: &LeafSpec,
         path: &Path,
-    ) -> Result<Written, DeviateError> {
+    ) -> Result<Written, GrowthError> {
         Ok(write_changed(book, &[], self.params(book.params(), search), &[], path)?)
     }
 
@@ -416,15 +416,15 @@ impl Deviator {
     pub fn run<D: AsRef<[u8]>>(
         &self,
         input: &Book<D>,
-        progress: &(dyn Fn(DeviateEvent) + Sync),
-    ) -> Result<DeviateSummary, DeviateError> {
+        progress: &(dyn Fn(GrowthEvent) + Sync),
+    ) -> Result<GrowthSummary, GrowthError> {
         let start = Instant::now();
-        let io = |path: &Path, source: std::io::Error| DeviateError::Io(IoError::new(path, source));
+        let io = |path: &Path, source: std::io::Error| GrowthError::Io(IoError::new(path, source));
         let search = self.leaf_search(input)?;
         let pool = search.pool()?;
         let identity = self.identity(input, &search);
         let state_path = self.state_path();
-        let open_output = || -> Result<Book<Bytes>, DeviateError> {
+        let open_output = || -> Result<Book<Bytes>, GrowthError> {
             Ok(Book::open(read_mapped(&self.output).map_err(|e| io(&self.output, e))?)?)
         };
         // Every round reads the book the last one wrote: the output, which starts as
@@ -432,21 +432,21 @@ impl Deviator {
         let mut book = if self.resume && state_path.exists() && self.output.exists() {
             let text = std::fs::read_to_string(&state_path).map_err(|e| io(&state_path, e))?;
             if let Some(field) = GrowthInput::first_difference(&text, &identity) {
-                return Err(DeviateError::Resume { path: state_path.clone(), field });
+                return Err(GrowthError::Resume { path: state_path.clone(), field });
             }
             let book = open_output()?;
             book.verify()?;
             book
         } else {
             if self.resume {
-                progress(DeviateEvent::NothingToResume);
+                progress(GrowthEvent::NothingToResume);
             }
             self.unchanged(input, &search, &self.output)?;
             open_output()?
         };
         // Deviation only adds positions: what the written book has beyond the input.
         let mut added = book.len().saturating_sub(input.len());
-        let root_before = input.probe(&self.from).ok_or(DeviateError::NotInBook)?.value();
+        let root_before = input.probe(&self.from).ok_or(GrowthError::NotInBook)?.value();
         let before = input.len();
         let mut rounds = 0u64;
         let mut searches = 0u64;
@@ -462,7 +462,7 @@ impl Deviator {
                 Next::Stop(reason) => break reason,
             };
             rounds += 1;
-            progress(DeviateEvent::Round { number: rounds, leaves: round.leaves, positions: book.len() });
+            progress(GrowthEvent::Round { number: rounds, leaves: round.leaves, positions: book.len() });
             if self.config.growth == Growth::Deepen {
                 tried.extend(round.jobs.iter().map(|j| j.0));
             }
@@ -472,7 +472,7 @@ impl Deviator {
             added += round.leaves;
             atomic_write(&state_path, identity.as_bytes()).map_err(|e| io(&state_path, e))?;
             book = open_output()?;
-            progress(DeviateEvent::Written {
+            progress(GrowthEvent::Written {
                 positions: book.len(),
                 root_value: book.probe(&self.from).map_or(root_before, |h| h.value()),
             });
@@ -483,7 +483,7 @@ impl Deviator {
         } else {
             atomic_write(&state_path, identity.as_bytes()).map_err(|e| io(&state_path, e))?;
         }
-        Ok(DeviateSummary {
+        Ok(GrowthSummary {
             before,
             after: book.len(),
             root_before,
@@ -684,24 +684,24 @@ fn search_round<D: AsRef<[u8]> + Sync>(
     book: &Book<D>,
     round: &Round,
     search: &LeafSearch,
-    progress: &(dyn Fn(DeviateEvent) + Sync),
+    progress: &(dyn Fn(GrowthEvent) + Sync),
 ) -> Result<Vec<Leaf>, BuildError> {
     let in_book = |key: u64| book.get(key).is_some() || round.contains(key);
     let total = u64::try_from(round.jobs.len()).unwrap_or(u64::MAX);
     let done = std::sync::atomic::AtomicU64::new(0);
     search.par_map(&round.jobs, |&(_, board), tt| {
         let leaf = score_leaf(&board, &in_book, search, tt);
-        progress(DeviateEvent::Searched { done: done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total });
+        progress(GrowthEvent::Searched { done: done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total });
         leaf
     })
 }
 
 /// A streamed book's errors as a growth's.
-impl From<StreamError> for DeviateError {
-    fn from(e: StreamError) -> DeviateError {
+impl From<StreamError> for GrowthError {
+    fn from(e: StreamError) -> GrowthError {
         match e {
-            StreamError::Book(e) => DeviateError::Book(e),
-            StreamError::Io(e) => DeviateError::Io(e),
+            StreamError::Book(e) => GrowthError::Book(e),
+            StreamError::Io(e) => GrowthError::Io(e),
         }
     }
 }
