@@ -199,26 +199,21 @@ impl Checkpoint {
         if found.len() < CHECKPOINT_HEADER || &found[..8] != CHECKPOINT_MAGIC {
             return CheckpointFault::NotACheckpoint;
         }
-        let differs = |range: std::ops::Range<usize>| found[range.clone()] != want[range];
-        let field = if differs(8..16) {
-            BuildInput::Parameters
-        } else if differs(16..20) {
-            BuildInput::TimePerLeaf
-        } else if differs(20..24) {
-            BuildInput::Evaluation
-        } else if differs(24..28) {
-            BuildInput::TableSize
-        } else if differs(32..40) {
-            BuildInput::NodeBudget
-        } else if differs(40..48) {
-            BuildInput::Games
-        } else if differs(48..56) {
-            BuildInput::Positions
-        } else {
+        // Each input's bytes in the header, in the order a difference is reported.
+        const FIELDS: [(std::ops::Range<usize>, BuildInput); 7] = [
+            (8..16, BuildInput::Parameters),
+            (16..20, BuildInput::TimePerLeaf),
+            (20..24, BuildInput::Evaluation),
+            (24..28, BuildInput::TableSize),
+            (32..40, BuildInput::NodeBudget),
+            (40..48, BuildInput::Games),
+            (48..56, BuildInput::Positions),
+        ];
+        match FIELDS.iter().find(|(range, _)| found[range.clone()] != want[range.clone()]) {
+            Some(&(_, field)) => CheckpointFault::Differs { field },
             // The reserved bytes (28..32, 56..64) are zero in every checkpoint written.
-            return CheckpointFault::Reserved;
-        };
-        CheckpointFault::Differs { field }
+            None => CheckpointFault::Reserved,
+        }
     }
 }
 

@@ -51,7 +51,7 @@ pub enum AnomalyKind {
         /// What was being done.
         step: IoStep,
         /// The system's error kind.
-        #[serde(rename = "error", serialize_with = "as_text")]
+        #[serde(serialize_with = "as_text")]
         error: std::io::ErrorKind,
         /// The operating system's error code, when there is one.
         os_error: Option<i32>,
