@@ -37,9 +37,9 @@ pub fn run(args: &[String], out: &mut dyn std::io::Write) -> Result<(), Box<dyn 
         "{path}: {} positions from {} games, {} bytes",
         summary.positions,
         summary.games,
-        summary.bytes.len()
+        summary.size
     )?;
-    let book = Book::open_verified(summary.bytes)?;
+    let book = Book::open_verified(std::fs::read(&path)?)?;
     let best = &book_moves(&book, &Position::START)[0];
     writeln!(out, "best first move: {} ({:+})", best.mv, best.score)?;
     Ok(())

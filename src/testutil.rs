@@ -188,9 +188,39 @@ pub mod build_steps {
     use crate::book::Record;
     use crate::search::{Settings, Strength};
 
-    /// Every position of `games` up to `max_ply` reached by `min_games` games, by key.
+    /// Every position of `games` up to `max_ply` reached by `min_games` games, by key:
+    /// the naive reference (a map of every canonical board) for the library's one
+    /// collector, the external sort of `book::plan::collect`.
     pub fn collect(games: &[GameLine], max_ply: u32, min_games: u32) -> Result<Vec<Node>, BuildError> {
-        build::collect(games, max_ply, min_games)
+        use crate::board::Color;
+        use crate::position::Position;
+        let mut map: HashMap<Board, Node> = HashMap::new();
+        for (g, game) in games.iter().enumerate() {
+            let mut pos = Position::START;
+            let black = game.black_score.map(i32::from);
+            for ply in 0..=max_ply as usize {
+                let canon = pos.board.canonical().0;
+                let node =
+                    map.entry(canon).or_insert(Node { key: canon.key(), board: canon, games: 0, wins: 0, draws: 0 });
+                node.games += 1;
+                let mover = black.map(|b| if pos.side == Color::Black { b } else { 64 - b });
+                node.wins += mover.is_some_and(|m| m > 32) as u32;
+                node.draws += (mover == Some(32)) as u32;
+                let Some(&mv) = game.moves.get(ply) else { break };
+                if ply == max_ply as usize {
+                    break;
+                }
+                pos = pos.try_play(mv, ply + 1).map_err(|source| BuildError::Game { game: g, source })?;
+            }
+        }
+        let mut nodes: Vec<Node> = map.into_values().filter(|n| n.games >= min_games.max(1)).collect();
+        nodes.sort_unstable_by_key(|n| (n.key, n.board));
+        for w in nodes.windows(2) {
+            if w[0].key == w[1].key {
+                return Err(BuildError::KeyCollision { key: w[0].key, a: w[0].board, b: w[1].board });
+            }
+        }
+        Ok(nodes)
     }
 
     /// The positions of `games` collected as a plan collects them, in a buffer of

@@ -75,7 +75,8 @@ pub fn spawn_thorbook(args: &[&str]) -> std::process::Child {
 pub fn build_book_bytes(games: &[thorbook::book::GameLine], config: &thorbook::book::BuildConfig) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("book.tbk");
-    thorbook::book::Builder::new(config.clone(), &out).run(games, &|_| {}).unwrap().bytes
+    thorbook::book::Builder::new(config.clone(), &out).run(games, &|_| {}).unwrap();
+    std::fs::read(&out).unwrap()
 }
 
 /// A naive reference of the back-up `book-format.md` states, over `records` in key

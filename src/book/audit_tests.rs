@@ -12,7 +12,9 @@ use crate::thor::{bundled_sources, LoadOptions, ThorDatabase};
 
 fn build_book_bytes(games: &[GameLine], config: &BuildConfig) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
-    Builder::new(config.clone(), dir.path().join("book.tbk")).run(games, &|_| {}).unwrap().bytes
+    let out = dir.path().join("book.tbk");
+    Builder::new(config.clone(), &out).run(games, &|_| {}).unwrap();
+    std::fs::read(&out).unwrap()
 }
 
 fn games() -> (Vec<GameLine>, Vec<Vec<crate::square::Move>>) {

@@ -419,6 +419,12 @@ pub enum BuildError {
     /// The evaluation cannot be loaded.
     #[error(transparent)]
     Eval(#[from] crate::eval::WeightsError),
+    /// The buffer that collects the positions cannot be allocated.
+    #[error("cannot allocate the {} MiB buffer that collects the positions", bytes >> 20)]
+    Memory {
+        /// Its size.
+        bytes: usize,
+    },
 }
 
 /// A board as FFO text, black to move (for messages).
@@ -444,37 +450,6 @@ impl From<TableError> for BuildError {
     fn from(e: TableError) -> BuildError {
         BuildError::Settings(SettingsError::Table(e))
     }
-}
-
-/// Collects every position of `games` up to `max_ply`, merged by canonical board, and
-/// keeps those reached by at least `min_games` games, sorted by key.
-pub(crate) fn collect(games: &[GameLine], max_ply: u32, min_games: u32) -> Result<Vec<Node>, BuildError> {
-    let mut map: HashMap<Board, Node> = HashMap::new();
-    for (g, game) in games.iter().enumerate() {
-        let mut pos = Position::START;
-        let black = game.black_score.map(i32::from);
-        for ply in 0..=max_ply as usize {
-            let canon = pos.board.canonical().0;
-            let node = map.entry(canon).or_insert(Node { key: canon.key(), board: canon, games: 0, wins: 0, draws: 0 });
-            node.games += 1;
-            let mover = black.map(|b| if pos.side == Color::Black { b } else { 64 - b });
-            node.wins += mover.is_some_and(|m| m > 32) as u32;
-            node.draws += (mover == Some(32)) as u32;
-            let Some(&mv) = game.moves.get(ply) else { break };
-            if ply == max_ply as usize {
-                break;
-            }
-            pos = pos.try_play(mv, ply + 1).map_err(|source| BuildError::Game { game: g, source })?;
-        }
-    }
-    let mut nodes: Vec<Node> = map.into_values().filter(|n| n.games >= min_games.max(1)).collect();
-    nodes.sort_unstable_by_key(|n| (n.key, n.board));
-    for w in nodes.windows(2) {
-        if w[0].key == w[1].key {
-            return Err(BuildError::collision(&w[0], &w[1]));
-        }
-    }
-    Ok(nodes)
 }
 
 impl BuildError {

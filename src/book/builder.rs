@@ -1,19 +1,29 @@
 //! [`Builder`]: the whole book build as one library call — collect, checkpoint, score,
 //! back up, write — reporting progress through a callback, so the command line, a GUI
 //! or a server drive the same pipeline and only render its events.
+//!
+//! A build runs in bounded memory, as a one-shard plan would: positions are collected
+//! by the external sort ([`super::plan::collect::Collector`]) into a positions file
+//! beside the output, scored from it a chunk at a time, and written through the
+//! streamed writer ([`super::stream::BookFile`]), which backs the values up from
+//! compact arrays. An update or a learning reads the earlier book where it lies
+//! (mapped), a bit a record for its walk: about 25 bytes a position in all.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::backup::{back_up_records, Reached};
+use super::backup::Reached;
 use super::build::{self, BuildConfig, BuildError, GameLine, Leaf, LeafSearch, Node};
-use super::checkpoint::{BuildIdentity, Checkpoint};
-use super::format::{BuildParams, Record, Writer};
+use super::checkpoint::{games_digest, BuildIdentity, Checkpoint, PositionsDigest};
+use super::format::BuildParams;
 use super::leaflog::LockRefused;
-use super::{walk, Book};
+use super::plan::collect::Collector;
+use super::plan::nodes::{NodeReader, NodeWriter};
+use super::plan::PlanError;
+use super::stream::{BookFile, StreamError};
+use super::{for_each_reachable, Book};
 use crate::board::Board;
-use crate::fileio::atomic_write;
 use crate::fileio::IoError;
 
 /// What a running build reports.
@@ -65,75 +75,18 @@ pub struct BuildSummary {
     pub search_time: Duration,
     /// Wall time of the whole build.
     pub total_time: Duration,
-    /// The book's bytes, as written.
-    pub bytes: Vec<u8>,
+    /// The book's size in bytes, as written.
+    pub size: u64,
 }
 
-/// The leaves of an earlier book that a new build can take without searching: a
-/// leaf depends only on its position, which of its moves lead into the book, and the
-/// search settings, so a position whose moves into the book are the same in both node
-/// sets keeps its leaf (what makes `book update` equal a full rebuild).
-#[derive(Clone, Debug, Default)]
-pub struct PreviousBook {
-    /// Canonical board and record of every position reachable in the earlier book.
-    positions: HashMap<u64, (Board, Record)>,
-    params: BuildParams,
-}
+/// The memory the collection's buffer may take in a build, update or learning: with
+/// the keys and the back-up's arrays (about 25 bytes a position) and the earlier book's
+/// pages, a book of 2 x 10^7 positions stays under 1 GiB.
+const BUILD_SORT_BUDGET: usize = 256 << 20;
 
-impl PreviousBook {
-    /// The positions of `book` reachable from the start, with its header.
-    pub fn new<D: AsRef<[u8]>>(book: &Book<D>) -> PreviousBook {
-        let positions =
-            walk(book).into_iter().filter_map(|(key, board)| book.get(key).map(|r| (key, (board, r)))).collect();
-        PreviousBook { positions, params: book.params() }
-    }
-
-    /// Positions held.
-    pub(crate) fn len(&self) -> usize {
-        self.positions.len()
-    }
-
-    /// Whether it holds none.
-    pub fn is_empty(&self) -> bool {
-        self.positions.is_empty()
-    }
-
-    /// Whether leaves searched as the previous book's were can be reused under
-    /// `params`, the new build's header: the same depth, exact threshold, selectivity
-    /// and evaluation. Checked before anything is collected, so that an update with
-    /// other settings fails at once.
-    pub(crate) fn check_search(&self, params: &BuildParams) -> Result<(), BuildError> {
-        let (a, b) = (&self.params, params);
-        let same = (a.depth, a.exact_at, a.selectivity_tenths, a.eval_digest)
-            == (b.depth, b.exact_at, b.selectivity_tenths, b.eval_digest);
-        if !same {
-            return Err(BuildError::Previous { previous: *a, wanted: *b });
-        }
-        Ok(())
-    }
-
-    /// The leaves of `nodes` (sorted by key) that can be reused under `params`, the
-    /// new build's header; an error when the earlier book was searched otherwise.
-    pub(crate) fn reusable(
-        &self,
-        nodes: &[build::Node],
-        params: &BuildParams,
-    ) -> Result<HashMap<u64, Leaf>, BuildError> {
-        self.check_search(params)?;
-        let in_new = |k: u64| nodes.binary_search_by_key(&k, |n| n.key).is_ok();
-        let in_old = |k: u64| self.positions.contains_key(&k);
-        let into = |board: &Board, in_book: &dyn Fn(u64) -> bool| -> Vec<crate::square::Move> {
-            board.successors().filter(|(_, child)| in_book(child.canonical_key())).map(|(mv, _)| mv).collect()
-        };
-        Ok(nodes
-            .iter()
-            .filter_map(|n| {
-                let (board, r) = self.positions.get(&n.key)?;
-                (into(board, &in_old) == into(&n.board, &in_new)).then(|| (n.key, Leaf::from_record(r)))
-            })
-            .collect())
-    }
-}
+/// Positions scored per pass of the leaf searches: enough to keep every thread busy,
+/// few enough that a pass's boards take about 10 MB.
+const CHUNK: usize = 1 << 18;
 
 /// Builds a book file from games, resumably.
 #[derive(Clone, Debug)]
@@ -141,27 +94,46 @@ pub struct Builder {
     config: BuildConfig,
     output: PathBuf,
     resume: bool,
-    previous: Option<PreviousBook>,
+}
+
+/// What a build starts from besides its games.
+enum Base<'b, D: AsRef<[u8]>> {
+    /// Nothing: every leaf is searched.
+    Games,
+    /// An earlier book whose leaves are taken where still valid.
+    Update(&'b Book<D>),
+    /// A book whose positions and counts join the games' (and whose leaves are taken
+    /// where still valid).
+    Learn(&'b Book<D>),
+}
+
+// By hand: a derive would ask `D: Copy`, and only the reference is copied.
+impl<D: AsRef<[u8]>> Clone for Base<'_, D> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<D: AsRef<[u8]>> Copy for Base<'_, D> {}
+
+impl<D: AsRef<[u8]>> Base<'_, D> {
+    fn book(&self) -> Option<&Book<D>> {
+        match *self {
+            Base::Games => None,
+            Base::Update(book) | Base::Learn(book) => Some(book),
+        }
+    }
 }
 
 impl Builder {
     /// A build of `config` into `output` (its checkpoint is `output.checkpoint`).
     pub fn new(config: BuildConfig, output: impl Into<PathBuf>) -> Builder {
-        Builder { config, output: output.into(), resume: false, previous: None }
+        Builder { config, output: output.into(), resume: false }
     }
 
     /// Continues from the checkpoint of an interrupted build of the same inputs (a
     /// checkpoint of other inputs is an error, and is left untouched).
     pub fn resume(mut self, resume: bool) -> Builder {
         self.resume = resume;
-        self
-    }
-
-    /// Takes the leaves of `previous` where they are still valid ([`PreviousBook`]):
-    /// an update searches only the positions that are new or whose moves into the book
-    /// changed, and writes the book a full build would.
-    pub fn previous(mut self, previous: Option<PreviousBook>) -> Builder {
-        self.previous = previous;
         self
     }
 
@@ -184,73 +156,80 @@ impl Builder {
     /// from worker threads. Every setting is checked (and one table allocated) before
     /// any work; the book is written atomically and the checkpoint removed at the end.
     pub fn run(&self, games: &[GameLine], progress: &(dyn Fn(BuildEvent) + Sync)) -> Result<BuildSummary, BuildError> {
-        let start = Instant::now();
-        let search = self.leaf_search()?;
-        let nodes = build::collect(games, self.config.max_ply, self.config.min_games)?;
-        self.run_nodes(start, &search, games, nodes, progress)
+        self.execute::<&[u8]>(games, Base::Games, progress)
     }
 
-    /// The leaf search (its evaluation loaded once), checked against the previous
-    /// book's before any work.
-    fn leaf_search(&self) -> Result<LeafSearch, BuildError> {
-        let config = &self.config;
-        let search = config.leaf_search()?;
-        if let Some(previous) = &self.previous {
-            previous.check_search(&search.params(config.max_ply, config.min_games))?;
-        }
-        Ok(search)
+    /// Builds from `games` (every archive the new book comes from, old and new) over
+    /// `previous`, an earlier book: a leaf depends only on its position, which of its
+    /// moves lead into the book, and the search settings, so a position of `previous`
+    /// (reachable from the start) whose moves into the book are the same in both keeps
+    /// its leaf, and only the positions that are new or whose moves into the book
+    /// changed are searched. The book written is the one a full build writes. An
+    /// error before any work when `previous` was searched with other settings.
+    pub fn update<D: AsRef<[u8]> + Sync>(
+        &self,
+        previous: &Book<D>,
+        games: &[GameLine],
+        progress: &(dyn Fn(BuildEvent) + Sync),
+    ) -> Result<BuildSummary, BuildError> {
+        self.execute(games, Base::Update(previous), progress)
     }
 
     /// Learns `games` into `book` the way Edax and Zebra grow their books from the
     /// games they play: every position of each game's line up to the ply limit joins
     /// the book (the game counts of those already in it grow), so that where a game
     /// left the book a new position gets a searched leaf; the leaves of the book's
-    /// positions whose moves into the book are unchanged are reused (give the builder
-    /// the book as [`Builder::previous`]); then values are backed up.
+    /// positions whose moves into the book are unchanged are reused (as
+    /// [`Builder::update`] does); then values are backed up.
     ///
     /// Every position of a line joins, whatever the game minimum: the book does not
     /// know how many games reached the positions it left out. For a book built with a
     /// minimum of 1, learning games equals `update` with the book's archives and them.
-    pub fn learn<D: AsRef<[u8]>>(
+    pub fn learn<D: AsRef<[u8]> + Sync>(
         &self,
         book: &Book<D>,
         games: &[GameLine],
         progress: &(dyn Fn(BuildEvent) + Sync),
     ) -> Result<BuildSummary, BuildError> {
-        let start = Instant::now();
-        let search = self.leaf_search()?;
-        let mut nodes = build::collect(games, self.config.max_ply, 1)?;
-        let mut index: HashMap<u64, usize> = nodes.iter().enumerate().map(|(i, n)| (n.key, i)).collect();
-        for (key, board) in walk(book) {
-            let Some(r) = book.get(key) else { continue };
-            let i = *index.entry(key).or_insert_with(|| {
-                nodes.push(Node { key, board, games: 0, wins: 0, draws: 0 });
-                nodes.len() - 1
-            });
-            let n = &mut nodes[i];
-            n.games = n.games.saturating_add(r.games);
-            n.wins = n.wins.saturating_add(r.wins);
-            n.draws = n.draws.saturating_add(u32::from(r.draws));
-        }
-        nodes.sort_unstable_by_key(|n| n.key);
-        self.run_nodes(start, &search, games, nodes, progress)
+        self.execute(games, Base::Learn(book), progress)
     }
 
-    /// Scores, backs up and writes `nodes` (collected from `games`).
-    fn run_nodes(
+    /// The leaf search (its evaluation loaded once), checked against the earlier
+    /// book's before any work: its leaves are reusable only if searched alike.
+    fn leaf_search(&self, previous: Option<&BuildParams>) -> Result<LeafSearch, BuildError> {
+        let config = &self.config;
+        let search = config.leaf_search()?;
+        if let Some(a) = previous {
+            let b = search.params(config.max_ply, config.min_games);
+            let same = (a.depth, a.exact_at, a.selectivity_tenths, a.eval_digest)
+                == (b.depth, b.exact_at, b.selectivity_tenths, b.eval_digest);
+            if !same {
+                return Err(BuildError::Previous { previous: *a, wanted: b });
+            }
+        }
+        Ok(search)
+    }
+
+    /// Collects, scores, backs up and writes.
+    fn execute<D: AsRef<[u8]> + Sync>(
         &self,
-        start: Instant,
-        search: &LeafSearch,
         games: &[GameLine],
-        nodes: Vec<Node>,
+        base: Base<'_, D>,
         progress: &(dyn Fn(BuildEvent) + Sync),
     ) -> Result<BuildSummary, BuildError> {
+        let start = Instant::now();
         let config = &self.config;
-        progress(BuildEvent::Collected { positions: nodes.len(), games: games.len() });
+        let previous = base.book().map(|book| book.params());
+        let search = self.leaf_search(previous.as_ref())?;
+        let pool = search.pool()?;
+        let nodes = Spool::beside(&self.output);
+        let collected = pool.install(|| self.collect(games, base, &nodes.0))?;
+        progress(BuildEvent::Collected { positions: collected.keys.len(), games: games.len() });
+
         let ckpt_path = self.checkpoint_path();
-        let identity = BuildIdentity::new(games, &nodes, search);
+        let identity = BuildIdentity::of(games_digest(games), collected.digest, &search);
         let resuming = self.resume && ckpt_path.exists();
-        let (ckpt, mut done) = Checkpoint::open(&ckpt_path, config, search, &identity, resuming)?;
+        let (ckpt, done) = Checkpoint::open(&ckpt_path, config, &search, &identity, resuming)?;
         if let Some(refused) = ckpt.lock_refused() {
             progress(BuildEvent::LockRefused(refused));
         }
@@ -259,33 +238,226 @@ impl Builder {
         } else if self.resume {
             progress(BuildEvent::NoCheckpoint);
         }
-        if let Some(previous) = &self.previous {
-            let reused = previous.reusable(&nodes, &search.params(config.max_ply, config.min_games))?;
-            progress(BuildEvent::Reused { leaves: reused.len() });
-            done.extend(reused);
-        }
-        let io = |source: std::io::Error, path: &Path| BuildError::Io(IoError::new(path, source));
-        let total = nodes.iter().filter(|n| !done.contains_key(&n.key)).count() as u64;
+
+        // Which positions keep the earlier book's leaf, found in a first pass over the
+        // positions so that the progress has its total before any search.
+        let keys = &collected.keys;
+        let in_new = |k: u64| keys.binary_search(&k).is_ok();
+        let reuse = match base.book() {
+            Some(book) => {
+                let reuse = Reuse::new(book);
+                let mut reader = NodeReader::open(&nodes.0).map_err(spool_error)?;
+                let mut taken = vec![0u64; keys.len().div_ceil(64)];
+                let mut i = 0;
+                while let Some(n) = reader.next().map_err(spool_error)? {
+                    if !done.contains_key(&n.key) && reuse.leaf(&n, &in_new).is_some() {
+                        taken[i / 64] |= 1 << (i % 64);
+                    }
+                    i += 1;
+                }
+                let leaves = taken.iter().map(|w| w.count_ones() as usize).sum();
+                progress(BuildEvent::Reused { leaves });
+                Some((reuse, taken))
+            }
+            None => None,
+        };
+        let taken = |i: usize| reuse.as_ref().is_some_and(|(_, t)| t[i / 64] >> (i % 64) & 1 == 1);
+        let total = (0..keys.len()).filter(|&i| !done.contains_key(&keys[i]) && !taken(i)).count() as u64;
+
+        // Score a chunk at a time, in key order, into the streamed writer.
         let search_start = Instant::now();
-        let leaves = search.pool()?.install(|| {
-            build::score_nodes(&nodes, search, &done, Some(&ckpt), &|done, total| {
-                progress(BuildEvent::Scored { done, total })
-            })
-        })?;
+        let params = config.params()?;
+        let mut book = BookFile::with_known_keys(&self.output, params, keys).map_err(stream_error)?;
+        book.reserve(keys.len());
+        let mut reader = NodeReader::open(&nodes.0).map_err(spool_error)?;
+        let (mut index, mut searched) = (0usize, 0u64);
+        let none = HashMap::new();
+        loop {
+            let mut chunk = Vec::with_capacity(CHUNK.min(keys.len() - index));
+            while chunk.len() < CHUNK {
+                match reader.next().map_err(spool_error)? {
+                    Some(n) => chunk.push(n),
+                    None => break,
+                }
+            }
+            if chunk.is_empty() {
+                break;
+            }
+            let jobs: Vec<&Node> = chunk
+                .iter()
+                .enumerate()
+                .filter(|&(j, n)| !done.contains_key(&n.key) && !taken(index + j))
+                .map(|(_, n)| n)
+                .collect();
+            let base = searched;
+            let found = pool.install(|| {
+                let in_book = &in_new;
+                let score = |n: &&Node, tt: &mut crate::search::TranspositionTable| {
+                    build::score_leaf(&n.board, in_book, &search, tt)
+                };
+                super::leaflog::search_logged(&jobs, &|n| n.key, &search, &none, Some(&ckpt), &|| false, &score, &|d, _| {
+                    progress(BuildEvent::Scored { done: base + d, total })
+                })
+            })?;
+            searched += found.len() as u64;
+            let mut found = found.into_iter();
+            for (j, n) in chunk.iter().enumerate() {
+                let leaf = if let Some(leaf) = done.get(&n.key) {
+                    *leaf
+                } else if taken(index + j) {
+                    let (reuse, _) = reuse.as_ref().expect("taken leaves come from a book");
+                    reuse.leaf(n, &in_new).expect("a leaf found reusable in the first pass")
+                } else {
+                    // Nothing stops the loop, so every job has its leaf, in job order.
+                    found.next().expect("a leaf for every job").1
+                };
+                book.push(&build::record(n, &leaf)).map_err(stream_error)?;
+            }
+            index += chunk.len();
+        }
         let search_time = search_start.elapsed();
-        let mut records = build::records(&nodes, &leaves);
-        back_up_records(&mut records, [Board::START], config.back_up, Reached::DropOthers);
-        let bytes = Writer::write_all(&records, config.params()?)?;
-        atomic_write(&self.output, &bytes).map_err(|e| io(e, &self.output))?;
+        drop(nodes);
+        let written = pool.install(|| book.finish(&[Board::START], Reached::DropOthers)).map_err(stream_error)?;
         // The book is safely written; a stale checkpoint only costs disk space.
         ckpt.remove();
         Ok(BuildSummary {
-            positions: records.len(),
+            positions: written.positions as usize,
             games: games.len(),
             searched: total,
             search_time,
             total_time: start.elapsed(),
-            bytes,
+            size: written.bytes,
         })
+    }
+
+    /// Collects the positions of `games` (with a learning, the book's too) into the
+    /// positions file `path`: their keys and digest.
+    fn collect<D: AsRef<[u8]> + Sync>(
+        &self,
+        games: &[GameLine],
+        base: Base<'_, D>,
+        path: &Path,
+    ) -> Result<Collection, BuildError> {
+        let (max_ply, min_games) = match base {
+            // Every position of a learned line joins (see `learn`).
+            Base::Learn(_) => (self.config.max_ply, 1),
+            _ => (self.config.max_ply, self.config.min_games),
+        };
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let run = || -> Result<Collection, PlanError> {
+            let mut collector = Collector::new(dir, BUILD_SORT_BUDGET)?;
+            for (g, game) in games.iter().enumerate() {
+                collector.add_game(g, game, max_ply)?;
+            }
+            if let Base::Learn(book) = base {
+                let mut failed = None;
+                for_each_reachable(book, Board::START, &mut |_, board, r| {
+                    let node = Node { key: r.key, board, games: r.games, wins: r.wins, draws: u32::from(r.draws) };
+                    if failed.is_none() {
+                        failed = collector.add(node).err();
+                    }
+                });
+                if let Some(e) = failed {
+                    return Err(e);
+                }
+            }
+            let mut out = NodeWriter::create(path)?;
+            let (mut keys, mut digest) = (Vec::new(), PositionsDigest::default());
+            collector.finish(min_games, &mut |n| {
+                keys.push(n.key);
+                digest.add(n);
+                out.push(n)
+            })?;
+            out.finish()?;
+            keys.shrink_to_fit();
+            Ok(Collection { keys, digest: digest.finish() })
+        };
+        run().map_err(spool_error)
+    }
+}
+
+/// The collected positions: their keys in order (the positions themselves wait in the
+/// positions file) and their digest.
+struct Collection {
+    keys: Vec<u64>,
+    digest: u64,
+}
+
+/// The earlier book's leaves, taken where the moves into the book are unchanged.
+struct Reuse<'b, D: AsRef<[u8]>> {
+    book: &'b Book<D>,
+    /// The book's positions reachable from the start, a bit a record: only their leaves
+    /// were searched with the book's positions around them.
+    reachable: Vec<u64>,
+}
+
+impl<'b, D: AsRef<[u8]>> Reuse<'b, D> {
+    fn new(book: &'b Book<D>) -> Reuse<'b, D> {
+        let mut reachable = vec![0u64; book.len().div_ceil(64)];
+        for_each_reachable(book, Board::START, &mut |i, _, _| reachable[i / 64] |= 1 << (i % 64));
+        Reuse { book, reachable }
+    }
+
+    fn in_old(&self, key: u64) -> bool {
+        self.book.find(key).is_some_and(|(i, _)| self.reachable[i / 64] >> (i % 64) & 1 == 1)
+    }
+
+    /// The earlier book's leaf of `n`, if it can be kept: `n` is a reachable position
+    /// of that book and its moves into it are its moves into the new one.
+    fn leaf(&self, n: &Node, in_new: &impl Fn(u64) -> bool) -> Option<Leaf> {
+        let (i, record) = self.book.find(n.key)?;
+        if self.reachable[i / 64] >> (i % 64) & 1 == 0 {
+            return None;
+        }
+        let unchanged = n.board.successors().all(|(_, child)| {
+            let key = child.canonical_key();
+            self.in_old(key) == in_new(key)
+        });
+        unchanged.then(|| Leaf::from_record(&record))
+    }
+}
+
+/// A positions file beside the output, removed when dropped.
+struct Spool(PathBuf);
+
+impl Spool {
+    fn beside(output: &Path) -> Spool {
+        let dir = output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        Spool(dir.join(format!(".{name}.{}.positions", std::process::id())))
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// A failure of the collection or of its files, as a build's error: the games' and
+/// the settings' errors as they are, a file's as an I/O error naming it.
+/// (A damaged positions file or sorted run is the build's own file gone bad under it:
+/// the fault is kept as the I/O error's message.)
+fn spool_error(e: PlanError) -> BuildError {
+    let damaged = |path: PathBuf, what: String| {
+        BuildError::Io(IoError::new(path, std::io::Error::new(std::io::ErrorKind::InvalidData, what)))
+    };
+    match e {
+        PlanError::Build(e) => e,
+        PlanError::Io(e) => BuildError::Io(e),
+        PlanError::Setting(e) => BuildError::Setting(e),
+        PlanError::Memory { bytes } => BuildError::Memory { bytes },
+        PlanError::File { path, fault } => damaged(path, fault.to_string()),
+        // Shards, rounds and indices are a plan's, not a build's.
+        e @ (PlanError::Growth(_) | PlanError::Shard { .. } | PlanError::Index { .. }) => {
+            damaged(PathBuf::new(), e.to_string())
+        }
+    }
+}
+
+fn stream_error(e: StreamError) -> BuildError {
+    match e {
+        StreamError::Book(e) => BuildError::Book(e),
+        StreamError::Io(e) => BuildError::Io(e),
     }
 }

@@ -24,9 +24,9 @@ pub(crate) struct BuildIdentity {
 }
 
 impl BuildIdentity {
-    /// The identity of a build of `nodes`, collected from `games`, scored by `search`.
-    pub(crate) fn new(games: &[GameLine], nodes: &[Node], search: &LeafSpec) -> BuildIdentity {
-        BuildIdentity { games: games_digest(games), positions: positions_digest(nodes), eval: search.eval_digest }
+    /// The identity of a build from the digests of its games and positions.
+    pub(crate) fn of(games: u64, positions: u64, search: &LeafSpec) -> BuildIdentity {
+        BuildIdentity { games, positions, eval: search.eval_digest }
     }
 }
 

@@ -64,7 +64,7 @@ use crate::symmetry::Transform;
 
 pub use backup::{revalue, BackUpRule};
 pub use build::{BuildConfig, BuildError, GameLine, UpdateChoices};
-pub use builder::{BuildEvent, BuildSummary, Builder, PreviousBook};
+pub use builder::{BuildEvent, BuildSummary, Builder};
 pub use checkpoint::{BuildInput, CheckpointFault};
 pub use format::{
     BookError, BookRegion, BuildParams, CountsFault, FieldFault, LeafLevel, LeafMove, Record, FLAG_LEAF_EXACT,
@@ -253,6 +253,11 @@ impl<D: AsRef<[u8]>> Book<D> {
     /// worst case whatever the keys.
     pub fn get(&self, key: u64) -> Option<Record> {
         self.view().get(key)
+    }
+
+    /// [`Book::get`] with the record's index in key order.
+    pub(crate) fn find(&self, key: u64) -> Option<(usize, Record)> {
+        self.view().find(key)
     }
 
     /// Starts reading (without waiting) the blocks where probes of the children of
@@ -464,6 +469,11 @@ impl<'a> View<'a> {
     /// (about 2 reads instead of log2 N); binary search finishes, which bounds the
     /// worst case whatever the keys.
     fn get(&self, key: u64) -> Option<Record> {
+        self.find(key).map(|(_, r)| r)
+    }
+
+    /// [`View::get`] with the record's index.
+    fn find(&self, key: u64) -> Option<(usize, Record)> {
         let damaged = std::cell::Cell::new(false);
         let key_at = |i: usize| {
             if self.check_block(self.block_of(i)).is_err() {
@@ -478,7 +488,7 @@ impl<'a> View<'a> {
         let i = found?;
         let (record, counts) = self.decode(i);
         if counts == CountsFrom::Record {
-            return Some(record);
+            return Some((i, record));
         }
         // The counts were looked up in the count table: it must be intact, and hold them.
         self.check_block(usize::try_from(self.header.blocks()).ok()?).ok()?;
@@ -487,7 +497,7 @@ impl<'a> View<'a> {
             let _ = self.checks.damage.set(BookError::Field { index: i as u64, key, what });
             return None;
         }
-        Some(record)
+        Some((i, record))
     }
 
     /// Checks the whole file — every block's checksum (in parallel), strictly
@@ -664,15 +674,32 @@ pub(crate) fn walk<D: AsRef<[u8]>>(book: &Book<D>) -> HashMap<u64, Board> {
 /// The book positions reachable from `start` through book positions (see [`walk`]).
 pub(crate) fn walk_from<D: AsRef<[u8]>>(book: &Book<D>, start: Board) -> HashMap<u64, Board> {
     let mut seen = HashMap::new();
+    for_each_reachable(book, start, &mut |_, board, record| {
+        seen.insert(record.key, board);
+    });
+    seen
+}
+
+/// Calls `each(index, canonical board, record)` once for every book position reachable
+/// from `start` through book positions, in depth-first order. Memory is a bit a record
+/// and the walk's stack (about the ply limit times the moves a position has), so it
+/// serves books of 10^8 positions: the file stores keys only, and boards are found by
+/// play.
+pub(crate) fn for_each_reachable<D: AsRef<[u8]>>(
+    book: &Book<D>,
+    start: Board,
+    each: &mut dyn FnMut(usize, Board, Record),
+) {
+    let mut seen = vec![0u64; book.len().div_ceil(64)];
     let mut stack = vec![start];
     while let Some(b) = stack.pop() {
         let canon = b.canonical().0;
-        let key = canon.key();
-        if seen.contains_key(&key) || book.get(key).is_none() {
+        let Some((i, record)) = book.find(canon.key()) else { continue };
+        if seen[i / 64] >> (i % 64) & 1 == 1 {
             continue;
         }
-        seen.insert(key, canon);
+        seen[i / 64] |= 1 << (i % 64);
+        each(i, canon, record);
         stack.extend(canon.successors().map(|(_, child)| child));
     }
-    seen
 }

@@ -9,7 +9,6 @@ use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::book::backup::BackUpRule;
-use crate::book::builder::PreviousBook;
 use crate::book::{BuildEvent, Builder};
 use serde::Serialize;
 
@@ -119,7 +118,8 @@ fn build_cmd(args: BuildArgs) -> anyhow::Result<ExitCode> {
     let config = BuildConfig::try_from(&args)?;
     let db = args.archives.load(false)?;
     let games: Vec<GameLine> = db.games.iter().map(GameLine::from_thor).collect();
-    run_builder(Builder::new(config, &args.output).resume(args.resume), &games)
+    drop(db);
+    run_builder(Builder::new(config, &args.output).resume(args.resume), &games, Over::Games)
 }
 
 /// Arguments of `book update`.
@@ -164,7 +164,8 @@ fn update(args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let builder = builder_over(&old, &args.book, choices, &args.output, args.resume)?;
     let db = args.archives.load(false)?;
     let games: Vec<GameLine> = db.games.iter().map(GameLine::from_thor).collect();
-    run_builder(builder, &games)
+    drop(db);
+    run_builder(builder, &games, Over::Update(&old))
 }
 
 /// The builder that updates `old` (read from `path`) or learns into it: the book's
@@ -179,9 +180,8 @@ fn builder_over(
     let config = BuildConfig::update_of(&old.params(), choices)
         .map_err(build_error)
         .with_context(|| format!("building over {}", path.display()))?;
-    let previous = PreviousBook::new(old);
-    eprintln!("{}: {} positions, their leaves reusable where unchanged", path.display(), previous.len());
-    Ok(Builder::new(config, output).resume(resume).previous(Some(previous)))
+    eprintln!("{}: {} positions, their leaves reusable where unchanged", path.display(), old.len());
+    Ok(Builder::new(config, output).resume(resume))
 }
 
 /// Arguments of `book learn`.
@@ -216,20 +216,19 @@ fn learn(args: LearnArgs) -> anyhow::Result<ExitCode> {
     let builder = builder_over(&old, &args.book, choices, &args.output, args.resume)?;
     let db = args.archives.load(false)?;
     let games: Vec<GameLine> = db.games.iter().map(GameLine::from_thor).collect();
-    run_builder_with(builder, &games, Some(&old))
+    drop(db);
+    run_builder(builder, &games, Over::Learn(&old))
+}
+
+/// What a build starts from besides its games.
+enum Over<'b> {
+    Games,
+    Update(&'b Book<crate::fileio::Bytes>),
+    Learn(&'b Book<crate::fileio::Bytes>),
 }
 
 /// Runs a build with a progress bar and says what it did.
-fn run_builder(builder: Builder, games: &[GameLine]) -> anyhow::Result<ExitCode> {
-    run_builder_with(builder, games, None)
-}
-
-/// Runs a build, or with `learn_into` a learning into that book.
-fn run_builder_with(
-    builder: Builder,
-    games: &[GameLine],
-    learn_into: Option<&Book<crate::fileio::Bytes>>,
-) -> anyhow::Result<ExitCode> {
+fn run_builder(builder: Builder, games: &[GameLine], over: Over<'_>) -> anyhow::Result<ExitCode> {
     let (max_ply, min_games, threads) =
         (builder.config().max_ply, builder.config().min_games, builder.config().search.threads);
     let bar = ProgressBar::new(0).with_style(
@@ -259,9 +258,10 @@ fn run_builder_with(
             bar.set_position(done);
         }
     };
-    let summary = match learn_into {
-        Some(book) => builder.learn(book, games, &on_event),
-        None => builder.run(games, &on_event),
+    let summary = match over {
+        Over::Games => builder.run(games, &on_event),
+        Over::Update(book) => builder.update(book, games, &on_event),
+        Over::Learn(book) => builder.learn(book, games, &on_event),
     };
     bar.finish_and_clear();
     let summary = summary.map_err(build_error)?;
@@ -272,12 +272,11 @@ fn run_builder_with(
         summary.searched as f64 / secs.max(1e-9),
         threads,
         builder.output().display(),
-        summary.bytes.len(),
+        summary.size,
         summary.positions,
         summary.total_time.as_secs_f64()
     );
-    let bytes = summary.bytes;
-    let book = Book::open(bytes)?;
+    let book = open_book(Some(builder.output()))?;
     let line = thor_orientation(&book_line(&book, &Position::START, 30));
     let value = book.probe(&Board::START).map(|h| h.value());
     outln!(

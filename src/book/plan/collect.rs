@@ -4,8 +4,9 @@
 //! folding no longer frees half of it, it is spilled as a sorted run to the work
 //! directory. The runs are then merged in key order, positions below the game minimum
 //! dropped and key collisions refused, and each position is handed on as it comes. The
-//! result is the same, position for position, as collecting in memory
-//! (`build::collect`), whatever the budget.
+//! result is the same, position for position, as collecting in memory (the tests'
+//! naive reference), whatever the budget. Plans, builds, updates and learning all
+//! collect here.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -129,83 +130,123 @@ pub(crate) fn collect(
     budget: usize,
     sink: &mut dyn FnMut(&Node) -> Result<(), PlanError>,
 ) -> Result<Collected, PlanError> {
-    let capacity = (budget / std::mem::size_of::<Node>()).max(MIN_ENTRIES);
-    let mut buf: Vec<Node> = Vec::new();
-    buf.try_reserve_exact(capacity).map_err(|_| PlanError::Memory { bytes: budget })?;
-    let mut runs = Runs { dir: dir.to_path_buf(), paths: Vec::new() };
+    let mut collector = Collector::new(dir, budget)?;
     for (g, game) in games.enumerate() {
-        let game = game.borrow();
+        collector.add_game(g, game.borrow(), max_ply)?;
+    }
+    collector.finish(min_games, sink)
+}
+
+/// The one collector of positions (plans, builds, updates and learning): positions
+/// added one at a time, with their counts, are folded by canonical board in a bounded
+/// buffer and sorted runs on disk, then handed on in key order by
+/// [`Collector::finish`].
+pub(crate) struct Collector {
+    buf: Vec<Node>,
+    capacity: usize,
+    runs: Runs,
+}
+
+impl Collector {
+    /// A collector whose buffer takes at most `budget` bytes, spilling runs to `dir`.
+    pub(crate) fn new(dir: &Path, budget: usize) -> Result<Collector, PlanError> {
+        let capacity = (budget / std::mem::size_of::<Node>()).max(MIN_ENTRIES);
+        let mut buf: Vec<Node> = Vec::new();
+        buf.try_reserve_exact(capacity).map_err(|_| PlanError::Memory { bytes: budget })?;
+        Ok(Collector { buf, capacity, runs: Runs { dir: dir.to_path_buf(), paths: Vec::new() } })
+    }
+
+    /// Adds a position (canonical board, its key and counts).
+    pub(crate) fn add(&mut self, node: Node) -> Result<(), PlanError> {
+        if self.buf.len() == self.capacity {
+            let kept = sort_and_fold(&mut self.buf);
+            self.buf.truncate(kept);
+            if kept > self.capacity / 2 {
+                self.runs.spill(&self.buf)?;
+                self.buf.clear();
+            }
+        }
+        self.buf.push(node);
+        Ok(())
+    }
+
+    /// Adds every position of game number `g` up to `max_ply`, each counted once with
+    /// the game's result for the side to move.
+    pub(crate) fn add_game(&mut self, g: usize, game: &GameLine, max_ply: u32) -> Result<(), PlanError> {
         let mut pos = Position::START;
         let black = game.black_score.map(i32::from);
         for ply in 0..=max_ply as usize {
-            if buf.len() == capacity {
-                let kept = sort_and_fold(&mut buf);
-                buf.truncate(kept);
-                if kept > capacity / 2 {
-                    runs.spill(&buf)?;
-                    buf.clear();
-                }
-            }
             let board = pos.board.canonical().0;
             let mover = black.map(|b| if pos.side == Color::Black { b } else { 64 - b });
-            buf.push(Node {
+            self.add(Node {
                 key: board.key(),
                 board,
                 games: 1,
                 wins: u32::from(mover.is_some_and(|m| m > 32)),
                 draws: u32::from(mover == Some(32)),
-            });
+            })?;
             let Some(&mv) = game.moves.get(ply) else { break };
             if ply == max_ply as usize {
                 break;
             }
             pos = pos.try_play(mv, ply + 1).map_err(|source| BuildError::Game { game: g, source })?;
         }
+        Ok(())
     }
-    let kept = sort_and_fold(&mut buf);
-    buf.truncate(kept);
-    let mut out = Output { min_games: min_games.max(1), last: None, positions: 0, sink };
-    if runs.paths.is_empty() {
-        for e in &buf {
-            out.push(*e)?;
+
+    /// Hands each position reached by at least `min_games` games to `sink` in (key,
+    /// board) order, two boards of one key being an error.
+    pub(crate) fn finish(
+        self,
+        min_games: u32,
+        sink: &mut dyn FnMut(&Node) -> Result<(), PlanError>,
+    ) -> Result<Collected, PlanError> {
+        let Collector { mut buf, mut runs, .. } = self;
+        let kept = sort_and_fold(&mut buf);
+        buf.truncate(kept);
+        let mut out = Output { min_games: min_games.max(1), last: None, positions: 0, sink };
+        if runs.paths.is_empty() {
+            for e in &buf {
+                out.push(*e)?;
+            }
+            return Ok(Collected { positions: out.finish()?, runs: 0 });
         }
-        return Ok(Collected { positions: out.finish()?, runs: 0 });
-    }
-    runs.spill(&buf)?;
-    drop(buf);
-    let spilled = runs.paths.len();
-    let mut readers = runs
-        .paths
-        .iter()
-        .map(|p| {
-            let file = File::open(p).map_err(io(p))?;
-            Ok(RunReader { path: p.clone(), reader: BufReader::with_capacity(1 << 20, file), read: 0 })
-        })
-        .collect::<Result<Vec<_>, PlanError>>()?;
-    let mut heap = BinaryHeap::new();
-    for (i, r) in readers.iter_mut().enumerate() {
-        if let Some(e) = r.next()? {
-            heap.push(Reverse(((e.key, e.board), i, HeapEntry(e))));
-        }
-    }
-    let mut current: Option<Node> = None;
-    while let Some(Reverse((_, i, HeapEntry(e)))) = heap.pop() {
-        match &mut current {
-            Some(c) if order(c) == order(&e) => fold(c, &e),
-            _ => {
-                if let Some(done) = current.replace(e) {
-                    out.push(done)?;
-                }
+        runs.spill(&buf)?;
+        drop(buf);
+        let spilled = runs.paths.len();
+        let mut readers = runs
+            .paths
+            .iter()
+            .map(|p| {
+                let file = File::open(p).map_err(io(p))?;
+                Ok(RunReader { path: p.clone(), reader: BufReader::with_capacity(1 << 20, file), read: 0 })
+            })
+            .collect::<Result<Vec<_>, PlanError>>()?;
+        let mut heap = BinaryHeap::new();
+        for (i, r) in readers.iter_mut().enumerate() {
+            if let Some(e) = r.next()? {
+                heap.push(Reverse(((e.key, e.board), i, HeapEntry(e))));
             }
         }
-        if let Some(next) = readers[i].next()? {
-            heap.push(Reverse(((next.key, next.board), i, HeapEntry(next))));
+        let mut current: Option<Node> = None;
+        while let Some(Reverse((_, i, HeapEntry(e)))) = heap.pop() {
+            match &mut current {
+                Some(c) if order(c) == order(&e) => fold(c, &e),
+                _ => {
+                    if let Some(done) = current.replace(e) {
+                        out.push(done)?;
+                    }
+                }
+            }
+            if let Some(next) = readers[i].next()? {
+                heap.push(Reverse(((next.key, next.board), i, HeapEntry(next))));
+            }
         }
+        if let Some(done) = current {
+            out.push(done)?;
+        }
+        Ok(Collected { positions: out.finish()?, runs: spilled })
     }
-    if let Some(done) = current {
-        out.push(done)?;
-    }
-    Ok(Collected { positions: out.finish()?, runs: spilled })
 }
 
 /// An entry in the merge's heap, ordered by its (key, board) beside it.
@@ -229,7 +270,7 @@ impl Ord for HeapEntry {
 }
 
 /// The merged positions on their way out: the game minimum applied, key collisions
-/// refused (two boards with one key, both kept: as `build::collect` checks).
+/// refused (two boards with one key).
 struct Output<'s> {
     min_games: u32,
     last: Option<Node>,

@@ -28,7 +28,7 @@ pub(super) fn write_nodes(path: &Path, nodes: &[Node]) -> Result<(), PlanError> 
 
 /// A positions file written a position at a time (the count, which comes first, is
 /// written last); put in place atomically by [`NodeWriter::finish`].
-pub(super) struct NodeWriter {
+pub(crate) struct NodeWriter {
     path: PathBuf,
     out: crate::fileio::AtomicFile,
     crc: crc32fast::Hasher,
@@ -36,14 +36,14 @@ pub(super) struct NodeWriter {
 }
 
 impl NodeWriter {
-    pub(super) fn create(path: &Path) -> Result<NodeWriter, PlanError> {
+    pub(crate) fn create(path: &Path) -> Result<NodeWriter, PlanError> {
         let mut out = crate::fileio::AtomicFile::create(path).map_err(io(path))?;
         out.write_all(NODES_MAGIC).map_err(io(path))?;
         out.write_all(&[0; 8]).map_err(io(path))?;
         Ok(NodeWriter { path: path.to_path_buf(), out, crc: crc32fast::Hasher::new(), count: 0 })
     }
 
-    pub(super) fn push(&mut self, n: &Node) -> Result<(), PlanError> {
+    pub(crate) fn push(&mut self, n: &Node) -> Result<(), PlanError> {
         let mut b = [0u8; NODE_LEN];
         b[..NODE_FIELDS].copy_from_slice(&encode_node(n));
         self.crc.update(&b);
@@ -51,7 +51,7 @@ impl NodeWriter {
         self.out.write_all(&b).map_err(io(&self.path))
     }
 
-    pub(super) fn finish(mut self) -> Result<(), PlanError> {
+    pub(crate) fn finish(mut self) -> Result<(), PlanError> {
         let count = self.count.to_le_bytes();
         let mut crc = crc32fast::Hasher::new();
         crc.update(NODES_MAGIC);
@@ -77,7 +77,7 @@ pub(crate) struct NodeReader<R = std::io::BufReader<File>> {
 }
 
 impl NodeReader {
-    pub(super) fn open(path: &Path) -> Result<NodeReader, PlanError> {
+    pub(crate) fn open(path: &Path) -> Result<NodeReader, PlanError> {
         let file = File::open(path).map_err(io(path))?;
         let len = file.metadata().map_err(io(path))?.len();
         NodeReader::start(path, std::io::BufReader::with_capacity(1 << 20, file), len)

@@ -37,18 +37,18 @@ fn run_all(plan: &Plan, threads: Option<usize>) {
 fn sharded_builds_equal_the_single_process_build_for_any_shards_and_threads() {
     let dir = tempfile::tempdir().unwrap();
     let games = games(300);
-    let local = Builder::new(config(4, 2), dir.path().join("local.tbk")).run(&games, &|_| {}).unwrap();
+    let local = built(config(4, 2), dir.path().join("local.tbk"), &games);
     // The shards' threads, and the assembly's (the rayon pool it runs in).
     for (shards, threads, assembly) in [(1, 1, 1), (3, 2, 3), (4, 1, 2), (4, 2, 1)] {
         let work = dir.path().join(format!("w{shards}-{threads}"));
         let out = work.join("book.tbk");
         let plan = Plan::create_build(&work, &games, &config(4, threads), shards, &out).unwrap();
-        assert!(plan.positions() >= local.positions);
+        assert!(plan.positions() >= Book::open(&local[..]).unwrap().len());
         run_all(&Plan::open(&work).unwrap(), None);
         let pool = rayon::ThreadPoolBuilder::new().num_threads(assembly).build().unwrap();
         let assembled = pool.install(|| Plan::open(&work).unwrap().assemble(None)).unwrap();
-        assert_eq!(assembled.size, local.bytes.len() as u64);
-        assert!(std::fs::read(&out).unwrap() == local.bytes);
+        assert_eq!(assembled.size, local.len() as u64);
+        assert!(std::fs::read(&out).unwrap() == local);
     }
 }
 
@@ -211,14 +211,14 @@ fn grow_config(growth: Growth, depth: u32, threads: usize) -> GrowthConfig {
 fn growth_rounds_in_shards_equal_the_local_run_for_any_shards_and_threads() {
     let dir = tempfile::tempdir().unwrap();
     let games = games(300);
-    let input = Builder::new(config(3, 2), dir.path().join("in.tbk")).run(&games, &|_| {}).unwrap();
-    let book = Book::open_verified(&input.bytes[..]).unwrap();
+    let input = built(config(3, 2), dir.path().join("in.tbk"), &games);
+    let book = Book::open_verified(&input[..]).unwrap();
     for (growth, depth) in [(Growth::Deviate, 3), (Growth::Deepen, 5)] {
         let local_out = dir.path().join(format!("{growth:?}-local.tbk"));
         let local = Grower::new(grow_config(growth, depth, 2), Board::START, &local_out).run(&book, &|_| {}).unwrap();
         assert!(local.rounds >= 2, "{growth:?}: the test needs several rounds, got {}", local.rounds);
         let local_bytes = std::fs::read(&local_out).unwrap();
-        assert_ne!(local_bytes, input.bytes, "{growth:?} changed nothing");
+        assert_ne!(local_bytes, input, "{growth:?} changed nothing");
         for (shards, threads) in [(1, 1), (3, 2), (4, 1)] {
             let work = dir.path().join(format!("{growth:?}-{shards}-{threads}"));
             let out = work.join("out.tbk");
@@ -244,8 +244,8 @@ fn growth_rounds_in_shards_equal_the_local_run_for_any_shards_and_threads() {
 fn round_plans_refuse_a_changed_input_a_time_limit_and_another_growth() {
     let dir = tempfile::tempdir().unwrap();
     let games = games(120);
-    let input = Builder::new(config(3, 1), dir.path().join("in.tbk")).run(&games, &|_| {}).unwrap();
-    let book = Book::open_verified(&input.bytes[..]).unwrap();
+    let input = built(config(3, 1), dir.path().join("in.tbk"), &games);
+    let book = Book::open_verified(&input[..]).unwrap();
     let work = dir.path().join("w");
     let out = work.join("out.tbk");
     let cfg = grow_config(Growth::Deviate, 3, 1);
@@ -274,8 +274,8 @@ fn round_plans_refuse_a_changed_input_a_time_limit_and_another_growth() {
     let err = plan.assemble(None).err().unwrap().to_string();
     assert!(err.contains("input.tbk") && err.contains("block 0"), "{err}");
     // Another book in its place: every later open names it.
-    let other = Builder::new(config(3, 1), dir.path().join("other.tbk")).run(&games[..60], &|_| {}).unwrap();
-    std::fs::write(&copy, &other.bytes).unwrap();
+    let other = built(config(3, 1), dir.path().join("other.tbk"), &games[..60]);
+    std::fs::write(&copy, &other).unwrap();
     let err = Plan::open(&work).err().unwrap().to_string();
     assert!(err.contains("input.tbk") && err.contains("not the book round 1 was planned from"), "{err}");
     std::fs::write(&copy, &pristine).unwrap();
@@ -297,8 +297,8 @@ fn plans_refuse_paths_they_cannot_write_and_foreign_round_directories() {
     assert!(!work.exists(), "nothing is written");
 
     // A build plan in W/round-0001, then a deviation planned in W.
-    let input = Builder::new(config(2, 1), dir.path().join("in.tbk")).run(&games, &|_| {}).unwrap();
-    let book = Book::open_verified(&input.bytes[..]).unwrap();
+    let input = built(config(2, 1), dir.path().join("in.tbk"), &games);
+    let book = Book::open_verified(&input[..]).unwrap();
     Plan::create_build(&work.join("round-0001"), &games, &config(2, 1), 2, &dir.path().join("b.tbk")).unwrap();
     let cfg = grow_config(Growth::Deviate, 2, 1);
     let out = dir.path().join("out.tbk");
@@ -388,4 +388,10 @@ fn opening_a_plan_reads_no_position_until_a_shard_or_the_assembly_needs_them() {
     std::fs::write(work.join("nodes.bin"), &nodes[..nodes.len() - 40]).unwrap();
     let err = Plan::open(&work).err().unwrap().to_string();
     assert!(err.contains("nodes.bin"), "{err}");
+}
+
+/// The bytes of the book `Builder` writes to `path` from `games` with `config`.
+fn built(config: BuildConfig, path: std::path::PathBuf, games: &[GameLine]) -> Vec<u8> {
+    Builder::new(config, &path).run(games, &|_| {}).unwrap();
+    std::fs::read(&path).unwrap()
 }
