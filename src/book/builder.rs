@@ -321,7 +321,7 @@ impl Builder {
         // The book is safely written; a stale checkpoint only costs disk space.
         ckpt.remove();
         Ok(BuildSummary {
-            positions: written.positions as usize,
+            positions: usize::try_from(written.positions).unwrap_or(usize::MAX),
             games: games.len(),
             searched: total,
             search_time,
