@@ -10,7 +10,7 @@ use std::time::Instant;
 use thorbook::board::Board;
 use thorbook::book::Book;
 use thorbook::book::{BuildConfig, GameLine};
-use thorbook::fileio::{atomic_write, read_mapped};
+use thorbook::fileio::read_mapped;
 use thorbook::search::Settings;
 use thorbook::testutil::build_steps::{self, collect, score_all};
 use thorbook::testutil::Rng;
@@ -64,7 +64,7 @@ fn main() {
     std::fs::create_dir_all(&dir).unwrap();
     for (name, recs) in [("small", &records), ("1M", &big)] {
         let path = dir.join(format!("{name}.tbk"));
-        atomic_write(&path, &build_steps::write_book(recs, params).unwrap()).unwrap();
+        std::fs::write(&path, build_steps::write_book(recs, params).unwrap()).unwrap();
         let start = Instant::now();
         let book = Book::open(read_mapped(&path).unwrap()).unwrap();
         let open = start.elapsed();

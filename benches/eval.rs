@@ -99,7 +99,9 @@ fn main() {
         .flat_map(|&e| games.iter().take(4).map(move |g| g[60 - e]))
         .filter(|b| b.legal_moves() != 0)
         .collect();
-    for (depth, selectivity, label) in [(9, None, "full width"), (12, Selectivity::from_sigmas(1.5), "1.5 sigma")] {
+    for (depth, selectivity, label) in
+        [(9, None, "full width"), (12, thorbook::testutil::selectivity(1.5), "1.5 sigma")]
+    {
         let (pn, ps) = search_speed(pattern.clone(), &probes, depth, selectivity);
         let (cn, cs) = search_speed(ClassicEval, &probes, depth, selectivity);
         println!(

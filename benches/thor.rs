@@ -63,7 +63,7 @@ fn main() {
         let sources: Vec<Source> = all.iter().map(|p| Source::open(p).unwrap()).collect();
         ThorDatabase::load(&sources, LoadOptions::default().with_strict(true).with_index(true)).unwrap()
     });
-    println!("... + position index     {:>8.2} ms  ({} positions)", full * 1e3, db.index_len());
+    println!("... + position index     {:>8.2} ms  ({} games)", full * 1e3, db.games().len());
 
     for seq in ["", "f5", "f5d6c3d3c4", "f5d6c3d3c4f4f6f3e6e7", "f5f6e6f4e3c5c4e7c6e2"] {
         let pos = Position::from_moves(seq).unwrap();

@@ -16,7 +16,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 pub fn run(args: &[String], out: &mut dyn std::io::Write) -> Result<(), Box<dyn std::error::Error>> {
     let level: u8 = args.first().map_or(Ok(4), |a| a.parse())?;
     let mut config = EngineConfig::default();
-    config.search = Settings::at_level(Level::new(level).ok_or("the level must be 1..=14")?);
+    config.search = Settings::at_level(Level::new(level)?);
     // `new` validates the settings and allocates the table: errors, never panics.
     let mut engine = Engine::new(config)?;
     let mut game = Game::default();

@@ -21,7 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 pub fn run(args: &[String], out: &mut dyn std::io::Write) -> Result<(), Box<dyn std::error::Error>> {
     let path = args.first().cloned().unwrap_or_else(|| std::env::temp_dir().join("small.tbk").display().to_string());
     let db = ThorDatabase::load(&bundled_sources(), LoadOptions::default())?;
-    let games: Vec<GameLine> = db.games().iter().map(GameLine::from_thor).collect();
+    let games: Vec<GameLine> = db.games().iter().map(GameLine::from).collect();
     // Configurations are `#[non_exhaustive]`: start from the default and set fields.
     let mut config = BuildConfig::default();
     config.max_ply = 8;
@@ -32,13 +32,7 @@ pub fn run(args: &[String], out: &mut dyn std::io::Write) -> Result<(), Box<dyn 
             eprintln!("{positions} positions to score");
         }
     })?;
-    writeln!(
-        out,
-        "{path}: {} positions from {} games, {} bytes",
-        summary.positions,
-        summary.games,
-        summary.size
-    )?;
+    writeln!(out, "{path}: {} positions from {} games, {} bytes", summary.positions, summary.games, summary.size)?;
     let book = Book::open_verified(std::fs::read(&path)?)?;
     let best = &book_moves(&book, &Position::START)[0];
     writeln!(out, "best first move: {} ({:+})", best.mv, best.score)?;

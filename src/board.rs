@@ -20,16 +20,20 @@ pub enum Color {
     White,
 }
 
-impl Color {
-    /// The other colour.
+/// The other colour: `!Color::Black` is white.
+impl std::ops::Not for Color {
+    type Output = Color;
+
     #[inline]
-    pub fn opposite(self) -> Color {
+    fn not(self) -> Color {
         match self {
             Color::Black => Color::White,
             Color::White => Color::Black,
         }
     }
+}
 
+impl Color {
     /// `X` for black, `O` for white (FFO/Edax board text).
     pub(crate) fn symbol(self) -> char {
         match self {

@@ -137,7 +137,7 @@ pub fn read_mapped(path: &Path) -> std::io::Result<Bytes> {
 
 /// Writes `bytes` to `path` atomically and durably: temporary file beside it, fsync,
 /// rename, then fsync of the directory so the rename itself survives a crash.
-pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut f = AtomicFile::create(path)?;
     f.write_all(bytes)?;
     f.commit()

@@ -22,8 +22,9 @@
 //!   with [`thor::ThorDatabase::stats`] and a [`thor::GameFilter`]; converting with
 //!   [`thor::ThorDatabase::to_wthor`] and [`thor::ThorDatabase::write_game`].
 //! - **Building a book**: [`book::Builder`] with a [`book::BuildConfig`] (or
-//!   [`book::BuildConfig::update_of`] to update one, [`book::Builder::learn`] to learn
-//!   games into one, with games from [`engine::selfplay::play_games`]), growing it with
+//!   [`book::BuildConfig::update_of`] and [`book::Builder::update`] to update one,
+//!   [`book::Builder::learn`] to learn games into one, with games from
+//!   [`engine::selfplay::SelfPlayRun`] or [`engine::selfplay::play_games`]), growing it with
 //!   [`book::Grower`]; checking it (`thorbook book audit`, `book fix`) and planning it
 //!   on a cluster (`thorbook book plan`, `shard`, `submit`, `assemble`) go through the
 //!   binary and the plan files `book-format.md` documents.

@@ -7,19 +7,5 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = thorbook::cli::parse();
-    match thorbook::cli::run(cli) {
-        Ok(code) => code,
-        Err(err) => {
-            // A closed pipe (e.g. `| head`) is the end of the output, not a failure.
-            let broken_pipe = err.chain().any(|cause| {
-                cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            });
-            if broken_pipe {
-                return ExitCode::SUCCESS;
-            }
-            eprintln!("thorbook: {}", thorbook::cli::error_message(&err));
-            thorbook::cli::exit_status(&err)
-        }
-    }
+    thorbook::cli::main()
 }

@@ -59,7 +59,7 @@ impl Position {
 
     /// The position after a pass.
     pub fn pass(&self) -> Position {
-        Position { board: self.board.pass(), side: self.side.opposite() }
+        Position { board: self.board.pass(), side: !self.side }
     }
 
     /// Plays `mv`, checking it. `ply` (1-based) is only used to label the error.
@@ -75,7 +75,7 @@ impl Position {
                 }
             }
             Move::Place(sq) => match self.board.play(sq) {
-                Some(board) => Ok(Position { board, side: self.side.opposite() }),
+                Some(board) => Ok(Position { board, side: !self.side }),
                 None if self.board.is_game_over() => Err(PlayError::GameOver { ply, mv }),
                 None => Err(PlayError::Illegal { ply, mv, color: self.side }),
             },

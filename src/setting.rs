@@ -47,8 +47,10 @@ pub enum Setting {
     Worst,
     /// How far a check may contradict a value before a fix re-searches it, in discs.
     Threshold,
-    /// Shards a plan is split into.
+    /// Shards a plan or a self-play run is split into.
     Shards,
+    /// The shard a process plays (self-play).
+    ShardIndex,
     /// How far below the best book move the engine may still play one, in discs.
     BookMaxDrop,
     /// The engine's randomness among book moves, in discs.
@@ -128,6 +130,7 @@ impl Setting {
             Setting::Worst => "worst positions listed",
             Setting::Threshold => "threshold",
             Setting::Shards => "shards",
+            Setting::ShardIndex => "shard index",
             Setting::BookMaxDrop => "book's largest drop",
             Setting::BookRandomness => "book randomness",
             Setting::BookMaxLoss => "book's largest loss",
@@ -163,7 +166,7 @@ impl Setting {
 impl Setting {
     /// Every setting, for the tests of tables keyed by setting (the command line's flags): a new
     /// variant goes here too, so that the flag table's test covers it.
-    pub(crate) const ALL: [Setting; 46] = [
+    pub(crate) const ALL: [Setting; 47] = [
         Setting::Level,
         Setting::Depth,
         Setting::ExactAt,
@@ -183,6 +186,7 @@ impl Setting {
         Setting::Worst,
         Setting::Threshold,
         Setting::Shards,
+        Setting::ShardIndex,
         Setting::BookMaxDrop,
         Setting::BookRandomness,
         Setting::BookMaxLoss,

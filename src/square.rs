@@ -91,7 +91,7 @@ impl Square {
 
     /// The lowest square set in a non-empty bitboard.
     #[inline]
-    pub fn lowest(bits: u64) -> Option<Square> {
+    pub(crate) fn lowest(bits: u64) -> Option<Square> {
         if bits == 0 {
             None
         } else {

@@ -440,3 +440,36 @@ pub mod train_steps {
 pub fn parse_wthor_games(name: &str, bytes: &[u8]) -> Option<usize> {
     crate::thor::format::ThorFile::parse(name, bytes).ok().map(|(file, _)| file.len())
 }
+
+/// The FFO problem-set runner of `thorbook solve` (crate-private: engine authors solve
+/// with [`crate::engine::Engine`]), for the tests and the benchmark that time it.
+pub mod problems {
+    pub use crate::search::problems::{Goal, ProblemResult, ProblemSetError, ProblemSolver, ProblemTotals};
+}
+
+/// Weights of zeros for `phases` phases (an evaluation that scores every position 0), as
+/// a file's bytes: for tests of weight files.
+pub fn zero_weight_bytes(phases: usize) -> Vec<u8> {
+    crate::eval::Weights::zero(phases).to_bytes()
+}
+
+/// A record's leaf move by its code in the file (0..=63 a square, 64 a pass, 255 none),
+/// for tests that write records of every kind.
+pub fn leaf_move(code: u8) -> crate::book::LeafMove {
+    crate::book::LeafMove::from_byte(code)
+}
+
+/// The code of "no leaf move" (the leaf's move is in the book, or the game is over).
+pub const LEAF_NONE: u8 = crate::book::LeafMove::NONE.byte();
+/// The code of a pass.
+pub const LEAF_PASS: u8 = crate::book::LeafMove::PASS.byte();
+
+/// A standard deviation count as the midgame's selectivity (`None` outside 0.1..=10).
+pub fn selectivity(sigmas: f32) -> Option<crate::search::Selectivity> {
+    crate::search::Selectivity::from_sigmas(sigmas)
+}
+
+/// The bundled weights as a file's bytes.
+pub fn bundled_weight_bytes() -> Vec<u8> {
+    crate::eval::Weights::bundled().to_bytes()
+}

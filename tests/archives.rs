@@ -93,7 +93,7 @@ fn statistics_and_books_from_a_copy_equal_those_from_wthor() {
         min_games: 2,
         search: with!(Settings::default(), depth: Some(2), exact_at: Some(0), hash_mib: 2),
     );
-    let lines = |d: &ThorDatabase| d.games().iter().map(GameLine::from_thor).collect::<Vec<_>>();
+    let lines = |d: &ThorDatabase| d.games().iter().map(GameLine::from).collect::<Vec<_>>();
     let book = build_book_bytes(&lines(&db), &config);
     for (format, name) in [(GameText::Ggf, "all.ggf"), (GameText::Transcript, "all.txt")] {
         let copy = load_text(name, &written(&db, format));
@@ -371,7 +371,7 @@ fn self_play_is_reproducible_in_shards_and_resumable() {
     assert!(std::fs::read(&cut).unwrap() == bytes, "the resumed run differs");
     // Other settings, or a fresh run over existing games, are refused.
     let other = thorbook(&["selfplay", "--games", "6", "--depth", "3", "-o", &cut, "--resume"]);
-    assert!(other.fails().contains("other settings"), "{}", other.stderr);
+    assert!(other.fails().contains("written with another search"), "{}", other.stderr);
     assert!(run(&["-o", &cut]).fails().contains("exists"));
 }
 

@@ -11,8 +11,8 @@ use crate::util::{build_book_bytes, thorbook};
 fn games() -> (Vec<GameLine>, Vec<Vec<thorbook::Move>>) {
     let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: false)).unwrap();
     // Books from the 2013-2014 games; the 2015 games are the audit's independent test.
-    let (built, held): (Vec<_>, Vec<_>) = db.games().iter().partition(|g| g.year < 2015);
-    (built.into_iter().map(GameLine::from_thor).collect(), held.iter().map(|g| g.moves_with_passes()).collect())
+    let (built, held): (Vec<&thorbook::thor::ThorGame>, Vec<_>) = db.games().iter().partition(|g| g.year < 2015);
+    (built.into_iter().map(GameLine::from).collect(), held.iter().map(|g| g.moves_with_passes()).collect())
 }
 
 #[test]

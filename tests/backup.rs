@@ -7,20 +7,21 @@ use std::collections::{HashMap, HashSet};
 
 use thorbook::board::Board;
 use thorbook::book::merge_into;
+use thorbook::book::BuildParams;
 use thorbook::book::{interchange, Book, Record};
 use thorbook::book::{BuildConfig, GameLine};
-use thorbook::book::{BuildParams, LeafMove};
 use thorbook::book::{Grower, Growth, GrowthConfig};
 use thorbook::search::Settings;
 use thorbook::testutil::build_steps::{collect, write_book};
 use thorbook::testutil::build_steps::{merge_in_memory, walk};
+use thorbook::testutil::{leaf_move, LEAF_NONE};
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 
 use crate::util::{build_book_bytes, reference_back_up};
 
 fn games() -> Vec<GameLine> {
     let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: false)).unwrap();
-    db.games().iter().map(GameLine::from_thor).collect()
+    db.games().iter().map(GameLine::from).collect()
 }
 
 fn config(max_ply: u32, min_games: u32, depth: u32) -> BuildConfig {
@@ -137,7 +138,7 @@ fn a_position_no_walk_reaches_keeps_its_value_in_a_merge_and_is_dropped_by_a_bui
     let orphan = Record {
         key: orphan_board.key(),
         value: 17,
-        leaf_move: LeafMove::NONE,
+        leaf_move: leaf_move(LEAF_NONE),
         leaf_score: -5,
         leaf_depth: 0,
         games: 1,

@@ -7,16 +7,17 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use thorbook::board::{Board, Squares};
+use thorbook::book::BuildParams;
 use thorbook::book::{book_line, book_moves};
 use thorbook::book::{bundled, Book, Record};
 use thorbook::book::{BuildConfig, GameLine};
 use thorbook::book::{BuildError, BuildInput, CheckpointFault, EntryFault};
-use thorbook::book::{BuildParams, LeafMove};
 use thorbook::search::Settings;
 use thorbook::setting::Setting;
 use thorbook::testutil::build_steps::walk;
 use thorbook::testutil::build_steps::{collect, params, score_all, write_book};
 use thorbook::testutil::searches::Searcher;
+use thorbook::testutil::{leaf_move, LEAF_PASS};
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 use thorbook::{Move, Position, Transform};
 
@@ -24,7 +25,7 @@ use crate::util::{build_book_bytes, thorbook};
 
 fn bundled_games(n: usize) -> Vec<GameLine> {
     let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: false)).unwrap();
-    db.games().iter().take(n).map(GameLine::from_thor).collect()
+    db.games().iter().take(n).map(GameLine::from).collect()
 }
 
 fn config(max_ply: u32, depth: u32, exact_at: u32) -> BuildConfig {
@@ -105,7 +106,7 @@ fn check_negamax<D: AsRef<[u8]>>(book: &Book<D>, built: bool) -> usize {
     let boards = walk(book);
     for (key, board) in &boards {
         let r = book.get(*key).unwrap();
-        let mut best = if !r.leaf_move.is_none() || board.is_game_over() { r.leaf_score as i32 } else { -99 };
+        let mut best = if r.leaf().is_some() || board.is_game_over() { r.leaf_score as i32 } else { -99 };
         let children: Vec<Board> = match board.legal_moves() {
             0 if board.opponent_moves() != 0 => vec![board.pass()],
             0 => vec![],
@@ -147,13 +148,13 @@ fn leaf_scores_near_the_end_equal_exact_solves() {
     let keys: std::collections::HashSet<u64> = nodes.iter().map(|n| n.key).collect();
     let mut checked = 0;
     for (n, leaf) in nodes.iter().zip(&leaves) {
-        if n.board.empty_count() > 12 || leaf.mv.is_none() {
+        if n.board.empty_count() > 12 || leaf.mv == leaf_move(thorbook::testutil::LEAF_NONE) {
             continue;
         }
         assert!(leaf.exact);
         // The best exact score among moves whose child is not in the book.
         let mut solver = Searcher::new(4);
-        let want = if leaf.mv == LeafMove::PASS {
+        let want = if leaf.mv == leaf_move(LEAF_PASS) {
             -solver.exact(&n.board.pass())
         } else {
             Squares(n.board.legal_moves())
@@ -176,7 +177,7 @@ fn build_write_map_query_export_import_merge_round_trips() {
     let cfg = config(10, 3, 0);
     let recs = build_records(&games, &cfg);
     let path = dir.path().join("a.tbk");
-    thorbook::fileio::atomic_write(&path, &encode_book(&recs, params(&cfg).unwrap())).unwrap();
+    std::fs::write(&path, encode_book(&recs, params(&cfg).unwrap())).unwrap();
     let mapped = Book::open_verified(thorbook::fileio::read_mapped(&path).unwrap()).unwrap();
     assert_eq!(mapped.records().collect::<Vec<_>>(), recs);
     for r in &recs {
@@ -252,7 +253,7 @@ fn build_write_map_query_export_import_merge_round_trips() {
     );
     // The deeper leaf wins where both books have the position.
     for r in &other_recs {
-        if recs.iter().any(|x| x.key == r.key) && !r.leaf_move.is_none() {
+        if recs.iter().any(|x| x.key == r.key) && r.leaf().is_some() {
             assert_eq!(
                 merged.get(r.key).unwrap().leaf_depth,
                 r.leaf_depth.max(recs.iter().find(|x| x.key == r.key).unwrap().leaf_depth)
@@ -279,7 +280,7 @@ fn damaged_books_are_refused_with_a_clear_error() {
     assert!(Book::open(&magic[..]).err().unwrap().to_string().contains("not a thorbook book"));
     // A record field out of range, under valid checksums: named by record and byte.
     let mut out_of_range = recs.clone();
-    out_of_range[2].leaf_move = LeafMove::from_byte(70);
+    out_of_range[2].leaf_move = leaf_move(70);
     let bytes = encode_book(&out_of_range, params(&config(6, 2, 0)).unwrap());
     let err = Book::open_verified(&bytes[..]).err().unwrap().to_string();
     assert!(err.contains("record 2 (byte 96,") && err.contains("leaf move code 70"), "{err}");
@@ -338,7 +339,7 @@ fn synthetic_records(n: usize, seed: u64, games: impl Fn(usize) -> u32) -> Vec<R
         .map(|(i, &key)| Record {
             key,
             value: (i % 129) as i8 - 64,
-            leaf_move: LeafMove::from_byte((i % 65) as u8),
+            leaf_move: leaf_move((i % 65) as u8),
             leaf_score: (i % 129) as i8 - 64,
             leaf_depth: (i % 64) as u8,
             games: games(i),
@@ -418,10 +419,7 @@ fn the_library_builder_reports_progress_and_resumes_from_its_checkpoint() {
     assert_eq!(scored.len() as u64, summary.searched);
     let written = std::fs::read(&out).unwrap();
     assert_eq!(written.len() as u64, summary.size);
-    assert_eq!(
-        written,
-        encode_book(&build_records(&games, &config(10, 3, 0)), params(&config(10, 3, 0)).unwrap())
-    );
+    assert_eq!(written, encode_book(&build_records(&games, &config(10, 3, 0)), params(&config(10, 3, 0)).unwrap()));
     assert!(!Builder::new(config(10, 3, 0), &out).checkpoint_path().exists(), "checkpoint left behind");
 
     // A build whose final write fails (the output path is a directory) keeps its
@@ -541,7 +539,7 @@ fn an_interrupted_build_resumes_to_the_same_book() {
 #[test]
 fn book_counts_and_win_rates_match_thor_statistics() {
     let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: true)).unwrap();
-    let games: Vec<GameLine> = db.games().iter().map(GameLine::from_thor).collect();
+    let games: Vec<GameLine> = db.games().iter().map(GameLine::from).collect();
     let book = build_book(&games, &with!(config(4, 1, 0), min_games: 2));
     assert_counts_match_thor(&db, &book);
 }
@@ -686,10 +684,11 @@ fn a_book_scored_at_a_level_records_its_settings() {
     thorbook(&["book", "build", "-o", o, "--max-ply", "8", "--level", "5", "--threads", "2"]).ok();
     let book = Book::open_verified(std::fs::read(&out).unwrap()).unwrap();
     let p = book.params();
-    let spec = thorbook::search::Level::new(5).unwrap().spec();
-    assert_eq!((p.depth as u32, p.exact_at as u32), (spec.depth, spec.exact_at));
+    let spec = Settings::at_level(thorbook::search::Level::new(5).unwrap()).effective_strength().unwrap();
+    let spec = (spec.depth.unwrap(), spec.exact_at.unwrap());
+    assert_eq!((p.depth as u32, p.exact_at as u32), spec);
     assert_eq!(p.selectivity_tenths, 15);
-    assert!(book.records().all(|r| r.leaf_move.is_none() || r.leaf_depth as u32 == spec.depth));
+    assert!(book.records().all(|r| r.leaf().is_none() || r.leaf_depth as u32 == spec.0));
     let info = thorbook(&["book", "info", "--book", o]);
     assert!(info.ok().contains("depth 6, exact at 14 empties, selectivity 1.5 σ"), "{}", info.stdout);
     let txt = dir.path().join("l5.txt");
@@ -750,7 +749,6 @@ fn builder_and_deviator_refuse_unusable_settings_with_errors() {
             max_ply: 10,
             search: search,
             growth: Default::default(),
-            round_size: thorbook::book::ROUND_SIZE,
         );
         let book = bundled().unwrap();
         let err = Grower::new(deviate, Board::START, &out).run(&book, &|_| {}).unwrap_err().to_string();
@@ -777,7 +775,6 @@ fn builder_and_deviator_refuse_unusable_settings_with_errors() {
         max_ply: 10,
         search: Settings::default(),
         growth: Default::default(),
-        round_size: thorbook::book::ROUND_SIZE,
     );
     let err = Grower::new(bad, Board::START, &out).run(&bundled().unwrap(), &|_| {}).unwrap_err();
     match &err {

@@ -25,7 +25,7 @@ fn search(depth: u32) -> BuildConfig {
 
 fn small_book() -> Vec<u8> {
     let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: false)).unwrap();
-    let games: Vec<GameLine> = db.games().iter().take(400).map(GameLine::from_thor).collect();
+    let games: Vec<GameLine> = db.games().iter().take(400).map(GameLine::from).collect();
     let cfg = search(2);
     build_book_bytes(&games, &cfg)
 }
@@ -41,7 +41,6 @@ fn config(max_positions: Option<usize>) -> GrowthConfig {
         max_ply: 12,
         search: search(2).search,
         growth: Default::default(),
-        round_size: thorbook::book::ROUND_SIZE,
     )
 }
 
@@ -114,7 +113,7 @@ fn deviation_grows_a_reachable_consistent_book_the_same_on_any_thread_count() {
     assert!(grown
         .records()
         .filter(|r| input.get(r.key).is_none())
-        .all(|r| r.leaf_move.is_none() || r.leaf_exact() || r.leaf_depth == 2));
+        .all(|r| r.leaf().is_none() || r.leaf_exact() || r.leaf_depth == 2));
 }
 
 #[test]

@@ -131,7 +131,7 @@ fn eval_explains_and_agrees_with_the_library() {
 #[test]
 fn damaged_or_foreign_weight_files_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let good = Weights::zero(60).to_bytes();
+    let good = thorbook::testutil::zero_weight_bytes(60);
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("empty.tbe", Vec::new(), "byte 0: not a thorbook weight file"),
         ("short.tbe", good[..good.len() / 2].to_vec(), "header describes"),

@@ -10,10 +10,10 @@ use thorbook::book::interchange::{
 };
 use thorbook::book::{Book, Record};
 use thorbook::book::{BuildConfig, GameLine};
-use thorbook::book::{LeafMove, FLAG_LEAF_EXACT};
 use thorbook::search::Settings;
 use thorbook::testutil::build_steps::walk;
 use thorbook::testutil::searches::Searcher;
+use thorbook::testutil::{leaf_move, LEAF_NONE};
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 use thorbook::Move;
 
@@ -32,7 +32,7 @@ fn config(max_ply: u32, min_games: u32, depth: u32, exact_at: u32) -> BuildConfi
 
 fn games() -> Vec<GameLine> {
     let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: false)).unwrap();
-    db.games().iter().map(GameLine::from_thor).collect()
+    db.games().iter().map(GameLine::from).collect()
 }
 
 fn build(games: &[GameLine], cfg: &BuildConfig) -> Vec<u8> {
@@ -137,17 +137,17 @@ fn edax_export_is_what_edax_reads_and_round_trips() {
         assert_eq!(p.links, want);
         passes += p.links.iter().any(|l| l.1 == 64) as usize;
         // The leaf: thorbook's, or Edax's "none" (-127, 65).
-        match r.leaf_move {
-            LeafMove::NONE if board.is_game_over() => assert_eq!(p.leaf, (r.leaf_score, 65)),
-            LeafMove::NONE => assert_eq!(p.leaf, (-127, 65)),
-            LeafMove::PASS => assert_eq!(p.leaf, (r.leaf_score, 64)),
-            m => assert_eq!(p.leaf, (r.leaf_score, m.byte())),
+        match r.leaf() {
+            None if board.is_game_over() => assert_eq!(p.leaf, (r.leaf_score, 65)),
+            None => assert_eq!(p.leaf, (-127, 65)),
+            Some(Move::Pass) => assert_eq!(p.leaf, (r.leaf_score, 64)),
+            Some(Move::Place(sq)) => assert_eq!(p.leaf, (r.leaf_score, sq.index() as u8)),
         }
         assert!(!p.links.iter().any(|l| l.1 == p.leaf.1), "Edax refuses a leaf repeated as a link");
-        assert_eq!(p.level, if r.leaf_exact() && !r.leaf_move.is_none() { 60 } else { r.leaf_depth });
+        assert_eq!(p.level, if r.leaf_exact() && r.leaf().is_some() { 60 } else { r.leaf_depth });
     }
     assert!(passes > 0, "the test book has pass positions");
-    assert!(book.records().any(|r| r.leaf_exact() && !r.leaf_move.is_none()), "and exact leaves");
+    assert!(book.records().any(|r| r.leaf_exact() && r.leaf().is_some()), "and exact leaves");
 
     // Back to thorbook: every position, value, leaf and count (per-leaf selectivity has
     // no place in Edax's format; this book is full width, so it is 0 on both sides).
@@ -177,7 +177,7 @@ fn egaroucid_and_text_round_trips() {
         // Egaroucid keeps no win or draw counts.
         let strip = |r: Record| Record { wins: 0, draws: 0, ..r };
         let (a, b) = (strip(a), strip(b));
-        if a.games == 0 || b.leaf_move.is_none() && a.leaf_move.is_none() {
+        if a.games == 0 || b.leaf().is_none() && a.leaf().is_none() {
             assert_eq!((a.key, a.value, a.leaf_move), (b.key, b.value, b.leaf_move));
         } else {
             assert_eq!(a, b);
@@ -206,7 +206,7 @@ fn one_move_then_pass() -> (Board, thorbook::square::Square) {
                 continue;
             }
             if moves.count_ones() == 1 {
-                let sq = thorbook::square::Square::lowest(moves).unwrap();
+                let sq = thorbook::board::Squares(moves).next().unwrap();
                 let child = b.play(sq).unwrap();
                 if child.must_pass()
                     && child.pass().legal_moves().count_ones() >= 2
@@ -274,14 +274,11 @@ fn a_hand_written_edax_book_with_a_pass_and_no_leaf_imports_correctly() {
     let book = Book::open_verified(&imported.bytes[..]).unwrap();
     let (ha, hb, hc) = (book.probe(&a).unwrap(), book.probe(&b).unwrap(), book.probe(&c).unwrap());
     assert_eq!((ha.value(), hb.value(), hc.value()), (c_score as i32, -c_score as i32, c_score as i32));
-    assert_eq!(ha.record.leaf_move, LeafMove::NONE, "A has no leaf: its move is in the book");
-    assert_eq!(hb.record.leaf_move, LeafMove::NONE, "B's pass is in the book");
+    assert_eq!(ha.record.leaf_move, leaf_move(LEAF_NONE), "A has no leaf: its move is in the book");
+    assert_eq!(hb.record.leaf_move, leaf_move(LEAF_NONE), "B's pass is in the book");
     assert_eq!(hc.leaf_move(), Some(Move::Place(c_best.1)), "C's leaf, mapped back to C's orientation");
     assert_eq!(hc.record.leaf_score, c_score);
-    assert!(
-        hc.record.flags & FLAG_LEAF_EXACT != 0 && hc.record.leaf_depth as u32 == c.empty_count(),
-        "level 60 is exact"
-    );
+    assert!(hc.record.leaf_exact() && hc.record.leaf_depth as u32 == c.empty_count(), "level 60 is exact");
     // The book line follows the pass.
     let line = thorbook::book::book_line(&book, &thorbook::Position { board: a, side: thorbook::Color::Black }, 10);
     assert_eq!(line, vec![Move::Place(sq), Move::Pass, Move::Place(c_best.1)]);
@@ -378,7 +375,7 @@ fn edax_text_export_imports_with_values_backed_up() {
             None if board.is_game_over() => ("--".to_string(), r.leaf_score as i32),
             None => ("--".to_string(), -127),
         };
-        let level = if r.leaf_exact() && !r.leaf_move.is_none() { 60 } else { r.leaf_depth };
+        let level = if r.leaf_exact() && r.leaf().is_some() { 60 } else { r.leaf_depth };
         text.push_str(&format!("{squares} X,{level},{mv},{score}\n"));
     }
     let imported = interchange::import(text.as_bytes()).unwrap();
@@ -420,7 +417,7 @@ fn version_1_and_2_books_are_read_and_upgraded() {
     let old = Book::open_verified(&v1[..]).unwrap();
     assert_eq!(old.version(), 1);
     for (a, b) in old.records().zip(new.records()) {
-        let searched = !b.leaf_move.is_none() && !b.leaf_exact();
+        let searched = b.leaf().is_some() && !b.leaf_exact();
         assert_eq!(a.leaf_selectivity, if searched { 15 } else { 0 });
         assert_eq!(Record { leaf_selectivity: 0, ..a }, Record { leaf_selectivity: 0, ..b });
     }
@@ -436,7 +433,7 @@ fn version_1_and_2_books_are_read_and_upgraded() {
     assert!(book.damage().unwrap().to_string().contains("record checksum mismatch"), "{:?}", book.damage());
     // A version 2 record that version 3 cannot hold is refused by record, not cut.
     let mut deep = records.clone();
-    let i = deep.iter().position(|r| !r.leaf_move.is_none()).unwrap();
+    let i = deep.iter().position(|r| r.leaf().is_some()).unwrap();
     deep[i].leaf_depth = 64;
     let err = interchange::import(&old_format_book(&deep, new.params(), 2)).unwrap_err().to_string();
     assert!(err.contains(&format!("record {i} ")) && err.contains("leaf depth 64"), "{err}");

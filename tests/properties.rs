@@ -6,13 +6,14 @@
 
 use proptest::prelude::*;
 use thorbook::board::{Board, Squares};
+use thorbook::book::BuildParams;
 use thorbook::book::{Book, Record};
-use thorbook::book::{BuildParams, LeafMove};
 use thorbook::engine::{Engine, EngineConfig, EngineError, MoveSource};
 use thorbook::eval::AnyEval;
 use thorbook::search::{Settings, Width};
 use thorbook::square::Move;
 use thorbook::testutil::build_steps::write_book;
+use thorbook::testutil::{leaf_move, LEAF_NONE};
 use thorbook::zobrist::IncrementalKey;
 use thorbook::{Color, Position, Square, Transform};
 
@@ -74,15 +75,15 @@ proptest! {
     #[test]
     fn any_sorted_record_set_survives_a_book_write_and_read(
         raw in proptest::collection::vec(
-            (any::<u64>(), -64i8..=64, prop_oneof![0u8..=64, Just(LeafMove::NONE.byte())], -64i8..=64, 0u8..=63,
+            (any::<u64>(), -64i8..=64, prop_oneof![0u8..=64, Just(LEAF_NONE)], -64i8..=64, 0u8..=63,
              prop_oneof![0u32..1100, any::<u32>()], any::<u16>(), any::<bool>(), 0u8..=127),
             0..300),
         max_ply in any::<u8>(), depth in any::<u8>(), digest in any::<u32>(), bad_field in 0usize..3,
     ) {
-        let mut records: Vec<Record> = raw.iter().map(|&(key, value, leaf_move, leaf_score, leaf_depth, games, draws, exact, sel)| {
+        let mut records: Vec<Record> = raw.iter().map(|&(key, value, leaf_move_code, leaf_score, leaf_depth, games, draws, exact, sel)| {
             let wins = games / 2;
             Record {
-                key, value, leaf_move: LeafMove::from_byte(leaf_move), leaf_score, leaf_depth, games, wins,
+                key, value, leaf_move: leaf_move(leaf_move_code), leaf_score, leaf_depth, games, wins,
                 draws: draws.min((games - wins).min(u16::MAX as u32) as u16),
                 flags: exact as u8, leaf_selectivity: sel,
             }

@@ -5,8 +5,8 @@ use thorbook::book::BookSource;
 use thorbook::engine::{Engine, EngineConfig};
 use thorbook::eval::EvalSource;
 use thorbook::obf::{parse_obf, Problem};
-use thorbook::search::problems::{Goal, ProblemSolver};
 use thorbook::search::{Limits, Settings};
+use thorbook::testutil::problems::{Goal, ProblemSolver};
 use thorbook::testutil::searches::verify_exact;
 use thorbook::testutil::{plain_alpha_beta, random_position, Rng};
 use thorbook::thor::{bundled_sources, expand_paths, LoadOptions, Source, ThorDatabase};
@@ -207,13 +207,13 @@ fn cli_analyze_bestmove() {
 fn the_same_settings_give_the_same_limits_in_every_command() {
     use thorbook::book::BuildConfig;
     use thorbook::book::BuildParams;
-    use thorbook::search::{Level, Selectivity, Settings, Strength, Width};
+    use thorbook::search::{Level, Settings, Strength, Width};
     use thorbook::testutil::build_steps::{leaf_strength, leaf_strength_over, recorded};
     use thorbook::testutil::train_steps::measure_strength;
 
     let book =
         BuildParams { max_ply: 20, depth: 4, exact_at: 10, min_games: 2, selectivity_tenths: 20, ..Default::default() };
-    let sigma1 = Width::Selective(Selectivity::from_sigmas(1.0).unwrap());
+    let sigma1 = Width::from_sigmas(1.0).unwrap();
     let mut checked = 0;
     for level in [None, Some(1), Some(5), Some(8)] {
         for depth in [None, Some(3), Some(20)] {
@@ -230,17 +230,22 @@ fn the_same_settings_give_the_same_limits_in_every_command() {
                     );
                     let build = with!(BuildConfig::default(), max_ply: 8, min_games: 1, search: s.clone());
                     let mut strengths: Vec<(&str, Strength)> = vec![
-                        ("engine", s.resolve().unwrap().strength()),
+                        ("engine", s.effective_strength().unwrap()),
                         ("book build", leaf_strength(&build).unwrap()),
                         ("book deviate", leaf_strength_over(&s, recorded(&book)).unwrap()),
                     ];
                     if let Some(m) = measure_strength(&s).unwrap() {
                         strengths.push(("eval-error", m));
                     }
-                    let spec = level.map(Level::spec);
-                    let want_depth = depth.or(spec.map(|l| l.depth));
-                    let want_exact = exact_at.or(spec.map(|l| l.exact_at));
-                    let want_width = width.map(Width::selectivity).or(spec.map(|l| l.selectivity));
+                    // A level alone is the level's own strength.
+                    let spec = level.map(|l| Settings::at_level(l).effective_strength().unwrap());
+                    let want_depth = depth.or(spec.and_then(|l| l.depth));
+                    let want_exact = exact_at.or(spec.and_then(|l| l.exact_at));
+                    let selectivity = |w| match w {
+                        Width::Full => None,
+                        Width::Selective(s) => Some(s),
+                    };
+                    let want_width = width.map(selectivity).or(spec.map(|l| l.selectivity));
                     for (command, st) in strengths {
                         let case = format!("{command}: {s:?}");
                         if want_depth.is_some() {
@@ -263,13 +268,13 @@ fn the_same_settings_give_the_same_limits_in_every_command() {
     // book's settings.
     let open = leaf_strength_over(&with!(Settings::default(), hash_mib: 1), recorded(&book)).unwrap();
     assert_eq!((open.depth, open.exact_at), (Some(4), Some(10)));
-    assert_eq!(open.selectivity, Selectivity::from_sigmas(2.0));
+    assert_eq!(open.selectivity, thorbook::testutil::selectivity(2.0));
     // A time budget alone deepens until the budget in every command (a measurement
     // searches rather than ignoring it).
     let timed = with!(Settings::default(), time: Some(std::time::Duration::from_millis(50)), hash_mib: 1);
     let build = with!(BuildConfig::default(), max_ply: 8, min_games: 1, search: timed.clone());
     for st in [
-        timed.resolve().unwrap().strength(),
+        timed.effective_strength().unwrap(),
         leaf_strength(&build).unwrap(),
         leaf_strength_over(&timed, recorded(&book)).unwrap(),
         measure_strength(&timed).unwrap().expect("a timed measurement searches"),

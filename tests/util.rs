@@ -97,7 +97,7 @@ pub fn reference_back_up(records: &[thorbook::book::Record], roots: &[thorbook::
             return *v;
         }
         let r = by_key[&key];
-        let mut best = (!r.leaf_move.is_none() || board.is_game_over()).then_some(i32::from(r.leaf_score));
+        let mut best = (r.leaf().is_some() || board.is_game_over()).then_some(i32::from(r.leaf_score));
         for (_, child) in board.successors() {
             let canon = child.canonical().0;
             if by_key.contains_key(&canon.key()) {

@@ -20,12 +20,12 @@ fn build_book_bytes(games: &[GameLine], config: &BuildConfig) -> Vec<u8> {
 fn games() -> (Vec<GameLine>, Vec<Vec<crate::square::Move>>) {
     let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: false)).unwrap();
     // Books from the 2013-2014 games; the 2015 games are the audit's independent test.
-    let (built, held): (Vec<_>, Vec<_>) = db.games.iter().partition(|g| g.year < 2015);
-    (built.into_iter().map(GameLine::from_thor).collect(), held.iter().map(|g| g.moves_with_passes()).collect())
+    let (built, held): (Vec<&crate::thor::ThorGame>, Vec<_>) = db.games.iter().partition(|g| g.year < 2015);
+    (built.into_iter().map(GameLine::from).collect(), held.iter().map(|g| g.moves_with_passes()).collect())
 }
 
 fn level(n: u8) -> Settings {
-    with!(Settings::default(), level: Level::new(n), hash_mib: 2, threads: 2)
+    with!(Settings::default(), level: Level::new(n).ok(), hash_mib: 2, threads: 2)
 }
 
 fn shallow_book(games: &[GameLine]) -> Vec<u8> {

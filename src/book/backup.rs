@@ -102,11 +102,18 @@ impl BackUpRule {
     }
 
     /// The name people write (`negamax`, `corrected`).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             BackUpRule::Negamax => "negamax",
             BackUpRule::Corrected => "corrected",
         }
+    }
+}
+
+/// The name people write (`negamax`, `corrected`), as the command line takes it.
+impl std::fmt::Display for BackUpRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 

@@ -10,7 +10,6 @@
 //! thread with its own fresh transposition table, so neither the thread count nor an
 //! interruption changes the book. (`--time-per-position` is not deterministic.)
 
-use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 
 use rayon::prelude::*;
@@ -18,7 +17,6 @@ use thiserror::Error;
 
 use super::backup::BackUpRule;
 use super::format::{stored_score, BookError, BuildParams, Counts, LeafMove, Record, FLAG_LEAF_EXACT};
-use super::leaflog::LeafFile;
 use crate::board::{Board, Color, Squares};
 use crate::eval::AnyEval;
 use crate::fileio::IoError;
@@ -286,9 +284,9 @@ pub struct GameLine {
     pub black_score: Option<u8>,
 }
 
-impl GameLine {
-    /// A replayed Thor game's line.
-    pub fn from_thor(game: &crate::thor::ThorGame) -> GameLine {
+/// A replayed Thor game's line.
+impl From<&crate::thor::ThorGame> for GameLine {
+    fn from(game: &crate::thor::ThorGame) -> GameLine {
         GameLine { moves: game.moves_with_passes(), black_score: game.black_discs() }
     }
 }
@@ -530,11 +528,12 @@ pub(crate) fn search_position(board: &Board, exclude: u64, search: &LeafSearch, 
 /// The leaves of a build's `nodes` (sorted by key), scored by the logged search loop
 /// ([`super::leaflog::search_logged`]): each position's moves into the other nodes
 /// stay in the book.
+#[cfg(any(test, feature = "testing"))]
 pub(crate) fn score_nodes(
     nodes: &[Node],
     search: &LeafSearch,
-    done: &HashMap<u64, Leaf>,
-    log: Option<&LeafFile>,
+    done: &std::collections::HashMap<u64, Leaf>,
+    log: Option<&super::leaflog::LeafFile>,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Vec<Leaf>, BuildError> {
     let in_book = |k: u64| nodes.binary_search_by_key(&k, |n| n.key).is_ok();
@@ -547,6 +546,7 @@ pub(crate) fn score_nodes(
 
 /// The book records of nodes and their leaves, valued at their leaves until the
 /// back-up ([`super::backup`]) gives them their values.
+#[cfg(any(test, feature = "testing"))]
 pub(crate) fn records(nodes: &[Node], leaves: &[Leaf]) -> Vec<Record> {
     nodes.iter().zip(leaves).map(|(n, l)| record(n, l)).collect()
 }

@@ -75,9 +75,9 @@ pub struct LeafMove(u8);
 
 impl LeafMove {
     /// No move leaves the book.
-    pub const NONE: LeafMove = LeafMove(255);
+    pub(crate) const NONE: LeafMove = LeafMove(255);
     /// The side to move passes.
-    pub const PASS: LeafMove = LeafMove(64);
+    pub(crate) const PASS: LeafMove = LeafMove(64);
 
     /// A move (in canonical orientation).
     pub(crate) fn of(mv: Move) -> LeafMove {
@@ -88,17 +88,17 @@ impl LeafMove {
     }
 
     /// The stored byte, whatever it holds.
-    pub const fn from_byte(byte: u8) -> LeafMove {
+    pub(crate) const fn from_byte(byte: u8) -> LeafMove {
         LeafMove(byte)
     }
 
     /// The byte to store.
-    pub const fn byte(self) -> u8 {
+    pub(crate) const fn byte(self) -> u8 {
         self.0
     }
 
     /// Whether no move leaves the book.
-    pub fn is_none(self) -> bool {
+    pub(crate) fn is_none(self) -> bool {
         self == LeafMove::NONE
     }
 
@@ -174,7 +174,8 @@ pub struct Record {
     pub wins: u32,
     /// Drawn games.
     pub draws: u16,
-    /// [`FLAG_LEAF_EXACT`]; the other bits are 0 (a version 3 book has no room for them).
+    /// Bit 0: the leaf score is exact ([`Record::leaf_exact`]); the other bits are 0 (a
+    /// version 3 book has no room for them).
     pub flags: u8,
     /// Multi-ProbCut selectivity of the leaf search in tenths of a standard deviation
     /// (0: full width; at most 127 in a version 3 book). Version 1 files have no such

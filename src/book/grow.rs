@@ -59,7 +59,7 @@ pub struct GrowthConfig {
     pub max_positions: Option<usize>,
     /// Stop starting rounds after this long.
     pub time: Option<Duration>,
-    /// Leaves per round (default [`ROUND_SIZE`]): larger rounds give a cluster more to
+    /// Leaves per round (default 256): larger rounds give a cluster more to
     /// search side by side, smaller ones back values up more often.
     pub round_size: usize,
     /// Positions deeper than this ply (60 − empties) are not expanded.
@@ -74,7 +74,7 @@ pub struct GrowthConfig {
 
 impl Default for GrowthConfig {
     /// Lines within 2 discs a move and 4 a line, to ply 40, no contempt, no limit but
-    /// the bounds, rounds of [`ROUND_SIZE`] leaves, the default search: a deviation.
+    /// the bounds, rounds of 256 leaves, the default search: a deviation.
     fn default() -> GrowthConfig {
         GrowthConfig {
             error: 2,

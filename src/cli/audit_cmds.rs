@@ -81,7 +81,7 @@ impl TryFrom<&AuditArgs> for AuditConfig {
         let compare = a
             .compare_level
             .map(|n| {
-                let level = crate::search::Level::checked(n);
+                let level = crate::search::Level::new(n);
                 level.map(|l| Settings { eval: search.eval.clone(), ..Settings { level: Some(l), ..defaults.clone() } })
             })
             .transpose()

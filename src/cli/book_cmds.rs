@@ -117,7 +117,7 @@ pub(super) fn run(cmd: BookCommand) -> anyhow::Result<ExitCode> {
 fn build_cmd(args: BuildArgs) -> anyhow::Result<ExitCode> {
     let config = BuildConfig::try_from(&args)?;
     let db = args.archives.load(false)?;
-    let games: Vec<GameLine> = db.games.iter().map(GameLine::from_thor).collect();
+    let games: Vec<GameLine> = db.games.iter().map(GameLine::from).collect();
     drop(db);
     run_builder(Builder::new(config, &args.output).resume(args.resume), &games, Over::Games)
 }
@@ -163,7 +163,7 @@ fn update(args: UpdateArgs) -> anyhow::Result<ExitCode> {
     };
     let builder = builder_over(&old, &args.book, choices, &args.output, args.resume)?;
     let db = args.archives.load(false)?;
-    let games: Vec<GameLine> = db.games.iter().map(GameLine::from_thor).collect();
+    let games: Vec<GameLine> = db.games.iter().map(GameLine::from).collect();
     drop(db);
     run_builder(builder, &games, Over::Update(&old))
 }
@@ -215,7 +215,7 @@ fn learn(args: LearnArgs) -> anyhow::Result<ExitCode> {
     };
     let builder = builder_over(&old, &args.book, choices, &args.output, args.resume)?;
     let db = args.archives.load(false)?;
-    let games: Vec<GameLine> = db.games.iter().map(GameLine::from_thor).collect();
+    let games: Vec<GameLine> = db.games.iter().map(GameLine::from).collect();
     drop(db);
     run_builder(builder, &games, Over::Learn(&old))
 }

@@ -26,6 +26,7 @@ pub fn flag(setting: Setting) -> &'static str {
         Setting::Worst => "--worst",
         Setting::Threshold => "--threshold",
         Setting::Shards => "--shards",
+        Setting::ShardIndex => "--index",
         Setting::BookMaxDrop => "--book-max-drop",
         Setting::BookRandomness => "--book-randomness",
         Setting::BookMaxLoss => "--book-max-loss",

@@ -46,15 +46,15 @@ use crate::position::Position;
 /// thorbook: Othello opening books from WTHOR archives, and an engine that plays them.
 #[derive(Parser, Debug)]
 #[command(name = "thorbook", version, about, long_about = None)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// What to do.
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 /// The subcommands.
 #[derive(Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// Count the leaves of the game tree (move-generation check and speed test).
     Perft(board_cmds::PerftArgs),
     /// Show a position: diagram, side to move, legal moves, disc counts.
@@ -98,7 +98,7 @@ pub enum Command {
 
 /// Which evaluation a command searches with.
 #[derive(Args, Debug, Clone, Default)]
-pub struct EvalChoiceArgs {
+pub(crate) struct EvalChoiceArgs {
     /// Weight file of the pattern evaluation (default: the bundled weights).
     #[arg(long = "eval", value_name = "FILE", conflicts_with = "classic_eval")]
     pub eval_file: Option<std::path::PathBuf>,
@@ -109,12 +109,12 @@ pub struct EvalChoiceArgs {
 
 impl EvalChoiceArgs {
     /// True when an evaluation is named (else a command's default applies).
-    pub fn is_given(&self) -> bool {
+    pub(crate) fn is_given(&self) -> bool {
         self.eval_file.is_some() || self.classic_eval
     }
 
     /// The evaluation these arguments name.
-    pub fn source(&self) -> crate::eval::EvalSource {
+    pub(crate) fn source(&self) -> crate::eval::EvalSource {
         use crate::eval::EvalSource;
         match (&self.eval_file, self.classic_eval) {
             (_, true) => EvalSource::Classic,
@@ -126,7 +126,7 @@ impl EvalChoiceArgs {
 
 /// A position given on the command line: a move sequence from the start, or board text.
 #[derive(Args, Debug, Clone, Default)]
-pub struct PositionArgs {
+pub(crate) struct PositionArgs {
     /// Moves from the start position, e.g. `f5d6c3` or "f5 d6 c3" (passes are inferred).
     #[arg(long, conflicts_with = "board")]
     pub moves: Option<String>,
@@ -139,7 +139,7 @@ pub struct PositionArgs {
 impl PositionArgs {
     /// The opening these arguments name: the most specific named position along the
     /// moves, or the named position the board is.
-    pub fn opening(&self) -> Option<crate::openings::Opening> {
+    pub(crate) fn opening(&self) -> Option<crate::openings::Opening> {
         if let Some(text) = &self.board {
             return crate::position::Position::parse_board_text(text).ok().and_then(|p| crate::openings::at(&p.board));
         }
@@ -148,7 +148,7 @@ impl PositionArgs {
     }
 
     /// The position these arguments name (the start position when neither is given).
-    pub fn position(&self) -> anyhow::Result<Position> {
+    pub(crate) fn position(&self) -> anyhow::Result<Position> {
         if let Some(text) = &self.board {
             return Ok(Position::parse_board_text(text)?);
         }
@@ -159,10 +159,32 @@ impl PositionArgs {
     }
 }
 
+/// The `thorbook` binary: parses the command line, runs the command, prints an error
+/// with its causes on one line, and gives the exit status (0; 1 for a failure; 2 for a
+/// wrong argument; 130 for an interrupted run that can resume). The binary is this
+/// call alone, so that the commands' pipelines can stay private to the crate: scripts
+/// reach them through the binary and the file formats.
+pub fn main() -> ExitCode {
+    match run(parse()) {
+        Ok(code) => code,
+        Err(err) => {
+            // A closed pipe (e.g. `| head`) is the end of the output, not a failure.
+            let broken_pipe = err.chain().any(|cause| {
+                cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            });
+            if broken_pipe {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("thorbook: {}", error_message(&err));
+            exit_status(&err)
+        }
+    }
+}
+
 /// Parses the command line as `thorbook` does (exiting with clap's message and status
 /// 2 on a wrong one). Negative numbers are values, so that `--time -1` is refused by
 /// the option's own range check rather than taken for an unknown flag.
-pub fn parse() -> Cli {
+fn parse() -> Cli {
     use clap::{CommandFactory, FromArgMatches};
     fn negatives(cmd: clap::Command) -> clap::Command {
         cmd.mut_args(|a| a.allow_negative_numbers(true)).mut_subcommands(negatives)
@@ -172,7 +194,7 @@ pub fn parse() -> Cli {
 }
 
 /// The exit status for an error: 2 for a wrong argument (a value out of range), else 1.
-pub fn exit_status(err: &anyhow::Error) -> ExitCode {
+fn exit_status(err: &anyhow::Error) -> ExitCode {
     if err.chain().any(|cause| cause.is::<flags::UsageError>()) {
         ExitCode::from(2)
     } else {
@@ -181,7 +203,7 @@ pub fn exit_status(err: &anyhow::Error) -> ExitCode {
 }
 
 /// Runs a parsed command line.
-pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let code = run_command(cli)?;
     let skipped = thor_cmds::SKIPPED_DAMAGED.load(std::sync::atomic::Ordering::Relaxed);
     if skipped > 0 && code == ExitCode::SUCCESS {
@@ -216,7 +238,7 @@ fn run_command(cli: Cli) -> anyhow::Result<ExitCode> {
 /// in their own message as well as through `source()`, and printing the chain would
 /// repeat it ("No such file or directory (os error 2): No such file or directory (os
 /// error 2)").
-pub fn error_message(err: &anyhow::Error) -> String {
+fn error_message(err: &anyhow::Error) -> String {
     let mut message = String::new();
     for cause in err.chain() {
         let text = cause.to_string();

@@ -281,7 +281,7 @@ pub(super) fn plan(cmd: PlanCommand) -> anyhow::Result<ExitCode> {
     let config = BuildConfig::try_from(&args.build)?;
     config.leaf_search().map_err(build_error)?;
     let db = args.build.archives.load(false)?;
-    let games: Vec<GameLine> = db.games.iter().map(GameLine::from_thor).collect();
+    let games: Vec<GameLine> = db.games.iter().map(GameLine::from).collect();
     let budget = usize::try_from(args.sort_mib).unwrap_or(usize::MAX).saturating_mul(1 << 20);
     let plan = Plan::create_build_with_budget(&args.work_dir, &games, &config, args.shards, &args.build.output, budget)
         .map_err(plan_error)?;

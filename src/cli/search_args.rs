@@ -53,7 +53,7 @@ pub struct SearchArgs {
     pub hash_mib: Option<usize>,
     /// The evaluation.
     #[command(flatten)]
-    pub eval: super::EvalChoiceArgs,
+    pub(crate) eval: super::EvalChoiceArgs,
 }
 
 impl SearchArgs {
@@ -64,7 +64,7 @@ impl SearchArgs {
     }
 
     fn settings_unflagged(&self, defaults: &Settings) -> Result<Settings, SettingsError> {
-        let level = self.level.map(Level::checked).transpose()?;
+        let level = self.level.map(Level::new).transpose()?;
         let settings = Settings {
             level: level.or(defaults.level),
             depth: self.depth.or(defaults.depth),

@@ -385,7 +385,7 @@ mod tests {
             let search = crate::search::Settings {
                 hash_mib: 8,
                 threads: 1,
-                level: crate::search::Level::new(4),
+                level: crate::search::Level::new(4).ok(),
                 ..Default::default()
             };
             let config = super::super::EngineConfig {

@@ -1,19 +1,20 @@
 //! The playing engine: the book-then-search player ([`Engine`]) that the protocols
-//! ([`gtp`], [`nboard`]), terminal play ([`play`]) and engine matches ([`matches`](mod@matches))
-//! drive, with its validated configuration ([`EngineConfig`]), a
-//! game record ([`Game`]) and a time manager ([`clock`]).
+//! ([`gtp`], [`nboard`]), terminal play (`thorbook play`), engine matches
+//! ([`matches`](mod@matches)) and self-play ([`selfplay`]) drive, with its validated
+//! configuration ([`EngineConfig`]) and a game record ([`Game`]); its clock
+//! management is its own.
 //!
 //! An [`Engine`] owns the optional book, the transposition table (kept across the moves
 //! of a game, cleared by [`Engine::new_game`]), the evaluator and a thread pool. It never
 //! panics when a search is cut short: whenever a legal move exists it returns one.
 
-pub mod clock;
+pub(crate) mod clock;
 pub(crate) mod game;
 pub mod ggf;
 pub mod gtp;
 pub mod matches;
 pub mod nboard;
-pub mod play;
+pub(crate) mod play;
 mod ponder;
 pub mod selfplay;
 
@@ -40,8 +41,8 @@ pub use game::{Game, GameError};
 
 /// A validated engine configuration: how hard to search ([`Settings`]: level, limits,
 /// table, threads, evaluation) and how to use the book. Build it from command-line
-/// arguments with the CLI's `TryFrom`, or set the fields directly and call
-/// [`EngineConfig::validate`] (which [`Engine::new`] does).
+/// arguments with the CLI's `TryFrom`, or set the fields directly: [`Engine::new`]
+/// checks every range.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct EngineConfig {
@@ -104,7 +105,7 @@ pub enum EngineError {
 
 impl EngineConfig {
     /// Checks every range; the error names the setting.
-    pub fn validate(&self) -> Result<(), EngineError> {
+    pub(crate) fn validate(&self) -> Result<(), EngineError> {
         self.resolve().map(drop)
     }
 
@@ -372,8 +373,8 @@ impl<E: IncrementalEvaluator> Engine<E> {
     /// The flag that stops the engine's search in progress (from a signal handler or
     /// another thread): the search returns what its last finished iteration found (a
     /// legal move at least). The engine never clears it: a stopped engine's next
-    /// searches stop at once until [`Engine::resume`].
-    pub(crate) fn stop_handle(&self) -> Arc<AtomicBool> {
+    /// searches stop at once until it is cleared (`store(false)`).
+    pub fn stop_handle(&self) -> Arc<AtomicBool> {
         self.stop.clone()
     }
 
@@ -400,13 +401,8 @@ impl<E: IncrementalEvaluator> Engine<E> {
         finished
     }
 
-    /// Clears the stop flag.
-    pub fn resume(&self) {
-        self.stop.store(false, std::sync::atomic::Ordering::Relaxed);
-    }
-
     /// Whether the stop flag is set.
-    pub fn stopped(&self) -> bool {
+    pub(crate) fn stopped(&self) -> bool {
         self.stop.load(std::sync::atomic::Ordering::Relaxed)
     }
 

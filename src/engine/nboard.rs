@@ -6,7 +6,7 @@
 //! `=== MV/EVAL/TIME`, `search PV EVAL 0 DEPTH` and `book PV EVAL GAMES DEPTH` (hints),
 //! `analysis N EVAL`, `learned`. Moves are `F5` or `PA` (pass); evaluations are discs
 //! for the side to move. The game's `TI` runs a clock for the engine's own moves (see
-//! [`TimeControl::parse_ggf`]). A line that cannot be used is reported on the error stream and
+//! GGF's `TI[main//increment]`). A line that cannot be used is reported on the error stream and
 //! the loop goes on (the protocol has no error reply).
 // Input handling: every narrowing or sign-changing conversion is checked (`try_from`,
 // `from_le_bytes`), never a silent `as`.
@@ -106,7 +106,6 @@ pub(crate) fn parse_line(line: &str) -> Result<Option<Command>, String> {
 pub struct NBoardSession<'e, E: IncrementalEvaluator> {
     engine: &'e mut Engine<E>,
     game: Game,
-    contempt: i32,
     /// The engine's clock under the game's `TI`, counting its own moves; `None`
     /// without a time control (the engine's own settings decide).
     clock: Option<Clock>,
@@ -118,17 +117,12 @@ impl<'e, E: IncrementalEvaluator> NBoardSession<'e, E> {
     /// A session on a new game from the start position.
     pub fn new(engine: &'e mut Engine<E>) -> NBoardSession<'e, E> {
         engine.new_game();
-        NBoardSession { engine, game: Game::default(), contempt: 0, clock: None, expectation: None }
+        NBoardSession { engine, game: Game::default(), clock: None, expectation: None }
     }
 
     /// The game so far.
     pub fn game(&self) -> &Game {
         &self.game
-    }
-
-    /// The contempt the GUI set, in centidiscs (recorded; the search scores draws as 0).
-    pub fn contempt(&self) -> i32 {
-        self.contempt
     }
 
     /// Handles one command, writing replies to `out`; `Err` is a message for the error
@@ -161,7 +155,8 @@ impl<'e, E: IncrementalEvaluator> NBoardSession<'e, E> {
                     self.clock = control.map(Clock::new);
                 }
             }
-            Command::SetContempt(c) => self.contempt = c,
+            // Accepted and ignored: the search scores a draw as 0 whatever the GUI asks.
+            Command::SetContempt(_) => {}
             Command::Move(mv) => {
                 if let Err(e) = self.game.play_inferring_pass(mv) {
                     return Ok(Err(format!("move {mv}: {e}")));

@@ -70,7 +70,7 @@ pub fn run<E: IncrementalEvaluator>(
     let lines = ponder::read_on_thread(input, gate.clone(), None);
     let mut queue = VecDeque::new();
     let mut expectation: Option<Expectation> = None;
-    writeln!(out, "You play {human}; thorbook plays {}. {HELP}", human.opposite())?;
+    writeln!(out, "You play {human}; thorbook plays {}. {HELP}", !human)?;
     let mut last: Option<Move> = None;
     let mut show = true;
     loop {
@@ -160,7 +160,7 @@ pub fn run<E: IncrementalEvaluator>(
                 let a = engine.analyze(&pos, None);
                 writeln!(out, "{}", hint_text(&a))?;
             }
-            ["level", n] => match n.parse::<u8>().ok().and_then(Level::new) {
+            ["level", n] => match n.parse::<u8>().ok().and_then(|n| Level::new(n).ok()) {
                 Some(level) => {
                     engine.set_strength(Strength::level(level));
                     writeln!(
@@ -227,7 +227,7 @@ mod tests {
     use crate::search::Settings;
 
     fn engine(ponder: bool) -> Engine {
-        let search = Settings { hash_mib: 8, threads: 1, level: Level::new(4), ..Settings::default() };
+        let search = Settings { hash_mib: 8, threads: 1, level: Level::new(4).ok(), ..Settings::default() };
         Engine::new(EngineConfig { search, book: BookSource::None, ponder, ..EngineConfig::default() }).unwrap()
     }
 

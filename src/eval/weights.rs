@@ -235,7 +235,7 @@ impl Weights {
     }
 
     /// All zero (an evaluation that always says 0), with `phases` phases.
-    pub fn zero(phases: usize) -> Weights {
+    pub(crate) fn zero(phases: usize) -> Weights {
         assert!((1..=MAX_PHASES).contains(&phases), "1..=60 phases, got {phases}");
         Weights {
             note: String::new(),
@@ -270,7 +270,7 @@ impl Weights {
     }
 
     /// The file bytes (uncompressed).
-    pub fn to_bytes(&self) -> Vec<u8> {
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(40 + self.note.len() + self.values.len() * 2 + self.probcut.len() * 4);
         out.extend_from_slice(MAGIC);
         let leaf = self.has_leaf_correction();
@@ -441,7 +441,7 @@ impl Weights {
 
     /// Writes the weight file atomically and durably, gzip-compressed when the name
     /// ends in `.gz`; returns the number of bytes written.
-    pub fn save(&self, path: &Path) -> Result<usize, WeightsError> {
+    pub(crate) fn save(&self, path: &Path) -> Result<usize, WeightsError> {
         let gz = path.extension().is_some_and(|e| e == "gz");
         let bytes = if gz { self.to_gzip_bytes() } else { self.to_bytes() };
         crate::fileio::atomic_write(path, &bytes).map_err(IoError::at(path))?;

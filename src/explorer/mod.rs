@@ -303,7 +303,7 @@ impl Explorer {
 
     fn position(&self, t: Target, level: Option<&str>) -> Reply {
         let max = self.max_engine_level;
-        let level = match level.map(|l| l.parse::<u8>().ok().filter(|&n| n <= max).and_then(Level::new)) {
+        let level = match level.map(|l| l.parse::<u8>().ok().filter(|&n| n <= max).and_then(|n| Level::new(n).ok())) {
             None => None,
             Some(Some(l)) => Some(l),
             Some(None) if max == 0 => return Reply::error(400, "engine scores are turned off on this server"),

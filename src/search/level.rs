@@ -13,7 +13,7 @@ pub struct Level(u8);
 
 /// What a level means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LevelSpec {
+pub(crate) struct LevelSpec {
     /// Midgame search depth in plies.
     pub depth: u32,
     /// Solve exactly (final disc difference) at this many empty squares or fewer.
@@ -47,16 +47,10 @@ impl Level {
     /// The level used when nothing else is asked for: strong, a fraction of a second a move.
     pub(crate) const DEFAULT: Level = Level(7);
 
-    /// Level `n`, if it is 1..=[`Level::MAX`].
-    pub fn new(n: u8) -> Option<Level> {
-        (1..=Level::MAX).contains(&n).then_some(Level(n))
-    }
-
-    /// Level `n`, or the error naming the level setting.
-    pub fn checked(n: u8) -> Result<Level, crate::setting::OutOfRange> {
-        Level::new(n).ok_or_else(|| {
-            crate::setting::OutOfRange::new(crate::setting::Setting::Level, n, format!("1..={}", Level::MAX))
-        })
+    /// Level `n`, 1..=[`Level::MAX`], or the error naming the level setting.
+    pub fn new(n: u8) -> Result<Level, crate::setting::OutOfRange> {
+        crate::setting::check(crate::setting::Setting::Level, n, 1..=Level::MAX)?;
+        Ok(Level(n))
     }
 
     /// Every level, weakest first.
@@ -75,7 +69,7 @@ impl Level {
     }
 
     /// What this level means.
-    pub fn spec(self) -> LevelSpec {
+    pub(crate) fn spec(self) -> LevelSpec {
         TABLE[self.0 as usize - 1]
     }
 }
@@ -105,7 +99,7 @@ mod tests {
             assert!(w[1].depth > w[0].depth && w[1].exact_at >= w[0].exact_at, "{w:?}");
         }
         assert!(specs.windows(2).take(11).all(|w| w[1].exact_at > w[0].exact_at));
-        assert!(Level::new(0).is_none() && Level::new(Level::MAX + 1).is_none());
+        assert!(Level::new(0).is_err() && Level::new(Level::MAX + 1).is_err());
         assert_eq!(Level::new(Level::MAX).unwrap().spec(), specs[specs.len() - 1]);
     }
 }

@@ -58,7 +58,7 @@ pub struct Selectivity(u8);
 
 impl Selectivity {
     /// `t` standard deviations, 0.1..=10, rounded to tenths.
-    pub fn from_sigmas(t: f32) -> Option<Selectivity> {
+    pub(crate) fn from_sigmas(t: f32) -> Option<Selectivity> {
         let tenths = (t * 10.0).round();
         (t.is_finite() && (1.0..=100.0).contains(&tenths)).then_some(Selectivity(tenths as u8))
     }

@@ -1,26 +1,27 @@
 //! Search: the exact endgame solver, the midgame principal-variation search with
 //! iterative deepening and time control, the shared transposition table (all
-//! crate-private: programs search through [`crate::engine::Engine`] and
-//! [`problems::ProblemSolver`]), and how hard to search: playing
-//! [`Level`]s and the [`Settings`] every command and pipeline shares, which
-//! [`Settings::resolve`] turns into what a search runs with ([`Resolved`]).
+//! crate-private: programs search through [`crate::engine::Engine`]), and how hard
+//! to search: playing [`Level`]s and the [`Settings`] every command and pipeline
+//! shares, checked once into what a search runs with
+//! ([`Settings::effective_strength`] tells it).
 
 pub(crate) mod endgame;
 pub(crate) mod level;
 pub(crate) mod midgame;
 pub(crate) mod moves;
-pub mod problems;
+pub(crate) mod problems;
 pub(crate) mod settings;
 pub(crate) mod split;
 pub(crate) mod tt;
 
 pub use endgame::RootMove;
 pub(crate) use endgame::{Solved, Solver};
-pub use level::{Level, LevelSpec};
+pub use level::Level;
 pub(crate) use midgame::Search;
 pub use midgame::{Limits, SearchResult, Selectivity};
 pub(crate) use moves::MAX_MOVES;
-pub use settings::{default_threads, Resolved, Settings, SettingsError, Strength, Width, MAX_THREADS};
+pub(crate) use settings::{default_threads, Resolved, MAX_THREADS};
+pub use settings::{Settings, SettingsError, Strength, Width};
 pub use tt::TableError;
 pub(crate) use tt::TranspositionTable;
 

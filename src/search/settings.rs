@@ -17,11 +17,11 @@ use crate::eval::EvalSource;
 use crate::setting::{check, OutOfRange, Setting};
 
 /// The largest thread count a search accepts.
-pub const MAX_THREADS: usize = 256;
+pub(crate) const MAX_THREADS: usize = 256;
 
 /// Threads to use when none are given: the hardware's, at most [`MAX_THREADS`] (a
 /// default must be a valid setting on any host).
-pub fn default_threads() -> usize {
+pub(crate) fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, MAX_THREADS)
 }
 
@@ -55,7 +55,7 @@ impl Width {
     }
 
     /// The selectivity a search takes (`None`: full width).
-    pub fn selectivity(self) -> Option<Selectivity> {
+    pub(crate) fn selectivity(self) -> Option<Selectivity> {
         match self {
             Width::Full => None,
             Width::Selective(s) => Some(s),
@@ -63,7 +63,7 @@ impl Width {
     }
 
     /// The width of a search's selectivity.
-    pub fn of(selectivity: Option<Selectivity>) -> Width {
+    pub(crate) fn of(selectivity: Option<Selectivity>) -> Width {
         selectivity.map_or(Width::Full, Width::Selective)
     }
 }
@@ -98,7 +98,7 @@ pub(crate) fn seconds(value: f64, zero_ok: bool) -> Result<Duration, String> {
 /// function that takes a `Resolved` cannot be handed settings nobody checked (the way
 /// shakmaty's `Setup` becomes a `Chess` only through validation).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     strength: Strength,
     hash_mib: usize,
     threads: usize,
@@ -110,22 +110,22 @@ impl Resolved {
     /// level, an explicit depth brings the exact threshold and width of the level
     /// nearest it; a time or node budget alone deepens without a depth limit; nothing
     /// at all is the default level (over a fallback, the fallback's values instead).
-    pub fn strength(&self) -> Strength {
+    pub(crate) fn strength(&self) -> Strength {
         self.strength
     }
 
     /// The transposition table's size in MiB.
-    pub fn hash_mib(&self) -> usize {
+    pub(crate) fn hash_mib(&self) -> usize {
         self.hash_mib
     }
 
     /// Threads.
-    pub fn threads(&self) -> usize {
+    pub(crate) fn threads(&self) -> usize {
         self.threads
     }
 
     /// The evaluation.
-    pub fn eval(&self) -> &EvalSource {
+    pub(crate) fn eval(&self) -> &EvalSource {
         &self.eval
     }
 
@@ -138,7 +138,8 @@ impl Resolved {
 
 /// How hard to search: what a user asks for. Build one with [`Settings::default`] (the
 /// default level) or [`Settings::at_level`], set what you need (`with_depth`, …), and
-/// [`Settings::resolve`] it: every pipeline does so before it searches.
+/// every pipeline checks it before it searches ([`Settings::effective_strength`] tells
+/// what a search then runs at).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Settings {
@@ -232,9 +233,17 @@ impl Settings {
         Settings { level: Some(level), ..Settings::default() }
     }
 
+    /// What a search with these settings runs at, once every setting is checked: the
+    /// level's depth, exact threshold and width where no explicit value is given (an
+    /// explicit depth brings those of the level nearest it; a time or node budget
+    /// alone deepens without a depth limit; nothing at all is the default level).
+    pub fn effective_strength(&self) -> Result<Strength, SettingsError> {
+        self.resolve().map(|r| r.strength())
+    }
+
     /// Checks every range and resolves the level: the settings a search runs with,
     /// an engine's way (see [`Resolved::strength`]). The only way to a [`Resolved`].
-    pub fn resolve(&self) -> Result<Resolved, SettingsError> {
+    pub(crate) fn resolve(&self) -> Result<Resolved, SettingsError> {
         self.validate()?;
         Ok(self.resolved(self.strength()))
     }

@@ -567,7 +567,7 @@ impl ThorDatabase {
     }
 
     /// Positions in the index (building it if it was not).
-    pub fn index_len(&self) -> usize {
+    pub(crate) fn index_len(&self) -> usize {
         self.index().len()
     }
 

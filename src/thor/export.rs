@@ -329,7 +329,7 @@ pub(crate) fn ggf_moves(out: &mut String, moves: &[Move]) {
                 let _ = write!(out, "{colour}[{}]", sq.to_string().to_ascii_uppercase());
             }
         }
-        side = side.opposite();
+        side = !side;
     }
     out.push_str(";)");
 }

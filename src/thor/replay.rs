@@ -133,7 +133,7 @@ pub(crate) fn replay_with(raw: &RawGame, mut visit: impl FnMut(&Position, Option
         }
         visit(&pos, Some(Move::Place(sq)));
         let flipped = crate::board::flips(pos.board.player, pos.board.opponent, sq);
-        pos = Position { board: pos.board.play_flips(sq, flipped), side: pos.side.opposite() };
+        pos = Position { board: pos.board.play_flips(sq, flipped), side: !pos.side };
     }
     visit(&pos, None);
     Ok(Replay {

@@ -263,7 +263,7 @@ impl<'a> Collector<'a> {
                                 bytes[placed] = encode_square(square);
                                 placed += 1;
                                 passes += u8::from(at_pos.side != last.side);
-                                last = Position { board, side: at_pos.side.opposite() };
+                                last = Position { board, side: !at_pos.side };
                                 Ok(Some(last))
                             }
                             None if at_pos.board.empties() & square.bit() == 0 => {

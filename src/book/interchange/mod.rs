@@ -44,9 +44,16 @@ pub enum BookFormat {
     Egaroucid,
 }
 
+/// A short name for messages.
+impl std::fmt::Display for BookFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl BookFormat {
     /// A short name for messages.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             BookFormat::Thorbook => "thorbook book",
             BookFormat::Text => "thorbook text export",

@@ -15,7 +15,7 @@ use crate::thor::{bundled_sources, LoadOptions, ThorDatabase};
 
 fn games(n: usize) -> Vec<GameLine> {
     let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: false)).unwrap();
-    db.games.iter().take(n).map(GameLine::from_thor).collect()
+    db.games.iter().take(n).map(GameLine::from).collect()
 }
 
 fn config(depth: u32, threads: usize) -> BuildConfig {
