@@ -229,8 +229,9 @@ enum Over<'b> {
 
 /// Runs a build with a progress bar and says what it did.
 fn run_builder(builder: Builder, games: &[GameLine], over: Over<'_>) -> anyhow::Result<ExitCode> {
-    let (max_ply, min_games, threads) =
-        (builder.config().max_ply, builder.config().min_games, builder.config().search.threads);
+    let (max_ply, threads) = (builder.config().max_ply, builder.config().search.threads);
+    // A learning keeps every position of its lines, whatever the book's minimum.
+    let min_games = if matches!(over, Over::Learn(_)) { 1 } else { builder.config().min_games };
     let bar = ProgressBar::new(0).with_style(
         ProgressStyle::with_template("scoring {bar:40} {pos}/{len} positions, {per_sec}, ETA {eta}")
             .expect("valid template"),
