@@ -454,7 +454,7 @@ pub fn shard_file(data: &[u8]) {
 /// that reaches the end has read the count the header names, in strictly increasing
 /// key order, each key its board's.
 pub fn nodes_file(data: &[u8]) {
-    use crate::book::plan::nodes::NodeReader;
+    use crate::book::nodes::NodeReader;
     let Some((&selector, bytes)) = data.split_first() else { return };
     let mut bytes = bytes.to_vec();
     if selector & 1 != 0 && bytes.len() >= 24 {

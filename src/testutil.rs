@@ -190,7 +190,7 @@ pub mod build_steps {
 
     /// Every position of `games` up to `max_ply` reached by `min_games` games, by key:
     /// the naive reference (a map of every canonical board) for the library's one
-    /// collector, the external sort of `book::plan::collect`.
+    /// collector, the external sort of `book::collect`.
     pub fn collect(games: &[GameLine], max_ply: u32, min_games: u32) -> Result<Vec<Node>, BuildError> {
         use crate::board::Color;
         use crate::position::Position;
@@ -234,7 +234,7 @@ pub mod build_steps {
         budget: usize,
     ) -> Result<(Vec<Node>, usize), crate::book::plan::PlanError> {
         let mut nodes = Vec::new();
-        let collected = crate::book::plan::collect::collect(games.iter(), max_ply, min_games, dir, budget, &mut |n| {
+        let collected = crate::book::collect::collect(games.iter(), max_ply, min_games, dir, budget, &mut |n| {
             nodes.push(*n);
             Ok(())
         })?;

@@ -3,7 +3,7 @@
 //! or a server drive the same pipeline and only render its events.
 //!
 //! A build runs in bounded memory, as a one-shard plan would: positions are collected
-//! by the external sort ([`super::plan::collect::Collector`]) into a positions file
+//! by the external sort ([`super::collect::Collector`]) into a positions file
 //! beside the output, scored from it a chunk at a time, and written through the
 //! streamed writer ([`super::stream::BookFile`]), which backs the values up from
 //! compact arrays. An update or a learning reads the earlier book where it lies
@@ -18,11 +18,10 @@ use rayon::prelude::*;
 use super::backup::Reached;
 use super::build::{self, BuildConfig, BuildError, GameLine, Leaf, LeafSearch, Node};
 use super::checkpoint::{games_digest, BuildIdentity, Checkpoint, PositionsDigest};
+use super::collect::Collector;
 use super::format::BuildParams;
 use super::leaflog::LockRefused;
-use super::plan::collect::Collector;
-use super::plan::nodes::{NodeReader, NodeWriter};
-use super::plan::PlanError;
+use super::nodes::{NodeReader, NodeWriter, PositionsError};
 use super::stream::{BookFile, StreamError};
 use super::{for_each_reachable, Book};
 use crate::board::Board;
@@ -361,7 +360,7 @@ impl Builder {
             _ => (self.config.max_ply, self.config.min_games),
         };
         let dir = path.parent().unwrap_or(Path::new("."));
-        let run = || -> Result<Collection, PlanError> {
+        let run = || -> Result<Collection, PositionsError> {
             let mut collector = Collector::new(dir, BUILD_SORT_BUDGET)?;
             for (g, game) in games.iter().enumerate() {
                 collector.add_game(g, game, max_ply)?;
@@ -493,22 +492,16 @@ impl Drop for Spool {
 }
 
 /// A failure of the collection or of its files, as a build's error: the games' and
-/// the settings' errors as they are, a file's as an I/O error naming it.
-/// (A damaged positions file or sorted run is the build's own file gone bad under it:
-/// the fault is kept as the I/O error's message.)
-fn spool_error(e: PlanError) -> BuildError {
-    let damaged = |path: PathBuf, what: String| {
-        BuildError::Io(IoError::new(path, std::io::Error::new(std::io::ErrorKind::InvalidData, what)))
-    };
+/// the settings' errors as they are, a file's as an I/O error naming it. (A damaged
+/// positions file or sorted run is the build's own file gone bad under it: the fault
+/// is kept as the I/O error's message.)
+fn spool_error(e: PositionsError) -> BuildError {
     match e {
-        PlanError::Build(e) => e,
-        PlanError::Io(e) => BuildError::Io(e),
-        PlanError::Setting(e) => BuildError::Setting(e),
-        PlanError::Memory { bytes } => BuildError::Memory { bytes },
-        PlanError::File { path, fault } => damaged(path, fault.to_string()),
-        // Shards, rounds and indices are a plan's, not a build's.
-        e @ (PlanError::Growth(_) | PlanError::Shard { .. } | PlanError::Index { .. }) => {
-            damaged(PathBuf::new(), e.to_string())
+        PositionsError::Build(e) => e,
+        PositionsError::Io(e) => BuildError::Io(e),
+        PositionsError::Memory { bytes } => BuildError::Memory { bytes },
+        PositionsError::File { path, fault } => {
+            BuildError::Io(IoError::new(path, std::io::Error::new(std::io::ErrorKind::InvalidData, fault.to_string())))
         }
     }
 }

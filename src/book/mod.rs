@@ -35,6 +35,7 @@ pub(crate) mod backup;
 pub(crate) mod build;
 pub(crate) mod builder;
 pub(crate) mod checkpoint;
+pub(crate) mod collect;
 #[cfg(any(feature = "cli", feature = "testing", test))]
 pub(crate) mod fix;
 pub(crate) mod format;
@@ -42,6 +43,7 @@ pub(crate) mod grow;
 pub mod interchange;
 pub(crate) mod leaflog;
 pub(crate) mod merge;
+pub(crate) mod nodes;
 #[cfg(any(feature = "cli", feature = "testing", test))]
 pub(crate) mod plan;
 pub(crate) mod query;

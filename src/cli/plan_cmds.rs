@@ -13,8 +13,9 @@ use super::audit_cmds::{audit_checks, fix_checks, AuditArgs, FixArgs};
 use super::book_args::{build_error, open_book, position_from, BuildArgs, DeepenArgs, DeviateArgs, GrowArgs};
 use crate::book::audit::{Checks, ChecksKind};
 use crate::book::build::{BuildConfig, GameLine};
+use crate::book::collect;
 use crate::book::grow::Growth;
-use crate::book::plan::{collect, AfterRound, Planned};
+use crate::book::plan::{AfterRound, Planned};
 use crate::book::plan::{Plan, PlanError, ShardEvent, ShardState, PLAN_FILE};
 use crate::book::slurm::{self, SlurmOptions};
 

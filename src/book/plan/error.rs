@@ -60,6 +60,18 @@ pub enum PlanError {
     },
 }
 
+impl From<crate::book::nodes::PositionsError> for PlanError {
+    fn from(e: crate::book::nodes::PositionsError) -> PlanError {
+        use crate::book::nodes::PositionsError;
+        match e {
+            PositionsError::Build(e) => PlanError::Build(e),
+            PositionsError::Io(e) => PlanError::Io(e),
+            PositionsError::Memory { bytes } => PlanError::Memory { bytes },
+            PositionsError::File { path, fault } => PlanError::File { path, fault: PlanFault::Positions(fault) },
+        }
+    }
+}
+
 impl PlanError {
     /// `fault` in the plan's file at `path`.
     pub(crate) fn file(path: &Path, fault: PlanFault) -> PlanError {
@@ -111,41 +123,15 @@ pub enum PlanFault {
     /// Nothing to search.
     #[error("no position to search")]
     NoPositions,
-    /// The positions file is not the one the plan was made with.
-    #[error(
-        "not the positions this plan was made with (their count, digest or shards' sizes differ from plan.json's)"
-    )]
-    NotThePlans,
+    /// The positions file is unusable, or not the one the plan was made with.
+    #[error(transparent)]
+    Positions(#[from] crate::book::nodes::PositionsFault),
     /// Positions out of key order.
     #[error("the positions are not in strictly increasing key order")]
     KeysOutOfOrder,
     /// A path JSON cannot hold.
     #[error("a plan can only name paths that are valid UTF-8: choose another name")]
     NotUtf8,
-    /// Not a positions file.
-    #[error("not a thorbook positions file (byte 0)")]
-    NotPositions,
-    /// A positions file of the wrong length.
-    #[error("{len} bytes, expected {expected} for {count} positions (truncated?)")]
-    PositionsLength {
-        /// Its length.
-        len: u64,
-        /// The length its count needs.
-        expected: u64,
-        /// The count in its header.
-        count: u64,
-    },
-    /// The file's checksum does not match.
-    #[error("checksum mismatch (damaged)")]
-    Checksum,
-    /// A position of the positions file is invalid.
-    #[error("position {index}: {problem}")]
-    Position {
-        /// Its index.
-        index: u64,
-        /// What is wrong.
-        problem: &'static str,
-    },
     /// A shard's position is not the next in the positions file.
     #[error("position {key:016x} of shard {shard} is not next in the positions file")]
     NotNext {

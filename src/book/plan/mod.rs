@@ -42,6 +42,7 @@ use std::sync::OnceLock;
 use super::backup::Reached;
 use super::build::{self, BuildConfig, GameLine, LeafSpec};
 use super::checkpoint::BuildIdentity;
+use super::collect;
 use super::format::BuildParams;
 use super::stream::{BookFile, StreamError};
 use crate::board::Board;
@@ -50,9 +51,7 @@ use crate::fileio::atomic_write;
 use crate::setting::{check, Setting};
 
 mod checks;
-pub(crate) mod collect;
 mod error;
-pub(crate) mod nodes;
 mod rounds;
 pub(crate) mod shard;
 pub(crate) mod spec;
@@ -62,8 +61,8 @@ pub use rounds::{AfterRound, Finished, Planned};
 pub(crate) use shard::host_name;
 pub use shard::{shard_of, ShardEvent, ShardState, ShardStatus};
 
+use crate::book::nodes::{read_nodes, NodeReader, NodeWriter, NODES_FILE};
 use error::io;
-use nodes::{read_nodes, NodeReader, NodeWriter, NODES_FILE};
 use rounds::{finished, last_round, RoundWork};
 use spec::{hex, plan_digest, to_json, utf8_paths, PlanFile, PlanKind};
 
@@ -301,7 +300,10 @@ impl Plan {
             || keys.len() != self.file.positions
             || !(sizes.is_empty() || shard_sizes(&keys, self.file.shards) == *sizes)
         {
-            return Err(PlanError::file(&nodes_path, PlanFault::NotThePlans));
+            return Err(PlanError::file(
+                &nodes_path,
+                PlanFault::Positions(crate::book::nodes::PositionsFault::NotThePlans),
+            ));
         }
         Ok(self.keys.get_or_init(|| keys))
     }

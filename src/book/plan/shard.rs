@@ -16,11 +16,11 @@ use std::time::{Duration, SystemTime};
 use byteorder::{ByteOrder, LittleEndian as LE};
 
 use super::error::{io, PlanError, PlanFault, ShardFault};
-use super::nodes::{read_node_range, NODES_FILE};
 use super::{Plan, Work};
 use crate::book::build::{self, Leaf, Node};
 use crate::book::leaflog::LockRefused;
 use crate::book::leaflog::{EntriesFault, EntryFault, LeafFile, OpenFault};
+use crate::book::nodes::{read_node_range, NODES_FILE};
 use crate::fileio::atomic_write;
 use crate::search::MAX_THREADS;
 use crate::setting::{check, Setting};
@@ -252,7 +252,7 @@ impl Plan {
                 .map(|&(key, board)| Node { key, board, games: 0, wins: 0, draws: 0 })
                 .collect()),
             Work::Checks(c) => Ok(c.nodes[range].to_vec()),
-            Work::Build => read_node_range(&self.dir.join(NODES_FILE), range, self.keys()?),
+            Work::Build => Ok(read_node_range(&self.dir.join(NODES_FILE), range, self.keys()?)?),
         }
     }
 

@@ -16,10 +16,9 @@ use std::path::{Path, PathBuf};
 
 use rayon::slice::ParallelSliceMut;
 
-use super::error::{io, PlanError, PlanFault};
-use super::nodes::{decode_node, encode_node, NODE_FIELDS};
+use super::build::{BuildError, GameLine, Node};
+use super::nodes::{decode_node, encode_node, io, PositionsError, PositionsFault, NODE_FIELDS};
 use crate::board::{Board, Color};
-use crate::book::build::{BuildError, GameLine, Node};
 use crate::position::Position;
 
 /// The memory a plan's collection may use for its buffer by default, in MiB: with the
@@ -68,7 +67,7 @@ impl Drop for Runs {
 }
 
 impl Runs {
-    fn spill(&mut self, entries: &[Node]) -> Result<(), PlanError> {
+    fn spill(&mut self, entries: &[Node]) -> Result<(), PositionsError> {
         let path = self.dir.join(format!(".collect-{}-{:04}.run", std::process::id(), self.paths.len()));
         let file = File::create(&path).map_err(io(&path))?;
         self.paths.push(path.clone());
@@ -88,13 +87,13 @@ struct RunReader {
 }
 
 impl RunReader {
-    fn next(&mut self) -> Result<Option<Node>, PlanError> {
+    fn next(&mut self) -> Result<Option<Node>, PositionsError> {
         let mut b = [0u8; NODE_FIELDS];
         match self.reader.read_exact(&mut b) {
             Ok(()) => {
                 let index = self.read;
                 self.read += 1;
-                let bad = |problem| PlanError::file(&self.path, PlanFault::Position { index, problem });
+                let bad = |problem| PositionsError::file(&self.path, PositionsFault::Position { index, problem });
                 decode_node(&b).map(Some).map_err(bad)
             }
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
@@ -128,8 +127,8 @@ pub(crate) fn collect(
     min_games: u32,
     dir: &Path,
     budget: usize,
-    sink: &mut dyn FnMut(&Node) -> Result<(), PlanError>,
-) -> Result<Collected, PlanError> {
+    sink: &mut dyn FnMut(&Node) -> Result<(), PositionsError>,
+) -> Result<Collected, PositionsError> {
     let mut collector = Collector::new(dir, budget)?;
     for (g, game) in games.enumerate() {
         collector.add_game(g, game.borrow(), max_ply)?;
@@ -149,15 +148,15 @@ pub(crate) struct Collector {
 
 impl Collector {
     /// A collector whose buffer takes at most `budget` bytes, spilling runs to `dir`.
-    pub(crate) fn new(dir: &Path, budget: usize) -> Result<Collector, PlanError> {
+    pub(crate) fn new(dir: &Path, budget: usize) -> Result<Collector, PositionsError> {
         let capacity = (budget / std::mem::size_of::<Node>()).max(MIN_ENTRIES);
         let mut buf: Vec<Node> = Vec::new();
-        buf.try_reserve_exact(capacity).map_err(|_| PlanError::Memory { bytes: budget })?;
+        buf.try_reserve_exact(capacity).map_err(|_| PositionsError::Memory { bytes: budget })?;
         Ok(Collector { buf, capacity, runs: Runs { dir: dir.to_path_buf(), paths: Vec::new() } })
     }
 
     /// Adds a position (canonical board, its key and counts).
-    pub(crate) fn add(&mut self, node: Node) -> Result<(), PlanError> {
+    pub(crate) fn add(&mut self, node: Node) -> Result<(), PositionsError> {
         if self.buf.len() == self.capacity {
             let kept = sort_and_fold(&mut self.buf);
             self.buf.truncate(kept);
@@ -172,7 +171,7 @@ impl Collector {
 
     /// Adds every position of game number `g` up to `max_ply`, each counted once with
     /// the game's result for the side to move.
-    pub(crate) fn add_game(&mut self, g: usize, game: &GameLine, max_ply: u32) -> Result<(), PlanError> {
+    pub(crate) fn add_game(&mut self, g: usize, game: &GameLine, max_ply: u32) -> Result<(), PositionsError> {
         let mut pos = Position::START;
         let black = game.black_score.map(i32::from);
         for ply in 0..=max_ply as usize {
@@ -199,8 +198,8 @@ impl Collector {
     pub(crate) fn finish(
         self,
         min_games: u32,
-        sink: &mut dyn FnMut(&Node) -> Result<(), PlanError>,
-    ) -> Result<Collected, PlanError> {
+        sink: &mut dyn FnMut(&Node) -> Result<(), PositionsError>,
+    ) -> Result<Collected, PositionsError> {
         let Collector { mut buf, mut runs, .. } = self;
         let kept = sort_and_fold(&mut buf);
         buf.truncate(kept);
@@ -221,7 +220,7 @@ impl Collector {
                 let file = File::open(p).map_err(io(p))?;
                 Ok(RunReader { path: p.clone(), reader: BufReader::with_capacity(1 << 20, file), read: 0 })
             })
-            .collect::<Result<Vec<_>, PlanError>>()?;
+            .collect::<Result<Vec<_>, PositionsError>>()?;
         let mut heap = BinaryHeap::new();
         for (i, r) in readers.iter_mut().enumerate() {
             if let Some(e) = r.next()? {
@@ -275,11 +274,11 @@ struct Output<'s> {
     min_games: u32,
     last: Option<Node>,
     positions: u64,
-    sink: &'s mut dyn FnMut(&Node) -> Result<(), PlanError>,
+    sink: &'s mut dyn FnMut(&Node) -> Result<(), PositionsError>,
 }
 
 impl Output<'_> {
-    fn push(&mut self, e: Node) -> Result<(), PlanError> {
+    fn push(&mut self, e: Node) -> Result<(), PositionsError> {
         if e.games < self.min_games {
             return Ok(());
         }
@@ -292,12 +291,12 @@ impl Output<'_> {
         Ok(())
     }
 
-    fn emit(&mut self, e: Node) -> Result<(), PlanError> {
+    fn emit(&mut self, e: Node) -> Result<(), PositionsError> {
         self.positions += 1;
         (self.sink)(&e)
     }
 
-    fn finish(mut self) -> Result<u64, PlanError> {
+    fn finish(mut self) -> Result<u64, PositionsError> {
         if let Some(last) = self.last.take() {
             self.emit(last)?;
         }
