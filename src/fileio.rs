@@ -152,12 +152,19 @@ pub(crate) struct AtomicFile {
     file: Option<std::io::BufWriter<File>>,
 }
 
+/// A hidden work file of this process beside `path` (`.NAME.PID.KIND` in its
+/// directory): on the same file system, so that a rename puts it in place, and named
+/// by the process, so that two runs never share one.
+pub(crate) fn work_path(path: &Path, kind: &str) -> PathBuf {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    dir.join(format!(".{name}.{}.{kind}", std::process::id()))
+}
+
 impl AtomicFile {
     /// Starts writing what will become `path`.
     pub(crate) fn create(path: &Path) -> std::io::Result<AtomicFile> {
-        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
+        let tmp = work_path(path, "tmp");
         let file = std::io::BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
         Ok(AtomicFile { path: path.to_path_buf(), tmp, file: Some(file) })
     }

@@ -262,7 +262,7 @@ impl Builder {
                         chunk
                             .par_chunks(64)
                             .map(|nodes| {
-                                let reusable = |n: &Node| !done.contains_key(&n.key) && reuse.leaf(n).is_some();
+                                let reusable = |n: &Node| !done.contains_key(&n.key) && reuse.reusable(n);
                                 nodes.iter().enumerate().fold(0u64, |w, (b, n)| w | u64::from(reusable(n)) << b)
                             })
                             .collect()
@@ -321,8 +321,9 @@ impl Builder {
                 let leaf = if let Some(leaf) = done.get(&n.key) {
                     *leaf
                 } else if taken(index + j) {
+                    // Found reusable by the first pass: only the record is read again.
                     let (reuse, _) = reuse.as_ref().expect("taken leaves come from a book");
-                    reuse.leaf(n).expect("a leaf found reusable in the first pass")
+                    reuse.kept_leaf(n.key).expect("a leaf found reusable in the first pass")
                 } else {
                     // Nothing stops the loop, so every job has its leaf, in job order.
                     found.next().expect("a leaf for every job").1
@@ -462,15 +463,16 @@ impl<'b, D: AsRef<[u8]>> Reuse<'b, D> {
         Reuse { book, reachable, changed }
     }
 
-    /// The earlier book's leaf of `n`, if it can be kept: `n` is a reachable position
+    /// Whether the earlier book's leaf of `n` can be kept: `n` is a reachable position
     /// of that book and its moves into it are its moves into the new one.
-    fn leaf(&self, n: &Node) -> Option<Leaf> {
-        let (i, record) = self.book.find(n.key)?;
-        if self.reachable[i / 64] >> (i % 64) & 1 == 0 {
-            return None;
-        }
-        let unchanged = n.board.successors().all(|(_, child)| !self.changed.contains(&child.canonical_key()));
-        unchanged.then(|| Leaf::from_record(&record))
+    fn reusable(&self, n: &Node) -> bool {
+        let reachable = self.book.find(n.key).is_some_and(|(i, _)| self.reachable[i / 64] >> (i % 64) & 1 == 1);
+        reachable && n.board.successors().all(|(_, child)| !self.changed.contains(&child.canonical_key()))
+    }
+
+    /// The earlier book's leaf of the position `key`.
+    fn kept_leaf(&self, key: u64) -> Option<Leaf> {
+        self.book.get(key).map(|r| Leaf::from_record(&r))
     }
 }
 
@@ -479,9 +481,7 @@ struct Spool(PathBuf);
 
 impl Spool {
     fn beside(output: &Path) -> Spool {
-        let dir = output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        Spool(dir.join(format!(".{name}.{}.positions", std::process::id())))
+        Spool(crate::fileio::work_path(output, "positions"))
     }
 }
 

@@ -86,9 +86,7 @@ impl<'k> BookFile<'k> {
     }
 
     fn with_keys(path: &Path, params: BuildParams, keys: Keys<'k>) -> Result<BookFile<'k>, StreamError> {
-        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let spool_path = dir.join(format!(".{name}.{}.spool", std::process::id()));
+        let spool_path = crate::fileio::work_path(path, "spool");
         let file = File::create(&spool_path).map_err(io(&spool_path))?;
         Ok(BookFile {
             path: path.to_path_buf(),
