@@ -94,6 +94,7 @@ pub mod board;
 pub mod book;
 #[cfg(feature = "cli")]
 pub mod cli;
+pub mod dataset;
 pub mod engine;
 pub mod eval;
 #[cfg(feature = "explorer")]
@@ -107,6 +108,7 @@ pub mod openings;
 pub mod perft;
 pub mod position;
 mod results;
+mod rng;
 pub mod search;
 pub mod setting;
 pub mod square;

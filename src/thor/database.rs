@@ -132,6 +132,13 @@ impl ThorGame {
         out
     }
 
+    /// Replays the game, calling `visit(position, move)` for every position it passes
+    /// through with the move played from it (`None` for the last position).
+    pub(crate) fn visit_positions(&self, visit: impl FnMut(&Position, Option<Move>)) {
+        // Already validated at load, so replay cannot fail here.
+        let _ = replay_with(&self.raw, visit);
+    }
+
     /// The stored moves (no passes) as `f5d6c3…`: read off the move bytes, which
     /// hold no passes, without a replay.
     pub fn transcript(&self) -> String {

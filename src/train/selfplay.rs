@@ -14,6 +14,7 @@ use super::dataset::TrainGame;
 use super::{Progress, ProgressFn, Stage};
 use crate::board::{Board, Squares};
 use crate::eval::IncrementalEvaluator;
+use crate::rng::Draws;
 use crate::search::{Limits, Search, TableError, TranspositionTable};
 use crate::setting::{check, OutOfRange, Setting};
 use crate::square::{Move, Square};
@@ -56,27 +57,6 @@ impl SelfPlayConfig {
             return Err(OutOfRange::new(Setting::SelfPlayRandomness, self.randomness, "in 0..=1"));
         }
         Ok(())
-    }
-}
-
-/// splitmix64: a seedable generator for the draws.
-struct Draws(u64);
-
-impl Draws {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 
@@ -127,7 +107,7 @@ fn play_one<E: IncrementalEvaluator>(
     index: u64,
     tt: &mut TranspositionTable,
 ) -> Vec<Board> {
-    let mut draws = Draws(config.seed ^ index.wrapping_mul(0xD6E8_FEB8_6659_FD93));
+    let mut draws = Draws::for_game(config.seed, index);
     let opening = &openings[draws.below(openings.len() as u64) as usize];
     let (lo, hi) = config.leave_at;
     let leave = lo + draws.below(u64::from(hi - lo + 1)) as u32;
