@@ -147,36 +147,34 @@ impl GamePositions {
             game: &mut out.game,
         };
         let windows: Vec<PositionRows> = task_rows.iter().map(|&n| rest.split_off_front(n)).collect();
-        windows.into_par_iter().zip(games.par_chunks(GAMES_PER_TASK)).enumerate().for_each(
-            |(task, (mut rows, chunk))| {
-                let mut r = 0;
-                for (i, g) in chunk.iter().enumerate() {
-                    let index = (task * GAMES_PER_TASK + i) as u32;
-                    let final_black = g.black_discs().map(black_difference);
-                    let theoretical_black = g.theoretical_discs().map(black_difference);
-                    let mut ply = 0u8;
-                    g.visit_positions(|pos, mv| {
-                        let Some(mv) = mv else { return };
-                        let sign = if pos.side == Color::White { -1 } else { 1 };
-                        rows.player[r] = pos.board.player;
-                        rows.opponent[r] = pos.board.opponent;
-                        rows.white_to_move[r] = pos.side == Color::White;
-                        rows.ply[r] = ply;
-                        rows.empties[r] = pos.board.empty_count() as u8;
-                        rows.played[r] = move_code(mv);
-                        rows.legal[r] = pos.board.legal_moves();
-                        rows.final_score[r] = final_black.map_or(0, |d| sign * d);
-                        rows.final_known[r] = final_black.is_some();
-                        rows.theoretical_score[r] = theoretical_black.map_or(0, |d| sign * d);
-                        rows.theoretical_known[r] = theoretical_black.is_some();
-                        rows.game[r] = index;
-                        r += 1;
-                        ply += 1;
-                    });
-                }
-                debug_assert_eq!(r, rows.game.len(), "a game's rows are its moves and passes");
-            },
-        );
+        windows.into_par_iter().zip(games.par_chunks(GAMES_PER_TASK)).enumerate().for_each(|(task, (rows, chunk))| {
+            let mut r = 0;
+            for (i, g) in chunk.iter().enumerate() {
+                let index = (task * GAMES_PER_TASK + i) as u32;
+                let final_black = g.black_discs().map(black_difference);
+                let theoretical_black = g.theoretical_discs().map(black_difference);
+                let mut ply = 0u8;
+                g.visit_positions(|pos, mv| {
+                    let Some(mv) = mv else { return };
+                    let sign = if pos.side == Color::White { -1 } else { 1 };
+                    rows.player[r] = pos.board.player;
+                    rows.opponent[r] = pos.board.opponent;
+                    rows.white_to_move[r] = pos.side == Color::White;
+                    rows.ply[r] = ply;
+                    rows.empties[r] = pos.board.empty_count() as u8;
+                    rows.played[r] = move_code(mv);
+                    rows.legal[r] = pos.board.legal_moves();
+                    rows.final_score[r] = final_black.map_or(0, |d| sign * d);
+                    rows.final_known[r] = final_black.is_some();
+                    rows.theoretical_score[r] = theoretical_black.map_or(0, |d| sign * d);
+                    rows.theoretical_known[r] = theoretical_black.is_some();
+                    rows.game[r] = index;
+                    r += 1;
+                    ply += 1;
+                });
+            }
+            debug_assert_eq!(r, rows.game.len(), "a game's rows are its moves and passes");
+        });
         out
     }
 

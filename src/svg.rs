@@ -156,3 +156,11 @@ pub(crate) fn escape(text: &str) -> String {
     }
     out
 }
+
+impl Position {
+    /// The board as an SVG drawing (the explorer's and `board --svg`'s), the legal
+    /// moves marked and `last_move` ringed: what a notebook or a web page shows.
+    pub fn to_svg(&self, last_move: Option<Move>) -> String {
+        Diagram::with_legal_moves(*self, last_move).to_svg()
+    }
+}

@@ -1,5 +1,217 @@
-"""thorbook: Othello positions, WTHOR archives, datasets, books and an engine, at Rust speed."""
+"""thorbook: Othello (Reversi) positions, WTHOR/GGF archives, datasets for learning,
+opening books and an engine, at Rust speed.
 
-from thorbook._thorbook import Position, move_to_index
+Squares are numbered a1 = 0, b1 = 1, …, h8 = 63 (``row * 8 + column``); moves are
+``"f5"`` strings or those indices, 64 a pass. Scores are disc differences.
+"""
 
-__all__ = ["Position", "move_to_index"]
+import csv
+import io
+import os
+import tempfile
+from typing import Any, Dict, Iterator, Optional, Union
+
+import numpy as np
+
+from thorbook._errors import (
+    ArchiveError,
+    BookFileError,
+    Error,
+    FileError,
+    IllegalMoveError,
+    SettingError,
+)
+from thorbook._thorbook import (
+    Book,
+    Engine,
+    Game,
+    Games,
+    Position,
+    index_to_move,
+    label_book,
+    label_exact,
+    label_search,
+    move_to_index,
+    planes,
+    random_games,
+    read_games,
+)
+
+__all__ = [
+    "ArchiveError",
+    "Book",
+    "BookFileError",
+    "Engine",
+    "Error",
+    "FileError",
+    "Game",
+    "Games",
+    "IllegalMoveError",
+    "PAD",
+    "PASS",
+    "Position",
+    "SettingError",
+    "export",
+    "index_to_move",
+    "label_book",
+    "label_exact",
+    "label_search",
+    "move_to_index",
+    "planes",
+    "random_game_batches",
+    "random_games",
+    "read_games",
+    "unpack_masks",
+    "write_random_games",
+]
+
+#: The move code of a pass (``move`` columns).
+PASS = 64
+#: The token after a synthetic game's end.
+PAD = 65
+
+_CSV_COLUMNS = [
+    "year",
+    "tournament",
+    "black",
+    "white",
+    "black_score",
+    "theoretical_score",
+    "theoretical_depth",
+    "outcome",
+    "moves",
+]
+
+
+def _atomic_write(path: Union[str, "os.PathLike[str]"], data: bytes) -> None:
+    """Writes ``data`` to ``path`` through a synced temporary file beside it and a
+    rename: a reader sees the old file or the new one, never a part."""
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:
+        dfd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+def export(games: Games, path: Union[str, "os.PathLike[str]"], format: str = "transcript") -> None:
+    """Writes ``games`` to ``path`` atomically, as ``thorbook thor export`` does:
+    ``"transcript"``, ``"csv"``, ``"jsonl"``, ``"ggf"``, or ``"wtb"`` (a WTHOR
+    file, ``STEM_YEAR.wtb`` per year when the games span several, with ``STEM.JOU``
+    and ``STEM.TRN`` beside)."""
+    path = os.fspath(path)
+    if format == "csv":
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(_CSV_COLUMNS)
+        table = games.table()
+        for row in zip(*(table[c] for c in _CSV_COLUMNS)):
+            writer.writerow(["" if v is None else v for v in row])
+        _atomic_write(path, buf.getvalue().encode())
+    elif format == "wtb":
+        files = games.to_wthor()
+        stem, ext = os.path.splitext(os.path.basename(path))
+        ext = ext[1:] or "wtb"
+        directory = os.path.dirname(path)
+        game_files = [f for f in files if f[0] == "games"]
+        years = {f[1] for f in game_files}
+        for kind, year, depth, data in files:
+            if kind == "games":
+                if len(game_files) == 1:
+                    out = path
+                elif len(years) == len(game_files):
+                    out = os.path.join(directory, f"{stem}_{year}.{ext}")
+                else:
+                    out = os.path.join(directory, f"{stem}_{year}_p{depth}.{ext}")
+            else:
+                out = os.path.join(directory, f"{stem}.{'JOU' if kind == 'players' else 'TRN'}")
+            _atomic_write(out, data)
+    else:
+        _atomic_write(path, games.to_text(format).encode())
+
+
+
+def unpack_masks(masks: np.ndarray) -> np.ndarray:
+    """64-bit square masks (any shape) as booleans with a last axis of 64 squares,
+    a1 first."""
+    masks = np.asarray(masks, dtype=np.uint64)
+    bits = (masks[..., None] >> np.arange(64, dtype=np.uint64)) & np.uint64(1)
+    return bits.astype(bool)
+
+
+def random_game_batches(
+    n: int,
+    batch_size: int = 100_000,
+    *,
+    seed: int = 0,
+    boards: Optional[str] = None,
+    legal: bool = False,
+) -> Iterator[Dict[str, np.ndarray]]:
+    """``random_games(n, seed=seed, …)`` in batches of ``batch_size`` games: the
+    batches concatenate to the same set, whatever their size."""
+    if batch_size < 1:
+        raise SettingError("batch_size is at least 1")
+    first = 0
+    while first < n:
+        count = min(batch_size, n - first)
+        yield random_games(count, seed=seed, first=first, boards=boards, legal=legal)
+        first += count
+
+
+def write_random_games(
+    directory: Union[str, "os.PathLike[str]"],
+    n: int,
+    *,
+    seed: int = 0,
+    boards: Optional[str] = None,
+    legal: bool = False,
+    batch_size: int = 100_000,
+    progress: Any = None,
+) -> Dict[str, str]:
+    """Writes ``n`` random games to ``.npy`` files in ``directory`` (``tokens.npy``,
+    ``lengths.npy``, ``final_score.npy``, and ``boards.npy``/``legal.npy`` when asked
+    for), batch by batch through memory maps, for sets larger than memory. Each file
+    is written under a temporary name and renamed when complete. ``progress(done,
+    total)`` is called after each batch. Returns the paths."""
+    directory = os.fspath(directory)
+    os.makedirs(directory, exist_ok=True)
+    shapes = {"tokens": ((n, 60), np.uint8), "lengths": ((n,), np.uint8), "final_score": ((n,), np.int8)}
+    if boards is not None:
+        shapes["boards"] = ((n, 60, 64), np.uint8)
+    if legal:
+        shapes["legal"] = ((n, 60), np.uint64)
+    maps = {}
+    paths = {}
+    for name, (shape, dtype) in shapes.items():
+        paths[name] = os.path.join(directory, f"{name}.npy")
+        maps[name] = np.lib.format.open_memmap(paths[name] + ".part", mode="w+", dtype=dtype, shape=shape)
+    first = 0
+    for batch in random_game_batches(n, batch_size, seed=seed, boards=boards, legal=legal):
+        count = len(batch["lengths"])
+        for name, array in batch.items():
+            maps[name][first : first + count] = array
+        first += count
+        if progress is not None:
+            progress(first, n)
+    for name, m in maps.items():
+        m.flush()
+        del m
+        os.replace(paths[name] + ".part", paths[name])
+    return paths

@@ -233,7 +233,7 @@ pub struct Reach {
 }
 
 /// Loaded, validated, indexed WTHOR data.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct ThorDatabase {
     // Read through accessors: the position index refers to games by their place, so
     // only `retain`, which rebuilds it, may change which games there are.

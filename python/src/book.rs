@@ -1,0 +1,179 @@
+//! `Book`: an opening book, memory-mapped; its queries, and building one from games.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use numpy::{IntoPyArray, PyReadonlyArray1};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use thorbook::book::{self as rsbook, BookSource, BuildConfig, BuildEvent, Builder, GameLine};
+use thorbook::fileio::Bytes;
+use thorbook::search::{Level, Settings};
+
+use crate::errors;
+use crate::games::Games;
+use crate::position::{move_name, position_arg};
+use crate::run::{interruptible, Progress};
+
+/// An opening book: ``Book.open(path)`` maps a file (O(1), the pages read on
+/// demand), ``Book.bundled()`` is the book shipped with thorbook.
+#[pyclass(frozen, module = "thorbook")]
+pub(crate) struct Book {
+    pub(crate) inner: Arc<rsbook::Book<Bytes>>,
+    /// Where it came from (the engine opens its own mapping of it).
+    pub(crate) source: BookSource,
+}
+
+fn open(source: BookSource) -> PyResult<Book> {
+    let name = source.to_string();
+    match source.open() {
+        Ok(Some(book)) => Ok(Book { inner: Arc::new(book), source }),
+        Ok(None) => Err(errors::setting("no book")),
+        Err(e) => Err(errors::open(&name, &e)),
+    }
+}
+
+#[pymethods]
+impl Book {
+    /// Opens a book file (``BookFileError`` naming the damage when the header is
+    /// damaged or of another version; records are checked as they are read).
+    #[staticmethod]
+    fn open(path: PathBuf) -> PyResult<Book> {
+        open(BookSource::File(path))
+    }
+
+    /// The book bundled with thorbook.
+    #[staticmethod]
+    fn bundled() -> PyResult<Book> {
+        open(BookSource::Bundled)
+    }
+
+    /// Checks every record's checksum and the key order (``BookFileError`` at the
+    /// first damage).
+    fn verify(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| self.inner.verify()).map_err(|e| errors::book(&self.source.to_string(), &e))
+    }
+
+    /// Positions in the book.
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+
+    fn __contains__(&self, position: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(self.inner.probe(&position_arg(Some(position))?.board).is_some())
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<Book {}: {} positions>", self.source, self.inner.len())
+    }
+
+    /// The book value of a position (discs for the side to move), or ``None`` when
+    /// it is not a book position. Symmetric images count.
+    fn probe(&self, position: &Bound<'_, PyAny>) -> PyResult<Option<i32>> {
+        Ok(self.inner.probe(&position_arg(Some(position))?.board).map(|hit| hit.value()))
+    }
+
+    /// Book values of many positions given as bitboard columns: a dict of ``value``
+    /// (``int16``) and ``known`` (``bool``).
+    fn probe_many<'py>(
+        &self,
+        py: Python<'py>,
+        player: PyReadonlyArray1<'py, u64>,
+        opponent: PyReadonlyArray1<'py, u64>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let boards = crate::data::boards_of(&player, &opponent)?;
+        let values: Vec<Option<i32>> =
+            py.detach(|| boards.iter().map(|b| self.inner.probe(b).map(|h| h.value())).collect());
+        let out = PyDict::new(py);
+        out.set_item("value", values.iter().map(|v| v.unwrap_or(0) as i16).collect::<Vec<_>>().into_pyarray(py))?;
+        out.set_item("known", values.iter().map(Option::is_some).collect::<Vec<_>>().into_pyarray(py))?;
+        Ok(out)
+    }
+
+    /// What the book says of a position, as ``book query --json`` prints it: its value,
+    /// games, and every move with its score, games, win rate and trust grade.
+    #[pyo3(signature = (position = None))]
+    fn query<'py>(&self, py: Python<'py>, position: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let pos = position_arg(position)?;
+        let query = py.detach(|| rsbook::query(&self.inner, &pos));
+        let value = errors::to_python(py, &query)?;
+        value.set_item("opening", crate::position::opening_name(position, &pos))?;
+        Ok(value)
+    }
+
+    /// The book's moves of a position (``query(position)["moves"]``), best first.
+    #[pyo3(signature = (position = None))]
+    fn moves<'py>(&self, py: Python<'py>, position: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let pos = position_arg(position)?;
+        let moves = py.detach(|| rsbook::book_moves(&self.inner, &pos));
+        errors::to_python(py, &moves)
+    }
+
+    /// The principal line through the book from a position: its best move at each
+    /// book position, ending with the leaf move.
+    #[pyo3(signature = (position = None, max_len = 60))]
+    fn line(&self, position: Option<&Bound<'_, PyAny>>, max_len: usize) -> PyResult<Vec<String>> {
+        let pos = position_arg(position)?;
+        Ok(rsbook::book_line(&self.inner, &pos, max_len).into_iter().map(move_name).collect())
+    }
+
+    /// How the book was built: ply limit, minimum games, leaf depth, exact threshold,
+    /// selectivity, back-up rule, evaluation digest.
+    #[getter]
+    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let p = self.inner.params();
+        let d = PyDict::new(py);
+        d.set_item("max_ply", p.max_ply)?;
+        d.set_item("min_games", p.min_games)?;
+        d.set_item("depth", p.depth)?;
+        d.set_item("exact_at", p.exact_at)?;
+        d.set_item("selectivity_tenths", p.selectivity_tenths)?;
+        d.set_item("back_up", p.back_up.to_string())?;
+        d.set_item("eval_digest", p.eval_digest)?;
+        Ok(d.into_any())
+    }
+
+    /// Builds a book of ``games`` (a ``Games``) into ``path``: the positions reached by
+    /// at least ``min_games`` games up to ``max_ply``, each leaf searched at ``level``
+    /// on all cores, the values backed up by negamax. ``progress(done, total)`` is
+    /// called as leaves are scored (a ``tqdm``'s ``update`` fits through a lambda).
+    /// The build checkpoints beside ``path``; ``resume=True`` continues an interrupted
+    /// one. Returns the new book.
+    #[staticmethod]
+    #[pyo3(signature = (games, path, *, level = 8, max_ply = 20, min_games = 2, resume = false, progress = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn build(
+        py: Python<'_>,
+        games: &Games,
+        path: PathBuf,
+        level: u8,
+        max_ply: u32,
+        min_games: u32,
+        resume: bool,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<Book> {
+        let level = Level::new(level).map_err(errors::setting)?;
+        let mut config = BuildConfig::default();
+        config.max_ply = max_ply;
+        config.min_games = min_games;
+        config.search = Settings::at_level(level);
+        let lines: Vec<GameLine> = games.games().iter().map(GameLine::from).collect();
+        let builder = Builder::new(config, &path).resume(resume);
+        let stop = AtomicBool::new(false);
+        let report = Progress::new(progress, &stop);
+        let (result, signal) = interruptible(py, &stop, || {
+            builder.run(&lines, &|event| {
+                if let BuildEvent::Scored { done, total } = event {
+                    report.report(done, total);
+                }
+            })
+        });
+        if let Some(e) = signal.or_else(|| report.take_error()) {
+            return Err(e);
+        }
+        result.map_err(|e| errors::setting(e))?;
+        open(BookSource::File(path))
+    }
+}

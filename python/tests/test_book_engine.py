@@ -1,0 +1,107 @@
+import json
+import os
+import signal
+import threading
+
+import pytest
+
+import thorbook as tb
+
+
+@pytest.mark.parametrize("moves", ["", "f5", "f5d6", "f5f6e6f4", "f5d6c3d3c4", "c4c3"])
+def test_book_queries_equal_the_cli(cli, moves):
+    book = tb.Book.bundled()
+    args = ["book", "query", "--json"] + (["--moves", moves] if moves else [])
+    assert book.query(moves) == json.loads(cli(*args))
+
+
+def test_book_line_and_moves():
+    book = tb.Book.bundled()
+    assert len(book) > 10_000
+    line = book.line()
+    assert len(line) > 5
+    pos = tb.Position()
+    for mv in line[:-1]:
+        assert pos in book
+        pos = pos.play(mv)
+    moves = book.moves("f5")
+    assert moves[0]["score"] == -book.probe(tb.Position("f5").play(moves[0]["move"]))
+    probes = book.probe_many(*[__import__("numpy").array([x], dtype="uint64") for x in (tb.Position().player, tb.Position().opponent)])
+    assert bool(probes["known"][0]) and int(probes["value"][0]) == book.probe(tb.Position())
+
+
+def test_a_damaged_book_names_the_file(tmp_path):
+    path = tmp_path / "bad.tbk"
+    path.write_bytes(b"not a book at all, only some bytes" * 4)
+    with pytest.raises(tb.BookFileError) as caught:
+        tb.Book.open(path)
+    assert caught.value.filename and str(path) in str(caught.value) or "bad.tbk" in str(caught.value)
+    assert isinstance(caught.value, OSError)
+    with pytest.raises(tb.FileError):
+        tb.Book.open(tmp_path / "absent.tbk")
+
+
+def test_building_a_book_reports_progress(tmp_path):
+    games = tb.read_games().filter(years=2015)
+    seen = []
+    book = tb.Book.build(games, tmp_path / "b.tbk", level=2, max_ply=8, min_games=3, progress=lambda d, t: seen.append((d, t)))
+    assert len(book) > 100 and seen and seen[-1][0] == seen[-1][1]
+    assert tb.Position() in book
+    book.verify()
+
+
+@pytest.mark.shared
+def test_solve_equals_the_ffo_scores(shared):
+    engine = tb.Engine(level=10, book=None, hash_mib=64)
+    lines = (shared / "ffo" / "fforum-1-19.obf").read_text().splitlines()
+    assert len(lines) == 19
+    for number, line in enumerate(lines, 1):
+        board, best = line.split(";")[0], line.split(";")[1]
+        want = int(best.split(":")[1])
+        got = engine.solve(tb.Position.from_board_text(board))
+        assert got["exact"] and got["score"] == want, f"FFO #{number}"
+
+
+def test_engine_moves_are_legal_and_limits_hold():
+    engine = tb.Engine(level=6, book=None)
+    pos = tb.Position("f5d6c3d3c4")
+    m = engine.best_move(pos)
+    assert m["move"] in pos.legal_moves() and m["source"] == "search"
+    assert engine.search(pos, depth=3)["depth"] == 3
+    scores = engine.analyze(pos, depth=4)
+    assert sorted(mv for mv, _ in scores) == sorted(pos.legal_moves())
+    assert scores == sorted(scores, key=lambda s: -s[1])
+    booked = tb.Engine(level=6)
+    assert booked.best_move(tb.Position())["source"] == "book"
+    assert isinstance(engine.evaluate(pos), float)
+    with pytest.raises(tb.SettingError):
+        tb.Engine(level=0)
+    with pytest.raises(tb.SettingError):
+        engine.best_move(tb.Position.from_board_text("X" * 64 + " X"))
+
+
+def test_ctrl_c_stops_a_search_with_what_it_found():
+    engine = tb.Engine(level=14, book=None)
+    pos = tb.Position("f5d6c3d3c4f4f6f3e6e7")
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        # Depth 40 from 50 empties: hours, unless stopped.
+        result = engine.search(pos, depth=40)
+    finally:
+        timer.cancel()
+    assert result["interrupted"] and result["move"] in pos.legal_moves()
+    # The engine searches again afterwards.
+    assert not engine.search(pos, depth=2)["interrupted"]
+
+
+def test_ctrl_c_stops_labelling():
+    rows = tb.read_games()[:300].positions()
+    mid = rows["empties"] == 26
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            tb.label_exact(rows["player"][mid], rows["opponent"][mid], max_empties=30)
+    finally:
+        timer.cancel()

@@ -1,0 +1,154 @@
+import json
+import os
+
+import numpy as np
+import pytest
+
+import thorbook as tb
+
+
+@pytest.fixture(scope="module")
+def games():
+    return tb.read_games()
+
+
+def test_bundled_games_equal_the_cli_export(games, cli):
+    lines = cli("thor", "export", "--format", "jsonl").splitlines()
+    assert len(lines) == len(games) == 6139
+    for game, line in zip(games, lines):
+        want = json.loads(line)
+        assert game.transcript == want["moves"]
+        assert "".join(game.moves) == want["moves"]
+        assert (game.black, game.white, game.tournament) == (want["black"], want["white"], want["tournament"])
+        assert (game.year, game.black_score) == (want["year"], want["black_score"])
+        assert (game.theoretical_score, game.theoretical_depth) == (want["theoretical_score"], want["theoretical_depth"])
+        assert game.outcome == want["outcome"]
+        assert game.file == want["file"] and game.record == want["record"]
+
+
+@pytest.mark.parametrize("fmt", ["transcript", "jsonl", "ggf", "csv"])
+def test_export_writes_what_the_cli_writes(games, cli, tmp_path, fmt):
+    chosen = games.filter(years=2014)
+    ours = tmp_path / f"ours.{fmt}"
+    chosen.export(ours, fmt)
+    theirs = cli("thor", "export", "--years", "2014", "--format", fmt)
+    assert ours.read_text() == theirs
+
+
+def test_wthor_export_reads_back_the_same_games(games, tmp_path):
+    chosen = games.filter(player="tastet")
+    path = tmp_path / "tastet.wtb"
+    tb.export(chosen, path, "wtb")
+    assert sorted(os.listdir(tmp_path)) == ["tastet.JOU", "tastet.TRN", "tastet_2013.wtb", "tastet_2014.wtb", "tastet_2015.wtb"]
+    back = tb.read_games(tmp_path)
+    assert [g.transcript for g in back] == [g.transcript for g in chosen]
+    assert [(g.black, g.white) for g in back] == [(g.black, g.white) for g in chosen]
+
+
+def test_filters_and_stats_match_the_cli(games, cli):
+    chosen = games.filter(player="tastet", color="black", years=(2013, 2014))
+    assert len(chosen) > 0
+    assert all("Tastet" in g.black and g.year in (2013, 2014) for g in chosen)
+    theirs = cli("thor", "games", "--player", "tastet", "--as", "black", "--years", "2013..2014", "--limit", "0", "--format", "transcript")
+    assert len(theirs.splitlines()) == len(chosen)
+    ours = games.stats("f5d6c3")
+    want = json.loads(cli("thor", "stats", "--moves", "f5d6c3", "--json"))
+    assert ours == want
+    assert games.filter(position="f5f6")[:5].stats()["games"] == 5
+
+
+def test_table_is_a_dict_of_columns(games):
+    table = games[:100].table()
+    assert set(table) >= {"year", "black", "white", "black_score", "moves"}
+    assert all(len(column) == 100 for column in table.values())
+
+
+def replay(moves):
+    """A plain-Python replay: rows of (player, opponent, white, move, legal)."""
+    dirs = [(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1)]
+    board = [0] * 64  # 1 black, 2 white
+    board[27] = board[36] = 2
+    board[28] = board[35] = 1
+
+    def flips(colour, sq):
+        if board[sq]:
+            return []
+        r0, c0 = divmod(sq, 8)
+        out = []
+        for dr, dc in dirs:
+            r, c, line = r0 + dr, c0 + dc, []
+            while 0 <= r < 8 and 0 <= c < 8 and board[r * 8 + c] == 3 - colour:
+                line.append(r * 8 + c)
+                r, c = r + dr, c + dc
+            if line and 0 <= r < 8 and 0 <= c < 8 and board[r * 8 + c] == colour:
+                out += line
+        return out
+
+    def mask(colour):
+        return sum(1 << s for s in range(64) if board[s] == colour)
+
+    def legal(colour):
+        return sum(1 << s for s in range(64) if flips(colour, s))
+
+    rows, colour = [], 1
+    for mv in moves:
+        sq = tb.move_to_index(mv)
+        if legal(colour) == 0:
+            rows.append((mask(colour), mask(3 - colour), colour == 2, 64, 0))
+            colour = 3 - colour
+        rows.append((mask(colour), mask(3 - colour), colour == 2, sq, legal(colour)))
+        for s in flips(colour, sq) + [sq]:
+            board[s] = colour
+        colour = 3 - colour
+    return rows
+
+
+def test_position_rows_match_a_plain_python_replay(games):
+    data = games.positions(planes=3)
+    n = len(data["player"])
+    assert all(len(v) == n for v in data.values())
+    assert data["player"].dtype == np.uint64 and data["planes"].shape == (n, 3, 8, 8)
+    starts = np.searchsorted(data["game"], np.arange(len(games)))
+    rng = np.random.default_rng(5)
+    for gi in rng.choice(len(games), 40, replace=False):
+        game = games[int(gi)]
+        rows = replay(game.moves)
+        r0 = starts[gi]
+        for k, (p, o, white, mv, legal) in enumerate(rows):
+            r = r0 + k
+            assert (int(data["player"][r]), int(data["opponent"][r])) == (p, o)
+            assert bool(data["white_to_move"][r]) == white and int(data["move"][r]) == mv
+            if mv != 64:
+                assert int(data["legal"][r]) == legal
+            assert int(data["ply"][r]) == k and int(data["empties"][r]) == 64 - bin(p | o).count("1")
+            sign = -1 if white else 1
+            assert int(data["final_score"][r]) == sign * (2 * game.black_score - 64)
+            assert int(data["theoretical_score"][r]) == sign * (2 * game.theoretical_score - 64)
+            plane = data["planes"][r]
+            assert int(plane[0].reshape(64) @ (1 << np.arange(64, dtype=np.uint64))) == p
+        assert r0 + len(rows) == (starts[gi + 1] if gi + 1 < len(games) else n)
+
+
+def test_a_damaged_archive_names_its_file_record_and_byte(tmp_path):
+    games = tb.read_games().filter(years=2015)[:3]
+    path = tmp_path / "three.wtb"
+    tb.export(games, path, "wtb")
+    raw = bytearray(path.read_bytes())
+    # Record 1's third move (header 16 bytes, records 68: 8 of ids and scores, then
+    # 60 moves) becomes a square off the board.
+    byte = 16 + 68 + 8 + 2
+    raw[byte] = 99
+    path.write_bytes(bytes(raw))
+    (tmp_path / "three.JOU").unlink()
+    (tmp_path / "three.TRN").unlink()
+    with pytest.raises(tb.ArchiveError) as caught:
+        tb.read_games(path, strict=True)
+    e = caught.value
+    assert isinstance(e, OSError) and isinstance(e, tb.Error)
+    assert e.filename == str(path) and e.record == 1 and e.ply == 3 and e.byte == byte
+    assert str(path) in str(e)
+    lenient = tb.read_games(path)
+    assert len(lenient) == 2 and lenient.anomalies[0]["record"] == 1
+    with pytest.raises(tb.FileError) as missing:
+        tb.read_games(tmp_path / "absent.wtb")
+    assert missing.value.errno == 2
