@@ -258,6 +258,94 @@ struct GameRows<'a> {
 /// Games `first..first + count` of the stream of random games under `seed`. Game `i`
 /// depends only on `seed` and `i`, so batches of any size concatenate to the same set.
 pub fn random_games(seed: u64, first: u64, count: usize, boards: Option<BoardEncoding>, legal: bool) -> RandomGames {
+    play_games(seed, first, count, boards, legal, || (), |_, draws, _, moves, _| Some(random_square(draws, moves)))
+}
+
+/// Games `first..first + count` of self-play at `level` (the bundled evaluation, one
+/// thread per game, every core busy), in the form of [`random_games`]: the first
+/// `random_plies` moves are drawn uniformly under `seed` so that games differ, the
+/// rest are the search's best. Each game starts from an empty table, so game `i`
+/// depends only on `seed`, `i`, the level and `random_plies`.
+#[allow(clippy::too_many_arguments)]
+pub fn self_play_games(
+    seed: u64,
+    first: u64,
+    count: usize,
+    level: Level,
+    random_plies: u32,
+    boards: Option<BoardEncoding>,
+    legal: bool,
+    stop: &AtomicBool,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<RandomGames, LabelError> {
+    let strength = Settings::at_level(level).effective_strength()?;
+    let eval = PatternEval::bundled();
+    let done = AtomicU64::new(0);
+    let failure = std::sync::Mutex::new(None::<LabelError>);
+    let games = play_games(
+        seed,
+        first,
+        count,
+        boards,
+        legal,
+        || TranspositionTable::try_new(LABEL_TABLE_MIB),
+        |tt, draws, board, moves, ply| {
+            let tt = match tt {
+                Ok(tt) => tt,
+                Err(e) => {
+                    failure.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get_or_insert(e.clone().into());
+                    stop.store(true, Relaxed);
+                    return None;
+                }
+            };
+            if stop.load(Relaxed) {
+                return None;
+            }
+            if ply == 0 {
+                tt.clear();
+                let finished = done.fetch_add(1, Relaxed);
+                if finished > 0 && finished % 16 == 0 {
+                    progress(finished, count as u64);
+                }
+            }
+            if ply < random_plies {
+                return Some(random_square(draws, moves));
+            }
+            let result =
+                Search::new(&eval, &*tt, stop, 1).run(board, strength.limits(board.empty_count(), None), false);
+            match result.best_move() {
+                Some(Move::Place(sq)) if !stop.load(Relaxed) => Some(sq),
+                _ => None,
+            }
+        },
+    );
+    if let Some(e) = failure.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
+        return Err(e);
+    }
+    if stop.load(Relaxed) {
+        return Err(LabelError::Interrupted);
+    }
+    progress(count as u64, count as u64);
+    Ok(games)
+}
+
+/// A uniformly drawn square of `moves` (not empty).
+fn random_square(draws: &mut Draws, moves: u64) -> Square {
+    nth_square(moves, draws.below(u64::from(moves.count_ones())) as u32)
+}
+
+/// Plays games `first..first + count` in parallel, `choose(state, draws, board, moves,
+/// ply)` picking each move (`ply` counts the moves played, passes not counted; `None`
+/// abandons the game, whose tokens stop there); each task has a `state` of `init`.
+fn play_games<S>(
+    seed: u64,
+    first: u64,
+    count: usize,
+    boards: Option<BoardEncoding>,
+    legal: bool,
+    init: impl Fn() -> S + Sync + Send,
+    choose: impl Fn(&mut S, &mut Draws, &Board, u64, u32) -> Option<Square> + Sync + Send,
+) -> RandomGames {
     let board_len = if boards.is_some() { GAME_TOKENS * 64 } else { 0 };
     let legal_len = if legal { GAME_TOKENS } else { 0 };
     let mut out = RandomGames {
@@ -274,10 +362,12 @@ pub fn random_games(seed: u64, first: u64, count: usize, boards: Option<BoardEnc
         boards: &mut out.boards,
         legal: &mut out.legal,
     };
-    let mut windows = Vec::with_capacity(count.div_ceil(GAMES_PER_TASK));
+    // Self-play games are long: smaller tasks keep both cores busy to the end.
+    let per_task = if count < 4 * GAMES_PER_TASK { 8 } else { GAMES_PER_TASK };
+    let mut windows = Vec::with_capacity(count.div_ceil(per_task));
     let mut start = 0;
     while start < count {
-        let n = GAMES_PER_TASK.min(count - start);
+        let n = per_task.min(count - start);
         windows.push((
             start,
             GameRows {
@@ -290,7 +380,7 @@ pub fn random_games(seed: u64, first: u64, count: usize, boards: Option<BoardEnc
         ));
         start += n;
     }
-    windows.into_par_iter().for_each(|(start, rows)| {
+    windows.into_par_iter().for_each_init(init, |state, (start, rows)| {
         for g in 0..rows.lengths.len() {
             let mut draws = Draws::for_game(seed, first + (start + g) as u64);
             let tokens = &mut rows.tokens[g * GAME_TOKENS..][..GAME_TOKENS];
@@ -303,7 +393,7 @@ pub fn random_games(seed: u64, first: u64, count: usize, boards: Option<BoardEnc
                 if moves == 0 {
                     break;
                 }
-                let sq = nth_square(moves, draws.below(u64::from(moves.count_ones())) as u32);
+                let Some(sq) = choose(state, &mut draws, &board, moves, len as u32) else { break };
                 tokens[len] = sq.index() as u8;
                 len += 1;
                 board = board.play_flips(sq, board.flips(sq));

@@ -8,9 +8,12 @@ use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use thorbook::book::{self as rsbook, BookSource, BuildConfig, BuildEvent, Builder, GameLine};
+use thorbook::book::{
+    self as rsbook, BookSource, BuildConfig, BuildEvent, Builder, GameLine, Grower, Growth, GrowthConfig, GrowthEvent,
+    UpdateChoices,
+};
 use thorbook::fileio::Bytes;
-use thorbook::search::{Level, Settings};
+use thorbook::search::Level;
 
 use crate::errors;
 use crate::games::Games;
@@ -158,10 +161,10 @@ impl Book {
         let mut config = BuildConfig::default();
         config.max_ply = max_ply;
         config.min_games = min_games;
-        config.search = Settings::at_level(level);
+        config.search = config.search.with_level(level);
         let lines: Vec<GameLine> = games.games().iter().map(GameLine::from).collect();
-        let builder = Builder::new(config, &path).resume(resume);
-        let stop = AtomicBool::new(false);
+        let stop = Arc::new(AtomicBool::new(false));
+        let builder = Builder::new(config, &path).resume(resume).stop_on(stop.clone());
         let report = Progress::new(progress, &stop);
         let (result, signal) = interruptible(py, &stop, || {
             builder.run(&lines, &|event| {
@@ -173,7 +176,151 @@ impl Book {
         if let Some(e) = signal.or_else(|| report.take_error()) {
             return Err(e);
         }
-        result.map_err(|e| errors::setting(e))?;
+        result.map_err(errors::setting)?;
+        open(BookSource::File(path))
+    }
+
+    /// This book with ``games`` added, written to ``path``: the positions the new games
+    /// reach are added, the leaves whose position and moves are unchanged are kept and
+    /// the rest searched (at ``level``, else as the book's header records). Returns the
+    /// new book.
+    #[pyo3(signature = (games, path, *, level = None, resume = false, progress = None))]
+    fn update(
+        &self,
+        py: Python<'_>,
+        games: &Games,
+        path: PathBuf,
+        level: Option<u8>,
+        resume: bool,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<Book> {
+        self.grow_from(py, games, path, level, resume, progress, false)
+    }
+
+    /// This book taught by ``games``, written to ``path``: the positions of each game
+    /// that leaves the book are added along the game (its whole line), as ``book
+    /// learn``. Returns the new book.
+    #[pyo3(signature = (games, path, *, level = None, resume = false, progress = None))]
+    fn learn(
+        &self,
+        py: Python<'_>,
+        games: &Games,
+        path: PathBuf,
+        level: Option<u8>,
+        resume: bool,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<Book> {
+        self.grow_from(py, games, path, level, resume, progress, true)
+    }
+
+    /// This book grown without games into ``path``, as ``book deviate``/``deepen``: the
+    /// lines within ``error`` discs a move and ``budget`` a line are expanded to
+    /// ``max_ply`` (``deepen=True``: their leaves searched again at ``level``), round
+    /// by round, until nothing is left in the bounds, ``max_positions`` were added or
+    /// ``seconds`` have passed. ``progress(done, total)`` counts each round's leaves.
+    /// Returns the new book.
+    #[pyo3(signature = (path, *, error = 2, budget = 4, max_ply = 40, level = None, deepen = false, max_positions = None, seconds = None, resume = false, progress = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn grow(
+        &self,
+        py: Python<'_>,
+        path: PathBuf,
+        error: i32,
+        budget: i32,
+        max_ply: u32,
+        level: Option<u8>,
+        deepen: bool,
+        max_positions: Option<usize>,
+        seconds: Option<f64>,
+        resume: bool,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<Book> {
+        let mut config = GrowthConfig::default();
+        config.error = error;
+        config.budget = budget;
+        config.max_ply = max_ply;
+        config.max_positions = max_positions;
+        config.time = seconds
+            .map(|s| {
+                std::time::Duration::try_from_secs_f64(s)
+                    .map_err(|_| errors::setting(format!("seconds {s}: at least 0")))
+            })
+            .transpose()?;
+        if let Some(level) = level {
+            config.search = config.search.with_level(Level::new(level).map_err(errors::setting)?);
+        }
+        config.growth = if deepen { Growth::Deepen } else { Growth::Deviate };
+        let stop = Arc::new(AtomicBool::new(false));
+        let grower = Grower::new(config, thorbook::Position::START.board, &path).resume(resume).stop_on(stop.clone());
+        let report = Progress::new(progress, &stop);
+        let book = &*self.inner;
+        // Rounds count their leaves from 0: the bar counts every round's, the total
+        // growing as rounds are planned.
+        let rounds = std::sync::Mutex::new((0u64, 0u64));
+        let (result, signal) = interruptible(py, &stop, || {
+            grower.run(book, &|event| match event {
+                GrowthEvent::Round { .. } => {
+                    let mut r = rounds.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    *r = (r.0 + r.1, 0);
+                }
+                GrowthEvent::Searched { done, total } => {
+                    let base = {
+                        let mut r = rounds.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                        r.1 = total;
+                        r.0
+                    };
+                    report.report(base + done, base + total);
+                }
+                _ => {}
+            })
+        });
+        if let Some(e) = signal.or_else(|| report.take_error()) {
+            return Err(e);
+        }
+        result.map_err(errors::setting)?;
+        open(BookSource::File(path))
+    }
+}
+
+impl Book {
+    /// An update (`learn` false) or a learning (`learn` true) of this book by `games`.
+    #[allow(clippy::too_many_arguments)]
+    fn grow_from(
+        &self,
+        py: Python<'_>,
+        games: &Games,
+        path: PathBuf,
+        level: Option<u8>,
+        resume: bool,
+        progress: Option<Py<PyAny>>,
+        learn: bool,
+    ) -> PyResult<Book> {
+        let mut choices = UpdateChoices::default();
+        if let Some(level) = level {
+            choices.search = choices.search.with_level(Level::new(level).map_err(errors::setting)?);
+        }
+        let config = BuildConfig::update_of(&self.inner.params(), choices).map_err(errors::setting)?;
+        let lines: Vec<GameLine> = games.games().iter().map(GameLine::from).collect();
+        let stop = Arc::new(AtomicBool::new(false));
+        let builder = Builder::new(config, &path).resume(resume).stop_on(stop.clone());
+        let report = Progress::new(progress, &stop);
+        let old = &*self.inner;
+        let (result, signal) = interruptible(py, &stop, || {
+            let events = |event| {
+                if let BuildEvent::Scored { done, total } = event {
+                    report.report(done, total);
+                }
+            };
+            if learn {
+                builder.learn(old, &lines, &events)
+            } else {
+                builder.update(old, &lines, &events)
+            }
+        });
+        if let Some(e) = signal.or_else(|| report.take_error()) {
+            return Err(e);
+        }
+        result.map_err(errors::setting)?;
         open(BookSource::File(path))
     }
 }

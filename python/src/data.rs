@@ -34,6 +34,13 @@ pub(crate) fn random_games<'py>(
     boards: Option<&str>,
     legal: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let encoding = encoding(n, boards)?;
+    let games = py.detach(|| dataset::random_games(seed, first, n, encoding, legal));
+    games_dict(py, games, n, encoding.is_some(), legal)
+}
+
+/// The board encoding a `boards=` argument names, for `n` games.
+fn encoding(n: usize, boards: Option<&str>) -> PyResult<Option<BoardEncoding>> {
     let encoding = match boards {
         None => None,
         Some("black_white") => Some(BoardEncoding::BlackWhite),
@@ -43,13 +50,23 @@ pub(crate) fn random_games<'py>(
     if encoding.is_some() && n.checked_mul(dataset::GAME_TOKENS * 64).is_none_or(|b| b > (1 << 40)) {
         return Err(errors::setting(format!("{n} games' boards would not fit in memory: ask for batches")));
     }
-    let games = py.detach(|| dataset::random_games(seed, first, n, encoding, legal));
+    Ok(encoding)
+}
+
+/// Synthetic games as a dict of numpy arrays.
+fn games_dict(
+    py: Python<'_>,
+    games: dataset::RandomGames,
+    n: usize,
+    with_boards: bool,
+    legal: bool,
+) -> PyResult<Bound<'_, PyDict>> {
     let out = PyDict::new(py);
     let dataset::RandomGames { tokens, lengths, final_score, boards, legal: legal_masks, .. } = games;
     out.set_item("tokens", tokens.into_pyarray(py).reshape([n, dataset::GAME_TOKENS])?)?;
     out.set_item("lengths", lengths.into_pyarray(py))?;
     out.set_item("final_score", final_score.into_pyarray(py))?;
-    if encoding.is_some() {
+    if with_boards {
         out.set_item("boards", boards.into_pyarray(py).reshape([n, dataset::GAME_TOKENS, 64])?)?;
     }
     if legal {
@@ -77,6 +94,39 @@ pub(crate) fn boards_of(
         return Err(errors::setting(format!("player has {} rows, opponent {}", p.len(), o.len())));
     }
     boards(&p, &o)
+}
+
+/// ``n`` games of self-play at ``level`` (1–14; the bundled evaluation, one thread per
+/// game, every core busy), in the form of ``random_games``: the first
+/// ``random_plies`` moves are drawn uniformly so that games differ (they are
+/// ``random_games``' own first moves), the rest are the search's best. Game ``i``
+/// depends only on ``seed``, ``first + i``, the level and ``random_plies``.
+/// ``progress`` as for the labels; Ctrl-C stops it (``KeyboardInterrupt``).
+#[pyfunction]
+#[pyo3(signature = (n, *, level = 4, random_plies = 8, seed = 0, first = 0, boards = None, legal = false, progress = None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn selfplay_games<'py>(
+    py: Python<'py>,
+    n: usize,
+    level: u8,
+    random_plies: u32,
+    seed: u64,
+    first: u64,
+    boards: Option<&str>,
+    legal: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let level = Level::new(level).map_err(errors::setting)?;
+    let encoding = encoding(n, boards)?;
+    let stop = AtomicBool::new(false);
+    let report = Progress::new(progress, &stop);
+    let (result, signal) = interruptible(py, &stop, || {
+        dataset::self_play_games(seed, first, n, level, random_plies, encoding, legal, &stop, &|d, t| {
+            report.report(d, t)
+        })
+    });
+    let games = result.map_err(|e| label_error(e, signal, &report))?;
+    games_dict(py, games, n, encoding.is_some(), legal)
 }
 
 /// Board planes for convolutional nets: ``uint8`` N×2×8×8 (the side to move's discs,

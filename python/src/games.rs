@@ -10,8 +10,8 @@ use pyo3::types::{PyDict, PyList};
 
 use thorbook::dataset::GamePositions;
 use thorbook::thor::{
-    bundled_sources, expand_paths, Anomaly, GameFilter, GameId, GameText, LoadOptions, Outcome, Source, ThorDatabase,
-    ThorGame,
+    bundled_sources, expand_paths, Anomaly, GameFilter, GameId, GameText, LoadOptions, Outcome, SortKey, Source,
+    ThorDatabase, ThorGame,
 };
 use thorbook::Color;
 
@@ -176,6 +176,17 @@ impl Games {
             ids.iter().copied().filter(|id| chosen.contains(&id.index())).collect::<Vec<_>>()
         });
         Ok(Games { db: self.db.clone(), ids: Arc::new(kept), unreadable: self.unreadable.clone() })
+    }
+
+    /// The selected games ordered by ``key``: ``"year"`` (oldest first), ``"black"``,
+    /// ``"white"``, ``"tournament"`` (by name) or ``"score"`` (highest black score
+    /// first); stable, as ``thor games --sort``.
+    #[pyo3(signature = (key = "year"))]
+    fn sorted(&self, key: &str) -> PyResult<Games> {
+        let key: SortKey = key.parse().map_err(errors::setting)?;
+        let mut ids = (*self.ids).clone();
+        self.db.sort_games(&mut ids, key);
+        Ok(Games { db: self.db.clone(), ids: Arc::new(ids), unreadable: self.unreadable.clone() })
     }
 
     /// The statistics of a position (default: the start) over the selected games, as

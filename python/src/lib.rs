@@ -25,6 +25,7 @@ fn _thorbook(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(position::index_to_move, m)?)?;
     m.add_function(wrap_pyfunction!(games::read_games, m)?)?;
     m.add_function(wrap_pyfunction!(data::random_games, m)?)?;
+    m.add_function(wrap_pyfunction!(data::selfplay_games, m)?)?;
     m.add_function(wrap_pyfunction!(data::planes, m)?)?;
     m.add_function(wrap_pyfunction!(data::label_exact, m)?)?;
     m.add_function(wrap_pyfunction!(data::label_search, m)?)?;

@@ -45,23 +45,36 @@ pub(crate) fn interruptible<T: Send>(
     })
 }
 
-/// Calls a Python progress callback `f(done, total)` (any thread: it takes the GIL);
+/// Reports progress to Python (any thread: it takes the GIL): a callback `f(done,
+/// total)` or a `tqdm`-compatible object;
 /// an exception it raises stops the work through `stop` and is kept for the caller.
 pub(crate) struct Progress<'a> {
     callback: Option<Py<PyAny>>,
     stop: &'a AtomicBool,
     error: std::sync::Mutex<Option<PyErr>>,
+    /// What a `tqdm`-like object was last told.
+    last: std::sync::atomic::AtomicU64,
 }
 
 impl<'a> Progress<'a> {
     pub(crate) fn new(callback: Option<Py<PyAny>>, stop: &'a AtomicBool) -> Progress<'a> {
-        Progress { callback, stop, error: std::sync::Mutex::new(None) }
+        Progress { callback, stop, error: std::sync::Mutex::new(None), last: std::sync::atomic::AtomicU64::new(0) }
     }
 
+    /// Reports `done` of `total`: a callable is called with both; an object with an
+    /// `update` method (a `tqdm` bar) gets its `total` set and the increment.
     pub(crate) fn report(&self, done: u64, total: u64) {
         let Some(cb) = &self.callback else { return };
         Python::attach(|py| {
-            if let Err(e) = cb.call1(py, (done, total)) {
+            let cb = cb.bind(py);
+            let called = if cb.is_callable() {
+                cb.call1((done, total)).map(drop)
+            } else {
+                let last = self.last.fetch_max(done, Relaxed);
+                cb.setattr("total", total)
+                    .and_then(|()| cb.call_method1("update", (done.saturating_sub(last),)).map(drop))
+            };
+            if let Err(e) = called {
                 self.stop.store(true, Relaxed);
                 self.error.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get_or_insert(e);
             }

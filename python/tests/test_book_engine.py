@@ -105,3 +105,43 @@ def test_ctrl_c_stops_labelling():
             tb.label_exact(rows["player"][mid], rows["opponent"][mid], max_empties=30)
     finally:
         timer.cancel()
+
+
+def test_update_learn_and_grow_a_book(tmp_path):
+    games = tb.read_games()
+    first = tb.Book.build(games.filter(years=2013), tmp_path / "a.tbk", level=2, max_ply=8, min_games=3)
+    updated = first.update(games.filter(years=(2013, 2014)), tmp_path / "b.tbk")
+    assert len(updated) > len(first)
+    learned = first.learn(games.filter(years=2015)[:50], tmp_path / "c.tbk", level=2)
+    assert len(learned) > len(first)
+    bar = Bar()
+    grown = first.grow(tmp_path / "d.tbk", error=1, budget=1, max_ply=9, level=2, progress=bar)
+    assert len(grown) >= len(first) and bar.n == bar.total
+    for book in (updated, learned, grown):
+        book.verify()
+
+
+class Bar:
+    def __init__(self):
+        self.total, self.n = None, 0
+
+    def update(self, n):
+        self.n += n
+
+
+def test_ctrl_c_stops_a_build_and_resume_finishes_it(tmp_path):
+    games = tb.read_games()
+    path = tmp_path / "big.tbk"
+    # Level 6 to ply 10 takes about 1.5 s on 2 cores; stopped after 0.3 s.
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            tb.Book.build(games, path, level=6, max_ply=10)
+    finally:
+        timer.cancel()
+    assert not path.exists()
+    book = tb.Book.build(games, path, level=6, max_ply=10, resume=True)
+    again = tb.Book.build(games, tmp_path / "whole.tbk", level=6, max_ply=10)
+    assert path.read_bytes() == (tmp_path / "whole.tbk").read_bytes()
+    assert len(book) == 1728

@@ -107,3 +107,40 @@ def test_bad_arguments_are_value_errors():
         tb.label_search(np.array([1], np.uint64), np.array([1], np.uint64))
     with pytest.raises(tb.SettingError):
         tb.label_search(np.zeros(1, np.uint64), np.zeros(1, np.uint64), level=99)
+
+
+def test_selfplay_games_are_legal_and_begin_with_the_random_stream():
+    seen = []
+    games = tb.selfplay_games(12, level=2, random_plies=4, seed=5, progress=lambda d, t: seen.append((d, t)))
+    random = tb.random_games(12, seed=5)
+    assert (games["tokens"][:, :4] == random["tokens"][:, :4]).all()
+    assert not (games["tokens"] == random["tokens"]).all()
+    assert seen[-1] == (12, 12)
+    for g in range(12):
+        pos = tb.Position()
+        for tok in games["tokens"][g, : games["lengths"][g]]:
+            if pos.must_pass():
+                pos = pos.pass_()
+            pos = pos.play(int(tok))
+        assert pos.is_game_over()
+    again = tb.selfplay_games(12, level=2, random_plies=4, seed=5)
+    assert (again["tokens"] == games["tokens"]).all()
+
+
+class Bar:
+    """What tqdm offers a progress reporter: a total and update(n)."""
+
+    def __init__(self):
+        self.total = None
+        self.n = 0
+
+    def update(self, n):
+        self.n += n
+
+
+def test_a_tqdm_like_bar_is_advanced_to_its_total():
+    rows = tb.read_games()[:30].positions()
+    late = rows["empties"] <= 10
+    bar = Bar()
+    tb.label_exact(rows["player"][late], rows["opponent"][late], max_empties=10, progress=bar)
+    assert bar.total == int(late.sum()) and bar.n == bar.total

@@ -152,3 +152,11 @@ def test_a_damaged_archive_names_its_file_record_and_byte(tmp_path):
     with pytest.raises(tb.FileError) as missing:
         tb.read_games(tmp_path / "absent.wtb")
     assert missing.value.errno == 2
+
+
+def test_sorted_orders_as_the_cli(games, cli):
+    ours = [g.transcript for g in games.filter(years=2015).sorted("score")]
+    theirs = [line.split()[0] for line in cli("thor", "games", "--years", "2015", "--sort", "score", "--limit", "0", "--format", "transcript").splitlines()]
+    assert ours == theirs
+    with pytest.raises(tb.SettingError):
+        games.sorted("colour")

@@ -35,6 +35,7 @@ from thorbook._thorbook import (
     planes,
     random_games,
     read_games,
+    selfplay_games,
 )
 
 __all__ = [
@@ -61,6 +62,7 @@ __all__ = [
     "random_game_batches",
     "random_games",
     "read_games",
+    "selfplay_games",
     "unpack_masks",
     "write_random_games",
 ]

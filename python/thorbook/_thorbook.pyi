@@ -9,7 +9,8 @@ import numpy.typing as npt
 _Path = Union[str, "os.PathLike[str]"]
 _Move = Union[str, int]
 _PositionArg = Union["Position", str, None]
-_Progress = Optional[Callable[[int, int], Any]]
+# A callable progress(done, total), or a tqdm-like object (its total is set, update(n) called).
+_Progress = Optional[Any]
 _U64 = npt.NDArray[np.uint64]
 
 class Position:
@@ -102,6 +103,7 @@ class Games:
         years: Union[int, Tuple[int, int], None] = None,
         position: _PositionArg = None,
     ) -> "Games": ...
+    def sorted(self, key: str = "year") -> "Games": ...
     def stats(self, position: _PositionArg = None) -> Dict[str, Any]: ...
     def export(self, path: _Path, format: str = "transcript") -> None: ...
     def to_text(self, format: str) -> str: ...
@@ -132,6 +134,26 @@ class Book:
         level: int = 8,
         max_ply: int = 20,
         min_games: int = 2,
+        resume: bool = False,
+        progress: _Progress = None,
+    ) -> "Book": ...
+    def update(
+        self, games: Games, path: _Path, *, level: Optional[int] = None, resume: bool = False, progress: _Progress = None
+    ) -> "Book": ...
+    def learn(
+        self, games: Games, path: _Path, *, level: Optional[int] = None, resume: bool = False, progress: _Progress = None
+    ) -> "Book": ...
+    def grow(
+        self,
+        path: _Path,
+        *,
+        error: int = 2,
+        budget: int = 4,
+        max_ply: int = 40,
+        level: Optional[int] = None,
+        deepen: bool = False,
+        max_positions: Optional[int] = None,
+        seconds: Optional[float] = None,
         resume: bool = False,
         progress: _Progress = None,
     ) -> "Book": ...
@@ -177,6 +199,17 @@ def index_to_move(index: _Move) -> str: ...
 def read_games(paths: Union[_Path, List[_Path], None] = None, *, strict: bool = False) -> Games: ...
 def random_games(
     n: int, *, seed: int = 0, first: int = 0, boards: Optional[str] = None, legal: bool = False
+) -> Dict[str, np.ndarray]: ...
+def selfplay_games(
+    n: int,
+    *,
+    level: int = 4,
+    random_plies: int = 8,
+    seed: int = 0,
+    first: int = 0,
+    boards: Optional[str] = None,
+    legal: bool = False,
+    progress: _Progress = None,
 ) -> Dict[str, np.ndarray]: ...
 def planes(player: _U64, opponent: _U64, legal: Optional[_U64] = None) -> npt.NDArray[np.uint8]: ...
 def label_exact(player: _U64, opponent: _U64, *, max_empties: int = 20, progress: _Progress = None) -> Dict[str, np.ndarray]: ...

@@ -44,7 +44,7 @@ pub struct BuildConfig {
 
 /// What an update of a book may change; every `None` keeps what the book's header
 /// records ([`BuildConfig::update_of`]).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct UpdateChoices {
     /// Collect positions up to this ply.
@@ -59,10 +59,25 @@ pub struct UpdateChoices {
     pub search: Settings,
 }
 
+/// How leaves are searched unless told otherwise: the default level on every core,
+/// each search with a 4 MiB table. A leaf search starts from an empty table, and
+/// clearing the default 64 MiB one before each leaf costs more than the search.
+pub(crate) fn leaf_settings() -> Settings {
+    Settings::default().with_hash_mib(4).with_threads(crate::search::default_threads())
+}
+
+impl Default for UpdateChoices {
+    /// Everything as the book records; the leaves searched on every core, each search
+    /// with a 4 MiB table.
+    fn default() -> UpdateChoices {
+        UpdateChoices { max_ply: None, min_games: None, back_up: None, search: leaf_settings() }
+    }
+}
+
 impl Default for BuildConfig {
     /// The bundled book's collection (ply 20, 2 games) with the default leaf search.
     fn default() -> BuildConfig {
-        BuildConfig { max_ply: 20, min_games: 2, search: Settings::default(), back_up: BackUpRule::default() }
+        BuildConfig { max_ply: 20, min_games: 2, search: leaf_settings(), back_up: BackUpRule::default() }
     }
 }
 
@@ -423,6 +438,10 @@ pub enum BuildError {
         /// Its size.
         bytes: usize,
     },
+    /// The stop flag ([`Builder::stop_on`](super::Builder::stop_on)) was set: the
+    /// leaves searched so far are in the checkpoint, and a resumed build continues.
+    #[error("the build was interrupted (resume it to continue)")]
+    Interrupted,
 }
 
 /// A board as FFO text, black to move (for messages).

@@ -95,6 +95,8 @@ pub struct Builder {
     config: BuildConfig,
     output: PathBuf,
     resume: bool,
+    /// Set from outside (Ctrl-C in a notebook) to stop between leaves.
+    stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// What a build starts from besides its games.
@@ -128,13 +130,20 @@ impl<D: AsRef<[u8]>> Base<'_, D> {
 impl Builder {
     /// A build of `config` into `output` (its checkpoint is `output.checkpoint`).
     pub fn new(config: BuildConfig, output: impl Into<PathBuf>) -> Builder {
-        Builder { config, output: output.into(), resume: false }
+        Builder { config, output: output.into(), resume: false, stop: None }
     }
 
     /// Continues from the checkpoint of an interrupted build of the same inputs (a
     /// checkpoint of other inputs is an error, and is left untouched).
     pub fn resume(mut self, resume: bool) -> Builder {
         self.resume = resume;
+        self
+    }
+
+    /// Stops the build between leaves once `stop` is set: it then fails with
+    /// [`BuildError::Interrupted`], the leaves searched kept in the checkpoint.
+    pub fn stop_on(mut self, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Builder {
+        self.stop = Some(stop);
         self
     }
 
@@ -299,6 +308,7 @@ impl Builder {
                 .map(|(_, n)| n)
                 .collect();
             let base = searched;
+            let stopped = || self.stop.as_ref().is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
             let found = pool.install(|| {
                 let in_book = &in_new;
                 let score = |n: &&Node, tt: &mut crate::search::TranspositionTable| {
@@ -310,11 +320,14 @@ impl Builder {
                     &search,
                     &none,
                     Some(&ckpt),
-                    &|| false,
+                    &stopped,
                     &score,
                     &|d, _| progress(BuildEvent::Scored { done: base + d, total }),
                 )
             })?;
+            if stopped() {
+                return Err(BuildError::Interrupted);
+            }
             searched += found.len() as u64;
             let mut found = found.into_iter();
             for (j, n) in chunk.iter().enumerate() {
@@ -325,7 +338,7 @@ impl Builder {
                     let (reuse, _) = reuse.as_ref().expect("taken leaves come from a book");
                     reuse.kept_leaf(n.key).expect("a leaf found reusable in the first pass")
                 } else {
-                    // Nothing stops the loop, so every job has its leaf, in job order.
+                    // A stopped search returned above, so every job has its leaf, in job order.
                     found.next().expect("a leaf for every job").1
                 };
                 book.push(&build::record(n, &leaf)).map_err(stream_error)?;

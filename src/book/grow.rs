@@ -84,7 +84,7 @@ impl Default for GrowthConfig {
             time: None,
             round_size: ROUND_SIZE,
             max_ply: 40,
-            search: Settings::default(),
+            search: super::build::leaf_settings(),
             growth: Growth::Deviate,
         }
     }
@@ -158,6 +158,9 @@ pub enum StopReason {
     Positions,
     /// The time is up.
     Time,
+    /// The stop flag ([`Grower::stop_on`]) was set: the book of the rounds finished is
+    /// written, and a resumed run continues.
+    Interrupted,
 }
 
 /// A finished deviation.
@@ -297,12 +300,14 @@ pub struct Grower {
     from: Board,
     output: PathBuf,
     resume: bool,
+    /// Set from outside (Ctrl-C in a notebook) to stop before the next round.
+    stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Grower {
     /// Deviation of the book from position `from` (the start position for a whole book).
     pub fn new(config: GrowthConfig, from: Board, output: impl Into<PathBuf>) -> Grower {
-        Grower { config, from, output: output.into(), resume: false }
+        Grower { config, from, output: output.into(), resume: false, stop: None }
     }
 
     /// The growth's settings.
@@ -318,6 +323,12 @@ impl Grower {
     /// The position the walks start from.
     pub(crate) fn from(&self) -> Board {
         self.from
+    }
+
+    /// Stops before the next round once `stop` is set ([`StopReason::Interrupted`]).
+    pub fn stop_on(mut self, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Grower {
+        self.stop = Some(stop);
+        self
     }
 
     /// Continue an interrupted run.
@@ -456,6 +467,9 @@ impl Grower {
         let stop = loop {
             if self.config.time.is_some_and(|t| start.elapsed() >= t) {
                 break StopReason::Time;
+            }
+            if self.stop.as_ref().is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed)) {
+                break StopReason::Interrupted;
             }
             let round = match self.round(&book, &search, &tried, added) {
                 Next::Round(round) => round,

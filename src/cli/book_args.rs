@@ -89,7 +89,7 @@ impl From<BackUpArg> for BackUpRule {
 /// `book build`'s defaults beside the leaf fallback: a small table per search, one
 /// search per core.
 pub fn book_search_defaults(hash_mib: usize) -> Settings {
-    Settings { hash_mib, threads: crate::search::default_threads(), ..Settings::default() }
+    crate::book::build::leaf_settings().with_hash_mib(hash_mib)
 }
 
 impl TryFrom<&BuildArgs> for BuildConfig {

@@ -180,3 +180,30 @@ fn book_labels_are_the_book_values() {
     assert_eq!(label.value, hit.value());
     assert_eq!(labels[1], None);
 }
+
+#[test]
+fn self_play_games_are_legal_reproducible_and_start_with_the_random_plies() {
+    let stop = AtomicBool::new(false);
+    let level = Level::new(2).unwrap();
+    let games =
+        self_play_games(9, 40, 24, level, 6, Some(BoardEncoding::BlackWhite), false, &stop, &|_, _| {}).unwrap();
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let alone = one.install(|| self_play_games(9, 40, 24, level, 6, None, false, &stop, &|_, _| {})).unwrap();
+    assert_eq!(games.tokens, alone.tokens, "the same games on one thread as on the pool");
+    let random = random_games(9, 40, 24, None, false);
+    for g in 0..24 {
+        let tokens = &games.tokens[g * 60..][..60];
+        assert_eq!(tokens[..6], random.tokens[g * 60..][..6], "game {g}: the random plies are the stream's");
+        let mut pos = Position::START;
+        for (t, &tok) in tokens[..usize::from(games.lengths[g])].iter().enumerate() {
+            if pos.board.legal_moves() == 0 {
+                pos = pos.pass();
+            }
+            pos = pos.try_play(Move::Place(Square::new(tok)), t + 1).expect("legal");
+        }
+        assert!(pos.board.is_game_over());
+    }
+    assert_ne!(games.tokens, random.tokens, "searched moves are not the random stream's");
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(matches!(self_play_games(9, 0, 4, level, 0, None, false, &stop, &|_, _| {}), Err(LabelError::Interrupted)));
+}

@@ -673,7 +673,7 @@ impl ThorDatabase {
     }
 
     /// Sorts game indices by `key` (stable: ties keep load order).
-    pub(crate) fn sort_games(&self, ids: &mut [GameId], key: SortKey) {
+    pub fn sort_games(&self, ids: &mut [GameId], key: SortKey) {
         let cmp = |a: &GameId, b: &GameId| -> Ordering {
             let (ga, gb) = (self.game(*a), self.game(*b));
             match key {
