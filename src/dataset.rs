@@ -304,7 +304,7 @@ pub fn self_play_games(
             if ply == 0 {
                 tt.clear();
                 let finished = done.fetch_add(1, Relaxed);
-                if finished > 0 && finished % 16 == 0 {
+                if finished > 0 && finished.is_multiple_of(16) {
                     progress(finished, count as u64);
                 }
             }

@@ -70,6 +70,9 @@ pub(crate) struct Games {
     unreadable: Arc<Vec<Anomaly>>,
 }
 
+/// One WTHOR file of an export: kind, year, depth (P3) and bytes.
+type WthorPart<'py> = (String, u16, u8, Bound<'py, pyo3::types::PyBytes>);
+
 /// One game: its moves, players, tournament, year and scores.
 #[pyclass(frozen, module = "thorbook")]
 pub(crate) struct Game {
@@ -236,7 +239,7 @@ impl Games {
     /// The selected games as WTHOR files: a list of ``(kind, year, depth, bytes)``,
     /// kind ``"games"`` (one file per year and depth), ``"players"`` or
     /// ``"tournaments"``; ``export(path, "wtb")`` names and writes them.
-    fn to_wthor<'py>(&self, py: Python<'py>) -> PyResult<Vec<(String, u16, u8, Bound<'py, pyo3::types::PyBytes>)>> {
+    fn to_wthor<'py>(&self, py: Python<'py>) -> PyResult<Vec<WthorPart<'py>>> {
         let export = py.detach(|| self.db.to_wthor(&self.ids));
         let mut out = Vec::new();
         for f in &export.games {

@@ -226,6 +226,7 @@ impl Position {
 
     /// The board as an SVG drawing, legal moves marked (``last_move`` ringed).
     #[pyo3(signature = (last_move = None))]
+    #[allow(clippy::wrong_self_convention)] // Python methods take `&self`.
     fn to_svg(&self, last_move: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
         let last = last_move.map(parse_move).transpose()?;
         Ok(self.inner.to_svg(last))

@@ -59,3 +59,13 @@ def test_illegal_moves_and_bad_input_are_value_errors():
     with pytest.raises(ValueError):
         Position.from_board_text("X" * 10)
     assert thorbook.move_to_index("pass") == 64 and thorbook.move_to_index("a1") == 0
+
+
+def test_positions_are_values_and_repr_round_trips():
+    from thorbook import Position
+
+    a, b = Position("f5d6"), Position().play("f5").play(43)
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1
+    assert eval(repr(a), {"Position": Position}) == a
+    assert a.to_svg().startswith("<svg") and a._repr_svg_() == a.to_svg()
+    assert "f5" not in a.legal_moves() and a.is_legal("c3") and not a.is_legal("a1")
