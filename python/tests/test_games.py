@@ -160,3 +160,24 @@ def test_sorted_orders_as_the_cli(games, cli):
     assert ours == theirs
     with pytest.raises(tb.SettingError):
         games.sorted("colour")
+
+
+@pytest.mark.parametrize("fmt,compress", [("ggf", None), ("ggf", "gz"), ("ggf", "bz2"), ("jsonl", None), ("transcript", None)])
+def test_every_text_source_reads_back_the_games(games, tmp_path, fmt, compress):
+    import bz2
+    import gzip
+
+    chosen = games.filter(years=2015)[:200]
+    path = tmp_path / f"games.{fmt}"
+    chosen.export(path, fmt)
+    if compress:
+        data = path.read_bytes()
+        path = tmp_path / f"games.{fmt}.{compress}"
+        path.write_bytes(gzip.compress(data) if compress == "gz" else bz2.compress(data))
+    back = tb.read_games([path])
+    assert [g.transcript for g in back] == [g.transcript for g in chosen]
+    assert [g.black_score for g in back] == [g.black_score for g in chosen]
+    if fmt != "transcript":
+        assert [(g.black, g.white) for g in back] == [(g.black, g.white) for g in chosen]
+    assert back.files[0]["format"] == {"text": fmt}
+    assert back.files[0]["compression"] == {"gz": "gzip", "bz2": "bzip2", None: "none"}[compress]
