@@ -520,20 +520,21 @@ fn train_flag_error(e: TrainError) -> anyhow::Error {
 
 fn print_errors(eval: &AnyEval, run: &ErrorRun) -> anyhow::Result<()> {
     outln!("{} evaluation {:08x}, depth {}", eval.name(), eval.digest(), run.depth);
-    outln!("empties  positions  signed    MAE  sign");
+    outln!("empties  positions  signed  (s.e.)    MAE  sign");
     for r in run.empties.iter().filter(|r| r.stats.positions > 0) {
         let s = &r.stats;
         outln!(
-            "{:>7}  {:>9}  {:>+6.2}  {:>5.2}  {:>4.1}%",
+            "{:>7}  {:>9}  {:>+6.2}  ({:.2})  {:>5.2}  {:>4.1}%",
             r.empties,
             s.positions,
             s.signed,
+            s.signed_se,
             s.mae,
             100.0 * s.sign_agreement
         );
     }
     let all = &run.all;
-    outln!("all      {:>9}  {:>+6.2}  {:>5.2}", all.positions, all.signed, all.mae);
+    outln!("all      {:>9}  {:>+6.2}  ({:.2})  {:>5.2}", all.positions, all.signed, all.signed_se, all.mae);
     for g in &run.groups {
         outln!("{:<44} {:>8}  {:>+6.2}  {:>5.2}", g.group, g.stats.positions, g.stats.signed, g.stats.mae);
     }

@@ -27,6 +27,11 @@ pub struct ErrorStats {
     pub signed: f64,
     /// Mean absolute error.
     pub mae: f64,
+    /// Root mean square error.
+    pub rms: f64,
+    /// Standard error of `signed` (the errors' standard deviation over √n): a lean
+    /// is measured when `signed` is several of these from 0.
+    pub signed_se: f64,
     /// Share of positions with a non-zero target whose score has the target's sign.
     pub sign_agreement: f64,
 }
@@ -52,10 +57,27 @@ impl PositionErrors {
         }
         let signed = self.pairs.iter().map(|&(s, t)| s - f64::from(t)).sum::<f64>() / n as f64;
         let mae = self.pairs.iter().map(|&(s, t)| (s - f64::from(t)).abs()).sum::<f64>() / n as f64;
+        let square = self.pairs.iter().map(|&(s, t)| (s - f64::from(t)).powi(2)).sum::<f64>() / n as f64;
         let decided: Vec<&(f64, i32)> = self.pairs.iter().filter(|(_, t)| *t != 0).collect();
         let agree = decided.iter().filter(|(s, t)| s.round() as i32 * t.signum() > 0).count();
-        ErrorStats { positions: n, signed, mae, sign_agreement: agree as f64 / decided.len().max(1) as f64 }
+        ErrorStats {
+            positions: n,
+            signed,
+            mae,
+            rms: square.sqrt(),
+            signed_se: standard_error(n, signed, square),
+            sign_agreement: agree as f64 / decided.len().max(1) as f64,
+        }
     }
+}
+
+/// The standard error of a mean `mean` of `n` values whose squares average `square`.
+fn standard_error(n: usize, mean: f64, square: f64) -> f64 {
+    if n < 2 {
+        return f64::NAN;
+    }
+    let variance = (square - mean * mean).max(0.0) * n as f64 / (n - 1) as f64;
+    (variance / n as f64).sqrt()
 }
 
 /// One search to measure: how positions are scored.
@@ -165,10 +187,13 @@ pub(crate) fn pooled(rows: &[EmptiesError], keep: impl Fn(u32) -> bool) -> Error
     }
     let mean =
         |f: fn(&ErrorStats) -> f64| kept.iter().map(|r| f(&r.stats) * r.stats.positions as f64).sum::<f64>() / n as f64;
+    let (signed, square) = (mean(|s| s.signed), mean(|s| s.rms * s.rms));
     ErrorStats {
         positions: n,
-        signed: mean(|s| s.signed),
+        signed,
         mae: mean(|s| s.mae),
+        rms: square.sqrt(),
+        signed_se: standard_error(n, signed, square),
         sign_agreement: mean(|s| s.sign_agreement),
     }
 }
@@ -340,19 +365,41 @@ mod tests {
         assert!((s.mae - ((2.0 + 2.0 + 3.0 + 4.5) / 4.0)).abs() < 1e-12);
         // Three decided targets: +1 agrees, +2 does not, −4 does not (0.5 rounds to +1).
         assert!((s.sign_agreement - 1.0 / 3.0).abs() < 1e-12);
+        // The errors 2, −2, −3, 4.5: their sample standard deviation over √4.
+        let errors = [2.0f64, -2.0, -3.0, 4.5];
+        let mean = errors.iter().sum::<f64>() / 4.0;
+        let sample_var = errors.iter().map(|e| (e - mean).powi(2)).sum::<f64>() / 3.0;
+        assert!((s.signed_se - (sample_var / 4.0).sqrt()).abs() < 1e-12);
+        assert!((s.rms - (errors.iter().map(|e| e * e).sum::<f64>() / 4.0).sqrt()).abs() < 1e-12);
         let rows = vec![
             EmptiesError {
                 empties: 23,
-                stats: ErrorStats { positions: 1, signed: -3.0, mae: 3.0, sign_agreement: 1.0 },
+                stats: ErrorStats {
+                    positions: 1,
+                    signed: -3.0,
+                    mae: 3.0,
+                    rms: 3.0,
+                    signed_se: f64::NAN,
+                    sign_agreement: 1.0,
+                },
             },
             EmptiesError {
                 empties: 24,
-                stats: ErrorStats { positions: 3, signed: 1.0, mae: 1.0, sign_agreement: 0.0 },
+                stats: ErrorStats {
+                    positions: 3,
+                    signed: 1.0,
+                    mae: 1.0,
+                    rms: 1.0,
+                    signed_se: 0.0,
+                    sign_agreement: 0.0,
+                },
             },
         ];
         let all = pooled(&rows, |_| true);
         assert_eq!(all.positions, 4);
         assert!((all.signed - 0.0).abs() < 1e-12 && (all.mae - 1.5).abs() < 1e-12);
+        // Pooled, the errors are −3, 1, 1, 1: a sample variance of 4, a standard error of 1.
+        assert!((all.rms - 3f64.sqrt()).abs() < 1e-12 && (all.signed_se - 1.0).abs() < 1e-12);
         assert_eq!(pooled(&rows, |e| e % 2 == 1).signed, -3.0);
     }
 
