@@ -482,11 +482,12 @@ pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
             for run in &report.runs {
                 for g in &run.groups {
                     outln!(
-                        "depth {:>2}  {:<44} {:>8}  {:>+6.2}  {:>5.2}",
+                        "depth {:>2}  {:<44} {:>8}  {:>+6.2} ({:.2})  {:>5.2}",
                         run.depth,
                         g.group,
                         g.stats.positions,
                         g.stats.signed,
+                        g.stats.signed_se,
                         g.stats.mae
                     );
                 }
@@ -536,7 +537,14 @@ fn print_errors(eval: &AnyEval, run: &ErrorRun) -> anyhow::Result<()> {
     let all = &run.all;
     outln!("all      {:>9}  {:>+6.2}  ({:.2})  {:>5.2}", all.positions, all.signed, all.signed_se, all.mae);
     for g in &run.groups {
-        outln!("{:<44} {:>8}  {:>+6.2}  {:>5.2}", g.group, g.stats.positions, g.stats.signed, g.stats.mae);
+        outln!(
+            "{:<44} {:>8}  {:>+6.2} ({:.2})  {:>5.2}",
+            g.group,
+            g.stats.positions,
+            g.stats.signed,
+            g.stats.signed_se,
+            g.stats.mae
+        );
     }
     Ok(())
 }
