@@ -280,7 +280,7 @@ pub fn self_play_games(
 ) -> Result<RandomGames, LabelError> {
     let strength = Settings::at_level(level).effective_strength()?;
     let eval = PatternEval::bundled();
-    let done = AtomicU64::new(0);
+    let started = AtomicU64::new(0);
     let failure = std::sync::Mutex::new(None::<LabelError>);
     let games = play_games(
         seed,
@@ -303,9 +303,10 @@ pub fn self_play_games(
             }
             if ply == 0 {
                 tt.clear();
-                let finished = done.fetch_add(1, Relaxed);
-                if finished > 0 && finished.is_multiple_of(16) {
-                    progress(finished, count as u64);
+                // Reported as games start (the last report, `count`, when all finished).
+                let begun = started.fetch_add(1, Relaxed);
+                if begun > 0 && begun.is_multiple_of(16) {
+                    progress(begun, count as u64);
                 }
             }
             if ply < random_plies {

@@ -18,7 +18,7 @@ use thorbook::search::Level;
 use crate::errors;
 use crate::games::Games;
 use crate::position::{move_name, position_arg};
-use crate::run::{interruptible, Progress};
+use crate::run::job;
 
 /// An opening book: ``Book.open(path)`` maps a file (O(1), the pages read on
 /// demand), ``Book.bundled()`` is the book shipped with thorbook.
@@ -162,22 +162,7 @@ impl Book {
         config.max_ply = max_ply;
         config.min_games = min_games;
         config.search = config.search.with_level(level);
-        let lines: Vec<GameLine> = games.games().iter().map(GameLine::from).collect();
-        let stop = Arc::new(AtomicBool::new(false));
-        let builder = Builder::new(config, &path).resume(resume).stop_on(stop.clone());
-        let report = Progress::new(progress, &stop);
-        let (result, signal) = interruptible(py, &stop, || {
-            builder.run(&lines, &|event| {
-                if let BuildEvent::Scored { done, total } = event {
-                    report.report(done, total);
-                }
-            })
-        });
-        if let Some(e) = signal.or_else(|| report.take_error()) {
-            return Err(e);
-        }
-        result.map_err(errors::setting)?;
-        open(BookSource::File(path))
+        run_build(py, config, games, path, resume, progress, Over::Games)
     }
 
     /// This book with ``games`` added, written to ``path``: the positions the new games
@@ -194,7 +179,8 @@ impl Book {
         resume: bool,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Book> {
-        self.grow_from(py, games, path, level, resume, progress, false)
+        let config = self.update_config(level)?;
+        run_build(py, config, games, path, resume, progress, Over::Update(&self.inner))
     }
 
     /// This book taught by ``games``, written to ``path``: the positions of each game
@@ -210,7 +196,8 @@ impl Book {
         resume: bool,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Book> {
-        self.grow_from(py, games, path, level, resume, progress, true)
+        let config = self.update_config(level)?;
+        run_build(py, config, games, path, resume, progress, Over::Learn(&self.inner))
     }
 
     /// This book grown without games into ``path``, as ``book deviate``/``deepen``: the
@@ -240,24 +227,18 @@ impl Book {
         config.budget = budget;
         config.max_ply = max_ply;
         config.max_positions = max_positions;
-        config.time = seconds
-            .map(|s| {
-                std::time::Duration::try_from_secs_f64(s)
-                    .map_err(|_| errors::setting(format!("seconds {s}: at least 0")))
-            })
-            .transpose()?;
+        config.time = crate::engine::seconds(seconds)?;
         if let Some(level) = level {
             config.search = config.search.with_level(Level::new(level).map_err(errors::setting)?);
         }
         config.growth = if deepen { Growth::Deepen } else { Growth::Deviate };
         let stop = Arc::new(AtomicBool::new(false));
         let grower = Grower::new(config, thorbook::Position::START.board, &path).resume(resume).stop_on(stop.clone());
-        let report = Progress::new(progress, &stop);
         let book = &*self.inner;
         // Rounds count their leaves from 0: the bar counts every round's, the total
         // growing as rounds are planned.
         let rounds = std::sync::Mutex::new((0u64, 0u64));
-        let (result, signal) = interruptible(py, &stop, || {
+        let result = job(py, &stop, progress, |report| {
             grower.run(book, &|event| match event {
                 GrowthEvent::Round { .. } => {
                     let mut r = rounds.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -273,54 +254,60 @@ impl Book {
                 }
                 _ => {}
             })
-        });
-        if let Some(e) = signal.or_else(|| report.take_error()) {
-            return Err(e);
-        }
-        result.map_err(errors::setting)?;
+        })?;
+        result.map_err(|e| errors::growth(&e))?;
         open(BookSource::File(path))
     }
 }
 
 impl Book {
-    /// An update (`learn` false) or a learning (`learn` true) of this book by `games`.
-    #[allow(clippy::too_many_arguments)]
-    fn grow_from(
-        &self,
-        py: Python<'_>,
-        games: &Games,
-        path: PathBuf,
-        level: Option<u8>,
-        resume: bool,
-        progress: Option<Py<PyAny>>,
-        learn: bool,
-    ) -> PyResult<Book> {
+    /// The configuration of an update or a learning of this book: as its header
+    /// records, the leaves searched at `level` when given.
+    fn update_config(&self, level: Option<u8>) -> PyResult<BuildConfig> {
         let mut choices = UpdateChoices::default();
         if let Some(level) = level {
             choices.search = choices.search.with_level(Level::new(level).map_err(errors::setting)?);
         }
-        let config = BuildConfig::update_of(&self.inner.params(), choices).map_err(errors::setting)?;
-        let lines: Vec<GameLine> = games.games().iter().map(GameLine::from).collect();
-        let stop = Arc::new(AtomicBool::new(false));
-        let builder = Builder::new(config, &path).resume(resume).stop_on(stop.clone());
-        let report = Progress::new(progress, &stop);
-        let old = &*self.inner;
-        let (result, signal) = interruptible(py, &stop, || {
-            let events = |event| {
-                if let BuildEvent::Scored { done, total } = event {
-                    report.report(done, total);
-                }
-            };
-            if learn {
-                builder.learn(old, &lines, &events)
-            } else {
-                builder.update(old, &lines, &events)
-            }
-        });
-        if let Some(e) = signal.or_else(|| report.take_error()) {
-            return Err(e);
-        }
-        result.map_err(errors::setting)?;
-        open(BookSource::File(path))
+        BuildConfig::update_of(&self.inner.params(), choices).map_err(|e| errors::build(&e))
     }
+}
+
+/// What a build starts from besides its games.
+enum Over<'b> {
+    /// Nothing: a new book.
+    Games,
+    /// An earlier book, whose still-valid leaves are kept.
+    Update(&'b rsbook::Book<Bytes>),
+    /// A book taught the games' lines.
+    Learn(&'b rsbook::Book<Bytes>),
+}
+
+/// Builds `path` from `games` (over `over`), Ctrl-C stopping it between leaves (the
+/// checkpoint keeps them for `resume`), and opens the result.
+fn run_build(
+    py: Python<'_>,
+    config: BuildConfig,
+    games: &Games,
+    path: PathBuf,
+    resume: bool,
+    progress: Option<Py<PyAny>>,
+    over: Over<'_>,
+) -> PyResult<Book> {
+    let lines: Vec<GameLine> = games.games().iter().map(GameLine::from).collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    let builder = Builder::new(config, &path).resume(resume).stop_on(stop.clone());
+    let result = job(py, &stop, progress, |report| {
+        let events = |event| {
+            if let BuildEvent::Scored { done, total } = event {
+                report.report(done, total);
+            }
+        };
+        match over {
+            Over::Games => builder.run(&lines, &events),
+            Over::Update(old) => builder.update(old, &lines, &events),
+            Over::Learn(old) => builder.learn(old, &lines, &events),
+        }
+    })?;
+    result.map_err(|e| errors::build(&e))?;
+    open(BookSource::File(path))
 }

@@ -13,7 +13,7 @@ use thorbook::search::Level;
 
 use crate::book::Book;
 use crate::errors;
-use crate::run::{interruptible, Progress};
+use crate::run::job;
 
 /// ``n`` games of uniformly random legal moves (the Othello-GPT recipe), game ``i``
 /// drawn from ``seed`` and ``first + i`` only (so batches concatenate to the same
@@ -119,13 +119,12 @@ pub(crate) fn selfplay_games<'py>(
     let level = Level::new(level).map_err(errors::setting)?;
     let encoding = encoding(n, boards)?;
     let stop = AtomicBool::new(false);
-    let report = Progress::new(progress, &stop);
-    let (result, signal) = interruptible(py, &stop, || {
+    let games = job(py, &stop, progress, |report| {
         dataset::self_play_games(seed, first, n, level, random_plies, encoding, legal, &stop, &|d, t| {
             report.report(d, t)
         })
-    });
-    let games = result.map_err(|e| label_error(e, signal, &report))?;
+    })?
+    .map_err(label_error)?;
     games_dict(py, games, n, encoding.is_some(), legal)
 }
 
@@ -161,10 +160,7 @@ fn boards(p: &[u64], o: &[u64]) -> PyResult<Vec<Board>> {
         .collect()
 }
 
-fn label_error(e: LabelError, signal: Option<PyErr>, progress: &Progress<'_>) -> PyErr {
-    if let Some(e) = signal.or_else(|| progress.take_error()) {
-        return e;
-    }
+fn label_error(e: LabelError) -> PyErr {
     match e {
         LabelError::Interrupted => pyo3::exceptions::PyKeyboardInterrupt::new_err("labelling was interrupted"),
         other => errors::setting(other),
@@ -186,17 +182,17 @@ pub(crate) fn label_exact<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let boards = boards_of(&player, &opponent)?;
     let stop = AtomicBool::new(false);
-    let report = Progress::new(progress, &stop);
-    let (result, signal) =
-        interruptible(py, &stop, || dataset::exact_scores(&boards, max_empties, &stop, &|d, t| report.report(d, t)));
-    let scores = result.map_err(|e| label_error(e, signal, &report))?;
+    let scores = job(py, &stop, progress, |report| {
+        dataset::exact_scores(&boards, max_empties, &stop, &|d, t| report.report(d, t))
+    })?
+    .map_err(label_error)?;
     let out = PyDict::new(py);
     out.set_item("score", scores.iter().map(|s| s.unwrap_or(0)).collect::<Vec<i8>>().into_pyarray(py))?;
     out.set_item("known", scores.iter().map(Option::is_some).collect::<Vec<bool>>().into_pyarray(py))?;
     Ok(out)
 }
 
-/// Scores of a search at ``level`` (1–60, the bundled evaluation, one thread per
+/// Scores of a search at ``level`` (1–14, the bundled evaluation, one thread per
 /// position, every core busy) in discs for the side to move (``int16``); each search
 /// starts from an empty table, so a score depends only on the position and level.
 #[pyfunction]
@@ -211,10 +207,9 @@ pub(crate) fn label_search<'py>(
     let level = Level::new(level).map_err(errors::setting)?;
     let boards = boards_of(&player, &opponent)?;
     let stop = AtomicBool::new(false);
-    let report = Progress::new(progress, &stop);
-    let (result, signal) =
-        interruptible(py, &stop, || dataset::search_scores(&boards, level, &stop, &|d, t| report.report(d, t)));
-    let scores = result.map_err(|e| label_error(e, signal, &report))?;
+    let scores =
+        job(py, &stop, progress, |report| dataset::search_scores(&boards, level, &stop, &|d, t| report.report(d, t)))?
+            .map_err(label_error)?;
     Ok(scores.into_pyarray(py).into_any())
 }
 

@@ -43,7 +43,8 @@ fn result_dict<'py>(py: Python<'py>, r: &SearchResult, interrupted: bool) -> PyR
     Ok(d)
 }
 
-fn seconds(s: Option<f64>) -> PyResult<Option<Duration>> {
+/// Seconds given from Python as a duration (`SettingError` when negative or not finite).
+pub(crate) fn seconds(s: Option<f64>) -> PyResult<Option<Duration>> {
     s.map(|s| Duration::try_from_secs_f64(s).map_err(|_| errors::setting(format!("time {s}: seconds, at least 0"))))
         .transpose()
 }

@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use thorbook::book::{BookError, OpenError};
+use thorbook::book::{BookError, BuildError, GrowthError, OpenError};
 use thorbook::fileio::IoError;
 use thorbook::thor::{Anomaly, ThorError};
 
@@ -98,6 +98,9 @@ pub(crate) fn thor(e: &ThorError) -> PyErr {
                 &[("filename", text(py, path.display().to_string())), ("errno", int(py, Some(2)))],
             )
         }),
+        ThorError::NoArchives { dir } => Python::attach(|py| {
+            raise(py, "FileError", e.to_string(), &[("filename", text(py, dir.display().to_string()))])
+        }),
         other => Python::attach(|py| raise(py, "FileError", other.to_string(), &[])),
     }
 }
@@ -131,6 +134,30 @@ pub(crate) fn open(file: &str, e: &OpenError) -> PyErr {
         OpenError::Io(e) => io(e),
         OpenError::Format { source, .. } => book(file, source),
         other => Python::attach(|py| raise(py, "BookFileError", other.to_string(), &[("filename", text(py, file))])),
+    }
+}
+
+/// The exception of a failed book build: files as `FileError`/`BookFileError`,
+/// Ctrl-C's stop as `KeyboardInterrupt`, the rest as `SettingError`.
+pub(crate) fn build(e: &BuildError) -> PyErr {
+    match e {
+        BuildError::Io(e) => io(e),
+        BuildError::Book(b) => book("(the earlier book)", b),
+        BuildError::Checkpoint { path, .. } => Python::attach(|py| {
+            raise(py, "FileError", e.to_string(), &[("filename", text(py, path.display().to_string()))])
+        }),
+        BuildError::Interrupted => pyo3::exceptions::PyKeyboardInterrupt::new_err(e.to_string()),
+        other => setting(other),
+    }
+}
+
+/// The exception of a failed growth, as [`build`]'s.
+pub(crate) fn growth(e: &GrowthError) -> PyErr {
+    match e {
+        GrowthError::Io(e) => io(e),
+        GrowthError::Book(b) => book("(the book grown)", b),
+        GrowthError::Search(b) => build(b),
+        other => setting(other),
     }
 }
 

@@ -70,9 +70,6 @@ pub(crate) struct Games {
     unreadable: Arc<Vec<Anomaly>>,
 }
 
-/// One WTHOR file of an export: kind, year, depth (P3) and bytes.
-type WthorPart<'py> = (String, u16, u8, Bound<'py, pyo3::types::PyBytes>);
-
 /// One game: its moves, players, tournament, year and scores.
 #[pyclass(frozen, module = "thorbook")]
 pub(crate) struct Game {
@@ -109,9 +106,8 @@ fn text_format(format: &str) -> PyResult<GameText> {
         "transcript" => Ok(GameText::Transcript),
         "jsonl" => Ok(GameText::Jsonl),
         "ggf" => Ok(GameText::Ggf),
-        other => Err(errors::setting(format!(
-            "{other:?} is not a text format (transcript, jsonl, ggf; csv and wtb through export)"
-        ))),
+        "csv" => Ok(GameText::Csv),
+        other => Err(errors::setting(format!("format {other:?}: transcript, csv, jsonl, ggf (or wtb to export)"))),
     }
 }
 
@@ -213,44 +209,29 @@ impl Games {
         Ok(value)
     }
 
-    /// Writes the selected games to ``path`` atomically, as ``thor export`` does:
-    /// ``"transcript"``, ``"csv"``, ``"jsonl"``, ``"ggf"`` or ``"wtb"`` (see
-    /// ``thorbook.export``).
+    /// Writes the selected games to ``path``, as ``thor export`` does: ``"transcript"``,
+    /// ``"csv"``, ``"jsonl"``, ``"ggf"``, or ``"wtb"`` (a WTHOR file, ``STEM_YEAR.wtb``
+    /// per year when the games span several, with ``STEM.JOU`` and ``STEM.TRN``
+    /// beside). Each file is written atomically and durably. Returns the paths written.
     #[pyo3(signature = (path, format = "transcript"))]
-    fn export(slf: &Bound<'_, Self>, path: &Bound<'_, PyAny>, format: &str) -> PyResult<()> {
-        slf.py().import("thorbook")?.getattr("export")?.call1((slf, path, format))?;
-        Ok(())
+    fn export(&self, py: Python<'_>, path: PathBuf, format: &str) -> PyResult<Vec<PathBuf>> {
+        if format == "wtb" {
+            let written = py.detach(|| {
+                let export = self.db.to_wthor(&self.ids);
+                export.write_at(&path).map(|files| files.into_iter().map(|(p, _)| p).collect::<Vec<_>>())
+            });
+            return written.map_err(|e| errors::io(&e));
+        }
+        let format = text_format(format)?;
+        py.detach(|| self.db.write_games_to(&self.ids, format, &path)).map_err(|e| errors::io(&e))?;
+        Ok(vec![path])
     }
 
-    /// The selected games as text: one line per game in ``format`` (``"transcript"``,
-    /// ``"jsonl"``, ``"ggf"``), as ``thor export`` writes them.
+    /// The selected games as text in ``format`` (``"transcript"``, ``"csv"``,
+    /// ``"jsonl"``, ``"ggf"``), a line each, as ``thor export`` prints them.
     fn to_text(&self, py: Python<'_>, format: &str) -> PyResult<String> {
         let format = text_format(format)?;
-        Ok(py.detach(|| {
-            let mut out = String::new();
-            for &id in self.ids.iter() {
-                out.push_str(&self.db.write_game(self.db.game(id), format));
-                out.push('\n');
-            }
-            out
-        }))
-    }
-
-    /// The selected games as WTHOR files: a list of ``(kind, year, depth, bytes)``,
-    /// kind ``"games"`` (one file per year and depth), ``"players"`` or
-    /// ``"tournaments"``; ``export(path, "wtb")`` names and writes them.
-    fn to_wthor<'py>(&self, py: Python<'py>) -> PyResult<Vec<WthorPart<'py>>> {
-        let export = py.detach(|| self.db.to_wthor(&self.ids));
-        let mut out = Vec::new();
-        for f in &export.games {
-            out.push(("games".to_string(), f.year, f.depth, pyo3::types::PyBytes::new(py, &f.bytes)));
-        }
-        for (kind, file) in [("players", &export.players), ("tournaments", &export.tournaments)] {
-            if let Some(f) = file {
-                out.push((kind.to_string(), 0, 0, pyo3::types::PyBytes::new(py, &f.bytes)));
-            }
-        }
-        Ok(out)
+        Ok(py.detach(|| self.db.write_games(&self.ids, format)))
     }
 
     /// A table of the selected games as a dict of equal-length columns (give it to

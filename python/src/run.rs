@@ -86,3 +86,20 @@ impl<'a> Progress<'a> {
         self.error.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
     }
 }
+
+/// Runs a long job off the GIL, `work` given the progress reporter of `progress`.
+/// Ctrl-C, or an exception the progress callback raised, stops it through `stop` and
+/// is the error; else the job's own result is returned for the caller to map.
+pub(crate) fn job<T: Send>(
+    py: Python<'_>,
+    stop: &AtomicBool,
+    progress: Option<Py<PyAny>>,
+    work: impl FnOnce(&Progress<'_>) -> T + Send,
+) -> PyResult<T> {
+    let report = Progress::new(progress, stop);
+    let (out, signal) = interruptible(py, stop, || work(&report));
+    match signal.or_else(|| report.take_error()) {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}

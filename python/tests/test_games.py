@@ -38,8 +38,9 @@ def test_export_writes_what_the_cli_writes(games, cli, tmp_path, fmt):
 def test_wthor_export_reads_back_the_same_games(games, tmp_path):
     chosen = games.filter(player="tastet")
     path = tmp_path / "tastet.wtb"
-    tb.export(chosen, path, "wtb")
+    written = chosen.export(path, "wtb")
     assert sorted(os.listdir(tmp_path)) == ["tastet.JOU", "tastet.TRN", "tastet_2013.wtb", "tastet_2014.wtb", "tastet_2015.wtb"]
+    assert sorted(os.path.basename(p) for p in written) == sorted(os.listdir(tmp_path))
     back = tb.read_games(tmp_path)
     assert [g.transcript for g in back] == [g.transcript for g in chosen]
     assert [(g.black, g.white) for g in back] == [(g.black, g.white) for g in chosen]
@@ -132,7 +133,7 @@ def test_position_rows_match_a_plain_python_replay(games):
 def test_a_damaged_archive_names_its_file_record_and_byte(tmp_path):
     games = tb.read_games().filter(years=2015)[:3]
     path = tmp_path / "three.wtb"
-    tb.export(games, path, "wtb")
+    games.export(path, "wtb")
     raw = bytearray(path.read_bytes())
     # Record 1's third move (header 16 bytes, records 68: 8 of ids and scores, then
     # 60 moves) becomes a square off the board.

@@ -5,10 +5,7 @@ Squares are numbered a1 = 0, b1 = 1, …, h8 = 63 (``row * 8 + column``); moves 
 ``"f5"`` strings or those indices, 64 a pass. Scores are disc differences.
 """
 
-import csv
-import io
 import os
-import tempfile
 from typing import Any, Dict, Iterator, Optional, Union
 
 import numpy as np
@@ -52,7 +49,6 @@ __all__ = [
     "PASS",
     "Position",
     "SettingError",
-    "export",
     "index_to_move",
     "label_book",
     "label_exact",
@@ -71,84 +67,6 @@ __all__ = [
 PASS = 64
 #: The token after a synthetic game's end.
 PAD = 65
-
-_CSV_COLUMNS = [
-    "year",
-    "tournament",
-    "black",
-    "white",
-    "black_score",
-    "theoretical_score",
-    "theoretical_depth",
-    "outcome",
-    "moves",
-]
-
-
-def _atomic_write(path: Union[str, "os.PathLike[str]"], data: bytes) -> None:
-    """Writes ``data`` to ``path`` through a synced temporary file beside it and a
-    rename: a reader sees the old file or the new one, never a part."""
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    try:
-        dfd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
-
-
-def export(games: Games, path: Union[str, "os.PathLike[str]"], format: str = "transcript") -> None:
-    """Writes ``games`` to ``path`` atomically, as ``thorbook thor export`` does:
-    ``"transcript"``, ``"csv"``, ``"jsonl"``, ``"ggf"``, or ``"wtb"`` (a WTHOR
-    file, ``STEM_YEAR.wtb`` per year when the games span several, with ``STEM.JOU``
-    and ``STEM.TRN`` beside)."""
-    path = os.fspath(path)
-    if format == "csv":
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(_CSV_COLUMNS)
-        table = games.table()
-        for row in zip(*(table[c] for c in _CSV_COLUMNS)):
-            writer.writerow(["" if v is None else v for v in row])
-        _atomic_write(path, buf.getvalue().encode())
-    elif format == "wtb":
-        files = games.to_wthor()
-        stem, ext = os.path.splitext(os.path.basename(path))
-        ext = ext[1:] or "wtb"
-        directory = os.path.dirname(path)
-        game_files = [f for f in files if f[0] == "games"]
-        years = {f[1] for f in game_files}
-        for kind, year, depth, data in files:
-            if kind == "games":
-                if len(game_files) == 1:
-                    out = path
-                elif len(years) == len(game_files):
-                    out = os.path.join(directory, f"{stem}_{year}.{ext}")
-                else:
-                    out = os.path.join(directory, f"{stem}_{year}_p{depth}.{ext}")
-            else:
-                out = os.path.join(directory, f"{stem}.{'JOU' if kind == 'players' else 'TRN'}")
-            _atomic_write(out, data)
-    else:
-        _atomic_write(path, games.to_text(format).encode())
-
-
 
 def unpack_masks(masks: np.ndarray) -> np.ndarray:
     """64-bit square masks (any shape) as booleans with a last axis of 64 squares,

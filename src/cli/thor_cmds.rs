@@ -11,10 +11,9 @@ use serde::Serialize;
 
 use super::PositionArgs;
 use crate::board::Color;
-use crate::fileio::atomic_write;
 use crate::thor::FileKind;
 use crate::thor::{bundled_sources, expand_paths, GameFilter, GameText, LoadOptions, SortKey, Source, ThorDatabase};
-use crate::thor::{Compression, GameId, SourceFormat, TextFormat, WthorFile};
+use crate::thor::{Compression, GameId, SourceFormat, TextFormat};
 
 /// The `thor` subcommands.
 #[derive(Subcommand, Debug)]
@@ -387,11 +386,13 @@ fn info(args: InfoArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
+/// The library's text format of a game listing format (not the table or WTHOR).
+fn text_format(format: GameFormat) -> GameText {
+    match format {
+        GameFormat::Ggf => GameText::Ggf,
+        GameFormat::Jsonl => GameText::Jsonl,
+        GameFormat::Csv => GameText::Csv,
+        _ => GameText::Transcript,
     }
 }
 
@@ -421,36 +422,8 @@ fn write_games(out: &mut dyn Write, db: &ThorDatabase, ids: &[GameId], format: G
                 )?;
             }
         }
-        GameFormat::Transcript | GameFormat::Ggf | GameFormat::Jsonl => {
-            let text = match format {
-                GameFormat::Transcript => GameText::Transcript,
-                GameFormat::Ggf => GameText::Ggf,
-                _ => GameText::Jsonl,
-            };
-            for &i in ids {
-                writeln!(out, "{}", db.write_game(db.game(i), text))?;
-            }
-        }
-        GameFormat::Csv => {
-            writeln!(out, "year,tournament,black,white,black_score,theoretical_score,theoretical_depth,outcome,moves")?;
-            let known = |v: Option<u8>| v.map_or(String::new(), |v| v.to_string());
-            for &i in ids {
-                let g = db.game_json(db.game(i), false);
-                let outcome = serde_json::to_value(g.outcome)?.as_str().unwrap_or_default().to_string();
-                writeln!(
-                    out,
-                    "{},{},{},{},{},{},{},{},{}",
-                    g.year.map_or(String::new(), |y| y.to_string()),
-                    csv_field(&g.tournament),
-                    csv_field(&g.black),
-                    csv_field(&g.white),
-                    known(g.black_score),
-                    known(g.theoretical_score),
-                    known(g.theoretical_depth),
-                    outcome,
-                    g.moves
-                )?;
-            }
+        GameFormat::Transcript | GameFormat::Ggf | GameFormat::Jsonl | GameFormat::Csv => {
+            out.write_all(db.write_games(ids, text_format(format)).as_bytes())?;
         }
         GameFormat::Wtb => {
             return Err(crate::cli::flags::usage(
@@ -489,48 +462,23 @@ fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
         let path = args.output.as_ref().context("--format wtb needs -o FILE")?;
         return export_wthor(&db, &ids, path);
     }
-    let mut buf = Vec::new();
-    write_games(&mut buf, &db, &ids, args.format)?;
     match &args.output {
         Some(path) => {
-            atomic_write(path, &buf).with_context(|| format!("writing {}", path.display()))?;
+            db.write_games_to(&ids, text_format(args.format), path)?;
             eprintln!("wrote {} games to {}", ids.len(), path.display());
         }
-        None => std::io::stdout().lock().write_all(&buf)?,
+        None => write_games(&mut std::io::stdout().lock(), &db, &ids, args.format)?,
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes games as WTHOR: FILE for one (year, P3), else `STEM_YEAR.EXT` (or
-/// `STEM_YEAR_pP3.EXT`) beside it; the names beside them as `STEM.JOU` and `STEM.TRN`.
+/// Writes games as WTHOR files (named by `WthorExport::write_at`).
 fn export_wthor(db: &ThorDatabase, ids: &[GameId], path: &std::path::Path) -> anyhow::Result<ExitCode> {
     let export = db.to_wthor(ids);
-    let write = |out: &std::path::Path, f: &WthorFile| -> anyhow::Result<()> {
-        atomic_write(out, &f.bytes).with_context(|| format!("writing {}", out.display()))
-    };
-    let stem = path.file_stem().map_or("games".into(), |s| s.to_string_lossy().into_owned());
-    if let [file] = &export.games[..] {
-        write(path, file)?;
-        eprintln!("wrote {} games to {}", ids.len(), path.display());
-    } else {
-        // A WTHOR file holds one year (and one P3): one file each, named after FILE.
-        let years: std::collections::BTreeSet<u16> = export.games.iter().map(|f| f.year).collect();
-        let ext = path.extension().map_or("wtb".into(), |s| s.to_string_lossy().into_owned());
-        for f in &export.games {
-            let name = if years.len() == export.games.len() {
-                format!("{stem}_{}.{ext}", f.year)
-            } else {
-                format!("{stem}_{}_p{}.{ext}", f.year, f.depth)
-            };
-            let out = path.with_file_name(name);
-            write(&out, f)?;
+    for (i, (out, f)) in export.write_at(path)?.iter().enumerate() {
+        if i < export.games.len() {
             eprintln!("wrote {} games of {} to {}", f.records, f.year, out.display());
-        }
-    }
-    for (file, ext) in [(&export.players, "JOU"), (&export.tournaments, "TRN")] {
-        if let Some(f) = file {
-            let out = path.with_file_name(format!("{stem}.{ext}"));
-            write(&out, f)?;
+        } else {
             eprintln!("wrote {} names to {}", f.records, out.display());
         }
     }

@@ -169,16 +169,22 @@ fn search_scores_do_not_depend_on_threads_or_order() {
 }
 
 #[test]
-fn book_labels_are_the_book_values() {
+fn book_labels_are_the_book_values_with_the_trust_queries_show() {
     let book = crate::book::bundled().unwrap();
-    let start = Position::START.board;
+    let pos = Position::from_moves("f5d6").unwrap();
+    let moves = crate::book::book_moves(&book, &pos);
+    let children: Vec<Board> =
+        moves.iter().filter(|m| m.in_book).map(|m| pos.try_play(m.mv, 1).unwrap().board).collect();
+    assert!(children.len() > 2);
     // Two discs in the corners: no game reaches it.
     let off_book = Board::new(1, 1 << 63).unwrap();
-    let labels = book_labels(&book, &[start, off_book]);
-    let hit = book.probe(&start).expect("the start is in the book");
-    let label = labels[0].as_ref().expect("a label");
-    assert_eq!(label.value, hit.value());
-    assert_eq!(labels[1], None);
+    let labels = book_labels(&book, &[children.clone(), vec![off_book]].concat());
+    for (m, label) in moves.iter().filter(|m| m.in_book).zip(&labels) {
+        let label = label.as_ref().expect("a book child has a label");
+        assert_eq!(label.value, -m.score, "{}", m.mv);
+        assert_eq!(label.trust, m.trust, "{}", m.mv);
+    }
+    assert_eq!(labels[children.len()], None);
 }
 
 #[test]

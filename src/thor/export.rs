@@ -5,8 +5,9 @@
 // Input handling: every narrowing or sign-changing conversion is checked.
 #![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -16,6 +17,7 @@ use super::ggf::escape;
 use super::replay::Outcome;
 use super::source::SourceFormat;
 use crate::board::Color;
+use crate::fileio::{atomic_write, IoError};
 use crate::position::Position;
 use crate::square::{format_moves, Move};
 
@@ -31,6 +33,22 @@ pub enum GameText {
     /// black_score, theoretical_score, theoretical_depth, outcome and moves (`null`
     /// where unknown).
     Jsonl,
+    /// Comma-separated values under a header line (see [`ThorDatabase::write_games`]):
+    /// year, tournament, black, white, black_score, theoretical_score,
+    /// theoretical_depth, outcome, moves (empty where unknown).
+    Csv,
+}
+
+/// The header line of [`GameText::Csv`].
+const CSV_HEADER: &str = "year,tournament,black,white,black_score,theoretical_score,theoretical_depth,outcome,moves";
+
+/// A CSV field: quoted when it holds a comma, a quote or a line end.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
 }
 
 /// A game as JSON: what `thor export --format jsonl` writes and the JSON-lines reader
@@ -110,6 +128,41 @@ pub struct WthorFile {
     pub year: u16,
     /// The games' P3, the empties of their theoretical scores (0 for a name file).
     pub depth: u8,
+}
+
+impl WthorExport {
+    /// Writes the files, each atomically: the games to `path` when they make one file
+    /// (one year and P3), else to `STEM_YEAR.EXT` (`STEM_YEAR_pP3.EXT` when a year has
+    /// several P3) beside it; the names to `STEM.JOU` and `STEM.TRN`. Returns each
+    /// path with its file, the game files first.
+    pub fn write_at(&self, path: &Path) -> Result<Vec<(PathBuf, &WthorFile)>, IoError> {
+        let stem = path.file_stem().map_or("games".into(), |s| s.to_string_lossy().into_owned());
+        let ext = path.extension().map_or("wtb".into(), |s| s.to_string_lossy().into_owned());
+        let years: BTreeSet<u16> = self.games.iter().map(|f| f.year).collect();
+        let mut files: Vec<(PathBuf, &WthorFile)> = match &self.games[..] {
+            [one] => vec![(path.to_path_buf(), one)],
+            many => many
+                .iter()
+                .map(|f| {
+                    let name = if years.len() == many.len() {
+                        format!("{stem}_{}.{ext}", f.year)
+                    } else {
+                        format!("{stem}_{}_p{}.{ext}", f.year, f.depth)
+                    };
+                    (path.with_file_name(name), f)
+                })
+                .collect(),
+        };
+        for (file, names) in [(&self.players, "JOU"), (&self.tournaments, "TRN")] {
+            if let Some(f) = file {
+                files.push((path.with_file_name(format!("{stem}.{names}")), f));
+            }
+        }
+        for (out, f) in &files {
+            atomic_write(out, &f.bytes).map_err(IoError::at(out))?;
+        }
+        Ok(files)
+    }
 }
 
 impl WthorFile {
@@ -275,7 +328,26 @@ impl ThorDatabase {
         }
     }
 
-    /// Game `g` as one line of `format` (without the line end).
+    /// Games `ids` in `format`, a line each (after the header line of CSV).
+    pub fn write_games(&self, ids: &[GameId], format: GameText) -> String {
+        let mut out = String::new();
+        if format == GameText::Csv {
+            out.push_str(CSV_HEADER);
+            out.push('\n');
+        }
+        for &id in ids {
+            out.push_str(&self.write_game(self.game(id), format));
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Writes games `ids` in `format` to `path`, atomically and durably.
+    pub fn write_games_to(&self, ids: &[GameId], format: GameText, path: &Path) -> Result<(), IoError> {
+        atomic_write(path, self.write_games(ids, format).as_bytes()).map_err(IoError::at(path))
+    }
+
+    /// Game `g` as one line of `format` (without the line end; CSV without its header).
     pub fn write_game(&self, g: &ThorGame, format: GameText) -> String {
         match format {
             GameText::Transcript => match g.black_discs() {
@@ -284,6 +356,23 @@ impl ThorDatabase {
             },
             GameText::Jsonl => serde_json::to_string(&self.game_json(g, false)).unwrap_or_default(),
             GameText::Ggf => self.ggf(g),
+            GameText::Csv => {
+                let j = self.game_json(g, false);
+                let known = |v: Option<u8>| v.map_or(String::new(), |v| v.to_string());
+                let outcome = serde_json::to_value(j.outcome).ok().and_then(|v| v.as_str().map(str::to_string));
+                format!(
+                    "{},{},{},{},{},{},{},{},{}",
+                    j.year.map_or(String::new(), |y| y.to_string()),
+                    csv_field(&j.tournament),
+                    csv_field(&j.black),
+                    csv_field(&j.white),
+                    known(j.black_score),
+                    known(j.theoretical_score),
+                    known(j.theoretical_depth),
+                    outcome.unwrap_or_default(),
+                    j.moves
+                )
+            }
         }
     }
 
