@@ -469,6 +469,35 @@ fn the_library_builder_reports_progress_and_resumes_from_its_checkpoint() {
     assert_eq!(std::fs::read(&target).unwrap(), written);
 }
 
+/// A stop flag set after some leaves were scored stops the build between leaves: no
+/// book is written, the checkpoint keeps those leaves, and a resumed build searches
+/// only the rest and writes the book of an uninterrupted one.
+#[test]
+fn a_stopped_build_keeps_its_leaves_and_resumes_to_the_same_book() {
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    use std::sync::Arc;
+    use thorbook::book::{BuildEvent, Builder};
+    let dir = tempfile::tempdir().unwrap();
+    let games = bundled_games(60);
+    let whole = dir.path().join("whole.tbk");
+    let summary = Builder::new(config(10, 3, 0), &whole).run(&games, &|_| {}).unwrap();
+    let out = dir.path().join("stopped.tbk");
+    let stop = Arc::new(AtomicBool::new(false));
+    let err = Builder::new(config(10, 3, 0), &out)
+        .stop_on(stop.clone())
+        .run(&games, &|e| {
+            if let BuildEvent::Scored { done: 10, .. } = e {
+                stop.store(true, Relaxed);
+            }
+        })
+        .unwrap_err();
+    assert!(matches!(err, BuildError::Interrupted), "{err}");
+    assert!(!out.exists(), "no book is written by a stopped build");
+    let resumed = Builder::new(config(10, 3, 0), &out).resume(true).run(&games, &|_| {}).unwrap();
+    assert!(resumed.searched < summary.searched, "{} of {} searched again", resumed.searched, summary.searched);
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&whole).unwrap());
+}
+
 #[test]
 fn an_interrupted_build_resumes_to_the_same_book() {
     let dir = tempfile::tempdir().unwrap();

@@ -163,6 +163,35 @@ fn a_killed_deviation_resumes_to_the_identical_book() {
     assert_eq!(std::fs::read(&out2).unwrap(), before);
 }
 
+/// A stop flag set after the first round's book is written stops the growth before
+/// the next round (`StopReason::Interrupted`) with that book in place; resumed, it
+/// ends as the uninterrupted run.
+#[test]
+fn a_stopped_deviation_keeps_its_rounds_and_resumes_to_the_identical_book() {
+    let bytes = small_book();
+    let input = Book::open_verified(&bytes[..]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let whole = run(&input, config(Some(600)), &dir.path().join("whole.tbk"), 2);
+    assert!(whole.rounds >= 2, "the run needs several rounds for this test ({} rounds)", whole.rounds);
+    let out = dir.path().join("stopped.tbk");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stopped = Grower::new(config(Some(600)), Board::START, &out)
+        .stop_on(stop.clone())
+        .run(&input, &|e| {
+            if let GrowthEvent::Written { .. } = e {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        })
+        .unwrap();
+    assert_eq!((stopped.stop, stopped.rounds), (StopReason::Interrupted, 1));
+    let partial = Book::open_verified(std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(partial.len(), stopped.after);
+    assert!(partial.len() > input.len() && partial.len() < whole.after);
+    let resumed = Grower::new(config(Some(600)), Board::START, &out).resume(true).run(&input, &|_| {}).unwrap();
+    assert_eq!(resumed.written, whole.written);
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(dir.path().join("whole.tbk")).unwrap());
+}
+
 #[test]
 fn deviate_through_the_binary() {
     let dir = tempfile::tempdir().unwrap();
