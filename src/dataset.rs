@@ -281,7 +281,7 @@ pub fn self_play_games(
     let strength = Settings::at_level(level).effective_strength()?;
     let eval = PatternEval::bundled();
     let started = AtomicU64::new(0);
-    let failure = std::sync::Mutex::new(None::<LabelError>);
+    let workers = Workers::new(stop);
     let games = play_games(
         seed,
         first,
@@ -290,14 +290,7 @@ pub fn self_play_games(
         legal,
         || TranspositionTable::try_new(LABEL_TABLE_MIB),
         |tt, draws, board, moves, ply| {
-            let tt = match tt {
-                Ok(tt) => tt,
-                Err(e) => {
-                    failure.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get_or_insert(e.clone().into());
-                    stop.store(true, Relaxed);
-                    return None;
-                }
-            };
+            let tt = workers.table(tt)?;
             if stop.load(Relaxed) {
                 return None;
             }
@@ -320,12 +313,7 @@ pub fn self_play_games(
             }
         },
     );
-    if let Some(e) = failure.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
-        return Err(e);
-    }
-    if stop.load(Relaxed) {
-        return Err(LabelError::Interrupted);
-    }
+    workers.finish()?;
     progress(count as u64, count as u64);
     Ok(games)
 }
@@ -471,6 +459,43 @@ const LABELS_PER_TASK: usize = 64;
 /// A labelling worker's table (cleared before each search at a level).
 const LABEL_TABLE_MIB: usize = 4;
 
+/// The workers of a labelling or a self-play: each with a table of its own; the first
+/// table that cannot be had stops them all and is the error.
+struct Workers<'s> {
+    stop: &'s AtomicBool,
+    failure: std::sync::Mutex<Option<LabelError>>,
+}
+
+impl<'s> Workers<'s> {
+    fn new(stop: &'s AtomicBool) -> Workers<'s> {
+        Workers { stop, failure: std::sync::Mutex::new(None) }
+    }
+
+    /// A worker's table (made by `TranspositionTable::try_new(LABEL_TABLE_MIB)` in
+    /// its `for_each_init`), or `None` after recording why there is none.
+    fn table<'t>(&self, made: &'t mut Result<TranspositionTable, TableError>) -> Option<&'t mut TranspositionTable> {
+        match made {
+            Ok(tt) => Some(tt),
+            Err(e) => {
+                self.failure.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get_or_insert(e.clone().into());
+                self.stop.store(true, Relaxed);
+                None
+            }
+        }
+    }
+
+    /// How the work ended: a table's failure, a stop, or done.
+    fn finish(self) -> Result<(), LabelError> {
+        if let Some(e) = self.failure.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
+            return Err(e);
+        }
+        if self.stop.load(Relaxed) {
+            return Err(LabelError::Interrupted);
+        }
+        Ok(())
+    }
+}
+
 /// Labels `boards` in parallel, each worker with a table of its own, reporting
 /// `(done, total)` as tasks finish; [`LabelError::Interrupted`] once `stop` is set.
 fn label_all<T: Send + Default + Clone>(
@@ -482,18 +507,11 @@ fn label_all<T: Send + Default + Clone>(
     let total = boards.len() as u64;
     let done = AtomicU64::new(0);
     let mut out = vec![T::default(); boards.len()];
-    let failure = std::sync::Mutex::new(None::<LabelError>);
+    let workers = Workers::new(stop);
     out.par_chunks_mut(LABELS_PER_TASK).zip(boards.par_chunks(LABELS_PER_TASK)).for_each_init(
         || TranspositionTable::try_new(LABEL_TABLE_MIB),
         |tt, (out, boards)| {
-            let tt = match tt {
-                Ok(tt) => tt,
-                Err(e) => {
-                    failure.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get_or_insert(e.clone().into());
-                    stop.store(true, Relaxed);
-                    return;
-                }
-            };
+            let Some(tt) = workers.table(tt) else { return };
             for (cell, board) in out.iter_mut().zip(boards) {
                 if stop.load(Relaxed) {
                     return;
@@ -506,12 +524,7 @@ fn label_all<T: Send + Default + Clone>(
             progress(done.fetch_add(boards.len() as u64, Relaxed) + boards.len() as u64, total);
         },
     );
-    if let Some(e) = failure.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
-        return Err(e);
-    }
-    if stop.load(Relaxed) {
-        return Err(LabelError::Interrupted);
-    }
+    workers.finish()?;
     Ok(out)
 }
 
