@@ -93,6 +93,10 @@ pub enum Setting {
     BootstrapDepth,
     /// The share of positions a bootstrap relabels.
     BootstrapShare,
+    /// The depth of backward labelling's searches.
+    BackwardDepth,
+    /// The share of positions backward labelling labels.
+    BackwardShare,
     /// The deepest ProbCut depth measured.
     ProbCutDepth,
     /// Positions a ProbCut measurement uses per number of empties.
@@ -152,6 +156,8 @@ impl Setting {
             Setting::BootstrapRounds => "bootstrap rounds",
             Setting::BootstrapDepth => "bootstrap depth",
             Setting::BootstrapShare => "bootstrap share",
+            Setting::BackwardDepth => "backward labelling depth",
+            Setting::BackwardShare => "backward labelling share",
             Setting::ProbCutDepth => "ProbCut depth",
             Setting::ProbCutPositions => "ProbCut positions",
             Setting::CalibrationDepths => "calibration depths",
@@ -166,7 +172,7 @@ impl Setting {
 impl Setting {
     /// Every setting, for the tests of tables keyed by setting (the command line's flags): a new
     /// variant goes here too, so that the flag table's test covers it.
-    pub(crate) const ALL: [Setting; 47] = [
+    pub(crate) const ALL: [Setting; 49] = [
         Setting::Level,
         Setting::Depth,
         Setting::ExactAt,
@@ -208,6 +214,8 @@ impl Setting {
         Setting::BootstrapRounds,
         Setting::BootstrapDepth,
         Setting::BootstrapShare,
+        Setting::BackwardDepth,
+        Setting::BackwardShare,
         Setting::ProbCutDepth,
         Setting::ProbCutPositions,
         Setting::CalibrationDepths,

@@ -48,6 +48,8 @@ pub fn flag(setting: Setting) -> &'static str {
         Setting::BootstrapRounds => "--bootstrap-rounds",
         Setting::BootstrapDepth => "--bootstrap-depth",
         Setting::BootstrapShare => "--bootstrap-share",
+        Setting::BackwardDepth => "--backward-depth",
+        Setting::BackwardShare => "--backward-share",
         Setting::ProbCutDepth => "--probcut-depth",
         Setting::ProbCutPositions => "--probcut-positions",
         Setting::CalibrationDepths => "--exact-depth/--swing-depth",

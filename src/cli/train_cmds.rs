@@ -26,7 +26,7 @@ use crate::train::labels::LabelStore;
 use crate::train::measure::{measure_error, ErrorConfig, ErrorRun, ErrorStats};
 use crate::train::probcut::ProbCutConfig;
 use crate::train::selfplay::SelfPlayConfig;
-use crate::train::trainer::{Bootstrap, TrainError, Validation};
+use crate::train::trainer::{Backward, Bootstrap, TrainError, Validation};
 use crate::train::trainer::{Trainer, TrainerConfig, TrainerEvent};
 use crate::train::Progress;
 
@@ -91,6 +91,20 @@ pub struct TrainArgs {
     /// Share of the midgame positions the bootstrapping searches label.
     #[arg(long, default_value_t = 1.0)]
     bootstrap_share: f64,
+    /// Labels that flow backward: fit the phases from the end of the game and label
+    /// each phase's midgame positions, just before it is fitted, by full-width searches
+    /// of this depth whose leaves lie in the phases already fitted (instead of the
+    /// games' theoretical scores). At least a phase's plies plus `--window`.
+    #[arg(long, conflicts_with = "bootstrap_rounds")]
+    backward_depth: Option<u8>,
+    /// Share of the midgame positions backward labelling labels (chosen by board).
+    #[arg(long, default_value_t = 0.1, requires = "backward_depth")]
+    backward_share: f64,
+    /// With backward labelling, keep the games' theoretical scores for the positions
+    /// not labelled (by default they are left out, so no midgame label depends on the
+    /// moves the players made).
+    #[arg(long, requires = "backward_depth")]
+    keep_theoretical: bool,
     /// Self-play games from the training games' openings, adding their positions.
     #[arg(long, default_value_t = 0)]
     self_play_games: usize,
@@ -147,6 +161,11 @@ impl TryFrom<&TrainArgs> for TrainerConfig {
                 depth: args.bootstrap_depth,
                 width,
                 share: args.bootstrap_share,
+            }),
+            backward: args.backward_depth.map(|depth| Backward {
+                depth,
+                share: args.backward_share,
+                keep_theoretical: args.keep_theoretical,
             }),
             self_play: SelfPlayConfig {
                 games: args.self_play_games,

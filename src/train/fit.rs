@@ -14,6 +14,8 @@
 //! with two plies a phase, the parity count tells them apart). Sums run in a fixed number of chunks reduced in a fixed order, so the
 //! result does not depend on the thread count.
 
+use std::ops::RangeInclusive;
+
 use rayon::prelude::*;
 
 use super::dataset::{Dataset, Labeled};
@@ -134,6 +136,27 @@ pub(crate) fn train(
     config: &TrainConfig,
     progress: ProgressFn,
 ) -> (Weights, TrainReport) {
+    let mut data = train.clone();
+    let no_relabel = |_: &mut Dataset, _: RangeInclusive<u32>, _: &Weights| Ok::<(), std::convert::Infallible>(());
+    match train_backward(&mut data, validation, config, progress, no_relabel) {
+        Ok(fitted) => fitted,
+        Err(never) => match never {},
+    }
+}
+
+/// Fits as [`train`] does, but first lets `relabel` rewrite the rows a phase is
+/// about to learn from (`empties`: its own numbers of empties and its window's),
+/// given the weights fitted so far — every phase nearer the end of the game than
+/// this one, this one and earlier ones still 0. That is how labels flow backward: a
+/// search from a phase's positions whose leaves lie in phases already fitted labels
+/// them with what those phases learnt.
+pub(crate) fn train_backward<E>(
+    train: &mut Dataset,
+    validation: &Dataset,
+    config: &TrainConfig,
+    progress: ProgressFn,
+    mut relabel: impl FnMut(&mut Dataset, RangeInclusive<u32>, &Weights) -> Result<(), E>,
+) -> Result<(Weights, TrainReport), E> {
     let set = feature_set();
     let slots = set.slot_count;
     let unknowns = slots + 1; // the bias is the last unknown
@@ -151,6 +174,7 @@ pub(crate) fn train(
         let (hi, lo) = phase_empties(phase, phases);
         let from = lo.saturating_sub(config.window).max(1);
         let to = (hi + config.window).min(60);
+        relabel(train, from..=to, &weights)?;
         // Rows, their weights, and which intercept each uses: the phase's own bias
         // (`slots`) for its own empties, one more per neighbouring number of empties.
         let mut rows: Vec<(Labeled, f64, u32)> = Vec::new();
@@ -189,7 +213,7 @@ pub(crate) fn train(
         progress(Progress { stage: Stage::Fit, done: (phases - phase) as u64, total: phases as u64 });
     }
     let report = report(&PatternEval::new(&weights), train, validation);
-    (weights, report)
+    Ok((weights, report))
 }
 
 /// The error of `eval` on `train` and `validation`, per number of empties.

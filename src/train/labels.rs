@@ -199,6 +199,12 @@ impl LabelStore {
         self.exact.get(board).copied()
     }
 
+    /// Every search label: board, spec, score.
+    #[cfg(test)]
+    pub(crate) fn search_labels(&self) -> impl Iterator<Item = (Board, SearchSpec, i8)> + '_ {
+        self.search.iter().map(|(&(board, spec), &score)| (board, spec, score))
+    }
+
     /// The score of a canonical board by a search, if made.
     pub(crate) fn searched(&self, board: &Board, spec: SearchSpec) -> Option<i8> {
         self.search.get(&(*board, spec)).copied()

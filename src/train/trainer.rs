@@ -14,11 +14,12 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::Instant;
 
-use super::dataset::{game_positions, label_positions, Dataset, GamePosition, TrainGame, THEORETICAL_EMPTIES};
-use super::fit::{train, TrainConfig, TrainReport};
+use super::dataset::{game_positions, label_positions, Dataset, GamePosition, Labeled, TrainGame, THEORETICAL_EMPTIES};
+use super::fit::{train, train_backward, TrainConfig, TrainReport};
 use super::labels::{LabelStore, LabelStoreError, SearchSpec};
 use super::probcut::{self, fit_probcut, ProbCutConfig};
 use super::selfplay::{self, self_play_positions, SelfPlayConfig};
+use super::LabelKind;
 use super::Progress;
 use crate::board::Board;
 use crate::eval::{PatternEval, Weights};
@@ -46,6 +47,36 @@ pub struct Bootstrap {
     pub share: f64,
 }
 
+/// Labels that flow backward from the end of the game: phases are fitted from the
+/// end, and before a phase learns, its positions beyond `solve_at` empties (the exact
+/// 24-empty ones excepted) are labelled by full-width searches of `depth` plies with
+/// the phases fitted so far. The leaves of those searches lie in phases nearer the
+/// end, already fitted on exact solves or on labels that came the same way, so no
+/// label depends on the phase's own weights or on a previous evaluation; with
+/// `keep_theoretical` off, none depends on the moves the players made either.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Backward {
+    /// Depth of the label searches: half the positions (chosen by board) are searched
+    /// to this depth, the other half one ply less, so that the lean a search has toward
+    /// the side that moves at its last ply — the opposite side at the next depth —
+    /// cancels in the fit instead of adding up phase after phase. The leaves of both
+    /// must lie beyond the phase's window.
+    pub depth: u8,
+    /// Share of the positions labelled (chosen by board).
+    pub share: f64,
+    /// Keep the games' theoretical score for the positions not labelled (else they
+    /// are left out of the fit).
+    pub keep_theoretical: bool,
+}
+
+impl Backward {
+    /// The depth `board` is searched to: `depth` or one less, by a hash of the board.
+    fn depth_for(board: &Board, depth: u8) -> u8 {
+        depth - u8::from(board.key().wrapping_mul(0xD6E8_FEB8_6659_FD93) >> 63 == 1)
+    }
+}
+
 /// Everything training needs to know.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -59,6 +90,9 @@ pub struct TrainerConfig {
     pub move_loss: f64,
     /// Bootstrapping rounds (`None`: round 0 only).
     pub bootstrap: Option<Bootstrap>,
+    /// Round 0's midgame labels by backward searches (`None`: the games' theoretical
+    /// scores).
+    pub backward: Option<Backward>,
     /// Self-play games added to the positions (0 games: none).
     pub self_play: SelfPlayConfig,
     /// The Multi-ProbCut fit of the kept weights (`None`: no table).
@@ -72,6 +106,7 @@ impl Default for TrainerConfig {
             solve_at: 18,
             move_loss: DEFAULT_MOVE_LOSS,
             bootstrap: None,
+            backward: None,
             self_play: SelfPlayConfig::default(),
             probcut: Some(ProbCutConfig::default()),
         }
@@ -98,6 +133,26 @@ impl TrainerConfig {
             check(Setting::BootstrapDepth, b.depth, 1..=30)?;
             if !(b.share.is_finite() && b.share > 0.0 && b.share <= 1.0) {
                 return Err(OutOfRange::new(Setting::BootstrapShare, b.share, "in (0, 1]"));
+            }
+        }
+        if let (Some(_), Some(b)) = (&self.backward, &self.bootstrap) {
+            // Bootstrapping relabels the midgame from the games' scores again.
+            return Err(OutOfRange::new(Setting::BootstrapRounds, b.rounds, "0 with backward labelling"));
+        }
+        if let Some(b) = &self.backward {
+            // A label at the top of a phase's window must reach below the phase.
+            let plies = 60 / self.fit.phases.max(1) as u32;
+            // The shallower of the two depths must reach beyond the window too.
+            let least = plies + self.fit.window + 1;
+            if !(least..=30).contains(&u32::from(b.depth)) {
+                return Err(OutOfRange::new(
+                    Setting::BackwardDepth,
+                    b.depth,
+                    format!("{least}..=30 (beyond a phase's {plies} plies and its window of {})", self.fit.window),
+                ));
+            }
+            if !(b.share.is_finite() && b.share > 0.0 && b.share <= 1.0) {
+                return Err(OutOfRange::new(Setting::BackwardShare, b.share, "in (0, 1]"));
             }
         }
         if let Some(p) = &self.probcut {
@@ -315,8 +370,17 @@ impl<'a> Trainer<'a> {
         let solved = self.store.solve_missing(&endgame, self.start, self.stop, &progress)?;
         self.check_stop()?;
         let validation = label_positions(&validation_positions, &[], self.store, None, self.config.move_loss);
-        let data = label_positions(&train_positions, &extra, self.store, None, self.config.move_loss);
-        let (mut best, mut rounds) = (self.fit(0, &data, &validation, solved, started, &progress), Vec::new());
+        let mut data = label_positions(&train_positions, &extra, self.store, None, self.config.move_loss);
+        let first = match self.config.backward {
+            None => self.fit(0, &data, &validation, solved, started, &progress),
+            Some(backward) => {
+                let (weights, report, searched) =
+                    self.fit_backward(backward, &mut data, &train_positions, &extra, &validation, &progress)?;
+                let summary = self.summary(0, Some(backward.depth), &data, &report, solved + searched, started);
+                (weights, summary, report)
+            }
+        };
+        let (mut best, mut rounds) = (first, Vec::new());
         rounds.push(best.1.clone());
         on_event(TrainerEvent::Round(best.1.clone()));
 
@@ -405,10 +469,25 @@ impl<'a> Trainer<'a> {
         progress: &(dyn Fn(Progress) + Sync),
     ) -> (Weights, RoundSummary, TrainReport) {
         let (weights, report) = train(data, validation, &self.config.fit, progress);
+        let depth = (round > 0).then(|| self.config.bootstrap.map_or(0, |b| b.depth));
+        let summary = self.summary(round, depth, data, &report, new_labels, started);
+        (weights, summary, report)
+    }
+
+    /// What a fit learnt from and how it measured.
+    fn summary(
+        &self,
+        round: usize,
+        search_depth: Option<u8>,
+        data: &Dataset,
+        report: &TrainReport,
+        new_labels: usize,
+        started: Instant,
+    ) -> RoundSummary {
         let count = |kind| data.iter().filter(|l| l.kind == kind).count();
-        let summary = RoundSummary {
+        RoundSummary {
             round,
-            search_depth: (round > 0).then(|| self.config.bootstrap.map_or(0, |b| b.depth)),
+            search_depth,
             exact_rows: count(super::LabelKind::Exact),
             search_rows: count(super::LabelKind::Search),
             theoretical_rows: count(super::LabelKind::Theoretical),
@@ -416,8 +495,85 @@ impl<'a> Trainer<'a> {
             validation_mae: report.exact_validation_mae(self.config.solve_at + 1),
             kept: true,
             seconds: started.elapsed().as_secs_f64(),
+        }
+    }
+
+    /// Round 0 with labels that flow backward ([`Backward`]): `data` holds the exact
+    /// and theoretical labels, and each phase's midgame rows are relabelled by search
+    /// just before the phase is fitted. Returns the weights, their report and the
+    /// searches made.
+    #[allow(clippy::too_many_arguments)]
+    fn fit_backward(
+        &mut self,
+        backward: Backward,
+        data: &mut Dataset,
+        games: &[GamePosition],
+        extra: &[Board],
+        validation: &Dataset,
+        progress: &(dyn Fn(Progress) + Sync),
+    ) -> Result<(Weights, TrainReport, usize), TrainError> {
+        let solve_at = self.config.solve_at;
+        // The boards to search, by empties: the share chosen by board, less the solved.
+        let mut pending: Vec<Vec<Board>> = vec![Vec::new(); 61];
+        for board in midgame_boards(games, extra, solve_at, backward.share) {
+            if self.store.exact(&board).is_none() {
+                pending[board.empty_count() as usize].push(board);
+            }
+        }
+        let chosen: HashSet<Board> = pending.iter().flatten().copied().collect();
+        let extra: HashSet<Board> = extra.iter().copied().collect();
+        let (store, stop) = (&mut *self.store, self.stop);
+        let mut labelled = [false; 61];
+        let mut searched = 0;
+        let relabel = |data: &mut Dataset, empties: std::ops::RangeInclusive<u32>, weights: &Weights| {
+            let due: Vec<usize> =
+                empties.map(|e| e as usize).filter(|&e| !labelled[e] && e > solve_at as usize).collect();
+            if due.is_empty() {
+                return Ok(());
+            }
+            let digest = weights.digest();
+            let eval = PatternEval::new(weights);
+            for depth in [backward.depth, backward.depth - 1] {
+                let spec = SearchSpec { depth, selectivity: None, eval: digest };
+                let boards: Vec<Board> = due
+                    .iter()
+                    .flat_map(|&e| pending[e].iter().copied())
+                    .filter(|b| Backward::depth_for(b, backward.depth) == depth)
+                    .collect();
+                searched += store.search_missing(&boards, spec, &eval, stop, progress)?;
+                if stop.load(Relaxed) {
+                    return Err(TrainError::Stopped);
+                }
+            }
+            for e in due {
+                labelled[e] = true;
+                let label = |board: &Board| {
+                    let spec = SearchSpec {
+                        depth: Backward::depth_for(board, backward.depth),
+                        selectivity: None,
+                        eval: digest,
+                    };
+                    chosen.contains(board).then(|| store.searched(board, spec)).flatten()
+                };
+                data.by_empties[e].retain_mut(|row| match (row.kind, label(&row.board)) {
+                    (LabelKind::Exact, _) => true,
+                    (_, Some(target)) => {
+                        *row = Labeled { board: row.board, target, kind: LabelKind::Search };
+                        true
+                    }
+                    (kind, None) => backward.keep_theoretical && kind == LabelKind::Theoretical,
+                });
+                // Extra positions enter the data only with a label of their own.
+                let extras = pending[e].iter().filter(|b| extra.contains(b));
+                let rows: Vec<Labeled> = extras
+                    .filter_map(|b| Some(Labeled { board: *b, target: label(b)?, kind: LabelKind::Search }))
+                    .collect();
+                data.by_empties[e].extend(rows);
+            }
+            Ok(())
         };
-        (weights, summary, report)
+        let (weights, report) = train_backward(data, validation, &self.config.fit, progress, relabel)?;
+        Ok((weights, report, searched))
     }
 
     /// The weights with their ProbCut table fitted (unchanged without ProbCut).
@@ -481,6 +637,7 @@ mod tests {
             solve_at: 8,
             move_loss: DEFAULT_MOVE_LOSS,
             bootstrap: Some(Bootstrap { rounds: 2, depth: 2, width: Width::Full, share: 1.0 }),
+            backward: None,
             self_play: SelfPlayConfig { games: 20, depth: 1, ..SelfPlayConfig::default() },
             probcut: Some(ProbCutConfig { positions_per_empties: 4, max_measured_depth: 4 }),
         }
@@ -526,6 +683,90 @@ mod tests {
         assert!(a.weights.note.contains("round"), "{}", a.weights.note);
         let (b, _) = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(run);
         assert_eq!(a.weights, b.weights, "training depends on the thread count");
+    }
+
+    /// Plain negamax to `depth` plies with `eval` at the leaves: a pass costs no ply,
+    /// the end of the game scores exactly (the midgame search's rules).
+    fn negamax(eval: &PatternEval, board: &Board, depth: u32) -> i32 {
+        use crate::eval::Evaluator;
+        if depth == 0 {
+            return eval.evaluate(board);
+        }
+        if board.is_game_over() {
+            return board.final_score();
+        }
+        board
+            .successors()
+            .map(|(mv, next)| -negamax(eval, &next, if mv == crate::Move::Pass { depth } else { depth - 1 }))
+            .max()
+            .unwrap()
+    }
+
+    #[test]
+    fn backward_labels_come_from_the_phases_nearer_the_end_only() {
+        let all = games();
+        let (train_games, validation_games) = all.split_at(all.len() - 300);
+        let train_games = &train_games[..1200];
+        let start = PatternEval::bundled();
+        let stop = AtomicBool::new(false);
+        let backward = Backward { depth: 5, share: 0.3, keep_theoretical: false };
+        let config = TrainerConfig {
+            bootstrap: None,
+            backward: Some(backward),
+            self_play: SelfPlayConfig { games: 10, depth: 1, ..SelfPlayConfig::default() },
+            probcut: None,
+            ..small_config()
+        };
+        let run = |config: TrainerConfig| {
+            let mut store = LabelStore::in_memory();
+            let outcome = Trainer::new(config, &start, &mut store, &stop)
+                .unwrap()
+                .run(train_games.to_vec(), Validation::Games(validation_games.to_vec()), &[], &|_| {})
+                .unwrap();
+            (outcome, store)
+        };
+        let (outcome, store) = run(config.clone());
+        let round = &outcome.rounds[0];
+        assert_eq!(round.search_depth, Some(5));
+        assert!(round.search_rows > 1000 && round.exact_rows > 0, "{round:?}");
+        assert_eq!(round.theoretical_rows, 0, "no midgame label from the players' moves");
+        // A label searched while its phase was fitted saw only the phases fitted before,
+        // which the final weights keep unchanged: a plain negamax of the label's depth
+        // with the final weights finds every label again. (A label that had read its own
+        // phase, still zero then, would not match.)
+        let eval = PatternEval::new(&outcome.weights);
+        let labels: Vec<(Board, SearchSpec, i8)> = store.search_labels().collect();
+        assert!(labels.len() >= round.search_rows, "{} labels", labels.len());
+        let mut checked = 0;
+        for (board, spec, score) in labels.iter().step_by(7).take(300) {
+            assert!([4, 5].contains(&spec.depth) && spec.selectivity.is_none(), "{spec:?}");
+            assert!(board.empty_count() > 8, "solved positions are not searched");
+            assert_eq!(negamax(&eval, board, u32::from(spec.depth)), i32::from(*score), "{board:?}");
+            checked += 1;
+        }
+        assert!(checked >= 100);
+        // Both depths, about half each.
+        let deeper = labels.iter().filter(|l| l.1.depth == 5).count() as f64 / labels.len() as f64;
+        assert!((0.45..0.55).contains(&deeper), "{deeper}");
+        // Labels from different phases were made by different partial weights.
+        let digests: HashSet<u32> = labels.iter().map(|l| l.1.eval).collect();
+        assert!(digests.len() > 10, "{} digests", digests.len());
+        // Deterministic whatever the thread count; keeping the theoretical scores
+        // keeps the positions not searched.
+        let (one_thread, _) =
+            rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| run(config.clone()));
+        assert_eq!(outcome.weights, one_thread.weights, "backward training depends on the thread count");
+        let keep = TrainerConfig { backward: Some(Backward { keep_theoretical: true, ..backward }), ..config.clone() };
+        let (kept, _) = run(keep);
+        assert_eq!(kept.rounds[0].search_rows, round.search_rows);
+        assert!(kept.rounds[0].theoretical_rows > 2 * round.search_rows);
+        // The leaves must lie beyond the phase and its window; bootstrapping would undo it.
+        let shallow = TrainerConfig { backward: Some(Backward { depth: 4, ..backward }), ..config.clone() };
+        let err = Trainer::new(shallow, &start, &mut LabelStore::in_memory(), &stop).err().unwrap();
+        assert!(matches!(err, TrainError::Setting(ref e) if e.setting == Setting::BackwardDepth), "{err}");
+        let both = TrainerConfig { bootstrap: small_config().bootstrap, ..config };
+        let err = Trainer::new(both, &start, &mut LabelStore::in_memory(), &stop).err().unwrap();
+        assert!(matches!(err, TrainError::Setting(ref e) if e.setting == Setting::BootstrapRounds), "{err}");
     }
 
     #[test]
