@@ -83,10 +83,27 @@ fn train_on_the_bundled_archives_then_use_the_weights() {
         (vec!["--without", "nonsense"], "--without must be one of the feature names"),
         (vec!["--bootstrap-rounds", "1", "--bootstrap-selectivity", "40"], "--bootstrap-selectivity"),
         (vec!["--move-loss", "20"], "--move-loss must be 0..=10 discs, got 20"),
+        (vec!["--backward-depth", "4"], "--backward-depth must be 5..=30"),
+        (vec!["--backward-depth", "6", "--backward-share", "0"], "--backward-share must be in (0, 1]"),
+        (vec!["--backward-depth", "6", "--bootstrap-rounds", "1"], "cannot be used with"),
+        (vec!["--backward-share", "0.5"], "--backward-depth"),
     ] {
         let err = train(&args).fails().to_string();
         assert!(err.contains(message), "{args:?}: {err}");
     }
+
+    // Labels that flow backward: round 0 learns the midgame from searches only, and a
+    // second run finds every one of them in the store.
+    let backward = ["--backward-depth", "5", "--backward-share", "0.05"];
+    let run = train(&backward);
+    run.ok();
+    let round = run.stderr.lines().find(|l| l.starts_with("round 0:")).unwrap().to_string();
+    assert!(round.contains(" 0 theoretical targets") && !round.contains(" 0 search"), "{round}");
+    let weights = Weights::load(&out).unwrap();
+    let again = train(&backward);
+    again.ok();
+    assert!(again.stderr.contains("round 0:") && again.stderr.contains("; 0 new labels"), "{}", again.stderr);
+    assert_eq!(Weights::load(&out).unwrap(), weights);
 }
 
 /// Scores for the side to move along the main line f5 d6 c3 d3 c4 f4 f6 f3 (a draw
