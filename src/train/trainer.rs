@@ -440,6 +440,12 @@ impl<'a> Trainer<'a> {
                 b.depth,
                 b.width.selectivity().map_or("full width".into(), |s| format!("{} sigma", s.sigmas())),
                 b.share
+            )) + &self.config.backward.map_or(String::new(), |b| format!(
+                "; backward searches depth {} and {} full width share {}{}",
+                b.depth,
+                b.depth - 1,
+                b.share,
+                if b.keep_theoretical { ", theoretical kept" } else { "" }
             )),
             self.config.fit.lambda,
             self.config.fit.iterations,
@@ -757,6 +763,11 @@ mod tests {
             rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| run(config.clone()));
         assert_eq!(outcome.weights, one_thread.weights, "backward training depends on the thread count");
         let keep = TrainerConfig { backward: Some(Backward { keep_theoretical: true, ..backward }), ..config.clone() };
+        assert!(
+            outcome.weights.note.contains("backward searches depth 5 and 4 full width share 0.3"),
+            "{}",
+            outcome.weights.note
+        );
         let (kept, _) = run(keep);
         assert_eq!(kept.rounds[0].search_rows, round.search_rows);
         assert!(kept.rounds[0].theoretical_rows > 2 * round.search_rows);
