@@ -160,6 +160,15 @@ fn cli_info_stats_games_on_bundled_defaults() {
     let out = thorbook(&["thor", "export", "--years", "2014", "--format", "jsonl"]);
     let n = out.ok().lines().count();
     assert_eq!(n, 1817);
+
+    // Every text format written to a file is what standard output shows (the table too).
+    let dir = tempfile::tempdir().unwrap();
+    for format in ["table", "transcript", "csv", "jsonl", "ggf"] {
+        let file = dir.path().join(format!("2014.{format}"));
+        let shown = thorbook(&["thor", "export", "--years", "2014", "--format", format]).ok().to_string();
+        thorbook(&["thor", "export", "--years", "2014", "--format", format, "-o", file.to_str().unwrap()]).ok();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), shown, "{format}");
+    }
 }
 
 #[test]

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use super::PositionArgs;
 use crate::board::Color;
+use crate::fileio::{atomic_write, IoError};
 use crate::thor::FileKind;
 use crate::thor::{bundled_sources, expand_paths, GameFilter, GameText, LoadOptions, SortKey, Source, ThorDatabase};
 use crate::thor::{Compression, GameId, SourceFormat, TextFormat};
@@ -386,19 +387,22 @@ fn info(args: InfoArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The library's text format of a game listing format (not the table or WTHOR).
-fn text_format(format: GameFormat) -> GameText {
+/// The library's text format of a game listing format; `None` for the table (the
+/// command line's own) and WTHOR (files, not text).
+fn text_format(format: GameFormat) -> Option<GameText> {
     match format {
-        GameFormat::Ggf => GameText::Ggf,
-        GameFormat::Jsonl => GameText::Jsonl,
-        GameFormat::Csv => GameText::Csv,
-        _ => GameText::Transcript,
+        GameFormat::Transcript => Some(GameText::Transcript),
+        GameFormat::Ggf => Some(GameText::Ggf),
+        GameFormat::Jsonl => Some(GameText::Jsonl),
+        GameFormat::Csv => Some(GameText::Csv),
+        GameFormat::Table | GameFormat::Wtb => None,
     }
 }
 
 fn write_games(out: &mut dyn Write, db: &ThorDatabase, ids: &[GameId], format: GameFormat) -> anyhow::Result<()> {
-    match format {
-        GameFormat::Table => {
+    match (format, text_format(format)) {
+        (_, Some(text)) => out.write_all(db.write_games(ids, text).as_bytes())?,
+        (GameFormat::Table, None) => {
             writeln!(
                 out,
                 "{:<4}  {:<24}  {:<22}  {:<22}  {:>5}  {:>5}  moves",
@@ -422,10 +426,7 @@ fn write_games(out: &mut dyn Write, db: &ThorDatabase, ids: &[GameId], format: G
                 )?;
             }
         }
-        GameFormat::Transcript | GameFormat::Ggf | GameFormat::Jsonl | GameFormat::Csv => {
-            out.write_all(db.write_games(ids, text_format(format)).as_bytes())?;
-        }
-        GameFormat::Wtb => {
+        (_, None) => {
             return Err(crate::cli::flags::usage(
                 "--format wtb writes a file: use `thorbook thor export --format wtb -o FILE`",
             ))
@@ -464,7 +465,16 @@ fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     }
     match &args.output {
         Some(path) => {
-            db.write_games_to(&ids, text_format(args.format), path)?;
+            // The table has no library writer; every other format is written as Python
+            // writes it.
+            match text_format(args.format) {
+                Some(text) => db.write_games_to(&ids, text, path)?,
+                None => {
+                    let mut table = Vec::new();
+                    write_games(&mut table, &db, &ids, args.format)?;
+                    atomic_write(path, &table).map_err(IoError::at(path))?;
+                }
+            }
             eprintln!("wrote {} games to {}", ids.len(), path.display());
         }
         None => write_games(&mut std::io::stdout().lock(), &db, &ids, args.format)?,
