@@ -129,16 +129,17 @@ impl TrainReport {
 /// Number of chunks the sums are split into (fixed for determinism).
 const CHUNKS: usize = 16;
 
-/// Fits weights on `train` and measures them on `validation`.
+/// Fits weights on `train` and measures them on `validation`. (`train` is taken
+/// mutably only because [`train_backward`] shares the code; its rows are left as
+/// they are.)
 pub(crate) fn train(
-    train: &Dataset,
+    train: &mut Dataset,
     validation: &Dataset,
     config: &TrainConfig,
     progress: ProgressFn,
 ) -> (Weights, TrainReport) {
-    let mut data = train.clone();
-    let no_relabel = |_: &mut Dataset, _: RangeInclusive<u32>, _: &Weights| Ok::<(), std::convert::Infallible>(());
-    match train_backward(&mut data, validation, config, progress, no_relabel) {
+    let keep = |_: &mut Dataset, _: RangeInclusive<u32>, _: &Weights| Ok::<(), std::convert::Infallible>(());
+    match train_backward(train, validation, config, progress, keep) {
         Ok(fitted) => fitted,
         Err(never) => match never {},
     }
@@ -361,15 +362,15 @@ mod tests {
 
     #[test]
     fn training_is_deterministic_and_learns_parity() {
-        let train_set = labelled(1, 300);
+        let mut train_set = labelled(1, 300);
         let validation = labelled(2, 100);
         let config = TrainConfig { iterations: 15, ..TrainConfig::default() };
-        let (w1, report) = train(&train_set, &validation, &config, &|_| {});
+        let (w1, report) = train(&mut train_set, &validation, &config, &|_| {});
         let (w2, _) = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
             .build()
             .unwrap()
-            .install(|| train(&train_set, &validation, &config, &|_| {}));
+            .install(|| train(&mut train_set, &validation, &config, &|_| {}));
         assert_eq!(w1, w2, "training depends on the thread count");
         let zero = PatternEval::new(&Weights::zero(60));
         let trained = PatternEval::new(&w1);
@@ -394,11 +395,11 @@ mod tests {
 
     #[test]
     fn a_feature_left_out_keeps_zero_weights() {
-        let train_set = labelled(3, 100);
+        let mut train_set = labelled(3, 100);
         let config =
             TrainConfig { iterations: 5, without: vec!["mobility".into(), "row3".into()], ..Default::default() };
         config.validate().unwrap();
-        let (w, _) = train(&train_set, &Dataset::default(), &config, &|_| {});
+        let (w, _) = train(&mut train_set, &Dataset::default(), &config, &|_| {});
         let slots = feature_set().feature_slots();
         for name in ["mobility", "row3"] {
             let range = slots.iter().find(|f| f.name == name).unwrap().slots.clone();

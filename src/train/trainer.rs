@@ -140,9 +140,9 @@ impl TrainerConfig {
             return Err(OutOfRange::new(Setting::BootstrapRounds, b.rounds, "0 with backward labelling"));
         }
         if let Some(b) = &self.backward {
-            // A label at the top of a phase's window must reach below the phase.
+            // A label at the top of a phase's window must reach below the phase, at
+            // the shallower of its two depths too.
             let plies = 60 / self.fit.phases.max(1) as u32;
-            // The shallower of the two depths must reach beyond the window too.
             let least = plies + self.fit.window + 1;
             if !(least..=30).contains(&u32::from(b.depth)) {
                 return Err(OutOfRange::new(
@@ -372,7 +372,7 @@ impl<'a> Trainer<'a> {
         let validation = label_positions(&validation_positions, &[], self.store, None, self.config.move_loss);
         let mut data = label_positions(&train_positions, &extra, self.store, None, self.config.move_loss);
         let first = match self.config.backward {
-            None => self.fit(0, &data, &validation, solved, started, &progress),
+            None => self.fit(0, &mut data, &validation, solved, started, &progress),
             Some(backward) => {
                 let (weights, report, searched) =
                     self.fit_backward(backward, &mut data, &train_positions, &extra, &validation, &progress)?;
@@ -396,8 +396,8 @@ impl<'a> Trainer<'a> {
                 let eval = PatternEval::new(&searcher.0);
                 let searched = self.store.search_missing(&midgame, spec, &eval, self.stop, &progress)?;
                 self.check_stop()?;
-                let data = label_positions(&train_positions, &extra, self.store, Some(spec), self.config.move_loss);
-                let candidate = self.fit(round, &data, &validation, searched, started, &progress);
+                let mut data = label_positions(&train_positions, &extra, self.store, Some(spec), self.config.move_loss);
+                let candidate = self.fit(round, &mut data, &validation, searched, started, &progress);
                 let better = match (candidate.1.validation_mae, best.1.validation_mae) {
                     (Some(new), Some(old)) => new < old,
                     _ => false,
@@ -468,7 +468,7 @@ impl<'a> Trainer<'a> {
     fn fit(
         &self,
         round: usize,
-        data: &Dataset,
+        data: &mut Dataset,
         validation: &Dataset,
         new_labels: usize,
         started: Instant,
@@ -649,25 +649,35 @@ mod tests {
         }
     }
 
+    /// A training run from a fresh in-memory store: the outcome, the store and the
+    /// events other than progress.
+    fn train_run(
+        config: TrainerConfig,
+        train: &[TrainGame],
+        validation: &[TrainGame],
+    ) -> (TrainingOutcome, LabelStore, Vec<TrainerEvent>) {
+        let (start, stop) = (PatternEval::bundled(), AtomicBool::new(false));
+        let mut store = LabelStore::in_memory();
+        let events = std::sync::Mutex::new(Vec::new());
+        let outcome = Trainer::new(config, &start, &mut store, &stop)
+            .unwrap()
+            .run(train.to_vec(), Validation::Games(validation.to_vec()), &[], &|e| {
+                if !matches!(e, TrainerEvent::Progress(_)) {
+                    events.lock().unwrap().push(e);
+                }
+            })
+            .unwrap();
+        (outcome, store, events.into_inner().unwrap())
+    }
+
     #[test]
     fn training_runs_its_rounds_keeps_only_improvements_and_is_deterministic() {
         let all = games();
         let (train_games, validation_games) = all.split_at(all.len() - 400);
         let train_games = &train_games[..1500];
-        let start = PatternEval::bundled();
-        let stop = AtomicBool::new(false);
         let run = || {
-            let mut store = LabelStore::in_memory();
-            let events = std::sync::Mutex::new(Vec::new());
-            let outcome = Trainer::new(small_config(), &start, &mut store, &stop)
-                .unwrap()
-                .run(train_games.to_vec(), Validation::Games(validation_games.to_vec()), &[], &|e| {
-                    if !matches!(e, TrainerEvent::Progress(_)) {
-                        events.lock().unwrap().push(e);
-                    }
-                })
-                .unwrap();
-            (outcome, events.into_inner().unwrap())
+            let (outcome, _, events) = train_run(small_config(), train_games, validation_games);
+            (outcome, events)
         };
         let (a, events) = run();
         assert!(matches!(events[0], TrainerEvent::Games { train: 1500, validation: 400 }));
@@ -724,11 +734,7 @@ mod tests {
             ..small_config()
         };
         let run = |config: TrainerConfig| {
-            let mut store = LabelStore::in_memory();
-            let outcome = Trainer::new(config, &start, &mut store, &stop)
-                .unwrap()
-                .run(train_games.to_vec(), Validation::Games(validation_games.to_vec()), &[], &|_| {})
-                .unwrap();
+            let (outcome, store, _) = train_run(config, train_games, validation_games);
             (outcome, store)
         };
         let (outcome, store) = run(config.clone());
