@@ -324,3 +324,80 @@ fn calibrate_writes_a_correction_beside_the_same_weights() {
     let bad = thorbook(&["calibrate", "-o", out.to_str().unwrap(), "--rounds", "0"]);
     assert!(bad.fails().contains("--rounds must be 1..=10, got 0"), "{}", bad.stderr);
 }
+
+/// `labels solve` in shards (the index from `--index` or a scheduler's variable) and
+/// `labels merge`: the merged shards are the one-process store byte for byte, the
+/// trainer reads them without solving again, and stores that disagree or are missing
+/// are refused by name.
+#[test]
+fn labels_solved_in_shards_merge_to_one_store_that_training_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let job = ["labels", "solve", "--solve-at", "10", "--threads", "1"];
+    let shard = |index: &str| {
+        let mut args = job.to_vec();
+        let out = p("shard.{index}.tbl");
+        args.extend(["--shards", "2", "--labels", &out, "--index", index]);
+        thorbook(&args).ok();
+    };
+    shard("0");
+    // The second shard from a Slurm array task's variable.
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_thorbook"))
+        .args(job)
+        .args(["--shards", "2", "--labels", &p("shard.{index}.tbl")])
+        .env("SLURM_ARRAY_TASK_ID", "1")
+        .output()
+        .unwrap();
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    let mut whole = job.to_vec();
+    let whole_path = p("whole.tbl");
+    whole.extend(["--labels", &whole_path]);
+    thorbook(&whole).ok();
+    // Run again: everything is there.
+    assert!(thorbook(&whole).stderr.contains(", 0 solved now"));
+    thorbook(&["labels", "merge", &p("shard.0.tbl"), &p("shard.1.tbl"), "-o", &p("merged.tbl")]).ok();
+    thorbook(&["labels", "merge", &whole_path, "-o", &p("whole-merged.tbl")]).ok();
+    let merged = std::fs::read(p("merged.tbl")).unwrap();
+    assert!(merged == std::fs::read(p("whole-merged.tbl")).unwrap(), "the shards' labels differ from one run's");
+    let info = thorbook(&["labels", "info", &p("merged.tbl"), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(info.ok().trim()).unwrap();
+    let (n0, n1) = (std::fs::read(p("shard.0.tbl")).unwrap().len(), std::fs::read(p("shard.1.tbl")).unwrap().len());
+    assert!(n0 > 1000 && n1 > 1000, "a shard is empty: {n0} {n1} bytes");
+    assert_eq!(v["exact_by_empties"].as_array().unwrap().len(), 10, "{v}");
+    // Training with `--solve-at 10` on the same games finds every solve.
+    let w = p("w.tbe");
+    let train = thorbook(&[
+        "train",
+        "--labels",
+        &p("merged.tbl"),
+        "--solve-at",
+        "10",
+        "--iterations",
+        "2",
+        "--probcut-positions",
+        "0",
+        "--threads",
+        "2",
+        "-o",
+        &w,
+    ]);
+    train.ok();
+    assert!(train.stderr.contains("; 0 new labels"), "training solved again: {}", train.stderr);
+    // Damage: a store that disagrees, a missing store, no index in a sharded run.
+    let mut bad = merged.clone();
+    let first_score = 8 + 4 + 16; // magic, chunk count, then the first record's score byte
+    bad[first_score] = bad[first_score].wrapping_add(2);
+    let crc_end = 8 + 4 + u32::from_le_bytes(bad[8..12].try_into().unwrap()) as usize * 24;
+    let crc = crc32fast::hash(&bad[8..crc_end]);
+    bad[crc_end..crc_end + 4].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(p("bad.tbl"), &bad).unwrap();
+    let err = thorbook(&["labels", "merge", &p("merged.tbl"), &p("bad.tbl"), "-o", &p("x.tbl")]);
+    assert!(err.fails().contains("bad.tbl: position ") && err.stderr.contains("(exact)"), "{}", err.stderr);
+    assert!(!dir.path().join("x.tbl").exists());
+    let err = thorbook(&["labels", "merge", &p("nope.tbl"), "-o", &p("x.tbl")]);
+    assert!(err.fails().contains("nope.tbl: no such label store"));
+    let mut args = job.to_vec();
+    let out = p("s.tbl");
+    args.extend(["--shards", "2", "--labels", &out]);
+    assert!(thorbook(&args).fails().contains("no shard index"));
+}

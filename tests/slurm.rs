@@ -214,3 +214,46 @@ fn slurm_self_play_shards_make_the_games_of_one_process() {
     shards.extend(std::fs::read(d.join("g.1.txt")).unwrap());
     assert!(shards == std::fs::read(&whole).unwrap(), "the array's games differ from one process's");
 }
+
+/// Exact labels as the README runs them on a cluster: a job array solves one shard a
+/// task into a store of its own, and a job that depends on the array merges them; the
+/// merged store is the one-process store byte for byte.
+#[test]
+#[ignore = "needs a Slurm cluster (scripts/slurm-one-node.sh)"]
+fn slurm_labels_solved_in_an_array_merge_to_the_one_process_store() {
+    cluster_is_up();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bin = env!("CARGO_BIN_EXE_thorbook");
+    let common = "labels solve --solve-at 10 --solve-empties 14 --every 25 --threads 1";
+    let solve = format!("{bin} {common} --shards 3 --labels {}/l.{{index}}.tbl", d.display());
+    let log = d.join("task-%a.log");
+    let array = Command::new("sbatch")
+        .args(["--parsable", "--array=0-2", "-o", log.to_str().unwrap(), "--wrap", &solve])
+        .output()
+        .expect("sbatch");
+    assert!(array.status.success(), "sbatch: {}", String::from_utf8_lossy(&array.stderr));
+    let array = String::from_utf8_lossy(&array.stdout).trim().split(';').next().unwrap().to_string();
+    let merged = d.join("labels.tbl");
+    let merge = format!("{bin} labels merge {0}/l.0.tbl {0}/l.1.tbl {0}/l.2.tbl -o {1}", d.display(), merged.display());
+    let out = Command::new("sbatch")
+        .args(["--wait", &format!("--dependency=afterok:{array}"), "--kill-on-invalid-dep=yes"])
+        .args(["-o", d.join("merge.log").to_str().unwrap(), "--wrap", &merge])
+        .output()
+        .expect("sbatch");
+    assert!(
+        out.status.success(),
+        "merge job: {} {}",
+        String::from_utf8_lossy(&out.stderr),
+        std::fs::read_to_string(d.join("merge.log")).unwrap_or_default()
+    );
+    let whole = d.join("whole.tbl");
+    let mut args: Vec<&str> = common.split(' ').collect();
+    args.extend(["--labels", whole.to_str().unwrap()]);
+    thorbook(&args).ok();
+    let canonical = d.join("whole-merged.tbl");
+    thorbook(&["labels", "merge", whole.to_str().unwrap(), "-o", canonical.to_str().unwrap()]).ok();
+    let info = thorbook(&["labels", "info", merged.to_str().unwrap()]);
+    assert!(info.stdout.contains(" 14:"), "no 14-empty solves: {}", info.stdout);
+    assert!(std::fs::read(&merged).unwrap() == std::fs::read(&canonical).unwrap(), "the array's labels differ");
+}

@@ -30,6 +30,7 @@ mod book_cmds;
 mod engine_cmds;
 mod explore_cmds;
 mod flags;
+mod labels_cmds;
 mod plan_cmds;
 mod search_args;
 mod search_cmds;
@@ -84,6 +85,10 @@ pub(crate) enum Command {
     Selfplay(selfplay_cmds::SelfPlayArgs),
     /// Train the pattern evaluation on WTHOR archives (theoretical scores and exact solves).
     Train(train_cmds::TrainArgs),
+    /// Label stores: exact solves of archive positions in shards for a cluster, merged
+    /// stores, what a store holds.
+    #[command(subcommand)]
+    Labels(labels_cmds::LabelsCommand),
     /// Measure and store the evaluation's search-leaf correction, which keeps searches
     /// from leaning toward the side that makes their last choice.
     Calibrate(train_cmds::CalibrateArgs),
@@ -231,6 +236,7 @@ fn run_command(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Eval(args) => train_cmds::eval(args),
         Command::EvalError(args) => train_cmds::eval_error(args),
         Command::Calibrate(args) => train_cmds::calibrate(args),
+        Command::Labels(cmd) => labels_cmds::run(cmd),
     }
 }
 

@@ -185,13 +185,13 @@ impl TryFrom<&TrainArgs> for TrainerConfig {
 }
 
 /// A progress bar labelled by the library's stage names.
-fn bar() -> ProgressBar {
+pub(super) fn bar() -> ProgressBar {
     ProgressBar::new(0).with_style(
         ProgressStyle::with_template("{prefix:>16} {bar:40} {pos}/{len} {per_sec} ETA {eta}").expect("valid template"),
     )
 }
 
-fn progress_to(bar: &ProgressBar) -> impl Fn(Progress) + Sync + '_ {
+pub(super) fn progress_to(bar: &ProgressBar) -> impl Fn(Progress) + Sync + '_ {
     move |p: Progress| {
         bar.set_prefix(p.stage.label());
         bar.set_length(p.total);
@@ -199,7 +199,7 @@ fn progress_to(bar: &ProgressBar) -> impl Fn(Progress) + Sync + '_ {
     }
 }
 
-fn load_games(archives: &ArchiveArgs) -> anyhow::Result<Vec<TrainGame>> {
+pub(super) fn load_games(archives: &ArchiveArgs) -> anyhow::Result<Vec<TrainGame>> {
     let db = archives.load(false)?;
     let games: Vec<TrainGame> = db.games.iter().filter_map(TrainGame::from_thor).collect();
     let left_out = db.games.len() - games.len();
@@ -232,7 +232,7 @@ pub(super) fn stop_on_ctrl_c(what: &str) -> anyhow::Result<Arc<AtomicBool>> {
 }
 
 /// Opens the label store (in memory without a file), saying what it holds.
-fn open_labels(path: Option<&PathBuf>) -> anyhow::Result<LabelStore> {
+pub(super) fn open_labels(path: Option<&PathBuf>) -> anyhow::Result<LabelStore> {
     let Some(path) = path else { return Ok(LabelStore::in_memory()) };
     let store = LabelStore::open(path)?;
     if store.dropped_bytes() > 0 {

@@ -46,7 +46,7 @@ const CHUNK: usize = 256;
 
 /// How a midgame search labels a position: depth and selectivity, with the
 /// evaluation it searches with recorded by digest.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) struct SearchSpec {
     /// Midgame depth in plies (1..=60; a search reaching the end is exact).
     pub depth: u8,
@@ -82,6 +82,28 @@ pub enum LabelStoreError {
     /// A worker's transposition table could not be allocated.
     #[error(transparent)]
     Table(#[from] crate::search::TableError),
+    /// Two stores being merged label one position differently: exact solves and
+    /// searches of one spec are deterministic, so one of the files is wrong.
+    #[error(
+        "{file}: position {player:016x} {opponent:016x} (player, opponent bitboards) is labelled {score:+} \
+         there and {earlier:+} in {earlier_file} ({what})"
+    )]
+    Conflict {
+        /// The file read last.
+        file: String,
+        /// The side to move's discs.
+        player: u64,
+        /// The other side's discs.
+        opponent: u64,
+        /// Its label in `file`.
+        score: i8,
+        /// The file that labelled it first.
+        earlier_file: String,
+        /// Its label there.
+        earlier: i8,
+        /// Which label: "exact" or the search's spec.
+        what: String,
+    },
 }
 
 /// Labels by canonical board: exact scores, and search scores per search setting.
@@ -216,22 +238,7 @@ impl LabelStore {
             let name = path.display().to_string();
             let io = |source| LabelStoreError::from(IoError::new(&path, source));
             let mut bytes = Vec::with_capacity(8 + labels.len() * RECORD);
-            let count = u32::try_from(labels.len()).expect("chunks are small");
-            bytes.extend_from_slice(&count.to_le_bytes());
-            for &(board, score, spec) in labels {
-                bytes.extend_from_slice(&board.player.to_le_bytes());
-                bytes.extend_from_slice(&board.opponent.to_le_bytes());
-                bytes.extend_from_slice(&score.to_le_bytes());
-                match spec {
-                    None => bytes.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0]),
-                    Some(s) => {
-                        bytes.extend_from_slice(&[2, s.depth, s.selectivity_tenths()]);
-                        bytes.extend_from_slice(&s.eval.to_le_bytes());
-                    }
-                }
-            }
-            let crc = crc32fast::hash(&bytes);
-            bytes.extend_from_slice(&crc.to_le_bytes());
+            encode_chunk(labels, &mut bytes);
             let mut f =
                 OpenOptions::new().create(true).truncate(false).read(true).write(true).open(&path).map_err(io)?;
             // Several processes may share a store: one appends at a time, and chunks
@@ -373,6 +380,118 @@ impl LabelStore {
     }
 }
 
+/// Records per chunk of a store written whole ([`LabelStore::write_to`]).
+const WRITE_CHUNK: usize = 1 << 16;
+
+/// What a store holds, by number of empties.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct LabelCounts {
+    /// Exact labels at each number of empties (index 0..=60).
+    pub exact: [usize; 61],
+    /// Search labels per spec, at each number of empties.
+    pub search: Vec<(SearchSpec, [usize; 61])>,
+}
+
+impl LabelStore {
+    /// Adds every label of `other` (read from `other_file`) to this store in memory
+    /// (`self_file` names it in errors); a position both label differently is an
+    /// error and leaves this store with the labels merged before it. Returns the
+    /// labels that were new.
+    pub(crate) fn merge(
+        &mut self,
+        self_file: &str,
+        other: &LabelStore,
+        other_file: &str,
+    ) -> Result<usize, LabelStoreError> {
+        let conflict = |board: &Board, score: i8, earlier: i8, what: String| LabelStoreError::Conflict {
+            file: other_file.to_string(),
+            player: board.player,
+            opponent: board.opponent,
+            score,
+            earlier_file: self_file.to_string(),
+            earlier,
+            what,
+        };
+        let mut added = 0;
+        let mut exact: Vec<_> = other.exact.iter().collect();
+        exact.sort_unstable();
+        for (board, &score) in exact {
+            match self.exact.insert(*board, score) {
+                Some(earlier) if earlier != score => {
+                    self.exact.insert(*board, earlier);
+                    return Err(conflict(board, score, earlier, "exact".into()));
+                }
+                Some(_) => {}
+                None => added += 1,
+            }
+        }
+        let mut search: Vec<_> = other.search.iter().collect();
+        search.sort_unstable();
+        for (&(board, spec), &score) in search {
+            match self.search.insert((board, spec), score) {
+                Some(earlier) if earlier != score => {
+                    self.search.insert((board, spec), earlier);
+                    return Err(conflict(&board, score, earlier, format!("{spec:?}")));
+                }
+                Some(_) => {}
+                None => added += 1,
+            }
+        }
+        Ok(added)
+    }
+
+    /// Writes every label to a new store file at `path`, atomically and durably:
+    /// exact labels then search labels, each sorted, so that stores holding the same
+    /// labels are the same bytes however they were made.
+    pub(crate) fn write_to(&self, path: &Path) -> Result<(), LabelStoreError> {
+        let mut exact: Vec<_> = self.exact.iter().map(|(&b, &s)| (b, s, None)).collect();
+        exact.sort_unstable_by_key(|&(b, _, _)| b);
+        let mut search: Vec<_> = self.search.iter().map(|(&(b, spec), &s)| (b, s, Some(spec))).collect();
+        search.sort_unstable_by_key(|&(b, _, spec)| (b, spec));
+        let mut bytes = Vec::with_capacity(MAGIC.len() + (exact.len() + search.len()) * RECORD + 1024);
+        bytes.extend_from_slice(MAGIC);
+        for chunk in exact.chunks(WRITE_CHUNK).chain(search.chunks(WRITE_CHUNK)) {
+            encode_chunk(chunk, &mut bytes);
+        }
+        crate::fileio::atomic_write(path, &bytes).map_err(|e| IoError::new(path, e))?;
+        Ok(())
+    }
+
+    /// What the store holds, by number of empties.
+    pub(crate) fn counts(&self) -> LabelCounts {
+        let mut exact = [0; 61];
+        for board in self.exact.keys() {
+            exact[board.empty_count() as usize] += 1;
+        }
+        let mut search: std::collections::BTreeMap<SearchSpec, [usize; 61]> = std::collections::BTreeMap::new();
+        for (board, spec) in self.search.keys() {
+            search.entry(*spec).or_insert([0; 61])[board.empty_count() as usize] += 1;
+        }
+        LabelCounts { exact, search: search.into_iter().collect() }
+    }
+}
+
+/// Appends one chunk holding `labels` to `bytes`.
+fn encode_chunk(labels: &[(Board, i8, Option<SearchSpec>)], bytes: &mut Vec<u8>) {
+    let start = bytes.len();
+    let count = u32::try_from(labels.len()).expect("chunks are small");
+    bytes.extend_from_slice(&count.to_le_bytes());
+    for &(board, score, spec) in labels {
+        bytes.extend_from_slice(&board.player.to_le_bytes());
+        bytes.extend_from_slice(&board.opponent.to_le_bytes());
+        bytes.extend_from_slice(&score.to_le_bytes());
+        match spec {
+            None => bytes.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0]),
+            Some(s) => {
+                bytes.extend_from_slice(&[2, s.depth, s.selectivity_tenths()]);
+                bytes.extend_from_slice(&s.eval.to_le_bytes());
+            }
+        }
+    }
+    let crc = crc32fast::hash(&bytes[start..]);
+    bytes.extend_from_slice(&crc.to_le_bytes());
+}
+
 /// Consecutive batches of `boards` of about equal work: a fixed count of searches,
 /// or solves weighed by their cost (each empty square beyond 12 doubling it), so that a
 /// batch is seconds of work whatever the positions.
@@ -467,6 +586,48 @@ mod tests {
         for p in first.iter().chain(&second) {
             assert!(all.exact(p).is_some());
         }
+    }
+
+    #[test]
+    fn merged_stores_are_the_same_bytes_however_made_and_conflicts_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let eval = PatternEval::bundled();
+        let stop = AtomicBool::new(false);
+        let (endgames, midgames) = (boards(7, 120, 9), boards(8, 30, 32));
+        let spec = SearchSpec { depth: 3, selectivity: None, eval: eval.digest() };
+        // One store made in one go; two made from halves in the other order.
+        let mut whole = LabelStore::in_memory();
+        whole.solve_missing(&endgames, &eval, &stop, &|_| {}).unwrap();
+        whole.search_missing(&midgames, spec, &eval, &stop, &|_| {}).unwrap();
+        let (mut a, mut b) = (LabelStore::in_memory(), LabelStore::in_memory());
+        a.solve_missing(&endgames[60..], &eval, &stop, &|_| {}).unwrap();
+        b.solve_missing(&endgames[..70], &eval, &stop, &|_| {}).unwrap();
+        b.search_missing(&midgames, spec, &eval, &stop, &|_| {}).unwrap();
+        let mut merged = LabelStore::in_memory();
+        assert_eq!(merged.merge("", &a, "a").unwrap(), 60);
+        assert_eq!(merged.merge("a", &b, "b").unwrap(), 60 + 30, "the 10 shared solves are not new");
+        let (p, q) = (dir.path().join("whole.tbl"), dir.path().join("merged.tbl"));
+        whole.write_to(&p).unwrap();
+        merged.write_to(&q).unwrap();
+        assert!(std::fs::read(&p).unwrap() == std::fs::read(&q).unwrap(), "same labels, different bytes");
+        let reread = LabelStore::open(&q).unwrap();
+        assert_eq!(reread.counts(), whole.counts());
+        for e in &endgames {
+            assert_eq!(reread.exact(e), whole.exact(e));
+        }
+        for m in &midgames {
+            assert_eq!(reread.searched(m, spec), whole.searched(m, spec));
+        }
+        // A store that disagrees is refused, naming the position and both files, and
+        // nothing of it is half-kept for that position.
+        let mut wrong = LabelStore::in_memory();
+        let bad = endgames[65];
+        let truth = whole.exact(&bad).unwrap();
+        wrong.append(&[(bad, if truth == 64 { 62 } else { truth + 2 }, None)]).unwrap();
+        let err = merged.merge("a, b", &wrong, "wrong.tbl").unwrap_err();
+        let text = err.to_string();
+        assert!(text.starts_with("wrong.tbl: position ") && text.contains("in a, b (exact)"), "{text}");
+        assert_eq!(merged.exact(&bad), Some(truth));
     }
 
     #[test]

@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use rayon::prelude::*;
 
 use super::dataset::{game_positions, label_positions, Dataset, Labeled, TrainGame};
+use super::labeljob::solve_targets;
 use super::labels::LabelStore;
 use super::trainer::{TrainError, DEFAULT_MOVE_LOSS};
 use super::{Progress, ProgressFn, Stage};
-use crate::board::Board;
 use crate::eval::{AnyEval, IncrementalEvaluator, PatternEval};
 use crate::search::tt::TableError;
 use crate::search::{Search, Settings, SettingsError, Strength, TranspositionTable};
@@ -300,11 +300,7 @@ pub fn measure_error(
             .collect::<Result<_, _>>()?
     };
     let positions = game_positions(games);
-    let to_solve: Vec<Board> = positions
-        .iter()
-        .map(|p| p.board)
-        .filter(|b| b.empty_count() <= config.solve_at || config.solve_empties.contains(&b.empty_count()))
-        .collect();
+    let to_solve = solve_targets(&positions, config.solve_at, &config.solve_empties);
     let order = match eval {
         AnyEval::Pattern(e) => e.clone(),
         AnyEval::Classic(_) => PatternEval::bundled(),
@@ -408,9 +404,7 @@ mod tests {
     /// plain solve, and the store keeps it.
     #[test]
     fn solved_empties_are_exact_and_kept_in_the_store() {
-        use crate::thor::{bundled_sources, LoadOptions, ThorDatabase};
-        let db = ThorDatabase::load(&bundled_sources(), LoadOptions::default().with_index(false)).unwrap();
-        let games: Vec<TrainGame> = db.games.iter().filter_map(TrainGame::from_thor).step_by(400).collect();
+        let games: Vec<TrainGame> = crate::train::bundled_games().into_iter().step_by(400).collect();
         let eval = AnyEval::Classic(crate::eval::ClassicEval);
         let stop = AtomicBool::new(false);
         let mut store = LabelStore::in_memory();

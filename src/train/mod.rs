@@ -15,6 +15,7 @@
 pub(crate) mod calibrate;
 pub(crate) mod dataset;
 pub(crate) mod fit;
+pub(crate) mod labeljob;
 pub(crate) mod labels;
 pub(crate) mod measure;
 pub(crate) mod probcut;
@@ -72,3 +73,11 @@ impl Stage {
 
 /// A progress callback (called from worker threads).
 pub(crate) type ProgressFn<'a> = &'a (dyn Fn(Progress) + Sync);
+
+/// The bundled archives' games that carry a theoretical score, for the tests.
+#[cfg(test)]
+pub(crate) fn bundled_games() -> Vec<dataset::TrainGame> {
+    let options = crate::thor::LoadOptions { strict: true, index: false };
+    let db = crate::thor::ThorDatabase::load(&crate::thor::bundled_sources(), options).unwrap();
+    db.games.iter().filter_map(dataset::TrainGame::from_thor).collect()
+}

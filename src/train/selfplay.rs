@@ -152,9 +152,7 @@ mod tests {
     use crate::eval::PatternEval;
 
     fn openings() -> Vec<TrainGame> {
-        let options = crate::thor::LoadOptions { strict: true, index: false };
-        let db = crate::thor::ThorDatabase::load(&crate::thor::bundled_sources(), options).unwrap();
-        db.games.iter().take(20).filter_map(TrainGame::from_thor).collect()
+        crate::train::bundled_games().into_iter().take(20).collect()
     }
 
     #[test]

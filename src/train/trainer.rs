@@ -632,9 +632,7 @@ mod tests {
     use super::*;
 
     fn games() -> Vec<TrainGame> {
-        let options = crate::thor::LoadOptions { strict: true, index: false };
-        let db = crate::thor::ThorDatabase::load(&crate::thor::bundled_sources(), options).unwrap();
-        db.games.iter().filter_map(TrainGame::from_thor).collect()
+        crate::train::bundled_games()
     }
 
     fn small_config() -> TrainerConfig {

@@ -1,0 +1,246 @@
+//! `thorbook labels`: the label store's costly part, exact solves, cut into shards for
+//! a cluster (`solve`), the shards' stores merged (`merge`), and what a store holds
+//! (`info`).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Args, Subcommand};
+
+use super::thor_cmds::ArchiveArgs;
+use super::train_cmds::{bar, load_games, open_labels, progress_to, stop_on_ctrl_c};
+use super::EvalChoiceArgs;
+use crate::train::labeljob::{solve_shard, SolveJob};
+use crate::train::labels::LabelStore;
+use crate::train::trainer::TrainError;
+
+/// `thorbook labels …`.
+#[derive(Subcommand, Debug)]
+pub enum LabelsCommand {
+    /// Solve exactly the positions of games (those `train --solve-at` and `eval-error
+    /// --solve-empties` would solve), or one shard of them, into a label store.
+    Solve(SolveArgs),
+    /// Merge label stores (the shards of a job) into one, checking that they agree.
+    Merge(MergeArgs),
+    /// What a label store holds, by number of empties.
+    Info(InfoArgs),
+}
+
+/// `thorbook labels solve`.
+#[derive(Args, Debug)]
+pub struct SolveArgs {
+    /// Games whose positions are solved (default: the bundled archives).
+    #[command(flatten)]
+    archives: ArchiveArgs,
+    /// Solve the positions with at most this many empties (0..=24; 0: none).
+    #[arg(long, default_value_t = 0)]
+    solve_at: u32,
+    /// And the positions with exactly these numbers of empties (each 1..=30; e.g.
+    /// `23,25,26` for both sides to move around the games' exact scores at 24).
+    #[arg(long, value_delimiter = ',')]
+    solve_empties: Vec<u32>,
+    /// Every Nth game only.
+    #[arg(long, default_value_t = 1)]
+    every: usize,
+    /// Cut the positions into this many shards (by board: whatever the games' order);
+    /// the shards' stores merged hold what one run would.
+    #[arg(long, default_value_t = 1)]
+    shards: u32,
+    /// The shard to solve (default: SLURM_ARRAY_TASK_ID, else JOB_COMPLETION_INDEX).
+    #[arg(long)]
+    index: Option<u32>,
+    /// The label store solved into (created if needed; what it holds is not solved
+    /// again, so a stopped run resumes). `{index}` in the name is replaced by the
+    /// shard's index (`--labels labels.{index}.tbl` in a Slurm array).
+    #[arg(long)]
+    labels: PathBuf,
+    /// Solves run side by side (default: every core).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// The evaluation that orders the solver's moves (speed only: an exact score does
+    /// not depend on it).
+    #[command(flatten)]
+    eval: EvalChoiceArgs,
+}
+
+/// `thorbook labels merge`.
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// The stores to merge.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// The merged store, written atomically (it may be one of the inputs).
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+/// `thorbook labels info`.
+#[derive(Args, Debug)]
+pub struct InfoArgs {
+    /// The store.
+    store: PathBuf,
+    /// JSON output.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(super) fn run(cmd: LabelsCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        LabelsCommand::Solve(args) => solve(args),
+        LabelsCommand::Merge(args) => merge(args),
+        LabelsCommand::Info(args) => info(args),
+    }
+}
+
+fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
+    if args.every == 0 {
+        return Err(super::flags::usage("--every must be >= 1"));
+    }
+    let index = match (args.shards, args.index) {
+        (_, Some(i)) => i,
+        (1, None) => 0,
+        (_, None) => super::plan_cmds::shard_index(None)?,
+    };
+    let job =
+        SolveJob { solve_at: args.solve_at, solve_empties: args.solve_empties.clone(), shards: args.shards, index };
+    job.validate().map_err(flag_error)?;
+    if job.solve_at == 0 && job.solve_empties.is_empty() {
+        return Err(super::flags::usage("nothing to solve: give --solve-at N or --solve-empties LIST"));
+    }
+    let path = PathBuf::from(args.labels.to_string_lossy().replace("{index}", &index.to_string()));
+    let eval = args.eval.source().load()?;
+    let order = match eval {
+        crate::eval::AnyEval::Pattern(e) => e,
+        crate::eval::AnyEval::Classic(_) => crate::eval::PatternEval::bundled(),
+    };
+    let games: Vec<_> = load_games(&args.archives)?.into_iter().step_by(args.every).collect();
+    let mut store = open_labels(Some(&path))?;
+    let pool = super::flags::thread_pool(args.threads)?;
+    let threads = pool.current_num_threads();
+    let stop = stop_on_ctrl_c("the solves under way; run again to resume")?;
+    let started = Instant::now();
+    let b = bar();
+    let outcome = pool.install(|| solve_shard(&games, &job, &order, &mut store, &stop, &progress_to(&b)));
+    b.finish_and_clear();
+    let outcome = match outcome {
+        Err(TrainError::Stopped) => {
+            eprintln!("stopped: the solves made are kept in {}; run again to resume", path.display());
+            return Ok(ExitCode::from(130));
+        }
+        other => other.map_err(flag_error)?,
+    };
+    let total: usize = outcome.positions.iter().sum();
+    let secs = started.elapsed().as_secs_f64();
+    let by_empties: Vec<String> = outcome
+        .positions
+        .iter()
+        .enumerate()
+        .filter(|&(e, &n)| n > 0 && e > job.solve_at as usize)
+        .map(|(e, n)| format!("{n} at {e}"))
+        .collect();
+    let up_to: usize = outcome.positions[..=job.solve_at as usize].iter().sum();
+    eprintln!(
+        "shard {index} of {}: {total} positions of {} games ({up_to} with <= {} empties{}{}), {} solved now in \
+         {secs:.1} s on {threads} threads, the rest already in {}",
+        job.shards,
+        games.len(),
+        job.solve_at,
+        if by_empties.is_empty() { "" } else { ", " },
+        by_empties.join(", "),
+        outcome.solved,
+        path.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn flag_error(e: TrainError) -> anyhow::Error {
+    match e {
+        TrainError::Setting(e) => super::flags::out_of_range(&e),
+        e => e.into(),
+    }
+}
+
+fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
+    let name = |p: &Path| p.display().to_string();
+    let mut merged = LabelStore::in_memory();
+    let mut before: Vec<String> = Vec::new();
+    for input in &args.inputs {
+        if !input.exists() {
+            anyhow::bail!("{}: no such label store", input.display());
+        }
+        let store = LabelStore::open(input)?;
+        if store.dropped_bytes() > 0 {
+            eprintln!(
+                "{}: {} bytes of a batch cut short at the end (an interrupted run) are left out",
+                input.display(),
+                store.dropped_bytes()
+            );
+        }
+        let added = merged.merge(&before.join(", "), &store, &name(input))?;
+        before.push(name(input));
+        eprintln!("{}: {} labels, {added} new", input.display(), store.exact_len() + store.search_len());
+    }
+    merged.write_to(&args.output)?;
+    eprintln!(
+        "wrote {}: {} exact and {} search labels",
+        args.output.display(),
+        merged.exact_len(),
+        merged.search_len()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn info(args: InfoArgs) -> anyhow::Result<ExitCode> {
+    if !args.store.exists() {
+        anyhow::bail!("{}: no such label store", args.store.display());
+    }
+    let store = LabelStore::open(&args.store)?;
+    let counts = store.counts();
+    let empties = |row: &[usize; 61]| -> Vec<(usize, usize)> {
+        row.iter().enumerate().filter(|&(_, &n)| n > 0).map(|(e, &n)| (e, n)).collect()
+    };
+    if args.json {
+        let search: Vec<_> = counts
+            .search
+            .iter()
+            .map(|(spec, row)| {
+                serde_json::json!({
+                    "depth": spec.depth,
+                    "selectivity": spec.selectivity.map(|s| s.sigmas()),
+                    "eval": format!("{:08x}", spec.eval),
+                    "by_empties": empties(row),
+                })
+            })
+            .collect();
+        outln!(
+            "{}",
+            serde_json::json!({
+                "file": args.store,
+                "exact": store.exact_len(),
+                "exact_by_empties": empties(&counts.exact),
+                "search": store.search_len(),
+                "searches": search,
+                "dropped_bytes": store.dropped_bytes(),
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    outln!("{}: {} exact and {} search labels", args.store.display(), store.exact_len(), store.search_len());
+    if store.dropped_bytes() > 0 {
+        outln!("{} bytes of a batch cut short at the end (an interrupted run) are not read", store.dropped_bytes());
+    }
+    let row = |row: &[usize; 61]| empties(row).iter().map(|(e, n)| format!("{e}:{n}")).collect::<Vec<_>>().join(" ");
+    outln!("exact, by empties: {}", row(&counts.exact));
+    for (spec, r) in &counts.search {
+        let width = spec.selectivity.map_or("full width".to_string(), |s| format!("{} sigma", s.sigmas()));
+        outln!(
+            "search depth {} {width}, evaluation {:08x}: {} labels, by empties: {}",
+            spec.depth,
+            spec.eval,
+            r.iter().sum::<usize>(),
+            row(r)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
