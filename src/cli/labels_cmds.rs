@@ -132,22 +132,25 @@ fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
     };
     let total: usize = outcome.positions.iter().sum();
     let secs = started.elapsed().as_secs_f64();
-    let by_empties: Vec<String> = outcome
-        .positions
-        .iter()
-        .enumerate()
-        .filter(|&(e, &n)| n > 0 && e > job.solve_at as usize)
-        .map(|(e, n)| format!("{n} at {e}"))
-        .collect();
+    let mut parts: Vec<String> = Vec::new();
     let up_to: usize = outcome.positions[..=job.solve_at as usize].iter().sum();
+    if job.solve_at > 0 {
+        parts.push(format!("{up_to} with <= {} empties", job.solve_at));
+    }
+    parts.extend(
+        outcome
+            .positions
+            .iter()
+            .enumerate()
+            .filter(|&(e, &n)| n > 0 && e > job.solve_at as usize)
+            .map(|(e, n)| format!("{n} at {e}")),
+    );
     eprintln!(
-        "shard {index} of {}: {total} positions of {} games ({up_to} with <= {} empties{}{}), {} solved now in \
-         {secs:.1} s on {threads} threads, the rest already in {}",
+        "shard {index} of {}: {total} positions of {} games ({}), {} solved now in {secs:.1} s on {threads} \
+         thread(s), the rest already in {}",
         job.shards,
         games.len(),
-        job.solve_at,
-        if by_empties.is_empty() { "" } else { ", " },
-        by_empties.join(", "),
+        parts.join(", "),
         outcome.solved,
         path.display()
     );
