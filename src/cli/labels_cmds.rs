@@ -83,6 +83,9 @@ pub struct InfoArgs {
     /// JSON output.
     #[arg(long)]
     json: bool,
+    /// One line per evaluation that searched (backward labelling uses one a phase).
+    #[arg(long)]
+    verbose: bool,
 }
 
 pub(super) fn run(cmd: LabelsCommand) -> anyhow::Result<ExitCode> {
@@ -235,15 +238,39 @@ fn info(args: InfoArgs) -> anyhow::Result<ExitCode> {
     }
     let row = |row: &[usize; 61]| empties(row).iter().map(|(e, n)| format!("{e}:{n}")).collect::<Vec<_>>().join(" ");
     outln!("exact, by empties: {}", row(&counts.exact));
+    let width = |s: Option<crate::search::Selectivity>| {
+        s.map_or("full width".to_string(), |s| format!("at {} sigma", s.sigmas()))
+    };
+    // Backward labelling searches with a different evaluation for every phase: one
+    // line per depth and width, with the evaluations counted (each one with --verbose).
+    let mut grouped: std::collections::BTreeMap<(u8, Option<crate::search::Selectivity>), ([usize; 61], usize)> =
+        std::collections::BTreeMap::new();
     for (spec, r) in &counts.search {
-        let width = spec.selectivity.map_or("full width".to_string(), |s| format!("{} sigma", s.sigmas()));
-        outln!(
-            "search depth {} {width}, evaluation {:08x}: {} labels, by empties: {}",
-            spec.depth,
-            spec.eval,
-            r.iter().sum::<usize>(),
-            row(r)
-        );
+        let entry = grouped.entry((spec.depth, spec.selectivity)).or_insert(([0; 61], 0));
+        for (sum, n) in entry.0.iter_mut().zip(r) {
+            *sum += n;
+        }
+        entry.1 += 1;
+        if args.verbose {
+            outln!(
+                "search depth {} {}, evaluation {:08x}: {} labels, by empties: {}",
+                spec.depth,
+                width(spec.selectivity),
+                spec.eval,
+                r.iter().sum::<usize>(),
+                row(r)
+            );
+        }
+    }
+    if !args.verbose {
+        for ((depth, selectivity), (r, evals)) in &grouped {
+            outln!(
+                "search depth {depth} {} by {evals} evaluation(s): {} labels, by empties: {}",
+                width(*selectivity),
+                r.iter().sum::<usize>(),
+                row(r)
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
