@@ -9,7 +9,7 @@ use std::time::Instant;
 use clap::{Args, Subcommand};
 
 use super::thor_cmds::ArchiveArgs;
-use super::train_cmds::{bar, load_games, open_labels, progress_to, stop_on_ctrl_c};
+use super::train_cmds::{bar, load_games, open_labels, progress_to, stop_on_ctrl_c, warn_cut_short};
 use super::EvalChoiceArgs;
 use crate::train::labeljob::{solve_shard, SolveJob};
 use crate::train::labels::LabelStore;
@@ -100,11 +100,8 @@ fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
     if args.every == 0 {
         return Err(super::flags::usage("--every must be >= 1"));
     }
-    let index = match (args.shards, args.index) {
-        (_, Some(i)) => i,
-        (1, None) => 0,
-        (_, None) => super::plan_cmds::shard_index(None)?,
-    };
+    let index = super::plan_cmds::run_shard_index(args.shards.into(), args.index.map(u64::from))?;
+    let index = u32::try_from(index).map_err(|_| anyhow::anyhow!("--index {index} is not a shard index"))?;
     let job =
         SolveJob { solve_at: args.solve_at, solve_empties: args.solve_empties.clone(), shards: args.shards, index };
     job.validate().map_err(flag_error)?;
@@ -112,11 +109,7 @@ fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
         return Err(super::flags::usage("nothing to solve: give --solve-at N or --solve-empties LIST"));
     }
     let path = PathBuf::from(args.labels.to_string_lossy().replace("{index}", &index.to_string()));
-    let eval = args.eval.source().load()?;
-    let order = match eval {
-        crate::eval::AnyEval::Pattern(e) => e,
-        crate::eval::AnyEval::Classic(_) => crate::eval::PatternEval::bundled(),
-    };
+    let order = crate::train::labels::solve_order(&args.eval.source().load()?);
     let games: Vec<_> = load_games(&args.archives)?.into_iter().step_by(args.every).collect();
     let mut store = open_labels(Some(&path))?;
     let pool = super::flags::thread_pool(args.threads)?;
@@ -176,13 +169,7 @@ fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
             anyhow::bail!("{}: no such label store", input.display());
         }
         let store = LabelStore::open(input)?;
-        if store.dropped_bytes() > 0 {
-            eprintln!(
-                "{}: {} bytes of a batch cut short at the end (an interrupted run) are left out",
-                input.display(),
-                store.dropped_bytes()
-            );
-        }
+        warn_cut_short(input, &store, "; the merge leaves them out");
         let added = merged.merge(&before.join(", "), &store, &name(input))?;
         before.push(name(input));
         eprintln!("{}: {} labels, {added} new", input.display(), store.exact_len() + store.search_len());

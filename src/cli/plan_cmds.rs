@@ -384,6 +384,16 @@ pub(super) fn shard_index(flag: Option<u32>) -> anyhow::Result<u32> {
     )
 }
 
+/// The shard a sharded run (self-play, label solves) works on: shard 0 of a run of one
+/// shard, else the flag, else the scheduler's array index.
+pub(super) fn run_shard_index(shards: u64, flag: Option<u64>) -> anyhow::Result<u64> {
+    match (shards, flag) {
+        (_, Some(i)) => Ok(i),
+        (1, None) => Ok(0),
+        (_, None) => Ok(u64::from(shard_index(None)?)),
+    }
+}
+
 /// The Slurm job this process runs as: `ARRAY_TASK` for an array task, else the job id.
 fn slurm_job() -> Option<String> {
     let var = |name| std::env::var(name).ok().map(|v| v.trim().to_string()).filter(|v| !v.is_empty());

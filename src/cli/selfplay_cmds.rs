@@ -58,11 +58,7 @@ pub(super) fn selfplay(args: SelfPlayArgs) -> anyhow::Result<ExitCode> {
         }
         None => Vec::new(),
     };
-    let index = match (args.shards, args.index) {
-        (1, i) => i.unwrap_or(0),
-        (_, Some(i)) => i,
-        (_, None) => u64::from(super::plan_cmds::shard_index(None)?),
-    };
+    let index = super::plan_cmds::run_shard_index(args.shards, args.index)?;
     let threads = engine.search.threads.max(1);
     let config = SelfPlayConfig { engine, openings, threads };
     let run = SelfPlayRun::new(config, args.games, args.shards, index, &args.output)

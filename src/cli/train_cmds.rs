@@ -231,17 +231,23 @@ pub(super) fn stop_on_ctrl_c(what: &str) -> anyhow::Result<Arc<AtomicBool>> {
     Ok(stop)
 }
 
-/// Opens the label store (in memory without a file), saying what it holds.
-pub(super) fn open_labels(path: Option<&PathBuf>) -> anyhow::Result<LabelStore> {
-    let Some(path) = path else { return Ok(LabelStore::in_memory()) };
-    let store = LabelStore::open(path)?;
+/// Warns that a store's last batch was cut short by an interrupted run (and so is not
+/// read), saying what `then` happens to its labels.
+pub(super) fn warn_cut_short(path: &std::path::Path, store: &LabelStore, then: &str) {
     if store.dropped_bytes() > 0 {
         eprintln!(
-            "{}: dropped {} bytes of a batch cut short (an interrupted run); they are labelled again",
+            "{}: {} bytes of a batch cut short at the end (an interrupted run) are not read{then}",
             path.display(),
             store.dropped_bytes()
         );
     }
+}
+
+/// Opens the label store (in memory without a file), saying what it holds.
+pub(super) fn open_labels(path: Option<&PathBuf>) -> anyhow::Result<LabelStore> {
+    let Some(path) = path else { return Ok(LabelStore::in_memory()) };
+    let store = LabelStore::open(path)?;
+    warn_cut_short(path, &store, "; they are labelled again");
     if store.exact_len() + store.search_len() > 0 {
         eprintln!(
             "{}: {} exact and {} search labels kept from earlier runs",

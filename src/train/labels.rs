@@ -29,7 +29,7 @@ use rayon::prelude::*;
 
 use super::{Progress, ProgressFn, Stage};
 use crate::board::Board;
-use crate::eval::{Evaluator, IncrementalEvaluator};
+use crate::eval::{AnyEval, Evaluator, IncrementalEvaluator, PatternEval};
 use crate::fileio::IoError;
 use crate::search::{Limits, Search, Selectivity, Solver, TranspositionTable};
 
@@ -377,6 +377,16 @@ impl LabelStore {
             Some(e) => Err(e),
             None => Ok(usize::try_from(done.load(Relaxed)).unwrap_or(usize::MAX)),
         }
+    }
+}
+
+/// The evaluation that orders the solver's moves for `eval`: itself when trained, else
+/// the bundled weights (the classic evaluation orders worse and an exact score does not
+/// depend on the order).
+pub(crate) fn solve_order(eval: &AnyEval) -> PatternEval {
+    match eval {
+        AnyEval::Pattern(e) => e.clone(),
+        AnyEval::Classic(_) => PatternEval::bundled(),
     }
 }
 

@@ -9,10 +9,10 @@ use rayon::prelude::*;
 
 use super::dataset::{game_positions, label_positions, Dataset, Labeled, TrainGame};
 use super::labeljob::solve_targets;
-use super::labels::LabelStore;
+use super::labels::{solve_order, LabelStore};
 use super::trainer::{TrainError, DEFAULT_MOVE_LOSS};
 use super::{Progress, ProgressFn, Stage};
-use crate::eval::{AnyEval, IncrementalEvaluator, PatternEval};
+use crate::eval::{AnyEval, IncrementalEvaluator};
 use crate::search::tt::TableError;
 use crate::search::{Search, Settings, SettingsError, Strength, TranspositionTable};
 use crate::setting::{check, Setting};
@@ -301,10 +301,7 @@ pub fn measure_error(
     };
     let positions = game_positions(games);
     let to_solve = solve_targets(&positions, config.solve_at, &config.solve_empties);
-    let order = match eval {
-        AnyEval::Pattern(e) => e.clone(),
-        AnyEval::Classic(_) => PatternEval::bundled(),
-    };
+    let order = solve_order(eval);
     store.solve_missing(&to_solve, &order, stop, progress)?;
     if stop.load(Relaxed) {
         return Err(TrainError::Stopped);

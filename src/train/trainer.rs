@@ -630,10 +630,7 @@ fn midgame_boards(games: &[GamePosition], extra: &[Board], solve_at: u32, share:
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn games() -> Vec<TrainGame> {
-        crate::train::bundled_games()
-    }
+    use crate::train::bundled_games as games;
 
     fn small_config() -> TrainerConfig {
         TrainerConfig {
