@@ -174,8 +174,8 @@ impl Clock {
     /// then moves from its table) keeps only a reserve. Once there, a move may aim at
     /// `ENDGAME_SOLVE_SHARE` of what is left, so that the exact threshold follows the
     /// time left. A move may run past its share (to finish what it started) up to
-    /// `LIMIT_FACTOR` times it, and never past a quarter of what is left (an endgame
-    /// move: its share).
+    /// `LIMIT_FACTOR` times it, and, outside the endgame, never past a quarter of what
+    /// is left.
     pub(crate) fn budget(&self, empties: u32) -> Option<MoveBudget> {
         if self.control.is_unlimited() {
             return None;
