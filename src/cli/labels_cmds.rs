@@ -100,8 +100,7 @@ fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
     if args.every == 0 {
         return Err(super::flags::usage("--every must be >= 1"));
     }
-    let index = super::plan_cmds::run_shard_index(args.shards.into(), args.index.map(u64::from))?;
-    let index = u32::try_from(index).map_err(|_| anyhow::anyhow!("--index {index} is not a shard index"))?;
+    let index = super::plan_cmds::run_shard_index(args.shards, args.index)?;
     let job =
         SolveJob { solve_at: args.solve_at, solve_empties: args.solve_empties.clone(), shards: args.shards, index };
     job.validate().map_err(flag_error)?;

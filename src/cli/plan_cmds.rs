@@ -384,13 +384,14 @@ pub(super) fn shard_index(flag: Option<u32>) -> anyhow::Result<u32> {
     )
 }
 
-/// The shard a sharded run (self-play, label solves) works on: shard 0 of a run of one
-/// shard, else the flag, else the scheduler's array index.
-pub(super) fn run_shard_index(shards: u64, flag: Option<u64>) -> anyhow::Result<u64> {
-    match (shards, flag) {
-        (_, Some(i)) => Ok(i),
-        (1, None) => Ok(0),
-        (_, None) => Ok(u64::from(shard_index(None)?)),
+/// The shard a sharded run (self-play, label solves) works on: the flag, else shard 0
+/// of a run of one shard, else the scheduler's array index. Generic over the width of
+/// the commands' flags (self-play counts its shards in `u64`, label solves in `u32`).
+pub(super) fn run_shard_index<T: From<u32> + PartialEq>(shards: T, flag: Option<T>) -> anyhow::Result<T> {
+    match flag {
+        Some(i) => Ok(i),
+        None if shards == T::from(1) => Ok(T::from(0)),
+        None => Ok(T::from(shard_index(None)?)),
     }
 }
 
