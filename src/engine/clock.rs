@@ -142,6 +142,11 @@ impl Clock {
         self.left
     }
 
+    /// The main time a move may count on: what is left, less what is kept back.
+    fn usable_main(&self) -> Duration {
+        self.left.mul_f64(0.95).saturating_sub(SAFETY)
+    }
+
     /// Counts a move that took `used`.
     pub(crate) fn spend(&mut self, used: Duration) {
         if self.stones_left > 0 {
@@ -190,7 +195,7 @@ impl Clock {
             return Some(MoveBudget { target: Some(share), limit });
         }
         // This move's increment is credited as it starts: it is the move's own.
-        let main = self.left.mul_f64(0.95).saturating_sub(SAFETY);
+        let main = self.usable_main();
         let increment = self.control.increment.mul_f64(0.9);
         let usable = main + increment;
         let weights: f64 = (1..=empties).rev().step_by(2).map(phase_weight).sum();
@@ -327,7 +332,7 @@ mod tests {
                     clock.spend(target.mul_f64(0.75));
                 } else {
                     // The endgame aims at a share of what is left for its solve.
-                    let usable = clock.left().mul_f64(0.95).saturating_sub(SAFETY);
+                    let usable = clock.usable_main();
                     assert!(target >= usable.mul_f64(ENDGAME_SOLVE_SHARE), "{empties}: {b:?}");
                     assert!(b.limit <= usable, "{empties}: {b:?}");
                     clock.spend(Duration::from_millis(3).min(b.limit));
@@ -336,6 +341,16 @@ mod tests {
             let used = 1.0 - clock.left().as_secs_f64() / 4.0;
             assert!(used >= at_least, "from {from} empties: {used:.3} of the clock used");
         }
+        // What the endgame's aim is for: with 0.4 s left at 18 empties (as in those
+        // games), the reserve alone would aim at 39 ms, which solves from 14 empties;
+        // the aim at a share of what is left solves the next move, at 16.
+        let mut clock = Clock::new(control);
+        clock.set_left(Duration::from_millis(400), 0);
+        let target = clock.budget(18).unwrap().target.unwrap();
+        assert!(crate::search::Strength::exact_at_for_time(target) >= 16, "{target:?}");
+        // The reserve's own share: 18, 16, …, 2 empties weigh the same, a ninth each.
+        let reserve = clock.usable_main() / 9;
+        assert!(crate::search::Strength::exact_at_for_time(reserve) < 16, "{reserve:?}");
     }
 
     #[test]
