@@ -28,6 +28,12 @@ pub(crate) fn default_threads() -> usize {
 /// The longest time budget any setting accepts: a year.
 pub(crate) const MAX_SECONDS: f64 = 31_536_000.0;
 
+/// Multi-ProbCut selectivity of a game under a clock with no width given: more cuts
+/// than the levels' 1.5 σ, trading width for depth where every move's time is short.
+/// In 4 s games (`match --clock 4`, one thread each, no book, the same weights, 400
+/// games) 1.0 σ against 1.5 σ scored 186–68–146, Elo +35 (95% +4 .. +66).
+const CLOCK_SELECTIVITY: Option<Selectivity> = Selectivity::from_tenths(10);
+
 /// Whether the midgame search may cut moves by Multi-ProbCut.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Width {
@@ -288,10 +294,12 @@ impl Settings {
     /// depth, deepening until the clock's share for each move, solving exactly as that
     /// share allows (the rest as [`Settings::strength`]); `None` when a level or a
     /// depth was given, which then caps the search while the clock only limits it.
+    /// Without a width of its own it cuts at [`CLOCK_SELECTIVITY`].
     pub(crate) fn clock_strength(&self) -> Option<Strength> {
         (self.level.is_none() && self.depth.is_none()).then(|| Strength {
             depth: None,
             exact_at: self.exact_at,
+            selectivity: self.width.map_or(CLOCK_SELECTIVITY, Width::selectivity),
             ..self.strength()
         })
     }
@@ -449,6 +457,15 @@ mod tests {
         let t = Settings { time: Some(Duration::from_millis(100)), ..Settings::default() }.strength();
         assert_eq!((t.depth, t.exact_at, t.selectivity), (None, None, Level::DEFAULT.spec().selectivity));
         assert!(t.limits(16, None).exact && !t.limits(17, None).exact);
+        // Under a clock: no depth, the clock's width unless one is given, and none of
+        // it with a level or a depth (they cap the search).
+        let clock = Settings::default().clock_strength().unwrap();
+        assert_eq!((clock.depth, clock.exact_at, clock.selectivity), (None, None, CLOCK_SELECTIVITY));
+        assert_ne!(CLOCK_SELECTIVITY, Level::DEFAULT.spec().selectivity);
+        let full = Settings { width: Some(Width::Full), ..Settings::default() }.clock_strength().unwrap();
+        assert_eq!(full.selectivity, None);
+        assert_eq!(Settings::at_level(level(8)).clock_strength(), None);
+        assert_eq!(Settings { depth: Some(12), ..Settings::default() }.clock_strength(), None);
     }
 
     #[test]
