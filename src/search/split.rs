@@ -8,7 +8,10 @@
 //!   whose first move did not cut is probably one where every move must be searched),
 //!   when at least two moves remain and [`SplitSearch::worth_splitting`] says the node
 //!   is large enough; a root likewise.
-//! - **How.** The remaining moves get a null window at alpha, in parallel; the first
+//! - **How.** The remaining moves get a null window at alpha, in parallel: one helper
+//!   a thread, each taking the next move of the list in its order when it is free, so
+//!   that the likeliest refutations go first (rayon's halving of the list gave the
+//!   second thread the worst moves, which a refutation makes wasted work). The first
 //!   to reach beta refutes the node and stops the others (a flag each helper checks);
 //!   at a PV node the moves above alpha are searched again with the full window, one
 //!   after the other. A root's bounds are searched without stopping each other (every
@@ -30,7 +33,7 @@
 //! threads, `cargo bench --bench solve`: after three moves 2.89 s, after two 2.69–2.73
 //! s, after one 2.50 s, for 4.41–4.58 s on one thread).
 
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -101,39 +104,44 @@ pub(crate) fn parallel_children<S: SplitSearch>(
     cut_at: Option<i32>,
 ) -> Vec<Option<i32>> {
     let cut = Arc::new(AtomicBool::new(false));
+    // The moves are handed out in their order, one at a time, to whichever worker is
+    // free: the likeliest refutations are searched first, and a worker that joins late
+    // takes the next move rather than the worst half of the list.
+    let next = AtomicUsize::new(0);
+    let workers = rayon::current_num_threads().clamp(1, moves.len());
     let parent = &*s;
-    let results: Vec<(Option<i32>, u64)> = moves
-        .par_iter()
-        .map(|m| {
-            if cut.load(Relaxed) {
-                return (None, 0);
-            }
+    let done: Vec<(Vec<(usize, i32)>, u64)> = (0..workers)
+        .into_par_iter()
+        .map(|_| {
             let mut h = parent.helper();
             if cut_at.is_some() {
                 h.cut_flags().push(cut.clone());
             }
-            if h.must_stop() {
-                return (None, 0);
+            let mut scores = Vec::new();
+            while !cut.load(Relaxed) && !h.must_stop() {
+                let i = next.fetch_add(1, Relaxed);
+                let Some(m) = moves.get(i) else { break };
+                let v = h.child(board, node, m, alpha, beta);
+                if h.stopped() {
+                    break;
+                }
+                if cut_at.is_some_and(|c| v >= c) {
+                    cut.store(true, Relaxed);
+                }
+                scores.push((i, v));
             }
-            let v = h.child(board, node, m, alpha, beta);
-            let nodes = h.finish();
-            if h.stopped() {
-                return (None, nodes);
-            }
-            if cut_at.is_some_and(|c| v >= c) {
-                cut.store(true, Relaxed);
-            }
-            (Some(v), nodes)
+            (scores, h.finish())
         })
         .collect();
-    let refuted = cut.load(Relaxed);
-    let mut out = Vec::with_capacity(results.len());
-    for (v, nodes) in results {
+    let mut out = vec![None; moves.len()];
+    for (scores, nodes) in done {
         s.absorb(nodes);
-        if v.is_none() && !refuted {
-            s.abort();
+        for (i, v) in scores {
+            out[i] = Some(v);
         }
-        out.push(v);
+    }
+    if !cut.load(Relaxed) && out.iter().any(Option::is_none) {
+        s.abort();
     }
     out
 }
@@ -267,6 +275,10 @@ mod tests {
         cut_flags: Vec<Arc<AtomicBool>>,
         /// The move (by square index) whose search is stopped from outside.
         stop_at: Option<usize>,
+        /// The moves (by square index) whose searches started, shared by the helpers.
+        started: Arc<std::sync::Mutex<Vec<usize>>>,
+        /// Each child search takes this long (so that two threads overlap).
+        delay: Option<std::time::Duration>,
     }
 
     fn child_id(id: u64, i: usize) -> u64 {
@@ -299,6 +311,10 @@ mod tests {
 
         fn child(&mut self, _: &Board, node: &TreeNode, mv: &OrderedMove, alpha: i32, beta: i32) -> i32 {
             self.nodes += 1;
+            self.started.lock().unwrap().push(mv.square.index());
+            if let Some(d) = self.delay {
+                std::thread::sleep(d);
+            }
             if self.stop_at == Some(mv.square.index()) {
                 self.stopped = true;
                 return 0;
@@ -307,7 +323,13 @@ mod tests {
         }
 
         fn helper(&self) -> Self {
-            TreeSearch { stop_at: self.stop_at, cut_flags: self.cut_flags.clone(), ..TreeSearch::default() }
+            TreeSearch {
+                stop_at: self.stop_at,
+                cut_flags: self.cut_flags.clone(),
+                started: self.started.clone(),
+                delay: self.delay,
+                ..TreeSearch::default()
+            }
         }
 
         fn cut_flags(&mut self) -> &mut Vec<Arc<AtomicBool>> {
@@ -440,6 +462,26 @@ mod tests {
             let (v, mv) = split(&mut s, &board, &node, &list[1..], -65, -64);
             assert!(!s.stopped(), "the refutation stands");
             assert!(v >= -64 && mv.is_some_and(|sq| sq.index() != 4));
+        });
+    }
+
+    #[test]
+    fn a_split_hands_its_moves_out_in_order() {
+        let board = Board { player: 0, opponent: 0 };
+        let list = moves();
+        two_threads(|| {
+            // A window of (−65, −64): the first move to finish refutes the node. The
+            // moves started must be the first ones of the list, in order, whichever
+            // thread took them: a thread that joins takes the next move, not the
+            // worst ones at the end of the list.
+            let node = TreeNode { id: 7, depth: 2 };
+            let mut s = TreeSearch { delay: Some(std::time::Duration::from_millis(20)), ..TreeSearch::default() };
+            let (_, mv) = split(&mut s, &board, &node, &list[1..], -65, -64);
+            assert!(!s.stopped() && mv.is_some());
+            let mut started = s.started.lock().unwrap().clone();
+            started.sort();
+            assert!(started.len() < list.len() - 1, "the refutation stopped the later moves: {started:?}");
+            assert_eq!(started, (1..=started.len()).collect::<Vec<_>>(), "moves started out of order");
         });
     }
 }
