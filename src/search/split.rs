@@ -436,52 +436,45 @@ mod tests {
         });
     }
 
-    #[test]
-    fn a_helper_stopped_from_outside_leaves_the_split_unfinished() {
+    /// A split of the moves after the first at a small tree's node (id 7, depth 2)
+    /// with the window (`alpha`, `beta`), on two threads.
+    fn split_on_two_threads(s: &mut TreeSearch, alpha: i32, beta: i32) -> (i32, Option<Square>) {
         let board = Board { player: 0, opponent: 0 };
         let list = moves();
-        two_threads(|| {
-            // No move refutes a window of (63, 64) on these leaves (all below 64):
-            // every helper must finish, and the stopped one cannot.
-            let node = TreeNode { id: 7, depth: 2 };
-            let mut s = TreeSearch { stop_at: Some(3), ..TreeSearch::default() };
-            split(&mut s, &board, &node, &list[1..], 63, 64);
-            assert!(s.stopped(), "a split with a stopped helper and no refutation is unfinished");
-        });
+        two_threads(|| split(s, &board, &TreeNode { id: 7, depth: 2 }, &list[1..], alpha, beta))
+    }
+
+    #[test]
+    fn a_helper_stopped_from_outside_leaves_the_split_unfinished() {
+        // No move refutes a window of (63, 64) on these leaves (all below 64): every
+        // helper must finish, and the stopped one cannot.
+        let mut s = TreeSearch { stop_at: Some(3), ..TreeSearch::default() };
+        split_on_two_threads(&mut s, 63, 64);
+        assert!(s.stopped(), "a split with a stopped helper and no refutation is unfinished");
     }
 
     #[test]
     fn a_refuted_split_is_a_result_even_when_a_sibling_was_stopped() {
-        let board = Board { player: 0, opponent: 0 };
-        let list = moves();
-        two_threads(|| {
-            // A window of (−65, −64): any score refutes, so the first helper to finish
-            // refutes the node, whatever happened to the stopped one.
-            let node = TreeNode { id: 7, depth: 2 };
-            let mut s = TreeSearch { stop_at: Some(4), ..TreeSearch::default() };
-            let (v, mv) = split(&mut s, &board, &node, &list[1..], -65, -64);
-            assert!(!s.stopped(), "the refutation stands");
-            assert!(v >= -64 && mv.is_some_and(|sq| sq.index() != 4));
-        });
+        // A window of (−65, −64): any score refutes, so the first helper to finish
+        // refutes the node, whatever happened to the stopped one.
+        let mut s = TreeSearch { stop_at: Some(4), ..TreeSearch::default() };
+        let (v, mv) = split_on_two_threads(&mut s, -65, -64);
+        assert!(!s.stopped(), "the refutation stands");
+        assert!(v >= -64 && mv.is_some_and(|sq| sq.index() != 4));
     }
 
     #[test]
     fn a_split_hands_its_moves_out_in_order() {
-        let board = Board { player: 0, opponent: 0 };
-        let list = moves();
-        two_threads(|| {
-            // A window of (−65, −64): the first move to finish refutes the node. The
-            // moves started must be the first ones of the list, in order, whichever
-            // thread took them: a thread that joins takes the next move, not the
-            // worst ones at the end of the list.
-            let node = TreeNode { id: 7, depth: 2 };
-            let mut s = TreeSearch { delay: Some(std::time::Duration::from_millis(20)), ..TreeSearch::default() };
-            let (_, mv) = split(&mut s, &board, &node, &list[1..], -65, -64);
-            assert!(!s.stopped() && mv.is_some());
-            let mut started = s.started.lock().unwrap().clone();
-            started.sort();
-            assert!(started.len() < list.len() - 1, "the refutation stopped the later moves: {started:?}");
-            assert_eq!(started, (1..=started.len()).collect::<Vec<_>>(), "moves started out of order");
-        });
+        // A window of (−65, −64): the first move to finish refutes the node. The moves
+        // started must be the first ones of the list, in order, whichever thread took
+        // them: a thread that joins takes the next move, not the worst ones at the end
+        // of the list.
+        let mut s = TreeSearch { delay: Some(std::time::Duration::from_millis(20)), ..TreeSearch::default() };
+        let (_, mv) = split_on_two_threads(&mut s, -65, -64);
+        assert!(!s.stopped() && mv.is_some());
+        let mut started = s.started.lock().unwrap().clone();
+        started.sort();
+        assert!(started.len() < moves().len() - 1, "the refutation stopped the later moves: {started:?}");
+        assert_eq!(started, (1..=started.len()).collect::<Vec<_>>(), "moves started out of order");
     }
 }
