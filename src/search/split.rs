@@ -108,7 +108,7 @@ pub(crate) fn parallel_children<S: SplitSearch>(
     // free: the likeliest refutations are searched first, and a worker that joins late
     // takes the next move rather than the worst half of the list.
     let next = AtomicUsize::new(0);
-    let workers = rayon::current_num_threads().clamp(1, moves.len());
+    let workers = rayon::current_num_threads().min(moves.len());
     let parent = &*s;
     let done: Vec<(Vec<(usize, i32)>, u64)> = (0..workers)
         .into_par_iter()
