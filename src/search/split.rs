@@ -118,7 +118,8 @@ pub(crate) fn parallel_children<S: SplitSearch>(
                 h.cut_flags().push(cut.clone());
             }
             let mut scores = Vec::new();
-            while !cut.load(Relaxed) && !h.must_stop() {
+            // `must_stop` reads the node's cut flag too (pushed above when a move can refute).
+            while !h.must_stop() {
                 let i = next.fetch_add(1, Relaxed);
                 let Some(m) = moves.get(i) else { break };
                 let v = h.child(board, node, m, alpha, beta);
