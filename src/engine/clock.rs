@@ -175,8 +175,8 @@ impl Clock {
     ///
     /// In main time the time left is shared over the engine's remaining moves by
     /// phase, as tournament engines do: an opening move (usually the book's) weighs
-    /// less than a midgame move, and the endgame (the last 20 empties: an exact solve,
-    /// then moves from its table) keeps only a reserve. Once there, a move may aim at
+    /// less than a midgame move, and the endgame (the last `ENDGAME_EMPTIES`: an exact
+    /// solve, then moves from its table) keeps only a reserve. Once there, a move may aim at
     /// `ENDGAME_SOLVE_SHARE` of what is left, so that the exact threshold follows the
     /// time left. A move may run past its share (to finish what it started) up to
     /// `LIMIT_FACTOR` times it, and, outside the endgame, never past a quarter of what
@@ -233,7 +233,12 @@ fn phase_weight(empties: u32) -> f64 {
 
 /// From this many empties on, moves are the endgame's: an exact solve, then moves
 /// played from its table.
-const ENDGAME_EMPTIES: u32 = 20;
+///
+/// Where the first exact result comes, not where the fixed exact threshold would
+/// solve: in 4 s games the midgame's own iterations reached the end (and every later
+/// move came from the table in a few milliseconds) at 21–25 empties, so a boundary at
+/// 20 left the time meant for the moves at 22 and 24 unspent (18% of the clock).
+const ENDGAME_EMPTIES: u32 = 24;
 
 /// [`phase_weight`] of an endgame move.
 const ENDGAME_WEIGHT: f64 = 0.03;
@@ -274,7 +279,7 @@ mod tests {
             let t = game.budget(empties).unwrap().target.unwrap();
             let phase = match empties {
                 45.. => 0,
-                21..=44 => 1,
+                25..=44 => 1,
                 _ => 2,
             };
             by_phase[phase].0 += t.as_secs_f64();
@@ -318,25 +323,28 @@ mod tests {
 
     #[test]
     fn the_endgame_reserve_leaves_little_of_the_clock_unspent() {
-        // Midgame moves stopping at 3/4 of their targets (no iteration starts after
-        // half of one) and endgame moves taking 3 ms, as measured in 4 s games: the
-        // clock is spent, from the first move or from a book's last move at 30 empties.
-        // A reserve of 0.1 a move left 16% and 30% of it.
+        // As measured in 4 s games: moves stop at 3/4 of their targets (no iteration
+        // starts after half of one) until the search reaches the end at 24 empties
+        // in half of its target; later moves take 3 ms from its table. The clock is
+        // spent, from the first move or from a book's last move at 30 empties. With
+        // the endgame from 20 empties, 22% and 44% of it was left.
         let control = TimeControl::main_only(Duration::from_secs(4));
-        for (from, at_least) in [(50, 0.9), (30, 0.8)] {
+        for (from, at_least) in [(50, 0.9), (30, 0.75)] {
             let mut clock = Clock::new(control);
             for empties in (1..=from).rev().step_by(2) {
                 let b = clock.budget(empties).unwrap();
                 let target = b.target.unwrap();
-                if empties > ENDGAME_EMPTIES {
-                    clock.spend(target.mul_f64(0.75));
-                } else {
+                if empties <= ENDGAME_EMPTIES {
                     // The endgame aims at a share of what is left for its solve.
                     let usable = clock.usable_main();
                     assert!(target >= usable.mul_f64(ENDGAME_SOLVE_SHARE), "{empties}: {b:?}");
                     assert!(b.limit <= usable, "{empties}: {b:?}");
-                    clock.spend(Duration::from_millis(3).min(b.limit));
                 }
+                clock.spend(match empties {
+                    25.. => target.mul_f64(0.75),
+                    24 => target / 2,
+                    _ => Duration::from_millis(3).min(b.limit),
+                });
             }
             let used = 1.0 - clock.left().as_secs_f64() / 4.0;
             assert!(used >= at_least, "from {from} empties: {used:.3} of the clock used");
