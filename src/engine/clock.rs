@@ -175,12 +175,12 @@ impl Clock {
     ///
     /// In main time the time left is shared over the engine's remaining moves by
     /// phase, as tournament engines do: an opening move (usually the book's) weighs
-    /// less than a midgame move, and the endgame (the last `ENDGAME_EMPTIES`: an exact
-    /// solve, then moves from its table) keeps only a reserve. Once there, a move may aim at
-    /// `ENDGAME_SOLVE_SHARE` of what is left, so that the exact threshold follows the
-    /// time left. A move may run past its share (to finish what it started) up to
-    /// `LIMIT_FACTOR` times it, and, outside the endgame, never past a quarter of what
-    /// is left.
+    /// less than a midgame move, and the endgame (the last `ENDGAME_EMPTIES`: an
+    /// exact solve, then moves from its table) keeps only a reserve. Once there, a
+    /// move may aim at `ENDGAME_SOLVE_SHARE` of what is left, so that the exact
+    /// threshold follows the time left. A move may run past its share (to finish what
+    /// it started) up to `LIMIT_FACTOR` times it, and, outside the endgame, never past
+    /// a quarter of what is left.
     pub(crate) fn budget(&self, empties: u32) -> Option<MoveBudget> {
         if self.control.is_unlimited() {
             return None;
@@ -236,8 +236,9 @@ fn phase_weight(empties: u32) -> f64 {
 ///
 /// Where the first exact result comes, not where the fixed exact threshold would
 /// solve: in 4 s games the midgame's own iterations reached the end (and every later
-/// move came from the table in a few milliseconds) at 21–25 empties, so a boundary at
-/// 20 left the time meant for the moves at 22 and 24 unspent (18% of the clock).
+/// move came from the table in a few milliseconds) at 18–25 empties, 23–25 in most, so
+/// a boundary at 20 left the time meant for the moves at 22 and 24 unspent (19% of
+/// the clock, `scripts/gtp_move_times.py`).
 const ENDGAME_EMPTIES: u32 = 24;
 
 /// [`phase_weight`] of an endgame move.
