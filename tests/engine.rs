@@ -372,6 +372,27 @@ fn a_mixed_protocol_match_gives_both_sides_the_same_time() {
         let passes = moves.iter().filter(|m| matches!(m, Move::Pass)).count();
         let thought = v["a_thinking"]["moves"].as_u64().unwrap() + v["b_thinking"]["moves"].as_u64().unwrap();
         assert_eq!(thought as usize, moves.len() - opening_plies - passes, "{line}");
+        // Each side's moves with their empties, as a replay of the game counts them,
+        // and times that add up to the side's total.
+        let a_black = v["a_color"] == "black";
+        let mut expected = [Vec::new(), Vec::new()];
+        let mut empties = 60;
+        for (ply, m) in moves.iter().enumerate() {
+            if matches!(m, Move::Place(_)) {
+                if ply >= opening_plies {
+                    let black = ply % 2 == 0;
+                    expected[usize::from(black != a_black)].push(empties);
+                }
+                empties -= 1;
+            }
+        }
+        for (side, key) in ["a_thinking", "b_thinking"].iter().enumerate() {
+            let per_move = v[key]["per_move"].as_array().unwrap();
+            let got: Vec<u64> = per_move.iter().map(|m| m[0].as_u64().unwrap()).collect();
+            assert_eq!(got, expected[side], "{key}: {line}");
+            let sum: f64 = per_move.iter().map(|m| m[1].as_f64().unwrap()).sum();
+            assert!((sum - v[key]["seconds"].as_f64().unwrap()).abs() < 1e-9, "{key}: {line}");
+        }
     }
     // Level 12 never finishes a midgame move in 0.15 s: both sides use their budget,
     // which the protocol must have carried (without it a move takes seconds).

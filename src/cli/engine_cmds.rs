@@ -156,8 +156,14 @@ pub(super) fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
 
 /// A side's moves in a game and the seconds it took for them, as JSON.
 fn thinking(r: &GameRecord, side: Side) -> serde_json::Value {
-    let times = r.move_times.iter().filter(|t| t.0 == side).map(|t| t.2);
-    serde_json::json!({ "moves": times.clone().count(), "seconds": times.sum::<std::time::Duration>().as_secs_f64() })
+    let moves: Vec<(u32, f64)> =
+        r.move_times.iter().filter(|t| t.0 == side).map(|t| (t.1, t.2.as_secs_f64())).collect();
+    serde_json::json!({
+        "moves": moves.len(),
+        "seconds": moves.iter().map(|m| m.1).sum::<f64>(),
+        // Where the clock went: each move's empties (before it) and seconds.
+        "per_move": moves,
+    })
 }
 
 /// The protocol of a match engine.
