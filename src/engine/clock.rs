@@ -236,9 +236,9 @@ fn phase_weight(empties: u32) -> f64 {
 ///
 /// Where the first exact result comes, not where the fixed exact threshold would
 /// solve: in 4 s games the midgame's own iterations reached the end (and every later
-/// move came from the table in a few milliseconds) at 18–25 empties, 23–25 in most, so
-/// a boundary at 20 left the time meant for the moves at 22 and 24 unspent (19% of
-/// the clock, `scripts/gtp_move_times.py`).
+/// move came from the table in a few milliseconds) at 18–25 empties, 22–25 in most, so
+/// a boundary at 20 left the time meant for the moves at 22 and 24 unspent (17–19% of
+/// the clock: `match --games-out` and `scripts/clock_use.py`).
 const ENDGAME_EMPTIES: u32 = 24;
 
 /// [`phase_weight`] of an endgame move.
@@ -280,7 +280,7 @@ mod tests {
             let t = game.budget(empties).unwrap().target.unwrap();
             let phase = match empties {
                 45.. => 0,
-                25..=44 => 1,
+                e if e > ENDGAME_EMPTIES => 1,
                 _ => 2,
             };
             by_phase[phase].0 += t.as_secs_f64();
@@ -329,6 +329,8 @@ mod tests {
         // in half of its target; later moves take 3 ms from its table. The clock is
         // spent, from the first move or from a book's last move at 30 empties. With
         // the endgame from 20 empties, 22% and 44% of it was left.
+        // Where the search reached the end, as measured (not the clock's boundary).
+        const SOLVED_AT: u32 = 24;
         let control = TimeControl::main_only(Duration::from_secs(4));
         for (from, at_least) in [(50, 0.9), (30, 0.75)] {
             let mut clock = Clock::new(control);
@@ -342,8 +344,8 @@ mod tests {
                     assert!(b.limit <= usable, "{empties}: {b:?}");
                 }
                 clock.spend(match empties {
-                    25.. => target.mul_f64(0.75),
-                    24 => target / 2,
+                    e if e > SOLVED_AT => target.mul_f64(0.75),
+                    SOLVED_AT => target / 2,
                     _ => Duration::from_millis(3).min(b.limit),
                 });
             }
