@@ -346,7 +346,7 @@ impl Leaf {
         r.leaf_selectivity = self.selectivity;
     }
 
-    /// The leaf a record stores (what [`records`] wrote from it).
+    /// The leaf a record stores (what [`record`] wrote from it).
     pub(crate) fn from_record(r: &Record) -> Leaf {
         Leaf {
             mv: r.leaf_move,

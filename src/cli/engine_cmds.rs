@@ -57,7 +57,7 @@ fn seconds(value: f64, flag: &str) -> anyhow::Result<Duration> {
 impl TryFrom<&EngineArgs> for EngineConfig {
     type Error = anyhow::Error;
 
-    /// Turns the options into a configuration; [`EngineConfig::validate`] checks the
+    /// Turns the options into a configuration; `EngineConfig::validate` checks the
     /// ranges (one place for the library and the command line).
     fn try_from(a: &EngineArgs) -> anyhow::Result<EngineConfig> {
         let book = match (&a.book, a.no_book) {
