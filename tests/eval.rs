@@ -282,7 +282,7 @@ fn signed_errors_at_24(eval: &PatternEval) -> Vec<f64> {
 /// Depth 4 (leaves at 20 empties) is the exception, a defect of `calibrate` this test
 /// found: it measures the correction against exact scores up to 19 empties and from
 /// the swing between depths beyond, and with the current weights the two do not join
-/// (0.17 and 0.72 alternate at 16–19 empties, then 0.64 at 20), so depth 4 reads
+/// (0.17 at 16 and 18 empties, 0.72 and 0.62 at 17 and 19, then 0.64 at 20), so depth 4 reads
 /// +0.21 and depth 5 −0.27 here. Bounded at 0.5 until the calibration is fixed.
 #[test]
 fn searches_do_not_lean_with_the_parity_of_their_depth() {

@@ -1,13 +1,15 @@
 //! Training the evaluation: positions from games and self-play, deduplicated by
-//! canonical board ([`TrainGame`](dataset::TrainGame), [`SelfPlayConfig`](selfplay::SelfPlayConfig)); targets from exact solves, the
-//! WTHOR theoretical scores and searches, kept in a resumable label store
-//! ([`LabelStore`](labels::LabelStore)); ridge regression per phase by preconditioned conjugate gradient
-//! (`fit`); bootstrapping rounds that relabel the midgame with the last round's
-//! evaluation and keep a round only when the held-out error falls ([`Trainer`](trainer::Trainer));
-//! Multi-ProbCut σ fitted from the trained evaluation's own searches
-//! ([`ProbCutConfig`](probcut::ProbCutConfig)); the correction that keeps searches from leaning toward the side
-//! that moves last ([`calibrate`]); and error measurements against exact
-//! scores on held-out games ([`measure_error`](measure::measure_error)).
+//! canonical board ([`TrainGame`](dataset::TrainGame),
+//! [`SelfPlayConfig`](selfplay::SelfPlayConfig)); targets from exact solves, the WTHOR
+//! theoretical scores and searches, kept in a resumable label store
+//! ([`LabelStore`](labels::LabelStore)); ridge regression per phase by preconditioned
+//! conjugate gradient (`fit`); bootstrapping rounds that relabel the midgame with the
+//! last round's evaluation and keep a round only when the held-out error falls
+//! ([`Trainer`](trainer::Trainer)); Multi-ProbCut σ fitted from the trained
+//! evaluation's own searches ([`ProbCutConfig`](probcut::ProbCutConfig)); the
+//! correction that keeps searches from leaning toward the side that moves last
+//! ([`calibrate`]); and error measurements against exact scores on held-out games
+//! ([`measure_error`](measure::measure_error)).
 //!
 //! Sits above `search` (solves and label searches need it) and below `book` and
 //! `engine`, which only consume the weights.

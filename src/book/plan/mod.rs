@@ -149,9 +149,9 @@ impl Plan {
         Plan::create_build_with_budget(dir, games, config, shards, output, collect::DEFAULT_SORT_BUDGET)
     }
 
-    /// `Plan::create_build` (tests' shorthand) with the positions collected in a buffer of at most
-    /// `sort_budget` bytes: when it fills, sorted runs are spilled to `dir` and merged
-    /// after (the plan is the same for any budget).
+    /// `Plan::create_build` (tests' shorthand) with the positions collected in a
+    /// buffer of at most `sort_budget` bytes: when it fills, sorted runs are spilled to
+    /// `dir` and merged after (the plan is the same for any budget).
     pub fn create_build_with_budget<I>(
         dir: &Path,
         games: I,
