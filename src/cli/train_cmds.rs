@@ -588,7 +588,7 @@ pub struct CalibrateArgs {
     /// Where to write the calibrated weights (gzip-compressed when the name ends in `.gz`).
     #[arg(short, long)]
     output: PathBuf,
-    /// Exact positions at each of 24 and 21 empties (those at 21 are solved).
+    /// Exact positions at each of 24, 23, 22 and 21 empties (those below 24 are solved).
     #[arg(long, default_value_t = 800)]
     exact_positions: usize,
     /// Positions per number of empties (12–59) for the swing between depths.
@@ -606,7 +606,7 @@ pub struct CalibrateArgs {
     /// Multi-ProbCut selectivity of the measuring searches (0: full width).
     #[arg(long, default_value_t = 1.5)]
     selectivity: f32,
-    /// The label store: the solves at 21 empties are kept in this file.
+    /// The label store: the solves at 21–23 empties are kept in this file.
     #[arg(long, visible_alias = "cache")]
     labels: Option<PathBuf>,
     /// Threads.

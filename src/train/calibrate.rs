@@ -17,17 +17,26 @@
 //! `+c` when the leaf's side to move is the root's (even depth, no pass) and by `−c`
 //! otherwise, which is what cancels the swing. It is measured in two ways and refined
 //! over a few rounds, each searching with the correction of the round before:
-//! - **against exact scores**, at leaf empties that searches from two sets of exact
-//!   positions of opposite parity reach (24 empties, where WTHOR's theoretical scores
-//!   are exact, and 21, solved): a depth-d search from 24 and a depth-(d − 3) one from
-//!   21 end at the same leaf empties with opposite signs, so half the difference of
-//!   their signed errors is the leaf's lean, free of any lean common to both;
+//! - **against exact scores**, at leaf empties that searches from neighbouring sets of
+//!   exact positions reach ([`EXACT_EMPTIES`]: 24, where WTHOR's theoretical scores are
+//!   exact, and 23, 22, 21, solved): a depth-d search from r empties and a
+//!   depth-(d − 1) one from r − 1 end at the same leaf empties with opposite signs, so
+//!   half the difference of their signed errors is the leaf's lean, free of any lean
+//!   common to both;
 //! - **by the swing**, everywhere else (the midgame, where no exact score exists): the
 //!   mean difference between the scores of depths d + 1 and d from the same position
 //!   is the sum of the leans at the two leaf empties, so a quarter of the two sums
 //!   that contain one leaf empties count is its lean, if the lean changes slowly with
-//!   the empties (the exact measurements show where it does not: at 11–16 empties the
-//!   odd counts lean 0.3–0.4 disc more than the even ones).
+//!   the empties (the exact measurements show where it does not: at 8–19 empties the
+//!   odd counts lean 0.3–0.7 disc more than the even ones).
+//!
+//! A lean by leaf empties alone is a model, and it has a limit: the lean of a leaf
+//! also depends a little on the depth of the search above it. With the bundled
+//! weights at calibrate's 1.5σ, on the 800 exact positions at each of 21–24 empties of 2008–2010,
+//! the searches of depth 1–4 whose leaves are at 20 empties (from 21, 22, 23 and 24)
+//! read it over-corrected by 0.35–0.5 disc, while the swing of the deeper searches
+//! (depths 4–11 from 24–31 empties) finds the sum of the leans at 19 and 20 right to
+//! −0.01 ± 0.09. The correction follows the deeper searches, which are the midgame's.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
