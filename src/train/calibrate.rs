@@ -32,11 +32,12 @@
 //!
 //! A lean by leaf empties alone is a model, and it has a limit: the lean of a leaf
 //! also depends a little on the depth of the search above it. With the bundled
-//! weights at calibrate's 1.5σ, on the 800 exact positions at each of 21–24 empties of 2008–2010,
-//! the searches of depth 1–4 whose leaves are at 20 empties (from 21, 22, 23 and 24)
-//! read it over-corrected by 0.35–0.5 disc, while the swing of the deeper searches
-//! (depths 4–11 from 24–31 empties) finds the sum of the leans at 19 and 20 right to
-//! −0.01 ± 0.09. The correction follows the deeper searches, which are the midgame's.
+//! weights at calibrate's 1.5σ, on the 800 exact positions at each of 21–24 empties
+//! of 2008–2010, the searches of depth 1–4 whose leaves are at 20 empties (from 21,
+//! 22, 23 and 24) read it over-corrected by 0.35–0.5 disc, while the swing of the
+//! deeper searches (depths 4–11 from 24–31 empties) finds the sum of the leans at 19
+//! and 20 right to −0.01 ± 0.09. The correction follows the deeper searches, which are
+//! the midgame's.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
