@@ -281,10 +281,10 @@ fn signed_errors_at_24(eval: &PatternEval) -> Vec<f64> {
 ///
 /// Depth 4 (leaves at 20 empties) is the exception: it reads +0.21 and depth 5 −0.27
 /// here. Not a defect of the correction's measurement but a limit of its model (a
-/// lean by leaf empties alone): searches of depth 1–4 from the 21–24-empty exact
-/// positions that `calibrate` measures read the leaf at 20 over-corrected by
-/// 0.35–0.5 disc, while the swing of deeper searches, which the correction follows,
-/// finds it right (`train::calibrate`'s module doc). The 4 → 5 step is bounded at 0.5.
+/// lean by leaf empties alone): on `calibrate`'s exact positions, the shallow pairs
+/// of searches that end at 20 empties read it over-corrected by 0.35–0.55 disc, while
+/// the swing of deeper searches, which the correction follows, finds it right
+/// (`train::calibrate`'s module doc). The 4 → 5 step is bounded at 0.5.
 #[test]
 fn searches_do_not_lean_with_the_parity_of_their_depth() {
     let bundled = PatternEval::bundled();

@@ -30,14 +30,16 @@
 //!   the empties (the exact measurements show where it does not: at 8–19 empties the
 //!   odd counts lean 0.3–0.7 disc more than the even ones).
 //!
-//! A lean by leaf empties alone is a model, and it has a limit: the lean of a leaf
-//! also depends a little on the depth of the search above it. With the bundled
-//! weights at calibrate's 1.5σ, on the 800 exact positions at each of 21–24 empties
-//! of 2008–2010, the searches of depth 1–4 whose leaves are at 20 empties (from 21,
-//! 22, 23 and 24) read it over-corrected by 0.35–0.5 disc, while the swing of the
-//! deeper searches (depths 4–11 from 24–31 empties) finds the sum of the leans at 19
-//! and 20 right to −0.01 ± 0.09. The correction follows the deeper searches, which are
-//! the midgame's.
+//! A lean by leaf empties alone is a model, and 20 empties shows its limit. With the
+//! bundled weights at calibrate's 1.5σ, the exact pairs that end there (only shallow
+//! ones do: depths 4/3, 3/2, 2/1) read it over-corrected: +0.49, +0.35, +0.45 disc on
+//! calibrate's 800 positions a count of 2008–2010, +0.55, +0.48, +0.44 on 300 a count
+//! of the held-out 2013–2015 (standard error about 0.12), while the swing of deeper
+//! searches (depths 4–11 from 24–31 empties) finds the leans at 19 and 20 right
+//! together (−0.01 ± 0.09). At 18 and 19 pairs of different depths agree within
+//! their noise (18: +0.09, −0.10, +0.07; 19: 0.00, +0.25, +0.15 on 2008–2010). The
+//! lean of a leaf reached by shallow searches differs; the correction follows the
+//! deeper ones (pairs below `min_depth`, 4, are left out).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
