@@ -4,7 +4,8 @@
 # level 8; optionally grown by deviation (DEVIATE_POSITIONS, 0 to skip); the leaves
 # that can change what it plays deepened to level 10; then its values on the lines it
 # plays to ply 20 checked at level 10 and fixed (FIX_TIME seconds, unlimited by
-# default). Times on 2 cores are in the README.
+# default); last, the leaves on its lines deepened again at LAST_LEVEL (default 12;
+# 10 to stop after the fix). Times on 2 cores are in the README.
 #
 #   scripts/bundled_book.sh [ARCHIVE_DIR] [WORK_DIR]
 #
@@ -36,6 +37,14 @@ fix_args=()
 [ -n "${FIX_TIME:-}" ] && fix_args+=(--max-time "$FIX_TIME")
 [ -e "$work/book.tbk" ] && [ ! -e "$work/book.tbk.fix" ] || "$tb" book fix --book "$work/deepened.tbk" --level 10 \
     --max-ply 20 --hash-mib 16 -o "$work/book.tbk" "${fix_args[@]}"
-"$tb" book verify --book "$work/book.tbk"
-cp "$work/book.tbk" data/book.tbk
+final="$work/book.tbk"
+if [ "${LAST_LEVEL:-12}" != 10 ]; then
+    resume=()
+    [ -e "$work/final.tbk.deviate" ] && resume=(--resume)
+    [ -e "$work/final.tbk" ] && [ ! -e "$work/final.tbk.deviate" ] || "$tb" book deepen --book "$work/book.tbk" \
+        --level "${LAST_LEVEL:-12}" --error 2 --budget 4 --hash-mib 16 -o "$work/final.tbk" "${resume[@]}"
+    final="$work/final.tbk"
+fi
+"$tb" book verify --book "$final"
+cp "$final" data/book.tbk
 "$tb" book info --book data/book.tbk
