@@ -19,30 +19,34 @@ tb=target/release/thorbook
 resume=()
 [ -e "$work/games.tbk.checkpoint" ] && resume=(--resume)
 [ -e "$work/games.tbk" ] || "$tb" book build "$archives" --level 8 --hash-mib 16 -o "$work/games.tbk" "${resume[@]}"
+# step OUT STATE COMMAND...: run COMMAND -o OUT unless OUT is finished, with --resume
+# while OUT.STATE (the state file deviate/deepen/fix keep beside their output) says a
+# run was interrupted. A fix stopped by FIX_TIME keeps its state, so running the script
+# again gives the fix another FIX_TIME before the later steps.
+step() {
+    local out=$1 state=$1.$2
+    shift 2
+    if [ -e "$state" ]; then
+        "$@" -o "$out" --resume
+    elif [ ! -e "$out" ]; then
+        "$@" -o "$out"
+    fi
+}
 grown="$work/games.tbk"
 if [ "${DEVIATE_POSITIONS:-20000}" != 0 ]; then
-    resume=()
-    [ -e "$work/deviated.tbk.deviate" ] && resume=(--resume)
-    [ -e "$work/deviated.tbk" ] && [ ! -e "$work/deviated.tbk.deviate" ] || "$tb" book deviate --book "$work/games.tbk" \
-        --error 2 --budget 4 --level 8 --max-ply 30 --max-positions "${DEVIATE_POSITIONS:-20000}" --hash-mib 16 \
-        -o "$work/deviated.tbk" "${resume[@]}"
+    step "$work/deviated.tbk" deviate "$tb" book deviate --book "$work/games.tbk" --error 2 --budget 4 --level 8 \
+        --max-ply 30 --max-positions "${DEVIATE_POSITIONS:-20000}" --hash-mib 16
     grown="$work/deviated.tbk"
 fi
-resume=()
-[ -e "$work/deepened.tbk.deviate" ] && resume=(--resume)
-[ -e "$work/deepened.tbk" ] && [ ! -e "$work/deepened.tbk.deviate" ] || "$tb" book deepen --book "$grown" --level 10 \
-    --error 2 --budget 4 --hash-mib 16 -o "$work/deepened.tbk" "${resume[@]}"
-fix_args=()
-[ -e "$work/book.tbk.fix" ] && fix_args=(--resume)
-[ -n "${FIX_TIME:-}" ] && fix_args+=(--max-time "$FIX_TIME")
-[ -e "$work/book.tbk" ] && [ ! -e "$work/book.tbk.fix" ] || "$tb" book fix --book "$work/deepened.tbk" --level 10 \
-    --max-ply 20 --hash-mib 16 -o "$work/book.tbk" "${fix_args[@]}"
+step "$work/deepened.tbk" deviate "$tb" book deepen --book "$grown" --level 10 --error 2 --budget 4 --hash-mib 16
+fix_time=()
+[ -n "${FIX_TIME:-}" ] && fix_time=(--max-time "$FIX_TIME")
+step "$work/book.tbk" fix "$tb" book fix --book "$work/deepened.tbk" --level 10 --max-ply 20 --hash-mib 16 \
+    "${fix_time[@]}"
 final="$work/book.tbk"
 if [ "${LAST_LEVEL:-12}" != 10 ]; then
-    resume=()
-    [ -e "$work/final.tbk.deviate" ] && resume=(--resume)
-    [ -e "$work/final.tbk" ] && [ ! -e "$work/final.tbk.deviate" ] || "$tb" book deepen --book "$work/book.tbk" \
-        --level "${LAST_LEVEL:-12}" --error 2 --budget 4 --hash-mib 16 -o "$work/final.tbk" "${resume[@]}"
+    step "$work/final.tbk" deviate "$tb" book deepen --book "$work/book.tbk" --level "${LAST_LEVEL:-12}" \
+        --error 2 --budget 4 --hash-mib 16
     final="$work/final.tbk"
 fi
 "$tb" book verify --book "$final"
