@@ -345,7 +345,10 @@ fn self_play_is_reproducible_in_shards_and_resumable() {
         thorbook(&args)
     };
     let whole = path("whole.ggf");
-    run(&["--threads", "2", "-o", &whole]).ok();
+    let first = run(&["--threads", "2", "-o", &whole]);
+    first.ok();
+    // Progress on a stderr that is not a terminal (a batch job's log) is a plain line.
+    assert!(first.stderr.contains("self-play: 6/6 games (100.0%), done in "), "{}", first.stderr);
     let (s0, s1) = (path("s0.ggf"), path("s1.ggf"));
     run(&["--threads", "1", "--shards", "2", "--index", "0", "-o", &s0]).ok();
     run(&["--threads", "2", "--shards", "2", "--index", "1", "-o", &s1]).ok();

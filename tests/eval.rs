@@ -40,6 +40,14 @@ fn train_on_the_bundled_archives_then_use_the_weights() {
     let table = run.ok();
     assert!(table.contains("validation"), "{table}");
     assert!(run.stderr.contains("round 0:"), "{}", run.stderr);
+    // Its stderr is not a terminal, as on a batch cluster: each stage ends with a line.
+    for stage in ["exact solves", "fitting phases", "probcut searches"] {
+        assert!(
+            run.stderr.lines().any(|l| l.starts_with(&format!("{stage}: ")) && l.contains("(100.0%), done in ")),
+            "no end of `{stage}` in {}",
+            run.stderr
+        );
+    }
     // The report: every number of empties with its phase, and the trained weights beat
     // "always 0" on the held-out games where the targets are exact.
     let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();

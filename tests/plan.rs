@@ -72,7 +72,13 @@ fn the_cli_plans_runs_shards_by_environment_index_and_assembles() {
     env_run("SLURM_ARRAY_TASK_ID", "0");
     env_run("JOB_COMPLETION_INDEX", "1");
     assert!(thorbook(&["book", "assemble", w]).fails().contains("shard 2"));
-    thorbook(&["book", "shard", w, "--index", "2", "--threads", "1"]).ok();
+    let shard = thorbook(&["book", "shard", w, "--index", "2", "--threads", "1"]);
+    shard.ok();
+    assert!(
+        shard.stderr.contains("shard 2: ") && shard.stderr.contains(" positions (100.0%), done in "),
+        "{}",
+        shard.stderr
+    );
     let v: serde_json::Value = serde_json::from_str(thorbook(&["book", "status", w, "--json"]).ok()).unwrap();
     assert_eq!((v["done"].as_u64(), v["missing"].as_u64()), (Some(3), Some(0)));
     assert!(thorbook(&["book", "assemble", w, "--threads", "0"]).fails().contains("--threads"));

@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 
 use super::book_args::{open_book, position_from};
+use super::progress::Meter;
 use super::search_args::SearchArgs;
 use crate::book::audit::{audit, checks, AuditConfig, AuditError, AuditEvent, AuditReport, Checks, Group};
 use crate::book::fix::{FixConfig, FixError, FixEvent, Fixer};
@@ -159,24 +159,18 @@ pub fn audit_cmd(args: AuditArgs) -> anyhow::Result<ExitCode> {
             "--resume needs a checkpoint: give -o REPORT (REPORT.checkpoint) or --checkpoint FILE",
         ));
     }
-    let bar = ProgressBar::new(0).with_style(
-        ProgressStyle::with_template("audit {bar:30} {pos}/{len} searches, {per_sec}, ETA {eta} {msg}")
-            .expect("valid template"),
-    );
+    let bar = Meter::new("audit", "searches", "audit {bar:30} {pos}/{len} searches, {per_sec}, ETA {eta} {msg}");
     let report = audit(&book, &config, checkpoint.as_deref().map(|p| (p, args.resume)), &|event| match event {
         AuditEvent::Sampled { positions, candidates, resumed } => {
             bar.set_message(format!("({positions} of {candidates} positions, {resumed} from the checkpoint)"));
         }
-        AuditEvent::Searched { done, total } => {
-            bar.set_length(total);
-            bar.set_position(done);
-        }
+        AuditEvent::Searched { done, total } => bar.update(done, total),
         AuditEvent::LockRefused(refused) => bar.suspend(|| {
             let log = checkpoint.as_deref().map_or(String::new(), |p| format!("{}: ", p.display()));
             eprintln!("warning: {log}{refused}: the log is not locked; run no second audit on it")
         }),
     });
-    bar.finish_and_clear();
+    bar.finish();
     let report = report.map_err(audit_error)?;
     if let Some(out) = &args.output {
         let json = serde_json::to_vec_pretty(&report)?;
@@ -349,30 +343,23 @@ fn fix_error(e: FixError) -> anyhow::Error {
 pub fn fix_cmd(args: FixArgs) -> anyhow::Result<ExitCode> {
     let config = FixConfig::try_from(&args)?;
     let book = open_book(args.book.as_deref())?;
-    let bar = ProgressBar::new(0).with_style(
-        ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len}, {per_sec}, ETA {eta} {msg}")
-            .expect("valid template"),
-    );
+    let bar = Meter::new("fix", "", "{prefix} {bar:30} {pos}/{len}, {per_sec}, ETA {eta} {msg}");
     let summary = Fixer::new(config, &args.output).resume(args.resume).run(&book, &|event| match event {
         FixEvent::Checked { done, total } => {
             bar.set_prefix("checks");
-            bar.set_length(total);
-            bar.set_position(done);
+            bar.update(done, total);
         }
         FixEvent::Round { number, contradicted, leaves } => {
             bar.set_prefix(format!("round {number}"));
             bar.set_message(format!("({contradicted} values contradicted, {leaves} leaves)"));
-            bar.set_position(0);
+            bar.reset();
         }
-        FixEvent::Searched { done, total } => {
-            bar.set_length(total);
-            bar.set_position(done);
-        }
+        FixEvent::Searched { done, total } => bar.update(done, total),
         FixEvent::LockRefused(refused) => {
             bar.suspend(|| eprintln!("warning: {refused}: the fix's log is not locked; run no second fix on it"))
         }
     });
-    bar.finish_and_clear();
+    bar.finish();
     let s = summary.map_err(fix_error)?;
     outln!(
         "checked {} positions: contradicted by more than the threshold {} -> {}, mean absolute difference {:.2} -> {:.2}",

@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::book::backup::BackUpRule;
 use crate::book::{BuildEvent, Builder};
@@ -16,6 +15,7 @@ use super::book_args::{
     book_search_defaults, build_error, open_book, open_unverified, position_from, BackUpArg, BuildArgs, DeepenArgs,
     DeviateArgs,
 };
+use super::progress::Meter;
 use super::search_args::SearchArgs;
 use super::thor_cmds::ArchiveArgs;
 use super::PositionArgs;
@@ -232,10 +232,7 @@ fn run_builder(builder: Builder, games: &[GameLine], over: Over<'_>) -> anyhow::
     let (max_ply, threads) = (builder.config().max_ply, builder.config().search.threads);
     // A learning keeps every position of its lines, whatever the book's minimum.
     let min_games = if matches!(over, Over::Learn(_)) { 1 } else { builder.config().min_games };
-    let bar = ProgressBar::new(0).with_style(
-        ProgressStyle::with_template("scoring {bar:40} {pos}/{len} positions, {per_sec}, ETA {eta}")
-            .expect("valid template"),
-    );
+    let bar = Meter::new("scoring", "positions", "scoring {bar:40} {pos}/{len} positions, {per_sec}, ETA {eta}");
     let ckpt_path = builder.checkpoint_path();
     let on_event = |event| match event {
         BuildEvent::Collected { positions, games } => bar.suspend(|| {
@@ -254,17 +251,14 @@ fn run_builder(builder: Builder, games: &[GameLine], over: Over<'_>) -> anyhow::
                 ckpt_path.display()
             )
         }),
-        BuildEvent::Scored { done, total } => {
-            bar.set_length(total);
-            bar.set_position(done);
-        }
+        BuildEvent::Scored { done, total } => bar.update(done, total),
     };
     let summary = match over {
         Over::Games => builder.run(games, &on_event),
         Over::Update(book) => builder.update(book, games, &on_event),
         Over::Learn(book) => builder.learn(book, games, &on_event),
     };
-    bar.finish_and_clear();
+    bar.finish();
     let summary = summary.map_err(build_error)?;
     let secs = summary.search_time.as_secs_f64();
     eprintln!(
@@ -640,21 +634,16 @@ fn grow(
     let from_pos = position_from(from)?;
     let levels_before = leaf_levels(&book);
     let deviator = Grower::new(config, from_pos.board, output).resume(resume);
-    let bar = ProgressBar::new(0).with_style(
-        ProgressStyle::with_template("round {prefix}: {bar:30} {pos}/{len} searches, {per_sec}, ETA {eta} {msg}")
-            .expect("valid template"),
-    );
+    let bar =
+        Meter::new("round", "searches", "round {prefix}: {bar:30} {pos}/{len} searches, {per_sec}, ETA {eta} {msg}");
     let state_path = deviator.state_path();
     let summary = deviator.run(&book, &|event| match event {
         GrowthEvent::Round { number, leaves, positions } => {
             bar.set_prefix(number.to_string());
             bar.set_message(format!("({leaves} leaves, book {positions} positions)"));
-            bar.set_position(0);
+            bar.reset();
         }
-        GrowthEvent::Searched { done, total } => {
-            bar.set_length(total);
-            bar.set_position(done);
-        }
+        GrowthEvent::Searched { done, total } => bar.update(done, total),
         GrowthEvent::NothingToResume => bar.suspend(|| {
             eprintln!("no interrupted run at {} ({}): starting afresh", output.display(), state_path.display())
         }),
@@ -662,7 +651,7 @@ fn grow(
             bar.set_message(format!("(book {positions} positions, value {root_value:+})"));
         }
     });
-    bar.finish_and_clear();
+    bar.finish();
     let s = summary.map_err(|e| match e {
         GrowthError::Setting(e) => super::flags::out_of_range(&e),
         GrowthError::NoTarget => anyhow::anyhow!("{e}: give --level N (or --depth D)"),

@@ -117,7 +117,7 @@ fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let b = bar();
     let outcome = pool.install(|| solve_shard(&games, &job, &order, &mut store, &stop, &progress_to(&b)));
-    b.finish_and_clear();
+    b.finish();
     let outcome = match outcome {
         Err(TrainError::Stopped) => {
             eprintln!("stopped: the solves made are kept in {}; run again to resume", path.display());

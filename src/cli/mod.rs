@@ -32,6 +32,7 @@ mod explore_cmds;
 mod flags;
 mod labels_cmds;
 mod plan_cmds;
+mod progress;
 mod search_args;
 mod search_cmds;
 mod selfplay_cmds;

@@ -7,10 +7,10 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 
 use super::audit_cmds::{audit_checks, fix_checks, AuditArgs, FixArgs};
 use super::book_args::{build_error, open_book, position_from, BuildArgs, DeepenArgs, DeviateArgs, GrowArgs};
+use super::progress::Meter;
 use crate::book::audit::{Checks, ChecksKind};
 use crate::book::build::{BuildConfig, GameLine};
 use crate::book::collect;
@@ -221,17 +221,12 @@ pub(super) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
             outln!("{}", submission.array.as_deref().unwrap_or(&submission.assemble));
             return Ok(ExitCode::SUCCESS);
         }
-        let bar = ProgressBar::new(plan.positions() as u64).with_style(
-            ProgressStyle::with_template("slurm {prefix}{bar:40} {pos}/{len} positions, {per_sec}, ETA {eta}")
-                .expect("valid template"),
-        );
+        let bar =
+            Meter::new("slurm", "positions", "slurm {prefix}{bar:40} {pos}/{len} positions, {per_sec}, ETA {eta}");
         bar.set_prefix(round.clone());
         let poll = std::time::Duration::from_millis(300);
-        let waited = slurm::wait(&plan, plan.dir(), &submission, poll, &|done, total| {
-            bar.set_length(total);
-            bar.set_position(done);
-        });
-        bar.finish_and_clear();
+        let waited = slurm::wait(&plan, plan.dir(), &submission, poll, &|done, total| bar.update(done, total));
+        bar.finish();
         waited?;
         if plan.round().is_none() {
             eprintln!("done: wrote {}", plan.output().display());
@@ -424,15 +419,9 @@ pub(super) fn shard(args: ShardArgs) -> anyhow::Result<ExitCode> {
         (None, Err(_)) => None,
     };
     let job = slurm_job();
-    let bar = ProgressBar::new(0).with_style(
-        ProgressStyle::with_template("shard {prefix} {bar:40} {pos}/{len} positions, {per_sec}, ETA {eta}")
-            .expect("valid template"),
-    );
+    let bar = Meter::new("shard", "positions", "shard {prefix} {bar:40} {pos}/{len} positions, {per_sec}, ETA {eta}");
     bar.set_prefix(index.to_string());
     let started = std::time::Instant::now();
-    // A batch log (Slurm's) has no terminal for the bar: a line every 30 s instead.
-    let logged = !std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let last_line = std::sync::Mutex::new(std::time::Instant::now());
     let result = plan.run_shard_as(index, threads, job.as_deref(), &|event| match event {
         ShardEvent::AlreadyDone => {
             bar.suspend(|| eprintln!("shard {index}: already complete ({})", plan.shard_path(index).display()))
@@ -446,22 +435,9 @@ pub(super) fn shard(args: ShardArgs) -> anyhow::Result<ExitCode> {
                  about this job instead, and presumes a shard without one running while it writes"
             )
         }),
-        ShardEvent::Scored { done, total } => {
-            bar.set_length(total);
-            bar.set_position(done);
-            let mut last = last_line.lock().unwrap_or_else(|p| p.into_inner());
-            if logged && (last.elapsed().as_secs() >= 30 || done == total) {
-                *last = std::time::Instant::now();
-                let secs = started.elapsed().as_secs_f64();
-                eprintln!(
-                    "shard {index}: {done}/{total} positions, {:.1}/s, {:.0} s",
-                    done as f64 / secs.max(1e-9),
-                    secs
-                );
-            }
-        }
+        ShardEvent::Scored { done, total } => bar.update(done, total),
     });
-    bar.finish_and_clear();
+    bar.finish();
     result.map_err(plan_error)?;
     eprintln!(
         "shard {index} of {}: {} in {:.1} s",

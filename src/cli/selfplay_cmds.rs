@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 
 use super::engine_cmds::EngineArgs;
+use super::progress::Meter;
 use crate::engine::selfplay::{SelfPlayConfig, SelfPlayError, SelfPlayEvent, SelfPlayRun};
 use crate::engine::EngineConfig;
 
@@ -66,10 +66,7 @@ pub(super) fn selfplay(args: SelfPlayArgs) -> anyhow::Result<ExitCode> {
         .resume(args.resume);
     let output = run.output().to_path_buf();
     let stop = super::train_cmds::stop_on_ctrl_c("the games in hand; --resume continues")?;
-    let bar = ProgressBar::new(0).with_style(
-        ProgressStyle::with_template("self-play {bar:40} {pos}/{len} games, {per_sec}, ETA {eta}")
-            .expect("valid template"),
-    );
+    let bar = Meter::new("self-play", "games", "self-play {bar:40} {pos}/{len} games, {per_sec}, ETA {eta}");
     let summary = run.run(&stop, &mut |event| match event {
         SelfPlayEvent::Resumed { games } => {
             bar.suspend(|| eprintln!("resuming: {games} games already in {}", output.display()))
@@ -80,12 +77,9 @@ pub(super) fn selfplay(args: SelfPlayArgs) -> anyhow::Result<ExitCode> {
                 output.display()
             )
         }),
-        SelfPlayEvent::Played { done, total } => {
-            bar.set_length(total);
-            bar.set_position(done);
-        }
+        SelfPlayEvent::Played { done, total } => bar.update(done, total),
     });
-    bar.finish_and_clear();
+    bar.finish();
     let summary = summary.map_err(selfplay_error)?;
     let played = summary.played.end - summary.played.start;
     let secs = summary.elapsed.as_secs_f64();

@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 
+use super::progress::Meter;
 use super::search_args::{flag_error, SearchArgs};
 use super::thor_cmds::ArchiveArgs;
 use super::EvalChoiceArgs;
@@ -184,18 +184,15 @@ impl TryFrom<&TrainArgs> for TrainerConfig {
     }
 }
 
-/// A progress bar labelled by the library's stage names.
-pub(super) fn bar() -> ProgressBar {
-    ProgressBar::new(0).with_style(
-        ProgressStyle::with_template("{prefix:>16} {bar:40} {pos}/{len} {per_sec} ETA {eta}").expect("valid template"),
-    )
+/// A progress meter labelled by the library's stage names.
+pub(super) fn bar() -> Meter {
+    Meter::new("", "", "{prefix:>16} {bar:40} {pos}/{len} {per_sec} ETA {eta}")
 }
 
-pub(super) fn progress_to(bar: &ProgressBar) -> impl Fn(Progress) + Sync + '_ {
+pub(super) fn progress_to(bar: &Meter) -> impl Fn(Progress) + Sync + '_ {
     move |p: Progress| {
         bar.set_prefix(p.stage.label());
-        bar.set_length(p.total);
-        bar.set_position(p.done);
+        bar.update(p.done, p.total);
     }
 }
 
@@ -311,7 +308,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
     };
     let outcome = pool
         .install(|| Trainer::new(config, &start_eval, &mut store, &stop)?.run(games, validation, &extra, &on_event));
-    b.finish_and_clear();
+    b.finish();
     let outcome = match outcome {
         Err(TrainError::Stopped) => {
             eprintln!(
@@ -489,7 +486,7 @@ pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
     let stop = stop_on_ctrl_c("the positions in hand")?;
     let b = bar();
     let report = pool.install(|| measure_error(&eval, &games, &config, &mut store, &stop, &progress_to(&b)));
-    b.finish_and_clear();
+    b.finish();
     let report = match report {
         Err(TrainError::Stopped) => {
             eprintln!("stopped: the solves made so far are kept in the label store (if any)");
@@ -640,7 +637,7 @@ pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
     let b = bar();
     let calibration =
         threads.install(|| calibrate::calibrate(&weights, &games, &config, &mut store, &stop, &progress_to(&b)));
-    b.finish_and_clear();
+    b.finish();
     let calibration = match calibration {
         Err(TrainError::Stopped) => {
             eprintln!("stopped: nothing written (the solves made so far are kept in the label store, if any)");
