@@ -204,6 +204,13 @@ mod tests {
         }
     }
 
+    /// The rate and the time left of a line written mid-stage.
+    fn rate_and_eta(line: &str) -> (f64, String) {
+        let rest = line.split_once("%), ").expect(line).1;
+        let (rate, eta) = rest.split_once("/s, ETA ").expect(line);
+        (rate.parse().expect(line), eta.to_string())
+    }
+
     fn meter(every: Duration) -> (Meter, Shared) {
         let log = Shared::default();
         let m = Meter::with_log("scoring", "positions", "{bar} {pos}/{len}", Some(Box::new(log.clone())), every);
@@ -234,11 +241,10 @@ mod tests {
         // The first update opens the stage: nothing counted yet, so no rate.
         assert_eq!(lines[0], "scoring: 10/100 positions (10.0%)");
         // 20 counted in >= 20 ms: at most 1000/s, and the 70 left take at least 70 ms.
-        let rest = lines[1].strip_prefix("scoring: 30/100 positions (30.0%), ").expect(&lines[1]);
-        let (rate, eta) = rest.split_once("/s, ETA ").expect(rest);
-        let rate: f64 = rate.parse().unwrap();
-        assert!(rate > 0.0 && rate <= 1000.0, "{rest}");
-        assert!(eta.ends_with('s'), "{rest}");
+        assert!(lines[1].starts_with("scoring: 30/100 positions (30.0%), "), "{lines:?}");
+        let (rate, eta) = rate_and_eta(&lines[1]);
+        assert!(rate > 0.0 && rate <= 1000.0, "{lines:?}");
+        assert!(eta.ends_with('s'), "{lines:?}");
     }
 
     #[test]
@@ -269,9 +275,7 @@ mod tests {
         std::thread::sleep(Duration::from_millis(20));
         m.update(1_000_010, 2_000_000);
         let lines = log.lines();
-        let rest = lines[1].split_once("%), ").expect(&lines[1]).1;
-        let rate: f64 = rest.split_once("/s").expect(rest).0.parse().unwrap();
-        assert!(rate <= 500.0, "{rest}");
+        assert!(rate_and_eta(&lines[1]).0 <= 500.0, "{lines:?}");
     }
 
     #[test]
