@@ -159,7 +159,7 @@ pub fn audit_cmd(args: AuditArgs) -> anyhow::Result<ExitCode> {
             "--resume needs a checkpoint: give -o REPORT (REPORT.checkpoint) or --checkpoint FILE",
         ));
     }
-    let bar = Meter::new("audit", "searches", "audit {bar:30} {pos}/{len} searches, {per_sec}, ETA {eta} {msg}");
+    let bar = Meter::new("audit", "searches");
     let report = audit(&book, &config, checkpoint.as_deref().map(|p| (p, args.resume)), &|event| match event {
         AuditEvent::Sampled { positions, candidates, resumed } => {
             bar.set_message(format!("({positions} of {candidates} positions, {resumed} from the checkpoint)"));
@@ -343,7 +343,7 @@ fn fix_error(e: FixError) -> anyhow::Error {
 pub fn fix_cmd(args: FixArgs) -> anyhow::Result<ExitCode> {
     let config = FixConfig::try_from(&args)?;
     let book = open_book(args.book.as_deref())?;
-    let bar = Meter::new("fix", "", "{prefix} {bar:30} {pos}/{len}, {per_sec}, ETA {eta} {msg}");
+    let bar = Meter::new("fix", "");
     let summary = Fixer::new(config, &args.output).resume(args.resume).run(&book, &|event| match event {
         FixEvent::Checked { done, total } => {
             bar.set_prefix("checks");

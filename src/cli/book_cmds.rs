@@ -232,7 +232,7 @@ fn run_builder(builder: Builder, games: &[GameLine], over: Over<'_>) -> anyhow::
     let (max_ply, threads) = (builder.config().max_ply, builder.config().search.threads);
     // A learning keeps every position of its lines, whatever the book's minimum.
     let min_games = if matches!(over, Over::Learn(_)) { 1 } else { builder.config().min_games };
-    let bar = Meter::new("scoring", "positions", "scoring {bar:40} {pos}/{len} positions, {per_sec}, ETA {eta}");
+    let bar = Meter::new("scoring", "positions");
     let ckpt_path = builder.checkpoint_path();
     let on_event = |event| match event {
         BuildEvent::Collected { positions, games } => bar.suspend(|| {
@@ -634,8 +634,7 @@ fn grow(
     let from_pos = position_from(from)?;
     let levels_before = leaf_levels(&book);
     let deviator = Grower::new(config, from_pos.board, output).resume(resume);
-    let bar =
-        Meter::new("round", "searches", "round {prefix}: {bar:30} {pos}/{len} searches, {per_sec}, ETA {eta} {msg}");
+    let bar = Meter::new("round", "searches");
     let state_path = deviator.state_path();
     let summary = deviator.run(&book, &|event| match event {
         GrowthEvent::Round { number, leaves, positions } => {

@@ -221,9 +221,8 @@ pub(super) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
             outln!("{}", submission.array.as_deref().unwrap_or(&submission.assemble));
             return Ok(ExitCode::SUCCESS);
         }
-        let bar =
-            Meter::new("slurm", "positions", "slurm {prefix}{bar:40} {pos}/{len} positions, {per_sec}, ETA {eta}");
-        bar.set_prefix(round.clone());
+        let bar = Meter::new("slurm", "positions");
+        bar.set_prefix(round.trim_end_matches(": ").to_string());
         let poll = std::time::Duration::from_millis(300);
         let waited = slurm::wait(&plan, plan.dir(), &submission, poll, &|done, total| bar.update(done, total));
         bar.finish();
@@ -419,7 +418,7 @@ pub(super) fn shard(args: ShardArgs) -> anyhow::Result<ExitCode> {
         (None, Err(_)) => None,
     };
     let job = slurm_job();
-    let bar = Meter::new("shard", "positions", "shard {prefix} {bar:40} {pos}/{len} positions, {per_sec}, ETA {eta}");
+    let bar = Meter::new("shard", "positions");
     bar.set_prefix(index.to_string());
     let started = std::time::Instant::now();
     let result = plan.run_shard_as(index, threads, job.as_deref(), &|event| match event {

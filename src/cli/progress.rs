@@ -38,23 +38,24 @@ struct Log {
 }
 
 impl Meter {
-    /// A bar drawn with `template`; lines on stderr every [`LOG_EVERY`] if it is not a
-    /// terminal.
-    pub(super) fn new(name: &'static str, unit: &'static str, template: &str) -> Meter {
+    /// A meter of `unit`s (or of nothing named: empty) whose bar and lines begin with
+    /// `name` and the prefix (the prefix alone when `name` is empty); lines on stderr
+    /// every [`LOG_EVERY`] if it is not a terminal.
+    pub(super) fn new(name: &'static str, unit: &'static str) -> Meter {
         let logged = !std::io::IsTerminal::is_terminal(&std::io::stderr());
         let log = logged.then(|| Box::new(std::io::stderr()) as Box<dyn Write + Send>);
-        Meter::with_log(name, unit, template, log, LOG_EVERY)
+        Meter::with_log(name, unit, log, LOG_EVERY)
     }
 
     /// A meter whose lines go to `log` (none: the bar only) at most every `every`.
-    fn with_log(
-        name: &'static str,
-        unit: &'static str,
-        template: &str,
-        log: Option<Box<dyn Write + Send>>,
-        every: Duration,
-    ) -> Meter {
-        let bar = ProgressBar::new(0).with_style(ProgressStyle::with_template(template).expect("valid template"));
+    fn with_log(name: &'static str, unit: &'static str, log: Option<Box<dyn Write + Send>>, every: Duration) -> Meter {
+        // The bar says what a line says: its prefix is the whole label (name and stage)
+        // and its unit the line's.
+        let head = if name.is_empty() { "{prefix:>16}" } else { "{prefix}" };
+        let unit_part = if unit.is_empty() { String::new() } else { format!(" {unit}") };
+        let template = format!("{head} {{bar:40}} {{pos}}/{{len}}{unit_part}, {{per_sec}}, ETA {{eta}} {{msg}}");
+        let bar = ProgressBar::new(0).with_style(ProgressStyle::with_template(&template).expect("valid template"));
+        bar.set_prefix(name);
         let now = Instant::now();
         let log = log.map(|out| {
             Mutex::new(Log {
@@ -73,7 +74,15 @@ impl Meter {
 
     /// Names the stage (`round 3`, `exact solves`); a new name starts a new count.
     pub(super) fn set_prefix(&self, prefix: impl Into<Cow<'static, str>>) {
-        self.bar.set_prefix(prefix);
+        let prefix = prefix.into();
+        let label = if prefix.is_empty() {
+            Cow::Borrowed(self.name)
+        } else if self.name.is_empty() || prefix.starts_with(self.name) {
+            prefix
+        } else {
+            Cow::Owned(format!("{} {prefix}", self.name))
+        };
+        self.bar.set_prefix(label);
     }
 
     /// Says more about the stage, after the count.
@@ -126,15 +135,9 @@ impl Meter {
         self.bar.finish_and_clear();
     }
 
+    /// The meter's name and the stage's prefix, as the bar shows them.
     fn label(&self) -> String {
-        let prefix = self.bar.prefix();
-        if prefix.is_empty() {
-            self.name.to_string()
-        } else if self.name.is_empty() || prefix.starts_with(self.name) {
-            prefix
-        } else {
-            format!("{} {prefix}", self.name)
-        }
+        self.bar.prefix()
     }
 
     /// `scoring: 1200/5000 positions (24.0%), 41.3/s, ETA 1m 32s (...)`; the rate and
@@ -213,7 +216,7 @@ mod tests {
 
     fn meter(every: Duration) -> (Meter, Shared) {
         let log = Shared::default();
-        let m = Meter::with_log("scoring", "positions", "{bar} {pos}/{len}", Some(Box::new(log.clone())), every);
+        let m = Meter::with_log("scoring", "positions", Some(Box::new(log.clone())), every);
         (m, log)
     }
 
@@ -288,7 +291,7 @@ mod tests {
 
     #[test]
     fn without_a_log_only_the_bar_moves() {
-        let m = Meter::with_log("x", "", "{pos}", None, Duration::ZERO);
+        let m = Meter::with_log("x", "", None, Duration::ZERO);
         m.update(3, 3);
         assert_eq!(m.bar.position(), 3);
     }

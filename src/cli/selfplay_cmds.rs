@@ -66,7 +66,7 @@ pub(super) fn selfplay(args: SelfPlayArgs) -> anyhow::Result<ExitCode> {
         .resume(args.resume);
     let output = run.output().to_path_buf();
     let stop = super::train_cmds::stop_on_ctrl_c("the games in hand; --resume continues")?;
-    let bar = Meter::new("self-play", "games", "self-play {bar:40} {pos}/{len} games, {per_sec}, ETA {eta}");
+    let bar = Meter::new("self-play", "games");
     let summary = run.run(&stop, &mut |event| match event {
         SelfPlayEvent::Resumed { games } => {
             bar.suspend(|| eprintln!("resuming: {games} games already in {}", output.display()))

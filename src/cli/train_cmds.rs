@@ -186,7 +186,7 @@ impl TryFrom<&TrainArgs> for TrainerConfig {
 
 /// A progress meter labelled by the library's stage names.
 pub(super) fn bar() -> Meter {
-    Meter::new("", "", "{prefix:>16} {bar:40} {pos}/{len} {per_sec} ETA {eta}")
+    Meter::new("", "")
 }
 
 pub(super) fn progress_to(bar: &Meter) -> impl Fn(Progress) + Sync + '_ {
