@@ -33,8 +33,9 @@ struct Log {
     first_done: u64,
     started: Instant,
     last_done: u64,
-    /// The last stage whose end was written, so that a repeated final count is one line.
-    ended: Option<(String, u64)>,
+    /// The stage's end was written: a repeated final count is not written again, and a
+    /// count below the total after it starts the next stage.
+    ended: bool,
 }
 
 impl Meter {
@@ -66,7 +67,7 @@ impl Meter {
                 first_done: 0,
                 started: now,
                 last_done: 0,
-                ended: None,
+                ended: false,
             })
         });
         Meter { bar, name, unit, log }
@@ -90,8 +91,10 @@ impl Meter {
         self.bar.set_message(message);
     }
 
-    /// `done` of `total` counted. A count that goes back, a new prefix or a new total
-    /// starts a new stage, whose rate counts from its first update.
+    /// `done` of `total` counted. A new prefix, a new total or a count after the stage
+    /// ended starts a new stage, whose rate counts from its first update. Within a
+    /// stage a count below the last one is a report overtaken by a later one (workers
+    /// report in parallel): it writes nothing.
     pub(super) fn update(&self, done: u64, total: u64) {
         self.bar.set_length(total);
         self.bar.set_position(done);
@@ -99,20 +102,20 @@ impl Meter {
         let mut log = log.lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
         let label = self.label();
-        if log.stage.0 != label || log.stage.1 != total || done < log.last_done {
+        let end = done >= total;
+        if log.stage.0 != label || log.stage.1 != total || (log.ended && !end) {
             log.stage = (label.clone(), total);
             log.first_done = done;
             log.started = now;
-            log.ended = None;
+            log.ended = false;
+        } else if done < log.last_done {
+            return;
         }
         log.last_done = done;
-        let end = done >= total;
         let due = now.duration_since(log.last_line) >= log.every;
-        if (end && log.ended.as_ref() != Some(&log.stage)) || (!end && due) {
+        if (end && !log.ended) || (!end && due) {
             log.last_line = now;
-            if end {
-                log.ended = Some(log.stage.clone());
-            }
+            log.ended = end;
             let line = self.line(&label, done, total, done - log.first_done, now.duration_since(log.started));
             // A log that cannot be written loses a progress line, never the work.
             let _ = writeln!(log.out, "{line}");
@@ -268,6 +271,22 @@ mod tests {
         assert!(lines[0].starts_with("scoring round 1: 4/4 positions (100.0%), done in "), "{lines:?}");
         assert!(lines[1].starts_with("scoring round 2: 4/4") && lines[1].ends_with("s (9 leaves)"), "{lines:?}");
         assert!(lines[2].starts_with("scoring round 2: 4/4"), "{lines:?}");
+    }
+
+    #[test]
+    fn a_report_overtaken_within_a_stage_does_not_restart_it() {
+        let (m, log) = meter(Duration::ZERO);
+        m.update(10, 100);
+        std::thread::sleep(Duration::from_millis(20));
+        m.update(40, 100);
+        // A worker's earlier count arriving late: no line, and the stage goes on.
+        m.update(20, 100);
+        m.update(100, 100);
+        // Had the late count opened a new stage, it would have written a line of its own.
+        let lines = log.lines();
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert!(lines[1].starts_with("scoring: 40/100 "), "{lines:?}");
+        assert!(lines[2].starts_with("scoring: 100/100 positions (100.0%), done in "), "{lines:?}");
     }
 
     #[test]
