@@ -69,10 +69,9 @@ pub(super) fn perft(args: PerftArgs) -> anyhow::Result<ExitCode> {
         };
         let secs = start.elapsed().as_secs_f64();
         outln!(
-            "perft {depth}: {count} leaves in {secs:.3} s ({:.1} M leaves/s, {} thread{})",
+            "perft {depth}: {count} leaves in {secs:.3} s ({:.1} M leaves/s, {})",
             count as f64 / secs.max(1e-9) / 1e6,
-            args.threads,
-            if args.threads == 1 { "" } else { "s" }
+            super::flags::threads_phrase(args.threads)
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -262,10 +262,10 @@ fn run_builder(builder: Builder, games: &[GameLine], over: Over<'_>) -> anyhow::
     let summary = summary.map_err(build_error)?;
     let secs = summary.search_time.as_secs_f64();
     eprintln!(
-        "scored {} positions in {secs:.1} s ({:.1} positions/s, {} threads); wrote {} ({} bytes, {} positions) in {:.1} s total",
+        "scored {} positions in {secs:.1} s ({:.1} positions/s, {}); wrote {} ({} bytes, {} positions) in {:.1} s total",
         summary.searched,
         summary.searched as f64 / secs.max(1e-9),
-        threads,
+        super::flags::threads_phrase(threads),
         builder.output().display(),
         summary.size,
         summary.positions,

@@ -93,6 +93,11 @@ pub fn thread_pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> 
         .map_err(|e| anyhow::anyhow!("cannot start {threads} threads: {e}"))
 }
 
+/// "1 thread", "2 threads": how summaries say what ran.
+pub fn threads_phrase(threads: usize) -> String {
+    format!("{threads} thread{}", if threads == 1 { "" } else { "s" })
+}
+
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;

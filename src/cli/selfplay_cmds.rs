@@ -84,12 +84,13 @@ pub(super) fn selfplay(args: SelfPlayArgs) -> anyhow::Result<ExitCode> {
     let played = summary.played.end - summary.played.start;
     let secs = summary.elapsed.as_secs_f64();
     eprintln!(
-        "played games {}..{} ({played} this run, {} distinct) in {secs:.1} s: {:.0} games/hour on {threads} threads \
+        "played games {}..{} ({played} this run, {} distinct) in {secs:.1} s: {:.0} games/hour on {} \
          ({:.0} per core), black's mean score {:+.2}",
         summary.played.start,
         summary.played.end,
         summary.distinct,
         played as f64 * 3600.0 / secs.max(1e-9),
+        super::flags::threads_phrase(threads),
         played as f64 * 3600.0 / secs.max(1e-9) / threads as f64,
         summary.black_mean
     );

@@ -329,12 +329,12 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
     }
     print_train_report(&outcome.report)?;
     eprintln!(
-        "wrote {} ({} bytes, digest {:08x}); {:.0} s on {} threads",
+        "wrote {} ({} bytes, digest {:08x}); {:.0} s on {}",
         args.output.display(),
         written,
         weights.digest(),
         start.elapsed().as_secs_f64(),
-        args.threads
+        super::flags::threads_phrase(args.threads)
     );
     if let Some(path) = &args.report {
         let json = serde_json::json!({ "rounds": outcome.rounds, "report": outcome.report });
