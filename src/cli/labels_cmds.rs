@@ -141,12 +141,13 @@ fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
             .map(|(e, n)| format!("{n} at {e}")),
     );
     eprintln!(
-        "shard {index} of {}: {total} positions of {} games ({}), {} solved now in {secs:.1} s on {threads} \
-         thread(s), the rest already in {}",
+        "shard {index} of {}: {total} positions of {} games ({}), {} solved now in {secs:.1} s on {}, \
+         the rest already in {}",
         job.shards,
         games.len(),
         parts.join(", "),
         outcome.solved,
+        super::flags::threads_phrase(threads),
         path.display()
     );
     Ok(ExitCode::SUCCESS)

@@ -147,6 +147,18 @@ fn adopt_unfinished(result: &mut SearchResult, partial: &[RootMove]) {
 
 /// Depth below which moves are ordered by mobility rather than by a shallow search.
 const SORT_BY_SEARCH_MIN_DEPTH: u32 = 4;
+/// Depth from which that shallow search is one ply deep rather than the evaluation of
+/// the child. Time to a fixed depth at 1.0 σ on one thread (`scripts/search_speed.sh`,
+/// the clock's selectivity), from depth 8 against from 12: depth 16 at 36 empties, 100
+/// positions, 3.65–3.79 s against 3.23–3.32 (26.9 M nodes against 23.5 M); depth 18,
+/// 40 positions at 28 / 36 / 44 empties, 1.65 / 2.42 / 2.96 s against 1.42 / 2.16 /
+/// 2.69; depth 20 at 1.5 σ, 9.32 s against 8.97; from 16 or never, the same as from
+/// 12. The held-out error at depths 12 and 14 did not change (2.79 / 2.57 discs, 2,440
+/// positions of 2011–2015 at 24 empties, at 1.0 σ); FFO #20–39 (`thorbook solve`, whose
+/// seeding iterations order by it): 109.1 M nodes, 5.5 s against 104.1 M, 5.4 s. In 4 s
+/// games (400, no book, one thread each) it measured even: 165–68–167, Elo −2 (95% −33
+/// .. +29), as a gain of this size would.
+const SORT_DEEPER_MIN_DEPTH: u32 = 12;
 /// In an exact search, the midgame iterations stop this many plies short of the end;
 /// they only seed the table (best moves) for the exact solve. See [`EXACT_SEED_SELECTIVITY`].
 const EXACT_JUMP: u32 = 8;
@@ -540,7 +552,7 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
             let cost = if Some(sq) == tt_move {
                 i32::MIN
             } else if depth >= SORT_BY_SEARCH_MIN_DEPTH {
-                let d = if depth >= 8 { 2 } else { 1 };
+                let d = if depth >= SORT_DEEPER_MIN_DEPTH { 2 } else { 1 };
                 self.pvs(&child, &self.eval.after_move(features, sq, f), -64, 64, d - 1) * 16
             } else {
                 // Near the leaves the opponent's mobility alone: evaluating every child
