@@ -41,14 +41,14 @@
 //! lean of a leaf reached by shallow searches differs; the correction follows the
 //! deeper ones (pairs below `min_depth`, 4, are left out).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
 use super::dataset::{game_positions, GamePosition, TrainGame, THEORETICAL_EMPTIES};
 use super::labels::{LabelStore, LabelStoreError};
 use super::trainer::TrainError;
-use super::{Progress, ProgressFn, Stage};
+use super::{ParallelCount, ProgressFn, Stage};
 use crate::board::Board;
 use crate::eval::weights::{LEAF_ENTRIES, MAX_LEAF_CORRECTION, SCALE};
 use crate::eval::{Evaluator, PatternEval, Weights};
@@ -208,17 +208,12 @@ pub(crate) fn fit_leaf_correction(
     let mut correction: Vec<i32> = (0..LEAF_ENTRIES).map(|e| i32::from(weights.leaf_correction_at(e as u32))).collect();
     let mut rounds = Vec::new();
     let total = u64::from(config.rounds) * (data.exact.len() + data.swing.len()) as u64;
-    let done = AtomicU64::new(0);
+    let count = ParallelCount::new(Stage::Calibrate, total, 16, progress);
     for _ in 0..config.rounds {
         let mut w = weights.clone();
         w.leaf_correction = to_stored(&correction);
         let eval = PatternEval::new(&w);
-        let tick = || {
-            let n = done.fetch_add(1, Relaxed) + 1;
-            if n.is_multiple_of(16) || n == total {
-                progress(Progress { stage: Stage::Calibrate, done: n, total });
-            }
-        };
+        let tick = || count.add(1);
         let exact = exact_leans(&eval, &data.exact, config, stop, &tick)?;
         let swing = swing_leans(&eval, &data.swing, config, stop, &tick)?;
         if stop.load(Relaxed) {
@@ -231,6 +226,7 @@ pub(crate) fn fit_leaf_correction(
         fill_unmeasured(&mut correction, &leans);
         rounds.push(leans);
     }
+    count.finish();
     Ok((to_stored(&correction), rounds))
 }
 

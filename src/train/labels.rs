@@ -22,12 +22,12 @@ use std::collections::HashMap;
 use std::fs::OpenOptions;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use super::{Progress, ProgressFn, Stage};
+use super::{ParallelCount, Progress, ProgressFn, Stage};
 use crate::board::Board;
 use crate::eval::{AnyEval, Evaluator, IncrementalEvaluator, PatternEval};
 use crate::fileio::IoError;
@@ -335,7 +335,7 @@ impl LabelStore {
         label: impl Fn(&mut TranspositionTable, &Board) -> Option<(i32, Option<SearchSpec>)> + Sync,
     ) -> Result<usize, LabelStoreError> {
         let total = boards.len() as u64;
-        let done = AtomicU64::new(0);
+        let count = ParallelCount::new(stage, total, 1, progress);
         let store = Mutex::new((&mut *self, None::<LabelStoreError>));
         progress(Progress { stage, done: 0, total });
         batches(boards, stage).into_par_iter().for_each_init(
@@ -368,14 +368,14 @@ impl LabelStore {
                     }
                 }
                 drop(guard);
-                let n = done.fetch_add(labels.len() as u64, Relaxed) + labels.len() as u64;
-                progress(Progress { stage, done: n, total });
+                count.add(labels.len() as u64);
             },
         );
+        count.finish();
         let (_, error) = store.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
         match error {
             Some(e) => Err(e),
-            None => Ok(usize::try_from(done.load(Relaxed)).unwrap_or(usize::MAX)),
+            None => Ok(usize::try_from(count.done()).unwrap_or(usize::MAX)),
         }
     }
 }

@@ -3,7 +3,7 @@
 //! parity), the mean signed error — a bias toward one side or one parity shows here —,
 //! the mean absolute error and sign agreement.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
@@ -11,7 +11,7 @@ use super::dataset::{game_positions, label_positions, Dataset, Labeled, TrainGam
 use super::labeljob::solve_targets;
 use super::labels::{solve_order, LabelStore};
 use super::trainer::{TrainError, DEFAULT_MOVE_LOSS};
-use super::{Progress, ProgressFn, Stage};
+use super::{ParallelCount, ProgressFn, Stage};
 use crate::eval::{AnyEval, IncrementalEvaluator};
 use crate::search::tt::TableError;
 use crate::search::{Search, Settings, SettingsError, Strength, TranspositionTable};
@@ -154,8 +154,7 @@ pub(crate) fn error_by_empties<E: IncrementalEvaluator>(
     progress: ProgressFn,
 ) -> Result<Vec<EmptiesError>, TableError> {
     let wanted = |l: &&Labeled| l.exact() || !config.exact_only;
-    let total = data.iter().filter(wanted).count() as u64;
-    let done = AtomicU64::new(0);
+    let count = ParallelCount::new(Stage::Measure, data.iter().filter(wanted).count() as u64, 64, progress);
     let mut out = Vec::with_capacity(60);
     for empties in (1..=60u32).rev() {
         let rows: Vec<Labeled> = data.at(empties).iter().filter(wanted).copied().collect();
@@ -165,16 +164,14 @@ pub(crate) fn error_by_empties<E: IncrementalEvaluator>(
                 || None,
                 |table, l| {
                     let v = scored(eval, table, l, config)?;
-                    let n = done.fetch_add(1, Relaxed) + 1;
-                    if n.is_multiple_of(64) || n == total {
-                        progress(Progress { stage: Stage::Measure, done: n, total });
-                    }
+                    count.add(1);
                     Ok((v, i32::from(l.target)))
                 },
             )
             .collect::<Result<Vec<(f64, i32)>, TableError>>()?;
         out.push(EmptiesError { empties, stats: PositionErrors { pairs }.stats() });
     }
+    count.finish();
     Ok(out)
 }
 

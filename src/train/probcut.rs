@@ -7,12 +7,12 @@
 //! which also gives the depths deeper than were measured; the table holds it per
 //! phase of the weights and per depth.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::AtomicBool;
 
 use rayon::prelude::*;
 
 use super::dataset::Dataset;
-use super::{Progress, ProgressFn, Stage};
+use super::{ParallelCount, ProgressFn, Stage};
 use crate::eval::weights::phase_empties;
 use crate::eval::IncrementalEvaluator;
 use crate::search::midgame::{probcut_shallow, PROBCUT_MIN_DEPTH};
@@ -70,8 +70,7 @@ pub(crate) fn fit_probcut<E: IncrementalEvaluator>(
             rows.iter().step_by(step).take(config.positions_per_empties).map(|l| l.board)
         })
         .collect();
-    let total = samples.len() as u64;
-    let done = AtomicU64::new(0);
+    let count = ParallelCount::new(Stage::ProbCut, samples.len() as u64, 1, progress);
     // Per sample: scores at depths 1..=max (index = depth), where the search is not exact.
     let chunks: Vec<Vec<(u32, Vec<i32>)>> = samples
         .par_chunks(8)
@@ -89,14 +88,14 @@ pub(crate) fn fit_probcut<E: IncrementalEvaluator>(
                         v[d as usize] =
                             Search::new(eval, &tt, &stop, 1).run(&board, limits, false).score().unwrap_or(0);
                     }
-                    let n = done.fetch_add(1, Relaxed) + 1;
-                    progress(Progress { stage: Stage::ProbCut, done: n, total });
+                    count.add(1);
                     (empties, v)
                 })
                 .collect();
             Ok(out)
         })
         .collect::<Result<_, TableError>>()?;
+    count.finish();
     let scores: Vec<(u32, Vec<i32>)> = chunks.into_iter().flatten().collect();
     // Cells: (depth, empties, σ, count).
     let mut cells = Vec::new();

@@ -6,12 +6,12 @@
 //! draws its opening, its departure ply and its random moves from its own generator,
 //! and every search starts from an empty table.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
 use super::dataset::TrainGame;
-use super::{Progress, ProgressFn, Stage};
+use super::{ParallelCount, ProgressFn, Stage};
 use crate::board::{Board, Squares};
 use crate::eval::IncrementalEvaluator;
 use crate::rng::Draws;
@@ -77,8 +77,7 @@ pub(crate) fn self_play_positions<E: IncrementalEvaluator>(
     if openings.is_empty() {
         return Ok(Vec::new());
     }
-    let total = config.games as u64;
-    let done = AtomicU64::new(0);
+    let count = ParallelCount::new(Stage::SelfPlay, config.games as u64, 64, progress);
     let games: Vec<Vec<Board>> = (0..config.games)
         .into_par_iter()
         .map_init(
@@ -89,14 +88,12 @@ pub(crate) fn self_play_positions<E: IncrementalEvaluator>(
                     return Ok(Vec::new());
                 }
                 let out = play_one(openings, eval, config, i as u64, tt);
-                let n = done.fetch_add(1, Relaxed) + 1;
-                if n.is_multiple_of(64) || n == total {
-                    progress(Progress { stage: Stage::SelfPlay, done: n, total });
-                }
+                count.add(1);
                 Ok(out)
             },
         )
         .collect::<Result<_, TableError>>()?;
+    count.finish();
     Ok(games.into_iter().flatten().collect())
 }
 
