@@ -14,8 +14,9 @@ for line in "${lines[@]}"; do
   prefix=${line:0:$(( (60 - empties) * 2 ))}
   "$exe" bestmove --moves "$prefix" --no-book --depth "$depth" --selectivity "$sigmas" --exact-at 0 \
     --threads "$threads" --json
-done | python3 -c '
-import json, sys
+done | THREADS="$threads" python3 -c '
+import json, os, sys
 rows = [json.loads(l) for l in sys.stdin]
 s = sum(r["seconds"] for r in rows); n = sum(r["nodes"] for r in rows)
-print(f"depth '"$depth"' at '"$sigmas"' sigma, '"$threads"' thread(s), {len(rows)} positions: {s:.2f} s, {n} nodes, {n / s / 1e6:.2f} M nodes/s")'
+t = int(os.environ["THREADS"]); threads = "1 thread" if t == 1 else f"{t} threads"
+print(f"depth '"$depth"' at '"$sigmas"' sigma, {threads}, {len(rows)} positions: {s:.2f} s, {n} nodes, {n / s / 1e6:.2f} M nodes/s")'
