@@ -33,6 +33,11 @@
 //! - **Playing**: [`engine::Engine`] with an [`engine::EngineConfig`] (how hard to
 //!   search: [`search::Settings`]); [`engine::gtp::GtpSession`] and
 //!   [`engine::nboard::NBoardSession`] for GUIs; [`engine::matches::run_match`].
+//! - **Learning from positions**: [`dataset::GamePositions::of_games`] (every position
+//!   of some games, as columns), [`dataset::random_games`] and
+//!   [`dataset::self_play_games`], [`dataset::planes`]; labels from
+//!   [`dataset::exact_scores`], [`dataset::search_scores`] and [`dataset::book_labels`]
+//!   (the arrays the Python package hands to numpy).
 //!
 //! Configurations are `#[non_exhaustive]` with a `Default`: start from it and set
 //! fields. Errors are typed: a value out of range is a [`setting::OutOfRange`] naming
@@ -60,6 +65,8 @@
 //!   error; its product is the weight file [`eval::Weights`] loads;
 //! - [`book`]: opening books: format, probing, building ([`book::Builder`]),
 //!   deviation, merging, interchange;
+//! - [`dataset`]: positions and labels as columns, for learning (the Python package's
+//!   arrays);
 //! - [`engine`]: the book-then-search player ([`engine::Engine`]), GTP, NBoard,
 //!   terminal play and engine matches;
 //! - `explorer` (feature `explorer`): the browser explorer over the above;
