@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 depth=$1; sigmas=$2; threads=$3; empties=${4:-36}; games=${5:-10}
 exe=${THORBOOK:-target/release/thorbook}
-mapfile -t lines < <(target/release/thorbook thor games --format transcript --limit "$games")
+mapfile -t lines < <("$exe" thor games --format transcript --limit "$games")
 for line in "${lines[@]}"; do
   prefix=${line:0:$(( (60 - empties) * 2 ))}
   "$exe" bestmove --moves "$prefix" --no-book --depth "$depth" --selectivity "$sigmas" --exact-at 0 \
