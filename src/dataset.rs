@@ -15,6 +15,7 @@ use crate::board::{Board, Color};
 use crate::book::trust::Trust;
 use crate::book::Book;
 use crate::eval::PatternEval;
+use crate::parallel_count::ParallelCount;
 use crate::rng::Draws;
 use crate::search::{Level, Search, Settings, Solver, TableError, TranspositionTable};
 use crate::square::{Move, Square};
@@ -504,8 +505,7 @@ fn label_all<T: Send + Default + Clone>(
     progress: &(dyn Fn(u64, u64) + Sync),
     label: impl Fn(&mut TranspositionTable, &Board) -> Option<T> + Sync,
 ) -> Result<Vec<T>, LabelError> {
-    let total = boards.len() as u64;
-    let done = AtomicU64::new(0);
+    let count = ParallelCount::new(boards.len() as u64, 1, progress);
     let mut out = vec![T::default(); boards.len()];
     let workers = Workers::new(stop);
     out.par_chunks_mut(LABELS_PER_TASK).zip(boards.par_chunks(LABELS_PER_TASK)).for_each_init(
@@ -521,10 +521,11 @@ fn label_all<T: Send + Default + Clone>(
                     None => return,
                 }
             }
-            progress(done.fetch_add(boards.len() as u64, Relaxed) + boards.len() as u64, total);
+            count.add(boards.len() as u64);
         },
     );
     workers.finish()?;
+    count.finish();
     Ok(out)
 }
 

@@ -112,6 +112,7 @@ pub mod fileio;
 pub mod fuzz;
 pub mod obf;
 pub mod openings;
+mod parallel_count;
 pub mod perft;
 pub mod position;
 mod results;

@@ -27,7 +27,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use super::audit::{candidates, search_logged, AuditConfig, Candidate, Checks, ChecksKind};
@@ -41,6 +40,7 @@ use super::trust::deciding_leaf;
 use super::Book;
 use crate::board::Board;
 use crate::fileio::{read_mapped, Bytes, IoError};
+use crate::parallel_count::ParallelCount;
 use crate::position::Position;
 use crate::search::Settings;
 use crate::setting::{check, OutOfRange, Setting};
@@ -366,15 +366,17 @@ impl Fixer {
                 rounds += 1;
                 let jobs: Vec<(u64, Board)> = jobs.into_iter().collect();
                 progress(FixEvent::Round { number: rounds, contradicted: contradicted.len(), leaves: jobs.len() });
-                let total = jobs.len() as u64;
-                let done = AtomicU64::new(0);
+                let count = ParallelCount::new(jobs.len() as u64, 1, |done, total| {
+                    progress(FixEvent::Searched { done, total });
+                });
                 let leaves = pool.install(|| {
                     search.par_map(&jobs, |&(_, board), tt| {
                         let leaf = score_leaf(&board, &|k| book.get(k).is_some(), &search, tt);
-                        progress(FixEvent::Searched { done: done.fetch_add(1, Relaxed) + 1, total });
+                        count.add(1);
                         leaf
                     })
                 })?;
+                count.finish();
                 tried.extend(jobs.iter().map(|&(key, _)| key));
                 searches += leaves.len() as u64;
                 let changes: Vec<(u64, Leaf)> = jobs.iter().map(|&(key, _)| key).zip(leaves).collect();

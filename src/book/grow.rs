@@ -35,6 +35,7 @@ use super::tree::{below, write_changed, Target};
 use super::Book;
 use crate::board::Board;
 use crate::fileio::{atomic_write, read_mapped, Bytes, IoError};
+use crate::parallel_count::ParallelCount;
 use crate::search::Settings;
 use crate::setting::{check, OutOfRange, Setting};
 use crate::square::Move;
@@ -702,12 +703,14 @@ fn search_round<D: AsRef<[u8]> + Sync>(
 ) -> Result<Vec<Leaf>, BuildError> {
     let in_book = |key: u64| book.get(key).is_some() || round.contains(key);
     let total = u64::try_from(round.jobs.len()).unwrap_or(u64::MAX);
-    let done = std::sync::atomic::AtomicU64::new(0);
-    search.par_map(&round.jobs, |&(_, board), tt| {
+    let count = ParallelCount::new(total, 1, |done, total| progress(GrowthEvent::Searched { done, total }));
+    let leaves = search.par_map(&round.jobs, |&(_, board), tt| {
         let leaf = score_leaf(&board, &in_book, search, tt);
-        progress(GrowthEvent::Searched { done: done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total });
+        count.add(1);
         leaf
-    })
+    })?;
+    count.finish();
+    Ok(leaves)
 }
 
 /// A streamed book's errors as a growth's.

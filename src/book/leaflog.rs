@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Mutex;
 
 use byteorder::{ByteOrder, LittleEndian as LE};
@@ -22,6 +22,7 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 use super::build::{BuildError, Leaf, LeafSearch};
 use super::format::LeafMove;
 use crate::fileio::IoError;
+use crate::parallel_count::ParallelCount;
 
 /// Why a file of scored positions cannot be read: the caller says what its header
 /// means and names the file.
@@ -230,7 +231,7 @@ pub(crate) fn search_logged<T: Sync>(
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Vec<(u64, Leaf)>, BuildError> {
     let total = jobs.iter().filter(|j| !done.contains_key(&key_of(j))).count() as u64;
-    let searched = AtomicU64::new(0);
+    let count = ParallelCount::new(total, 1, progress);
     let failed = AtomicBool::new(false);
     let write_error = Mutex::new(None);
     let results = search.par_map(jobs, |job, tt| {
@@ -247,9 +248,10 @@ pub(crate) fn search_logged<T: Sync>(
             write_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
             return None;
         }
-        progress(searched.fetch_add(1, Relaxed) + 1, total);
+        count.add(1);
         Some((key, leaf))
     })?;
+    count.finish();
     if let (Some(e), Some(log)) = (write_error.into_inner().unwrap_or_else(|p| p.into_inner()), log) {
         return Err(BuildError::Io(IoError::new(log.path(), e)));
     }

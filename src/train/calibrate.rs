@@ -48,7 +48,7 @@ use rayon::prelude::*;
 use super::dataset::{game_positions, GamePosition, TrainGame, THEORETICAL_EMPTIES};
 use super::labels::{LabelStore, LabelStoreError};
 use super::trainer::TrainError;
-use super::{ParallelCount, ProgressFn, Stage};
+use super::{stage_count, ProgressFn, Stage};
 use crate::board::Board;
 use crate::eval::weights::{LEAF_ENTRIES, MAX_LEAF_CORRECTION, SCALE};
 use crate::eval::{Evaluator, PatternEval, Weights};
@@ -208,7 +208,7 @@ pub(crate) fn fit_leaf_correction(
     let mut correction: Vec<i32> = (0..LEAF_ENTRIES).map(|e| i32::from(weights.leaf_correction_at(e as u32))).collect();
     let mut rounds = Vec::new();
     let total = u64::from(config.rounds) * (data.exact.len() + data.swing.len()) as u64;
-    let count = ParallelCount::new(Stage::Calibrate, total, 16, progress);
+    let count = stage_count(Stage::Calibrate, total, 16, progress);
     for _ in 0..config.rounds {
         let mut w = weights.clone();
         w.leaf_correction = to_stored(&correction);

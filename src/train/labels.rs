@@ -27,7 +27,7 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use super::{ParallelCount, Progress, ProgressFn, Stage};
+use super::{stage_count, Progress, ProgressFn, Stage};
 use crate::board::Board;
 use crate::eval::{AnyEval, Evaluator, IncrementalEvaluator, PatternEval};
 use crate::fileio::IoError;
@@ -335,7 +335,7 @@ impl LabelStore {
         label: impl Fn(&mut TranspositionTable, &Board) -> Option<(i32, Option<SearchSpec>)> + Sync,
     ) -> Result<usize, LabelStoreError> {
         let total = boards.len() as u64;
-        let count = ParallelCount::new(stage, total, 1, progress);
+        let count = stage_count(stage, total, 1, progress);
         let store = Mutex::new((&mut *self, None::<LabelStoreError>));
         progress(Progress { stage, done: 0, total });
         batches(boards, stage).into_par_iter().for_each_init(

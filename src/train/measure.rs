@@ -11,7 +11,7 @@ use super::dataset::{game_positions, label_positions, Dataset, Labeled, TrainGam
 use super::labeljob::solve_targets;
 use super::labels::{solve_order, LabelStore};
 use super::trainer::{TrainError, DEFAULT_MOVE_LOSS};
-use super::{ParallelCount, ProgressFn, Stage};
+use super::{stage_count, ProgressFn, Stage};
 use crate::eval::{AnyEval, IncrementalEvaluator};
 use crate::search::tt::TableError;
 use crate::search::{Search, Settings, SettingsError, Strength, TranspositionTable};
@@ -154,7 +154,7 @@ pub(crate) fn error_by_empties<E: IncrementalEvaluator>(
     progress: ProgressFn,
 ) -> Result<Vec<EmptiesError>, TableError> {
     let wanted = |l: &&Labeled| l.exact() || !config.exact_only;
-    let count = ParallelCount::new(Stage::Measure, data.iter().filter(wanted).count() as u64, 64, progress);
+    let count = stage_count(Stage::Measure, data.iter().filter(wanted).count() as u64, 64, progress);
     let mut out = Vec::with_capacity(60);
     for empties in (1..=60u32).rev() {
         let rows: Vec<Labeled> = data.at(empties).iter().filter(wanted).copied().collect();

@@ -12,7 +12,7 @@ use std::sync::atomic::AtomicBool;
 use rayon::prelude::*;
 
 use super::dataset::Dataset;
-use super::{ParallelCount, ProgressFn, Stage};
+use super::{stage_count, ProgressFn, Stage};
 use crate::eval::weights::phase_empties;
 use crate::eval::IncrementalEvaluator;
 use crate::search::midgame::{probcut_shallow, PROBCUT_MIN_DEPTH};
@@ -70,7 +70,7 @@ pub(crate) fn fit_probcut<E: IncrementalEvaluator>(
             rows.iter().step_by(step).take(config.positions_per_empties).map(|l| l.board)
         })
         .collect();
-    let count = ParallelCount::new(Stage::ProbCut, samples.len() as u64, 1, progress);
+    let count = stage_count(Stage::ProbCut, samples.len() as u64, 1, progress);
     // Per sample: scores at depths 1..=max (index = depth), where the search is not exact.
     let chunks: Vec<Vec<(u32, Vec<i32>)>> = samples
         .par_chunks(8)

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use rayon::prelude::*;
 
 use super::dataset::TrainGame;
-use super::{ParallelCount, ProgressFn, Stage};
+use super::{stage_count, ProgressFn, Stage};
 use crate::board::{Board, Squares};
 use crate::eval::IncrementalEvaluator;
 use crate::rng::Draws;
@@ -77,7 +77,7 @@ pub(crate) fn self_play_positions<E: IncrementalEvaluator>(
     if openings.is_empty() {
         return Ok(Vec::new());
     }
-    let count = ParallelCount::new(Stage::SelfPlay, config.games as u64, 64, progress);
+    let count = stage_count(Stage::SelfPlay, config.games as u64, 64, progress);
     let games: Vec<Vec<Board>> = (0..config.games)
         .into_par_iter()
         .map_init(
