@@ -639,40 +639,4 @@ fn the_engine_searches_instead_of_playing_a_shallower_book_leaf() {
     assert_eq!(deeper.depth, leaf_depth + 1);
     let timed = engine_at(leaf_depth + 1, Some(Duration::from_millis(50))).choose(&pos).unwrap();
     assert_eq!(timed.source, MoveSource::Book);
-    // Checked by search under a budget, the book stands where the search stayed
-    // shallower than its line (the leaf's own depth here) and yields where it went
-    // deeper; a node budget makes the depth reached the same on every run.
-    let checked_at = |depth: u32, nodes: u64| {
-        let search = with!(Settings::default(), depth: Some(depth), exact_at: Some(0), nodes: Some(nodes), hash_mib: 4, threads: 1);
-        let config =
-            with!(EngineConfig::default(), search: search, book: BookSource::Bundled, check_book_by_search: true);
-        Engine::new(config).unwrap().choose(&pos).unwrap()
-    };
-    let starved = checked_at(leaf_depth + 1, 1_000);
-    assert_eq!((starved.source, starved.mv), (MoveSource::Book, leaf.mv));
-    assert!(starved.nodes > 0, "the book move reports the search it was checked by");
-    let level = checked_at(leaf_depth, u64::MAX / 2);
-    assert_eq!((level.source, level.mv), (MoveSource::Book, leaf.mv), "a search as deep as the leaf");
-    let deeper = checked_at(leaf_depth + 1, u64::MAX / 2);
-    assert_eq!((deeper.source, deeper.depth), (MoveSource::Search, leaf_depth + 1));
-}
-
-/// Under a budget with the check on, a book move stands on its line's depth: the
-/// deciding leaf's search depth plus the plies down to it, counted from the position
-/// the move is played in. At the start the bundled book's lines run deeper than any
-/// short search, so the book plays; its first move is the book's.
-#[test]
-fn a_book_move_checked_by_a_short_search_stands_on_its_line() {
-    use thorbook::book::choose_move;
-    let book = thorbook::book::bundled().unwrap();
-    let pos = Position::from_moves("f5").unwrap();
-    let chosen = choose_move(&book, &pos, Default::default(), 0).unwrap();
-    assert!(chosen.in_book && !chosen.trust.exact);
-    let line = u32::from(chosen.trust.leaf_depth) + chosen.trust.leaf_below + 1;
-    assert!(line > 6, "{chosen:?}");
-    let search = with!(Settings::default(), depth: Some(6), exact_at: Some(0), nodes: Some(u64::MAX / 2), hash_mib: 4, threads: 1);
-    let config = with!(EngineConfig::default(), search: search, book: BookSource::Bundled, check_book_by_search: true);
-    let m = Engine::new(config).unwrap().choose(&pos).unwrap();
-    assert_eq!((m.source, m.mv), (MoveSource::Book, chosen.mv));
-    assert!(m.nodes > 0);
 }

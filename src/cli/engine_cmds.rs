@@ -40,10 +40,6 @@ pub struct EngineArgs {
     /// position's stored value (an inconsistent book is not trusted there).
     #[arg(long, default_value_t = crate::book::query::DEFAULT_MAX_DROP)]
     pub book_max_drop: i32,
-    /// Under a clock, search book positions too and play the search's move wherever it
-    /// went deeper than the book's line for its move (leaf depth plus plies down to it).
-    #[arg(long, conflicts_with = "no_book")]
-    pub book_search_check: bool,
     /// Seed for --book-randomness (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -83,7 +79,6 @@ impl TryFrom<&EngineArgs> for EngineConfig {
                 max_drop: a.book_max_drop,
             },
             seed,
-            check_book_by_search: a.book_search_check,
             ponder: !a.no_ponder,
         };
         config.validate().map_err(|e| match e {

@@ -55,11 +55,6 @@ pub struct EngineConfig {
     pub book_choice: BookChoice,
     /// Seed of the book's random choices.
     pub seed: u64,
-    /// Under a clock (or any time or node budget), search book positions too and play
-    /// the search's move wherever it went deeper than the line that decides the book
-    /// move's value (its leaf's depth plus the plies down to it): a book of shallow
-    /// leaves then guides only the moves a short clock could not search as deep.
-    pub check_book_by_search: bool,
     /// Think on the opponent's time when playing under a clock (GTP, NBoard).
     pub ponder: bool,
 }
@@ -71,7 +66,6 @@ impl Default for EngineConfig {
             book: BookSource::Bundled,
             book_choice: BookChoice::default(),
             seed: 0,
-            check_book_by_search: false,
             ponder: true,
         }
     }
@@ -320,15 +314,9 @@ impl<E: IncrementalEvaluator> Engine<E> {
             Some(b) => self.under_clock().clock_limits(board.empty_count(), b.limit, b.target),
             None => self.strength.limits(board.empty_count(), None),
         };
-        // Under a budget the depth a search reaches is known only once it has run.
-        let under_budget = limits.time.is_some() || limits.target.is_some() || limits.nodes.is_some();
-        let book = self.book_move(pos, &limits);
-        let book = match book {
-            Some((m, _)) if !(under_budget && self.config.check_book_by_search) => {
-                return Ok(EngineMove { time: start.elapsed(), ..m });
-            }
-            other => other,
-        };
+        if let Some(m) = self.book_move(pos, &limits) {
+            return Ok(EngineMove { time: start.elapsed(), ..m });
+        }
         let hit = self.pondered.take().filter(|p| p.board == board && p.limits.selectivity == limits.selectivity);
         let r = match hit {
             // A ponder hit that finished the search this move asks: its result is what
@@ -351,13 +339,6 @@ impl<E: IncrementalEvaluator> Engine<E> {
             }
             _ => self.search(pos, limits, false),
         };
-        // The book stands where its line reaches at least as deep as the search went (a
-        // search no deeper only repeats the leaf's).
-        if let Some((m, line_depth)) = book {
-            if !r.exact && line_depth.is_none_or(|d| d >= r.depth) {
-                return Ok(EngineMove { nodes: r.nodes, time: start.elapsed(), ..m });
-            }
-        }
         // A search of a position with a legal move always returns one (see `Search::run`).
         let best = r.moves[0];
         Ok(EngineMove {
@@ -449,8 +430,7 @@ impl<E: IncrementalEvaluator> Engine<E> {
     /// engine's own search of the position (`limits`) is surely deeper: the leaf is a
     /// search of the same position, shallower (held out, a depth-14 leaf's value errs
     /// by 1.10 discs where the level-10 search of its position errs by 0.71).
-    /// Also returns the depth of the line that decides the move's value ([`line_depth`]).
-    fn book_move(&mut self, pos: &Position, limits: &Limits) -> Option<(EngineMove, Option<u32>)> {
+    fn book_move(&mut self, pos: &Position, limits: &Limits) -> Option<EngineMove> {
         let book = self.book.as_ref()?;
         self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let chosen = choose_move(book, pos, self.config.book_choice, crate::zobrist::mix64(self.rng))?;
@@ -460,7 +440,7 @@ impl<E: IncrementalEvaluator> Engine<E> {
         let after = pos.try_play(chosen.mv, 1).expect("choose_move checks legality");
         let mut pv = vec![chosen.mv];
         pv.extend(book_line(book, &after, 59));
-        let m = EngineMove {
+        Some(EngineMove {
             mv: chosen.mv,
             score: chosen.score,
             source: MoveSource::Book,
@@ -469,23 +449,8 @@ impl<E: IncrementalEvaluator> Engine<E> {
             pv,
             nodes: 0,
             time: Duration::ZERO,
-        };
-        Some((m, line_depth(&chosen)))
+        })
     }
-}
-
-/// How deep the book looked at a move (from the position it is played in): a leaf
-/// move's search depth; a book move's deciding leaf's depth plus the plies down to it,
-/// the move included. `None` when the value rests on a solved leaf.
-fn line_depth(m: &BookMove) -> Option<u32> {
-    if m.exact {
-        return None;
-    }
-    if m.leaf {
-        return m.depth.map(u32::from);
-    }
-    // A trust's leaf depth is 0 only for a solved leaf.
-    (m.trust.leaf_depth > 0).then(|| u32::from(m.trust.leaf_depth) + m.trust.leaf_below + 1)
 }
 
 /// Whether a search under `limits` certainly goes deeper than the leaf search that
