@@ -183,15 +183,20 @@ impl<'a> Solver<'a> {
     /// The moves of a node with ordering costs (sorted by the caller).
     #[inline]
     fn ordered(&self, board: &Board, moves: u64, tt_move: Option<Square>) -> MoveList {
+        // Children that will probe the table (above the table-less shallow search)
+        // start loading their buckets as they are listed.
+        let tt = (board.empty_count() > SHALLOW_MAX + 1).then_some(self.tt);
         match self.eval {
             // The evaluation after the opponent's best reply, one disc weighing a
             // quarter of a reply: a move's static value misjudges it more often (FFO
             // #20–39 on one thread: 267.9 M nodes ordered by the static value, 245.5 M
             // by the reply's, in the same time; weights of 8 and 32 did worse).
             Some(eval) if board.empty_count() >= EVAL_ORDER_MIN => {
-                ordered_moves(board, moves, tt_move, |child, _, replies| -eval.after_best_reply(child, replies) * 16)
+                ordered_moves(board, moves, tt_move, tt, |child, _, replies| {
+                    -eval.after_best_reply(child, replies) * 16
+                })
             }
-            _ => fastest_first(board, moves, tt_move),
+            _ => fastest_first(board, moves, tt_move, tt),
         }
     }
 
@@ -746,19 +751,23 @@ fn replies_cost(replies: u64) -> i32 {
 /// The moves of a node with ordering costs attached (sorted by the caller): the
 /// table's move first, then fewest opponent replies (a reply on a corner counts
 /// double, 64 per reply), ties broken by `tiebreak(position after the move, move,
-/// its replies)`.
+/// its replies)`. With `tt`, each child's table bucket is prefetched.
 /// Generic so that each ordering compiles to its own loop: this runs at every node.
 #[inline]
 fn ordered_moves(
     board: &Board,
     moves: u64,
     tt_move: Option<Square>,
+    tt: Option<&TranspositionTable>,
     tiebreak: impl Fn(&Board, Square, u64) -> i32,
 ) -> MoveList {
     let mut list = MoveList::new();
     for sq in Squares(moves) {
         let f = flips(board.player, board.opponent, sq);
         let child = board.play_flips(sq, f);
+        if let Some(tt) = tt {
+            tt.prefetch(child.key());
+        }
         let replies = child.legal_moves();
         let cost = if Some(sq) == tt_move { i32::MIN } else { replies_cost(replies) + tiebreak(&child, sq, replies) };
         list.push(OrderedMove { square: sq, flips: f, cost, replies });
@@ -768,9 +777,9 @@ fn ordered_moves(
 
 /// Fastest-first ties: potential mobility, corners taken, an odd quadrant.
 #[inline]
-fn fastest_first(board: &Board, moves: u64, tt_move: Option<Square>) -> MoveList {
+fn fastest_first(board: &Board, moves: u64, tt_move: Option<Square>, tt: Option<&TranspositionTable>) -> MoveList {
     let odd = odd_quadrants(board.empties());
-    ordered_moves(board, moves, tt_move, |child, sq, _| {
+    ordered_moves(board, moves, tt_move, tt, |child, sq, _| {
         let potential = crate::board::adjacent_empties(child.opponent, child.empties()).count_ones() as i32;
         let corner_stab = (child.opponent & crate::board::masks::CORNERS).count_ones() as i32;
         potential * 4 - corner_stab * 32 - if odd & sq.bit() != 0 { 8 } else { 0 }

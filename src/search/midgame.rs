@@ -549,6 +549,10 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
         for sq in Squares(moves) {
             let f = flips(board.player, board.opponent, sq);
             let child = board.play_flips(sq, f);
+            if depth >= 2 {
+                // The child will probe the table: start loading its bucket now.
+                self.tt.prefetch(child.key());
+            }
             let cost = if Some(sq) == tt_move {
                 i32::MIN
             } else if depth >= SORT_BY_SEARCH_MIN_DEPTH {
