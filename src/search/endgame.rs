@@ -431,15 +431,10 @@ impl<'a> Solver<'a> {
         }
         let mut list = self.ordered(board, moves, tt_move);
         if empties >= ETC_MIN {
-            // Enhanced transposition cut-off: a child already known to be bad enough
-            // for the opponent refutes this node without searching anything.
-            for m in list.iter() {
-                let child = board.play_flips(m.square, m.flips);
-                if let Some(e) = self.tt.probe(child.key()) {
-                    if e.answers(empties - 1, 0) && -e.upper > alpha {
-                        return -e.upper;
-                    }
-                }
+            // Enhanced transposition cutoff (the children's buckets were prefetched as
+            // they were listed).
+            if let Some(v) = self.tt.refuting_child(board, list.as_slice(), empties - 1, 0, alpha + 1) {
+                return v;
             }
         }
         list.sort();

@@ -454,15 +454,10 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
         let mut best_move = None;
         let ordered = self.order(board, features, moves, depth, entry.and_then(|e| e.best));
         if depth >= ETC_MIN_DEPTH {
-            // Enhanced transposition cutoff: a child already known to be bad enough for
-            // the opponent refutes this node before anything is searched (the
-            // children's buckets were prefetched as they were listed).
-            for m in ordered.iter() {
-                if let Some(e) = self.tt.probe(board.play_flips(m.square, m.flips).key()) {
-                    if e.answers(depth - 1, self.width()) && -e.upper >= beta {
-                        return -e.upper;
-                    }
-                }
+            // Enhanced transposition cutoff (the children's buckets were prefetched as
+            // they were listed).
+            if let Some(v) = self.tt.refuting_child(board, ordered.as_slice(), depth - 1, self.width(), beta) {
+                return v;
             }
         }
         if depth == 1 {

@@ -10,6 +10,8 @@
 
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 
+use super::moves::OrderedMove;
+use crate::board::Board;
 use crate::square::Square;
 
 /// What the table knows of a position.
@@ -262,6 +264,24 @@ impl TranspositionTable {
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = key;
+    }
+
+    /// Enhanced transposition cutoff: the bound of a child of `board` (among `moves`)
+    /// whose entry, searched to `depth` at `selectivity`, already refutes `board` at
+    /// `beta`, so that `board` need search nothing; `None` when no entry does.
+    #[inline]
+    pub(crate) fn refuting_child(
+        &self,
+        board: &Board,
+        moves: &[OrderedMove],
+        depth: u32,
+        selectivity: u8,
+        beta: i32,
+    ) -> Option<i32> {
+        moves.iter().find_map(|m| {
+            let e = self.probe(board.play_flips(m.square, m.flips).key())?;
+            (e.answers(depth, selectivity) && -e.upper >= beta).then_some(-e.upper)
+        })
     }
 
     /// The entry for `key`, if stored.
