@@ -32,7 +32,9 @@ use crate::book::{Book, OpenError};
 use crate::eval::{AnyEval, IncrementalEvaluator, WeightsError};
 use crate::fileio::Bytes;
 use crate::position::Position;
-use crate::search::{Limits, Resolved, Search, SearchResult, Settings, SettingsError, Strength, TranspositionTable};
+use crate::search::{
+    Limits, Resolved, Search, SearchResult, Settings, SettingsError, Strength, TableKey, TranspositionTable,
+};
 use crate::setting::{check, OutOfRange, Setting};
 use crate::square::{format_moves, Move};
 
@@ -422,7 +424,7 @@ impl<E: IncrementalEvaluator> Engine<E> {
     /// any depth or width): a better guess than the static evaluation, not an exact
     /// score (a forced move reports `exact: false`).
     fn table_value(&self, board: &crate::board::Board) -> Option<i32> {
-        self.tt.probe(board.key()).filter(|e| e.lower == e.upper).map(|e| e.lower)
+        self.tt.probe(TableKey::of(board)).filter(|e| e.lower == e.upper).map(|e| e.lower)
     }
 
     /// A book move for `pos`, if the book has one worth playing (see [`choose_move`]),

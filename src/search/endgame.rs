@@ -37,7 +37,7 @@ use std::time::Instant;
 
 use super::moves::{insert_sorted, MoveList, OrderedMove};
 use super::split::{self, SplitSearch};
-use super::tt::TranspositionTable;
+use super::tt::{TableKey, TranspositionTable};
 use super::NodeBudget;
 use crate::board::{flips, last_flip_count, legal_moves, Board, Squares};
 use crate::eval::Evaluator;
@@ -266,7 +266,7 @@ impl<'a> Solver<'a> {
             return vec![RootMove { mv: Move::Pass, score: v }];
         }
         self.nodes += 1;
-        let tt_move = self.tt.probe(board.key()).and_then(|e| e.best);
+        let tt_move = self.tt.probe(TableKey::of(board)).and_then(|e| e.best);
         let mut list = self.ordered(board, moves & !self.root_exclude, tt_move);
         list.sort();
         let mut out = split::root(self, board, &(), list.as_slice(), alpha, beta, all);
@@ -278,7 +278,7 @@ impl<'a> Solver<'a> {
         }
         if let (Some(first), 0) = (out.first(), self.root_exclude) {
             if let Move::Place(sq) = first.mv {
-                self.tt.store(board.key(), board.empty_count() as u8, 0, alpha, beta, first.score, Some(sq));
+                self.tt.store(TableKey::of(board), board.empty_count() as u8, 0, alpha, beta, first.score, Some(sq));
             }
         }
         out
@@ -291,7 +291,7 @@ impl<'a> Solver<'a> {
         if empties <= SHALLOW_MAX {
             return (self.pvs_small(board.player, board.opponent, alpha, beta), None);
         }
-        let key = board.key();
+        let key = TableKey::of(board);
         let mut tt_move = None;
         if let Some(e) = self.tt.probe(key) {
             tt_move = e.best;
@@ -409,7 +409,7 @@ impl<'a> Solver<'a> {
                 return upper;
             }
         }
-        let key = board.key();
+        let key = TableKey::of(board);
         let mut tt_move = None;
         if let Some(e) = self.tt.probe(key) {
             tt_move = e.best;
@@ -761,7 +761,7 @@ fn ordered_moves(
         let f = flips(board.player, board.opponent, sq);
         let child = board.play_flips(sq, f);
         if let Some(tt) = tt {
-            tt.prefetch(child.key());
+            tt.prefetch(TableKey::of(&child));
         }
         let replies = child.legal_moves();
         let cost = if Some(sq) == tt_move { i32::MIN } else { replies_cost(replies) + tiebreak(&child, sq, replies) };

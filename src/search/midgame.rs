@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use super::endgame::{RootMove, Solver};
 use super::moves::{MoveList, OrderedMove};
 use super::split::{self, SplitSearch};
-use super::tt::TranspositionTable;
+use super::tt::{TableKey, TranspositionTable};
 use super::{table_pv, NodeBudget};
 use crate::board::{flips, Board, Squares};
 use crate::eval::{Evaluator, IncrementalEvaluator};
@@ -397,7 +397,7 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
             let v = -self.pvs(&board.pass(), &self.eval.after_pass(&features), -beta, -alpha, depth);
             return vec![RootMove { mv: Move::Pass, score: v }];
         }
-        let tt_move = self.tt.probe(board.key()).and_then(|e| e.best);
+        let tt_move = self.tt.probe(TableKey::of(board)).and_then(|e| e.best);
         let ordered = self.order(board, &features, moves, depth, tt_move);
         let node = MidgameNode { features: &features, depth };
         let mut out = split::root(self, board, &node, ordered.as_slice(), alpha, beta, all);
@@ -407,7 +407,7 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
         out.sort_by_key(|m| std::cmp::Reverse(m.score));
         // A restricted root is not the position's true value: keep it out of the table.
         if let (Some(RootMove { mv: Move::Place(sq), score }), 0) = (out.first().copied(), self.root_exclude) {
-            self.tt.store(board.key(), depth as u8, self.width(), alpha, beta, score, Some(sq));
+            self.tt.store(TableKey::of(board), depth as u8, self.width(), alpha, beta, score, Some(sq));
         }
         out
     }
@@ -425,7 +425,7 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
         if depth == 0 {
             return self.eval.evaluate_leaf(board, features);
         }
-        let key = board.key();
+        let key = TableKey::of(board);
         let entry = self.tt.probe(key);
         if let Some(e) = entry {
             if e.answers(depth, self.width()) {
@@ -565,7 +565,7 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
             let child = board.play_flips(sq, f);
             if depth >= 2 {
                 // The child will probe the table: start loading its bucket now.
-                self.tt.prefetch(child.key());
+                self.tt.prefetch(TableKey::of(&child));
             }
             let cost = if Some(sq) == tt_move {
                 i32::MIN

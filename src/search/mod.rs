@@ -23,7 +23,7 @@ pub(crate) use moves::MAX_MOVES;
 pub(crate) use settings::{default_threads, Resolved, MAX_THREADS};
 pub use settings::{Settings, SettingsError, Strength, Width};
 pub use tt::TableError;
-pub(crate) use tt::TranspositionTable;
+pub(crate) use tt::{TableKey, TranspositionTable};
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -77,7 +77,7 @@ pub(crate) fn table_pv(tt: &TranspositionTable, board: &Board, max_len: usize) -
             b = b.pass();
             continue;
         }
-        let Some(sq) = tt.probe(b.key()).and_then(|e| e.best) else { break };
+        let Some(sq) = tt.probe(TableKey::of(&b)).and_then(|e| e.best) else { break };
         if moves & sq.bit() == 0 {
             break;
         }

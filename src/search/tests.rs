@@ -4,7 +4,7 @@
 use std::sync::atomic::AtomicBool;
 
 use super::endgame::EVAL_ORDER_MIN;
-use super::{Limits, Search, Selectivity, Solver, TranspositionTable};
+use super::{Limits, Search, Selectivity, Solver, TableKey, TranspositionTable};
 use crate::eval::PatternEval;
 use crate::square::Move;
 use crate::testutil::{plain_alpha_beta, random_position, Rng};
@@ -154,7 +154,7 @@ fn a_stopped_search_stores_no_false_bound() {
         for _ in 0..=3 {
             let mut next = Vec::new();
             for b in frontier {
-                if let Some(e) = tt.probe(b.key()).filter(|e| e.answers(b.empty_count(), 0)) {
+                if let Some(e) = tt.probe(TableKey::of(&b)).filter(|e| e.answers(b.empty_count(), 0)) {
                     let fresh = TranspositionTable::new(4);
                     let exact = Solver::new(&fresh, &stop, 1).solve(&b, -64, 64).score;
                     assert!(
