@@ -17,11 +17,11 @@ use crate::zobrist::mix64;
 
 /// A position's key in the table: a hash of its two bitboards made of a few
 /// multiplications. Not [`Board::key`], the Zobrist key that books and label stores keep
-/// on disk: that one reads 16 words from 32 KiB of byte tables, as much as the level-1
-/// cache holds, beside the evaluation's weights; this one touches no memory. Time to
-/// depth 24 at 1σ, 30 Thor positions at 36 empties, one thread
-/// (`scripts/search_speed.sh 24 1.0 1 36 30`): 5.83 / 5.52 s with the Zobrist key
-/// against 5.12 / 5.07 s (alternated).
+/// on disk: its 16 lookups span 32 KiB of byte tables, two thirds of this machine's
+/// level-1 data cache, which the search shares with the evaluation's weights; this one
+/// reads no memory. Time to depth 24 at 1σ, 30 Thor positions at 36 empties, one thread
+/// (`scripts/search_speed.sh 24 1.0 1 36 30`), alternated: 5.73 / 5.56 s with the
+/// Zobrist key against 5.12 / 4.95 s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct TableKey(u64);
 
