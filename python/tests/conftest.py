@@ -3,9 +3,12 @@ data. Nothing is skipped silently: a missing binary fails the test, and the test
 marked ``shared`` are deselected by ``.ci/run`` (with a NOT RUN line) where
 ``../shared`` is absent."""
 
+import contextlib
 import os
 import pathlib
+import signal
 import subprocess
+import threading
 
 import pytest
 
@@ -33,3 +36,25 @@ def shared():
     path = pathlib.Path(os.environ.get("THORBOOK_SHARED", ROOT.parent / "shared"))
     assert path.is_dir(), f"{path}: the shared data is missing (deselect with -m 'not shared')"
     return path
+
+
+@pytest.fixture
+def ctrl_c():
+    """``with ctrl_c(seconds):`` sends this process SIGINT that long into the block, as
+    Ctrl-C would. Python's own handler (``KeyboardInterrupt``) is installed for the
+    block: a process started with SIGINT ignored (a background job of a script, nohup)
+    inherits the ignoring, Python keeps it, and the signal would be lost."""
+
+    @contextlib.contextmanager
+    def after(seconds: float):
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        timer = threading.Timer(seconds, lambda: os.kill(os.getpid(), signal.SIGINT))
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
+            timer.join()
+            signal.signal(signal.SIGINT, previous)
+
+    return after

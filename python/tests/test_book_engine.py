@@ -1,7 +1,4 @@
 import json
-import os
-import signal
-import threading
 
 import pytest
 
@@ -85,31 +82,23 @@ def test_engine_moves_are_legal_and_limits_hold():
         engine.best_move(tb.Position.from_board_text("X" * 64 + " X"))
 
 
-def test_ctrl_c_stops_a_search_with_what_it_found():
+def test_ctrl_c_stops_a_search_with_what_it_found(ctrl_c):
     engine = tb.Engine(level=14, book=None)
     pos = tb.Position("f5d6c3d3c4f4f6f3e6e7")
-    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        # Depth 40 from 50 empties: hours, unless stopped.
-        result = engine.search(pos, depth=40)
-    finally:
-        timer.cancel()
+    with ctrl_c(0.5):
+        # Depth 40 from 50 empties: hours, unless stopped (and a minute at most if the
+        # signal were lost, so that the test fails rather than hangs).
+        result = engine.search(pos, depth=40, time=60)
     assert result["interrupted"] and result["move"] in pos.legal_moves()
     # The engine searches again afterwards.
     assert not engine.search(pos, depth=2)["interrupted"]
 
 
-def test_ctrl_c_stops_labelling():
+def test_ctrl_c_stops_labelling(ctrl_c):
     rows = tb.read_games()[:300].positions()
     mid = rows["empties"] == 26
-    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            tb.label_exact(rows["player"][mid], rows["opponent"][mid], max_empties=30)
-    finally:
-        timer.cancel()
+    with ctrl_c(0.5), pytest.raises(KeyboardInterrupt):
+        tb.label_exact(rows["player"][mid], rows["opponent"][mid], max_empties=30)
 
 
 def test_update_learn_and_grow_a_book(tmp_path):
@@ -134,17 +123,12 @@ class Bar:
         self.n += n
 
 
-def test_ctrl_c_stops_a_build_and_resume_finishes_it(tmp_path):
+def test_ctrl_c_stops_a_build_and_resume_finishes_it(ctrl_c, tmp_path):
     games = tb.read_games()
     path = tmp_path / "big.tbk"
     # Level 6 to ply 10 takes about 1.5 s on 2 cores; stopped after 0.3 s.
-    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            tb.Book.build(games, path, level=6, max_ply=10)
-    finally:
-        timer.cancel()
+    with ctrl_c(0.3), pytest.raises(KeyboardInterrupt):
+        tb.Book.build(games, path, level=6, max_ply=10)
     assert not path.exists()
     book = tb.Book.build(games, path, level=6, max_ply=10, resume=True)
     again = tb.Book.build(games, tmp_path / "whole.tbk", level=6, max_ply=10)
