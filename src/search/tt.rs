@@ -19,9 +19,9 @@ use crate::zobrist::mix64;
 /// multiplications. Not [`Board::key`], the Zobrist key that books and label stores keep
 /// on disk: its 16 lookups span 32 KiB of byte tables, two thirds of this machine's
 /// level-1 data cache; this one reads no memory (whether the cache or the instructions
-/// saved are what made it faster was not measured). Time to depth 24 at 1σ, 30 Thor positions at 36 empties, one thread
-/// (`scripts/search_speed.sh 24 1.0 1 36 30`), alternated: 5.73 / 5.56 s with the
-/// Zobrist key against 5.12 / 4.95 s.
+/// saved are what made it faster was not measured). Time to depth 24 at 1σ, 30 Thor
+/// positions at 36 empties, one thread (`scripts/search_speed.sh 24 1.0 1 36 30`),
+/// alternated: 5.73 / 5.56 s with the Zobrist key against 5.12 / 4.95 s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct TableKey(u64);
 
