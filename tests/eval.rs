@@ -240,6 +240,84 @@ fn eval_error_solves_extra_empties_and_keeps_them() {
     assert!(again.stderr.contains("exact and 0 search labels kept"), "{}", again.stderr);
 }
 
+/// `eval-error --positions-out`: one CSV row per position and depth, whose targets are
+/// the games' exact theoretical scores (found again here by replaying every bundled
+/// game to 24 empties), whose boards are canonical images with their keys, and whose
+/// errors average to the summary's; the report names each search's width. An
+/// unwritable path fails before anything is measured.
+#[test]
+fn eval_error_writes_every_position_it_measures() {
+    use std::collections::HashMap;
+    use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("positions.csv");
+    let args = ["eval-error", "--every", "40", "--solve-at", "0", "--exact-only", "--depths", "1,3", "--json"];
+    let mut with_out = args.to_vec();
+    with_out.extend(["--positions-out", csv.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_str(thorbook(&with_out).ok()).unwrap();
+    // The 24-empty position of every bundled game, as its mover sees it: canonical board → exact score for the mover.
+    let db = ThorDatabase::load(&bundled_sources(), LoadOptions::default()).unwrap();
+    let mut exact: HashMap<thorbook::Board, i32> = HashMap::new();
+    for g in db.games() {
+        let Some(discs) = g.theoretical_discs() else { continue };
+        let mut pos = Position::START;
+        for (i, mv) in g.moves_with_passes().into_iter().enumerate() {
+            if mv == thorbook::Move::Pass {
+                pos = pos.pass();
+                continue;
+            }
+            if pos.board.empty_count() == 24 {
+                let black = 2 * i32::from(discs) - 64;
+                let mover = if pos.side == thorbook::Color::Black { black } else { -black };
+                exact.insert(pos.board.canonical().0, mover);
+                break;
+            }
+            pos = pos.try_play(mv, i + 1).unwrap();
+        }
+    }
+    assert!(exact.len() > 5000, "{} positions", exact.len());
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("depth,width,empties,key,player,opponent,target,label,score,error"));
+    let hex = |s: &str| u64::from_str_radix(s.strip_prefix("0x").unwrap(), 16).unwrap();
+    let mut by_depth: HashMap<u64, Vec<f64>> = HashMap::new();
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        assert_eq!(f.len(), 10, "{line}");
+        assert_eq!((f[1], f[2], f[7]), ("full", "24", "exact"), "{line}");
+        let board = thorbook::Board::new(hex(f[4]), hex(f[5])).unwrap();
+        assert_eq!(board.canonical().0, board, "the canonical image: {line}");
+        assert_eq!(hex(f[3]), board.canonical_key(), "{line}");
+        let target: i32 = f[6].parse().unwrap();
+        assert_eq!(exact.get(&board), Some(&target), "{line}");
+        let (score, error): (f64, f64) = (f[8].parse().unwrap(), f[9].parse().unwrap());
+        assert_eq!(score.fract(), 0.0, "a search's score is whole discs: {line}");
+        assert_eq!(error, score - f64::from(target), "{line}");
+        by_depth.entry(f[0].parse().unwrap()).or_default().push(error);
+    }
+    let runs = v["depths"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for run in runs {
+        let depth = run["depth"].as_u64().unwrap();
+        assert_eq!(run["search"], format!("depth {depth}, full width, no exact solve").as_str());
+        let at24 = run["summary"].as_array().unwrap().iter().find(|g| g["group"] == "24 empties").unwrap();
+        let errors = &by_depth[&depth];
+        assert!(errors.len() >= 100, "{} positions at depth {depth}", errors.len());
+        assert_eq!(errors.len() as u64, at24["positions"].as_u64().unwrap());
+        let mean = errors.iter().sum::<f64>() / errors.len() as f64;
+        assert!((mean - at24["signed"].as_f64().unwrap()).abs() < 1e-9, "depth {depth}: {mean} against {at24}");
+    }
+    // A cut search says its width; the text report too.
+    let cut = thorbook(&["eval-error", "--every", "400", "--solve-at", "0", "--exact-only", "--level", "5"]);
+    assert!(cut.ok().contains("depth 6, selectivity 1.5 σ, exact at <= 14 empties"), "{}", cut.stdout);
+    let missing = dir.path().join("no/such/dir/positions.csv");
+    let mut bad = args.to_vec();
+    bad.extend(["--positions-out", missing.to_str().unwrap()]);
+    let bad = thorbook(&bad);
+    assert!(bad.fails().contains("no/such/dir/positions.csv"), "{}", bad.stderr);
+    assert!(!bad.stderr.contains("measuring"), "fails before measuring: {}", bad.stderr);
+}
+
 /// Signed error (score − exact, discs for the side to move) of midgame searches at 2σ
 /// and depths 4..=9, no solve, over every position at 24 empties with black to move of
 /// the bundled games (WTHOR 2013–2015, which neither the weights nor their leaf

@@ -1,6 +1,7 @@
 //! `thorbook train`, `thorbook calibrate`, `thorbook eval` and `thorbook eval-error`: arguments into
 //! training and measurement configs, progress bars, and the reports.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,14 +17,14 @@ use super::thor_cmds::ArchiveArgs;
 use super::EvalChoiceArgs;
 use super::PositionArgs;
 use crate::eval::{AnyEval, Evaluator, PatternEval, Weights};
-use crate::fileio::atomic_write;
+use crate::fileio::{atomic_write, AtomicFile};
 use crate::search::{Settings, Width};
 use crate::train::calibrate::{self, CalibrateConfig};
 use crate::train::dataset::TrainGame;
 use crate::train::fit::TrainConfig;
 use crate::train::fit::TrainReport;
 use crate::train::labels::LabelStore;
-use crate::train::measure::{measure_error, ErrorConfig, ErrorRun, ErrorStats};
+use crate::train::measure::{measure_error, positions_csv, ErrorConfig, ErrorRun, ErrorStats};
 use crate::train::probcut::ProbCutConfig;
 use crate::train::selfplay::SelfPlayConfig;
 use crate::train::trainer::{Backward, Bootstrap, TrainError, Validation};
@@ -459,6 +460,11 @@ pub struct EvalErrorArgs {
     /// one measurement at --depth; the summary groups per depth.
     #[arg(long, value_delimiter = ',', conflicts_with = "depth")]
     depths: Vec<u32>,
+    /// Also write every position measured, its target and score (per depth) to this CSV
+    /// file: `depth,width,empties,key,player,opponent,target,label,score,error`, the
+    /// board as its canonical image (see the README, *Evaluation*).
+    #[arg(long, value_name = "FILE")]
+    positions_out: Option<PathBuf>,
     /// JSON output.
     #[arg(long)]
     json: bool,
@@ -477,8 +483,15 @@ pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
         solve_at: args.solve_at,
         solve_empties: args.solve_empties.clone(),
         exact_only: args.exact_only,
+        keep_positions: args.positions_out.is_some(),
     };
     let eval = config.settings.eval.load()?;
+    // Opened before the measurement, so that an unwritable path fails at once, not
+    // after hours of solves; put in place only when the measurement ends.
+    let mut positions_out = match &args.positions_out {
+        Some(path) => Some(AtomicFile::create(path).with_context(|| path.display().to_string())?),
+        None => None,
+    };
     let pool = rayon::ThreadPoolBuilder::new().num_threads(config.settings.threads).build()?;
     let games: Vec<TrainGame> = load_games(&args.archives)?.into_iter().step_by(args.every).collect();
     let start = Instant::now();
@@ -494,14 +507,23 @@ pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
         }
         other => other.map_err(train_flag_error)?,
     };
+    if let (Some(mut file), Some(path)) = (positions_out.take(), &args.positions_out) {
+        let written = file.write_all(positions_csv(&report.runs).as_bytes()).and_then(|()| file.commit());
+        written.with_context(|| path.display().to_string())?;
+    }
     let digest = format!("{:08x}", eval.digest());
     if !args.depths.is_empty() {
         if args.json {
-            let depths: Vec<_> =
-                report.runs.iter().map(|r| serde_json::json!({ "depth": r.depth, "summary": r.groups })).collect();
+            let depths: Vec<_> = report
+                .runs
+                .iter()
+                .map(|r| serde_json::json!({ "depth": r.depth, "search": r.search, "summary": r.groups }))
+                .collect();
             outln!("{}", serde_json::json!({ "evaluation": eval.name(), "digest": digest, "depths": depths }));
         } else {
             for run in &report.runs {
+                // The width first: the same depth reads differently full width and cut.
+                outln!("depth {:>2}  {}", run.depth, run.search);
                 for g in &run.groups {
                     outln!(
                         "depth {:>2}  {:<44} {:>8}  {:>+6.2} ({:.2})  {:>5.2}",
@@ -521,6 +543,7 @@ pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
                 "evaluation": eval.name(),
                 "digest": digest,
                 "depth": run.depth,
+                "search": run.search,
                 "empties": run.empties,
                 "summary": run.groups,
             });
@@ -542,7 +565,7 @@ fn train_flag_error(e: TrainError) -> anyhow::Error {
 }
 
 fn print_errors(eval: &AnyEval, run: &ErrorRun) -> anyhow::Result<()> {
-    outln!("{} evaluation {:08x}, depth {}", eval.name(), eval.digest(), run.depth);
+    outln!("{} evaluation {:08x}, {}", eval.name(), eval.digest(), run.search);
     outln!("empties  positions  signed  (s.e.)    MAE  sign");
     for r in run.empties.iter().filter(|r| r.stats.positions > 0) {
         let s = &r.stats;

@@ -74,6 +74,16 @@ impl Width {
     }
 }
 
+impl std::fmt::Display for Width {
+    /// "full width", or the cut as `book info` writes it ("selectivity 1.5 σ").
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Width::Full => f.write_str("full width"),
+            Width::Selective(s) => write!(f, "selectivity {:.1} σ", s.sigmas()),
+        }
+    }
+}
+
 /// Settings that cannot be searched with: a value out of range, or a table that
 /// cannot be made.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

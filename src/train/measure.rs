@@ -7,14 +7,15 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
-use super::dataset::{game_positions, label_positions, Dataset, Labeled, TrainGame};
+use super::dataset::{game_positions, label_positions, Dataset, LabelKind, Labeled, TrainGame};
 use super::labeljob::solve_targets;
 use super::labels::{solve_order, LabelStore};
 use super::trainer::{TrainError, DEFAULT_MOVE_LOSS};
 use super::{stage_count, ProgressFn, Stage};
+use crate::board::Board;
 use crate::eval::{AnyEval, IncrementalEvaluator};
 use crate::search::tt::TableError;
-use crate::search::{Search, Settings, SettingsError, Strength, TranspositionTable};
+use crate::search::{Search, Settings, SettingsError, Strength, TranspositionTable, Width};
 use crate::setting::{check, Setting};
 
 /// Error statistics of a set of positions, in discs.
@@ -109,6 +110,43 @@ impl MeasureConfig {
     pub(crate) fn depth(&self) -> u32 {
         self.search.and_then(|s| s.depth).unwrap_or(0)
     }
+
+    /// What scores the positions, as a report names it: the width above all, since the
+    /// same depth reads differently full width and cut (e.g. "depth 8, full width, no
+    /// exact solve").
+    pub(crate) fn describe(&self) -> String {
+        let Some(s) = self.search else {
+            return "static evaluation".to_owned();
+        };
+        let mut out = match s.depth {
+            Some(d) => format!("depth {d}, {}", Width::of(s.selectivity)),
+            None => format!("no depth limit, {}", Width::of(s.selectivity)),
+        };
+        if let Some(t) = s.time {
+            out += &format!(", {:.3} s a position", t.as_secs_f64());
+        }
+        if let Some(n) = s.nodes {
+            out += &format!(", {n} nodes a position");
+        }
+        match s.exact_at_with(None) {
+            0 => out += ", no exact solve",
+            e => out += &format!(", exact at <= {e} empties"),
+        }
+        out
+    }
+}
+
+/// One measured position and its score (kept on request, [`ErrorConfig::keep_positions`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct ScoredPosition {
+    /// The board searched (the canonical image, side to move as `player`).
+    pub board: Board,
+    /// Its target for the side to move.
+    pub target: i8,
+    /// Where the target comes from.
+    pub kind: LabelKind,
+    /// The score (the static evaluation unrounded, a search's in whole discs).
+    pub score: f64,
 }
 
 /// The error at one number of empties.
@@ -147,32 +185,46 @@ pub(crate) fn scored<E: IncrementalEvaluator>(
 /// The error of `eval` on `data` per number of empties, start of the game first (in
 /// parallel on the current rayon pool, a table per worker; the result does not depend
 /// on the thread count).
+///
+/// With `keep`, every position and its score too, in the same order (60 empties
+/// first), else none.
 pub(crate) fn error_by_empties<E: IncrementalEvaluator>(
     eval: &E,
     data: &Dataset,
     config: &MeasureConfig,
+    keep: bool,
     progress: ProgressFn,
-) -> Result<Vec<EmptiesError>, TableError> {
+) -> Result<(Vec<EmptiesError>, Vec<ScoredPosition>), TableError> {
     let wanted = |l: &&Labeled| l.exact() || !config.exact_only;
     let count = stage_count(Stage::Measure, data.iter().filter(wanted).count() as u64, 64, progress);
     let mut out = Vec::with_capacity(60);
+    let mut kept = Vec::new();
     for empties in (1..=60u32).rev() {
         let rows: Vec<Labeled> = data.at(empties).iter().filter(wanted).copied().collect();
-        let pairs = rows
+        let scores = rows
             .par_iter()
             .map_init(
                 || None,
                 |table, l| {
                     let v = scored(eval, table, l, config)?;
                     count.add(1);
-                    Ok((v, i32::from(l.target)))
+                    Ok(v)
                 },
             )
-            .collect::<Result<Vec<(f64, i32)>, TableError>>()?;
+            .collect::<Result<Vec<f64>, TableError>>()?;
+        let pairs = rows.iter().zip(&scores).map(|(l, &v)| (v, i32::from(l.target))).collect();
+        if keep {
+            kept.extend(rows.iter().zip(&scores).map(|(l, &score)| ScoredPosition {
+                board: l.board,
+                target: l.target,
+                kind: l.kind,
+                score,
+            }));
+        }
         out.push(EmptiesError { empties, stats: PositionErrors { pairs }.stats() });
     }
     count.finish();
-    Ok(out)
+    Ok((out, kept))
 }
 
 /// Statistics over the rows of a range of empties, weighted by positions.
@@ -215,6 +267,9 @@ pub struct ErrorConfig {
     pub solve_empties: Vec<u32>,
     /// Only positions with exact targets (24 empties and the solved ones).
     pub exact_only: bool,
+    /// Keep every position's score in each run ([`ErrorRun::positions`]), e.g. to pair
+    /// positions of the same games or list the worst ones.
+    pub keep_positions: bool,
 }
 
 impl Default for ErrorConfig {
@@ -226,6 +281,7 @@ impl Default for ErrorConfig {
             solve_at: 16,
             solve_empties: Vec::new(),
             exact_only: false,
+            keep_positions: false,
         }
     }
 }
@@ -247,6 +303,12 @@ pub struct ErrorGroup {
 pub struct ErrorRun {
     /// The search depth (0: the static evaluation).
     pub depth: u32,
+    /// What scored the positions: depth, width, exact solves
+    /// ([`MeasureConfig::describe`]).
+    pub search: String,
+    /// The search's width (`None`: the static evaluation).
+    #[serde(skip)]
+    pub(crate) width: Option<Width>,
     /// The error per number of empties, 60 first (every count, measured or not).
     pub empties: Vec<EmptiesError>,
     /// The error over every position.
@@ -255,6 +317,10 @@ pub struct ErrorRun {
     /// of empties solved on request and at 24, and (unless `exact_only`) over the
     /// midgame, whose targets are the games' theoretical scores.
     pub groups: Vec<ErrorGroup>,
+    /// Every position measured and its score, 60 empties first, when
+    /// [`ErrorConfig::keep_positions`] asks (else empty).
+    #[serde(skip)]
+    pub(crate) positions: Vec<ScoredPosition>,
 }
 
 /// What [`measure_error`] found.
@@ -308,11 +374,60 @@ pub fn measure_error(
     let data = label_positions(&positions, &[], store, None, DEFAULT_MOVE_LOSS);
     let mut runs = Vec::with_capacity(searches.len());
     for search in &searches {
-        let empties = error_by_empties(eval, &data, search, progress)?;
+        let (empties, positions) = error_by_empties(eval, &data, search, config.keep_positions, progress)?;
         let groups = parity_groups(&empties, config);
-        runs.push(ErrorRun { depth: search.depth(), all: pooled(&empties, |_| true), empties, groups });
+        runs.push(ErrorRun {
+            depth: search.depth(),
+            search: search.describe(),
+            width: search.search.map(|s| Width::of(s.selectivity)),
+            all: pooled(&empties, |_| true),
+            empties,
+            groups,
+            positions,
+        });
     }
     Ok(ErrorReport { positions: positions.len(), runs })
+}
+
+/// The positions of `runs` as CSV (`eval-error --positions-out`), one row per
+/// position and run: `depth,width,empties,key,player,opponent,target,label,score,error`.
+/// `width` is `full`, the cut in standard deviations (`1.5`) or `static`; `key` is the
+/// board's canonical Zobrist key (`Position.canonical_key()` in Python), `player` and
+/// `opponent` its bitboards (bit 0 = a1, bit 63 = h8), all three `0x` and 16 hex
+/// digits; `target` the disc differential for the side to move, `label` `exact`,
+/// `search` or `theoretical`, `score` the measurement's and `error` score − target.
+pub(crate) fn positions_csv(runs: &[ErrorRun]) -> String {
+    use std::fmt::Write;
+    let mut out = String::from("depth,width,empties,key,player,opponent,target,label,score,error\n");
+    for run in runs {
+        let width = match run.width {
+            None => "static".to_owned(),
+            Some(Width::Full) => "full".to_owned(),
+            Some(Width::Selective(s)) => format!("{:.1}", s.sigmas()),
+        };
+        for p in &run.positions {
+            let label = match p.kind {
+                LabelKind::Exact => "exact",
+                LabelKind::Search => "search",
+                LabelKind::Theoretical => "theoretical",
+            };
+            let b = p.board;
+            // Writing to a String cannot fail.
+            let _ = writeln!(
+                out,
+                "{},{width},{},{:#018x},{:#018x},{:#018x},{},{label},{:.2},{:.2}",
+                run.depth,
+                b.empty_count(),
+                b.canonical_key(),
+                b.player,
+                b.opponent,
+                p.target,
+                p.score,
+                p.score - f64::from(p.target)
+            );
+        }
+    }
+    out
 }
 
 /// The groups of [`ErrorRun::groups`], each with at least one position.
