@@ -435,8 +435,9 @@ pub struct EvalErrorArgs {
     #[command(flatten)]
     archives: ArchiveArgs,
     /// The search that scores each position (default: the static evaluation; a depth,
-    /// a level, a time or a node budget searches, without exact solves unless --exact-at says so; a 2 MiB
-    /// table per search, one search per core).
+    /// a level, a time or a node budget searches, full width unless --selectivity or a
+    /// level cuts, without exact solves unless --exact-at or a level says so; a 2 MiB
+    /// table per search, one search per core). The report names the search it ran.
     #[command(flatten)]
     search: SearchArgs,
     /// Solve positions with at most this many empties for their targets (as `train`).
