@@ -457,8 +457,9 @@ pub struct EvalErrorArgs {
     #[arg(long, default_value_t = 1)]
     every: usize,
     /// Measure searches of each of these depths in turn (e.g. `4,5,6,7,8`: a lean that
-    /// swings with the parity of the depth shows), each without solving, instead of
-    /// one measurement at --depth; the summary groups per depth.
+    /// swings with the parity of the depth shows), each full width and without solving
+    /// unless the search flags say otherwise, instead of one measurement at --depth; the
+    /// summary groups per depth.
     #[arg(long, value_delimiter = ',', conflicts_with = "depth")]
     depths: Vec<u32>,
     /// Also write every position measured, its target and score (per depth) to this CSV
