@@ -248,33 +248,15 @@ fn eval_error_solves_extra_empties_and_keeps_them() {
 #[test]
 fn eval_error_writes_every_position_it_measures() {
     use std::collections::HashMap;
-    use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("positions.csv");
     let args = ["eval-error", "--every", "40", "--solve-at", "0", "--exact-only", "--depths", "1,3", "--json"];
     let mut with_out = args.to_vec();
     with_out.extend(["--positions-out", csv.to_str().unwrap()]);
     let v: serde_json::Value = serde_json::from_str(thorbook(&with_out).ok()).unwrap();
-    // The 24-empty position of every bundled game, as its mover sees it: canonical board → exact score for the mover.
-    let db = ThorDatabase::load(&bundled_sources(), LoadOptions::default()).unwrap();
-    let mut exact: HashMap<thorbook::Board, i32> = HashMap::new();
-    for g in db.games() {
-        let Some(discs) = g.theoretical_discs() else { continue };
-        let mut pos = Position::START;
-        for (i, mv) in g.moves_with_passes().into_iter().enumerate() {
-            if mv == thorbook::Move::Pass {
-                pos = pos.pass();
-                continue;
-            }
-            if pos.board.empty_count() == 24 {
-                let black = 2 * i32::from(discs) - 64;
-                let mover = if pos.side == thorbook::Color::Black { black } else { -black };
-                exact.insert(pos.board.canonical().0, mover);
-                break;
-            }
-            pos = pos.try_play(mv, i + 1).unwrap();
-        }
-    }
+    // The canonical image of every bundled game's 24-empty position → its exact score.
+    let exact: HashMap<thorbook::Board, i32> =
+        bundled_positions_at_24().into_iter().map(|p| (p.position.board.canonical().0, p.exact)).collect();
     assert!(exact.len() > 5000, "{} positions", exact.len());
     let text = std::fs::read_to_string(&csv).unwrap();
     let mut lines = text.lines();
@@ -318,6 +300,40 @@ fn eval_error_writes_every_position_it_measures() {
     assert!(!bad.stderr.contains("measuring"), "fails before measuring: {}", bad.stderr);
 }
 
+/// A bundled game's position at 24 empties and its exact score: the game's theoretical
+/// score, for the side to move.
+struct ExactAt24 {
+    position: Position,
+    exact: i32,
+    /// A pass came before it (without one, black is to move).
+    after_pass: bool,
+}
+
+/// The 24-empty position of every bundled game with a theoretical score.
+fn bundled_positions_at_24() -> Vec<ExactAt24> {
+    use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
+    let db = ThorDatabase::load(&bundled_sources(), LoadOptions::default()).unwrap();
+    db.games()
+        .iter()
+        .filter_map(|g| {
+            let black = 2 * i32::from(g.theoretical_discs()?) - 64;
+            let (mut pos, mut after_pass) = (Position::START, false);
+            for (i, mv) in g.moves_with_passes().into_iter().enumerate() {
+                if mv == thorbook::Move::Pass {
+                    (pos, after_pass) = (pos.pass(), true);
+                    continue;
+                }
+                if pos.board.empty_count() == 24 {
+                    let exact = if pos.side == thorbook::Color::Black { black } else { -black };
+                    return Some(ExactAt24 { position: pos, exact, after_pass });
+                }
+                pos = pos.try_play(mv, i + 1).unwrap();
+            }
+            None
+        })
+        .collect()
+}
+
 /// Signed error (score − exact, discs for the side to move) of midgame searches at 2σ
 /// and depths 4..=9, no solve, over every position at 24 empties with black to move of
 /// the bundled games (WTHOR 2013–2015, which neither the weights nor their leaf
@@ -325,25 +341,8 @@ fn eval_error_writes_every_position_it_measures() {
 fn signed_errors_at_24(eval: &PatternEval) -> Vec<f64> {
     use rayon::prelude::*;
     use thorbook::testutil::searches::Searcher;
-    use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
-    let db = ThorDatabase::load(&bundled_sources(), LoadOptions::default()).unwrap();
-    let positions: Vec<(thorbook::Board, i32)> = db
-        .games()
-        .iter()
-        .filter_map(|g| {
-            let mut pos = Position::START;
-            for (i, mv) in g.moves_with_passes().into_iter().enumerate() {
-                if mv == thorbook::Move::Pass {
-                    return None;
-                }
-                if pos.board.empty_count() == 24 {
-                    return Some((pos.board, 2 * i32::from(g.theoretical_discs()?) - 64));
-                }
-                pos = pos.try_play(mv, i + 1).unwrap();
-            }
-            None
-        })
-        .collect();
+    let positions: Vec<(thorbook::Board, i32)> =
+        bundled_positions_at_24().into_iter().filter(|p| !p.after_pass).map(|p| (p.position.board, p.exact)).collect();
     assert!(positions.len() > 5000, "{} positions", positions.len());
     (4..=9)
         .map(|depth| {
