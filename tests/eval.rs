@@ -300,6 +300,44 @@ fn eval_error_writes_every_position_it_measures() {
     assert!(!bad.stderr.contains("measuring"), "fails before measuring: {}", bad.stderr);
 }
 
+/// `--every N --offset K` samples partition the games: the 24-empty positions of the
+/// three samples of `--every 3` are together those of every game, and an offset not
+/// below N is refused as a usage error, in `labels solve` too.
+#[test]
+fn game_samples_with_offsets_partition_the_games() {
+    use std::collections::BTreeSet;
+    let dir = tempfile::tempdir().unwrap();
+    let keys = |sample: &[&str]| -> (BTreeSet<String>, usize) {
+        let csv = dir.path().join("p.csv");
+        let mut args = vec!["eval-error", "--solve-at", "0", "--exact-only", "--positions-out", csv.to_str().unwrap()];
+        args.extend(sample);
+        thorbook(&args).ok();
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let rows: Vec<String> = text.lines().skip(1).map(|l| l.split(',').nth(3).unwrap().to_owned()).collect();
+        (rows.iter().cloned().collect(), rows.len())
+    };
+    let (all, n) = keys(&[]);
+    assert!(n > 5000, "{n} positions");
+    let mut union = BTreeSet::new();
+    let mut sizes = Vec::new();
+    for offset in ["0", "1", "2"] {
+        let (part, len) = keys(&["--every", "3", "--offset", offset]);
+        assert!(part.is_subset(&all));
+        sizes.push(len);
+        union.extend(part);
+    }
+    assert_eq!(union, all);
+    // About a third each (positions two games share may fall in two samples).
+    assert!(sizes.iter().all(|&k| 3 * k >= n - 30 && 3 * k <= n + 300), "{sizes:?} of {n}");
+    for cmd in [vec!["eval-error"], vec!["labels", "solve", "--solve-at", "4", "--labels", "x.tbl"]] {
+        let mut args = cmd.clone();
+        args.extend(["--every", "3", "--offset", "3"]);
+        let bad = thorbook(&args);
+        assert!(bad.fails().contains("--offset must be below --every (3), got 3"), "{}", bad.stderr);
+        assert_eq!(bad.status, 2, "{}", bad.stderr);
+    }
+}
+
 /// A bundled game's position at 24 empties and its exact score: the game's theoretical
 /// score, for the side to move.
 struct ExactAt24 {

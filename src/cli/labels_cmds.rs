@@ -40,9 +40,8 @@ pub struct SolveArgs {
     /// `23,25,26` for both sides to move around the games' exact scores at 24).
     #[arg(long, value_delimiter = ',')]
     solve_empties: Vec<u32>,
-    /// Every Nth game only.
-    #[arg(long, default_value_t = 1)]
-    every: usize,
+    #[command(flatten)]
+    sample: super::train_cmds::GameSampleArgs,
     /// Cut the positions into this many shards (by board: whatever the games' order);
     /// the shards' stores merged hold what one run would.
     #[arg(long, default_value_t = 1)]
@@ -97,9 +96,7 @@ pub(super) fn run(cmd: LabelsCommand) -> anyhow::Result<ExitCode> {
 }
 
 fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
-    if args.every == 0 {
-        return Err(super::flags::usage("--every must be >= 1"));
-    }
+    args.sample.validate()?;
     let index = super::plan_cmds::run_shard_index(args.shards, args.index)?;
     let job =
         SolveJob { solve_at: args.solve_at, solve_empties: args.solve_empties.clone(), shards: args.shards, index };
@@ -109,7 +106,7 @@ fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
     }
     let path = PathBuf::from(args.labels.to_string_lossy().replace("{index}", &index.to_string()));
     let order = crate::train::labels::solve_order(&args.eval.source().load()?);
-    let games: Vec<_> = load_games(&args.archives)?.into_iter().step_by(args.every).collect();
+    let games: Vec<_> = args.sample.pick(load_games(&args.archives)?)?;
     let mut store = open_labels(Some(&path))?;
     let pool = super::flags::thread_pool(args.threads)?;
     let threads = pool.current_num_threads();

@@ -197,6 +197,40 @@ pub(super) fn progress_to(bar: &Meter) -> impl Fn(Progress) + Sync + '_ {
     }
 }
 
+/// Which of the loaded games a measurement or a solve takes: `--every N --offset K`,
+/// games K, K + N, K + 2N… in the order loaded. The same flags in `eval-error` and
+/// `labels solve`, so that a store solved for one sample is the one measured.
+#[derive(Args, Debug, Clone, Copy)]
+pub(super) struct GameSampleArgs {
+    /// Every Nth game only (a quicker estimate).
+    #[arg(long, default_value_t = 1)]
+    every: usize,
+    /// With --every N, start at game K (0..N): samples with different offsets share no
+    /// game, so a second sample is independent of the first.
+    #[arg(long, default_value_t = 0)]
+    offset: usize,
+}
+
+impl GameSampleArgs {
+    /// The games of the sample, or a usage error for an --every of 0 or an --offset
+    /// not below it.
+    pub(super) fn pick<T>(&self, games: Vec<T>) -> anyhow::Result<Vec<T>> {
+        if self.every == 0 {
+            return Err(crate::cli::flags::usage("--every must be >= 1"));
+        }
+        if self.offset >= self.every {
+            let (offset, every) = (self.offset, self.every);
+            return Err(crate::cli::flags::usage(format!("--offset must be below --every ({every}), got {offset}")));
+        }
+        Ok(games.into_iter().skip(self.offset).step_by(self.every).collect())
+    }
+
+    /// Checks the flags before any work (the same check as [`GameSampleArgs::pick`]).
+    pub(super) fn validate(&self) -> anyhow::Result<()> {
+        self.pick(Vec::<()>::new()).map(drop)
+    }
+}
+
 pub(super) fn load_games(archives: &ArchiveArgs) -> anyhow::Result<Vec<TrainGame>> {
     let db = archives.load(false)?;
     let games: Vec<TrainGame> = db.games.iter().filter_map(TrainGame::from_thor).collect();
@@ -453,9 +487,8 @@ pub struct EvalErrorArgs {
     /// Only positions with exact targets (24 empties and the solved ones).
     #[arg(long)]
     exact_only: bool,
-    /// Every Nth game only (a quicker estimate).
-    #[arg(long, default_value_t = 1)]
-    every: usize,
+    #[command(flatten)]
+    sample: GameSampleArgs,
     /// Measure searches of each of these depths in turn (e.g. `4,5,6,7,8`: a lean that
     /// swings with the parity of the depth shows), each full width and without solving
     /// unless the search flags say otherwise, instead of one measurement at --depth; the
@@ -476,9 +509,7 @@ pub struct EvalErrorArgs {
 pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
     let defaults = Settings { hash_mib: 2, threads: crate::search::default_threads(), ..Settings::default() };
     let settings = args.search.settings(&defaults)?;
-    if args.every == 0 {
-        return Err(crate::cli::flags::usage("--every must be >= 1"));
-    }
+    args.sample.validate()?;
     let config = ErrorConfig {
         settings,
         depths: args.depths.clone(),
@@ -495,7 +526,7 @@ pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let pool = rayon::ThreadPoolBuilder::new().num_threads(config.settings.threads).build()?;
-    let games: Vec<TrainGame> = load_games(&args.archives)?.into_iter().step_by(args.every).collect();
+    let games: Vec<TrainGame> = args.sample.pick(load_games(&args.archives)?)?;
     let start = Instant::now();
     let mut store = open_labels(args.labels.as_ref())?;
     let stop = stop_on_ctrl_c("the positions in hand")?;
