@@ -212,22 +212,23 @@ pub(super) struct GameSampleArgs {
 }
 
 impl GameSampleArgs {
-    /// The games of the sample, or a usage error for an --every of 0 or an --offset
-    /// not below it.
-    pub(super) fn pick<T>(&self, games: Vec<T>) -> anyhow::Result<Vec<T>> {
-        if self.every == 0 {
+    /// A usage error for an --every of 0 or an --offset not below it (checked before
+    /// any work, and by [`GameSampleArgs::pick`]).
+    pub(super) fn validate(&self) -> anyhow::Result<()> {
+        let (every, offset) = (self.every, self.offset);
+        if every == 0 {
             return Err(crate::cli::flags::usage("--every must be >= 1"));
         }
-        if self.offset >= self.every {
-            let (offset, every) = (self.offset, self.every);
+        if offset >= every {
             return Err(crate::cli::flags::usage(format!("--offset must be below --every ({every}), got {offset}")));
         }
-        Ok(games.into_iter().skip(self.offset).step_by(self.every).collect())
+        Ok(())
     }
 
-    /// Checks the flags before any work (the same check as [`GameSampleArgs::pick`]).
-    pub(super) fn validate(&self) -> anyhow::Result<()> {
-        self.pick(Vec::<()>::new()).map(drop)
+    /// The games of the sample.
+    pub(super) fn pick<T>(&self, games: Vec<T>) -> anyhow::Result<Vec<T>> {
+        self.validate()?;
+        Ok(games.into_iter().skip(self.offset).step_by(self.every).collect())
     }
 }
 
