@@ -289,9 +289,22 @@ fn eval_error_writes_every_position_it_measures() {
         let mean = errors.iter().sum::<f64>() / errors.len() as f64;
         assert!((mean - at24["signed"].as_f64().unwrap()).abs() < 1e-9, "depth {depth}: {mean} against {at24}");
     }
-    // A cut search says its width; the text report too.
-    let cut = thorbook(&["eval-error", "--every", "400", "--solve-at", "0", "--exact-only", "--level", "5"]);
-    assert!(cut.ok().contains("depth 6, selectivity 1.5 σ, exact at <= 14 empties"), "{}", cut.stdout);
+    // A cut search says its width, in the text report and in every row; so does the
+    // static evaluation.
+    let csv_s = csv.to_str().unwrap();
+    for (search, header, depth_width) in [
+        (vec!["--level", "5"], "depth 6, selectivity 1.5 σ, exact at <= 14 empties", "6,1.5,"),
+        (vec![], "static evaluation", "0,static,"),
+    ] {
+        let mut args =
+            vec!["eval-error", "--every", "400", "--solve-at", "0", "--exact-only", "--positions-out", csv_s];
+        args.extend(search);
+        let run = thorbook(&args);
+        assert!(run.ok().contains(header), "{}", run.stdout);
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let rows: Vec<&str> = text.lines().skip(1).collect();
+        assert!(!rows.is_empty() && rows.iter().all(|r| r.starts_with(depth_width)), "{header}: {text}");
+    }
     let missing = dir.path().join("no/such/dir/positions.csv");
     let mut bad = args.to_vec();
     bad.extend(["--positions-out", missing.to_str().unwrap()]);
