@@ -313,6 +313,80 @@ fn eval_error_writes_every_position_it_measures() {
     assert!(!bad.stderr.contains("measuring"), "fails before measuring: {}", bad.stderr);
 }
 
+/// The lean within games (`sides`) against a naive reference: every bundled game
+/// replayed, its positions at 9, 10 and 24 empties (all exact, both colours to move)
+/// looked up in `--positions-out`, each game's mean error by the colour to move
+/// averaged and differenced by hand. Both colours' errors are each for the side to
+/// move, so a lean for the side to move and one toward black are told apart.
+#[test]
+fn eval_error_splits_the_lean_within_games_between_the_side_to_move_and_black() {
+    use std::collections::HashMap;
+    use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("p.csv");
+    let args = ["eval-error", "--solve-at", "0", "--solve-empties", "9,10", "--exact-only", "--depths", "2", "--json"];
+    let mut with_out = args.to_vec();
+    with_out.extend(["--positions-out", csv.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_str(thorbook(&with_out).ok()).unwrap();
+    let hex = |s: &str| u64::from_str_radix(s.strip_prefix("0x").unwrap(), 16).unwrap();
+    let errors: HashMap<thorbook::Board, f64> = std::fs::read_to_string(&csv)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|line| {
+            let f: Vec<&str> = line.split(',').collect();
+            (thorbook::Board::new(hex(f[4]), hex(f[5])).unwrap(), f[9].parse().unwrap())
+        })
+        .collect();
+    let db = ThorDatabase::load(&bundled_sources(), LoadOptions::default()).unwrap();
+    let (mut to_move, mut toward_black) = (Vec::new(), Vec::new());
+    for g in db.games().iter().filter(|g| g.theoretical_discs().is_some()) {
+        // [white, black]: errors at 9, 10 and 24 empties.
+        let mut by_colour: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+        let (mut pos, mut reaches_24) = (Position::START, false);
+        for (i, mv) in g.moves_with_passes().into_iter().map(Some).chain([None]).enumerate() {
+            let e = pos.board.empty_count();
+            reaches_24 |= e == 24;
+            if [9, 10, 24].contains(&e) && pos.board.legal_moves() != 0 {
+                let error = errors[&pos.board.canonical().0];
+                by_colour[usize::from(pos.side == thorbook::Color::Black)].push(error);
+            }
+            match mv {
+                None => break,
+                Some(thorbook::Move::Pass) => pos = pos.pass(),
+                Some(mv) => pos = pos.try_play(mv, i + 1).unwrap(),
+            }
+        }
+        let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+        if let (true, [w, b]) = (reaches_24, &by_colour) {
+            if !w.is_empty() && !b.is_empty() {
+                to_move.push((mean(b) + mean(w)) / 2.0);
+                toward_black.push((mean(b) - mean(w)) / 2.0);
+            }
+        }
+    }
+    assert!(to_move.len() > 5000, "{} games", to_move.len());
+    let sides = &v["depths"][0]["sides"];
+    assert_eq!(sides["games"].as_u64(), Some(to_move.len() as u64), "{sides}");
+    for (xs, mean_key, se_key) in
+        [(&to_move, "to_move", "to_move_se"), (&toward_black, "toward_black", "toward_black_se")]
+    {
+        let n = xs.len() as f64;
+        let mean = xs.iter().sum::<f64>() / n;
+        let se = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0) / n).sqrt();
+        assert!((sides[mean_key].as_f64().unwrap() - mean).abs() < 1e-9, "{mean_key}: {mean} against {sides}");
+        assert!((sides[se_key].as_f64().unwrap() - se).abs() < 1e-9, "{se_key}: {se} against {sides}");
+    }
+    // The text report says it too; with only one colour to move (24 empties) there is nothing to split.
+    let text = thorbook(&args[..args.len() - 1]);
+    let line =
+        format!("depth  2  within {} games (exact positions, both colours to move): side to move", to_move.len());
+    assert!(text.ok().contains(&line), "{}", text.stdout);
+    let one_colour = thorbook(&["eval-error", "--every", "40", "--solve-at", "0", "--exact-only", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(one_colour.ok()).unwrap();
+    assert!(v["sides"].is_null(), "{v}");
+}
+
 /// `--every N --offset K` samples partition the games: the 24-empty positions of the
 /// three samples of `--every 3` are together those of every game, and an offset not
 /// below N is refused as a usage error, in `labels solve` too.

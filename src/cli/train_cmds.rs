@@ -551,7 +551,7 @@ pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
             let depths: Vec<_> = report
                 .runs
                 .iter()
-                .map(|r| serde_json::json!({ "depth": r.depth, "search": r.search, "summary": r.groups }))
+                .map(|r| serde_json::json!({ "depth": r.depth, "search": r.search, "summary": r.groups, "sides": r.sides }))
                 .collect();
             outln!("{}", serde_json::json!({ "evaluation": eval.name(), "digest": digest, "depths": depths }));
         } else {
@@ -569,6 +569,9 @@ pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
                         g.stats.mae
                     );
                 }
+                if let Some(line) = sides_line(run) {
+                    outln!("depth {:>2}  {line}", run.depth);
+                }
             }
         }
     } else if let [run] = report.runs.as_slice() {
@@ -580,6 +583,7 @@ pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
                 "search": run.search,
                 "empties": run.empties,
                 "summary": run.groups,
+                "sides": run.sides,
             });
             outln!("{json}");
         } else {
@@ -625,7 +629,19 @@ fn print_errors(eval: &AnyEval, run: &ErrorRun) -> anyhow::Result<()> {
             g.stats.mae
         );
     }
+    if let Some(line) = sides_line(run) {
+        outln!("{line}");
+    }
     Ok(())
+}
+
+/// The lean within games, split between the side to move and black, as one line.
+fn sides_line(run: &ErrorRun) -> Option<String> {
+    let s = run.sides?;
+    Some(format!(
+        "within {} games (exact positions, both colours to move): side to move {:+.2} ({:.2}), toward black {:+.2} ({:.2})",
+        s.games, s.to_move, s.to_move_se, s.toward_black, s.toward_black_se
+    ))
 }
 
 /// `thorbook calibrate`.

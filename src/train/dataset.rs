@@ -94,7 +94,7 @@ impl TrainGame {
                 // from here to 24 empties minus the other side's (negative counts after).
                 let (me, other) = if black { (0, 1) } else { (1, 0) };
                 let to_24 = |side: usize| at_24[side] - made[side];
-                GameTarget { board, theoretical, understated_moves: to_24(me) - to_24(other) }
+                GameTarget { board, theoretical, understated_moves: to_24(me) - to_24(other), black }
             })
             .collect()
     }
@@ -111,6 +111,8 @@ pub(crate) struct GameTarget {
     /// to move by: between this position and 24 empties, its moves minus the other
     /// side's when 24 empties is still to come, the other side's minus its own after.
     pub understated_moves: i32,
+    /// Black is to move (a pass changes which colour moves at a number of empties).
+    pub black: bool,
 }
 
 /// A distinct position of the training games.

@@ -1,8 +1,10 @@
 //! How far an evaluation (static, or through a search of a given depth) is from the
 //! targets of labeled positions: per number of empties (which fixes the phase and the
 //! parity), the mean signed error — a bias toward one side or one parity shows here —,
-//! the mean absolute error and sign agreement.
+//! the mean absolute error and sign agreement; and, within games, the lean split
+//! between the side to move and a colour ([`SideLean`]).
 
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use rayon::prelude::*;
@@ -149,6 +151,64 @@ pub(crate) struct ScoredPosition {
     pub score: f64,
 }
 
+/// A measurement's lean within games, split between the side to move and a colour.
+///
+/// At each number of empties one colour is to move (save after a pass), so a count's
+/// signed error cannot tell a lean for the side to move from a lean toward a colour —
+/// and a sample of games can lean toward a colour of its own (its players, its era).
+/// Within each game holding exact positions of both colours to move, the mean error
+/// of its black-to-move positions `b` and of its white-to-move ones `w` (each for its
+/// side to move) give `(b + w) / 2`, the lean for the side to move, and `(b − w) / 2`,
+/// the lean toward black; averaged over the games, each with its standard error.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub(crate) struct SideLean {
+    /// Games with exact positions of both colours to move.
+    pub games: usize,
+    /// The lean for the side to move (negative: it is underrated, whichever colour).
+    pub to_move: f64,
+    /// Its standard error over the games.
+    pub to_move_se: f64,
+    /// The lean toward black (negative: toward white).
+    pub toward_black: f64,
+    /// Its standard error over the games.
+    pub toward_black_se: f64,
+}
+
+impl SideLean {
+    /// From each game's exact positions (canonical board, black to move) and the
+    /// errors (score − target for the side to move) of the boards measured; `None`
+    /// with fewer than two games holding both colours to move.
+    fn within_games(games: &[Vec<(Board, bool)>], errors: &HashMap<Board, f64>) -> Option<SideLean> {
+        let (mut to_move, mut toward_black) = (Vec::new(), Vec::new());
+        for game in games {
+            // [white, black]: sum of errors, positions.
+            let mut sums = [(0.0, 0u32); 2];
+            for (board, black) in game {
+                if let Some(&e) = errors.get(board) {
+                    let side = &mut sums[usize::from(*black)];
+                    side.0 += e;
+                    side.1 += 1;
+                }
+            }
+            if let [(w, white @ 1..), (b, black @ 1..)] = sums {
+                let (w, b) = (w / f64::from(white), b / f64::from(black));
+                to_move.push((b + w) / 2.0);
+                toward_black.push((b - w) / 2.0);
+            }
+        }
+        let n = to_move.len();
+        if n < 2 {
+            return None;
+        }
+        let mean_se = |xs: &[f64]| {
+            let mean = xs.iter().sum::<f64>() / n as f64;
+            (mean, standard_error(n, mean, xs.iter().map(|x| x * x).sum::<f64>() / n as f64))
+        };
+        let ((to_move, to_move_se), (toward_black, toward_black_se)) = (mean_se(&to_move), mean_se(&toward_black));
+        Some(SideLean { games: n, to_move, to_move_se, toward_black, toward_black_se })
+    }
+}
+
 /// The error at one number of empties.
 #[derive(Clone, Debug, serde::Serialize)]
 #[non_exhaustive]
@@ -186,13 +246,13 @@ pub(crate) fn scored<E: IncrementalEvaluator>(
 /// parallel on the current rayon pool, a table per worker; the result does not depend
 /// on the thread count).
 ///
-/// With `keep`, every position and its score too, in the same order (60 empties
-/// first), else none.
+/// The positions `keep` accepts come back too with their scores, in the same order
+/// (60 empties first).
 pub(crate) fn error_by_empties<E: IncrementalEvaluator>(
     eval: &E,
     data: &Dataset,
     config: &MeasureConfig,
-    keep: bool,
+    keep: impl Fn(&Labeled) -> bool,
     progress: ProgressFn,
 ) -> Result<(Vec<EmptiesError>, Vec<ScoredPosition>), TableError> {
     let wanted = |l: &&Labeled| l.exact() || !config.exact_only;
@@ -213,14 +273,12 @@ pub(crate) fn error_by_empties<E: IncrementalEvaluator>(
             )
             .collect::<Result<Vec<f64>, TableError>>()?;
         let pairs = rows.iter().zip(&scores).map(|(l, &v)| (v, i32::from(l.target))).collect();
-        if keep {
-            kept.extend(rows.iter().zip(&scores).map(|(l, &score)| ScoredPosition {
-                board: l.board,
-                target: l.target,
-                kind: l.kind,
-                score,
-            }));
-        }
+        kept.extend(rows.iter().zip(&scores).filter(|(l, _)| keep(l)).map(|(l, &score)| ScoredPosition {
+            board: l.board,
+            target: l.target,
+            kind: l.kind,
+            score,
+        }));
         out.push(EmptiesError { empties, stats: PositionErrors { pairs }.stats() });
     }
     count.finish();
@@ -321,6 +379,10 @@ pub struct ErrorRun {
     /// [`ErrorConfig::keep_positions`] asks (else empty).
     #[serde(skip)]
     pub(crate) positions: Vec<ScoredPosition>,
+    /// The lean within games over the exact positions, split between the side to
+    /// move and black (`None` without two games holding exact positions of both
+    /// colours to move).
+    pub(crate) sides: Option<SideLean>,
 }
 
 /// What [`measure_error`] found.
@@ -372,9 +434,28 @@ pub fn measure_error(
     // Targets as training sees them: theoretical scores corrected for the move they
     // understate (see `train::dataset`).
     let data = label_positions(&positions, &[], store, None, DEFAULT_MOVE_LOSS);
+    // Each game's exact positions and who is to move there, for the lean within games.
+    let exact: HashSet<Board> = data.iter().filter(|l| l.exact()).map(|l| l.board).collect();
+    let games_exact: Vec<Vec<(Board, bool)>> = games
+        .par_iter()
+        .map(|g| {
+            let boards = g.positions().into_iter().map(|t| (t.board.canonical().0, t.black));
+            boards.filter(|(b, _)| exact.contains(b)).collect()
+        })
+        .collect();
     let mut runs = Vec::with_capacity(searches.len());
     for search in &searches {
-        let (empties, positions) = error_by_empties(eval, &data, search, config.keep_positions, progress)?;
+        let keep = |l: &Labeled| config.keep_positions || l.exact();
+        let (empties, mut positions) = error_by_empties(eval, &data, search, keep, progress)?;
+        let errors: HashMap<Board, f64> = positions
+            .iter()
+            .filter(|p| p.kind == LabelKind::Exact)
+            .map(|p| (p.board, p.score - f64::from(p.target)))
+            .collect();
+        let sides = SideLean::within_games(&games_exact, &errors);
+        if !config.keep_positions {
+            positions = Vec::new();
+        }
         let groups = parity_groups(&empties, config);
         runs.push(ErrorRun {
             depth: search.depth(),
@@ -384,6 +465,7 @@ pub fn measure_error(
             empties,
             groups,
             positions,
+            sides,
         });
     }
     Ok(ErrorReport { positions: positions.len(), runs })
