@@ -387,9 +387,10 @@ fn eval_error_splits_the_lean_within_games_between_the_side_to_move_and_black() 
     assert!(v["sides"].is_null(), "{v}");
 }
 
-/// `--every N --offset K` samples partition the games: the 24-empty positions of the
-/// three samples of `--every 3` are together those of every game, and an offset not
-/// below N is refused as a usage error, in `labels solve` too.
+/// `--every N --offset K` samples partition the games, in the archives' order and
+/// shuffled by `--shuffle-seed`: the 24-empty positions of the three samples of
+/// `--every 3` are together those of every game; an offset not below N is refused as
+/// a usage error, in `labels solve` too.
 #[test]
 fn game_samples_with_offsets_partition_the_games() {
     use std::collections::BTreeSet;
@@ -405,17 +406,31 @@ fn game_samples_with_offsets_partition_the_games() {
     };
     let (all, n) = keys(&[]);
     assert!(n > 5000, "{n} positions");
-    let mut union = BTreeSet::new();
-    let mut sizes = Vec::new();
-    for offset in ["0", "1", "2"] {
-        let (part, len) = keys(&["--every", "3", "--offset", offset]);
-        assert!(part.is_subset(&all));
-        sizes.push(len);
-        union.extend(part);
+    let mut firsts = Vec::new();
+    for seed in [None, Some("7")] {
+        let mut union = BTreeSet::new();
+        let mut sizes = Vec::new();
+        for offset in ["0", "1", "2"] {
+            let mut sample = vec!["--every", "3", "--offset", offset];
+            sample.extend(seed.map(|s| ["--shuffle-seed", s]).into_iter().flatten());
+            let (part, len) = keys(&sample);
+            assert!(part.is_subset(&all));
+            sizes.push(len);
+            if offset == "0" {
+                firsts.push(part.clone());
+            }
+            union.extend(part);
+        }
+        assert_eq!(union, all, "seed {seed:?}");
+        // About a third each (positions two games share may fall in two samples).
+        assert!(sizes.iter().all(|&k| 3 * k >= n - 30 && 3 * k <= n + 300), "seed {seed:?}: {sizes:?} of {n}");
     }
-    assert_eq!(union, all);
-    // About a third each (positions two games share may fall in two samples).
-    assert!(sizes.iter().all(|&k| 3 * k >= n - 30 && 3 * k <= n + 300), "{sizes:?} of {n}");
+    // Shuffled, a sample holds other games than the archives' order gives (most of
+    // its positions differ); the same seed draws the same games, another seed others.
+    let common = firsts[0].intersection(&firsts[1]).count();
+    assert!(common < firsts[0].len() / 2, "{common} of {} in common", firsts[0].len());
+    assert_eq!(keys(&["--every", "3", "--shuffle-seed", "7"]).0, firsts[1]);
+    assert_ne!(keys(&["--every", "3", "--shuffle-seed", "8"]).0, firsts[1]);
     for cmd in [vec!["eval-error"], vec!["labels", "solve", "--solve-at", "4", "--labels", "x.tbl"]] {
         let mut args = cmd.clone();
         args.extend(["--every", "3", "--offset", "3"]);

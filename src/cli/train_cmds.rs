@@ -209,6 +209,11 @@ pub(super) struct GameSampleArgs {
     /// game, so a second sample is independent of the first.
     #[arg(long, default_value_t = 0)]
     offset: usize,
+    /// Shuffle the games with this seed before --every and --offset take theirs: a
+    /// sample free of the archives' order (years, tournaments, rounds), the same for
+    /// the same seed, and the offsets of one seed still share no game.
+    #[arg(long, value_name = "SEED")]
+    shuffle_seed: Option<u64>,
 }
 
 impl GameSampleArgs {
@@ -226,8 +231,15 @@ impl GameSampleArgs {
     }
 
     /// The games of the sample.
-    pub(super) fn pick<T>(&self, games: Vec<T>) -> anyhow::Result<Vec<T>> {
+    pub(super) fn pick<T>(&self, mut games: Vec<T>) -> anyhow::Result<Vec<T>> {
         self.validate()?;
+        if let Some(seed) = self.shuffle_seed {
+            // Fisher–Yates, from the last game down.
+            let mut draws = crate::rng::Draws(seed);
+            for i in (1..games.len()).rev() {
+                games.swap(i, draws.below(i as u64 + 1) as usize);
+            }
+        }
         Ok(games.into_iter().skip(self.offset).step_by(self.every).collect())
     }
 }
