@@ -237,7 +237,9 @@ impl GameSampleArgs {
             // Fisher–Yates, from the last game down.
             let mut draws = crate::rng::Draws(seed);
             for i in (1..games.len()).rev() {
-                games.swap(i, draws.below(i as u64 + 1) as usize);
+                // A draw below a length always fits a usize.
+                let j = usize::try_from(draws.below(i as u64 + 1)).unwrap_or(i);
+                games.swap(i, j);
             }
         }
         Ok(games.into_iter().skip(self.offset).step_by(self.every).collect())
