@@ -313,13 +313,14 @@ fn eval_error_writes_every_position_it_measures() {
     assert!(!bad.stderr.contains("measuring"), "fails before measuring: {}", bad.stderr);
 }
 
-/// The lean within games (`sides`) against a naive reference: every bundled game
-/// replayed, its positions at 9, 10 and 24 empties (all exact, both colours to move)
-/// looked up in `--positions-out`, each game's mean error by the colour to move
-/// averaged and differenced by hand. Both colours' errors are each for the side to
-/// move, so a lean for the side to move and one toward black are told apart.
+/// The lean within games (`sides`) and the calibration against naive references:
+/// every bundled game replayed, its positions at 9, 10 and 24 empties (all exact, both
+/// colours to move) looked up in `--positions-out`, each game's mean error by the
+/// colour to move averaged and differenced by hand (both colours' errors are each for
+/// the side to move, so a lean for the side to move and one toward black are told
+/// apart); the slope and the binned exact − measured recomputed from the rows.
 #[test]
-fn eval_error_splits_the_lean_within_games_between_the_side_to_move_and_black() {
+fn eval_error_splits_the_lean_within_games_and_measures_calibration() {
     use std::collections::HashMap;
     use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
     let dir = tempfile::tempdir().unwrap();
@@ -377,11 +378,51 @@ fn eval_error_splits_the_lean_within_games_between_the_side_to_move_and_black() 
         assert!((sides[mean_key].as_f64().unwrap() - mean).abs() < 1e-9, "{mean_key}: {mean} against {sides}");
         assert!((sides[se_key].as_f64().unwrap() - se).abs() < 1e-9, "{se_key}: {se} against {sides}");
     }
-    // The text report says it too; with only one colour to move (24 empties) there is nothing to split.
+    // Calibration, recomputed from the rows: the slope of exact on measured, and exact −
+    // measured per bin of measured scores (edges -20, -10, -4, 0, 4, 10, 20).
+    let pairs: Vec<(f64, f64)> = std::fs::read_to_string(&csv)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|line| {
+            let f: Vec<&str> = line.split(',').collect();
+            (f[8].parse().unwrap(), f[6].parse().unwrap())
+        })
+        .collect();
+    let calibration = &v["depths"][0]["calibration"];
+    let n = pairs.len() as f64;
+    assert_eq!(calibration["positions"].as_u64(), Some(pairs.len() as u64));
+    let (mx, my) = (pairs.iter().map(|p| p.0).sum::<f64>() / n, pairs.iter().map(|p| p.1).sum::<f64>() / n);
+    let cov: f64 = pairs.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let var: f64 = pairs.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    assert!((calibration["slope"].as_f64().unwrap() - cov / var).abs() < 1e-9, "{calibration}");
+    let edges = [f64::NEG_INFINITY, -20.0, -10.0, -4.0, 0.0, 4.0, 10.0, 20.0, f64::INFINITY];
+    let bins = calibration["bins"].as_array().unwrap();
+    let mut checked = 0;
+    for w in edges.windows(2) {
+        let gaps: Vec<f64> = pairs.iter().filter(|p| p.0 >= w[0] && p.0 < w[1]).map(|p| p.1 - p.0).collect();
+        if gaps.is_empty() {
+            continue;
+        }
+        let bin = &bins[checked];
+        checked += 1;
+        let k = gaps.len() as f64;
+        let mean = gaps.iter().sum::<f64>() / k;
+        assert_eq!(bin["positions"].as_u64(), Some(gaps.len() as u64), "{bin}");
+        assert!((bin["exact_minus_score"].as_f64().unwrap() - mean).abs() < 1e-9, "{mean} against {bin}");
+        if w[0].is_finite() {
+            assert_eq!(bin["from"].as_f64(), Some(w[0]), "{bin}");
+        }
+    }
+    assert_eq!(checked, bins.len());
+    assert!(checked >= 6, "{calibration}");
+    // The text report says both; with only one colour to move (24 empties) there is nothing to split.
     let text = thorbook(&args[..args.len() - 1]);
     let line =
         format!("depth  2  within {} games (exact positions, both colours to move): side to move", to_move.len());
     assert!(text.ok().contains(&line), "{}", text.stdout);
+    let line = format!("depth  2  calibration over {} exact positions: exact on measured slope", pairs.len());
+    assert!(text.stdout.contains(&line), "{}", text.stdout);
     let one_colour = thorbook(&["eval-error", "--every", "40", "--solve-at", "0", "--exact-only", "--json"]);
     let v: serde_json::Value = serde_json::from_str(one_colour.ok()).unwrap();
     assert!(v["sides"].is_null(), "{v}");

@@ -565,7 +565,15 @@ pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
             let depths: Vec<_> = report
                 .runs
                 .iter()
-                .map(|r| serde_json::json!({ "depth": r.depth, "search": r.search, "summary": r.groups, "sides": r.sides }))
+                .map(|r| {
+                    serde_json::json!({
+                        "depth": r.depth,
+                        "search": r.search,
+                        "summary": r.groups,
+                        "sides": r.sides,
+                        "calibration": r.calibration,
+                    })
+                })
                 .collect();
             outln!("{}", serde_json::json!({ "evaluation": eval.name(), "digest": digest, "depths": depths }));
         } else {
@@ -583,7 +591,7 @@ pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
                         g.stats.mae
                     );
                 }
-                if let Some(line) = sides_line(run) {
+                for line in sides_line(run).into_iter().chain(calibration_line(run)) {
                     outln!("depth {:>2}  {line}", run.depth);
                 }
             }
@@ -598,6 +606,7 @@ pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
                 "empties": run.empties,
                 "summary": run.groups,
                 "sides": run.sides,
+                "calibration": run.calibration,
             });
             outln!("{json}");
         } else {
@@ -643,10 +652,35 @@ fn print_errors(eval: &AnyEval, run: &ErrorRun) -> anyhow::Result<()> {
             g.stats.mae
         );
     }
-    if let Some(line) = sides_line(run) {
+    for line in sides_line(run).into_iter().chain(calibration_line(run)) {
         outln!("{line}");
     }
     Ok(())
+}
+
+/// How the exact score follows the measured one, as one line: the slope, then exact −
+/// measured per bin of measured scores.
+fn calibration_line(run: &ErrorRun) -> Option<String> {
+    let c = run.calibration.as_ref()?;
+    let slope = c.slope.map_or("-".to_owned(), |s| format!("{s:.2}"));
+    let bins: Vec<String> = c
+        .bins
+        .iter()
+        .map(|b| {
+            let range = match (b.from, b.to) {
+                (None, Some(t)) => format!("< {t}"),
+                (Some(f), None) => format!(">= {f}"),
+                (Some(f), Some(t)) => format!("{f}..{t}"),
+                (None, None) => "all".to_owned(),
+            };
+            format!("{range} {:+.2} ({:.2})", b.exact_minus_score, b.se)
+        })
+        .collect();
+    Some(format!(
+        "calibration over {} exact positions: exact on measured slope {slope}; exact - measured by measured score: {}",
+        c.positions,
+        bins.join(", ")
+    ))
 }
 
 /// The lean within games, split between the side to move and black, as one line.

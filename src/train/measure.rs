@@ -209,6 +209,71 @@ impl SideLean {
     }
 }
 
+/// How the exact score follows a measurement's over the exact positions: the slope of
+/// the least-squares line of exact on measured (1: calibrated on average) and, per bin
+/// of the measured score, the mean of exact − measured. A population whose positions
+/// are more decisive than the evaluation's features say reads above 0 in the bins
+/// above 0 and below it in those below (and leans against whoever is ahead, usually the
+/// side to move); one less decisive reads the other way.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub(crate) struct Calibration {
+    /// Exact positions measured.
+    pub positions: usize,
+    /// Slope of exact on measured (`None` when every score is the same).
+    pub slope: Option<f64>,
+    /// The bins of [`CALIBRATION_EDGES`], empty ones left out.
+    pub bins: Vec<CalibrationBin>,
+}
+
+/// One bin of measured scores: `from <= score < to` (no bound: open that side).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub(crate) struct CalibrationBin {
+    /// Lower bound, inclusive.
+    pub from: Option<i32>,
+    /// Upper bound, exclusive.
+    pub to: Option<i32>,
+    /// Positions in the bin.
+    pub positions: usize,
+    /// Mean of exact − measured, discs for the side to move.
+    pub exact_minus_score: f64,
+    /// Its standard error.
+    pub se: f64,
+}
+
+/// The inner edges of the calibration bins, in discs: wider where scores are rare.
+pub(crate) const CALIBRATION_EDGES: [i32; 7] = [-20, -10, -4, 0, 4, 10, 20];
+
+impl Calibration {
+    /// Over `(measured, exact)` pairs; `None` without any.
+    fn of(pairs: &[(f64, f64)]) -> Option<Calibration> {
+        let n = pairs.len();
+        if n == 0 {
+            return None;
+        }
+        let mean = |f: &dyn Fn(&(f64, f64)) -> f64| pairs.iter().map(f).sum::<f64>() / n as f64;
+        let (mx, my) = (mean(&|p| p.0), mean(&|p| p.1));
+        let sxx = mean(&|p| (p.0 - mx) * (p.0 - mx));
+        let slope = (sxx > 0.0).then(|| mean(&|p| (p.0 - mx) * (p.1 - my)) / sxx);
+        let bounds: Vec<Option<i32>> =
+            std::iter::once(None).chain(CALIBRATION_EDGES.iter().copied().map(Some)).chain([None]).collect();
+        let bins = bounds
+            .windows(2)
+            .filter_map(|w| {
+                let (from, to) = (w[0], w[1]);
+                let inside = |x: f64| from.is_none_or(|f| x >= f64::from(f)) && to.is_none_or(|t| x < f64::from(t));
+                let gaps: Vec<f64> = pairs.iter().filter(|p| inside(p.0)).map(|p| p.1 - p.0).collect();
+                let k = gaps.len();
+                (k > 0).then(|| {
+                    let m = gaps.iter().sum::<f64>() / k as f64;
+                    let square = gaps.iter().map(|g| g * g).sum::<f64>() / k as f64;
+                    CalibrationBin { from, to, positions: k, exact_minus_score: m, se: standard_error(k, m, square) }
+                })
+            })
+            .collect();
+        Some(Calibration { positions: n, slope, bins })
+    }
+}
+
 /// The error at one number of empties.
 #[derive(Clone, Debug, serde::Serialize)]
 #[non_exhaustive]
@@ -383,6 +448,9 @@ pub struct ErrorRun {
     /// move and black (`None` without two games holding exact positions of both
     /// colours to move).
     pub(crate) sides: Option<SideLean>,
+    /// How the exact score follows the measured one over the exact positions (`None`
+    /// without any).
+    pub(crate) calibration: Option<Calibration>,
 }
 
 /// What [`measure_error`] found.
@@ -453,6 +521,9 @@ pub fn measure_error(
             .map(|p| (p.board, p.score - f64::from(p.target)))
             .collect();
         let sides = SideLean::within_games(&games_exact, &errors);
+        let exact_pairs: Vec<(f64, f64)> =
+            positions.iter().filter(|p| p.kind == LabelKind::Exact).map(|p| (p.score, f64::from(p.target))).collect();
+        let calibration = Calibration::of(&exact_pairs);
         if !config.keep_positions {
             positions = Vec::new();
         }
@@ -466,6 +537,7 @@ pub fn measure_error(
             groups,
             positions,
             sides,
+            calibration,
         });
     }
     Ok(ErrorReport { positions: positions.len(), runs })
