@@ -198,7 +198,8 @@ pub(super) fn progress_to(bar: &Meter) -> impl Fn(Progress) + Sync + '_ {
 }
 
 /// Which of the loaded games a measurement or a solve takes: `--every N --offset K`,
-/// games K, K + N, K + 2N… in the order loaded. The same flags in `eval-error` and
+/// games K, K + N, K + 2N… in the order loaded, or in a seeded shuffle of it with
+/// `--shuffle-seed`. The same flags in `eval-error` and
 /// `labels solve`, so that a store solved for one sample is the one measured.
 #[derive(Args, Debug, Clone, Copy)]
 pub(super) struct GameSampleArgs {

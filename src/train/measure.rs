@@ -1,8 +1,9 @@
 //! How far an evaluation (static, or through a search of a given depth) is from the
 //! targets of labeled positions: per number of empties (which fixes the phase and the
 //! parity), the mean signed error — a bias toward one side or one parity shows here —,
-//! the mean absolute error and sign agreement; and, within games, the lean split
-//! between the side to move and a colour ([`SideLean`]).
+//! the mean absolute error and sign agreement; over the exact positions, the lean
+//! within games split between the side to move and a colour ([`SideLean`]) and how
+//! the exact score follows the measured one ([`Calibration`]).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -72,6 +73,14 @@ impl PositionErrors {
             sign_agreement: agree as f64 / decided.len().max(1) as f64,
         }
     }
+}
+
+/// The mean of `values` (at least one) and its standard error.
+fn mean_and_se(values: &[f64]) -> (f64, f64) {
+    let n = values.len();
+    let mean = values.iter().sum::<f64>() / n as f64;
+    let square = values.iter().map(|x| x * x).sum::<f64>() / n as f64;
+    (mean, standard_error(n, mean, square))
 }
 
 /// The standard error of a mean `mean` of `n` values whose squares average `square`.
@@ -196,16 +205,18 @@ impl SideLean {
                 toward_black.push((b - w) / 2.0);
             }
         }
-        let n = to_move.len();
-        if n < 2 {
+        if to_move.len() < 2 {
             return None;
         }
-        let mean_se = |xs: &[f64]| {
-            let mean = xs.iter().sum::<f64>() / n as f64;
-            (mean, standard_error(n, mean, xs.iter().map(|x| x * x).sum::<f64>() / n as f64))
-        };
-        let ((to_move, to_move_se), (toward_black, toward_black_se)) = (mean_se(&to_move), mean_se(&toward_black));
-        Some(SideLean { games: n, to_move, to_move_se, toward_black, toward_black_se })
+        let ((to_move_mean, to_move_se), (toward_black_mean, toward_black_se)) =
+            (mean_and_se(&to_move), mean_and_se(&toward_black));
+        Some(SideLean {
+            games: to_move.len(),
+            to_move: to_move_mean,
+            to_move_se,
+            toward_black: toward_black_mean,
+            toward_black_se,
+        })
     }
 }
 
@@ -262,11 +273,9 @@ impl Calibration {
                 let (from, to) = (w[0], w[1]);
                 let inside = |x: f64| from.is_none_or(|f| x >= f64::from(f)) && to.is_none_or(|t| x < f64::from(t));
                 let gaps: Vec<f64> = pairs.iter().filter(|p| inside(p.0)).map(|p| p.1 - p.0).collect();
-                let k = gaps.len();
-                (k > 0).then(|| {
-                    let m = gaps.iter().sum::<f64>() / k as f64;
-                    let square = gaps.iter().map(|g| g * g).sum::<f64>() / k as f64;
-                    CalibrationBin { from, to, positions: k, exact_minus_score: m, se: standard_error(k, m, square) }
+                (!gaps.is_empty()).then(|| {
+                    let (exact_minus_score, se) = mean_and_se(&gaps);
+                    CalibrationBin { from, to, positions: gaps.len(), exact_minus_score, se }
                 })
             })
             .collect();
@@ -515,15 +524,16 @@ pub fn measure_error(
     for search in &searches {
         let keep = |l: &Labeled| config.keep_positions || l.exact();
         let (empties, mut positions) = error_by_empties(eval, &data, search, keep, progress)?;
-        let errors: HashMap<Board, f64> = positions
+        // (measured, exact) over the exact positions, and their errors by board.
+        let exact_scores: Vec<(Board, f64, f64)> = positions
             .iter()
             .filter(|p| p.kind == LabelKind::Exact)
-            .map(|p| (p.board, p.score - f64::from(p.target)))
+            .map(|p| (p.board, p.score, f64::from(p.target)))
             .collect();
+        let errors: HashMap<Board, f64> = exact_scores.iter().map(|&(b, score, exact)| (b, score - exact)).collect();
         let sides = SideLean::within_games(&games_exact, &errors);
-        let exact_pairs: Vec<(f64, f64)> =
-            positions.iter().filter(|p| p.kind == LabelKind::Exact).map(|p| (p.score, f64::from(p.target))).collect();
-        let calibration = Calibration::of(&exact_pairs);
+        let pairs: Vec<(f64, f64)> = exact_scores.iter().map(|&(_, score, exact)| (score, exact)).collect();
+        let calibration = Calibration::of(&pairs);
         if !config.keep_positions {
             positions = Vec::new();
         }
