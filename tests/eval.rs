@@ -240,6 +240,19 @@ fn eval_error_solves_extra_empties_and_keeps_them() {
     assert!(again.stderr.contains("exact and 0 search labels kept"), "{}", again.stderr);
 }
 
+/// A `0x`-prefixed hexadecimal field of `--positions-out`.
+fn hex(s: &str) -> u64 {
+    u64::from_str_radix(s.strip_prefix("0x").unwrap(), 16).unwrap()
+}
+
+/// The JSON report of `eval-error` run with `args` (which ask for `--json`) and
+/// `--positions-out csv`.
+fn eval_error_json_writing(args: &[&str], csv: &std::path::Path) -> serde_json::Value {
+    let mut with_out = args.to_vec();
+    with_out.extend(["--positions-out", csv.to_str().unwrap()]);
+    serde_json::from_str(thorbook(&with_out).ok()).unwrap()
+}
+
 /// `eval-error --positions-out`: one CSV row per position and depth, whose targets are
 /// the games' exact theoretical scores (found again here by replaying every bundled
 /// game to 24 empties), whose boards are canonical images with their keys, and whose
@@ -251,9 +264,7 @@ fn eval_error_writes_every_position_it_measures() {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("positions.csv");
     let args = ["eval-error", "--every", "40", "--solve-at", "0", "--exact-only", "--depths", "1,3", "--json"];
-    let mut with_out = args.to_vec();
-    with_out.extend(["--positions-out", csv.to_str().unwrap()]);
-    let v: serde_json::Value = serde_json::from_str(thorbook(&with_out).ok()).unwrap();
+    let v = eval_error_json_writing(&args, &csv);
     // The canonical image of every bundled game's 24-empty position → its exact score.
     let exact: HashMap<thorbook::Board, i32> =
         bundled_positions_at_24().into_iter().map(|p| (p.position.board.canonical().0, p.exact)).collect();
@@ -261,7 +272,6 @@ fn eval_error_writes_every_position_it_measures() {
     let text = std::fs::read_to_string(&csv).unwrap();
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("depth,width,empties,key,player,opponent,target,label,score,error"));
-    let hex = |s: &str| u64::from_str_radix(s.strip_prefix("0x").unwrap(), 16).unwrap();
     let mut by_depth: HashMap<u64, Vec<f64>> = HashMap::new();
     for line in lines {
         let f: Vec<&str> = line.split(',').collect();
@@ -326,19 +336,11 @@ fn eval_error_splits_the_lean_within_games_and_measures_calibration() {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("p.csv");
     let args = ["eval-error", "--solve-at", "0", "--solve-empties", "9,10", "--exact-only", "--depths", "2", "--json"];
-    let mut with_out = args.to_vec();
-    with_out.extend(["--positions-out", csv.to_str().unwrap()]);
-    let v: serde_json::Value = serde_json::from_str(thorbook(&with_out).ok()).unwrap();
-    let hex = |s: &str| u64::from_str_radix(s.strip_prefix("0x").unwrap(), 16).unwrap();
-    let errors: HashMap<thorbook::Board, f64> = std::fs::read_to_string(&csv)
-        .unwrap()
-        .lines()
-        .skip(1)
-        .map(|line| {
-            let f: Vec<&str> = line.split(',').collect();
-            (thorbook::Board::new(hex(f[4]), hex(f[5])).unwrap(), f[9].parse().unwrap())
-        })
-        .collect();
+    let v = eval_error_json_writing(&args, &csv);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let rows: Vec<Vec<&str>> = text.lines().skip(1).map(|line| line.split(',').collect()).collect();
+    let errors: HashMap<thorbook::Board, f64> =
+        rows.iter().map(|f| (thorbook::Board::new(hex(f[4]), hex(f[5])).unwrap(), f[9].parse().unwrap())).collect();
     let db = ThorDatabase::load(&bundled_sources(), LoadOptions::default()).unwrap();
     let (mut to_move, mut toward_black) = (Vec::new(), Vec::new());
     for g in db.games().iter().filter(|g| g.theoretical_discs().is_some()) {
@@ -380,15 +382,7 @@ fn eval_error_splits_the_lean_within_games_and_measures_calibration() {
     }
     // Calibration, recomputed from the rows: the slope of exact on measured, and exact −
     // measured per bin of measured scores (edges -20, -10, -4, 0, 4, 10, 20).
-    let pairs: Vec<(f64, f64)> = std::fs::read_to_string(&csv)
-        .unwrap()
-        .lines()
-        .skip(1)
-        .map(|line| {
-            let f: Vec<&str> = line.split(',').collect();
-            (f[8].parse().unwrap(), f[6].parse().unwrap())
-        })
-        .collect();
+    let pairs: Vec<(f64, f64)> = rows.iter().map(|f| (f[8].parse().unwrap(), f[6].parse().unwrap())).collect();
     let calibration = &v["depths"][0]["calibration"];
     let n = pairs.len() as f64;
     assert_eq!(calibration["positions"].as_u64(), Some(pairs.len() as u64));
