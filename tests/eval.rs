@@ -77,6 +77,53 @@ fn train_on_the_bundled_archives_then_use_the_weights() {
     assert!(again.stderr.contains("exact and 0 search labels kept"), "{}", again.stderr);
     assert_eq!(Weights::load(&out).unwrap(), weights);
 
+    // Weighted by tournament: every game whose tournament holds `world` (any case)
+    // weighs 0.25 — as many as the exported games say — and the fit moves.
+    let export = thorbook(&["thor", "export", "--format", "jsonl"]);
+    let worlds = export
+        .ok()
+        .lines()
+        .filter(|l| {
+            let g: serde_json::Value = serde_json::from_str(l).unwrap();
+            g["tournament"].as_str().is_some_and(|t| t.to_lowercase().contains("world"))
+        })
+        .count();
+    assert!(worlds > 100, "{worlds} world games");
+    let weighted = train(&["--tournament-weight", "World=0.25", "--tournament-weight", "championnat=2"]);
+    weighted.ok();
+    assert!(
+        weighted.stderr.contains(&format!("{worlds} games of tournaments containing `world` weigh 0.25")),
+        "{}",
+        weighted.stderr
+    );
+    let reweighted = Weights::load(&out).unwrap();
+    assert!(reweighted.note.contains(" weighing "), "{}", reweighted.note);
+    // The fit moved: positions of the games evaluate otherwise (the note alone differs
+    // in any case, so the weights themselves are compared through their values).
+    let (before, after) = (PatternEval::new(&weights), PatternEval::new(&reweighted));
+    let moved = export
+        .stdout
+        .lines()
+        .take(50)
+        .filter_map(|l| {
+            let g: serde_json::Value = serde_json::from_str(l).unwrap();
+            let moves = g["moves"].as_str()?.get(..40)?.to_string();
+            Position::from_moves(&moves).ok()
+        })
+        .filter(|p| before.evaluate(&p.board) != after.evaluate(&p.board))
+        .count();
+    assert!(moved >= 25, "the weights moved {moved} of 50 evaluations");
+    // A name that matches nothing, or an absurd weight, is a usage error before any work.
+    let none = train(&["--tournament-weight", "nowhere=0.5"]);
+    assert!(none.fails().contains("no game's tournament contains `nowhere`"), "{}", none.stderr);
+    assert_eq!(none.status, 2);
+    for bad in ["world=0", "world=-1", "world=x", "=0.5", "world"] {
+        let run = train(&["--tournament-weight", bad]);
+        assert_eq!(run.status, 2, "{bad}: {}", run.stderr);
+    }
+    train(&[]).ok(); // the unweighted weights back, for what follows
+    assert_eq!(Weights::load(&out).unwrap(), weights);
+
     // The command line evaluates with it, and so does the engine.
     let v: serde_json::Value =
         serde_json::from_str(thorbook(&["eval", "--moves", "f5d6c3d3c4f4f6", "--eval", out_s, "--json"]).ok()).unwrap();

@@ -106,6 +106,12 @@ pub struct TrainArgs {
     /// moves the players made).
     #[arg(long, requires = "backward_depth")]
     keep_theoretical: bool,
+    /// `NAME=W`: the training games of tournaments whose name contains NAME (any case)
+    /// weigh W in the fit instead of 1 (W in 0.01..=100), e.g. `internet=0.5` for a
+    /// population that should count for less without losing its positions. Repeatable;
+    /// a game takes the first rule it matches.
+    #[arg(long, value_name = "NAME=W", value_parser = parse_tournament_weight)]
+    tournament_weight: Vec<TournamentWeight>,
     /// Self-play games from the training games' openings, adding their positions.
     #[arg(long, default_value_t = 0)]
     self_play_games: usize,
@@ -247,9 +253,61 @@ impl GameSampleArgs {
     }
 }
 
+/// `--tournament-weight NAME=W`: the games of tournaments whose name contains `name`
+/// (lowercased) weigh `weight`.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct TournamentWeight {
+    name: String,
+    weight: f32,
+}
+
+fn parse_tournament_weight(s: &str) -> Result<TournamentWeight, String> {
+    let (name, weight) = s.rsplit_once('=').ok_or_else(|| format!("expected NAME=W, got `{s}`"))?;
+    if name.trim().is_empty() {
+        return Err(format!("no tournament name before `=` in `{s}`"));
+    }
+    let weight: f32 = weight.trim().parse().map_err(|_| format!("the weight in `{s}` is not a number"))?;
+    if !(0.01..=100.0).contains(&weight) {
+        return Err(format!("the weight in `{s}` must be in 0.01..=100"));
+    }
+    Ok(TournamentWeight { name: name.trim().to_lowercase(), weight })
+}
+
 pub(super) fn load_games(archives: &ArchiveArgs) -> anyhow::Result<Vec<TrainGame>> {
+    load_weighted_games(archives, &[])
+}
+
+/// The games of `archives` that carry a theoretical score, each weighing what the
+/// first of `rules` its tournament matches says (1 when none does); how many games
+/// each rule weighed is said on stderr, and a rule that matches no game is an error
+/// (a misspelt name would otherwise train unweighted without a word).
+fn load_weighted_games(archives: &ArchiveArgs, rules: &[TournamentWeight]) -> anyhow::Result<Vec<TrainGame>> {
     let db = archives.load(false)?;
-    let games: Vec<TrainGame> = db.games.iter().filter_map(TrainGame::from_thor).collect();
+    let mut matched = vec![0usize; rules.len()];
+    let games: Vec<TrainGame> = db
+        .games
+        .iter()
+        .filter_map(|g| {
+            let mut game = TrainGame::from_thor(g)?;
+            if !rules.is_empty() {
+                let tournament = db.tournament_name(g).to_lowercase();
+                if let Some(i) = rules.iter().position(|r| tournament.contains(&r.name)) {
+                    game.weight = rules[i].weight;
+                    matched[i] += 1;
+                }
+            }
+            Some(game)
+        })
+        .collect();
+    for (rule, n) in rules.iter().zip(&matched) {
+        if *n == 0 {
+            return Err(crate::cli::flags::usage(format!(
+                "--tournament-weight {}={}: no game's tournament contains `{}`",
+                rule.name, rule.weight, rule.name
+            )));
+        }
+        eprintln!("{n} games of tournaments containing `{}` weigh {}", rule.name, rule.weight);
+    }
     let left_out = db.games.len() - games.len();
     if left_out > 0 {
         eprintln!(
@@ -320,7 +378,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
             ArchiveArgs { paths: args.validate.clone(), strict: args.archives.strict, lenient: args.archives.lenient };
         Validation::Games(load_games(&validate)?)
     };
-    let games = load_games(&args.archives)?;
+    let games = load_weighted_games(&args.archives, &args.tournament_weight)?;
     let extra: Vec<crate::board::Board> = match &args.book_positions {
         Some(path) => {
             let book = super::book_args::open_book(Some(path))?;

@@ -42,6 +42,10 @@ pub struct TrainGame {
     pub moves: Vec<Move>,
     /// Black's theoretical disc count at `THEORETICAL_EMPTIES` empties.
     pub theoretical: u8,
+    /// How much its positions weigh in the fit (1 by default): a position reached by
+    /// several games weighs the mean of theirs, so a population can count for less
+    /// without losing its positions (`train --tournament-weight`).
+    pub weight: f32,
 }
 
 impl TrainGame {
@@ -49,7 +53,7 @@ impl TrainGame {
     /// `THEORETICAL_EMPTIES` empties (WTHOR's P3 = 24): the labels come from it.
     pub fn from_thor(game: &ThorGame) -> Option<TrainGame> {
         let theoretical = game.theoretical_discs().filter(|_| u32::from(game.depth) == THEORETICAL_EMPTIES)?;
-        Some(TrainGame { moves: game.moves_with_passes(), theoretical })
+        Some(TrainGame { moves: game.moves_with_passes(), theoretical, weight: 1.0 })
     }
 
     /// Every position of the game with its theoretical score for the side to move
@@ -120,13 +124,15 @@ pub(crate) struct GameTarget {
 pub(crate) struct GamePosition {
     /// The canonical board.
     pub board: Board,
-    /// The mean theoretical score for the side to move over the games reaching it,
-    /// rounded.
+    /// The mean theoretical score for the side to move over the games reaching it
+    /// (each counting its weight), rounded.
     pub theoretical: i8,
-    /// The mean over those games of `GameTarget::understated_moves`.
+    /// The mean over those games of `GameTarget::understated_moves` (weighted the same).
     pub understated_moves: f32,
     /// Games reaching it.
     pub games: u32,
+    /// The mean of those games' weights: the row's weight in the fit.
+    pub weight: f32,
 }
 
 impl GamePosition {
@@ -152,21 +158,26 @@ pub(crate) fn game_positions(games: &[TrainGame]) -> Vec<GamePosition> {
         .par_iter()
         .map(|g| g.positions().into_iter().map(|t| GameTarget { board: t.board.canonical().0, ..t }).collect())
         .collect();
-    // Board → (sum of targets, sum of understated moves, games, order of first appearance).
-    let mut merged: HashMap<Board, (i64, i64, u32, usize)> = HashMap::new();
-    for t in per_game.into_iter().flatten() {
+    // Board → (weighted sums of targets and of understated moves, games, sum of the
+    // games' weights, order of first appearance). A game weighing w counts as w games.
+    let mut merged: HashMap<Board, (f64, f64, u32, f64, usize)> = HashMap::new();
+    let weighted = per_game.into_iter().zip(games).flat_map(|(ts, g)| ts.into_iter().map(move |t| (t, g.weight)));
+    for (t, weight) in weighted {
+        let w = f64::from(weight);
         let next = merged.len();
-        let e = merged.entry(t.board).or_insert((0, 0, 0, next));
-        e.0 += i64::from(t.theoretical);
-        e.1 += i64::from(t.understated_moves);
+        let e = merged.entry(t.board).or_insert((0.0, 0.0, 0, 0.0, next));
+        e.0 += w * f64::from(t.theoretical);
+        e.1 += w * f64::from(t.understated_moves);
         e.2 += 1;
+        e.3 += w;
     }
     let mut out: Vec<(usize, GamePosition)> = merged
         .into_iter()
-        .map(|(board, (sum, understated, games, first))| {
-            let mean = (sum as f64 / f64::from(games)).round() as i8;
-            let understated_moves = (understated as f64 / f64::from(games)) as f32;
-            (first, GamePosition { board, theoretical: mean, understated_moves, games })
+        .map(|(board, (targets, understated, games, weights, first))| {
+            let theoretical = (targets / weights).round() as i8;
+            let understated_moves = (understated / weights) as f32;
+            let weight = (weights / f64::from(games)) as f32;
+            (first, GamePosition { board, theoretical, understated_moves, games, weight })
         })
         .collect();
     out.sort_unstable_by_key(|(first, _)| *first);
@@ -186,7 +197,7 @@ pub(crate) enum LabelKind {
 }
 
 /// A position and its target: the final disc differential for the side to move.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Labeled {
     /// The position (side to move has a legal move).
     pub board: Board,
@@ -194,6 +205,8 @@ pub(crate) struct Labeled {
     pub target: i8,
     /// Where the target comes from.
     pub kind: LabelKind,
+    /// Its weight in the fit (1 unless its games weigh otherwise).
+    pub weight: f32,
 }
 
 impl Labeled {
@@ -261,14 +274,14 @@ pub(crate) fn label_positions(
         } else {
             (p.corrected_target(move_loss), LabelKind::Theoretical)
         };
-        Labeled { board: p.board, target, kind }
+        Labeled { board: p.board, target, kind, weight: p.weight }
     });
     let from_extra = extra.iter().filter_map(|b| {
         let (target, kind) = match store.exact(b) {
             Some(t) => (t, LabelKind::Exact),
             None => (searched(b)?, LabelKind::Search),
         };
-        Some(Labeled { board: *b, target, kind })
+        Some(Labeled { board: *b, target, kind, weight: 1.0 })
     });
     Dataset::from_positions(from_games.chain(from_extra))
 }
@@ -280,7 +293,7 @@ mod tests {
     /// A game of lowest-square moves with a made-up theoretical score of 40 (black
     /// +16), played to `until` empties.
     fn lowest_square_game(until: u32) -> TrainGame {
-        let mut game = TrainGame { moves: Vec::new(), theoretical: 40 };
+        let mut game = TrainGame { moves: Vec::new(), theoretical: 40, weight: 1.0 };
         let mut b = crate::Position::START;
         while b.board.empty_count() > until && !b.board.is_game_over() {
             let mv = match b.board.legal_moves() {
@@ -340,12 +353,18 @@ mod tests {
         let a = lowest_square_game(20);
         // The same game mirrored (every move through one symmetry), with another score.
         let t = crate::symmetry::Transform::Transpose;
-        let b = TrainGame { moves: a.moves.iter().map(|&m| t.apply_move(m)).collect(), theoretical: 30 };
+        let b = TrainGame { moves: a.moves.iter().map(|&m| t.apply_move(m)).collect(), theoretical: 30, weight: 0.5 };
         let merged = game_positions(&[a.clone(), b.clone()]);
         assert_eq!(merged.len(), a.positions().len());
-        // Black +16 and black −4 average to +6 for black.
+        // Black +16 (weight 1) and black −4 (weight 0.5) average to (16 − 2) / 1.5 =
+        // +9.3 for black, and the row weighs the games' mean weight.
         let start = merged.iter().find(|p| p.board == Board::START.canonical().0).unwrap();
-        assert_eq!((start.theoretical, start.games), (6, 2));
+        assert_eq!((start.theoretical, start.games), (9, 2));
+        assert!(merged.iter().all(|p| p.weight == 0.75));
+        // With equal weights, the plain mean (+6).
+        let even = TrainGame { weight: 1.0, ..b.clone() };
+        let start = game_positions(&[a.clone(), even]).into_iter().find(|p| p.board == Board::START.canonical().0);
+        assert_eq!(start.map(|p| (p.theoretical, p.weight)), Some((6, 1.0)));
         // The same positions whatever the order of the games, in order of appearance.
         let mut swapped = game_positions(&[b, a.clone()]);
         let mut sorted = merged.clone();

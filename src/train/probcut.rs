@@ -189,6 +189,7 @@ mod tests {
             board: crate::testutil::random_position(&mut rng, 30),
             target: 0,
             kind: LabelKind::Exact,
+            weight: 1.0,
         });
         let data = Dataset::from_positions(positions);
         let eval = crate::eval::PatternEval::bundled();

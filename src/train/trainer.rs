@@ -224,6 +224,18 @@ pub enum Validation {
 }
 
 /// Splits `games` into training and validation games.
+/// For the weight file's note: how many games weigh other than 1, and their mean
+/// weight (empty when every game weighs 1).
+fn weighed_otherwise(games: &[TrainGame]) -> String {
+    let (n, sum) =
+        games.iter().filter(|g| g.weight != 1.0).fold((0usize, 0f64), |(n, s), g| (n + 1, s + f64::from(g.weight)));
+    if n == 0 {
+        String::new()
+    } else {
+        format!(" ({n} weighing {:.3} on average)", sum / n as f64)
+    }
+}
+
 fn split_games(games: Vec<TrainGame>, validation: Validation) -> Result<(Vec<TrainGame>, Vec<TrainGame>), TrainError> {
     let (train, validation) = match validation {
         Validation::Games(v) => (games, v),
@@ -421,11 +433,12 @@ impl<'a> Trainer<'a> {
         let kept = rounds.iter().filter(|r| r.kept).map(|r| r.round).max().unwrap_or(0);
         let kept_round = &rounds[kept];
         weights.note = format!(
-            "thorbook {} train: {} games, {} positions (+{} extra), {} phases, window {}, solve_at {}, \
+            "thorbook {} train: {} games{}, {} positions (+{} extra), {} phases, window {}, solve_at {}, \
              round {kept} of {} kept ({} exact, {} search, {} theoretical targets{}), lambda {}, {} iterations, \
              without [{}], probcut {:?}",
             env!("CARGO_PKG_VERSION"),
             train_games.len(),
+            weighed_otherwise(train_games),
             train_positions.len(),
             extra.len(),
             self.config.fit.phases,
@@ -564,7 +577,7 @@ impl<'a> Trainer<'a> {
                 data.by_empties[e].retain_mut(|row| match (row.kind, label(&row.board)) {
                     (LabelKind::Exact, _) => true,
                     (_, Some(target)) => {
-                        *row = Labeled { board: row.board, target, kind: LabelKind::Search };
+                        *row = Labeled { target, kind: LabelKind::Search, ..*row };
                         true
                     }
                     (kind, None) => backward.keep_theoretical && kind == LabelKind::Theoretical,
@@ -572,7 +585,9 @@ impl<'a> Trainer<'a> {
                 // Extra positions enter the data only with a label of their own.
                 let extras = pending[e].iter().filter(|b| extra.contains(b));
                 let rows: Vec<Labeled> = extras
-                    .filter_map(|b| Some(Labeled { board: *b, target: label(b)?, kind: LabelKind::Search }))
+                    .filter_map(|b| {
+                        Some(Labeled { board: *b, target: label(b)?, kind: LabelKind::Search, weight: 1.0 })
+                    })
                     .collect();
                 data.by_empties[e].extend(rows);
             }
