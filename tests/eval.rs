@@ -117,6 +117,9 @@ fn train_on_the_bundled_archives_then_use_the_weights() {
     let none = train(&["--tournament-weight", "nowhere=0.5"]);
     assert!(none.fails().contains("no game's tournament contains `nowhere`"), "{}", none.stderr);
     assert_eq!(none.status, 2);
+    // A WTHOR archive without WTHOR.TRN has no names to match: the error says so.
+    let unnamed = train(&["data/thor/WTH_2013.wtb", "--tournament-weight", "world=0.5"]);
+    assert!(unnamed.fails().contains("give WTHOR.TRN among the paths"), "{}", unnamed.stderr);
     for bad in ["world=0", "world=-1", "world=x", "=0.5", "world"] {
         let run = train(&["--tournament-weight", bad]);
         assert_eq!(run.status, 2, "{bad}: {}", run.stderr);

@@ -301,8 +301,11 @@ fn load_weighted_games(archives: &ArchiveArgs, rules: &[TournamentWeight]) -> an
         .collect();
     for (rule, n) in rules.iter().zip(&matched) {
         if *n == 0 {
+            // WTHOR archives name their tournaments only with WTHOR.TRN beside them.
+            let hint =
+                if db.tournaments().is_empty() { " (no tournament names: give WTHOR.TRN among the paths)" } else { "" };
             return Err(crate::cli::flags::usage(format!(
-                "--tournament-weight {}={}: no game's tournament contains `{}`",
+                "--tournament-weight {}={}: no game's tournament contains `{}`{hint}",
                 rule.name, rule.weight, rule.name
             )));
         }
