@@ -106,7 +106,7 @@ pub struct TrainArgs {
     /// moves the players made).
     #[arg(long, requires = "backward_depth")]
     keep_theoretical: bool,
-    /// `NAME=W`: the training games of tournaments whose name contains NAME (any case)
+    /// `NAME=W`: the games of tournaments whose name contains NAME (any case)
     /// weigh W in the fit instead of 1 (W in 0.01..=100), e.g. `internet=0.5` for a
     /// population that should count for less without losing its positions. Repeatable;
     /// a game takes the first rule it matches.
