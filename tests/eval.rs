@@ -454,9 +454,14 @@ fn eval_error_splits_the_lean_within_games_and_measures_calibration() {
         let mean = gaps.iter().sum::<f64>() / k;
         assert_eq!(bin["positions"].as_u64(), Some(gaps.len() as u64), "{bin}");
         assert!((bin["exact_minus_score"].as_f64().unwrap() - mean).abs() < 1e-9, "{mean} against {bin}");
-        if w[0].is_finite() {
-            assert_eq!(bin["from"].as_f64(), Some(w[0]), "{bin}");
+        if gaps.len() > 1 {
+            // The standard error of the mean, from the sample variance.
+            let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (k - 1.0);
+            let se = (var / k).sqrt();
+            assert!((bin["se"].as_f64().unwrap() - se).abs() < 1e-9, "se {se} against {bin}");
         }
+        let bound = |x: f64| if x.is_finite() { Some(x) } else { None };
+        assert_eq!((bin["from"].as_f64(), bin["to"].as_f64()), (bound(w[0]), bound(w[1])), "{bin}");
     }
     assert_eq!(checked, bins.len());
     assert!(checked >= 6, "{calibration}");

@@ -255,7 +255,7 @@ impl GameSampleArgs {
 
 /// `--tournament-weight NAME=W`: the games of tournaments whose name contains `name`
 /// (lowercased) weigh `weight`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub(super) struct TournamentWeight {
     name: String,
     weight: f32,
