@@ -21,7 +21,9 @@
 //! discs, the disc count and two more 10-square corner patterns (a corner's triangle,
 //! two edges from a corner) removed none; the triangle and a diagonal cross, tried
 //! again on backward labels, fitted the training positions better and the held-out ones
-//! no better (0.03–0.05 disc with a stronger ridge). Parity removed none with one phase
+//! no better (0.03–0.05 disc with a stronger ridge), and on the bundled weights' data
+//! held out 0.04–0.07 disc better and measured nothing in play (−17 Elo, −48 .. +14),
+//! at 11–13% more evaluation time. Parity removed none with one phase
 //! per ply but is what tells the two plies of a phase apart with 30 phases, which
 //! measured as well as 60 at half the size; the README gives the figures.
 //!
