@@ -23,9 +23,9 @@
 //! again on backward labels, fitted the training positions better and the held-out ones
 //! no better (0.03–0.05 disc with a stronger ridge), and on the bundled weights' data
 //! held out 0.04–0.07 disc better and measured nothing in play (−17 Elo, −48 .. +14),
-//! at 11–13% more evaluation time. Parity removed none with one phase per ply but is
-//! what tells the two plies of a phase apart with 30 phases, which measured as well as
-//! 60 at half the size; the README gives the figures.
+//! at 11–13% more time per search node. Parity removed none with one phase per ply but
+//! is what tells the two plies of a phase apart with 30 phases, which measured as well
+//! as 60 at half the size; the README gives the figures.
 //!
 //! Pattern indices come from the bitboards directly: each instance gathers its
 //! squares' bits with a parallel bit extract (one `pext` per side on CPUs with BMI2)
