@@ -124,6 +124,17 @@ fn train_on_the_bundled_archives_then_use_the_weights() {
         let run = train(&["--tournament-weight", bad]);
         assert_eq!(run.status, 2, "{bad}: {}", run.stderr);
     }
+    // A sample of the games: `--every 2` trains on half of them (the held-out share
+    // taken from that half), and an offset not below it is a usage error.
+    let games = |run: &crate::util::Run| -> u64 {
+        let line = run.stderr.lines().find(|l| l.ends_with(" validation games")).expect("no games line");
+        let n: Vec<u64> = line.split(' ').filter_map(|w| w.trim_end_matches(',').parse().ok()).collect();
+        n.iter().sum()
+    };
+    let half = train(&["--every", "2", "--shuffle-seed", "3"]);
+    half.ok();
+    assert_eq!(games(&half), games(&run).div_ceil(2), "{}", half.stderr);
+    assert_eq!(train(&["--every", "2", "--offset", "2"]).status, 2);
     train(&[]).ok(); // the unweighted weights back, for what follows
     assert_eq!(Weights::load(&out).unwrap(), weights);
 

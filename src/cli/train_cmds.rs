@@ -40,6 +40,11 @@ pub struct TrainArgs {
     /// Where to write the weights (gzip-compressed when the name ends in `.gz`).
     #[arg(short, long)]
     output: PathBuf,
+    /// A sample of the training games (not of `--validate`'s): with one
+    /// `--shuffle-seed`, `--every 8`, `4`, `2` and `1` at offset 0 are nested halvings,
+    /// the points of a learning curve.
+    #[command(flatten)]
+    sample: GameSampleArgs,
     /// Validation archives (e.g. the last years), kept out of training. Without it,
     /// `--validation-share` of the games is held out.
     #[arg(long, num_args = 1..)]
@@ -205,8 +210,8 @@ pub(super) fn progress_to(bar: &Meter) -> impl Fn(Progress) + Sync + '_ {
 
 /// Which of the loaded games a measurement or a solve takes: `--every N --offset K`,
 /// games K, K + N, K + 2N… in the order loaded, or in a seeded shuffle of it with
-/// `--shuffle-seed`. The same flags in `eval-error` and
-/// `labels solve`, so that a store solved for one sample is the one measured.
+/// `--shuffle-seed`. The same flags in `eval-error`, `labels solve` and `train`, so that
+/// a store solved for one sample is the one measured.
 #[derive(Args, Debug, Clone, Copy)]
 pub(super) struct GameSampleArgs {
     /// Every Nth game only (a quicker estimate).
@@ -372,6 +377,7 @@ pub(super) fn open_labels(path: Option<&PathBuf>) -> anyhow::Result<LabelStore> 
 pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
     Settings { threads: args.threads, ..Settings::default() }.validate().map_err(flag_error)?;
     let config = TrainerConfig::try_from(&args)?;
+    args.sample.validate()?;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build()?;
     let start = Instant::now();
     let validation = if args.validate.is_empty() {
@@ -381,7 +387,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
             ArchiveArgs { paths: args.validate.clone(), strict: args.archives.strict, lenient: args.archives.lenient };
         Validation::Games(load_games(&validate)?)
     };
-    let games = load_weighted_games(&args.archives, &args.tournament_weight)?;
+    let games = args.sample.pick(load_weighted_games(&args.archives, &args.tournament_weight)?)?;
     let extra: Vec<crate::board::Board> = match &args.book_positions {
         Some(path) => {
             let book = super::book_args::open_book(Some(path))?;
