@@ -24,6 +24,11 @@ Every pattern is read in all 8 images of the board with one shared table, so bot
 models are exactly symmetric, as the evaluation is.
 """
 import sys, time
+
+USAGE_OK = (sys.argv[1:2] == ["data"] and len(sys.argv) >= 3) or (sys.argv[1:2] == ["fit"] and len(sys.argv) >= 4)
+if __name__ == "__main__" and not USAGE_OK:
+    sys.exit(__doc__)  # before numpy's import, so that the usage prints without it
+
 import numpy as np
 
 PATTERNS = [  # as src/eval/features.rs, squares a1 = 0 .. h8 = 63
@@ -94,6 +99,17 @@ def readings(p, o):
     return np.stack(cols, 1)
 
 
+def check_readings(tb, p, o, legal_moves, every=1000):
+    """The readings' move generation is the library's, and each of the 8 images of a
+    position (every `every`th) reads the same multiset: what makes both models symmetric."""
+    assert (legal(p, o) == legal_moves).all(), "move generation differs from the library's"
+    x = readings(p[::every], o[::every])
+    for row, (pi, oi) in zip(x, zip(p[::every], o[::every])):
+        for image_ in tb.Position.from_bitboards(int(pi), int(oi)).symmetries():
+            y = readings(np.array([image_.player], np.uint64), np.array([image_.opponent], np.uint64))[0]
+            assert sorted(y) == sorted(row), "a symmetric image reads differently"
+
+
 def data(out, thor):
     import thorbook as tb
     arrays = {}
@@ -103,7 +119,7 @@ def data(out, thor):
         rows = games.positions()
         keep = np.isin(rows["empties"], list(EMPTIES))
         p, o, game = rows["player"][keep], rows["opponent"][keep], rows["game"][keep]
-        assert (legal(p, o) == rows["legal"][keep]).all(), "move generation differs from the library's"
+        check_readings(tb, p, o, rows["legal"][keep])
         label = tb.label_exact(p, o, max_empties=max(EMPTIES))
         assert label["known"].all()
         arrays.update({f"{part}_player": p, f"{part}_opponent": o, f"{part}_game": game, f"{part}_score": label["score"]})
@@ -186,11 +202,9 @@ def fit(path, model_name, share, epochs, decay):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) >= 3 and sys.argv[1] == "data":
+    if sys.argv[1] == "data":
         data(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "../shared/thor")
-    elif len(sys.argv) >= 4 and sys.argv[1] == "fit":
+    else:
         a = sys.argv[4:]
         fit(sys.argv[2], sys.argv[3], float(a[0]) if a else 1.0, int(a[1]) if len(a) > 1 else 10,
             float(a[2]) if len(a) > 2 else 1.0)
-    else:
-        sys.exit(__doc__)
