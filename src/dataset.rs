@@ -17,7 +17,7 @@ use crate::book::Book;
 use crate::eval::PatternEval;
 use crate::parallel_count::ParallelCount;
 use crate::rng::Draws;
-use crate::search::{Level, Search, Settings, Solver, TableError, TranspositionTable};
+use crate::search::{exact_score, Level, Search, Settings, TableError, TranspositionTable};
 use crate::square::{Move, Square};
 use crate::thor::ThorGame;
 
@@ -455,7 +455,7 @@ pub enum LabelError {
     Settings(#[from] crate::search::SettingsError),
 }
 
-/// Positions per labelling task (progress is reported as each finishes).
+/// Most positions per labelling task (progress is reported as each finishes).
 const LABELS_PER_TASK: usize = 64;
 /// A labelling worker's table (cleared before each search at a level).
 const LABEL_TABLE_MIB: usize = 4;
@@ -508,7 +508,10 @@ fn label_all<T: Send + Default + Clone>(
     let count = ParallelCount::new(boards.len() as u64, 1, progress);
     let mut out = vec![T::default(); boards.len()];
     let workers = Workers::new(stop);
-    out.par_chunks_mut(LABELS_PER_TASK).zip(boards.par_chunks(LABELS_PER_TASK)).for_each_init(
+    // A few tasks per thread at least: a hundred solves at 24 empties in tasks of 64
+    // would leave all but one thread idle.
+    let per_task = (boards.len() / (4 * rayon::current_num_threads())).clamp(1, LABELS_PER_TASK);
+    out.par_chunks_mut(per_task).zip(boards.par_chunks(per_task)).for_each_init(
         || TranspositionTable::try_new(LABEL_TABLE_MIB),
         |tt, (out, boards)| {
             let Some(tt) = workers.table(tt) else { return };
@@ -545,9 +548,7 @@ pub fn exact_scores(
         if board.is_game_over() {
             return Some(Some(board.final_score() as i8));
         }
-        let mut solver = Solver::new(&*tt, stop, 1).with_eval(&order);
-        let score = solver.solve(board, -64, 64).score;
-        (!solver.aborted()).then_some(Some(score as i8))
+        exact_score(&order, tt, stop, board).map(|score| Some(score as i8))
     })
 }
 

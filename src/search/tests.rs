@@ -4,7 +4,8 @@
 use std::sync::atomic::AtomicBool;
 
 use super::endgame::EVAL_ORDER_MIN;
-use super::{Limits, Search, Selectivity, Solver, TableKey, TranspositionTable};
+use super::{Limits, Search, Selectivity, Solver, TableKey, TranspositionTable, SEEDED_SOLVE_FROM};
+use crate::board::Board;
 use crate::eval::PatternEval;
 use crate::square::Move;
 use crate::testutil::{plain_alpha_beta, random_position, Rng};
@@ -47,6 +48,35 @@ fn evaluation_ordering_keeps_the_solver_exact() {
         assert!(solver.nws(&b, want - 1) > want - 1);
         assert!(solver.nws(&b, want) <= want);
     }
+}
+
+#[test]
+fn exact_labels_are_the_full_window_solve_on_either_route() {
+    // Below SEEDED_SOLVE_FROM the full-window solve itself; from it the seeded solve,
+    // which must land on the same score (the full-window solver is checked against
+    // plain alpha-beta above), a pass to make and a finished game included.
+    let eval = PatternEval::bundled();
+    let stop = AtomicBool::new(false);
+    let mut rng = Rng(4848);
+    let mut boards: Vec<Board> =
+        (0..10).map(|i| random_position(&mut rng, SEEDED_SOLVE_FROM - 2 + (i % 4) as u32)).collect();
+    // White wiped out with 40 empties: over, black by 24 discs with the empties.
+    boards.push(Board { player: 0x00FF_FFFF, opponent: 0 });
+    let mut seeded = 0;
+    for b in &boards {
+        let tt = TranspositionTable::new(16);
+        let want = Solver::new(&tt, &stop, 1).with_eval(&eval).solve(b, -64, 64).score;
+        let tt = TranspositionTable::new(16);
+        assert_eq!(super::exact_score(&eval, &tt, &stop, b), Some(want), "{b:?}");
+        if b.legal_moves() == 0 && !b.is_game_over() {
+            assert_eq!(super::exact_score(&eval, &tt, &stop, &b.pass()), Some(-want), "{b:?} passed");
+        }
+        seeded += usize::from(b.empty_count() >= SEEDED_SOLVE_FROM);
+    }
+    assert!(seeded >= 5, "{seeded} seeded solves");
+    assert_eq!(super::exact_score(&eval, &TranspositionTable::new(1), &stop, &boards[10]), Some(64));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(super::exact_score(&eval, &TranspositionTable::new(1), &stop, &boards[2]), None);
 }
 
 #[test]

@@ -51,7 +51,7 @@ use super::trainer::TrainError;
 use super::{stage_count, ProgressFn, Stage};
 use crate::board::Board;
 use crate::eval::weights::{LEAF_ENTRIES, MAX_LEAF_CORRECTION, SCALE};
-use crate::eval::{Evaluator, PatternEval, Weights};
+use crate::eval::{PatternEval, Weights};
 use crate::search::tt::TableError;
 use crate::search::{Limits, Search, Selectivity, TranspositionTable, Width};
 use crate::setting::{check, OutOfRange, Setting};
@@ -140,7 +140,7 @@ impl CalibrationData {
         exact_per_count: usize,
         swing_per_empties: usize,
         labels: &mut LabelStore,
-        order: &dyn Evaluator,
+        order: &PatternEval,
         stop: &AtomicBool,
         progress: ProgressFn,
     ) -> Result<CalibrationData, LabelStoreError> {

@@ -19,7 +19,7 @@ use super::labels::LabelStore;
 use super::trainer::TrainError;
 use super::ProgressFn;
 use crate::board::Board;
-use crate::eval::Evaluator;
+use crate::eval::PatternEval;
 use crate::setting::{check, Setting};
 
 /// The most shards a job is cut into.
@@ -80,13 +80,13 @@ pub(crate) fn in_shard(board: &Board, shards: u32, index: u32) -> bool {
 
 /// Solves the positions of `games` that `job` selects and its shard holds, those
 /// `store` lacks, appending each batch as it finishes (see
-/// [`LabelStore::solve_missing`]); `order` only orders the solver's moves. Runs on the
+/// [`LabelStore::solve_missing`]); `order` only orders and seeds the solves. Runs on the
 /// current rayon pool. A set `stop` ends it with [`TrainError::Stopped`], what was
 /// solved kept.
 pub(crate) fn solve_shard(
     games: &[TrainGame],
     job: &SolveJob,
-    order: &dyn Evaluator,
+    order: &PatternEval,
     store: &mut LabelStore,
     stop: &AtomicBool,
     progress: ProgressFn,

@@ -29,9 +29,9 @@ use rayon::prelude::*;
 
 use super::{stage_count, Progress, ProgressFn, Stage};
 use crate::board::Board;
-use crate::eval::{AnyEval, Evaluator, IncrementalEvaluator, PatternEval};
+use crate::eval::{AnyEval, IncrementalEvaluator, PatternEval};
 use crate::fileio::IoError;
-use crate::search::{Limits, Search, Selectivity, Solver, TranspositionTable};
+use crate::search::{exact_score, Limits, Search, Selectivity, TranspositionTable};
 
 /// File magic (the version is its last byte).
 const MAGIC: &[u8; 8] = b"TBKLABL2";
@@ -283,15 +283,13 @@ impl LabelStore {
     pub(crate) fn solve_missing(
         &mut self,
         boards: &[Board],
-        order: &dyn Evaluator,
+        order: &PatternEval,
         stop: &AtomicBool,
         progress: ProgressFn,
     ) -> Result<usize, LabelStoreError> {
         let missing = distinct(boards.iter().filter(|b| !self.exact.contains_key(b)));
         self.label(&missing, Stage::Solve, SOLVE_TABLE_MIB, stop, progress, |tt, board| {
-            let mut solver = Solver::new(tt, stop, 1).with_eval(order);
-            let score = solver.solve(board, -64, 64).score;
-            (!solver.aborted()).then_some((score, None))
+            exact_score(order, tt, stop, board).map(|score| (score, None))
         })
     }
 
@@ -535,6 +533,7 @@ fn distinct<'b>(boards: impl Iterator<Item = &'b Board>) -> Vec<Board> {
 mod tests {
     use super::*;
     use crate::eval::PatternEval;
+    use crate::search::Solver;
     use crate::testutil::{random_position, Rng};
 
     fn boards(seed: u64, n: usize, empties: u32) -> Vec<Board> {
