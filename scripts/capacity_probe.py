@@ -9,11 +9,17 @@ Needs the thorbook package (`pip install ./python`), numpy and torch (CPU is eno
       positions at 14-18 empties of WTHOR 1977-2010 (with WTHOR.JOU/.TRN; training)
       and 2011-2015 (held out), every one solved exactly (`label_exact`; about 40
       minutes on 2 cores, most of it the 18-empty solves)
+  scripts/capacity_probe.py theoretical OUT.npz [THOR_DIR] [EMPTIES]
+      the same from the games' theoretical scores, nothing solved: training positions
+      at EMPTIES (default 24; e.g. 24,25,26,27,28) with the score corrected as `train`
+      corrects it (+2.3 discs, the measured loss a move, where the side to move has
+      one more move than the other to make before 24 empties), held-out positions at
+      24 empties only, where the score is exact (seconds)
   scripts/capacity_probe.py fit DATA.npz MODEL [SHARE] [EPOCHS] [DECAY]
-      MODEL `linear`; `phased`, a linear model with a table per number of empties (as
-      the evaluation's phases, one per ply); or `netHxK`: the linear model plus an
-      NNUE-style network (every reading adds an H-vector, the sum clipped to [-1, 1],
-      then K hidden units);
+      MODEL `linear`; `phased` (a `data` file only), a linear model with a table per
+      number of empties (as the evaluation's phases, one per ply); or `netHxK`: the
+      linear model plus an NNUE-style network (every reading adds an H-vector, the
+      sum clipped to [-1, 1], then K hidden units);
       SHARE of the training games (nested draws: a smaller share is a subset of a
       larger one), EPOCHS of Adam, DECAY the L2 weight on the tables. A twentieth of
       the training games, drawn by game, is the validation set that picks the epoch;
@@ -25,7 +31,8 @@ models are exactly symmetric, as the evaluation is.
 """
 import sys, time
 
-USAGE_OK = (sys.argv[1:2] == ["data"] and len(sys.argv) >= 3) or (sys.argv[1:2] == ["fit"] and len(sys.argv) >= 4)
+USAGE_OK = (sys.argv[1:2] in (["data"], ["theoretical"]) and len(sys.argv) >= 3) or (
+    sys.argv[1:2] == ["fit"] and len(sys.argv) >= 4)
 if __name__ == "__main__" and not USAGE_OK:
     sys.exit(__doc__)  # before numpy's import, so that the usage prints without it
 
@@ -127,6 +134,26 @@ def data(out, thor):
     np.savez(out, **arrays)
 
 
+MOVE_LOSS = 2.3  # discs a move, as `train` measures it (src/train/dataset.rs)
+
+
+def theoretical(out, thor, empties):
+    import thorbook as tb
+    arrays = {}
+    for part, years, counts in [("train", range(1977, 2011), empties), ("held", range(2011, 2016), [24])]:
+        games = tb.read_games([f"{thor}/WTH_{y}.wtb" for y in years] + [f"{thor}/WTHOR.JOU", f"{thor}/WTHOR.TRN"])
+        rows = games.positions()
+        keep = np.isin(rows["empties"], counts) & rows["theoretical_known"]
+        e = rows["empties"][keep].astype(np.int64)
+        score = rows["theoretical_score"][keep] + MOVE_LOSS * ((e - 24) % 2)
+        p, o = rows["player"][keep], rows["opponent"][keep]
+        check_readings(tb, p, o, rows["legal"][keep])
+        arrays.update({f"{part}_player": p, f"{part}_opponent": o, f"{part}_game": rows["game"][keep],
+                       f"{part}_score": score.astype(np.float32)})
+        print(f"{part}: {len(games)} games, {len(p)} positions at {sorted(set(e.tolist()))} empties", flush=True)
+    np.savez(out, **arrays)
+
+
 def fit(path, model_name, share, epochs, decay):
     import torch
     import torch.nn as nn
@@ -204,6 +231,9 @@ def fit(path, model_name, share, epochs, decay):
 if __name__ == "__main__":
     if sys.argv[1] == "data":
         data(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "../shared/thor")
+    elif sys.argv[1] == "theoretical":
+        theoretical(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "../shared/thor",
+                    [int(e) for e in sys.argv[4].split(",")] if len(sys.argv) > 4 else [24])
     else:
         a = sys.argv[4:]
         fit(sys.argv[2], sys.argv[3], float(a[0]) if a else 1.0, int(a[1]) if len(a) > 1 else 10,
