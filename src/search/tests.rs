@@ -60,7 +60,8 @@ fn exact_labels_are_the_full_window_solve_on_either_route() {
     let mut rng = Rng(4848);
     let mut boards: Vec<Board> =
         (0..10).map(|i| random_position(&mut rng, SEEDED_SOLVE_FROM - 2 + (i % 4) as u32)).collect();
-    // White wiped out with 40 empties: over, black by 24 discs with the empties.
+    // The other side wiped out with 40 empties left: over, 64–0 for the side to move
+    // (its 24 discs and the empties).
     boards.push(Board { player: 0x00FF_FFFF, opponent: 0 });
     let mut seeded = 0;
     for b in &boards {
