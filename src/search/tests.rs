@@ -63,18 +63,22 @@ fn exact_labels_are_the_full_window_solve_on_either_route() {
     // The other side wiped out with 40 empties left: over, 64–0 for the side to move
     // (its 24 discs and the empties).
     boards.push(Board { player: 0x00FF_FFFF, opponent: 0 });
+    // A pass to make at 16 empties (a 2014 Thor game's).
+    let pass = Board { player: 0x00FC_FC9C_B4AC_04FE, opponent: 0x3E00_0060_4850_F800 };
+    assert!(pass.legal_moves() == 0 && !pass.is_game_over() && pass.empty_count() == SEEDED_SOLVE_FROM);
+    boards.push(pass);
     let mut seeded = 0;
     for b in &boards {
         let tt = TranspositionTable::new(16);
         let want = Solver::new(&tt, &stop, 1).with_eval(&eval).solve(b, -64, 64).score;
         let tt = TranspositionTable::new(16);
         assert_eq!(super::exact_score(&eval, &tt, &stop, b), Some(want), "{b:?}");
-        if b.legal_moves() == 0 && !b.is_game_over() {
-            assert_eq!(super::exact_score(&eval, &tt, &stop, &b.pass()), Some(-want), "{b:?} passed");
-        }
         seeded += usize::from(b.empty_count() >= SEEDED_SOLVE_FROM);
     }
-    assert!(seeded >= 5, "{seeded} seeded solves");
+    // The pass's value is the other side's after it, negated.
+    let after = super::exact_score(&eval, &TranspositionTable::new(16), &stop, &pass.pass());
+    assert_eq!(after.map(|v| -v), super::exact_score(&eval, &TranspositionTable::new(16), &stop, &pass));
+    assert!(seeded >= 6, "{seeded} seeded solves");
     assert_eq!(super::exact_score(&eval, &TranspositionTable::new(1), &stop, &boards[10]), Some(64));
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     assert_eq!(super::exact_score(&eval, &TranspositionTable::new(1), &stop, &boards[2]), None);
