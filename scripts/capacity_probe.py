@@ -13,7 +13,8 @@ Needs the thorbook package (`pip install ./python`), numpy and torch (CPU is eno
       the same from the games' theoretical scores, nothing solved: training positions
       at EMPTIES (default 24; e.g. 24,25,26,27,28) with the score corrected as `train`
       corrects it (+2.3 discs, the measured loss a move, where the side to move has
-      one more move than the other to make before 24 empties), held-out positions at
+      one more move than the other to make before 24 empties, told by the parity of
+      the empties: a pass in between is ignored), held-out positions at
       24 empties only, where the score is exact (seconds)
   scripts/capacity_probe.py fit DATA.npz MODEL [SHARE] [EPOCHS] [DECAY]
       MODEL `linear`; `phased` (a `data` file only), a linear model with a table per
@@ -117,41 +118,45 @@ def check_readings(tb, p, o, legal_moves, every=1000):
             assert sorted(y) == sorted(row), "a symmetric image reads differently"
 
 
-def data(out, thor):
+def save_parts(out, thor, parts, score):
+    """Each part's positions at its numbers of empties, checked (`check_readings`), with
+    `score(tb, rows, keep)` as target, into one .npz: `{part}_player`, `_opponent`,
+    `_game` (index in the part's games) and `_score`."""
     import thorbook as tb
     arrays = {}
-    for part, years in [("train", range(1977, 2011)), ("held", range(2011, 2016))]:
+    for part, years, counts in parts:
         t = time.time()
         games = tb.read_games([f"{thor}/WTH_{y}.wtb" for y in years] + [f"{thor}/WTHOR.JOU", f"{thor}/WTHOR.TRN"])
         rows = games.positions()
-        keep = np.isin(rows["empties"], list(EMPTIES))
-        p, o, game = rows["player"][keep], rows["opponent"][keep], rows["game"][keep]
+        keep = np.isin(rows["empties"], list(counts))
+        p, o = rows["player"][keep], rows["opponent"][keep]
         check_readings(tb, p, o, rows["legal"][keep])
-        label = tb.label_exact(p, o, max_empties=max(EMPTIES))
-        assert label["known"].all()
-        arrays.update({f"{part}_player": p, f"{part}_opponent": o, f"{part}_game": game, f"{part}_score": label["score"]})
-        print(f"{part}: {len(games)} games, {len(p)} positions solved in {time.time() - t:.0f} s", flush=True)
+        arrays.update({f"{part}_player": p, f"{part}_opponent": o, f"{part}_game": rows["game"][keep],
+                       f"{part}_score": score(tb, rows, keep)})
+        print(f"{part}: {len(games)} games, {len(p)} positions at {sorted(counts)} empties "
+              f"in {time.time() - t:.0f} s", flush=True)
     np.savez(out, **arrays)
+
+
+def data(out, thor):
+    def solved(tb, rows, keep):
+        label = tb.label_exact(rows["player"][keep], rows["opponent"][keep], max_empties=max(EMPTIES))
+        assert label["known"].all()
+        return label["score"]
+    save_parts(out, thor, [("train", range(1977, 2011), EMPTIES), ("held", range(2011, 2016), EMPTIES)], solved)
 
 
 MOVE_LOSS = 2.3  # discs a move, as `train` measures it (src/train/dataset.rs)
 
 
 def theoretical(out, thor, empties):
-    import thorbook as tb
-    arrays = {}
-    for part, years, counts in [("train", range(1977, 2011), empties), ("held", range(2011, 2016), [24])]:
-        games = tb.read_games([f"{thor}/WTH_{y}.wtb" for y in years] + [f"{thor}/WTHOR.JOU", f"{thor}/WTHOR.TRN"])
-        rows = games.positions()
-        keep = np.isin(rows["empties"], counts) & rows["theoretical_known"]
+    def corrected(tb, rows, keep):
+        # By the parity of the empties: `train` counts the moves one by one, which
+        # differs only where a pass falls between the position and 24 empties.
+        assert rows["theoretical_known"][keep].all(), "a game without a theoretical score"
         e = rows["empties"][keep].astype(np.int64)
-        score = rows["theoretical_score"][keep] + MOVE_LOSS * ((e - 24) % 2)
-        p, o = rows["player"][keep], rows["opponent"][keep]
-        check_readings(tb, p, o, rows["legal"][keep])
-        arrays.update({f"{part}_player": p, f"{part}_opponent": o, f"{part}_game": rows["game"][keep],
-                       f"{part}_score": score.astype(np.float32)})
-        print(f"{part}: {len(games)} games, {len(p)} positions at {sorted(set(e.tolist()))} empties", flush=True)
-    np.savez(out, **arrays)
+        return (rows["theoretical_score"][keep] + MOVE_LOSS * ((e - 24) % 2)).astype(np.float32)
+    save_parts(out, thor, [("train", range(1977, 2011), empties), ("held", range(2011, 2016), [24])], corrected)
 
 
 def fit(path, model_name, share, epochs, decay):
