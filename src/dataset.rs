@@ -545,9 +545,6 @@ pub fn exact_scores(
         if board.empty_count() > max_empties {
             return Some(None);
         }
-        if board.is_game_over() {
-            return Some(Some(board.final_score() as i8));
-        }
         exact_score(&order, tt, stop, board).map(|score| Some(score as i8))
     })
 }

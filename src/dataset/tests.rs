@@ -139,9 +139,12 @@ fn random_first_moves_are_uniform() {
 #[test]
 fn exact_scores_match_plain_alpha_beta() {
     let mut rng = Rng(0xDA7A);
-    let boards: Vec<Board> = (0..150).map(|i| random_position(&mut rng, 4 + i % 7)).collect();
+    let mut boards: Vec<Board> = (0..150).map(|i| random_position(&mut rng, 4 + i % 7)).collect();
+    // A finished game (the side to move wiped out, 6 empties): its final score, 0–64.
+    boards.push(Board { player: 0, opponent: (1 << 58) - 1 });
     let stop = AtomicBool::new(false);
     let scores = exact_scores(&boards, 8, &stop, &|_, _| {}).unwrap();
+    assert_eq!(scores.last(), Some(&Some(-64)));
     for (board, score) in boards.iter().zip(&scores) {
         if board.empty_count() > 8 {
             assert_eq!(*score, None);

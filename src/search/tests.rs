@@ -60,9 +60,11 @@ fn exact_labels_are_the_full_window_solve_on_either_route() {
     let mut rng = Rng(4848);
     let mut boards: Vec<Board> =
         (0..10).map(|i| random_position(&mut rng, SEEDED_SOLVE_FROM - 2 + (i % 4) as u32)).collect();
-    // The other side wiped out with 40 empties left: over, 64–0 for the side to move
-    // (its 24 discs and the empties).
+    // Finished games on both routes. The other side wiped out with 40 empties left:
+    // over, 64–0 for the side to move (its 24 discs and the empties).
     boards.push(Board { player: 0x00FF_FFFF, opponent: 0 });
+    // And below SEEDED_SOLVE_FROM, 10 empties: the side to move wiped out, 0–64.
+    boards.push(Board { player: 0, opponent: (1 << 54) - 1 });
     // A pass to make at 16 empties (a 2014 Thor game's).
     let pass = Board { player: 0x00FC_FC9C_B4AC_04FE, opponent: 0x3E00_0060_4850_F800 };
     assert!(pass.legal_moves() == 0 && !pass.is_game_over() && pass.empty_count() == SEEDED_SOLVE_FROM);
@@ -80,6 +82,7 @@ fn exact_labels_are_the_full_window_solve_on_either_route() {
     assert_eq!(after.map(|v| -v), super::exact_score(&eval, &TranspositionTable::new(16), &stop, &pass));
     assert!(seeded >= 6, "{seeded} seeded solves");
     assert_eq!(super::exact_score(&eval, &TranspositionTable::new(1), &stop, &boards[10]), Some(64));
+    assert_eq!(super::exact_score(&eval, &TranspositionTable::new(1), &stop, &boards[11]), Some(-64));
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     assert_eq!(super::exact_score(&eval, &TranspositionTable::new(1), &stop, &boards[2]), None);
 }
