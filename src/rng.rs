@@ -25,6 +25,7 @@ impl Draws {
         self.next() % n.max(1)
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// A draw in [0, 1).
     pub(crate) fn unit(&mut self) -> f64 {
         (self.next() >> 11) as f64 / (1u64 << 53) as f64

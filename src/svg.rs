@@ -14,6 +14,8 @@ use crate::square::{Move, Square};
 pub(crate) enum Mark {
     /// A legal move: a small dot.
     Legal,
+    // Only `show --svg` writes texts; the drawer keeps them for every caller.
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
     /// A short text (a book value, a score), drawn in the square; `best` draws it bold.
     Text {
         /// The text (a few characters).

@@ -181,12 +181,14 @@ impl LeafSearch {
         Ok(LeafSearch { spec, threads: resolved.threads(), eval })
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// The search `spec` names, on `threads` threads, with `eval` (which the caller
     /// checked has the spec's digest).
     pub(crate) fn with_eval(spec: &LeafSpec, threads: usize, eval: AnyEval) -> LeafSearch {
         LeafSearch { spec: spec.clone(), threads, eval }
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// The spec alone.
     pub(crate) fn spec(&self) -> &LeafSpec {
         &self.spec
@@ -194,6 +196,7 @@ impl LeafSearch {
 }
 
 impl LeafSpec {
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// The spec of a resolved `strength` (as a plan records it) with an evaluation of
     /// digest `eval_digest`. The table size is checked, not allocated: opening a plan
     /// to report on it or assemble it must not take a search's memory.
@@ -225,6 +228,7 @@ impl LeafSpec {
         )
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// The level a leaf of this search records (not exact: a search may end exact, the
     /// setting does not say).
     pub(crate) fn level(&self) -> super::format::LeafLevel {

@@ -152,11 +152,13 @@ impl Builder {
         Checkpoint::path_for(&self.output)
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// What it builds.
     pub(crate) fn config(&self) -> &BuildConfig {
         &self.config
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// The output file.
     pub(crate) fn output(&self) -> &Path {
         &self.output

@@ -72,6 +72,7 @@ impl GamesDigest {
     }
 }
 
+#[cfg(any(feature = "cli", feature = "testing", test))]
 /// The digest of collected positions: keys, boards and counts.
 pub(crate) fn positions_digest(nodes: &[Node]) -> u64 {
     let mut p = PositionsDigest::default();

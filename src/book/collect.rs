@@ -21,6 +21,7 @@ use super::nodes::{decode_node, encode_node, io, PositionsError, PositionsFault,
 use crate::board::{Board, Color};
 use crate::position::Position;
 
+#[cfg(any(feature = "cli", feature = "testing", test))]
 /// The memory a plan's collection may use for its buffer by default, in MiB: with the
 /// keys a plan keeps (8 bytes a position), planning 10^8 positions stays within 2 GiB.
 pub(crate) const DEFAULT_SORT_MIB: u32 = 768;
@@ -118,6 +119,7 @@ fn sort_and_fold(buf: &mut [Node]) -> usize {
     kept
 }
 
+#[cfg(any(feature = "cli", feature = "testing", test))]
 /// Collects the positions of `games` up to `max_ply` in a buffer of at most
 /// `budget` bytes, spilling sorted runs to `dir`, and hands each position reached by at
 /// least `min_games` games to `sink` in (key, board) order.

@@ -311,16 +311,19 @@ impl Grower {
         Grower { config, from, output: output.into(), resume: false, stop: None }
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// The growth's settings.
     pub(crate) fn config(&self) -> &GrowthConfig {
         &self.config
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// Where the grown book goes.
     pub(crate) fn output(&self) -> &Path {
         &self.output
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// The position the walks start from.
     pub(crate) fn from(&self) -> Board {
         self.from
@@ -378,6 +381,7 @@ impl Grower {
         Ok(LeafSearch::new(&self.config.search, LeafSpec::recorded(&input.params()))?)
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// The next round on `book`: `tried` holds the leaves earlier rounds deepened (they
     /// are not tried again), `added` the leaves earlier rounds took (counted against
     /// `max_positions`). What a shard plan computes as a local run does.

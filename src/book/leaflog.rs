@@ -193,6 +193,7 @@ impl LeafFile {
         f.write_all(&encode_leaf_entry(key, leaf))
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// Makes every appended result durable.
     pub(crate) fn sync(&self) -> std::io::Result<()> {
         let f = self.file.lock().unwrap_or_else(|p| p.into_inner());
@@ -206,9 +207,12 @@ impl LeafFile {
     }
 }
 
+#[cfg(any(feature = "cli", feature = "testing", test))]
 const MAGIC: &[u8; 8] = b"TBLEAFL2";
+#[cfg(any(feature = "cli", feature = "testing", test))]
 /// Logs whose identity was two CRC-32s: refused, naming the cause.
 const OLD_MAGIC: &[u8; 8] = b"TBLEAFL1";
+#[cfg(any(feature = "cli", feature = "testing", test))]
 const HEADER: usize = 32;
 
 /// The one logged search loop (builds, shards, audits and fixes): `score(job, table)`
@@ -258,6 +262,7 @@ pub(crate) fn search_logged<T: Sync>(
     Ok(results.into_iter().flatten().collect())
 }
 
+#[cfg(any(feature = "cli", feature = "testing", test))]
 /// Why a log cannot be used.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -293,6 +298,7 @@ pub enum LeafLogError {
     },
 }
 
+#[cfg(any(feature = "cli", feature = "testing", test))]
 /// Why a search log is not this run's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -308,9 +314,11 @@ pub enum ForeignLog {
     OtherRun,
 }
 
+#[cfg(any(feature = "cli", feature = "testing", test))]
 /// An open search log.
 pub(crate) struct LeafLog(LeafFile);
 
+#[cfg(any(feature = "cli", feature = "testing", test))]
 impl LeafLog {
     /// Opens the log of the run `identity` at `path` (locked while open): with
     /// `resume`, an existing log of the same run is continued and its results

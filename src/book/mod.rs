@@ -218,6 +218,7 @@ impl<D: AsRef<[u8]>> Book<D> {
         d.finish()
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// The whole file.
     pub(crate) fn bytes(&self) -> &[u8] {
         self.data.as_ref()

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use byteorder::{ByteOrder, LittleEndian as LE};
 
 use super::build::{BuildError, Node};
+#[cfg(any(feature = "cli", feature = "testing", test))]
 use super::checkpoint::PositionsDigest;
 use crate::board::Board;
 use crate::fileio::IoError;
@@ -76,6 +77,7 @@ pub(crate) enum PositionsFault {
         problem: &'static str,
     },
     /// Not the count of positions expected (a plan's `plan.json` gives it).
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     #[error(
         "not the positions this plan was made with (their count, digest or shards' sizes differ from plan.json's)"
     )]
@@ -87,11 +89,13 @@ pub(crate) fn io(path: &Path) -> impl Fn(std::io::Error) -> PositionsError + '_ 
     move |source| PositionsError::Io(IoError::new(path, source))
 }
 
+#[cfg(any(feature = "cli", feature = "testing", test))]
 /// The positions file in a plan's directory.
 pub(crate) const NODES_FILE: &str = "nodes.bin";
 const NODES_MAGIC: &[u8; 8] = b"TBNODES1";
 const NODE_LEN: usize = 40;
 
+#[cfg(any(feature = "cli", feature = "testing", test))]
 /// Writes a positions file: magic, count, 40 bytes a position, CRC-32 of all before.
 pub(crate) fn write_nodes(path: &Path, nodes: &[Node]) -> Result<(), PositionsError> {
     let mut out = NodeWriter::create(path)?;
@@ -159,9 +163,9 @@ impl NodeReader {
     }
 }
 
+#[cfg(any(test, feature = "testing"))]
 impl<'b> NodeReader<&'b [u8]> {
     /// A positions file's `bytes` (`path` names it in errors).
-    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn from_bytes(path: &Path, bytes: &'b [u8]) -> Result<NodeReader<&'b [u8]>, PositionsError> {
         NodeReader::start(path, bytes, bytes.len() as u64)
     }
@@ -189,6 +193,7 @@ impl<R: Read> NodeReader<R> {
         PositionsError::file(&self.path, fault)
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// Checks that the file holds `positions` positions (its header and length agree,
     /// which `start` checked), without reading them.
     pub(crate) fn expect_count(&self, positions: usize) -> Result<(), PositionsError> {
@@ -260,6 +265,7 @@ pub(crate) fn decode_node(b: &[u8]) -> Result<Node, &'static str> {
     Ok(node)
 }
 
+#[cfg(any(feature = "cli", feature = "testing", test))]
 /// Reads every position of a positions file through `each`, checking it all; returns
 /// the positions' digest.
 pub(crate) fn read_nodes(path: &Path, each: &mut dyn FnMut(&Node)) -> Result<u64, PositionsError> {
@@ -272,6 +278,7 @@ pub(crate) fn read_nodes(path: &Path, each: &mut dyn FnMut(&Node)) -> Result<u64
     Ok(digest.finish())
 }
 
+#[cfg(any(feature = "cli", feature = "testing", test))]
 /// The positions `range` of a positions file the plan has opened (and checked), whose
 /// keys are `keys`.
 pub(crate) fn read_node_range(

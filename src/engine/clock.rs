@@ -137,6 +137,7 @@ impl Clock {
         self.stones_left = stones;
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// Time left in the current period.
     pub(crate) fn left(&self) -> Duration {
         self.left

@@ -151,6 +151,7 @@ impl GameRecord {
         }
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// A's result: 1 win, ½ draw, 0 loss.
     pub(crate) fn a_points(&self) -> f64 {
         match self.outcome() {

@@ -14,6 +14,7 @@ pub mod ggf;
 pub mod gtp;
 pub mod matches;
 pub mod nboard;
+#[cfg(any(feature = "cli", feature = "testing", test))]
 pub(crate) mod play;
 mod ponder;
 pub mod selfplay;
@@ -414,6 +415,7 @@ impl<E: IncrementalEvaluator> Engine<E> {
         self.pool.install(|| Search::new(eval, tt, stop, threads).run(&pos.board, limits, all_moves))
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// The transposition table's size in bytes (the size asked for, or the largest power
     /// of two buckets below it).
     pub(crate) fn table_bytes(&self) -> usize {

@@ -36,6 +36,7 @@
 //! digit weights in every instance are one precomputed row of `LANES` small
 //! integers, so the update is a few whole-row additions the compiler vectorises.
 
+#[cfg(any(feature = "cli", feature = "testing", test))]
 use std::ops::Range;
 use std::sync::OnceLock;
 
@@ -45,6 +46,7 @@ use crate::symmetry::Transform;
 /// A pattern: a name and its squares (bit indices, A1 = 0), digit 0 first.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Pattern {
+    #[cfg_attr(not(any(feature = "cli", feature = "testing", test)), allow(dead_code))]
     /// Short name for `thorbook eval --verbose` and `train --without`.
     pub name: &'static str,
     /// Squares in digit order.
@@ -88,6 +90,7 @@ const MOBILITY_CAP: u32 = 32;
 const POTENTIAL_CAP: u32 = 48;
 
 impl Count {
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// Short name for `thorbook eval --verbose` and `train --without`.
     pub(crate) fn name(self) -> &'static str {
         match self {
@@ -109,6 +112,7 @@ impl Count {
 
 /// Number of pattern instances on the board (all symmetric images).
 pub(crate) const INSTANCES: usize = 50;
+#[cfg(any(feature = "cli", feature = "testing", test))]
 /// Features read per position: every pattern instance, then every count.
 pub(crate) const FEATURES: usize = INSTANCES + COUNTS.len();
 
@@ -116,6 +120,7 @@ pub(crate) const FEATURES: usize = INSTANCES + COUNTS.len();
 const QUADRANTS: [u64; 4] =
     [0x0000_0000_0F0F_0F0F, 0x0000_0000_F0F0_F0F0, 0x0F0F_0F0F_0000_0000, 0xF0F0_F0F0_0000_0000];
 
+#[cfg(any(feature = "cli", feature = "testing", test))]
 /// Every feature's index for one position: `FEATURES` entries into a phase's table.
 pub(crate) type Indices = [u32; FEATURES];
 
@@ -145,6 +150,7 @@ impl Default for InstanceIndices {
 /// One instance: where its squares are and how to index its weights.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Instance {
+    #[cfg_attr(not(any(feature = "cli", feature = "testing", test)), allow(dead_code))]
     /// Which pattern (`PATTERNS` index).
     pub pattern: u8,
     /// The instance's squares as a bitboard.
@@ -169,6 +175,7 @@ pub(crate) struct FeatureSet {
     pub slot_count: usize,
     /// Size of a phase's full table (Σ 3^len over patterns, then every count's size).
     pub full_len: usize,
+    #[cfg_attr(not(any(feature = "cli", feature = "testing", test)), allow(dead_code))]
     /// Offset of each pattern in the full table.
     pub pattern_offsets: [u32; PATTERNS.len()],
     /// Offset of each count in the full table.
@@ -223,6 +230,7 @@ fn pow3(n: usize) -> usize {
     3usize.pow(n as u32)
 }
 
+#[cfg(any(feature = "cli", feature = "testing", test))]
 /// A feature by name: which slots (bias excluded) its weights occupy.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct FeatureSlots {
@@ -316,6 +324,7 @@ impl FeatureSet {
         }
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// The full-table indices of every feature of a position: the pattern instances,
     /// then the counts.
     #[inline]
@@ -403,6 +412,7 @@ impl FeatureSet {
         self.slots[full_index as usize]
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// The name of feature `k` of [`FeatureSet::indices`] and the squares it reads
     /// (none for a count).
     pub(crate) fn describe(&self, k: usize) -> (&'static str, u64) {
@@ -412,6 +422,7 @@ impl FeatureSet {
         }
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// Every feature's name and the slots it owns, patterns first.
     pub(crate) fn feature_slots(&self) -> Vec<FeatureSlots> {
         let ends: Vec<u32> = self

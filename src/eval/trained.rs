@@ -7,7 +7,9 @@
 
 use std::sync::{Arc, OnceLock};
 
-use super::features::{feature_set, FeatureSet, Indices, InstanceIndices, COUNTS, FEATURES};
+use super::features::{feature_set, FeatureSet, InstanceIndices, COUNTS};
+#[cfg(any(feature = "cli", feature = "testing", test))]
+use super::features::{Indices, FEATURES};
 use super::weights::{phase_of, Weights, WeightsError, SCALE};
 use super::{Evaluator, IncrementalEvaluator};
 use crate::board::Board;
@@ -27,6 +29,7 @@ struct Inner {
     bias: Vec<i32>,
     /// Empties (0..=60) → phase.
     phase: [u8; 61],
+    #[cfg_attr(not(any(feature = "cli", feature = "testing", test)), allow(dead_code))]
     phases: usize,
     probcut: Vec<f32>,
     probcut_depths: usize,
@@ -36,6 +39,7 @@ struct Inner {
     note: String,
 }
 
+#[cfg(any(feature = "cli", feature = "testing", test))]
 /// One feature's share of an evaluation.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub(crate) struct Contribution {
@@ -110,6 +114,7 @@ impl PatternEval {
         &self.inner.note
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// Number of phases of the weights.
     pub(crate) fn phases(&self) -> usize {
         self.inner.phases
@@ -129,6 +134,7 @@ impl PatternEval {
         (inner.bias[phase], &inner.table[phase * inner.set.full_len..(phase + 1) * inner.set.full_len])
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// The bias, the phase's weight table and the feature indices into it.
     fn lookup(&self, board: &Board) -> (i32, &[i16], Indices) {
         let (bias, table) = self.phase_table(board);
@@ -159,6 +165,7 @@ impl PatternEval {
         bias + patterns + counts.iter().map(|&i| table[i as usize] as i32).sum::<i32>()
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// The bias and each feature's contribution, in discs.
     pub(crate) fn explain(&self, board: &Board) -> (f64, Vec<Contribution>) {
         let (bias, table, idx) = self.lookup(board);

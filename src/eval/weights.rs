@@ -49,6 +49,7 @@ pub(crate) const MAX_LEAF_CORRECTION: i16 = 8 * 64;
 pub(crate) const FEATURE_SET: u32 = 2;
 /// Game phases a weight file may have at most: one per ply.
 pub(crate) const MAX_PHASES: usize = 60;
+#[cfg(any(feature = "cli", feature = "testing", test))]
 /// Phases of newly trained weights: one per two plies. The parity of the empties is
 /// not left to the phase: the `parity` count and a per-empties intercept in training
 /// fit odd and even positions apart, and 60 phases measured no better on held-out games
@@ -65,6 +66,7 @@ pub(crate) const MAX_PROBCUT_DEPTHS: usize = 64;
 /// calibrated by `thorbook calibrate`; see the README for the commands that rebuild
 /// them.
 static BUNDLED: &[u8] = include_bytes!("../../data/eval.tbe.gz");
+#[cfg(any(feature = "cli", feature = "testing", test))]
 /// The digest of the bundled weights ([`Weights::digest`]; a test checks it against
 /// them whenever they change).
 const BUNDLED_DIGEST: u32 = 0xf25c_3d4f;
@@ -77,6 +79,7 @@ pub(crate) fn phase_of(empties: u32, phases: usize) -> usize {
     (played * phases / 60).min(phases.saturating_sub(1))
 }
 
+#[cfg(any(feature = "cli", feature = "testing", test))]
 /// The empties a phase covers among `phases`, most first.
 pub(crate) fn phase_empties(phase: usize, phases: usize) -> (u32, u32) {
     let covered: Vec<u32> = (1..=60).rev().filter(|&e| phase_of(e, phases) == phase).collect();
@@ -234,6 +237,7 @@ impl Weights {
         1 + feature_set().slot_count
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// All zero (an evaluation that always says 0), with `phases` phases.
     pub(crate) fn zero(phases: usize) -> Weights {
         assert!((1..=MAX_PHASES).contains(&phases), "1..=60 phases, got {phases}");
@@ -263,6 +267,7 @@ impl Weights {
         &self.values[phase * n..(phase + 1) * n]
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// The weights of one phase (bias first), to write.
     pub(crate) fn phase_mut(&mut self, phase: usize) -> &mut [i16] {
         let n = Weights::phase_len();
@@ -305,6 +310,7 @@ impl Weights {
         out
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// The file bytes, gzip-compressed (how the bundled copy is stored).
     pub(crate) fn to_gzip_bytes(&self) -> Vec<u8> {
         let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
@@ -421,6 +427,7 @@ impl Weights {
         Ok(Weights { note, phases, values, probcut, probcut_depths: depths, leaf_correction })
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// Whether `digest` names the bundled weights, without decoding them (a tenth of
     /// a second: `book info` only names the evaluation a book was built with).
     pub(crate) fn is_bundled_digest(digest: u32) -> bool {
@@ -439,6 +446,7 @@ impl Weights {
         Weights::from_bytes(path, &bytes)
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// Writes the weight file atomically and durably, gzip-compressed when the name
     /// ends in `.gz`; returns the number of bytes written.
     pub(crate) fn save(&self, path: &Path) -> Result<usize, WeightsError> {

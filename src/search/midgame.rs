@@ -57,6 +57,7 @@ pub struct Limits {
 pub struct Selectivity(u8);
 
 impl Selectivity {
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// `t` standard deviations, 0.1..=10, rounded to tenths.
     pub(crate) fn from_sigmas(t: f32) -> Option<Selectivity> {
         let tenths = (t * 10.0).round();

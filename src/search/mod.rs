@@ -9,18 +9,23 @@ pub(crate) mod endgame;
 pub(crate) mod level;
 pub(crate) mod midgame;
 pub(crate) mod moves;
+#[cfg(any(feature = "cli", feature = "testing", test))]
 pub(crate) mod problems;
 pub(crate) mod settings;
 pub(crate) mod split;
 pub(crate) mod tt;
 
 pub use endgame::RootMove;
-pub(crate) use endgame::{Solved, Solver};
+#[cfg(any(feature = "cli", feature = "testing", test))]
+pub(crate) use endgame::Solved;
+pub(crate) use endgame::Solver;
 pub use level::Level;
 pub(crate) use midgame::Search;
 pub use midgame::{Limits, SearchResult, Selectivity};
 pub(crate) use moves::MAX_MOVES;
-pub(crate) use settings::{default_threads, Resolved, MAX_THREADS};
+#[cfg(any(feature = "cli", feature = "testing", test))]
+pub(crate) use settings::MAX_THREADS;
+pub(crate) use settings::{default_threads, Resolved};
 pub use settings::{Settings, SettingsError, Strength, Width};
 pub use tt::TableError;
 pub(crate) use tt::{TableKey, TranspositionTable};

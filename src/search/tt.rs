@@ -241,6 +241,7 @@ impl TranspositionTable {
         1 << n.ilog2()
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// Size in bytes.
     pub(crate) fn size_bytes(&self) -> usize {
         self.buckets.len * std::mem::size_of::<Bucket>()

@@ -573,6 +573,7 @@ impl ThorDatabase {
         }
     }
 
+    #[cfg(feature = "explorer")]
     /// Positions in the index (building it if it was not).
     pub(crate) fn index_len(&self) -> usize {
         self.index().len()

@@ -422,6 +422,7 @@ pub struct EdaxDate {
 }
 
 impl EdaxDate {
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// Now, in UTC.
     pub(crate) fn now() -> EdaxDate {
         let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
