@@ -8,6 +8,7 @@
 //! holds a square, [`PASS`] or [`PADDING`].
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 
@@ -17,6 +18,7 @@ use crate::book::Book;
 use crate::eval::PatternEval;
 use crate::parallel_count::ParallelCount;
 use crate::rng::Draws;
+use crate::search::labelling::{batches, label_in_batches, solve_work, WorkerTables};
 use crate::search::{exact_score, Level, Search, Settings, TableError, TranspositionTable};
 use crate::square::{Move, Square};
 use crate::thor::ThorGame;
@@ -282,7 +284,7 @@ pub fn self_play_games(
     let strength = Settings::at_level(level).effective_strength()?;
     let eval = PatternEval::bundled();
     let started = AtomicU64::new(0);
-    let workers = Workers::new(stop);
+    let tables = WorkerTables::new(stop);
     let games = play_games(
         seed,
         first,
@@ -291,7 +293,7 @@ pub fn self_play_games(
         legal,
         || TranspositionTable::try_new(LABEL_TABLE_MIB),
         |tt, draws, board, moves, ply| {
-            let tt = workers.table(tt)?;
+            let tt = tables.table(tt)?;
             if stop.load(Relaxed) {
                 return None;
             }
@@ -314,7 +316,10 @@ pub fn self_play_games(
             }
         },
     );
-    workers.finish()?;
+    tables.finish()?;
+    if stop.load(Relaxed) {
+        return Err(LabelError::Interrupted);
+    }
     progress(count as u64, count as u64);
     Ok(games)
 }
@@ -455,81 +460,35 @@ pub enum LabelError {
     Settings(#[from] crate::search::SettingsError),
 }
 
-/// Most positions per labelling task (progress is reported as each finishes).
-const LABELS_PER_TASK: usize = 64;
 /// A labelling worker's table (cleared before each search at a level).
 const LABEL_TABLE_MIB: usize = 4;
 
-/// The workers of a labelling or a self-play: each with a table of its own; the first
-/// table that cannot be had stops them all and is the error.
-struct Workers<'s> {
-    stop: &'s AtomicBool,
-    failure: std::sync::Mutex<Option<LabelError>>,
-}
-
-impl<'s> Workers<'s> {
-    fn new(stop: &'s AtomicBool) -> Workers<'s> {
-        Workers { stop, failure: std::sync::Mutex::new(None) }
-    }
-
-    /// A worker's table (made by `TranspositionTable::try_new(LABEL_TABLE_MIB)` in
-    /// its `for_each_init`), or `None` after recording why there is none.
-    fn table<'t>(&self, made: &'t mut Result<TranspositionTable, TableError>) -> Option<&'t mut TranspositionTable> {
-        match made {
-            Ok(tt) => Some(tt),
-            Err(e) => {
-                self.failure.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get_or_insert(e.clone().into());
-                self.stop.store(true, Relaxed);
-                None
-            }
-        }
-    }
-
-    /// How the work ended: a table's failure, a stop, or done.
-    fn finish(self) -> Result<(), LabelError> {
-        if let Some(e) = self.failure.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
-            return Err(e);
-        }
-        if self.stop.load(Relaxed) {
-            return Err(LabelError::Interrupted);
-        }
-        Ok(())
-    }
-}
-
-/// Labels `boards` in parallel, each worker with a table of its own, reporting
-/// `(done, total)` as tasks finish; [`LabelError::Interrupted`] once `stop` is set.
+/// Labels `boards` in parallel batches of about equal `work`, each worker with a table
+/// of its own, reporting `(done, total)` as batches finish; [`LabelError::Interrupted`]
+/// once `stop` is set.
 fn label_all<T: Send + Default + Clone>(
     boards: &[Board],
+    work: impl Fn(&Board) -> u64,
     stop: &AtomicBool,
     progress: &(dyn Fn(u64, u64) + Sync),
     label: impl Fn(&mut TranspositionTable, &Board) -> Option<T> + Sync,
 ) -> Result<Vec<T>, LabelError> {
     let count = ParallelCount::new(boards.len() as u64, 1, progress);
-    let mut out = vec![T::default(); boards.len()];
-    let workers = Workers::new(stop);
-    // A few tasks per thread at least: a hundred solves at 24 empties in tasks of 64
-    // would leave all but one thread idle.
-    let per_task = (boards.len() / (4 * rayon::current_num_threads())).clamp(1, LABELS_PER_TASK);
-    out.par_chunks_mut(per_task).zip(boards.par_chunks(per_task)).for_each_init(
-        || TranspositionTable::try_new(LABEL_TABLE_MIB),
-        |tt, (out, boards)| {
-            let Some(tt) = workers.table(tt) else { return };
-            for (cell, board) in out.iter_mut().zip(boards) {
-                if stop.load(Relaxed) {
-                    return;
-                }
-                match label(tt, board) {
-                    Some(v) => *cell = v,
-                    None => return,
-                }
-            }
-            count.add(boards.len() as u64);
-        },
-    );
-    workers.finish()?;
+    let out = Mutex::new(vec![T::default(); boards.len()]);
+    label_in_batches(boards, batches(boards, work), LABEL_TABLE_MIB, stop, label, |batch, labels| {
+        let n = labels.len() as u64;
+        let mut out = out.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        for (cell, label) in out[batch].iter_mut().zip(labels) {
+            *cell = label;
+        }
+        drop(out);
+        count.add(n);
+    })?;
+    if stop.load(Relaxed) {
+        return Err(LabelError::Interrupted);
+    }
     count.finish();
-    Ok(out)
+    Ok(out.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner))
 }
 
 /// The exact score (disc difference for the side to move, perfect play by both) of
@@ -541,7 +500,8 @@ pub fn exact_scores(
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Vec<Option<i8>>, LabelError> {
     let order = PatternEval::bundled();
-    label_all(boards, stop, progress, |tt, board| {
+    let work = |b: &Board| if b.empty_count() > max_empties { 1 } else { solve_work(b) };
+    label_all(boards, work, stop, progress, |tt, board| {
         if board.empty_count() > max_empties {
             return Some(None);
         }
@@ -560,14 +520,21 @@ pub fn search_scores(
 ) -> Result<Vec<i16>, LabelError> {
     let strength = Settings::at_level(level).effective_strength()?;
     let eval = PatternEval::bundled();
-    label_all(boards, stop, progress, |tt, board| {
-        if board.is_game_over() {
-            return Some(board.final_score() as i16);
-        }
-        tt.clear();
-        let result = Search::new(&eval, &*tt, stop, 1).run(board, strength.limits(board.empty_count(), None), false);
-        (!stop.load(Relaxed)).then(|| result.score().unwrap_or(0) as i16)
-    })
+    label_all(
+        boards,
+        |_| 1,
+        stop,
+        progress,
+        |tt, board| {
+            if board.is_game_over() {
+                return Some(board.final_score() as i16);
+            }
+            tt.clear();
+            let result =
+                Search::new(&eval, &*tt, stop, 1).run(board, strength.limits(board.empty_count(), None), false);
+            (!stop.load(Relaxed)).then(|| result.score().unwrap_or(0) as i16)
+        },
+    )
 }
 
 /// A book's value of a position with how far it can be trusted.

@@ -6,6 +6,7 @@
 //! ([`Settings::effective_strength`] tells it).
 
 pub(crate) mod endgame;
+pub(crate) mod labelling;
 pub(crate) mod level;
 pub(crate) mod midgame;
 pub(crate) mod moves;

@@ -25,12 +25,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Mutex;
 
-use rayon::prelude::*;
-
 use super::{stage_count, Progress, ProgressFn, Stage};
 use crate::board::Board;
 use crate::eval::{AnyEval, IncrementalEvaluator, PatternEval};
 use crate::fileio::IoError;
+use crate::search::labelling::{batches, label_in_batches, solve_work};
 use crate::search::{exact_score, Limits, Search, Selectivity, TranspositionTable};
 
 /// File magic (the version is its last byte).
@@ -41,8 +40,6 @@ pub(crate) const RECORD: usize = 24;
 const SOLVE_TABLE_MIB: usize = 16;
 /// A searching worker's table.
 const SEARCH_TABLE_MIB: usize = 2;
-/// Positions per appended batch of fast labels.
-const CHUNK: usize = 256;
 
 /// How a midgame search labels a position: depth and selectivity, with the
 /// evaluation it searches with recorded by digest.
@@ -336,41 +333,26 @@ impl LabelStore {
         let count = stage_count(stage, total, 1, progress);
         let store = Mutex::new((&mut *self, None::<LabelStoreError>));
         progress(Progress { stage, done: 0, total });
-        batches(boards, stage).into_par_iter().for_each_init(
-            || TranspositionTable::try_new(table_mib),
-            |tt, batch| {
-                if stop.load(Relaxed) {
-                    return;
+        let work = |b: &Board| if stage == Stage::Solve { solve_work(b) } else { 1 };
+        let labelled = label_in_batches(boards, batches(boards, work), table_mib, stop, label, |batch, labels| {
+            let labels: Vec<(Board, i8, Option<SearchSpec>)> = boards[batch]
+                .iter()
+                .zip(labels)
+                .map(|(b, (score, spec))| (*b, i8::try_from(score.clamp(-64, 64)).expect("a disc score"), spec))
+                .collect();
+            let mut guard = store.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if guard.1.is_none() {
+                if let Err(e) = guard.0.append(&labels) {
+                    guard.1 = Some(e);
+                    stop.store(true, Relaxed);
                 }
-                let tt = match tt {
-                    Ok(tt) => tt,
-                    Err(e) => {
-                        let mut guard = store.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                        guard.1.get_or_insert(e.clone().into());
-                        stop.store(true, Relaxed);
-                        return;
-                    }
-                };
-                let labels: Vec<(Board, i8, Option<SearchSpec>)> = batch
-                    .iter()
-                    .map_while(|b| {
-                        let (score, spec) = label(tt, b)?;
-                        Some((*b, i8::try_from(score.clamp(-64, 64)).expect("a disc score"), spec))
-                    })
-                    .collect();
-                let mut guard = store.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                if guard.1.is_none() && !labels.is_empty() {
-                    if let Err(e) = guard.0.append(&labels) {
-                        guard.1 = Some(e);
-                        stop.store(true, Relaxed);
-                    }
-                }
-                drop(guard);
-                count.add(labels.len() as u64);
-            },
-        );
+            }
+            drop(guard);
+            count.add(labels.len() as u64);
+        });
         count.finish();
         let (_, error) = store.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+        labelled?;
         match error {
             Some(e) => Err(e),
             None => Ok(usize::try_from(count.done()).unwrap_or(usize::MAX)),
@@ -500,28 +482,6 @@ fn encode_chunk(labels: &[(Board, i8, Option<SearchSpec>)], bytes: &mut Vec<u8>)
     bytes.extend_from_slice(&crc.to_le_bytes());
 }
 
-/// Consecutive batches of `boards` of about equal work: a fixed count of searches,
-/// or solves weighed by their cost (each empty square beyond 12 doubling it), so that a
-/// batch is seconds of work whatever the positions.
-fn batches(boards: &[Board], stage: Stage) -> Vec<&[Board]> {
-    if stage != Stage::Solve {
-        return boards.chunks(CHUNK).collect();
-    }
-    let mut out = Vec::new();
-    let (mut start, mut work) = (0, 0u64);
-    for (i, b) in boards.iter().enumerate() {
-        work += 1 << b.empty_count().saturating_sub(12).min(20);
-        if work >= CHUNK as u64 {
-            out.push(&boards[start..=i]);
-            (start, work) = (i + 1, 0);
-        }
-    }
-    if start < boards.len() {
-        out.push(&boards[start..]);
-    }
-    out
-}
-
 /// The boards once each, in the order of their first appearance (the solves of a
 /// game's positions stay together and share a table).
 fn distinct<'b>(boards: impl Iterator<Item = &'b Board>) -> Vec<Board> {
@@ -533,6 +493,7 @@ fn distinct<'b>(boards: impl Iterator<Item = &'b Board>) -> Vec<Board> {
 mod tests {
     use super::*;
     use crate::eval::PatternEval;
+    use crate::search::labelling::BATCH_WORK;
     use crate::search::Solver;
     use crate::testutil::{random_position, Rng};
 
@@ -667,19 +628,24 @@ mod tests {
         let path = dir.path().join("labels.bin");
         let eval = PatternEval::bundled();
         let stop = AtomicBool::new(false);
-        let endgames = boards(4, 2 * CHUNK, 8);
-        LabelStore::open(&path).unwrap().solve_missing(&endgames, &eval, &stop, &|_| {}).unwrap();
+        // On one thread, 4 batches' work of light solves: 4 chunks of a full batch.
+        let chunk = usize::try_from(BATCH_WORK).unwrap();
+        let endgames = boards(4, 4 * chunk, 8);
+        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let solve = |store: &mut LabelStore| one.install(|| store.solve_missing(&endgames, &eval, &stop, &|_| {}));
+        solve(&mut LabelStore::open(&path).unwrap()).unwrap();
         let full = std::fs::read(&path).unwrap();
-        let chunk_len = 8 + CHUNK * RECORD;
-        assert_eq!(full.len(), MAGIC.len() + 2 * chunk_len);
-        // Killed while writing the second chunk: the first survives.
+        let chunk_len = 8 + chunk * RECORD;
+        assert_eq!(full.len(), MAGIC.len() + 4 * chunk_len);
+        // Killed while writing the last chunk: the others survive.
         std::fs::write(&path, &full[..full.len() - 100]).unwrap();
         let mut store = LabelStore::open(&path).unwrap();
-        assert_eq!(store.exact_len(), CHUNK);
+        assert_eq!(store.exact_len(), 3 * chunk);
         assert_eq!(store.dropped_bytes(), (chunk_len - 100) as u64);
-        assert_eq!(store.solve_missing(&endgames, &eval, &stop, &|_| {}).unwrap(), CHUNK);
-        assert_eq!(std::fs::read(&path).unwrap().len(), full.len());
-        assert_eq!(LabelStore::open(&path).unwrap().exact_len(), 2 * CHUNK);
+        assert_eq!(solve(&mut store).unwrap(), chunk);
+        // The cut bytes were overwritten, not left behind the new chunks.
+        let reopened = LabelStore::open(&path).unwrap();
+        assert_eq!((reopened.exact_len(), reopened.dropped_bytes()), (4 * chunk, 0));
         // A flipped bit in the first chunk is damage, located.
         let mut bad = std::fs::read(&path).unwrap();
         bad[MAGIC.len() + 30] ^= 1;
