@@ -13,8 +13,9 @@ use crate::board::Board;
 
 /// The work a batch aims at, in units of one search or one solve of 12 empties or
 /// fewer: a batch is the unit of progress, seconds of one thread's work (64 solves of
-/// 18 empties, one of 24). Batches of 4 solves at 18 empties took 7–10% longer on 2
-/// cores (918 positions of 2014 through `label_exact`: 14.2–14.6 s against 12.8–13.2).
+/// 18 empties, one of 24). Its size hardly matters to speed: 918 solves at 18 empties
+/// through `label_exact` on 2 cores took 12.8–16.9 s in batches of 64 and 14.2–14.6 s
+/// in batches of 4, run to run.
 pub(crate) const BATCH_WORK: u64 = 4096;
 
 /// The work of solving `board` exactly, in [`BATCH_WORK`]'s units: each empty square
