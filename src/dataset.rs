@@ -18,7 +18,7 @@ use crate::book::Book;
 use crate::eval::PatternEval;
 use crate::parallel_count::ParallelCount;
 use crate::rng::Draws;
-use crate::search::labelling::{batches, label_in_batches, solve_work, WorkerTables};
+use crate::search::labelling::{label_in_batches, solve_work, WorkerTables};
 use crate::search::{exact_score, Level, Search, Settings, TableError, TranspositionTable};
 use crate::square::{Move, Square};
 use crate::thor::ThorGame;
@@ -317,9 +317,7 @@ pub fn self_play_games(
         },
     );
     tables.finish()?;
-    if stop.load(Relaxed) {
-        return Err(LabelError::Interrupted);
-    }
+    unless_stopped(stop)?;
     progress(count as u64, count as u64);
     Ok(games)
 }
@@ -463,6 +461,16 @@ pub enum LabelError {
 /// A labelling worker's table (cleared before each search at a level).
 const LABEL_TABLE_MIB: usize = 4;
 
+/// [`LabelError::Interrupted`] once `stop` is set: how parallel work that ended
+/// without an error of its own tells a stop from a finish.
+fn unless_stopped(stop: &AtomicBool) -> Result<(), LabelError> {
+    if stop.load(Relaxed) {
+        Err(LabelError::Interrupted)
+    } else {
+        Ok(())
+    }
+}
+
 /// Labels `boards` in parallel batches of about equal `work`, each worker with a table
 /// of its own, reporting `(done, total)` as batches finish; [`LabelError::Interrupted`]
 /// once `stop` is set.
@@ -475,7 +483,7 @@ fn label_all<T: Send + Default + Clone>(
 ) -> Result<Vec<T>, LabelError> {
     let count = ParallelCount::new(boards.len() as u64, 1, progress);
     let out = Mutex::new(vec![T::default(); boards.len()]);
-    label_in_batches(boards, batches(boards, work), LABEL_TABLE_MIB, stop, label, |batch, labels| {
+    label_in_batches(boards, work, LABEL_TABLE_MIB, stop, label, |batch, labels| {
         let n = labels.len() as u64;
         let mut out = out.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         for (cell, label) in out[batch].iter_mut().zip(labels) {
@@ -484,9 +492,7 @@ fn label_all<T: Send + Default + Clone>(
         drop(out);
         count.add(n);
     })?;
-    if stop.load(Relaxed) {
-        return Err(LabelError::Interrupted);
-    }
+    unless_stopped(stop)?;
     count.finish();
     Ok(out.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner))
 }

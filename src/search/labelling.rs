@@ -28,7 +28,7 @@ pub(crate) fn solve_work(board: &Board) -> u64 {
 /// units of `work` each, smaller when there is little work: at least four batches a
 /// thread of the current pool where the boards allow, so that a few hard positions do
 /// not all fall to one thread.
-pub(crate) fn batches(boards: &[Board], work: impl Fn(&Board) -> u64) -> Vec<Range<usize>> {
+fn batches(boards: &[Board], work: impl Fn(&Board) -> u64) -> Vec<Range<usize>> {
     let total: u64 = boards.iter().map(&work).sum();
     let per_thread = 4 * rayon::current_num_threads() as u64;
     let target = (total / per_thread).clamp(1, BATCH_WORK);
@@ -83,21 +83,21 @@ impl<'s> WorkerTables<'s> {
     }
 }
 
-/// Labels `boards` batch by batch on the current rayon pool, each worker with a table
-/// of `table_mib` MiB: `label(table, board)` for the boards of a batch in order
-/// (`None`: stopped), then `done(batch, labels)` with the labels of the batch's first
-/// boards (all of them unless it stopped midway). No batch starts once `stop` is set;
-/// a table that cannot be had sets it and is the error.
+/// Labels `boards` in [`batches`] of their `work`, on the current rayon pool, each
+/// worker with a table of `table_mib` MiB: `label(table, board)` for the boards of a
+/// batch in order (`None`: stopped), then `done(batch, labels)` with the labels of the
+/// batch's first boards (all of them unless it stopped midway). No batch starts once
+/// `stop` is set; a table that cannot be had sets it and is the error.
 pub(crate) fn label_in_batches<R: Send>(
     boards: &[Board],
-    batches: Vec<Range<usize>>,
+    work: impl Fn(&Board) -> u64,
     table_mib: usize,
     stop: &AtomicBool,
     label: impl Fn(&mut TranspositionTable, &Board) -> Option<R> + Sync,
     done: impl Fn(Range<usize>, Vec<R>) + Sync,
 ) -> Result<(), TableError> {
     let tables = WorkerTables::new(stop);
-    batches.into_par_iter().for_each_init(
+    batches(boards, work).into_par_iter().for_each_init(
         || TranspositionTable::try_new(table_mib),
         |made, batch| {
             if stop.load(Relaxed) {
@@ -163,10 +163,9 @@ mod tests {
         let set = boards(&[10; 500]);
         let stop = AtomicBool::new(false);
         let seen = Mutex::new(vec![0u32; set.len()]);
-        let cut = batches(&set, |_| 1);
         label_in_batches(
             &set,
-            cut.clone(),
+            |_| 1,
             1,
             &stop,
             |_, b| Some(b.empty_count()),
@@ -189,7 +188,7 @@ mod tests {
         one.install(|| {
             label_in_batches(
                 &set,
-                cut.clone(),
+                |_| 1,
                 1,
                 &stop,
                 |_, _| {
@@ -203,10 +202,12 @@ mod tests {
             )
         })
         .unwrap();
-        assert_eq!(calls.into_inner().unwrap(), vec![(cut[0].clone(), 3)]);
+        let first = one.install(|| batches(&set, |_| 1))[0].clone();
+        assert_eq!(calls.into_inner().unwrap(), vec![(first, 3)]);
         // A table that cannot be had is the error, and stops the work.
         stop.store(false, Relaxed);
-        let err = label_in_batches(&set, cut, usize::MAX, &stop, |_, _| Some(()), |_, _| panic!("no table, no label"));
+        let err =
+            label_in_batches(&set, |_| 1, usize::MAX, &stop, |_, _| Some(()), |_, _| panic!("no table, no label"));
         assert!(err.is_err() && stop.load(Relaxed));
     }
 }

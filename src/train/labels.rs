@@ -29,7 +29,7 @@ use super::{stage_count, Progress, ProgressFn, Stage};
 use crate::board::Board;
 use crate::eval::{AnyEval, IncrementalEvaluator, PatternEval};
 use crate::fileio::IoError;
-use crate::search::labelling::{batches, label_in_batches, solve_work};
+use crate::search::labelling::{label_in_batches, solve_work};
 use crate::search::{exact_score, Limits, Search, Selectivity, TranspositionTable};
 
 /// File magic (the version is its last byte).
@@ -334,7 +334,7 @@ impl LabelStore {
         let store = Mutex::new((&mut *self, None::<LabelStoreError>));
         progress(Progress { stage, done: 0, total });
         let work = |b: &Board| if stage == Stage::Solve { solve_work(b) } else { 1 };
-        let labelled = label_in_batches(boards, batches(boards, work), table_mib, stop, label, |batch, labels| {
+        let labelled = label_in_batches(boards, work, table_mib, stop, label, |batch, labels| {
             let labels: Vec<(Board, i8, Option<SearchSpec>)> = boards[batch]
                 .iter()
                 .zip(labels)
