@@ -106,12 +106,17 @@ const fn build_rays() -> [[u64; 8]; 64] {
     rays
 }
 
-/// Squares where a disc of `p` would flip at least one disc of `o` (legal moves).
-///
-/// Kogge–Stone flood with doubling: for each of the 8 directions, three shift steps
-/// cover runs of up to six opponent discs.
-#[inline]
-pub(crate) fn legal_moves(p: u64, o: u64) -> u64 {
+crate::cpu::dispatched! {
+    /// Squares where a disc of `p` would flip at least one disc of `o` (legal moves).
+    ///
+    /// Kogge–Stone flood with doubling: for each of the 8 directions, three shift steps
+    /// cover runs of up to six opponent discs. The x86-64-v3 copy runs the eight
+    /// directions as four-lane AVX2 shifts (`crate::cpu`).
+    pub(crate) fn legal_moves(p: u64, o: u64) -> u64 = legal_moves_body / legal_moves_v3, legal_moves_v4, legal_moves_base;
+}
+
+#[inline(always)]
+fn legal_moves_body(p: u64, o: u64) -> u64 {
     let empty = !(p | o);
     let inner = o & masks::NOT_A_H_FILES;
     let moves = flood_left(p, inner, 1)
@@ -145,12 +150,17 @@ fn flood_right(p: u64, m: u64, s: u32) -> u64 {
     f >> s
 }
 
-/// Discs of `o` flipped when `p` plays on the empty square `sq` (0 if the move is illegal).
-///
-/// Per ray, the first square that is not an opponent disc is found with one
-/// trailing/leading-zero count; the run before it flips when that square is `p`'s.
-#[inline]
-pub(crate) fn flips(p: u64, o: u64, sq: Square) -> u64 {
+crate::cpu::dispatched! {
+    /// Discs of `o` flipped when `p` plays on the empty square `sq` (0 if the move is
+    /// illegal).
+    ///
+    /// Per ray, the first square that is not an opponent disc is found with one
+    /// trailing/leading-zero count; the run before it flips when that square is `p`'s.
+    pub(crate) fn flips(p: u64, o: u64, sq: Square) -> u64 = flips_body / flips_v3, flips_v4, flips_base;
+}
+
+#[inline(always)]
+fn flips_body(p: u64, o: u64, sq: Square) -> u64 {
     let rays = &RAYS[sq.index()];
     let mut flipped = 0u64;
     let mut d = 0;

@@ -53,6 +53,51 @@ fn flips_on_random_boards_match_naive_reference() {
     }
 }
 
+/// Every copy of the kernels this CPU can run (`crate::cpu`) against the naive
+/// references, on arbitrary disc patterns: the dispatcher's choice cannot change a
+/// result. (On a CPU without AVX2 or AVX-512 those copies cannot run here; CI runs
+/// the suite on such a CPU under emulation.)
+#[test]
+fn every_copy_this_cpu_runs_matches_the_naive_reference() {
+    use crate::cpu::{level, Level};
+    let mut rng = Rng(7);
+    let mut checked = 0;
+    for _ in 0..5_000 {
+        let (a, b) = (rng.next_u64(), rng.next_u64());
+        let (p, o) = (a & b, a & !b & rng.next_u64());
+        let want = naive_moves(p, o);
+        assert_eq!(legal_moves_base(p, o), want);
+        #[cfg(target_arch = "x86_64")]
+        {
+            if level() >= Level::V3 {
+                // SAFETY: the CPU has the v3 features (checked just above).
+                assert_eq!(unsafe { legal_moves_v3(p, o) }, want);
+            }
+            if level() >= Level::V4 {
+                // SAFETY: the CPU has the v4 features.
+                assert_eq!(unsafe { legal_moves_v4(p, o) }, want);
+            }
+        }
+        for sq in Squares(!(p | o)) {
+            let want = naive_flips(p, o, sq);
+            assert_eq!(flips_base(p, o, sq), want);
+            #[cfg(target_arch = "x86_64")]
+            {
+                if level() >= Level::V3 {
+                    // SAFETY: as above.
+                    assert_eq!(unsafe { flips_v3(p, o, sq) }, want);
+                }
+                if level() >= Level::V4 {
+                    // SAFETY: as above.
+                    assert_eq!(unsafe { flips_v4(p, o, sq) }, want);
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 100_000);
+}
+
 #[test]
 fn final_score_gives_empties_to_winner() {
     let b = Board { player: 0xFF, opponent: 0xFF00 };

@@ -101,6 +101,7 @@ pub mod board;
 pub mod book;
 #[cfg(feature = "cli")]
 pub mod cli;
+mod cpu;
 pub mod dataset;
 pub mod engine;
 pub mod eval;

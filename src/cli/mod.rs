@@ -171,6 +171,19 @@ impl PositionArgs {
 /// call alone, so that the commands' pipelines can stay private to the crate: scripts
 /// reach them through the binary and the file formats.
 pub fn main() -> ExitCode {
+    // Which copies of the hot kernels to run at most (`crate::cpu`): for comparing
+    // them in one binary, or ruling the fast ones out of a problem.
+    match std::env::var("THORBOOK_CPU") {
+        Err(std::env::VarError::NotPresent) => {}
+        Ok(name) if name == "auto" => {}
+        Ok(name) if crate::cpu::Level::from_name(&name).is_some() => {
+            crate::cpu::cap(crate::cpu::Level::from_name(&name).unwrap_or(crate::cpu::Level::Baseline));
+        }
+        _ => {
+            eprintln!("thorbook: THORBOOK_CPU must be auto (the default), baseline, x86-64-v3 or x86-64-v4");
+            return ExitCode::from(2);
+        }
+    }
     match run(parse()) {
         Ok(code) => code,
         Err(err) => {
@@ -195,7 +208,9 @@ fn parse() -> Cli {
     fn negatives(cmd: clap::Command) -> clap::Command {
         cmd.mut_args(|a| a.allow_negative_numbers(true)).mut_subcommands(negatives)
     }
-    let matches = negatives(Cli::command()).get_matches();
+    // `--version` also says which copies of the hot code this CPU runs (`crate::cpu`).
+    let long_version = format!("{}\nCPU: runs the {} copies", env!("CARGO_PKG_VERSION"), crate::cpu::level().name());
+    let matches = negatives(Cli::command().long_version(long_version)).get_matches();
     Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
 

@@ -143,15 +143,25 @@ impl PatternEval {
         (bias, table, idx)
     }
 
-    /// The sum in 1/[`SCALE`] discs, unclamped.
-    #[inline]
-    pub(crate) fn raw(&self, board: &Board) -> i32 {
-        self.raw_features(board, &self.inner.set.instance_indices(board))
+    crate::cpu::dispatched! {
+        /// The sum in 1/[`SCALE`] discs, unclamped: a static evaluation read afresh, in
+        /// one copy (`crate::cpu`) from the indices to the sum.
+        pub(crate) fn raw(&self, board: &Board) -> i32 = raw_body / raw_v3, raw_v4, raw_base;
     }
 
-    /// [`PatternEval::raw`] from the pattern indices of `board`.
-    #[inline]
-    pub(crate) fn raw_features(&self, board: &Board, features: &InstanceIndices) -> i32 {
+    #[inline(always)]
+    fn raw_body(&self, board: &Board) -> i32 {
+        self.raw_features_body(board, &self.inner.set.instance_indices_body(board))
+    }
+
+    crate::cpu::dispatched! {
+        /// [`PatternEval::raw`] from the pattern indices of `board`.
+        pub(crate) fn raw_features(&self, board: &Board, features: &InstanceIndices) -> i32
+            = raw_features_body / raw_features_v3, raw_features_v4, raw_features_base;
+    }
+
+    #[inline(always)]
+    fn raw_features_body(&self, board: &Board, features: &InstanceIndices) -> i32 {
         let set = self.inner.set;
         let (bias, table) = self.phase_table(board);
         let mut counts = [0u32; COUNTS.len()];
@@ -303,6 +313,30 @@ mod tests {
         let mut counts = [0u32; COUNTS.len()];
         set.count_indices(board, &mut counts);
         sum + counts.iter().map(|&i| weight(i)).sum::<i32>()
+    }
+
+    /// Every copy of the leaf evaluation this CPU can run (`crate::cpu`) is the
+    /// definition.
+    #[test]
+    fn every_copy_this_cpu_runs_evaluates_by_the_definition() {
+        use crate::cpu::{level, Level};
+        let eval = PatternEval::bundled();
+        for b in random_games(37, 10) {
+            let features = eval.inner.set.instance_indices(&b);
+            let want = naive_raw(&eval, &b);
+            assert_eq!(eval.raw_features_base(&b, &features), want);
+            #[cfg(target_arch = "x86_64")]
+            {
+                if level() >= Level::V3 {
+                    // SAFETY: the CPU has the v3 features (checked just above).
+                    assert_eq!(unsafe { eval.raw_features_v3(&b, &features) }, want);
+                }
+                if level() >= Level::V4 {
+                    // SAFETY: the CPU has the v4 features.
+                    assert_eq!(unsafe { eval.raw_features_v4(&b, &features) }, want);
+                }
+            }
+        }
     }
 
     #[test]
