@@ -21,7 +21,8 @@ use crate::position::{move_name, position_arg};
 use crate::run::job;
 
 /// An opening book: ``Book.open(path)`` maps a file (O(1), the pages read on
-/// demand), ``Book.bundled()`` is the book shipped with thorbook.
+/// demand), ``Book.bundled()`` is the book shipped with thorbook. Pickles by what
+/// reopens it: its path, or the bundled book.
 #[pyclass(frozen, module = "thorbook")]
 pub(crate) struct Book {
     pub(crate) inner: Arc<rsbook::Book<Bytes>>,
@@ -30,12 +31,24 @@ pub(crate) struct Book {
 }
 
 fn open(source: BookSource) -> PyResult<Book> {
-    let name = source.to_string();
     match source.open() {
         Ok(Some(book)) => Ok(Book { inner: Arc::new(book), source }),
         Ok(None) => Err(errors::setting("no book")),
-        Err(e) => Err(errors::open(&name, &e)),
+        Err(e) => Err(errors::open(file_of(&source), &e)),
     }
+}
+
+/// The file a book came from (`None` for the bundled one).
+fn file_of(source: &BookSource) -> Option<&std::path::Path> {
+    match source {
+        BookSource::File(p) => Some(p),
+        _ => None,
+    }
+}
+
+/// A level given from Python.
+fn level(value: i128) -> PyResult<Level> {
+    Level::new(errors::int_arg("level", value, 1, 14)?).map_err(errors::setting)
 }
 
 #[pymethods]
@@ -56,7 +69,7 @@ impl Book {
     /// Checks every record's checksum and the key order (``BookFileError`` at the
     /// first damage).
     fn verify(&self, py: Python<'_>) -> PyResult<()> {
-        py.detach(|| self.inner.verify()).map_err(|e| errors::book(&self.source.to_string(), &e))
+        py.detach(|| self.inner.verify()).map_err(|e| errors::book(file_of(&self.source), &e))
     }
 
     /// Positions in the book.
@@ -70,6 +83,24 @@ impl Book {
 
     fn __repr__(&self) -> String {
         format!("<Book {}: {} positions>", self.source, self.inner.len())
+    }
+
+    /// Pickles as its path (or the bundled book): unpickling opens it again.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let cls = py.get_type::<Book>();
+        Ok(match &self.source {
+            BookSource::File(p) => (cls.getattr("open")?, (p.clone(),).into_pyobject(py)?.into_any()),
+            _ => (cls.getattr("bundled")?, pyo3::types::PyTuple::empty(py).into_any()),
+        })
+    }
+
+    /// A book is read-only: its copy is itself.
+    fn __copy__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __deepcopy__<'py>(slf: PyRef<'py, Self>, _memo: &Bound<'py, PyAny>) -> PyRef<'py, Self> {
+        slf
     }
 
     /// The book value of a position (discs for the side to move), or ``None`` when
@@ -151,16 +182,16 @@ impl Book {
         py: Python<'_>,
         games: &Games,
         path: PathBuf,
-        level: u8,
-        max_ply: u32,
-        min_games: u32,
+        level: i128,
+        max_ply: i128,
+        min_games: i128,
         resume: bool,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Book> {
-        let level = Level::new(level).map_err(errors::setting)?;
+        let level = self::level(level)?;
         let mut config = BuildConfig::default();
-        config.max_ply = max_ply;
-        config.min_games = min_games;
+        config.max_ply = errors::int_arg("max_ply", max_ply, 1, 60)?;
+        config.min_games = errors::int_arg("min_games", min_games, 1, i128::from(u32::MAX))?;
         config.search = config.search.with_level(level);
         run_build(py, config, games, path, resume, progress, Over::Games)
     }
@@ -175,11 +206,11 @@ impl Book {
         py: Python<'_>,
         games: &Games,
         path: PathBuf,
-        level: Option<u8>,
+        level: Option<i128>,
         resume: bool,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Book> {
-        let config = self.update_config(level)?;
+        let config = self.update_config(level, &path)?;
         run_build(py, config, games, path, resume, progress, Over::Update(&self.inner))
     }
 
@@ -192,11 +223,11 @@ impl Book {
         py: Python<'_>,
         games: &Games,
         path: PathBuf,
-        level: Option<u8>,
+        level: Option<i128>,
         resume: bool,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Book> {
-        let config = self.update_config(level)?;
+        let config = self.update_config(level, &path)?;
         run_build(py, config, games, path, resume, progress, Over::Learn(&self.inner))
     }
 
@@ -204,32 +235,35 @@ impl Book {
     /// lines within ``error`` discs a move and ``budget`` a line are expanded to
     /// ``max_ply`` (``deepen=True``: their leaves searched again at ``level``), round
     /// by round, until nothing is left in the bounds, ``max_positions`` were added or
-    /// ``seconds`` have passed. ``progress(done, total)`` counts each round's leaves.
-    /// Returns the new book.
+    /// ``seconds`` have passed. ``progress`` (a callable ``f(done, total)`` or a
+    /// ``tqdm`` bar) counts each round's leaves. Ctrl-C stops it between leaf searches
+    /// and raises ``KeyboardInterrupt``: the book of the rounds finished is written,
+    /// and ``resume=True`` continues. Returns the new book.
     #[pyo3(signature = (path, *, error = 2, budget = 4, max_ply = 40, level = None, deepen = false, max_positions = None, seconds = None, resume = false, progress = None))]
     #[allow(clippy::too_many_arguments)]
     fn grow(
         &self,
         py: Python<'_>,
         path: PathBuf,
-        error: i32,
-        budget: i32,
-        max_ply: u32,
-        level: Option<u8>,
+        error: i128,
+        budget: i128,
+        max_ply: i128,
+        level: Option<i128>,
         deepen: bool,
-        max_positions: Option<usize>,
+        max_positions: Option<i128>,
         seconds: Option<f64>,
         resume: bool,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Book> {
         let mut config = GrowthConfig::default();
-        config.error = error;
-        config.budget = budget;
-        config.max_ply = max_ply;
-        config.max_positions = max_positions;
-        config.time = crate::engine::seconds(seconds)?;
+        config.error = errors::int_arg("error", error, 0, 64)?;
+        config.budget = errors::int_arg("budget", budget, 0, 128)?;
+        config.max_ply = errors::int_arg("max_ply", max_ply, 1, 60)?;
+        config.max_positions =
+            max_positions.map(|m| errors::int_arg("max_positions", m, 1, i128::from(u64::MAX))).transpose()?;
+        config.time = crate::engine::seconds("seconds", seconds)?;
         if let Some(level) = level {
-            config.search = config.search.with_level(Level::new(level).map_err(errors::setting)?);
+            config.search = config.search.with_level(self::level(level)?);
         }
         config.growth = if deepen { Growth::Deepen } else { Growth::Deviate };
         let stop = Arc::new(AtomicBool::new(false));
@@ -255,7 +289,14 @@ impl Book {
                 _ => {}
             })
         })?;
-        result.map_err(|e| errors::growth(&e))?;
+        let summary = result.map_err(|e| errors::growth(&e, &path))?;
+        if summary.stop == thorbook::book::StopReason::Interrupted {
+            // Ctrl-C's flag was set by `job`'s own signal check only when it raised; a
+            // stop from elsewhere still ends the call as an interruption.
+            return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err(
+                "the growth was interrupted: the rounds finished are written (resume=True continues)",
+            ));
+        }
         open(BookSource::File(path))
     }
 }
@@ -263,12 +304,12 @@ impl Book {
 impl Book {
     /// The configuration of an update or a learning of this book: as its header
     /// records, the leaves searched at `level` when given.
-    fn update_config(&self, level: Option<u8>) -> PyResult<BuildConfig> {
+    fn update_config(&self, level: Option<i128>, output: &std::path::Path) -> PyResult<BuildConfig> {
         let mut choices = UpdateChoices::default();
         if let Some(level) = level {
-            choices.search = choices.search.with_level(Level::new(level).map_err(errors::setting)?);
+            choices.search = choices.search.with_level(self::level(level)?);
         }
-        BuildConfig::update_of(&self.inner.params(), choices).map_err(|e| errors::build(&e))
+        BuildConfig::update_of(&self.inner.params(), choices).map_err(|e| errors::build(&e, output))
     }
 }
 
@@ -308,6 +349,6 @@ fn run_build(
             Over::Learn(old) => builder.learn(old, &lines, &events),
         }
     })?;
-    result.map_err(|e| errors::build(&e))?;
+    result.map_err(|e| errors::build(&e, &path))?;
     open(BookSource::File(path))
 }

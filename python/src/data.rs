@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use thorbook::board::Board;
-use thorbook::dataset::{self, BoardEncoding, LabelError};
+use thorbook::dataset::{self, BoardEncoding};
 use thorbook::search::Level;
 
 use crate::book::Book;
@@ -20,24 +20,49 @@ use crate::run::job;
 /// set): a dict of numpy arrays —
 /// ``tokens`` (``uint8`` n×60: squares 0–63, a1 = 0, h8 = 63; 65 pads after the end;
 /// passes are not tokens, the other side simply plays again), ``lengths``, and
-/// ``final_score`` (black's disc difference). ``boards="black_white"`` (0 empty,
-/// 1 black, 2 white) or ``"mine_theirs"`` (relative to the side to move next) adds
-/// ``boards``, ``uint8`` n×60×64, the board after each token; ``legal=True`` adds
-/// ``legal``, ``uint64`` n×60, the legal moves after each token.
+/// ``black_disc_difference`` (black's discs minus white's at the end, empties to the
+/// winner, ``int8``). ``boards="black_white"`` (0 empty, 1 black, 2 white) or
+/// ``"mine_theirs"`` (relative to the side to move next) adds ``boards``, ``uint8``
+/// n×60×64, the board after each token; ``legal=True`` adds ``legal``, ``uint64``
+/// n×60, the legal moves after each token. Made on every core, the GIL released;
+/// Ctrl-C raises ``KeyboardInterrupt``.
 #[pyfunction]
 #[pyo3(signature = (n, *, seed = 0, first = 0, boards = None, legal = false))]
 pub(crate) fn random_games<'py>(
     py: Python<'py>,
-    n: usize,
-    seed: u64,
-    first: u64,
+    n: i128,
+    seed: i128,
+    first: i128,
     boards: Option<&str>,
     legal: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let n: usize = errors::int_arg("n", n, 0, i128::from(u32::MAX))?;
+    let seed: u64 = errors::int_arg("seed", seed, 0, i128::from(u64::MAX))?;
+    let first: u64 = errors::int_arg("first", first, 0, i128::from(u64::MAX) - n as i128)?;
     let encoding = encoding(n, boards)?;
-    let games = py.detach(|| dataset::random_games(seed, first, n, encoding, legal));
+    let stop = AtomicBool::new(false);
+    let games = job(py, &stop, None, |_| {
+        // In chunks, so that Ctrl-C is seen between them: game `i` depends on `i`
+        // only, so the chunks concatenate to the set made at once.
+        let mut all = dataset::random_games(seed, first, 0, encoding, legal);
+        let mut done = 0usize;
+        while done < n && !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let count = RANDOM_CHUNK.min(n - done);
+            let chunk = dataset::random_games(seed, first + done as u64, count, encoding, legal);
+            all.tokens.extend_from_slice(&chunk.tokens);
+            all.lengths.extend_from_slice(&chunk.lengths);
+            all.final_score.extend_from_slice(&chunk.final_score);
+            all.boards.extend_from_slice(&chunk.boards);
+            all.legal.extend_from_slice(&chunk.legal);
+            done += count;
+        }
+        all
+    })?;
     games_dict(py, games, n, encoding.is_some(), legal)
 }
+
+/// Games made between two looks at Ctrl-C (about a tenth of a second of work).
+const RANDOM_CHUNK: usize = 100_000;
 
 /// The board encoding a `boards=` argument names, for `n` games.
 fn encoding(n: usize, boards: Option<&str>) -> PyResult<Option<BoardEncoding>> {
@@ -65,7 +90,7 @@ fn games_dict(
     let dataset::RandomGames { tokens, lengths, final_score, boards, legal: legal_masks, .. } = games;
     out.set_item("tokens", tokens.into_pyarray(py).reshape([n, dataset::GAME_TOKENS])?)?;
     out.set_item("lengths", lengths.into_pyarray(py))?;
-    out.set_item("final_score", final_score.into_pyarray(py))?;
+    out.set_item("black_disc_difference", final_score.into_pyarray(py))?;
     if with_boards {
         out.set_item("boards", boards.into_pyarray(py).reshape([n, dataset::GAME_TOKENS, 64])?)?;
     }
@@ -107,16 +132,20 @@ pub(crate) fn boards_of(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn selfplay_games<'py>(
     py: Python<'py>,
-    n: usize,
-    level: u8,
-    random_plies: u32,
-    seed: u64,
-    first: u64,
+    n: i128,
+    level: i128,
+    random_plies: i128,
+    seed: i128,
+    first: i128,
     boards: Option<&str>,
     legal: bool,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let level = Level::new(level).map_err(errors::setting)?;
+    let n: usize = errors::int_arg("n", n, 0, i128::from(u32::MAX))?;
+    let level = Level::new(errors::int_arg("level", level, 1, 14)?).map_err(errors::setting)?;
+    let random_plies: u32 = errors::int_arg("random_plies", random_plies, 0, 60)?;
+    let seed: u64 = errors::int_arg("seed", seed, 0, i128::from(u64::MAX))?;
+    let first: u64 = errors::int_arg("first", first, 0, i128::from(u64::MAX) - n as i128)?;
     let encoding = encoding(n, boards)?;
     let stop = AtomicBool::new(false);
     let games = job(py, &stop, progress, |report| {
@@ -124,7 +153,7 @@ pub(crate) fn selfplay_games<'py>(
             report.report(d, t)
         })
     })?
-    .map_err(label_error)?;
+    .map_err(|e| errors::label(&e))?;
     games_dict(py, games, n, encoding.is_some(), legal)
 }
 
@@ -160,32 +189,32 @@ fn boards(p: &[u64], o: &[u64]) -> PyResult<Vec<Board>> {
         .collect()
 }
 
-fn label_error(e: LabelError) -> PyErr {
-    match e {
-        LabelError::Interrupted => pyo3::exceptions::PyKeyboardInterrupt::new_err("labelling was interrupted"),
-        other => errors::setting(other),
-    }
-}
+/// The most empties ``label_exact`` solves: a position of 29 empties takes about 200
+/// CPU-seconds, and each square more about twice that.
+const LABEL_EXACT_MAX_EMPTIES: i128 = 30;
 
 /// Exact scores (disc difference for the side to move, perfect play) of the positions
-/// with at most ``max_empties`` empties, by the solver on all cores: a dict of
+/// with at most ``max_empties`` empties (at most 30: a solve at 30 empties takes
+/// minutes, each square more twice that), by the solver on all cores: a dict of
 /// ``score`` (``int8``) and ``known`` (``bool``, false above ``max_empties``).
-/// ``progress(done, total)`` is called as batches finish; Ctrl-C stops it.
+/// ``progress`` is a callable ``f(done, total)`` or a ``tqdm`` bar; Ctrl-C raises
+/// ``KeyboardInterrupt``.
 #[pyfunction]
 #[pyo3(signature = (player, opponent, *, max_empties = 20, progress = None))]
 pub(crate) fn label_exact<'py>(
     py: Python<'py>,
     player: PyReadonlyArray1<'py, u64>,
     opponent: PyReadonlyArray1<'py, u64>,
-    max_empties: u32,
+    max_empties: i128,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let max_empties: u32 = errors::int_arg("max_empties", max_empties, 0, LABEL_EXACT_MAX_EMPTIES)?;
     let boards = boards_of(&player, &opponent)?;
     let stop = AtomicBool::new(false);
     let scores = job(py, &stop, progress, |report| {
         dataset::exact_scores(&boards, max_empties, &stop, &|d, t| report.report(d, t))
     })?
-    .map_err(label_error)?;
+    .map_err(|e| errors::label(&e))?;
     let out = PyDict::new(py);
     out.set_item("score", scores.iter().map(|s| s.unwrap_or(0)).collect::<Vec<i8>>().into_pyarray(py))?;
     out.set_item("known", scores.iter().map(Option::is_some).collect::<Vec<bool>>().into_pyarray(py))?;
@@ -195,21 +224,22 @@ pub(crate) fn label_exact<'py>(
 /// Scores of a search at ``level`` (1–14, the bundled evaluation, one thread per
 /// position, every core busy) in discs for the side to move (``int16``); each search
 /// starts from an empty table, so a score depends only on the position and level.
+/// ``progress`` and Ctrl-C as for ``label_exact``.
 #[pyfunction]
 #[pyo3(signature = (player, opponent, *, level = 10, progress = None))]
 pub(crate) fn label_search<'py>(
     py: Python<'py>,
     player: PyReadonlyArray1<'py, u64>,
     opponent: PyReadonlyArray1<'py, u64>,
-    level: u8,
+    level: i128,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let level = Level::new(level).map_err(errors::setting)?;
+    let level = Level::new(errors::int_arg("level", level, 1, 14)?).map_err(errors::setting)?;
     let boards = boards_of(&player, &opponent)?;
     let stop = AtomicBool::new(false);
     let scores =
         job(py, &stop, progress, |report| dataset::search_scores(&boards, level, &stop, &|d, t| report.report(d, t)))?
-            .map_err(label_error)?;
+            .map_err(|e| errors::label(&e))?;
     Ok(scores.into_pyarray(py).into_any())
 }
 

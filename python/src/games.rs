@@ -21,8 +21,11 @@ use crate::position::{move_name, position_arg, Position};
 /// Reads game archives: a path, a list of paths, or folders of them (WTHOR ``.wtb``
 /// with the ``.JOU``/``.TRN`` beside it, GGF plain or ``.bz2``/``.gz``, transcripts,
 /// JSON lines; recognised by content). ``None`` reads the archives bundled with
-/// thorbook (2013–2015). Damaged games are skipped and listed in ``anomalies``;
-/// ``strict=True`` raises ``ArchiveError`` at the first instead.
+/// thorbook (2013–2015). Damaged games and files are skipped with an
+/// ``ArchiveWarning`` (a ``UserWarning``) saying how many, and listed in
+/// ``anomalies``; when nothing valid was read from damaged input, ``ArchiveError``
+/// is raised, as the command line fails; ``strict=True`` raises ``ArchiveError`` at
+/// the first damage. Ctrl-C raises ``KeyboardInterrupt``.
 #[pyfunction]
 #[pyo3(signature = (paths = None, *, strict = false))]
 pub(crate) fn read_games(py: Python<'_>, paths: Option<&Bound<'_, PyAny>>, strict: bool) -> PyResult<Games> {
@@ -34,16 +37,16 @@ pub(crate) fn read_games(py: Python<'_>, paths: Option<&Bound<'_, PyAny>>, stric
             Err(_) => p.extract::<Vec<PathBuf>>()?,
         }),
     };
-    let loaded = py.detach(move || -> Result<(ThorDatabase, Vec<Anomaly>), PyErr> {
+    let loaded = crate::run::abandonable(py, move || -> Result<(ThorDatabase, Vec<Anomaly>), Failure> {
         let mut unreadable = Vec::new();
         let sources = match paths {
             None => bundled_sources(),
             Some(paths) => {
                 let mut sources = Vec::new();
-                for p in expand_paths(&paths).map_err(|e| errors::thor(&e))? {
+                for p in expand_paths(&paths).map_err(Failure::Thor)? {
                     match Source::open(&p) {
                         Ok(s) => sources.push(s),
-                        Err(a) if strict => return Err(errors::anomaly(&a)),
+                        Err(a) if strict => return Err(Failure::Anomaly(a)),
                         Err(a) => unreadable.push(a),
                     }
                 }
@@ -51,36 +54,82 @@ pub(crate) fn read_games(py: Python<'_>, paths: Option<&Bound<'_, PyAny>>, stric
             }
         };
         let options = LoadOptions::default().with_strict(strict).with_index(true);
-        let db = ThorDatabase::load(&sources, options).map_err(|e| errors::thor(&e))?;
+        let db = ThorDatabase::load(&sources, options).map_err(Failure::Thor)?;
         Ok((db, unreadable))
     })?;
-    let (db, unreadable) = loaded;
+    let (db, unreadable) = loaded.map_err(|f| match f {
+        Failure::Thor(e) => errors::thor(&e),
+        Failure::Anomaly(a) => errors::anomaly(&a),
+    })?;
+    let damaged: Vec<&Anomaly> = unreadable.iter().chain(db.anomalies()).collect();
+    if let Some(first) = damaged.first() {
+        if db.games().is_empty() {
+            let err = errors::anomaly(first);
+            let message = format!("nothing valid was read: {} damaged ({first})", damaged.len());
+            err.value(py).setattr("args", (message,))?;
+            return Err(err);
+        }
+        let message = format!(
+            "skipped {} damaged games or files (the first: {first}); Games.anomalies lists them, strict=True raises",
+            damaged.len()
+        );
+        let warning = py.import("thorbook._errors")?.getattr("ArchiveWarning")?;
+        PyErr::warn(py, &warning, &std::ffi::CString::new(message).unwrap_or_default(), 1)?;
+    }
     let mut games = Games::all(Arc::new(db));
     games.unreadable = Arc::new(unreadable);
     Ok(games)
 }
 
-/// Games read from archives, or a selection of them (``filter``, slicing): a sequence
-/// of ``Game`` in the order read.
+/// Why archives could not be read, carried out of the reading thread.
+enum Failure {
+    Thor(thorbook::thor::ThorError),
+    Anomaly(Anomaly),
+}
+
+/// Games read from archives, or a selection of them (``filter``, ``sorted``,
+/// slicing): a sequence of ``Game`` in the order read, as ``collections.abc.Sequence``
+/// (``len``, indexing, slicing, iteration, ``reversed``, ``in``, ``index``,
+/// ``count``). A selection shares the games read: it costs its indices only.
+/// Pickles and deep-copies by value (its games, as JSON lines).
 #[pyclass(frozen, module = "thorbook")]
 pub(crate) struct Games {
     pub(crate) db: Arc<ThorDatabase>,
     pub(crate) ids: Arc<Vec<GameId>>,
     /// Files that could not be read at all (without `strict`).
     unreadable: Arc<Vec<Anomaly>>,
+    /// For games unpickled: each game's file and record as it was first read (the
+    /// database's own are the pickled text's: `NAME (unpickled)` and its lines).
+    origins: Option<Arc<Vec<(String, u32)>>>,
+    /// For games unpickled: the anomalies of the reading they came from, as JSON.
+    pickled_anomalies: Option<Arc<String>>,
 }
 
-/// One game: its moves, players, tournament, year and scores.
+/// One game: its moves, players, tournament, year and results. Equal to another game
+/// with the same moves, players, tournament, year, results, file and record;
+/// pickles and copies by value.
 #[pyclass(frozen, module = "thorbook")]
 pub(crate) struct Game {
     db: Arc<ThorDatabase>,
     id: GameId,
+    origins: Option<Arc<Vec<(String, u32)>>>,
 }
 
 impl Games {
     fn all(db: Arc<ThorDatabase>) -> Games {
         let ids = Arc::new(db.game_ids().collect());
-        Games { db, ids, unreadable: Arc::default() }
+        Games { db, ids, unreadable: Arc::default(), origins: None, pickled_anomalies: None }
+    }
+
+    /// A selection of the same games read.
+    fn with_ids(&self, ids: Vec<GameId>) -> Games {
+        Games {
+            db: self.db.clone(),
+            ids: Arc::new(ids),
+            unreadable: self.unreadable.clone(),
+            origins: self.origins.clone(),
+            pickled_anomalies: self.pickled_anomalies.clone(),
+        }
     }
 
     /// The selected games.
@@ -89,8 +138,94 @@ impl Games {
     }
 
     fn game(&self, i: usize) -> Game {
-        Game { db: self.db.clone(), id: self.ids[i] }
+        Game { db: self.db.clone(), id: self.ids[i], origins: self.origins.clone() }
     }
+
+    /// The state a pickle holds: the games as JSON lines, and the anomalies.
+    fn state(&self, py: Python<'_>) -> PyResult<(String, String)> {
+        let lines = self.db.write_games(&self.ids, GameText::Jsonl);
+        // JSON lines name each game's file and record: an unpickled game's are its
+        // original ones, kept in `origins`.
+        let lines = match &self.origins {
+            None => lines,
+            Some(origins) => {
+                lines
+                    .lines()
+                    .zip(self.ids.iter())
+                    .map(|(line, id)| with_origin(line, &origins[id.index()]))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+                    + "\n"
+            }
+        };
+        let anomalies = match &self.pickled_anomalies {
+            Some(a) => (**a).clone(),
+            None => {
+                let all: Vec<&Anomaly> = self.unreadable.iter().chain(self.db.anomalies()).collect();
+                serde_json::to_string(&all).map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?
+            }
+        };
+        let _ = py;
+        Ok((lines, anomalies))
+    }
+}
+
+/// A JSON line with its `file` and `record` replaced.
+fn with_origin(line: &str, (file, record): &(String, u32)) -> String {
+    match serde_json::from_str::<serde_json::Value>(line) {
+        Ok(mut v) => {
+            v["file"] = file.clone().into();
+            v["record"] = (*record).into();
+            v.to_string()
+        }
+        Err(_) => line.to_string(),
+    }
+}
+
+/// The games a pickle holds: JSON lines as `thor export --format jsonl` writes them,
+/// read back with each game's file name and record as they were.
+#[pyfunction]
+pub(crate) fn _games_from_state(py: Python<'_>, lines: String, anomalies: String) -> PyResult<Games> {
+    // One source per original file, named after it (but never as a `.wtb`, which would
+    // be read as WTHOR); each game's file and record are kept beside.
+    let mut by_file: Vec<(String, String, Vec<(String, u32)>)> = Vec::new();
+    for line in lines.lines().filter(|l| !l.trim().is_empty()) {
+        let value: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| errors::setting(format!("a pickled game: {e}")))?;
+        let file = value["file"].as_str().unwrap_or("(pickled)").to_string();
+        let record = value["record"].as_u64().and_then(|r| u32::try_from(r).ok()).unwrap_or(0);
+        let at = match by_file.iter().position(|(f, ..)| *f == file) {
+            Some(at) => at,
+            None => {
+                by_file.push((file, String::new(), Vec::new()));
+                by_file.len() - 1
+            }
+        };
+        by_file[at].1.push_str(line);
+        by_file[at].1.push('\n');
+        let origin = (by_file[at].0.clone(), record);
+        by_file[at].2.push(origin);
+    }
+    let sources: Vec<Source> = by_file
+        .iter()
+        .map(|(file, text, _)| Source::from_vec(&format!("{file} (unpickled)"), text.clone().into_bytes()))
+        .collect();
+    let db = py
+        .detach(|| ThorDatabase::load(&sources, LoadOptions::default().with_strict(true).with_index(true)))
+        .map_err(|e| errors::thor(&e))?;
+    // The database holds the games source by source, in order.
+    let origins: Vec<(String, u32)> = by_file.into_iter().flat_map(|(_, _, origins)| origins).collect();
+    if origins.len() != db.games().len() {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+            "{} games pickled, {} read back",
+            origins.len(),
+            db.games().len()
+        )));
+    }
+    let mut games = Games::all(Arc::new(db));
+    games.origins = Some(Arc::new(origins));
+    games.pickled_anomalies = Some(Arc::new(anomalies));
+    Ok(games)
 }
 
 fn outcome_name(o: Outcome) -> &'static str {
@@ -127,8 +262,7 @@ impl Games {
                 ids.push(self.ids[i as usize]);
                 i += s.step;
             }
-            let games = Games { db: self.db.clone(), ids: Arc::new(ids), unreadable: self.unreadable.clone() };
-            return Ok(Py::new(py, games)?.into_any());
+            return Ok(Py::new(py, self.with_ids(ids))?.into_any());
         }
         let i: isize = index.extract()?;
         let len = self.ids.len() as isize;
@@ -148,8 +282,56 @@ impl Games {
             .unbind())
     }
 
+    fn __reversed__(&self) -> Games {
+        self.with_ids(self.ids.iter().rev().copied().collect())
+    }
+
+    /// Whether a game equal to ``game`` is in the selection.
+    fn __contains__(&self, game: &Bound<'_, PyAny>) -> bool {
+        let Ok(game) = game.cast::<Game>() else { return false };
+        let game = game.get();
+        if Arc::ptr_eq(&game.db, &self.db) {
+            return self.ids.contains(&game.id);
+        }
+        (0..self.ids.len()).any(|i| self.game(i).same_as(game))
+    }
+
+    /// The index of the first game equal to ``game`` at ``start`` or after and before
+    /// ``stop`` (``ValueError`` when there is none), as ``list.index``.
+    #[pyo3(signature = (game, start = 0, stop = None))]
+    fn index(&self, game: &Bound<'_, Game>, start: isize, stop: Option<isize>) -> PyResult<usize> {
+        let game = game.get();
+        let len = self.ids.len() as isize;
+        let clamp = |i: isize| (if i < 0 { i + len } else { i }).clamp(0, len) as usize;
+        let (start, stop) = (clamp(start), clamp(stop.unwrap_or(len)));
+        (start..stop.max(start))
+            .find(|&i| self.game(i).same_as(game))
+            .ok_or_else(|| pyo3::exceptions::PyValueError::new_err("the game is not in the selection"))
+    }
+
+    /// How many games equal ``game``.
+    fn count(&self, game: &Bound<'_, Game>) -> usize {
+        let game = game.get();
+        (0..self.ids.len()).filter(|&i| self.game(i).same_as(game)).count()
+    }
+
     fn __repr__(&self) -> String {
         format!("<Games: {} of {} read>", self.ids.len(), self.db.games().len())
+    }
+
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (String, String))> {
+        let rebuild = py.import("thorbook._thorbook")?.getattr("_games_from_state")?;
+        Ok((rebuild, self.state(py)?))
+    }
+
+    /// A selection is never changed in place: its copy is itself.
+    fn __copy__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    /// Games are immutable and share nothing mutable: a deep copy is the selection.
+    fn __deepcopy__<'py>(slf: PyRef<'py, Self>, _memo: &Bound<'py, PyAny>) -> PyRef<'py, Self> {
+        slf
     }
 
     /// The games passing every filter given, as ``thor games`` selects them: a
@@ -174,23 +356,23 @@ impl Games {
             let chosen: std::collections::HashSet<usize> = db.select(&filter).into_iter().map(GameId::index).collect();
             ids.iter().copied().filter(|id| chosen.contains(&id.index())).collect::<Vec<_>>()
         });
-        Ok(Games { db: self.db.clone(), ids: Arc::new(kept), unreadable: self.unreadable.clone() })
+        Ok(self.with_ids(kept))
     }
 
     /// The selected games ordered by ``key``: ``"year"`` (oldest first), ``"black"``,
-    /// ``"white"``, ``"tournament"`` (by name) or ``"score"`` (highest black score
+    /// ``"white"``, ``"tournament"`` (by name) or ``"score"`` (most black discs
     /// first); stable, as ``thor games --sort``.
     #[pyo3(signature = (key = "year"))]
     fn sorted(&self, key: &str) -> PyResult<Games> {
         let key: SortKey = key.parse().map_err(errors::setting)?;
         let mut ids = (*self.ids).clone();
         self.db.sort_games(&mut ids, key);
-        Ok(Games { db: self.db.clone(), ids: Arc::new(ids), unreadable: self.unreadable.clone() })
+        Ok(self.with_ids(ids))
     }
 
     /// The statistics of a position (default: the start) over the selected games, as
-    /// ``thor stats --json``: games, wins, draws, average and median scores, and each
-    /// move played with its share and results (symmetric images merged).
+    /// ``thor stats --json``: games, wins, draws, black's average and median discs,
+    /// and each move played with its share and results (symmetric images merged).
     #[pyo3(signature = (position = None))]
     fn stats<'py>(&self, py: Python<'py>, position: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
         let pos = position_arg(position)?;
@@ -212,7 +394,8 @@ impl Games {
     /// Writes the selected games to ``path``, as ``thor export`` does: ``"transcript"``,
     /// ``"csv"``, ``"jsonl"``, ``"ggf"``, or ``"wtb"`` (a WTHOR file, ``STEM_YEAR.wtb``
     /// per year when the games span several, with ``STEM.JOU`` and ``STEM.TRN``
-    /// beside). Each file is written atomically and durably. Returns the paths written.
+    /// beside). Each file is written atomically and durably: a failed export leaves no
+    /// partial file. Returns the paths written.
     #[pyo3(signature = (path, format = "transcript"))]
     fn export(&self, py: Python<'_>, path: PathBuf, format: &str) -> PyResult<Vec<PathBuf>> {
         if format == "wtb" {
@@ -235,30 +418,27 @@ impl Games {
     }
 
     /// A table of the selected games as a dict of equal-length columns (give it to
-    /// ``pandas.DataFrame``): year, tournament, black, white, black_score,
-    /// theoretical_score, theoretical_depth, outcome, moves, file, record. Unknown
-    /// values are ``None``.
+    /// ``pandas.DataFrame``): year, tournament, black_player, white_player,
+    /// black_discs (black's discs at the end), theoretical_black_discs (black's discs
+    /// under perfect play from ``theoretical_empties``), theoretical_empties, outcome,
+    /// moves, file, record. Unknown values are ``None``.
     fn table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let db = &self.db;
-        let games: Vec<&ThorGame> = self.ids.iter().map(|&id| db.game(id)).collect();
+        let games: Vec<Game> = (0..self.ids.len()).map(|i| self.game(i)).collect();
         let table = PyDict::new(py);
-        table.set_item("year", games.iter().map(|g| g.known_year()).collect::<Vec<_>>())?;
+        table.set_item("year", games.iter().map(|g| g.year()).collect::<Vec<_>>())?;
+        table.set_item("tournament", games.iter().map(|g| g.tournament()).collect::<Vec<_>>())?;
+        table.set_item("black_player", games.iter().map(|g| g.black_player()).collect::<Vec<_>>())?;
+        table.set_item("white_player", games.iter().map(|g| g.white_player()).collect::<Vec<_>>())?;
+        table.set_item("black_discs", games.iter().map(|g| g.black_discs()).collect::<Vec<_>>())?;
         table.set_item(
-            "tournament",
-            games.iter().map(|g| g.tournament.map(|_| db.tournament_name(g))).collect::<Vec<_>>(),
+            "theoretical_black_discs",
+            games.iter().map(|g| g.theoretical_black_discs()).collect::<Vec<_>>(),
         )?;
-        table.set_item("black", games.iter().map(|g| g.black.map(|_| db.black_name(g))).collect::<Vec<_>>())?;
-        table.set_item("white", games.iter().map(|g| g.white.map(|_| db.white_name(g))).collect::<Vec<_>>())?;
-        table.set_item("black_score", games.iter().map(|g| g.black_discs()).collect::<Vec<_>>())?;
-        table.set_item("theoretical_score", games.iter().map(|g| g.theoretical_discs()).collect::<Vec<_>>())?;
-        table.set_item(
-            "theoretical_depth",
-            games.iter().map(|g| (g.depth > 0).then_some(g.depth)).collect::<Vec<_>>(),
-        )?;
-        table.set_item("outcome", games.iter().map(|g| outcome_name(g.outcome())).collect::<Vec<_>>())?;
+        table.set_item("theoretical_empties", games.iter().map(|g| g.theoretical_empties()).collect::<Vec<_>>())?;
+        table.set_item("outcome", games.iter().map(|g| g.outcome()).collect::<Vec<_>>())?;
         table.set_item("moves", games.iter().map(|g| g.transcript()).collect::<Vec<_>>())?;
-        table.set_item("file", games.iter().map(|g| db.files()[g.file as usize].name.clone()).collect::<Vec<_>>())?;
-        table.set_item("record", games.iter().map(|g| g.record).collect::<Vec<_>>())?;
+        table.set_item("file", games.iter().map(|g| g.file()).collect::<Vec<_>>())?;
+        table.set_item("record", games.iter().map(|g| g.record()).collect::<Vec<_>>())?;
         Ok(table)
     }
 
@@ -271,10 +451,15 @@ impl Games {
     /// ``planes=2`` or ``3`` adds ``planes``, ``uint8`` N×planes×8×8 (mine, theirs,
     /// legal). Built on all cores, the GIL released.
     #[pyo3(signature = (*, planes = None))]
-    fn positions<'py>(&self, py: Python<'py>, planes: Option<u8>) -> PyResult<Bound<'py, PyDict>> {
-        if !matches!(planes, None | Some(2) | Some(3)) {
-            return Err(errors::setting("planes is 2 (mine, theirs) or 3 (and the legal moves)"));
-        }
+    fn positions<'py>(&self, py: Python<'py>, planes: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyDict>> {
+        let planes: Option<u8> = match planes {
+            None => None,
+            Some(p) if p.is_none() => None,
+            Some(p) => match p.extract::<i64>() {
+                Ok(n @ (2 | 3)) => Some(n as u8),
+                _ => return Err(errors::setting("planes is 2 (mine, theirs) or 3 (and the legal moves)")),
+            },
+        };
         let games = self.games();
         let (rows, planes) = py.detach(|| {
             let rows = GamePositions::of_games(&games);
@@ -322,6 +507,9 @@ impl Games {
     /// offset, ply, kind, …), as ``thor check --json`` lists them.
     #[getter]
     fn anomalies<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(pickled) = &self.pickled_anomalies {
+            return errors::json(py, pickled);
+        }
         let all: Vec<&Anomaly> = self.unreadable.iter().chain(self.db.anomalies()).collect();
         errors::to_python(py, &all)
     }
@@ -364,12 +552,15 @@ fn game_filter(
     }
     filter.player = player;
     filter.tournament = tournament;
+    let year = |y: i128| errors::int_arg::<u16>("a year", y, 0, 9999);
     filter.years = match years {
         None => None,
-        Some(y) => Some(match y.extract::<u16>() {
-            Ok(one) => (one, one),
+        Some(y) => Some(match y.extract::<i128>() {
+            Ok(one) => (year(one)?, year(one)?),
             Err(_) => {
-                let (a, b): (u16, u16) = y.extract()?;
+                let (a, b): (i128, i128) =
+                    y.extract().map_err(|_| errors::setting("years is a year or a (first, last) pair of years"))?;
+                let (a, b) = (year(a)?, year(b)?);
                 if a > b {
                     return Err(errors::setting(format!("years ({a}, {b}): the first is after the last")));
                 }
@@ -387,6 +578,30 @@ fn game_filter(
 impl Game {
     fn game(&self) -> &ThorGame {
         self.db.game(self.id)
+    }
+
+    /// Equal games: the same moves, players, tournament, year, results, file and
+    /// record.
+    fn same_as(&self, other: &Game) -> bool {
+        self.key() == other.key()
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn key(
+        &self,
+    ) -> (String, Option<String>, Option<String>, Option<String>, Option<u16>, Option<u8>, Option<u8>, String, u32)
+    {
+        (
+            self.transcript(),
+            self.black_player(),
+            self.white_player(),
+            self.tournament(),
+            self.year(),
+            self.black_discs(),
+            self.theoretical_black_discs(),
+            self.file(),
+            self.record(),
+        )
     }
 }
 
@@ -411,16 +626,16 @@ impl Game {
         self.game().transcript()
     }
 
-    /// Black's name (``None`` when the source has none).
+    /// The black player's name (``None`` when the source has none).
     #[getter]
-    fn black(&self) -> Option<String> {
+    fn black_player(&self) -> Option<String> {
         let g = self.game();
         g.black.map(|_| self.db.black_name(g))
     }
 
-    /// White's name.
+    /// The white player's name.
     #[getter]
-    fn white(&self) -> Option<String> {
+    fn white_player(&self) -> Option<String> {
         let g = self.game();
         g.white.map(|_| self.db.white_name(g))
     }
@@ -438,21 +653,24 @@ impl Game {
         self.game().known_year()
     }
 
-    /// Black's discs at the end (empties to the winner), when known.
+    /// Black's disc count at the end (empties to the winner, 0 to 64), when known:
+    /// WTHOR's stored score. ``black_discs - 32`` is half black's disc difference.
     #[getter]
-    fn black_score(&self) -> Option<u8> {
+    fn black_discs(&self) -> Option<u8> {
         self.game().black_discs()
     }
 
-    /// Black's discs under perfect play from ``theoretical_depth`` empties, when known.
+    /// Black's disc count under perfect play from ``theoretical_empties`` empty
+    /// squares (WTHOR's theoretical score), when known.
     #[getter]
-    fn theoretical_score(&self) -> Option<u8> {
+    fn theoretical_black_discs(&self) -> Option<u8> {
         self.game().theoretical_discs()
     }
 
-    /// The empties at which the theoretical score was computed.
+    /// The empty squares at which the theoretical score was computed (WTHOR's P3:
+    /// 24 in every file of the archives).
     #[getter]
-    fn theoretical_depth(&self) -> Option<u8> {
+    fn theoretical_empties(&self) -> Option<u8> {
         let d = self.game().depth;
         (d > 0).then_some(d)
     }
@@ -467,13 +685,19 @@ impl Game {
     /// The file the game was read from.
     #[getter]
     fn file(&self) -> String {
-        self.db.files()[self.game().file as usize].name.clone()
+        match &self.origins {
+            Some(origins) => origins[self.id.index()].0.clone(),
+            None => self.db.files()[self.game().file as usize].name.clone(),
+        }
     }
 
     /// 0-based record index in a WTHOR file; 1-based line of a text file.
     #[getter]
     fn record(&self) -> u32 {
-        self.game().record
+        match &self.origins {
+            Some(origins) => origins[self.id.index()].1,
+            None => self.game().record,
+        }
     }
 
     /// The positions of the game, from the start to the final position.
@@ -481,7 +705,7 @@ impl Game {
         let mut pos = thorbook::Position::START;
         let mut out = vec![Position::from(pos)];
         for (i, mv) in self.game().moves_with_passes().into_iter().enumerate() {
-            pos = pos.try_play(mv, i + 1).map_err(|e| errors::illegal(&e))?;
+            pos = pos.try_play(mv, i + 1).map_err(|e| errors::illegal(&e, Some(i + 1)))?;
             out.push(Position::from(pos));
         }
         Ok(out)
@@ -498,6 +722,38 @@ impl Game {
         Ok(self.db.write_game(self.game(), text_format(format)?))
     }
 
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other.cast::<Game>().is_ok_and(|o| self.same_as(o.get()))
+    }
+
+    fn __hash__(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.key().hash(&mut h);
+        h.finish()
+    }
+
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
+        let games = Games {
+            db: self.db.clone(),
+            ids: Arc::new(vec![self.id]),
+            unreadable: Arc::default(),
+            origins: self.origins.clone(),
+            pickled_anomalies: Some(Arc::new("[]".to_string())),
+        };
+        let rebuild = py.import("thorbook._thorbook")?.getattr("_game_from_state")?;
+        Ok((rebuild, (games.state(py)?.0,)))
+    }
+
+    /// A game is immutable: its copy is itself.
+    fn __copy__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __deepcopy__<'py>(slf: PyRef<'py, Self>, _memo: &Bound<'py, PyAny>) -> PyRef<'py, Self> {
+        slf
+    }
+
     fn __repr__(&self) -> String {
         let g = self.game();
         let name = |n: Option<String>| n.unwrap_or_else(|| "?".to_string());
@@ -505,10 +761,20 @@ impl Game {
         format!(
             "<Game {} {} vs {} {}: {}>",
             g.known_year().map_or("?".into(), |y| y.to_string()),
-            name(self.black()),
-            name(self.white()),
+            name(self.black_player()),
+            name(self.white_player()),
             score,
             g.transcript()
         )
     }
+}
+
+/// The one game a pickled ``Game`` holds.
+#[pyfunction]
+pub(crate) fn _game_from_state(py: Python<'_>, line: String) -> PyResult<Game> {
+    let games = _games_from_state(py, line, "[]".to_string())?;
+    if games.ids.len() != 1 {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err("a pickled game holds one game"));
+    }
+    Ok(games.game(0))
 }

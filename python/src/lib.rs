@@ -30,5 +30,9 @@ fn _thorbook(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(data::label_exact, m)?)?;
     m.add_function(wrap_pyfunction!(data::label_search, m)?)?;
     m.add_function(wrap_pyfunction!(data::label_book, m)?)?;
+    // What pickles hold, turned back into objects.
+    m.add_function(wrap_pyfunction!(games::_games_from_state, m)?)?;
+    m.add_function(wrap_pyfunction!(games::_game_from_state, m)?)?;
+    m.add_function(wrap_pyfunction!(engine::_engine_from_settings, m)?)?;
     Ok(())
 }

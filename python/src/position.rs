@@ -4,13 +4,15 @@ use pyo3::prelude::*;
 
 use thorbook::board::{Board, Squares};
 use thorbook::square::{Move, Square};
-use thorbook::{Color, Position as RsPosition, PositionError, Transform};
+use thorbook::{Color, PlayError, Position as RsPosition, PositionError, Transform};
 
 use crate::errors;
 
 /// An Othello position: the discs and the side to move. Immutable and hashable:
-/// ``play`` and ``pass_`` return new positions. ``Position()`` is the start;
-/// ``Position("f5d6c3")`` the position after those moves (passes inferred).
+/// ``play`` and ``pass_`` return new positions; positions pickle and copy.
+/// ``Position()`` is the start; ``Position("f5d6c3")`` the position after those moves
+/// (passes inferred): ``InvalidMoveError`` for text that is not moves,
+/// ``IllegalMoveError`` (with its ``ply``) for a move that is not legal.
 #[pyclass(frozen, eq, hash, module = "thorbook")]
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Position {
@@ -23,27 +25,58 @@ impl From<RsPosition> for Position {
     }
 }
 
-fn position_error(e: PositionError) -> PyErr {
+/// The exception of a move sequence that cannot be read or played: an
+/// `InvalidMoveError` for text that is not moves, an `IllegalMoveError` (with its ply)
+/// for a move that is not legal where it comes.
+pub(crate) fn position_error(e: PositionError) -> PyErr {
     match &e {
-        PositionError::Play(p) => errors::illegal(p),
-        _ => errors::setting(e),
+        PositionError::Play(p) => errors::illegal(p, play_ply(p)),
+        _ => errors::invalid_move(e.to_string()),
     }
 }
 
-/// A move given as ``"f5"``, ``"pass"``/``"PA"``, or a square index 0..=63 (64: pass).
+/// The 1-based ply a sequence's play error names.
+pub(crate) fn play_ply(e: &PlayError) -> Option<usize> {
+    match e {
+        PlayError::Illegal { ply, .. } | PlayError::PassWithMoves { ply, .. } | PlayError::GameOver { ply, .. } => {
+            Some(*ply)
+        }
+        _ => None,
+    }
+}
+
+/// The `IllegalMoveError` of one move played on its own: the library's message
+/// without a sequence's ply.
+pub(crate) fn single_move_error(e: &PlayError) -> PyErr {
+    let message = match e {
+        PlayError::Illegal { mv, color, .. } => format!("{mv} is not legal for {color}"),
+        PlayError::PassWithMoves { color, .. } => format!("{color} cannot pass: it has a legal move"),
+        PlayError::GameOver { mv, .. } => format!("the game is over: {mv} cannot be played"),
+        other => other.to_string(),
+    };
+    Python::attach(|py| errors::raise(py, "IllegalMoveError", message, &[]))
+}
+
+/// A move given as ``"f5"``, ``"pass"``/``"PA"``, or a square index from 0 to 63 (64:
+/// a pass); anything else is an `InvalidMoveError`.
 pub(crate) fn parse_move(mv: &Bound<'_, PyAny>) -> PyResult<Move> {
-    if let Ok(index) = mv.extract::<i64>() {
+    if let Ok(index) = mv.extract::<i128>() {
         return match index {
             64 => Ok(Move::Pass),
             i => u8::try_from(i)
                 .ok()
                 .and_then(Square::try_new)
                 .map(Move::Place)
-                .ok_or_else(|| errors::setting(format!("{i} is not a square index (0..=63, 64 a pass)"))),
+                .ok_or_else(|| errors::invalid_move(format!("{i} is not a square index (0 to 63, 64 a pass)"))),
         };
     }
-    let text: String = mv.extract()?;
-    text.parse::<Move>().map_err(|e| errors::setting(format!("{text:?}: {e}")))
+    let Ok(text) = mv.extract::<String>() else {
+        let kind = mv.get_type().name().map_or_else(|_| "?".to_string(), |n| n.to_string());
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "a move is a string such as \"f5\" or a square index, not {kind}"
+        )));
+    };
+    text.parse::<Move>().map_err(|e| errors::invalid_move(format!("{text:?}: {e}")))
 }
 
 /// A move's name: ``"f5"`` or ``"pass"``.
@@ -92,9 +125,12 @@ impl Position {
 
     /// The position of FFO/Edax board text: 64 squares of ``X``, ``O``, ``-`` (a1 to
     /// h8, row by row), then the side to move.
+    /// ``InvalidPositionError`` (a ``ValueError``) when the text is not a position.
     #[staticmethod]
     fn from_board_text(text: &str) -> PyResult<Position> {
-        RsPosition::parse_board_text(text).map(Position::from).map_err(errors::setting)
+        RsPosition::parse_board_text(text)
+            .map(Position::from)
+            .map_err(|e| Python::attach(|py| errors::raise(py, "InvalidPositionError", e.to_string(), &[])))
     }
 
     /// The position of two bitboards — the side to move's discs and the other's, as
@@ -102,7 +138,9 @@ impl Position {
     #[staticmethod]
     #[pyo3(signature = (player, opponent, white_to_move = false))]
     fn from_bitboards(player: u64, opponent: u64, white_to_move: bool) -> PyResult<Position> {
-        let board = Board::new(player, opponent).ok_or_else(|| errors::setting("the two bitboards overlap"))?;
+        let board = Board::new(player, opponent).ok_or_else(|| {
+            Python::attach(|py| errors::raise(py, "InvalidPositionError", "the two bitboards overlap".into(), &[]))
+        })?;
         Ok(Position { inner: RsPosition { board, side: if white_to_move { Color::White } else { Color::Black } } })
     }
 
@@ -126,13 +164,13 @@ impl Position {
     /// to move has no move); ``IllegalMoveError`` when it is not legal.
     fn play(&self, mv: &Bound<'_, PyAny>) -> PyResult<Position> {
         let mv = parse_move(mv)?;
-        self.inner.try_play(mv, 1).map(Position::from).map_err(|e| errors::illegal(&e))
+        self.inner.try_play(mv, 1).map(Position::from).map_err(|e| single_move_error(&e))
     }
 
     /// The position after the side to move passes (``IllegalMoveError`` when it has a
     /// move).
     fn pass_(&self) -> PyResult<Position> {
-        self.inner.try_play(Move::Pass, 1).map(Position::from).map_err(|e| errors::illegal(&e))
+        self.inner.try_play(Move::Pass, 1).map(Position::from).map_err(|e| single_move_error(&e))
     }
 
     /// Whether neither side can move.
@@ -154,31 +192,31 @@ impl Position {
         }
     }
 
-    /// Black's discs as a 64-bit mask.
+    /// Black's discs as a bitboard (bit *i* is square *i*, a1 = 0).
     #[getter]
-    fn black(&self) -> u64 {
+    fn black_bitboard(&self) -> u64 {
         self.inner.black()
     }
 
-    /// White's discs as a 64-bit mask.
+    /// White's discs as a bitboard.
     #[getter]
-    fn white(&self) -> u64 {
+    fn white_bitboard(&self) -> u64 {
         self.inner.white()
     }
 
-    /// The side to move's discs as a 64-bit mask.
+    /// The side to move's discs as a bitboard (the datasets' ``player`` column).
     #[getter]
     fn player(&self) -> u64 {
         self.inner.board.player
     }
 
-    /// The other side's discs as a 64-bit mask.
+    /// The other side's discs as a bitboard (the datasets' ``opponent`` column).
     #[getter]
     fn opponent(&self) -> u64 {
         self.inner.board.opponent
     }
 
-    /// ``(black discs, white discs)``.
+    /// The disc counts ``(black, white)``.
     fn discs(&self) -> (u32, u32) {
         (self.inner.black().count_ones(), self.inner.white().count_ones())
     }
@@ -243,6 +281,21 @@ impl Position {
 
     fn __repr__(&self) -> String {
         format!("Position.from_board_text({:?})", self.inner.to_board_text())
+    }
+
+    /// Pickles as its board text (what ``repr`` shows).
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
+        let from_text = py.get_type::<Position>().getattr("from_board_text")?;
+        Ok((from_text, (self.inner.to_board_text(),)))
+    }
+
+    /// A position is immutable: its copy is itself.
+    fn __copy__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __deepcopy__<'py>(slf: PyRef<'py, Self>, _memo: &Bound<'py, PyAny>) -> PyRef<'py, Self> {
+        slf
     }
 }
 

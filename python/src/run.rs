@@ -45,6 +45,39 @@ pub(crate) fn interruptible<T: Send>(
     })
 }
 
+/// Runs `work` on a thread of its own with the GIL released, for work that cannot be
+/// told to stop (reading archives): Ctrl-C raises `KeyboardInterrupt` at once, and the
+/// thread finishes on its own, its result dropped. `work` must have no effect beyond
+/// its result.
+pub(crate) fn abandonable<T: Send + 'static>(py: Python<'_>, work: impl FnOnce() -> T + Send + 'static) -> PyResult<T> {
+    let (tx, rx) = mpsc::channel::<T>();
+    std::thread::Builder::new()
+        .name("thorbook-read".into())
+        .spawn(move || {
+            let _ = tx.send(work());
+        })
+        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(format!("cannot start a thread: {e}")))?;
+    let rx = std::sync::Mutex::new(rx);
+    py.detach(|| loop {
+        let received = rx.lock().unwrap_or_else(std::sync::PoisonError::into_inner).recv_timeout(SIGNAL_POLL);
+        match received {
+            Ok(out) => return Ok(out),
+            Err(mpsc::RecvTimeoutError::Timeout) => Python::attach(|py| py.check_signals())?,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(pyo3::exceptions::PyRuntimeError::new_err("the reading thread failed"))
+            }
+        }
+    })
+}
+
+/// The exception `signal` (Ctrl-C's `KeyboardInterrupt`, or a limit's `TimeoutError`)
+/// carrying what was found before it as its `partial` attribute: a partial result on
+/// request, never instead of the exception.
+pub(crate) fn with_partial(py: Python<'_>, signal: PyErr, partial: &Bound<'_, PyAny>) -> PyErr {
+    let _ = signal.value(py).setattr("partial", partial);
+    signal
+}
+
 /// Reports progress to Python (any thread: it takes the GIL): a callback `f(done,
 /// total)` or a `tqdm`-compatible object;
 /// an exception it raises stops the work through `stop` and is kept for the caller.

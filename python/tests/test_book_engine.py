@@ -78,20 +78,27 @@ def test_engine_moves_are_legal_and_limits_hold():
     assert isinstance(engine.evaluate(pos), float)
     with pytest.raises(tb.SettingError):
         tb.Engine(level=0)
-    with pytest.raises(tb.SettingError):
+    with pytest.raises(tb.MoveError, match="the game is over"):
         engine.best_move(tb.Position.from_board_text("X" * 64 + " X"))
 
 
-def test_ctrl_c_stops_a_search_with_what_it_found(ctrl_c):
+def test_ctrl_c_raises_out_of_a_search_with_what_it_found(ctrl_c):
     engine = tb.Engine(level=14, book=None)
     pos = tb.Position("f5d6c3d3c4f4f6f3e6e7")
-    with ctrl_c(0.5):
-        # Depth 40 from 50 empties: hours, unless stopped (and a minute at most if the
-        # signal were lost, so that the test fails rather than hangs).
-        result = engine.search(pos, depth=40, time=60)
-    assert result["interrupted"] and result["move"] in pos.legal_moves()
+    # Depth 40 from 50 empties: hours, unless stopped (a minute at most if the signal
+    # were lost, so that the test fails rather than hangs).
+    with ctrl_c(0.5), pytest.raises(KeyboardInterrupt) as caught:
+        engine.search(pos, depth=40, time=60)
+    assert caught.value.partial["move"] in pos.legal_moves() and not caught.value.partial["exact"]
+    with ctrl_c(0.5), pytest.raises(KeyboardInterrupt) as caught:
+        engine.analyze(pos, depth=40, time=60)
+    assert {mv for mv, _ in caught.value.partial} <= set(pos.legal_moves())
+    with ctrl_c(0.5), pytest.raises(KeyboardInterrupt):
+        engine.solve(pos, time=60)
+    with ctrl_c(0.5), pytest.raises(KeyboardInterrupt):
+        tb.Engine(level=14, book=None, time=60).best_move(pos)
     # The engine searches again afterwards.
-    assert not engine.search(pos, depth=2)["interrupted"]
+    assert engine.search(pos, depth=2)["depth"] == 2
 
 
 def test_ctrl_c_stops_labelling(ctrl_c):
@@ -123,14 +130,48 @@ class Bar:
         self.n += n
 
 
+def interrupt_when_half_done(calls):
+    """A progress callback that sends this process SIGINT, as Ctrl-C would, the first
+    time half the work is reported done: a stop in the middle whatever the machine's
+    speed (the ``ctrl_c`` fixture installs Python's handler)."""
+    import os
+    import signal
+
+    sent = []
+
+    def report(done, total):
+        calls.append((done, total))
+        if not sent and done * 2 >= total:
+            sent.append(True)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    return report
+
+
 def test_ctrl_c_stops_a_build_and_resume_finishes_it(ctrl_c, tmp_path):
     games = tb.read_games()
     path = tmp_path / "big.tbk"
-    # Level 6 to ply 10 takes about 1.5 s on 2 cores; stopped after 0.3 s.
-    with ctrl_c(0.3), pytest.raises(KeyboardInterrupt):
-        tb.Book.build(games, path, level=6, max_ply=10)
+    calls = []
+    with ctrl_c(3600), pytest.raises(KeyboardInterrupt):
+        tb.Book.build(games, path, level=6, max_ply=10, progress=interrupt_when_half_done(calls))
+    assert calls and calls[-1][0] < calls[-1][1], "the build finished before it was stopped"
     assert not path.exists()
     book = tb.Book.build(games, path, level=6, max_ply=10, resume=True)
-    again = tb.Book.build(games, tmp_path / "whole.tbk", level=6, max_ply=10)
+    tb.Book.build(games, tmp_path / "whole.tbk", level=6, max_ply=10)
     assert path.read_bytes() == (tmp_path / "whole.tbk").read_bytes()
     assert len(book) == 1728
+
+
+def test_ctrl_c_stops_a_growth_within_a_round_and_resume_finishes_it(ctrl_c, tmp_path):
+    first = tb.Book.build(tb.read_games().filter(years=2013), tmp_path / "a.tbk", level=2, max_ply=8, min_games=3)
+    calls = []
+    out = tmp_path / "grown.tbk"
+    settings = dict(error=2, budget=4, max_ply=12, level=5, max_positions=600)
+    with ctrl_c(3600), pytest.raises(KeyboardInterrupt):
+        first.grow(out, progress=interrupt_when_half_done(calls), **settings)
+    assert calls and calls[-1][0] < calls[-1][1], "the growth finished before it was stopped"
+    tb.Book.open(out).verify()
+    resumed = first.grow(out, resume=True, **settings)
+    whole = first.grow(tmp_path / "whole.tbk", **settings)
+    assert out.read_bytes() == (tmp_path / "whole.tbk").read_bytes()
+    assert len(resumed) == len(whole) > len(first)

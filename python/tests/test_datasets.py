@@ -20,10 +20,10 @@ def test_random_games_are_legal_and_their_boards_and_masks_true():
             cells = data["boards"][g, t]
             black = sum(1 << int(s) for s in np.flatnonzero(cells == 1))
             white = sum(1 << int(s) for s in np.flatnonzero(cells == 2))
-            assert (black, white) == (pos.black, pos.white)
+            assert (black, white) == (pos.black_bitboard, pos.white_bitboard)
             assert int(data["legal"][g, t]) == pos.legal_mask()
         assert pos.is_game_over()
-        assert int(data["final_score"][g]) == (pos.final_score() if pos.side_to_move == "black" else -pos.final_score())
+        assert int(data["black_disc_difference"][g]) == (pos.final_score() if pos.side_to_move == "black" else -pos.final_score())
 
 
 def test_batches_concatenate_and_seeds_differ():
@@ -48,7 +48,7 @@ def test_written_files_equal_the_arrays(tmp_path):
     whole = tb.random_games(2500, seed=8, boards="mine_theirs", legal=True)
     for name, path in paths.items():
         assert (np.load(path) == whole[name]).all(), name
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["boards.npy", "final_score.npy", "legal.npy", "lengths.npy", "tokens.npy"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["black_disc_difference.npy", "boards.npy", "legal.npy", "lengths.npy", "tokens.npy"]
 
 
 def test_mine_theirs_is_relative_to_the_side_to_move():

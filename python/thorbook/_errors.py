@@ -1,18 +1,40 @@
-"""The exceptions thorbook raises: one base, ``Error``; ``ValueError`` subclasses for
-bad moves and settings; ``OSError`` subclasses for files, which name the file and,
-where the library knows it, the game record, line, byte and ply."""
+"""The exceptions and warnings thorbook raises.
+
+One base, ``Error``; ``ValueError`` subclasses for moves, positions and settings;
+``OSError`` subclasses for files, which name the file (``filename``: its path, or
+``None`` for the data bundled with thorbook) and, where the library knows it, the
+game record, line, byte and ply. Beside them thorbook raises Python's own
+``MemoryError`` (a table or buffer that cannot be had), ``TimeoutError`` (a limit
+reached before an exact answer), ``RuntimeError`` (what no argument could avoid) and
+``KeyboardInterrupt`` (Ctrl-C), whose ``partial`` attribute holds what a search had
+found when it carries one.
+"""
 
 from typing import Any, Dict, Optional
 
 
 class Error(Exception):
-    """Base of every error thorbook raises."""
+    """Base of every error of thorbook's own classes."""
 
 
-class IllegalMoveError(Error, ValueError):
-    """A move that is not legal in the position (``ply``: 1-based, when known)."""
+class MoveError(Error, ValueError):
+    """A move that cannot be made: not a move at all (``InvalidMoveError``), not legal
+    where it is played (``IllegalMoveError``), or none to make (the game is over)."""
+
+
+class IllegalMoveError(MoveError):
+    """A move that is not legal in the position: ``ply`` is its 1-based place in the
+    sequence being played (``None`` for a move played on its own)."""
 
     ply: Optional[int] = None
+
+
+class InvalidMoveError(MoveError):
+    """Text or a number that is not a move (``"z9"``, 65)."""
+
+
+class InvalidPositionError(Error, ValueError):
+    """Board text or bitboards that are not a position."""
 
 
 class SettingError(Error, ValueError):
@@ -20,8 +42,8 @@ class SettingError(Error, ValueError):
 
 
 class FileError(Error, OSError):
-    """A file that cannot be read or written (``filename``, ``errno`` when the system
-    gave one)."""
+    """A file that cannot be read or written: ``filename`` (its path, ``None`` for
+    bundled data) and ``errno`` when the system gave one."""
 
     def __str__(self) -> str:
         # The library's message names the file and the place already.
@@ -47,3 +69,21 @@ class BookFileError(FileError):
 
     record: Optional[int] = None
     byte: Optional[int] = None
+
+
+class WeightsFileError(FileError):
+    """A damaged or foreign evaluation weight file: ``filename`` and the ``byte``
+    offset of the damage (in the decompressed data)."""
+
+    byte: Optional[int] = None
+
+
+class ResumeError(FileError):
+    """A checkpoint or growth state that ``resume=True`` cannot continue from: it was
+    made by another computation (``filename`` is the checkpoint). Start afresh with
+    ``resume=False``, or give the settings it was made with."""
+
+
+class ArchiveWarning(UserWarning):
+    """Damaged games or files were skipped while reading archives (``Games.anomalies``
+    lists them; ``strict=True`` raises ``ArchiveError`` instead)."""

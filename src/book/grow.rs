@@ -301,7 +301,7 @@ pub struct Grower {
     from: Board,
     output: PathBuf,
     resume: bool,
-    /// Set from outside (Ctrl-C in a notebook) to stop before the next round.
+    /// Set from outside (Ctrl-C in a notebook) to stop between leaf searches.
     stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
@@ -329,7 +329,9 @@ impl Grower {
         self.from
     }
 
-    /// Stops before the next round once `stop` is set ([`StopReason::Interrupted`]).
+    /// Stops between leaf searches once `stop` is set ([`StopReason::Interrupted`]): the
+    /// book of the rounds finished is written, and `resume` searches the round in
+    /// progress again.
     pub fn stop_on(mut self, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Grower {
         self.stop = Some(stop);
         self
@@ -485,7 +487,13 @@ impl Grower {
             if self.config.growth == Growth::Deepen {
                 tried.extend(round.jobs.iter().map(|j| j.0));
             }
-            let leaves = pool.install(|| search_round(&book, &round, &search, progress))?;
+            let stopped = || self.stop.as_ref().is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
+            let Some(leaves) = pool.install(|| search_round(&book, &round, &search, &stopped, progress))? else {
+                // Stopped within the round: the book of the rounds before stands, and a
+                // resumed run searches this round again.
+                rounds -= 1;
+                break StopReason::Interrupted;
+            };
             pool.install(|| self.finish_round(&book, &search, &round, &leaves, &self.output))?;
             searches += leaves.len() as u64;
             added += round.leaves;
@@ -699,22 +707,29 @@ fn expansion_jobs<D: AsRef<[u8]>>(book: &Book<D>, chosen: &[Candidate]) -> Vec<(
 
 /// Searches a round's positions in parallel on the current pool (moves into the book
 /// or into the round excluded).
+/// The round's leaves, or `None` when `stopped` turned true before they were all
+/// searched (checked between leaves, so a stop waits for at most one leaf search per
+/// thread).
 fn search_round<D: AsRef<[u8]> + Sync>(
     book: &Book<D>,
     round: &Round,
     search: &LeafSearch,
+    stopped: &(dyn Fn() -> bool + Sync),
     progress: &(dyn Fn(GrowthEvent) + Sync),
-) -> Result<Vec<Leaf>, BuildError> {
+) -> Result<Option<Vec<Leaf>>, BuildError> {
     let in_book = |key: u64| book.get(key).is_some() || round.contains(key);
     let total = u64::try_from(round.jobs.len()).unwrap_or(u64::MAX);
     let count = ParallelCount::new(total, 1, |done, total| progress(GrowthEvent::Searched { done, total }));
     let leaves = search.par_map(&round.jobs, |&(_, board), tt| {
+        if stopped() {
+            return None;
+        }
         let leaf = score_leaf(&board, &in_book, search, tt);
         count.add(1);
-        leaf
+        Some(leaf)
     })?;
     count.finish();
-    Ok(leaves)
+    Ok(leaves.into_iter().collect())
 }
 
 /// A streamed book's errors as a growth's.
