@@ -42,7 +42,7 @@ pub fn run(args: &[String], out: &mut dyn std::io::Write) -> Result<(), Box<dyn 
             m.games,
             100.0 * m.share,
             100.0 * m.black_win_rate,
-            m.average_black_score
+            m.average_black_discs
         )?;
     }
     Ok(())

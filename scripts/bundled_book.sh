@@ -5,7 +5,7 @@
 # that can change what it plays deepened to level 10; then its values on the lines it
 # plays to ply 20 checked at level 10 and fixed (FIX_TIME seconds, unlimited by
 # default); last, the leaves on its lines deepened again at LAST_LEVEL (default 12;
-# 10 to stop after the fix). Times on 2 cores are in the README.
+# 10 to stop after the fix). Times on 2 cores are in docs/research/2026-11-23-the-bundled-book.md.
 #
 #   scripts/bundled_book.sh [ARCHIVE_DIR] [WORK_DIR]
 #

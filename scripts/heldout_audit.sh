@@ -18,7 +18,7 @@
 # Every step resumes after an interruption (run the script again). Reports go to
 # WORK_DIR/audit-*.json; the summary lines are printed. AUDIT_LEVEL (14), SAMPLE (150)
 # and FIX_TIME (seconds, unlimited by default) shrink the run to the compute at hand:
-# the README's figures are AUDIT_LEVEL=14 SAMPLE=100 FIX_TIME=2400 on 2 cores.
+# the figures in docs/research/2026-11-25-trusting-a-book-held-out.md are AUDIT_LEVEL=14 SAMPLE=100 FIX_TIME=2400 on 2 cores.
 set -euo pipefail
 archives=${1:-../shared/thor}
 work=${2:-target/heldout}

@@ -26,6 +26,6 @@ awk -v max="$max" '
 /^(#\[non_exhaustive\] )?pub / { if (!reexport) fields++ }
 END {
     printf "%d nameable public items, %d public fields and variants\n", items, fields
-    if (max != "" && items > max + 0) { printf "more than the %d allowed: the surface is chosen for its users (README, Library)\n", max; exit 1 }
+    if (max != "" && items > max + 0) { printf "more than the %d allowed: the surface is chosen for its users (docs/library.md)\n", max; exit 1 }
 }
 ' "$list"

@@ -6,6 +6,9 @@ that its peak memory is its own:
               plain-Python bitboard replay of the same games (checked equal)
   random      random_games(1_000_000) tokens only; with board states, rows per second
   probe       probing the bundled book: single calls, and one batch
+  labels      what the tour's full-size jobs cost, from samples of the bundled games'
+              positions: label_exact at <= 20 empties, label_search at level 8,
+              selfplay_games at level 6, Book.build at level 8 to ply 20
 
 Run with the package installed: python3 scripts/python-bench.py [--thor DIR]
 (default ../shared/thor: the 115,820 games of 1977–2015). Not a test: nothing here
@@ -165,16 +168,60 @@ def bench_probe():
     }
 
 
+def bench_labels():
+    import numpy as np
+
+    import thorbook as tb
+
+    games = tb.read_games()
+    rows = games.positions()
+    rng = np.random.default_rng(5)
+    late = np.flatnonzero(rows["empties"] <= 20)
+    sample = rng.choice(late, 1_000, replace=False)
+    t = time.perf_counter()
+    tb.label_exact(rows["player"][sample], rows["opponent"][sample], max_empties=20)
+    exact_s = time.perf_counter() - t
+    every = rng.choice(len(rows["player"]), 2_000, replace=False)
+    t = time.perf_counter()
+    tb.label_search(rows["player"][every], rows["opponent"][every], level=8)
+    search_s = time.perf_counter() - t
+    t = time.perf_counter()
+    tb.selfplay_games(200, level=6, seed=1)
+    selfplay_s = time.perf_counter() - t
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        t = time.perf_counter()
+        tb.Book.build(games, os.path.join(d, "b.tbk"), level=8, max_ply=20)
+        build_s = time.perf_counter() - t
+    return {
+        "exact_le20_positions": int(len(late)),
+        "exact_per_s": round(len(sample) / exact_s, 1),
+        "exact_all_minutes": round(len(late) / (len(sample) / exact_s) / 60, 1),
+        "rows": int(len(rows["player"])),
+        "search8_per_s": round(len(every) / search_s, 1),
+        "search8_all_hours": round(len(rows["player"]) / (len(every) / search_s) / 3600, 2),
+        "selfplay6_games_per_s": round(200 / selfplay_s, 1),
+        "selfplay6_10k_s": round(10_000 / (200 / selfplay_s)),
+        "build8_s": round(build_s, 1),
+    }
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--thor", default=os.path.join(os.path.dirname(__file__), "..", "..", "shared", "thor"))
-    parser.add_argument("--only", choices=["positions", "random", "probe"])
+    parser.add_argument("--only", choices=["positions", "random", "probe", "labels"])
     args = parser.parse_args()
     if args.only:
-        result = {"positions": lambda: bench_positions(args.thor), "random": bench_random, "probe": bench_probe}[args.only]()
+        result = {
+            "positions": lambda: bench_positions(args.thor),
+            "random": bench_random,
+            "probe": bench_probe,
+            "labels": bench_labels,
+        }[args.only]()
         print(json.dumps(result))
         return
-    for name in ["positions", "random", "probe"]:
+    for name in ["positions", "random", "probe", "labels"]:
         out = subprocess.run([sys.executable, __file__, "--thor", args.thor, "--only", name], check=True, capture_output=True, text=True)
         print(f"{name}: {out.stdout.strip()}", flush=True)
 

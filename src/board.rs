@@ -184,6 +184,69 @@ fn flips_body(p: u64, o: u64, sq: Square) -> u64 {
     flipped
 }
 
+/// One CPU level's copies of the move-generation kernels, for a recursion that chooses
+/// its level once rather than at every call: monomorphised over a `Kernels`, it calls
+/// that level's copies directly, as a native build calls its only ones (perft measured
+/// 8% faster so than through the dispatchers). An instance exists only where the CPU
+/// has its level, which is what makes its methods sound to call.
+pub(crate) trait Kernels: Copy {
+    /// [`legal_moves`] in this level's copy.
+    fn legal_moves(self, p: u64, o: u64) -> u64;
+    /// [`flips`] in this level's copy.
+    fn flips(self, p: u64, o: u64, sq: Square) -> u64;
+}
+
+/// The build's own copies: every CPU has them.
+#[derive(Clone, Copy)]
+pub(crate) struct BaselineKernels;
+
+impl Kernels for BaselineKernels {
+    #[inline(always)]
+    fn legal_moves(self, p: u64, o: u64) -> u64 {
+        legal_moves_base(p, o)
+    }
+
+    #[inline(always)]
+    fn flips(self, p: u64, o: u64, sq: Square) -> u64 {
+        flips_base(p, o, sq)
+    }
+}
+
+macro_rules! level_kernels {
+    ($name:ident, $level:ident, $legal:ident, $flips:ident) => {
+        /// The copies of one x86-64 level; made only where the CPU has it.
+        #[cfg(target_arch = "x86_64")]
+        #[derive(Clone, Copy)]
+        pub(crate) struct $name(());
+
+        #[cfg(target_arch = "x86_64")]
+        impl $name {
+            /// The kernels, when this CPU runs this level.
+            pub(crate) fn new() -> Option<$name> {
+                (crate::cpu::level() >= crate::cpu::Level::$level).then_some($name(()))
+            }
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        impl Kernels for $name {
+            #[inline(always)]
+            fn legal_moves(self, p: u64, o: u64) -> u64 {
+                // SAFETY: an instance exists only where the CPU has the level (`new`).
+                unsafe { $legal(p, o) }
+            }
+
+            #[inline(always)]
+            fn flips(self, p: u64, o: u64, sq: Square) -> u64 {
+                // SAFETY: as above.
+                unsafe { $flips(p, o, sq) }
+            }
+        }
+    };
+}
+
+level_kernels!(V3Kernels, V3, legal_moves_v3, flips_v3);
+level_kernels!(V4Kernels, V4, legal_moves_v4, flips_v4);
+
 /// How many discs `p` flips by playing `sq` when `sq` is the only empty square and
 /// every other disc is the opponent's: the last move of a game, where the solver needs
 /// the count only. Per line through `sq`, `p`'s discs on it are gathered into a byte

@@ -134,6 +134,16 @@ pub mod thor;
 pub(crate) mod train;
 pub mod zobrist;
 
+/// The Rust examples of the README and the guide's library page, compiled and run as
+/// doctests so that they stay true.
+#[cfg(doctest)]
+mod documentation_examples {
+    #[doc = include_str!("../README.md")]
+    struct Readme;
+    #[doc = include_str!("../docs/library.md")]
+    struct LibraryGuide;
+}
+
 pub use board::{Board, Color};
 pub use position::{PlayError, Position, PositionError};
 pub use square::{BoardTextFault, Move, ParseError, Square};

@@ -7,24 +7,34 @@
 
 use rayon::prelude::*;
 
-use crate::board::{Board, Squares};
+use crate::board::{Board, Kernels, Squares};
 
 /// Leaves of the tree below `board` at `depth` plies, on the calling thread.
 pub fn perft(board: &Board, depth: u32) -> u64 {
     if depth == 0 {
         return 1;
     }
-    perft_inner(board, depth)
+    // The kernels' level is chosen once for the whole count (`board::Kernels`).
+    #[cfg(target_arch = "x86_64")]
+    {
+        if let Some(k) = crate::board::V4Kernels::new() {
+            return perft_inner(k, board, depth);
+        }
+        if let Some(k) = crate::board::V3Kernels::new() {
+            return perft_inner(k, board, depth);
+        }
+    }
+    perft_inner(crate::board::BaselineKernels, board, depth)
 }
 
-fn perft_inner(board: &Board, depth: u32) -> u64 {
-    let moves = board.legal_moves();
+fn perft_inner<K: Kernels>(k: K, board: &Board, depth: u32) -> u64 {
+    let moves = k.legal_moves(board.player, board.opponent);
     if moves == 0 {
         if depth == 1 {
             return 1;
         }
         let passed = board.pass();
-        return if passed.legal_moves() == 0 { 1 } else { perft_inner(&passed, depth - 1) };
+        return if k.legal_moves(passed.player, passed.opponent) == 0 { 1 } else { perft_inner(k, &passed, depth - 1) };
     }
     if depth == 1 {
         return moves.count_ones() as u64;
@@ -32,14 +42,14 @@ fn perft_inner(board: &Board, depth: u32) -> u64 {
     let mut total = 0;
     if depth == 2 {
         for sq in Squares(moves) {
-            let child = board.play_flips(sq, board.flips(sq));
+            let child = board.play_flips(sq, k.flips(board.player, board.opponent, sq));
             // A child without moves is one leaf whether it passes or the game ends.
-            total += child.legal_moves().count_ones().max(1) as u64;
+            total += k.legal_moves(child.player, child.opponent).count_ones().max(1) as u64;
         }
         return total;
     }
     for sq in Squares(moves) {
-        total += perft_inner(&board.play_flips(sq, board.flips(sq)), depth - 1);
+        total += perft_inner(k, &board.play_flips(sq, k.flips(board.player, board.opponent, sq)), depth - 1);
     }
     total
 }
@@ -87,6 +97,23 @@ mod tests {
     fn start_position_counts_through_depth_9() {
         for (depth, &want) in START_COUNTS.iter().enumerate().take(10) {
             assert_eq!(perft(&Board::START, depth as u32), want, "depth {depth}");
+        }
+    }
+
+    /// Each copy of the kernels this CPU runs counts the published leaves (the copy
+    /// `perft` chose is one of them).
+    #[test]
+    fn every_kernel_level_this_cpu_runs_counts_the_published_leaves() {
+        let want = START_COUNTS[8];
+        assert_eq!(perft_inner(crate::board::BaselineKernels, &Board::START, 8), want);
+        #[cfg(target_arch = "x86_64")]
+        {
+            if let Some(k) = crate::board::V3Kernels::new() {
+                assert_eq!(perft_inner(k, &Board::START, 8), want);
+            }
+            if let Some(k) = crate::board::V4Kernels::new() {
+                assert_eq!(perft_inner(k, &Board::START, 8), want);
+            }
         }
     }
 

@@ -269,7 +269,7 @@ pub(crate) fn check<T: PartialOrd + fmt::Display>(
     if range.contains(&value) {
         Ok(())
     } else {
-        Err(OutOfRange::new(setting, &value, format!("{}..={}", range.start(), range.end())))
+        Err(OutOfRange::new(setting, &value, format!("from {} to {}", range.start(), range.end())))
     }
 }
 
@@ -280,8 +280,8 @@ mod tests {
     #[test]
     fn a_value_out_of_range_names_the_setting_in_words_or_by_a_given_name() {
         let e = check(Setting::MaxPly, 70u32, 1..=60).unwrap_err();
-        assert_eq!(e.to_string(), "last ply must be 1..=60, got 70");
-        assert_eq!(e.named("--max-ply"), "--max-ply must be 1..=60, got 70");
+        assert_eq!(e.to_string(), "last ply must be from 1 to 60, got 70");
+        assert_eq!(e.named("--max-ply"), "--max-ply must be from 1 to 60, got 70");
         assert!(check(Setting::MaxPly, 60u32, 1..=60).is_ok());
         assert!(check(Setting::Error, -1i32, 0..=64).is_err());
     }

@@ -433,9 +433,9 @@ fn engine_commands_reject_absurd_arguments_without_crashing() {
         (vec!["bestmove", "--moves", "f5d6", "--time", "1e20"], "--time must be"),
         (vec!["bestmove", "--moves", "f5d6", "--hash-mib", "100000000"], "table of 100000000 MiB is out of range"),
         (vec!["bestmove", "--level", "0"], "--level must be"),
-        (vec!["bestmove", "--threads", "0"], "threads must be 1..=256, got 0"),
-        (vec!["solve", "x.obf", "--threads", "0"], "--threads must be 1..=256, got 0"),
-        (vec!["gtp", "--depth", "99"], "depth must be 1..=60, got 99"),
+        (vec!["bestmove", "--threads", "0"], "threads must be from 1 to 256, got 0"),
+        (vec!["solve", "x.obf", "--threads", "0"], "--threads must be from 1 to 256, got 0"),
+        (vec!["gtp", "--depth", "99"], "depth must be from 1 to 60, got 99"),
         (vec!["match", "--a", "self", "--b", "self", "--games", "0"], "--games must be"),
         (vec!["match", "--a", "self", "--b", "self", "--openings", "/no/such/file"], "/no/such/file"),
     ] {

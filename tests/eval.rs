@@ -148,11 +148,11 @@ fn train_on_the_bundled_archives_then_use_the_weights() {
 
     // Bad settings are refused before any work.
     for (args, message) in [
-        (vec!["--phases", "7"], "--phases must be a divisor of 60 (1..=60), got 7"),
+        (vec!["--phases", "7"], "--phases must be a divisor of 60, got 7"),
         (vec!["--without", "nonsense"], "--without must be one of the feature names"),
         (vec!["--bootstrap-rounds", "1", "--bootstrap-selectivity", "40"], "--bootstrap-selectivity"),
-        (vec!["--move-loss", "20"], "--move-loss must be 0..=10 discs, got 20"),
-        (vec!["--backward-depth", "4"], "--backward-depth must be 5..=30"),
+        (vec!["--move-loss", "20"], "--move-loss must be from 0 to 10 discs, got 20"),
+        (vec!["--backward-depth", "4"], "--backward-depth must be from 5 to 30"),
         (vec!["--backward-depth", "6", "--backward-share", "0"], "--backward-share must be in (0, 1]"),
         (vec!["--backward-depth", "6", "--bootstrap-rounds", "1"], "cannot be used with"),
         (vec!["--backward-share", "0.5"], "--backward-depth"),
@@ -656,7 +656,7 @@ fn calibrate_writes_a_correction_beside_the_same_weights() {
     // Measured, not copied: one round from the bundled correction moves it.
     assert_ne!(written.leaf_correction, bundled.leaf_correction);
     let bad = thorbook(&["calibrate", "-o", out.to_str().unwrap(), "--rounds", "0"]);
-    assert!(bad.fails().contains("--rounds must be 1..=10, got 0"), "{}", bad.stderr);
+    assert!(bad.fails().contains("--rounds must be from 1 to 10, got 0"), "{}", bad.stderr);
 }
 
 /// `labels solve` in shards (the index from `--index` or a scheduler's variable) and

@@ -109,7 +109,7 @@ fn a_planned_growth_with_a_setting_out_of_range_names_the_flag_and_writes_nothin
         out.to_str().unwrap(),
     ]);
     let err = run.fails();
-    assert!(err.contains("--error must be 0..=64, got 100"), "{err}");
+    assert!(err.contains("--error must be from 0 to 64, got 100"), "{err}");
     assert!(!err.contains("input.tbk"), "{err}");
     assert!(!work.exists());
     // A deepening without its level, and a start outside the book, likewise.

@@ -293,11 +293,11 @@ fn refusals_are_the_same_words_everywhere() {
         &["eval-error"],
     ];
     for (flag, value, words) in [
-        ("--selectivity", "99", "--selectivity must be 0 (full width) or 0.1..=10 standard deviations, got 99"),
-        ("--level", "15", "--level must be 1..=14, got 15"),
-        ("--depth", "0", "--depth must be 1..=60, got 0"),
-        ("--exact-at", "61", "--exact-at must be 0..=60, got 61"),
-        ("--threads", "0", "--threads must be 1..=256, got 0"),
+        ("--selectivity", "99", "--selectivity must be 0 (full width) or from 0.1 to 10 standard deviations, got 99"),
+        ("--level", "15", "--level must be from 1 to 14, got 15"),
+        ("--depth", "0", "--depth must be from 1 to 60, got 0"),
+        ("--exact-at", "61", "--exact-at must be from 0 to 60, got 61"),
+        ("--threads", "0", "--threads must be from 1 to 256, got 0"),
         ("--time", "0", "--time must be a positive number of seconds up to a year, got 0"),
         ("--hash-mib", "0", "a transposition table of 0 MiB is out of range"),
     ] {

@@ -19,6 +19,7 @@ mod backup;
 mod board_cli;
 mod book;
 mod deviate;
+mod docs;
 mod engine;
 mod eval;
 mod examples;

@@ -188,33 +188,37 @@ fn with_origin(line: &str, (file, record): &(String, u32)) -> String {
 pub(crate) fn _games_from_state(py: Python<'_>, lines: String, anomalies: String) -> PyResult<Games> {
     // One source per original file, named after it (but never as a `.wtb`, which would
     // be read as WTHOR); each game's file and record are kept beside.
-    let mut by_file: Vec<(String, String, Vec<(String, u32)>)> = Vec::new();
+    struct Pickled {
+        file: String,
+        text: String,
+        origins: Vec<(String, u32)>,
+    }
+    let mut by_file: Vec<Pickled> = Vec::new();
     for line in lines.lines().filter(|l| !l.trim().is_empty()) {
         let value: serde_json::Value =
             serde_json::from_str(line).map_err(|e| errors::setting(format!("a pickled game: {e}")))?;
         let file = value["file"].as_str().unwrap_or("(pickled)").to_string();
         let record = value["record"].as_u64().and_then(|r| u32::try_from(r).ok()).unwrap_or(0);
-        let at = match by_file.iter().position(|(f, ..)| *f == file) {
+        let at = match by_file.iter().position(|p| p.file == file) {
             Some(at) => at,
             None => {
-                by_file.push((file, String::new(), Vec::new()));
+                by_file.push(Pickled { file: file.clone(), text: String::new(), origins: Vec::new() });
                 by_file.len() - 1
             }
         };
-        by_file[at].1.push_str(line);
-        by_file[at].1.push('\n');
-        let origin = (by_file[at].0.clone(), record);
-        by_file[at].2.push(origin);
+        by_file[at].text.push_str(line);
+        by_file[at].text.push('\n');
+        by_file[at].origins.push((file, record));
     }
     let sources: Vec<Source> = by_file
         .iter()
-        .map(|(file, text, _)| Source::from_vec(&format!("{file} (unpickled)"), text.clone().into_bytes()))
+        .map(|p| Source::from_vec(&format!("{} (unpickled)", p.file), p.text.clone().into_bytes()))
         .collect();
     let db = py
         .detach(|| ThorDatabase::load(&sources, LoadOptions::default().with_strict(true).with_index(true)))
         .map_err(|e| errors::thor(&e))?;
     // The database holds the games source by source, in order.
-    let origins: Vec<(String, u32)> = by_file.into_iter().flat_map(|(_, _, origins)| origins).collect();
+    let origins: Vec<(String, u32)> = by_file.into_iter().flat_map(|p| p.origins).collect();
     if origins.len() != db.games().len() {
         return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
             "{} games pickled, {} read back",
@@ -282,8 +286,15 @@ impl Games {
             .unbind())
     }
 
-    fn __reversed__(&self) -> Games {
-        self.with_ids(self.ids.iter().rev().copied().collect())
+    /// An iterator from the last game to the first, as `reversed` gives for a list
+    /// (`games[::-1]` is the reversed selection as `Games`).
+    fn __reversed__(slf: PyRef<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let games: Vec<Game> = (0..slf.ids.len()).rev().map(|i| slf.game(i)).collect();
+        Ok(PyList::new(py, games.into_iter().map(|g| Py::new(py, g)).collect::<PyResult<Vec<_>>>()?)?
+            .try_iter()?
+            .into_any()
+            .unbind())
     }
 
     /// Whether a game equal to ``game`` is in the selection.

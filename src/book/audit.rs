@@ -113,7 +113,7 @@ impl AuditConfig {
             return Err(OutOfRange::new(
                 Setting::MaxPly,
                 self.max_ply,
-                format!("{}..=60 (from the first ply)", self.min_ply),
+                format!("from {} to 60 (from the first ply)", self.min_ply),
             ));
         }
         check(Setting::Error, self.error, 0..=64)?;

@@ -17,7 +17,7 @@
 //!   ([`book_line`]), the engine's choice ([`choose_move`]);
 //! - [`Trust`]: how far a value can be trusted (its deciding leaf, proven or not);
 //! - `audit` and `fix` (crate-private, `thorbook book audit|fix`, whose JSON reports
-//!   the README documents): a book's values against deeper searches on the lines it
+//!   docs/books.md documents): a book's values against deeper searches on the lines it
 //!   plays, and the leaves behind contradicted values searched again, each with a log
 //!   that lets such long runs resume;
 //! - [`interchange`]: thorbook text, Edax and Egaroucid books, in and out.

@@ -56,7 +56,7 @@ pub(super) fn perft(args: PerftArgs) -> anyhow::Result<ExitCode> {
     // Leaves grow about tenfold a ply: depth 14 already counts 10^11 of them.
     anyhow::ensure!(
         (1..=MAX_PERFT_DEPTH).contains(&args.depth),
-        "depth must be 1..={MAX_PERFT_DEPTH}, got {}",
+        "depth must be from 1 to {MAX_PERFT_DEPTH}, got {}",
         args.depth
     );
     let first = if args.divide_depths { 1 } else { args.depth };

@@ -142,7 +142,7 @@ pub struct GrowArgs {
     /// Walk the lines from the position after these moves (default: the start).
     #[arg(long)]
     pub from: Option<String>,
-    /// A drawn score counts as this many discs lost for the deviating side (see the README's draw policy).
+    /// A drawn score counts as this many discs lost for the deviating side (see book-format.md, the draw policy).
     #[arg(long, default_value_t = 0)]
     pub contempt: i32,
     /// Stop after this many positions (deviate: added; deepen: leaves searched again).

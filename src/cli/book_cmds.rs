@@ -42,11 +42,11 @@ pub enum BookCommand {
     Info(InfoArgs),
     /// Check checksums and structure; report damage.
     Verify(BookFileArgs),
-    /// One position per line, as text, for other tools.
+    /// Write a book as thorbook text, Edax `book.dat` or Egaroucid `.egbk3`.
     Export(ExportArgs),
-    /// Rebuild a book file from `book export` text.
+    /// Read any book thorbook knows (its own text or binary, Edax binary or text, Egaroucid `.egbk3`) into a thorbook book.
     Import(ImportArgs),
-    /// Merge two books: exact leaves beat searched ones, deeper beat shallower.
+    /// Merge two or more books: exact leaves beat searched ones, deeper beat shallower (any order gives the same book).
     Merge(MergeArgs),
     /// Grow a book beyond the played lines: expand leaves within an error per move and
     /// a cumulative budget, one side deviating at a time (like Edax's and Egaroucid's deviate).

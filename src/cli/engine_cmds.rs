@@ -278,7 +278,8 @@ impl TryFrom<&MatchArgs> for MatchConfig {
 }
 
 fn fmt_elo(e: Option<f64>) -> String {
-    e.map_or("inf".into(), |v| format!("{v:+.0}"))
+    // Rounded first, then -0 made +0 (IEEE: -0 + 0 is +0): an even match reads "+0".
+    e.map_or("inf".into(), |v| format!("{:+.0}", v.round() + 0.0))
 }
 
 fn fmt_time(t: Option<Duration>) -> String {

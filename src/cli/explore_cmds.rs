@@ -47,7 +47,7 @@ pub struct ExploreArgs {
 }
 
 pub(super) fn explore(args: ExploreArgs) -> anyhow::Result<ExitCode> {
-    anyhow::ensure!((1..=64).contains(&args.workers), "--workers must be 1..=64, got {}", args.workers);
+    anyhow::ensure!((1..=64).contains(&args.workers), "--workers must be from 1 to 64, got {}", args.workers);
     let engine_time = crate::search::settings::seconds(args.engine_time, false)
         .map_err(|e| crate::cli::flags::usage(format!("--engine-time {e}")))?;
     let start = Instant::now();

@@ -33,10 +33,10 @@ pub struct SolveArgs {
     /// Games whose positions are solved (default: the bundled archives).
     #[command(flatten)]
     archives: ArchiveArgs,
-    /// Solve the positions with at most this many empties (0..=24; 0: none).
+    /// Solve the positions with at most this many empties (0 to 24; 0: none).
     #[arg(long, default_value_t = 0)]
     solve_at: u32,
-    /// And the positions with exactly these numbers of empties (each 1..=30; e.g.
+    /// And the positions with exactly these numbers of empties (each 1 to 30; e.g.
     /// `23,25,26` for both sides to move around the games' exact scores at 24).
     #[arg(long, value_delimiter = ',')]
     solve_empties: Vec<u32>,

@@ -27,6 +27,7 @@ mod audit_cmds;
 mod board_cmds;
 mod book_args;
 mod book_cmds;
+mod docs_cmds;
 mod engine_cmds;
 mod explore_cmds;
 mod flags;
@@ -100,6 +101,11 @@ pub(crate) enum Command {
     EvalError(train_cmds::EvalErrorArgs),
     /// The opening explorer in the browser: Thor statistics, book and engine per position.
     Explore(explore_cmds::ExploreArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(docs_cmds::CompletionsArgs),
+    /// Print the man page (or write one per command with --dir; the Markdown reference
+    /// with --markdown).
+    Man(docs_cmds::ManArgs),
 }
 
 /// Which evaluation a command searches with.
@@ -253,6 +259,8 @@ fn run_command(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::EvalError(args) => train_cmds::eval_error(args),
         Command::Calibrate(args) => train_cmds::calibrate(args),
         Command::Labels(cmd) => labels_cmds::run(cmd),
+        Command::Completions(args) => docs_cmds::completions(args),
+        Command::Man(args) => docs_cmds::man(args),
     }
 }
 

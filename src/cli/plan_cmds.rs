@@ -62,7 +62,7 @@ pub struct PlanFixArgs {
 /// Where a plan's shards go.
 #[derive(Args, Debug)]
 pub struct ShardingArgs {
-    /// Number of shards (array tasks) per round, 1..=100000.
+    /// Number of shards (array tasks) per round, 1 to 100000.
     #[arg(long)]
     shards: u32,
     /// The work directory every shard can read and write (a shared file system on a
@@ -94,7 +94,7 @@ pub struct PlanDeepenArgs {
 pub struct PlanBuildArgs {
     #[command(flatten)]
     build: BuildArgs,
-    /// Number of shards (array tasks), 1..=100000.
+    /// Number of shards (array tasks), 1 to 100000.
     #[arg(long)]
     shards: u32,
     /// The work directory every shard can read and write (a shared file system on a
@@ -139,7 +139,7 @@ pub struct AssembleArgs {
 pub struct SubmitArgs {
     /// The plan's work directory (on a file system every node shares).
     dir: PathBuf,
-    /// Submit to Slurm (the one scheduler supported; for Kubernetes see the README).
+    /// Submit to Slurm (the one scheduler supported; for Kubernetes see the guide, docs/cluster.md).
     #[arg(long, required = true)]
     slurm: bool,
     /// Slurm partition.
@@ -170,7 +170,7 @@ pub struct SubmitArgs {
 pub(super) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     if !(args.fresh_minutes.is_finite() && (0.0..=10_080.0).contains(&args.fresh_minutes)) {
         return Err(crate::cli::flags::usage(format!(
-            "--fresh-minutes must be 0..=10080 (a week), got {}",
+            "--fresh-minutes must be from 0 to 10080 (a week), got {}",
             args.fresh_minutes
         )));
     }
@@ -409,7 +409,7 @@ pub(super) fn shard(args: ShardArgs) -> anyhow::Result<ExitCode> {
             Some(v.trim().parse::<usize>().ok().filter(|t| (1..=crate::search::MAX_THREADS).contains(t)).ok_or_else(
                 || {
                     anyhow::anyhow!(
-                        "SLURM_CPUS_PER_TASK=`{v}` is not a thread count (1..={})",
+                        "SLURM_CPUS_PER_TASK=`{v}` is not a thread count (1 to {})",
                         crate::search::MAX_THREADS
                     )
                 },

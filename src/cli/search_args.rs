@@ -22,19 +22,19 @@ pub fn flag_error(e: SettingsError) -> anyhow::Error {
 /// the level's, everywhere.
 #[derive(Args, Debug, Clone, Default)]
 pub struct SearchArgs {
-    /// Level 1..14: depth, exact threshold and selectivity (the README's level table; 13 and 14 are for analysis and audits).
+    /// Level 1..14: depth, exact threshold and selectivity (the guide's level table, docs/playing.md; 13 and 14 are for analysis and audits).
     #[arg(long)]
     pub level: Option<u8>,
-    /// Midgame search depth in plies, 1..=60 (overrides the level's).
+    /// Midgame search depth in plies, 1 to 60 (overrides the level's).
     #[arg(long, conflicts_with = "exact")]
     pub depth: Option<u32>,
-    /// Solve exactly at this many empty squares or fewer, 0..=60 (overrides the level's).
+    /// Solve exactly at this many empty squares or fewer, 0 to 60 (overrides the level's).
     #[arg(long, conflicts_with = "exact")]
     pub exact_at: Option<u32>,
     /// Always search to the end of the game (the same as --exact-at 60).
     #[arg(long)]
     pub exact: bool,
-    /// Multi-ProbCut selectivity in standard deviations: 0 for full width, else 0.1..=10,
+    /// Multi-ProbCut selectivity in standard deviations: 0 for full width, else 0.1 to 10,
     /// rounded to tenths (overrides the level's).
     #[arg(long)]
     pub selectivity: Option<f32>,

@@ -554,7 +554,7 @@ fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
     if decided > 0 {
         // WTHOR's stored score is black's disc count (empties to the winner), not a
         // difference: said as what it is.
-        outln!("black's final discs: average {:.2}, median {:.1}", s.average_black_score, s.median_black_score);
+        outln!("black's final discs: average {:.2}, median {:.1}", s.average_black_discs, s.median_black_discs);
     }
     if s.ended_here > 0 {
         outln!("{} games end here", s.ended_here);
@@ -570,7 +570,7 @@ fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
             m.games,
             100.0 * m.share,
             known(m.black_win_rate, format!("{:.1}%", 100.0 * m.black_win_rate)),
-            known(m.average_black_score, format!("{:.2}", m.average_black_score))
+            known(m.average_black_discs, format!("{:.2}", m.average_black_discs))
         );
     }
     eprintln!("({} positions indexed in {loaded:.3} s; query {:.1} ms)", db.index_len(), query_secs * 1e3);

@@ -112,7 +112,7 @@ pub struct TrainArgs {
     #[arg(long, requires = "backward_depth")]
     keep_theoretical: bool,
     /// `NAME=W`: the games of tournaments whose name contains NAME (any case)
-    /// weigh W in the fit instead of 1 (W in 0.01..=100), e.g. `internet=0.5` for a
+    /// weigh W in the fit instead of 1 (W from 0.01 to 100), e.g. `internet=0.5` for a
     /// population that should count for less without losing its positions. Repeatable;
     /// a game takes the first rule it matches.
     #[arg(long, value_name = "NAME=W", value_parser = parse_tournament_weight)]
@@ -273,7 +273,7 @@ fn parse_tournament_weight(s: &str) -> Result<TournamentWeight, String> {
     }
     let weight: f32 = weight.trim().parse().map_err(|_| format!("the weight in `{s}` is not a number"))?;
     if !(0.01..=100.0).contains(&weight) {
-        return Err(format!("the weight in `{s}` must be in 0.01..=100"));
+        return Err(format!("the weight in `{s}` must be from 0.01 to 100"));
     }
     Ok(TournamentWeight { name: name.trim().to_lowercase(), weight })
 }
@@ -580,7 +580,7 @@ pub struct EvalErrorArgs {
     depths: Vec<u32>,
     /// Also write every position measured, its target and score (per depth) to this CSV
     /// file: `depth,width,empties,key,player,opponent,target,label,score,error`, the
-    /// board as its canonical image (see the README, *Evaluation*).
+    /// board as its canonical image (see docs/internals.md).
     #[arg(long, value_name = "FILE")]
     positions_out: Option<PathBuf>,
     /// JSON output.

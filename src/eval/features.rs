@@ -25,7 +25,7 @@
 //! held out 0.04–0.07 disc better and measured nothing in play (−17 Elo, −48 .. +14),
 //! at 11–13% more time per search node. Parity removed none with one phase per ply but
 //! is what tells the two plies of a phase apart with 30 phases, which measured as well
-//! as 60 at half the size; the README gives the figures.
+//! as 60 at half the size; docs/research/2026-11-23-evaluation-targets-and-the-parity-bias.md gives the figures.
 //!
 //! Pattern indices come from the bitboards directly: each instance gathers its
 //! squares' bits with a parallel bit extract (one `pext` per side on CPUs with BMI2)
@@ -205,7 +205,7 @@ pub(crate) fn pext(x: u64, mask: u64) -> u64 {
     pext_portable(x, mask)
 }
 
-/// [`pext`] bit by bit, for any CPU. The tests compare it with the instruction on
+/// BMI2's `pext` bit by bit, for any CPU. The tests compare it with the instruction on
 /// every machine that has it.
 #[inline]
 pub(crate) fn pext_portable(x: u64, mask: u64) -> u64 {

@@ -63,7 +63,7 @@ pub(crate) const MAX_NOTE: usize = 1 << 16;
 pub(crate) const MAX_PROBCUT_DEPTHS: usize = 64;
 
 /// The bundled weights (gzip), trained by `thorbook train` on the Thor archives and
-/// calibrated by `thorbook calibrate`; see the README for the commands that rebuild
+/// calibrated by `thorbook calibrate`; see docs/research/2026-11-28-the-bundled-weights-recipe.md for the commands that rebuild
 /// them.
 static BUNDLED: &[u8] = include_bytes!("../../data/eval.tbe.gz");
 #[cfg(any(feature = "cli", feature = "testing", test))]
@@ -141,7 +141,7 @@ pub enum WeightsFault {
         found: u32,
     },
     /// A phase count out of range.
-    #[error("{found} phases, expected 1..={MAX_PHASES}")]
+    #[error("{found} phases, expected 1 to {MAX_PHASES}")]
     Phases {
         /// The file's.
         found: usize,
@@ -192,7 +192,7 @@ pub enum WeightsFault {
     #[error("note is not UTF-8")]
     NoteUtf8,
     /// A ProbCut σ out of range.
-    #[error("ProbCut σ {found} out of range 0..=64")]
+    #[error("ProbCut σ {found} out of range (0 to 64)")]
     Sigma {
         /// The file's.
         found: f32,

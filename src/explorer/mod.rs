@@ -3,7 +3,7 @@
 //! URL and returns a status, a content type and a body), so it is tested without a
 //! network; [`serve`] puts it behind a local HTTP server.
 //!
-//! The API (documented in the README):
+//! The API (documented in docs/explorer.md):
 //! - `GET /api/position?moves=f5d6c3` or `?board=TEXT`, optional `&level=N`: the
 //!   position, its opening name, the Thor statistics (as `thor stats --json`), the book
 //!   (as `book query --json`), the engine's scores at level N, and the SVG diagram;
@@ -307,7 +307,7 @@ impl Explorer {
             None => None,
             Some(Some(l)) => Some(l),
             Some(None) if max == 0 => return Reply::error(400, "engine scores are turned off on this server"),
-            Some(None) => return Reply::error(400, format!("level must be 1..={max}")),
+            Some(None) => return Reply::error(400, format!("level must be from 1 to {max}")),
         };
         let pos = t.pos;
         let opening = match &t.moves {
@@ -372,7 +372,7 @@ impl Explorer {
         let limit = match limit.map(str::parse::<usize>) {
             None => 20,
             Some(Ok(n)) if (1..=MAX_GAMES).contains(&n) => n,
-            _ => return Reply::error(400, format!("limit must be 1..={MAX_GAMES}")),
+            _ => return Reply::error(400, format!("limit must be from 1 to {MAX_GAMES}")),
         };
         let offset = match offset.map(str::parse::<usize>) {
             None => 0,

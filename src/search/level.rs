@@ -1,6 +1,6 @@
 //! Playing levels: one number a person can choose, mapped to a search depth and the
 //! number of empty squares from which the engine solves exactly. The table is the single
-//! place these pairs are defined; the README's level table gives the measured time a
+//! place these pairs are defined; the level table in docs/playing.md gives the measured time a
 //! move takes at each level (`scripts/level_ladder.sh`).
 
 use std::fmt;

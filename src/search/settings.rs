@@ -45,7 +45,7 @@ pub enum Width {
 
 impl Width {
     /// From a number of standard deviations as people write it: 0 for full width, else
-    /// 0.1..=10 rounded to tenths (what a book header can record exactly).
+    /// 0.1 to 10 rounded to tenths (what a book header can record exactly).
     pub fn from_sigmas(sigmas: f32) -> Result<Width, SettingsError> {
         if sigmas == 0.0 {
             return Ok(Width::Full);
@@ -53,10 +53,12 @@ impl Width {
         let tenths = (sigmas * 10.0).round();
         match (sigmas.is_finite() && (1.0..=100.0).contains(&tenths)).then(|| Selectivity::from_tenths(tenths as u8)) {
             Some(Some(s)) => Ok(Width::Selective(s)),
-            _ => {
-                Err(OutOfRange::new(Setting::Selectivity, sigmas, "0 (full width) or 0.1..=10 standard deviations")
-                    .into())
-            }
+            _ => Err(OutOfRange::new(
+                Setting::Selectivity,
+                sigmas,
+                "0 (full width) or from 0.1 to 10 standard deviations",
+            )
+            .into()),
         }
     }
 
@@ -498,11 +500,11 @@ mod tests {
         let ok = Settings::default();
         assert!(ok.validate().is_ok());
         let cases: [(Settings, Option<Setting>, &str); 6] = [
-            (Settings { depth: Some(0), ..ok.clone() }, Some(Setting::Depth), "depth must be 1..=60, got 0"),
-            (Settings { exact_at: Some(61), ..ok.clone() }, Some(Setting::ExactAt), "must be 0..=60, got 61"),
+            (Settings { depth: Some(0), ..ok.clone() }, Some(Setting::Depth), "depth must be from 1 to 60, got 0"),
+            (Settings { exact_at: Some(61), ..ok.clone() }, Some(Setting::ExactAt), "must be from 0 to 60, got 61"),
             (Settings { nodes: Some(0), ..ok.clone() }, Some(Setting::Nodes), "must be at least 1"),
             (Settings { time: Some(Duration::ZERO), ..ok.clone() }, Some(Setting::Time), "must be a positive number"),
-            (Settings { threads: 0, ..ok.clone() }, Some(Setting::Threads), "threads must be 1..=256, got 0"),
+            (Settings { threads: 0, ..ok.clone() }, Some(Setting::Threads), "threads must be from 1 to 256, got 0"),
             (Settings { hash_mib: 0, ..ok.clone() }, None, "0 MiB is out of range"),
         ];
         for (s, setting, words) in cases {

@@ -141,7 +141,7 @@ pub(crate) const MAX_TABLE_MIB: usize = 1 << 20;
 #[non_exhaustive]
 pub enum TableError {
     /// Zero or absurdly large.
-    #[error("a transposition table of {mib} MiB is out of range (1..={MAX_TABLE_MIB} MiB)")]
+    #[error("a transposition table of {mib} MiB is out of range (1 to {MAX_TABLE_MIB} MiB)")]
     Size {
         /// The size asked for.
         mib: usize,

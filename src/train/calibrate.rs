@@ -106,7 +106,7 @@ impl CalibrateConfig {
             return Err(OutOfRange::new(
                 Setting::CalibrationDepths,
                 format!("{}, {} and {}", self.min_depth, self.max_exact_depth, self.max_swing_depth),
-                "1..=19 (shallowest) and up to 20 (exact, swing) with the shallowest below both",
+                "1 to 19 (shallowest) and up to 20 (exact, swing) with the shallowest below both",
             ));
         }
         check(Setting::Rounds, self.rounds, 1..=10)?;

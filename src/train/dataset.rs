@@ -9,7 +9,7 @@
 //! move than the other side on the way to 24 empties (or will have, after it), so
 //! the theoretical score understates its value by one move's loss on average. In the
 //! Thor games that loss is about 2.3 discs (exact solves at 19 and 21 empties of
-//! training games against their theoretical score; see the README), and it is the
+//! training games against their theoretical score; see docs/training.md), and it is the
 //! parity bias the evaluation used to learn: white to move looked 2–3 discs worse
 //! than it was, at every stage, whatever the phases.
 //!

@@ -63,7 +63,7 @@ impl TrainConfig {
     /// Checks every setting; the message names the one at fault.
     pub(crate) fn validate(&self) -> Result<(), OutOfRange> {
         if !(1..=MAX_PHASES).contains(&self.phases) || 60 % self.phases != 0 {
-            return Err(OutOfRange::new(Setting::Phases, self.phases, "a divisor of 60 (1..=60)"));
+            return Err(OutOfRange::new(Setting::Phases, self.phases, "a divisor of 60"));
         }
         if !(self.lambda.is_finite() && self.lambda > 0.0) {
             return Err(OutOfRange::new(Setting::Lambda, self.lambda, "a positive number"));
@@ -71,7 +71,7 @@ impl TrainConfig {
         check(Setting::Iterations, self.iterations, 1..=10_000)?;
         check(Setting::Window, self.window, 0..=10)?;
         if !(self.neighbour_weight.is_finite() && (0.0..=1.0).contains(&self.neighbour_weight)) {
-            return Err(OutOfRange::new(Setting::NeighbourWeight, self.neighbour_weight, "in 0..=1"));
+            return Err(OutOfRange::new(Setting::NeighbourWeight, self.neighbour_weight, "from 0 to 1"));
         }
         let known: Vec<&str> = feature_set().feature_slots().iter().map(|f| f.name).collect();
         if let Some(bad) = self.without.iter().find(|w| !known.contains(&w.as_str())) {

@@ -176,7 +176,7 @@ impl LabelStore {
                 let board = Board::new(player, opponent).ok_or_else(|| invalid(offset, "overlapping discs"))?;
                 let score = i8::from_le_bytes([r[16]]);
                 if !(-64..=64).contains(&score) {
-                    return Err(invalid(offset + 16, "score out of range -64..=64"));
+                    return Err(invalid(offset + 16, "score out of range (not from -64 to 64)"));
                 }
                 match r[17] {
                     1 => {

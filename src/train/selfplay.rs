@@ -48,13 +48,13 @@ impl SelfPlayConfig {
         if self.leave_at.0 > self.leave_at.1 || self.leave_at.1 > 59 {
             return Err(OutOfRange::new(
                 Setting::LeaveAt,
-                format!("{}..={}", self.leave_at.0, self.leave_at.1),
-                "a range within 0..=59",
+                format!("{} to {}", self.leave_at.0, self.leave_at.1),
+                "a range within 0 to 59",
             ));
         }
         check(Setting::SelfPlayDepth, self.depth, 1..=20)?;
         if !(self.randomness.is_finite() && (0.0..=1.0).contains(&self.randomness)) {
-            return Err(OutOfRange::new(Setting::SelfPlayRandomness, self.randomness, "in 0..=1"));
+            return Err(OutOfRange::new(Setting::SelfPlayRandomness, self.randomness, "from 0 to 1"));
         }
         Ok(())
     }

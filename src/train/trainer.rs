@@ -126,7 +126,7 @@ impl TrainerConfig {
             ));
         }
         if !(self.move_loss.is_finite() && (0.0..=10.0).contains(&self.move_loss)) {
-            return Err(OutOfRange::new(Setting::MoveLoss, self.move_loss, "0..=10 discs"));
+            return Err(OutOfRange::new(Setting::MoveLoss, self.move_loss, "from 0 to 10 discs"));
         }
         if let Some(b) = &self.bootstrap {
             check(Setting::BootstrapRounds, b.rounds, 1..=20)?;
@@ -148,7 +148,10 @@ impl TrainerConfig {
                 return Err(OutOfRange::new(
                     Setting::BackwardDepth,
                     b.depth,
-                    format!("{least}..=30 (beyond a phase's {plies} plies and its window of {})", self.fit.window),
+                    format!(
+                        "from {least} to 30 (beyond a phase's {plies} plies and its window of {})",
+                        self.fit.window
+                    ),
                 ));
             }
             if !(b.share.is_finite() && b.share > 0.0 && b.share <= 1.0) {

@@ -260,7 +260,7 @@ pub(super) fn parse_edax_text(bytes: &[u8]) -> Result<Parsed, InterchangeError> 
             .parse()
             .ok()
             .filter(|&l| l <= 60)
-            .ok_or_else(|| bad(ImportFault::Syntax { field: "level", expected: "0..=60" }))?;
+            .ok_or_else(|| bad(ImportFault::Syntax { field: "level", expected: "0 to 60" }))?;
         let (canon, t) = board.canonical();
         let leaf_move = match fields[2].to_ascii_lowercase().as_str() {
             "--" | "" => LeafMove::NONE,

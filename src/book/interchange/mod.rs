@@ -310,7 +310,7 @@ pub enum ImportFault {
         expected: &'static str,
     },
     /// A number outside its field's range.
-    #[error("{field} {value} is outside {lo}..={hi}")]
+    #[error("{field} {value} is not from {lo} to {hi}")]
     Range {
         /// The field.
         field: &'static str,

@@ -45,7 +45,7 @@ pub enum PlanError {
         fault: ShardFault,
     },
     /// A shard index out of range.
-    #[error("shard index {index} is out of range: the plan has {shards} shards (0..={})", shards.saturating_sub(1))]
+    #[error("shard index {index} is out of range: the plan has {shards} shards (0 to {})", shards.saturating_sub(1))]
     Index {
         /// The index asked for.
         index: u32,

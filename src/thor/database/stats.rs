@@ -25,9 +25,9 @@ pub struct PositionStats {
     /// Won by white.
     pub white_wins: usize,
     /// Mean of black's final discs (NaN when no result is known).
-    pub average_black_score: f64,
+    pub average_black_discs: f64,
     /// Median of black's stored score.
-    pub median_black_score: f64,
+    pub median_black_discs: f64,
     /// Games whose move list ends in this position.
     pub ended_here: usize,
     /// Moves played from the position, most played first, in the query's orientation.
@@ -51,7 +51,7 @@ pub struct MoveStats {
     /// (wins + draws / 2) / games with a known result, for black (NaN when none).
     pub black_win_rate: f64,
     /// Mean black score.
-    pub average_black_score: f64,
+    pub average_black_discs: f64,
 }
 
 impl ThorDatabase {
@@ -81,7 +81,7 @@ impl ThorDatabase {
                     black_wins: s.black_wins,
                     draws: s.draws,
                     black_win_rate: win_rate(s.black_wins as u64, s.draws as u64, decided).unwrap_or(f64::NAN),
-                    average_black_score: s.average_black_score,
+                    average_black_discs: s.average_black_discs,
                 }
             })
             .collect();
@@ -95,8 +95,8 @@ fn summarize(all: &[Option<u8>]) -> PositionStats {
     let mut s = PositionStats { games: all.len(), results_unknown: all.len() - scores.len(), ..Default::default() };
     if scores.is_empty() {
         if !all.is_empty() {
-            s.average_black_score = f64::NAN;
-            s.median_black_score = f64::NAN;
+            s.average_black_discs = f64::NAN;
+            s.median_black_discs = f64::NAN;
         }
         return s;
     }
@@ -107,11 +107,11 @@ fn summarize(all: &[Option<u8>]) -> PositionStats {
             Ordering::Less => s.white_wins += 1,
         }
     }
-    s.average_black_score = scores.iter().map(|&x| x as f64).sum::<f64>() / scores.len() as f64;
+    s.average_black_discs = scores.iter().map(|&x| x as f64).sum::<f64>() / scores.len() as f64;
     let mut sorted = scores.to_vec();
     sorted.sort_unstable();
     let n = sorted.len();
-    s.median_black_score =
+    s.median_black_discs =
         if n % 2 == 1 { sorted[n / 2] as f64 } else { (sorted[n / 2 - 1] as f64 + sorted[n / 2] as f64) / 2.0 };
     s
 }
