@@ -127,8 +127,11 @@ fn detect_fast_pext() -> bool {
 #[cfg(target_arch = "x86_64")]
 fn microcoded_pext() -> bool {
     use std::arch::x86_64::__cpuid;
-    // CPUID exists on every x86-64 CPU; leaves 0 and 1 are always defined.
-    let (vendor, signature) = (__cpuid(0), __cpuid(1));
+    // `__cpuid` is a safe function from Rust 1.94 and unsafe before it; the block
+    // keeps the crate building on its rust-version (1.89).
+    #[allow(unused_unsafe)]
+    // SAFETY: CPUID exists on every x86-64 CPU; leaves 0 and 1 are always defined.
+    let (vendor, signature) = unsafe { (__cpuid(0), __cpuid(1)) };
     let amd = (vendor.ebx, vendor.edx, vendor.ecx) == (0x6874_7541, 0x6974_6E65, 0x444D_4163); // "AuthenticAMD"
     let family = ((signature.eax >> 8) & 0xF) + ((signature.eax >> 20) & 0xFF);
     amd && family < 0x19

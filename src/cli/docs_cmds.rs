@@ -22,7 +22,8 @@ pub(crate) struct CompletionsArgs {
 #[derive(Args, Debug)]
 pub(crate) struct ManArgs {
     /// Write one page per command into this directory (`thorbook.1`,
-    /// `thorbook-book-build.1`, …) instead of printing `thorbook.1`.
+    /// `thorbook-book-build.1`, …), made if it does not exist, instead of printing
+    /// `thorbook.1`.
     #[arg(long, value_name = "DIR", conflicts_with = "markdown")]
     pub dir: Option<PathBuf>,
     /// Print every command's help as one Markdown page (the guide's
@@ -52,6 +53,8 @@ pub(super) fn man(args: ManArgs) -> anyhow::Result<ExitCode> {
     if args.markdown {
         outbytes(markdown_reference(&cmd).as_bytes())?;
     } else if let Some(dir) = args.dir {
+        // As `install -D` would: a man directory of one's own often does not exist yet.
+        std::fs::create_dir_all(&dir).with_context(|| format!("making the directory {}", dir.display()))?;
         let mut written = 0;
         for (name, page) in man_pages(&cmd)? {
             let path = dir.join(format!("{name}.1"));

@@ -334,6 +334,7 @@ fn info(args: InfoArgs) -> anyhow::Result<ExitCode> {
             (SourceFormat::Text(TextFormat::Ggf), _) => "GGF",
             (SourceFormat::Text(TextFormat::Transcript), _) => "moves",
             (SourceFormat::Text(TextFormat::Jsonl), _) => "JSONL",
+            (SourceFormat::Text(TextFormat::Logistello), _) => "Logistello",
             (_, FileKind::Games) => "games",
             (_, FileKind::Games10) => "10x10",
             (_, FileKind::Players) => "JOU",

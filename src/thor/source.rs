@@ -16,6 +16,7 @@ use crate::fileio::{read_mapped, Bytes};
 /// What a file holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum SourceFormat {
     /// A WTHOR file: games (`.wtb`, `.wtd`), players (`.JOU`) or tournaments (`.TRN`).
     Wthor,
@@ -30,6 +31,7 @@ impl std::fmt::Display for SourceFormat {
             SourceFormat::Text(TextFormat::Ggf) => "GGF",
             SourceFormat::Text(TextFormat::Transcript) => "transcript",
             SourceFormat::Text(TextFormat::Jsonl) => "JSON lines",
+            SourceFormat::Text(TextFormat::Logistello) => "Logistello",
         })
     }
 }
@@ -114,6 +116,8 @@ fn sniff_text(head: &[u8], name: &str) -> Option<TextFormat> {
         Some(TextFormat::Jsonl)
     } else if base.ends_with(".txt") || base.ends_with(".trans") {
         Some(TextFormat::Transcript)
+    } else if base.ends_with(".gam") {
+        Some(TextFormat::Logistello)
     } else {
         None
     };
@@ -127,6 +131,11 @@ fn sniff_text(head: &[u8], name: &str) -> Option<TextFormat> {
         }
         if line.starts_with('{') {
             return Some(TextFormat::Jsonl);
+        }
+        // `+d3-c3…`: a sign, then a square.
+        if line.starts_with(['+', '-']) && line.get(1..3).is_some_and(|sq| sq.parse::<crate::square::Square>().is_ok())
+        {
+            return Some(TextFormat::Logistello);
         }
         if line.starts_with(['#', '%', ';']) {
             continue;
@@ -264,4 +273,27 @@ pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ThorError> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each text format is recognised by its first line, whatever the file is called;
+    /// the name decides only where the content does not.
+    #[test]
+    fn text_formats_are_recognised_by_content() {
+        let cases: [(&[u8], &str, Option<TextFormat>); 7] = [
+            (b"+d3-c3+c4-e3: -04 10\n", "games.txt", Some(TextFormat::Logistello)),
+            (b"# book\n-d3+c3\n", "x", Some(TextFormat::Logistello)),
+            (b"f5d6c3 +4\n", "book.gam", Some(TextFormat::Transcript)),
+            (b"(;GM[Othello]\n", "x.txt", Some(TextFormat::Ggf)),
+            (b"{\"moves\": \"f5\"}\n", "x.gam", Some(TextFormat::Jsonl)),
+            (b"# nothing yet\n", "empty.gam", Some(TextFormat::Logistello)),
+            (b"-- f5\n", "x", Some(TextFormat::Transcript)),
+        ];
+        for (head, name, want) in cases {
+            assert_eq!(sniff_text(head, name), want, "{:?} named {name}", String::from_utf8_lossy(head));
+        }
+    }
 }

@@ -1,7 +1,8 @@
 //! Games written as text: GGF archives (GGS's `Othello.*.ggf`, one game per line, or
 //! games spread over lines as NBoard writes them), transcripts (one game per line:
-//! `f5d6c3…` or `F5 D6 C3 …`, an optional result after the moves) and JSON lines
-//! (thorbook's `thor export --format jsonl` and `match --games-out`).
+//! `f5d6c3…` or `F5 D6 C3 …`, an optional result after the moves), Logistello's
+//! `.gam` book games (`+d3-c3+c4…: -04 10`) and JSON lines (thorbook's
+//! `thor export --format jsonl` and `match --games-out`).
 //!
 //! Each reader streams its input line by line, so a compressed archive of millions of
 //! games is never held whole in memory: what is kept per game is its move bytes, its
@@ -84,6 +85,7 @@ pub(crate) struct TextFile {
 /// The text formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum TextFormat {
     /// GGF games.
     Ggf,
@@ -91,6 +93,9 @@ pub enum TextFormat {
     Transcript,
     /// One JSON object per line with a `moves` field.
     Jsonl,
+    /// Logistello's book games (`.gam`): one game per line, each move with its
+    /// colour's sign (`+d3-c3+c4…`), then `:` and black's disc difference.
+    Logistello,
 }
 
 /// A line-by-line reader that keeps the line number and byte offset and decodes each
@@ -357,7 +362,9 @@ pub(crate) fn read(name: &str, format: TextFormat, input: impl BufRead + Send) -
             };
             match format {
                 TextFormat::Ggf => split_ggf(&mut lines, &mut emit),
-                TextFormat::Transcript | TextFormat::Jsonl => split_lines(&mut lines, &mut emit),
+                TextFormat::Transcript | TextFormat::Jsonl | TextFormat::Logistello => {
+                    split_lines(&mut lines, &mut emit)
+                }
             }
             if !batch.is_empty() {
                 let _ = tx.send(batch);
@@ -390,6 +397,7 @@ fn parse_item(c: &mut Collector<'_>, format: TextFormat, item: &Item) {
             TextFormat::Ggf => ggf_game(c, text, *line, *offset),
             TextFormat::Transcript => transcript_line(c, text, *line, *offset),
             TextFormat::Jsonl => json_line(c, text, *line, *offset),
+            TextFormat::Logistello => logistello_line(c, text, *line, *offset),
         },
     }
 }
@@ -480,6 +488,51 @@ fn parse_result(word: &str) -> Option<i32> {
         });
     }
     lower.parse::<i32>().ok().filter(|n| (-64..=64).contains(n))
+}
+
+/// A line of Logistello's book (`.gam`): `+d3-c3+c4…: -04 10`. Each move carries its
+/// colour (`+` black, `-` white), so a pass is two moves of one sign in a row; after
+/// the `:` comes black's disc difference at the end, then a number Logistello kept
+/// for itself (always 10 in the published book), which is ignored. Blank lines and
+/// lines starting `#`, `%` or `;` are comments.
+fn logistello_line(c: &mut Collector<'_>, text: &str, line: u32, offset: usize) {
+    let trimmed = text.trim_start();
+    if trimmed.is_empty() || trimmed.starts_with(['#', '%', ';']) {
+        return;
+    }
+    let lead = text.len() - trimmed.len();
+    let (moves_text, tail) = match trimmed.split_once(':') {
+        Some((m, t)) => (m.trim_end(), Some(t)),
+        None => (trimmed.trim_end(), None),
+    };
+    let bytes = moves_text.as_bytes();
+    let mut moves = Vec::with_capacity(61);
+    let mut at = 0;
+    while at < bytes.len() {
+        let byte = offset + lead + at;
+        let color = match bytes[at] {
+            b'+' => Color::Black,
+            b'-' => Color::White,
+            _ => return c.syntax(line, byte, TextFault::NotAMoveAt { ply: moves.len() + 1 }),
+        };
+        let square = moves_text.get(at + 1..at + 3).and_then(|sq| sq.parse::<Move>().ok());
+        match square {
+            Some(mv @ Move::Place(_)) => moves.push((Some(color), mv, byte)),
+            _ => return c.syntax(line, byte, TextFault::NotAMoveAt { ply: moves.len() + 1 }),
+        }
+        at += 3;
+    }
+    let result = match tail.map(str::split_whitespace).and_then(|mut words| words.next()) {
+        None => None,
+        Some(word) => match word.parse::<i32>().ok().filter(|d| (-64..=64).contains(d)) {
+            Some(diff) => Some(diff),
+            None => {
+                let at = offset + lead + moves_text.len() + text[lead + moves_text.len()..].find(word).unwrap_or(0);
+                return c.syntax(line, at, TextFault::Result);
+            }
+        },
+    };
+    c.add(line, offset, &moves, Facts { result, ..Facts::default() });
 }
 
 /// A JSON line: `moves` (required), and what else thorbook writes: `black`, `white`,
@@ -742,6 +795,51 @@ mod tests {
         let kinds: Vec<_> = f.anomalies.iter().map(|a| (a.line, a.ply)).collect();
         assert_eq!(kinds, [(Some(5), Some(2)), (Some(6), None)]);
         assert!(matches!(f.anomalies[0].kind, AnomalyKind::Occupied { .. }));
+    }
+
+    /// Logistello's book lines (the first three of the published `logbook.gam`): the
+    /// signs give the colours, a repeated sign is the other side's pass, the result is
+    /// black's disc difference (here as WTHOR counts a finished game).
+    #[test]
+    fn logistello_lines_read_colours_passes_and_results() {
+        let text = "\
++d3-c3+c4-e3+c2-b3+d2-e1+d1-c1+f4-d6+e6-g4+b2-f6+d7-c8+e7-d8+f3-f5+g5-h4+h6-f2+f7-h5+g6-c6+c5-c7+b6-b5+b4-e8+h3-g3+h2-e2+h7-g2+b1-a1+h1-a2+a3-g7+f8-h8+g8-a4+g1-f1+a6-a5+a7-a8+b8-b7: -04 10
++d3-c3+c4-e3+c2-b3+d2-e1+d1-c1+f4-d6+e6-g4+b2-f6+d7-c8+e7-d8+f3-f5+g5-h4+h6-f2+f7-h5+g6-c6+c5-c7+b6-b5+f8-a6+b4-a5+a4-e8+b8-h7+g8-b7+g2-g3+h2-a1+f1-e2+h3-a3+a8-a7+h8-g7+a2-b1-g1+h1: +00 10
+# a comment
++d3-c3+c4-e3+c2-b3+d2-e1+d1-c1+f4-d6+e6-g4+b2-f6+d7-c8+e7-d8+f3-f5+g5-h4+h6-f2+f7-h5+g6-c6+c5-c7+b6-b5+f8-b4+a4-a6+e8-g8+b1-h7+e2-a5+a7-f1+a3-a1+h3-h2+a2-a8+g3-g2+b8-b7+h8-g7+h1+g1: +02 10
+";
+        let f = read_str(TextFormat::Logistello, text);
+        assert!(f.anomalies.is_empty(), "{:?}", f.anomalies);
+        let got: Vec<_> =
+            f.games.iter().map(|g| (g.record, g.raw.black_score, g.replay.move_count, g.replay.passes)).collect();
+        // Passes: white's b1 then g1 (black had none), black's h1 then g1.
+        assert_eq!(got, [(1, 30, 60, 0), (2, 32, 60, 1), (4, 33, 60, 1)]);
+        assert!(f.games.iter().all(|g| g.result_known && g.replay.outcome.is_finished()));
+    }
+
+    #[test]
+    fn damaged_logistello_lines_name_the_byte_and_the_ply() {
+        let f = read_str(
+            TextFormat::Logistello,
+            "+d3-c3+z9: +00 10\n+d3-c3: x 10\n+d3+c3: +0\n+d3-c3+c4-e3: +65 10\n+d3-c3+c4\n",
+        );
+        // The last line, without a result, is a game whose result is unknown.
+        assert_eq!(f.games.len(), 1);
+        assert!(!f.games[0].result_known);
+        let got: Vec<_> = f.anomalies.iter().map(|a| (a.line, a.offset, a.ply)).collect();
+        assert_eq!(
+            got,
+            [
+                (Some(1), Some(6), None),
+                (Some(2), Some(26), None),
+                (Some(3), Some(34), Some(2)),
+                (Some(4), Some(56), None)
+            ]
+        );
+        assert!(matches!(f.anomalies[0].kind, AnomalyKind::Syntax { fault: TextFault::NotAMoveAt { ply: 3 } }));
+        assert!(matches!(f.anomalies[1].kind, AnomalyKind::Syntax { fault: TextFault::Result }));
+        assert!(matches!(f.anomalies[2].kind, AnomalyKind::WrongSide { expected: Color::White, found: Color::Black }));
+        assert!(matches!(f.anomalies[3].kind, AnomalyKind::Syntax { fault: TextFault::Result }));
     }
 
     #[test]
