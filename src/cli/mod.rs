@@ -34,6 +34,7 @@ mod flags;
 mod labels_cmds;
 mod plan_cmds;
 mod progress;
+mod review_cmds;
 mod search_args;
 mod search_cmds;
 mod selfplay_cmds;
@@ -68,6 +69,8 @@ pub(crate) enum Command {
     Analyze(search_cmds::EngineCommandArgs),
     /// The engine's move for a position: from the book, else by search.
     Bestmove(search_cmds::EngineCommandArgs),
+    /// Review a game move by move: each decision's value from the book, a search or the exact solver, the best move and the discs lost.
+    Review(review_cmds::ReviewArgs),
     /// Run the engine under the Go Text Protocol (Othello conventions) on stdin/stdout.
     Gtp(engine_cmds::ProtocolArgs),
     /// Run the engine under the NBoard protocol (version 2) on stdin/stdout.
@@ -248,6 +251,7 @@ fn run_command(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Book(cmd) => book_cmds::run(cmd),
         Command::Solve(args) => search_cmds::solve(args),
         Command::Analyze(args) => search_cmds::analyze(args),
+        Command::Review(args) => review_cmds::review(args),
         Command::Bestmove(args) => search_cmds::bestmove(args),
         Command::Gtp(args) => engine_cmds::gtp(args),
         Command::Nboard(args) => engine_cmds::nboard(args),

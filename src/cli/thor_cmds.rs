@@ -139,7 +139,7 @@ pub enum PlayerSide {
     Either,
 }
 
-fn parse_years(s: &str) -> Result<(u16, u16), String> {
+pub(super) fn parse_years(s: &str) -> Result<(u16, u16), String> {
     let bad = || format!("`{s}` is not a year range (1990..2000, 1990, 1990.., ..2000)");
     let year = |t: &str, default: u16| -> Result<u16, String> {
         if t.is_empty() {

@@ -17,6 +17,7 @@ pub mod nboard;
 #[cfg(any(feature = "cli", feature = "testing", test))]
 pub(crate) mod play;
 mod ponder;
+pub mod review;
 pub mod selfplay;
 
 use std::sync::atomic::AtomicBool;

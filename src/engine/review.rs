@@ -1,0 +1,311 @@
+//! Game review: every decision of a game scored against the book, a search or the
+//! exact solver, in one unit — the disc difference for the side to move — so that the
+//! values stay comparable where the game leaves the book or enters the solver's range.
+//!
+//! For each position where the side to move chose among two moves or more, the review
+//! gives the position's value (its best move's), the played move's value and the loss
+//! between them, and says where the values come from ([`ValueSource`]) and how far
+//! they can be believed ([`Confidence`]). The sources, in order of preference:
+//!
+//! - **book**: the position is in the book and the played move is one of its moves
+//!   (a book child or the searched leaf move); the values are the book's backed-up
+//!   ones, with the book's trust grade;
+//! - **exact**: the engine's settings solve the position (its empties are at most the
+//!   level's or `--exact-at`'s threshold); every move is solved;
+//! - **search**: otherwise, every move searched with a full window at the engine's
+//!   settings.
+//!
+//! Each search starts from an empty transposition table, so a position's review
+//! depends only on the position and the settings: it equals `thorbook analyze` of the
+//! same position at the same settings, whichever game reached it. (lichess's analysis
+//! board reviews positions the same way.) A move found better than the book's best
+//! counts as no loss, as lichess counts a move its engine preferred.
+
+use serde::Serialize;
+
+use super::{Engine, EngineError};
+use crate::board::Color;
+use crate::book::query::book_moves;
+use crate::eval::IncrementalEvaluator;
+use crate::position::{PlayError, Position};
+use crate::square::Move;
+
+/// Where a reviewed value comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ValueSource {
+    /// The book's backed-up values.
+    Book,
+    /// A full-window search of every move at the engine's settings.
+    Search,
+    /// The exact solver.
+    Exact,
+}
+
+impl std::fmt::Display for ValueSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ValueSource::Book => "book",
+            ValueSource::Search => "search",
+            ValueSource::Exact => "exact",
+        })
+    }
+}
+
+/// How far a reviewed value can be believed, written as the book writes its grades:
+/// `exact`, `≥` (at least this: decided by a solved line while a searched option
+/// remains), `±N` (a book value whose deciding leaf errs by about N discs), or
+/// `depth D` (a search to that depth).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(into = "String")]
+#[non_exhaustive]
+pub enum Confidence {
+    /// Proven: solved to the end.
+    Exact,
+    /// A book grade (`≥`, `±N`) of a value that is not proven.
+    Book(String),
+    /// A midgame search of this depth.
+    Depth(u32),
+}
+
+impl std::fmt::Display for Confidence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Confidence::Exact => f.write_str("exact"),
+            Confidence::Book(grade) => f.write_str(grade),
+            Confidence::Depth(d) => write!(f, "depth {d}"),
+        }
+    }
+}
+
+impl From<Confidence> for String {
+    fn from(c: Confidence) -> String {
+        c.to_string()
+    }
+}
+
+/// One reviewed decision.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct PlyReview {
+    /// 1-based index of the move in the game (passes counted).
+    pub ply: usize,
+    /// Empty squares before the move.
+    pub empties: u32,
+    /// Who played it.
+    pub side_to_move: Color,
+    /// The move played.
+    #[serde(rename = "move", serialize_with = "as_text")]
+    pub mv: Move,
+    /// The position's value before the move: its best move's, disc difference for the
+    /// side to move.
+    pub value: i32,
+    /// Where `value` and `played_value` come from.
+    pub source: ValueSource,
+    /// How far `value` can be believed.
+    pub trust: Confidence,
+    /// The best move.
+    #[serde(serialize_with = "as_text")]
+    pub best_move: Move,
+    /// Its value (equal to `value`).
+    pub best_value: i32,
+    /// The played move's value, for the side that played it.
+    pub played_value: i32,
+    /// Discs lost by the move: `best_value - played_value`, never below 0.
+    pub loss: i32,
+}
+
+fn as_text<S: serde::Serializer>(mv: &Move, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(mv)
+}
+
+/// One side's totals.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct SideSummary {
+    /// Decisions reviewed (positions with two legal moves or more).
+    pub moves: usize,
+    /// Of those, where the best move (or one as good) was played.
+    pub best_moves: usize,
+    /// Discs lost over the game.
+    pub discs_lost: i32,
+    /// Average loss per decision.
+    pub average_loss: f64,
+    /// Percentage of decisions where nothing was lost.
+    pub accuracy: f64,
+}
+
+/// A reviewed game.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct GameReview {
+    /// Every decision in order (forced moves and passes are left out).
+    pub plies: Vec<PlyReview>,
+    /// The plies where the game was decided most, biggest loss first (at most 5, only
+    /// those that lost something).
+    pub worst: Vec<usize>,
+    /// The first ply whose values are not the book's (`None`: the book covered every
+    /// decision, or never one).
+    pub left_book_at: Option<usize>,
+    /// Black's totals.
+    pub black: SideSummary,
+    /// White's totals.
+    pub white: SideSummary,
+    /// The final disc difference for black, if the game ended.
+    pub black_result: Option<i32>,
+    /// Whether the review was stopped before the end (by the engine's stop flag); the
+    /// plies reviewed until then are kept.
+    pub interrupted: bool,
+}
+
+/// Why a game cannot be reviewed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReviewError {
+    /// A move of the game is not legal where it is played.
+    #[error(transparent)]
+    Move(#[from] PlayError),
+    /// The engine cannot search.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+/// The review of `moves` played from `start`, with `engine`'s book and settings.
+/// `progress(done, total)` is called after each decision. A pass may be written or
+/// left out. Stopped through [`Engine::stop_handle`], it returns the plies reviewed so
+/// far with `interrupted` set.
+pub fn review_game<E: IncrementalEvaluator>(
+    engine: &mut Engine<E>,
+    start: &Position,
+    moves: &[Move],
+    progress: &dyn Fn(usize, usize),
+) -> Result<GameReview, ReviewError> {
+    // Replay first: an illegal move is an error before any search is spent.
+    let mut positions = Vec::with_capacity(moves.len());
+    let mut pos = *start;
+    for (i, &mv) in moves.iter().enumerate() {
+        let at = if mv == Move::Pass { pos } else { pos.with_inferred_pass(mv) };
+        positions.push((at, mv, i + 1));
+        pos = at.try_play(mv, i + 1)?;
+    }
+    let decisions: Vec<_> = positions.iter().filter(|(p, _, _)| p.board.legal_moves().count_ones() >= 2).collect();
+    let total = decisions.len();
+    let mut plies = Vec::with_capacity(total);
+    let mut interrupted = false;
+    for (done, &&(p, mv, ply)) in decisions.iter().enumerate() {
+        if engine.stopped() {
+            interrupted = true;
+            break;
+        }
+        let Some(r) = review_position(engine, &p, mv, ply) else {
+            interrupted = true;
+            break;
+        };
+        plies.push(r);
+        progress(done + 1, total);
+    }
+    Ok(summarise(plies, pos.board.is_game_over().then(|| final_black(&pos)), interrupted))
+}
+
+/// Black's final disc difference.
+fn final_black(pos: &Position) -> i32 {
+    let score = pos.board.final_score();
+    if pos.side == Color::Black {
+        score
+    } else {
+        -score
+    }
+}
+
+/// The review of the move `mv` in `pos` (two legal moves or more); `None` when the
+/// engine was stopped during its search.
+fn review_position<E: IncrementalEvaluator>(
+    engine: &mut Engine<E>,
+    pos: &Position,
+    mv: Move,
+    ply: usize,
+) -> Option<PlyReview> {
+    let empties = pos.board.empty_count();
+    let side_to_move = pos.side;
+    let in_book = engine.book().map(|b| book_moves(b, pos)).unwrap_or_default();
+    if let (Some(best), Some(played)) = (in_book.first(), in_book.iter().find(|b| b.mv == mv)) {
+        let trust = if best.trust.exact { Confidence::Exact } else { Confidence::Book(best.trust.grade.clone()) };
+        return Some(PlyReview {
+            ply,
+            empties,
+            side_to_move,
+            mv,
+            value: best.score,
+            source: ValueSource::Book,
+            trust,
+            best_move: best.mv,
+            best_value: best.score,
+            played_value: played.score,
+            loss: (best.score - played.score).max(0),
+        });
+    }
+    // A fresh table for each position: the review of a position is its own.
+    engine.new_game();
+    let limits = engine.strength().limits(empties, None);
+    let result = engine.search(pos, limits, true);
+    if engine.stopped() {
+        return None;
+    }
+    let best = *result.moves.first()?;
+    let played = result.moves.iter().find(|m| m.mv == mv)?;
+    let (source, trust) = if result.exact {
+        (ValueSource::Exact, Confidence::Exact)
+    } else {
+        (ValueSource::Search, Confidence::Depth(result.depth))
+    };
+    Some(PlyReview {
+        ply,
+        empties,
+        side_to_move,
+        mv,
+        value: best.score,
+        source,
+        trust,
+        best_move: best.mv,
+        best_value: best.score,
+        played_value: played.score,
+        loss: (best.score - played.score).max(0),
+    })
+}
+
+fn summarise(plies: Vec<PlyReview>, black_result: Option<i32>, interrupted: bool) -> GameReview {
+    let side = |color: Color| {
+        let mine: Vec<&PlyReview> = plies.iter().filter(|p| p.side_to_move == color).collect();
+        let moves = mine.len();
+        let best_moves = mine.iter().filter(|p| p.loss == 0).count();
+        let discs_lost = mine.iter().map(|p| p.loss).sum::<i32>();
+        let share = |n: f64| if moves == 0 { 0.0 } else { n / moves as f64 };
+        SideSummary {
+            moves,
+            best_moves,
+            discs_lost,
+            average_loss: share(f64::from(discs_lost)),
+            accuracy: 100.0 * share(best_moves as f64),
+        }
+    };
+    let mut worst: Vec<&PlyReview> = plies.iter().filter(|p| p.loss > 0).collect();
+    // Biggest loss first; the earlier ply first among equal losses.
+    worst.sort_by_key(|p| (std::cmp::Reverse(p.loss), p.ply));
+    let worst = worst.iter().take(5).map(|p| p.ply).collect();
+    let left_book_at = match plies.first() {
+        Some(first) if first.source == ValueSource::Book => {
+            plies.iter().find(|p| p.source != ValueSource::Book).map(|p| p.ply)
+        }
+        _ => None,
+    };
+    GameReview {
+        black: side(Color::Black),
+        white: side(Color::White),
+        worst,
+        left_book_at,
+        black_result,
+        interrupted,
+        plies,
+    }
+}

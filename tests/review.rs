@@ -1,0 +1,129 @@
+//! `thorbook review` and `engine::review::review_game` against independent truth: the
+//! WTHOR record's theoretical score, `analyze` of the same position at the same
+//! settings, and the exact values of consecutive positions (a move's exact value is
+//! minus the next position's).
+
+use thorbook::book::BookSource;
+use thorbook::engine::review::{review_game, ValueSource};
+use thorbook::engine::{Engine, EngineConfig};
+use thorbook::search::{Level, Settings};
+use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
+use thorbook::Position;
+
+use crate::util::thorbook;
+
+fn engine(level: u8, exact_at: Option<u32>, book: bool) -> Engine {
+    let mut search = Settings::default().with_level(Level::new(level).unwrap()).with_threads(1).with_hash_mib(16);
+    if let Some(e) = exact_at {
+        search = search.with_exact_at(e);
+    }
+    let mut config = EngineConfig::default();
+    config.search = search;
+    config.book = if book { BookSource::Bundled } else { BookSource::None };
+    Engine::new(config).unwrap()
+}
+
+fn reaches_a_decision_at_24(moves: &[thorbook::square::Move]) -> bool {
+    let mut pos = Position::START;
+    for (i, &mv) in moves.iter().enumerate() {
+        if pos.board.empty_count() == 24 {
+            return pos.board.legal_moves().count_ones() >= 2;
+        }
+        pos = pos.with_inferred_pass(mv).try_play(mv, i + 1).unwrap();
+    }
+    false
+}
+
+/// A bundled WTHOR game reviewed exactly from its theoretical score's empties: the
+/// exact value there is the record's theoretical score, exact values chain from one
+/// decision to the next, and no exact move gains on the best.
+#[test]
+fn the_exact_value_at_the_theoretical_empties_is_the_records() {
+    let db = ThorDatabase::load(&bundled_sources(), LoadOptions::default()).unwrap();
+    // The first game (in file order) whose position at 24 empties is a decision.
+    let game = db
+        .games()
+        .iter()
+        .find(|g| g.depth == 24 && g.theoretical_discs().is_some() && reaches_a_decision_at_24(&g.moves_with_passes()))
+        .unwrap();
+    let mut e = engine(1, Some(24), false);
+    let review = review_game(&mut e, &Position::START, &game.moves_with_passes(), &|_, _| {}).unwrap();
+    assert!(!review.interrupted);
+    let at24 = review.plies.iter().find(|p| p.empties == 24).unwrap();
+    assert_eq!(at24.source, ValueSource::Exact);
+    let black = 2 * i32::from(game.theoretical_discs().unwrap()) - 64;
+    let want = if at24.side_to_move == thorbook::Color::Black { black } else { -black };
+    assert_eq!(at24.value, want, "ply {}", at24.ply);
+    let exact: Vec<_> = review.plies.iter().filter(|p| p.source == ValueSource::Exact).collect();
+    assert!(exact.len() >= 15);
+    for p in &exact {
+        assert!(p.played_value <= p.value, "ply {}: played {} above best {}", p.ply, p.played_value, p.value);
+        assert_eq!(p.loss, p.value - p.played_value);
+    }
+    for w in exact.windows(2) {
+        // Consecutive decisions with nothing forced between them.
+        if w[1].ply == w[0].ply + 1 {
+            assert_eq!(w[1].value, -w[0].played_value, "plies {} and {}", w[0].ply, w[1].ply);
+        }
+    }
+    if let Some(result) = review.black_result {
+        assert_eq!(result, 2 * i32::from(game.black_discs().unwrap()) - 64);
+    }
+}
+
+/// A searched decision's value is `analyze`'s best score for that position at the same
+/// settings, whatever came before it in the game.
+#[test]
+fn a_searched_value_is_analyzes_at_the_same_settings() {
+    let moves = thorbook::square::parse_move_sequence("f5d6c3d3c4f4f6g5e6c5f3b5b4e3g4f7").unwrap();
+    let mut e = engine(4, None, false);
+    let review = review_game(&mut e, &Position::START, &moves, &|_, _| {}).unwrap();
+    assert!(review.plies.iter().all(|p| p.source == ValueSource::Search));
+    let mut pos = Position::START;
+    let mut fresh = engine(4, None, false);
+    for (i, mv) in moves.iter().enumerate() {
+        if let Some(r) = review.plies.iter().find(|p| p.ply == i + 1) {
+            let a = fresh.analyze(&pos, None);
+            assert_eq!(r.value, a.search.moves[0].score, "ply {}", r.ply);
+            let played = a.search.moves.iter().find(|m| m.mv == *mv).unwrap();
+            assert_eq!(r.played_value, played.score, "ply {}", r.ply);
+            fresh.new_game();
+        }
+        pos = pos.try_play(*mv, i + 1).unwrap();
+    }
+}
+
+#[test]
+fn the_book_covers_the_opening_and_says_where_the_game_left_it() {
+    let moves = thorbook::square::parse_move_sequence("f5d6c3d3c4f4f6g5e6c5f3b5b4e3g4f7e7g6c6h3c2d8").unwrap();
+    let mut e = engine(2, None, true);
+    let review = review_game(&mut e, &Position::START, &moves, &|_, _| {}).unwrap();
+    assert_eq!(review.plies[0].source, ValueSource::Book);
+    let left = review.left_book_at.expect("this line leaves the bundled book");
+    assert!(review.plies.iter().filter(|p| p.ply < left).all(|p| p.source == ValueSource::Book));
+    assert!(review.plies.iter().all(|p| p.loss >= 0 && p.loss == (p.value - p.played_value).max(0)));
+    let lost: i32 = review.plies.iter().filter(|p| p.side_to_move == thorbook::Color::Black).map(|p| p.loss).sum();
+    assert_eq!(review.black.discs_lost, lost);
+}
+
+#[test]
+fn review_cli_prints_json_lines_and_names_an_illegal_ply() {
+    let out = thorbook(&["review", "--moves", "f5d6c3d3", "--level", "2", "--no-book", "--json"]);
+    let lines: Vec<serde_json::Value> = out.ok().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 5, "four decisions, then the summary");
+    for (i, l) in lines[..4].iter().enumerate() {
+        assert_eq!(l["ply"], i + 1);
+        for key in ["empties", "side_to_move", "move", "value", "source", "trust", "best_move", "best_value", "loss"] {
+            assert!(l.get(key).is_some(), "{key} missing in {l}");
+        }
+        assert_eq!(l["source"], "search");
+    }
+    assert_eq!(lines[4]["summary"]["decisions"], 4);
+
+    let out = thorbook(&["review", "--moves", "f5d6c3c3", "--level", "1"]);
+    assert_eq!(out.status, 1);
+    assert!(out.stderr.contains("ply 4"), "{}", out.stderr);
+    let out = thorbook(&["review", "--game", "0"]);
+    assert_eq!(out.status, 1);
+    assert!(out.stderr.contains("--game counts from 1"), "{}", out.stderr);
+}
