@@ -28,6 +28,7 @@ mod fuzz_inputs;
 mod interchange;
 mod plan;
 mod properties;
+mod repertoire;
 mod review;
 mod search;
 mod slurm;

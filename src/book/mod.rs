@@ -48,6 +48,8 @@ pub(crate) mod nodes;
 pub(crate) mod plan;
 pub(crate) mod query;
 #[cfg(any(feature = "cli", feature = "testing", test))]
+pub(crate) mod repertoire;
+#[cfg(any(feature = "cli", feature = "testing", test))]
 pub(crate) mod slurm;
 pub(crate) mod stream;
 pub(crate) mod tree;

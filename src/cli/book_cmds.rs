@@ -37,6 +37,9 @@ pub enum BookCommand {
     Build(BuildArgs),
     /// Every legal move of a position with its book value, leaf, games and black win rate.
     Query(QueryArgs),
+    /// The lines a player of one colour must know: the book's best move on their turns,
+    /// every reply within --error discs (or played in --min-games games) on the opponent's.
+    Repertoire(super::repertoire_cmds::RepertoireArgs),
     /// Size, format and build parameters, in constant time; `--full` adds the checksum
     /// state, leaf levels and the per-ply histogram (reading the whole book).
     Info(InfoArgs),
@@ -95,6 +98,7 @@ pub(super) fn run(cmd: BookCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         BookCommand::Build(a) => build_cmd(a),
         BookCommand::Query(a) => query(a),
+        BookCommand::Repertoire(a) => super::repertoire_cmds::run(a),
         BookCommand::Info(a) => info(a),
         BookCommand::Verify(a) => verify(a),
         BookCommand::Export(a) => export(a),
@@ -466,7 +470,7 @@ fn info(args: InfoArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// How a book is named in messages.
-fn book_name(path: Option<&Path>) -> String {
+pub(super) fn book_name(path: Option<&Path>) -> String {
     path.map_or("(bundled)".to_string(), |p| p.display().to_string())
 }
 

@@ -34,6 +34,7 @@ mod flags;
 mod labels_cmds;
 mod plan_cmds;
 mod progress;
+mod repertoire_cmds;
 mod review_cmds;
 mod search_args;
 mod search_cmds;
