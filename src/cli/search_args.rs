@@ -22,7 +22,7 @@ pub fn flag_error(e: SettingsError) -> anyhow::Error {
 /// the level's, everywhere.
 #[derive(Args, Debug, Clone, Default)]
 pub struct SearchArgs {
-    /// Level 1..14: depth, exact threshold and selectivity (the guide's level table, docs/playing.md; 13 and 14 are for analysis and audits).
+    /// Level 1 to 14: depth, exact threshold and selectivity (the guide's level table, docs/playing.md; 13 and 14 are for analysis and audits).
     #[arg(long)]
     pub level: Option<u8>,
     /// Midgame search depth in plies, 1 to 60 (overrides the level's).
