@@ -159,70 +159,48 @@ fn microcoded_pext() -> bool {
 /// where `v3`, `v4` and `base` name the copies (`legal_moves_v3`, …); for methods,
 /// `fn name(&self, …) -> T = body / v3, v4, base;` (or `&mut self`).
 macro_rules! dispatched {
+    // Methods: `&self` and `&mut self` differ only in the receiver, which the inner
+    // rule writes wherever the copies take it. (`self` is passed in too: written in
+    // the inner rule it would not be the receiver the outer rule's tokens declare.)
     ($(#[$attr:meta])* $vis:vis fn $name:ident(&mut self $(, $arg:ident: $ty:ty)* $(,)?) -> $ret:ty
         = $body:ident / $v3:ident, $v4:ident, $base:ident;) => {
-        $(#[$attr])*
-        #[inline(always)]
-        $vis fn $name(&mut self $(, $arg: $ty)*) -> $ret {
-            #[cfg(target_arch = "x86_64")]
-            match crate::cpu::level() {
-                // SAFETY: level() checked at run time that the CPU has every feature
-                // the copy is compiled with.
-                crate::cpu::Level::V4 => return unsafe { self.$v4($($arg),*) },
-                // SAFETY: as above.
-                crate::cpu::Level::V3 => return unsafe { self.$v3($($arg),*) },
-                crate::cpu::Level::Baseline => {}
-            }
-            self.$base($($arg),*)
-        }
-
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx,avx2,bmi1,bmi2,fma,lzcnt,movbe,popcnt")]
-        fn $v3(&mut self $(, $arg: $ty)*) -> $ret {
-            self.$body($($arg),*)
-        }
-
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx,avx2,bmi1,bmi2,fma,lzcnt,movbe,popcnt,avx512f,avx512bw,avx512cd,avx512dq,avx512vl")]
-        fn $v4(&mut self $(, $arg: $ty)*) -> $ret {
-            self.$body($($arg),*)
-        }
-
-        fn $base(&mut self $(, $arg: $ty)*) -> $ret {
-            self.$body($($arg),*)
-        }
+        crate::cpu::dispatched!(@method [&mut self] self $(#[$attr])* $vis fn $name($($arg: $ty),*) -> $ret = $body / $v3, $v4, $base);
     };
     ($(#[$attr:meta])* $vis:vis fn $name:ident(&self $(, $arg:ident: $ty:ty)* $(,)?) -> $ret:ty
         = $body:ident / $v3:ident, $v4:ident, $base:ident;) => {
+        crate::cpu::dispatched!(@method [&self] self $(#[$attr])* $vis fn $name($($arg: $ty),*) -> $ret = $body / $v3, $v4, $base);
+    };
+    (@method [$($recv:tt)+] $s:ident $(#[$attr:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty
+        = $body:ident / $v3:ident, $v4:ident, $base:ident) => {
         $(#[$attr])*
         #[inline(always)]
-        $vis fn $name(&self $(, $arg: $ty)*) -> $ret {
+        $vis fn $name($($recv)+ $(, $arg: $ty)*) -> $ret {
             #[cfg(target_arch = "x86_64")]
             match crate::cpu::level() {
                 // SAFETY: level() checked at run time that the CPU has every feature
                 // the copy is compiled with.
-                crate::cpu::Level::V4 => return unsafe { self.$v4($($arg),*) },
+                crate::cpu::Level::V4 => return unsafe { $s.$v4($($arg),*) },
                 // SAFETY: as above.
-                crate::cpu::Level::V3 => return unsafe { self.$v3($($arg),*) },
+                crate::cpu::Level::V3 => return unsafe { $s.$v3($($arg),*) },
                 crate::cpu::Level::Baseline => {}
             }
-            self.$base($($arg),*)
+            $s.$base($($arg),*)
         }
 
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx,avx2,bmi1,bmi2,fma,lzcnt,movbe,popcnt")]
-        fn $v3(&self $(, $arg: $ty)*) -> $ret {
-            self.$body($($arg),*)
+        fn $v3($($recv)+ $(, $arg: $ty)*) -> $ret {
+            $s.$body($($arg),*)
         }
 
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx,avx2,bmi1,bmi2,fma,lzcnt,movbe,popcnt,avx512f,avx512bw,avx512cd,avx512dq,avx512vl")]
-        fn $v4(&self $(, $arg: $ty)*) -> $ret {
-            self.$body($($arg),*)
+        fn $v4($($recv)+ $(, $arg: $ty)*) -> $ret {
+            $s.$body($($arg),*)
         }
 
-        fn $base(&self $(, $arg: $ty)*) -> $ret {
-            self.$body($($arg),*)
+        fn $base($($recv)+ $(, $arg: $ty)*) -> $ret {
+            $s.$body($($arg),*)
         }
     };
     ($(#[$attr:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty

@@ -46,7 +46,7 @@ pub fn book_line<D: AsRef<[u8]>>(book: &Book<D>, from: &Position, max_len: usize
 #[derive(Clone, Debug, Serialize)]
 pub struct BookMove {
     /// The move in the query's orientation.
-    #[serde(rename = "move", serialize_with = "ser_move")]
+    #[serde(rename = "move")]
     pub mv: Move,
     /// Score for the side to move (book value of the child, or the leaf score).
     pub score: i32,
@@ -68,13 +68,17 @@ pub struct BookMove {
     pub trust: Trust,
 }
 
-fn ser_move<S: serde::Serializer>(m: &Move, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(m)
-}
-
 /// The book moves and the leaf of `pos` (best first); empty if not a book position.
 pub fn book_moves<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position) -> Vec<BookMove> {
     moves(book, pos, Detail::Trust)
+}
+
+/// [`book_moves`] in the same order with the same scores, without each move's trust
+/// (its `trust` is [`Trust::proven_only`]'s): for walks over many positions that need
+/// no grade, such as a repertoire.
+#[cfg(any(feature = "cli", feature = "testing", test))]
+pub(crate) fn book_moves_ordered<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position) -> Vec<BookMove> {
+    moves(book, pos, Detail::Order)
 }
 
 /// How much [`moves`] works out about each move.

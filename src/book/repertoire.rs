@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::query::{book_moves, BookMove};
+use super::query::{book_moves_ordered, BookMove};
 use super::Book;
 use crate::board::Color;
 use crate::position::Position;
@@ -52,7 +52,7 @@ impl RepertoireConfig {
 pub(crate) struct RepertoireNode {
     /// The move played to reach this node (from its parent), in the orientation of
     /// the line from the start.
-    #[serde(rename = "move", serialize_with = "as_text")]
+    #[serde(rename = "move")]
     pub mv: Move,
     /// Who played it.
     pub by: Color,
@@ -65,10 +65,6 @@ pub(crate) struct RepertoireNode {
     pub transposes_to: Option<usize>,
     /// The continuations.
     pub children: Vec<RepertoireNode>,
-}
-
-fn as_text<S: serde::Serializer>(mv: &Move, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(mv)
 }
 
 /// A repertoire and its counts.
@@ -120,7 +116,7 @@ impl<D: AsRef<[u8]>> Walk<'_, D> {
         if line.len() >= self.config.max_ply || pos.board.is_game_over() {
             return Vec::new();
         }
-        let options = book_moves(self.book, &pos);
+        let options = book_moves_ordered(self.book, &pos);
         let Some(best) = options.first() else { return Vec::new() };
         let chosen: Vec<&BookMove> = if pos.side == self.config.color {
             self.positions += 1;
@@ -179,6 +175,7 @@ impl<D: AsRef<[u8]>> Walk<'_, D> {
 mod tests {
     use super::*;
     use crate::book::bundled;
+    use crate::book::query::book_moves;
 
     fn config(color: Color, error: i32) -> RepertoireConfig {
         RepertoireConfig { color, error, min_games: None, max_ply: 12 }

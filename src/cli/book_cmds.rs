@@ -288,14 +288,18 @@ fn run_builder(builder: Builder, games: &[GameLine], over: Over<'_>) -> anyhow::
 
 /// A line from the start shown as WTHOR shows games: turned so that it starts with f5.
 fn thor_orientation(line: &[Move]) -> Vec<Move> {
+    let t = turn_to_f5(line.first().copied());
+    line.iter().map(|&m| t.apply_move(m)).collect()
+}
+
+/// The symmetry of the start position that turns `first` into f5 (the identity when
+/// there is no first move or it is not one of the four openings).
+pub(super) fn turn_to_f5(first: Option<Move>) -> Transform {
     let f5 = Move::Place("f5".parse().expect("a square"));
-    let turn = Transform::ALL
+    Transform::ALL
         .into_iter()
-        .find(|t| t.board(&Board::START) == Board::START && line.first().map(|&m| t.apply_move(m)) == Some(f5));
-    match turn {
-        Some(t) => line.iter().map(|&m| t.apply_move(m)).collect(),
-        None => line.to_vec(),
-    }
+        .find(|t| t.board(&Board::START) == Board::START && first.map(|m| t.apply_move(m)) == Some(f5))
+        .unwrap_or(Transform::Identity)
 }
 
 /// Arguments of `book query`.

@@ -7,10 +7,10 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use super::book_args::open_unverified;
-use super::book_cmds::book_name;
-use crate::board::{Board, Color};
+use super::book_cmds::{book_name, turn_to_f5};
+use crate::board::Color;
 use crate::book::repertoire::{repertoire, RepertoireConfig, RepertoireNode};
-use crate::square::{format_moves, Move};
+use crate::square::format_moves;
 use crate::symmetry::Transform;
 
 /// The colour a repertoire is for.
@@ -75,7 +75,7 @@ pub(super) fn run(args: RepertoireArgs) -> anyhow::Result<ExitCode> {
     }
     // Shown as WTHOR shows games: the first line turned to start with f5 (the book
     // answers in whatever orientation it lists first).
-    let t = to_f5(r.lines.first().and_then(|l| l.first()).copied());
+    let t = turn_to_f5(r.lines.first().and_then(|l| l.first()).copied());
     for line in &mut r.lines {
         line.iter_mut().for_each(|m| *m = t.apply_move(*m));
     }
@@ -113,15 +113,6 @@ pub(super) fn run(args: RepertoireArgs) -> anyhow::Result<ExitCode> {
         config.max_ply
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// The symmetry of the start position that turns `first` into f5.
-fn to_f5(first: Option<Move>) -> Transform {
-    let f5 = Move::Place("f5".parse().expect("a square"));
-    Transform::ALL
-        .into_iter()
-        .find(|t| t.board(&Board::START) == Board::START && first.map(|m| t.apply_move(m)) == Some(f5))
-        .unwrap_or(Transform::ALL[0])
 }
 
 fn turn(nodes: &mut [RepertoireNode], t: Transform) {

@@ -8,13 +8,12 @@ use clap::Args;
 
 use super::engine_cmds::EngineArgs;
 use super::progress::Meter;
-use super::thor_cmds::{parse_years, ArchiveArgs, PlayerSide};
-use crate::board::Color;
+use super::thor_cmds::{ArchiveArgs, GameFieldArgs};
 use crate::engine::review::{review_game, GameReview, ValueSource};
 use crate::engine::{Engine, EngineConfig};
 use crate::position::Position;
 use crate::square::{parse_move_sequence, Move};
-use crate::thor::{GameFilter, SortKey};
+use crate::thor::SortKey;
 
 /// Arguments of `thorbook review`.
 #[derive(Args, Debug)]
@@ -28,18 +27,9 @@ pub struct ReviewArgs {
     pub game: Option<usize>,
     #[command(flatten)]
     pub archives: ArchiveArgs,
-    /// With --game: games of a player (case-insensitive substring of the name).
-    #[arg(long, requires = "game")]
-    pub player: Option<String>,
-    /// With --player: the colour the player had.
-    #[arg(long = "as", value_enum, default_value_t = PlayerSide::Either, requires = "player")]
-    pub side: PlayerSide,
-    /// With --game: games of a tournament (case-insensitive substring).
-    #[arg(long, requires = "game")]
-    pub tournament: Option<String>,
-    /// With --game: years, inclusive (`1990..2000`, `1990`, `1990..`, `..2000`).
-    #[arg(long, value_parser = parse_years, requires = "game")]
-    pub years: Option<(u16, u16)>,
+    /// With --game: which games are counted.
+    #[command(flatten)]
+    pub games: GameFieldArgs,
     /// The engine: book, level (its exact threshold decides which positions are
     /// solved; `--exact-at E` solves from E empties), threads, table.
     #[command(flatten)]
@@ -60,23 +50,18 @@ struct Reviewed {
 impl ReviewArgs {
     fn game(&self) -> anyhow::Result<Reviewed> {
         if let Some(text) = &self.moves {
+            if self.games.is_set() || !self.archives.paths.is_empty() {
+                return Err(super::flags::usage(
+                    "--player, --as, --tournament, --years and archives choose a game for --game, not for --moves",
+                ));
+            }
             let moves = parse_move_sequence(text).map_err(|e| anyhow::anyhow!("--moves: {e}"))?;
             return Ok(Reviewed { moves, title: None, theoretical: None });
         }
         let n = self.game.context("give --moves SEQ or --game N")?;
         anyhow::ensure!(n >= 1, "--game counts from 1, got 0");
         let db = self.archives.load(false)?;
-        let filter = GameFilter {
-            player: self.player.clone(),
-            player_color: match self.side {
-                PlayerSide::Black => Some(Color::Black),
-                PlayerSide::White => Some(Color::White),
-                PlayerSide::Either => None,
-            },
-            tournament: self.tournament.clone(),
-            years: self.years,
-            position: None,
-        };
+        let filter = self.games.filter(None);
         let mut ids = db.select(&filter);
         db.sort_games(&mut ids, SortKey::Year);
         let id = *ids.get(n - 1).with_context(|| format!("--game {n}: only {} games match", ids.len()))?;
@@ -97,8 +82,7 @@ impl ReviewArgs {
 pub(super) fn review(args: ReviewArgs) -> anyhow::Result<ExitCode> {
     let game = args.game()?;
     let mut engine = Engine::new(EngineConfig::try_from(&args.engine)?)?;
-    let stop = engine.stop_handle();
-    ctrlc::set_handler(move || stop.store(true, std::sync::atomic::Ordering::Relaxed))?;
+    super::search_cmds::stop_on_ctrl_c(&engine)?;
     let meter = Meter::new("review", "moves");
     let review = review_game(&mut engine, &Position::START, &game.moves, &|done, total| {
         meter.update(done as u64, total as u64)

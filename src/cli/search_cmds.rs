@@ -253,7 +253,7 @@ fn warn_of_book_damage<E: crate::eval::IncrementalEvaluator>(engine: &Engine<E>)
 const INTERRUPTED: u8 = 130;
 
 /// Ctrl-C stops the engine's search; the command prints what it found.
-fn stop_on_ctrl_c(engine: &Engine) -> anyhow::Result<()> {
+pub(super) fn stop_on_ctrl_c(engine: &Engine) -> anyhow::Result<()> {
     let stop = engine.stop_handle();
     ctrlc::set_handler(move || stop.store(true, std::sync::atomic::Ordering::Relaxed))?;
     Ok(())

@@ -108,9 +108,9 @@ fn warn_skipped(db: &ThorDatabase) {
     );
 }
 
-/// Which games.
+/// Which games, by what the records say: player, tournament, years.
 #[derive(Args, Debug, Clone, Default)]
-pub struct FilterArgs {
+pub struct GameFieldArgs {
     /// Games of a player (case-insensitive substring of the name).
     #[arg(long)]
     pub player: Option<String>,
@@ -123,6 +123,35 @@ pub struct FilterArgs {
     /// Years, inclusive: `1990..2000`, `1990`, `1990..`, `..2000`.
     #[arg(long, value_parser = parse_years)]
     pub years: Option<(u16, u16)>,
+}
+
+impl GameFieldArgs {
+    /// Whether any condition is given.
+    pub(super) fn is_set(&self) -> bool {
+        self.player.is_some() || self.side != PlayerSide::Either || self.tournament.is_some() || self.years.is_some()
+    }
+
+    /// The library's filter: these conditions, and the games through `position`.
+    pub(super) fn filter(&self, position: Option<crate::position::Position>) -> GameFilter {
+        GameFilter {
+            player: self.player.clone(),
+            player_color: match self.side {
+                PlayerSide::Black => Some(Color::Black),
+                PlayerSide::White => Some(Color::White),
+                PlayerSide::Either => None,
+            },
+            tournament: self.tournament.clone(),
+            years: self.years,
+            position,
+        }
+    }
+}
+
+/// Which games.
+#[derive(Args, Debug, Clone, Default)]
+pub struct FilterArgs {
+    #[command(flatten)]
+    pub fields: GameFieldArgs,
     #[command(flatten)]
     pub position: PositionArgs,
 }
@@ -139,7 +168,7 @@ pub enum PlayerSide {
     Either,
 }
 
-pub(super) fn parse_years(s: &str) -> Result<(u16, u16), String> {
+fn parse_years(s: &str) -> Result<(u16, u16), String> {
     let bad = || format!("`{s}` is not a year range (1990..2000, 1990, 1990.., ..2000)");
     let year = |t: &str, default: u16| -> Result<u16, String> {
         if t.is_empty() {
@@ -168,17 +197,7 @@ impl FilterArgs {
         } else {
             None
         };
-        Ok(GameFilter {
-            player: self.player.clone(),
-            player_color: match self.side {
-                PlayerSide::Black => Some(Color::Black),
-                PlayerSide::White => Some(Color::White),
-                PlayerSide::Either => None,
-            },
-            tournament: self.tournament.clone(),
-            years: self.years,
-            position,
-        })
+        Ok(self.fields.filter(position))
     }
 }
 

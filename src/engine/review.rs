@@ -23,11 +23,11 @@
 
 use serde::Serialize;
 
-use super::{Engine, EngineError};
+use super::{Engine, Game, GameError};
 use crate::board::Color;
 use crate::book::query::book_moves;
 use crate::eval::IncrementalEvaluator;
-use crate::position::{PlayError, Position};
+use crate::position::Position;
 use crate::square::Move;
 
 /// Where a reviewed value comes from.
@@ -96,7 +96,7 @@ pub struct PlyReview {
     /// Who played it.
     pub side_to_move: Color,
     /// The move played.
-    #[serde(rename = "move", serialize_with = "as_text")]
+    #[serde(rename = "move")]
     pub mv: Move,
     /// The position's value before the move: its best move's, disc difference for the
     /// side to move.
@@ -106,7 +106,6 @@ pub struct PlyReview {
     /// How far `value` can be believed.
     pub trust: Confidence,
     /// The best move.
-    #[serde(serialize_with = "as_text")]
     pub best_move: Move,
     /// Its value (equal to `value`).
     pub best_value: i32,
@@ -114,10 +113,6 @@ pub struct PlyReview {
     pub played_value: i32,
     /// Discs lost by the move: `best_value - played_value`, never below 0.
     pub loss: i32,
-}
-
-fn as_text<S: serde::Serializer>(mv: &Move, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(mv)
 }
 
 /// One side's totals.
@@ -159,18 +154,6 @@ pub struct GameReview {
     pub interrupted: bool,
 }
 
-/// Why a game cannot be reviewed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ReviewError {
-    /// A move of the game is not legal where it is played.
-    #[error(transparent)]
-    Move(#[from] PlayError),
-    /// The engine cannot search.
-    #[error(transparent)]
-    Engine(#[from] EngineError),
-}
-
 /// The review of `moves` played from `start`, with `engine`'s book and settings.
 /// `progress(done, total)` is called after each decision. A pass may be written or
 /// left out. Stopped through [`Engine::stop_handle`], it returns the plies reviewed so
@@ -180,42 +163,36 @@ pub fn review_game<E: IncrementalEvaluator>(
     start: &Position,
     moves: &[Move],
     progress: &dyn Fn(usize, usize),
-) -> Result<GameReview, ReviewError> {
+) -> Result<GameReview, GameError> {
     // Replay first: an illegal move is an error before any search is spent.
-    let mut positions = Vec::with_capacity(moves.len());
-    let mut pos = *start;
-    for (i, &mv) in moves.iter().enumerate() {
-        let at = if mv == Move::Pass { pos } else { pos.with_inferred_pass(mv) };
-        positions.push((at, mv, i + 1));
-        pos = at.try_play(mv, i + 1)?;
+    let mut game = Game::new(*start);
+    for &mv in moves {
+        game.play_inferring_pass(mv)?;
     }
-    let decisions: Vec<_> = positions.iter().filter(|(p, _, _)| p.board.legal_moves().count_ones() >= 2).collect();
+    // Positions before each move, passes (written or inferred) included: a ply is an
+    // index into the game as played.
+    let decisions: Vec<(usize, Position, Move)> = game
+        .positions()
+        .into_iter()
+        .zip(game.moves())
+        .enumerate()
+        .filter(|(_, (p, _))| p.board.legal_moves().count_ones() >= 2)
+        .map(|(i, (p, mv))| (i + 1, p, mv))
+        .collect();
     let total = decisions.len();
     let mut plies = Vec::with_capacity(total);
     let mut interrupted = false;
-    for (done, &&(p, mv, ply)) in decisions.iter().enumerate() {
-        if engine.stopped() {
-            interrupted = true;
-            break;
-        }
-        let Some(r) = review_position(engine, &p, mv, ply) else {
+    for (done, &(ply, p, mv)) in decisions.iter().enumerate() {
+        // A stop between positions (a book one searches nothing to notice it in).
+        let reviewed = if engine.stopped() { None } else { review_position(engine, &p, mv, ply) };
+        let Some(r) = reviewed else {
             interrupted = true;
             break;
         };
         plies.push(r);
         progress(done + 1, total);
     }
-    Ok(summarise(plies, pos.board.is_game_over().then(|| final_black(&pos)), interrupted))
-}
-
-/// Black's final disc difference.
-fn final_black(pos: &Position) -> i32 {
-    let score = pos.board.final_score();
-    if pos.side == Color::Black {
-        score
-    } else {
-        -score
-    }
+    Ok(summarise(plies, game.is_over().then(|| game.black_score()), interrupted))
 }
 
 /// The review of the move `mv` in `pos` (two legal moves or more); `None` when the
@@ -227,50 +204,43 @@ fn review_position<E: IncrementalEvaluator>(
     ply: usize,
 ) -> Option<PlyReview> {
     let empties = pos.board.empty_count();
-    let side_to_move = pos.side;
     let in_book = engine.book().map(|b| book_moves(b, pos)).unwrap_or_default();
-    if let (Some(best), Some(played)) = (in_book.first(), in_book.iter().find(|b| b.mv == mv)) {
-        let trust = if best.trust.exact { Confidence::Exact } else { Confidence::Book(best.trust.grade.clone()) };
-        return Some(PlyReview {
-            ply,
-            empties,
-            side_to_move,
-            mv,
-            value: best.score,
-            source: ValueSource::Book,
-            trust,
-            best_move: best.mv,
-            best_value: best.score,
-            played_value: played.score,
-            loss: (best.score - played.score).max(0),
-        });
-    }
-    // A fresh table for each position: the review of a position is its own.
-    engine.new_game();
-    let limits = engine.strength().limits(empties, None);
-    let result = engine.search(pos, limits, true);
-    if engine.stopped() {
-        return None;
-    }
-    let best = *result.moves.first()?;
-    let played = result.moves.iter().find(|m| m.mv == mv)?;
-    let (source, trust) = if result.exact {
-        (ValueSource::Exact, Confidence::Exact)
-    } else {
-        (ValueSource::Search, Confidence::Depth(result.depth))
+    // (best move, its value, the played move's value, source, confidence)
+    let (best_move, best, played, source, trust) = match (in_book.first(), in_book.iter().find(|b| b.mv == mv)) {
+        (Some(best), Some(played)) => {
+            let trust = if best.trust.exact { Confidence::Exact } else { Confidence::Book(best.trust.grade.clone()) };
+            (best.mv, best.score, played.score, ValueSource::Book, trust)
+        }
+        _ => {
+            // A fresh table for each position: the review of a position is its own.
+            engine.new_game();
+            let limits = engine.strength().limits(empties, None);
+            let result = engine.search(pos, limits, true);
+            if engine.stopped() {
+                return None;
+            }
+            let best = *result.moves.first()?;
+            let played = result.moves.iter().find(|m| m.mv == mv)?.score;
+            let (source, trust) = if result.exact {
+                (ValueSource::Exact, Confidence::Exact)
+            } else {
+                (ValueSource::Search, Confidence::Depth(result.depth))
+            };
+            (best.mv, best.score, played, source, trust)
+        }
     };
     Some(PlyReview {
         ply,
         empties,
-        side_to_move,
+        side_to_move: pos.side,
         mv,
-        value: best.score,
+        value: best,
         source,
         trust,
-        best_move: best.mv,
-        best_value: best.score,
-        played_value: played.score,
-        loss: (best.score - played.score).max(0),
+        best_move,
+        best_value: best,
+        played_value: played,
+        loss: (best - played).max(0),
     })
 }
 
