@@ -43,11 +43,21 @@ def ctrl_c():
     """``with ctrl_c(seconds):`` sends this process SIGINT that long into the block, as
     Ctrl-C would. Python's own handler (``KeyboardInterrupt``) is installed for the
     block: a process started with SIGINT ignored (a background job of a script, nohup)
-    inherits the ignoring, Python keeps it, and the signal would be lost."""
+    inherits the ignoring, Python keeps it, and the signal would be lost.
+
+    ``ctrl_c.press()``, called inside the block from any thread (a progress callback on
+    a worker), sends SIGINT and returns only once the main thread has handled it: the
+    work cannot race past the stop, whatever the machine's speed."""
+    handled = threading.Event()
+
+    def handler(signum, frame):
+        handled.set()
+        raise KeyboardInterrupt
 
     @contextlib.contextmanager
     def after(seconds: float):
-        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        handled.clear()
+        previous = signal.signal(signal.SIGINT, handler)
         timer = threading.Timer(seconds, lambda: os.kill(os.getpid(), signal.SIGINT))
         timer.start()
         try:
@@ -57,4 +67,11 @@ def ctrl_c():
             timer.join()
             signal.signal(signal.SIGINT, previous)
 
+    def press():
+        os.kill(os.getpid(), signal.SIGINT)
+        # The handler runs on the main thread at its next signal check (every 50 ms
+        # while a long call waits); the bound only turns a lost signal into a failure.
+        assert handled.wait(60), "SIGINT was not handled within a minute"
+
+    after.press = press
     return after

@@ -130,20 +130,17 @@ class Bar:
         self.n += n
 
 
-def interrupt_when_half_done(calls):
-    """A progress callback that sends this process SIGINT, as Ctrl-C would, the first
-    time half the work is reported done: a stop in the middle whatever the machine's
-    speed (the ``ctrl_c`` fixture installs Python's handler)."""
-    import os
-    import signal
-
+def interrupt_when_half_done(ctrl_c, calls):
+    """A progress callback that presses Ctrl-C (``ctrl_c.press``) the first time half
+    the work is reported done, and returns once the main thread has handled it: a stop
+    in the middle whatever the machine's speed."""
     sent = []
 
     def report(done, total):
         calls.append((done, total))
         if not sent and done * 2 >= total:
             sent.append(True)
-            os.kill(os.getpid(), signal.SIGINT)
+            ctrl_c.press()
 
     return report
 
@@ -153,7 +150,7 @@ def test_ctrl_c_stops_a_build_and_resume_finishes_it(ctrl_c, tmp_path):
     path = tmp_path / "big.tbk"
     calls = []
     with ctrl_c(3600), pytest.raises(KeyboardInterrupt):
-        tb.Book.build(games, path, level=6, max_ply=10, progress=interrupt_when_half_done(calls))
+        tb.Book.build(games, path, level=6, max_ply=10, progress=interrupt_when_half_done(ctrl_c, calls))
     assert calls and calls[-1][0] < calls[-1][1], "the build finished before it was stopped"
     assert not path.exists()
     book = tb.Book.build(games, path, level=6, max_ply=10, resume=True)
@@ -168,7 +165,7 @@ def test_ctrl_c_stops_a_growth_within_a_round_and_resume_finishes_it(ctrl_c, tmp
     out = tmp_path / "grown.tbk"
     settings = dict(error=2, budget=4, max_ply=12, level=5, max_positions=600)
     with ctrl_c(3600), pytest.raises(KeyboardInterrupt):
-        first.grow(out, progress=interrupt_when_half_done(calls), **settings)
+        first.grow(out, progress=interrupt_when_half_done(ctrl_c, calls), **settings)
     assert calls and calls[-1][0] < calls[-1][1], "the growth finished before it was stopped"
     tb.Book.open(out).verify()
     resumed = first.grow(out, resume=True, **settings)

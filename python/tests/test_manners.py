@@ -5,7 +5,6 @@ a sequence, progress takes a callable or a tqdm bar, errors are of Python's clas
 import copy
 import os
 import pickle
-import signal
 import threading
 import warnings
 from collections.abc import Sequence
@@ -207,7 +206,7 @@ def test_ctrl_c_stops_writing_and_leaves_no_file(ctrl_c, tmp_path):
     def interrupt(done, total):
         if not sent:
             sent.append(done)
-            os.kill(os.getpid(), signal.SIGINT)
+            ctrl_c.press()
 
     with ctrl_c(3600), pytest.raises(KeyboardInterrupt):
         tb.write_random_games(tmp_path, 5000, batch_size=1000, progress=interrupt)
