@@ -167,6 +167,8 @@ fn run(command: &str, dir: &Path) -> (i32, String) {
         .current_dir(dir)
         .env("PATH", path)
         .env("COLUMNS", "100")
+        // Reviews keep their analyses in the page's scratch directory, not the user's.
+        .env("THORBOOK_CACHE_DIR", dir.join(".cache"))
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();

@@ -53,7 +53,19 @@ fn api_answers_equal_the_cli_json() {
         let book = run(args(&["book", "query"]));
         assert_eq!(api["opening"], stats["opening"], "{moves}");
         assert_eq!(api["thor"], without_opening(stats), "{moves}");
-        assert_eq!(api["book"], without_opening(book), "{moves}");
+        // The book as `book query` says it, its line turned to the board's orientation:
+        // the same line up to a symmetry of the position (only the start has one here).
+        let mut api_book = api["book"].clone();
+        let line = api_book["line"].take();
+        let mut cli_book = without_opening(book);
+        let cli_line = cli_book["line"].take();
+        assert_eq!(api_book, cli_book, "{moves}");
+        if moves.is_empty() {
+            assert!(line.as_str().unwrap().starts_with("f5"), "the start's line begins f5 as the games do: {line}");
+            assert!(cli_line.as_str().unwrap().starts_with("d3"), "the book's own order, turned: {cli_line}");
+        } else {
+            assert_eq!(line, cli_line, "{moves}");
+        }
         // The games list has as many games as the statistics count.
         let g = json(&ex.respond("GET", &format!("/api/games?moves={moves}&limit=5")).body);
         assert_eq!(g["total"], api["thor"]["games"], "{moves}");
@@ -83,6 +95,72 @@ fn api_answers_equal_the_cli_json() {
     let page = ex.respond("GET", "/");
     assert_eq!(page.status, 200);
     assert!(!String::from_utf8(page.body).unwrap().contains("http://"), "the page fetches nothing from elsewhere");
+}
+
+/// The explorer's filters are the CLI's: `/api/position`'s statistics equal `thor stats
+/// --json` and `/api/games` lists what `thor games --json` lists, for the same
+/// `player`, `as`, `tournament` and `years`.
+#[test]
+fn filtered_answers_equal_the_cli_with_the_same_filters() {
+    let ex = explorer();
+    let run = |args: &[&str]| thorbook(args).ok().to_string();
+    for (moves, filters) in [
+        ("f5d6", vec![("player", "odegard")]),
+        ("f5d6c3", vec![("player", "Odegard"), ("as", "black")]),
+        ("", vec![("player", "hand"), ("as", "white"), ("years", "2013")]),
+        ("f5f6", vec![("tournament", "airplane")]),
+        ("f5d6c3d3c4", vec![("years", "2014..")]),
+        ("", vec![("years", "..2013"), ("tournament", "world")]),
+    ] {
+        let query: String = filters.iter().map(|(k, v)| format!("&{k}={v}")).collect();
+        let cli: Vec<String> = filters.iter().flat_map(|(k, v)| [format!("--{k}"), v.to_string()]).collect();
+        let mut args: Vec<&str> = cli.iter().map(String::as_str).collect();
+        if !moves.is_empty() {
+            args.extend(["--moves", moves]);
+        }
+        let stats_args: Vec<&str> = ["thor", "stats", "--json"].into_iter().chain(args.iter().copied()).collect();
+        let stats: serde_json::Value = serde_json::from_str(&run(&stats_args)).unwrap();
+        let api = json(&ex.respond("GET", &format!("/api/position?moves={moves}{query}")).body);
+        assert_eq!(api["thor"], without_opening(stats), "{moves} {filters:?}");
+        assert!(api["thor"]["games"].as_u64().unwrap() > 0, "{moves} {filters:?}: the case tests something");
+        // The same games in the same order as `thor games --sort year`.
+        let games_args: Vec<&str> = ["thor", "games", "--json", "--sort", "year", "--limit", "200"]
+            .into_iter()
+            .chain(args.iter().copied())
+            .collect();
+        let listed: Vec<serde_json::Value> =
+            run(&games_args).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let g = json(&ex.respond("GET", &format!("/api/games?moves={moves}{query}&sort=year&limit=200")).body);
+        assert_eq!(g["total"], api["thor"]["games"], "{moves} {filters:?}");
+        let served: Vec<serde_json::Value> = g["games"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|game| {
+                let mut game = game.clone();
+                game.as_object_mut().unwrap().remove("index");
+                // The page replays passes; `thor games` writes the transcript without them.
+                let moves = thorbook::square::parse_move_sequence(game["moves"].as_str().unwrap()).unwrap();
+                let placed: Vec<_> = moves.into_iter().filter(|m| *m != thorbook::Move::Pass).collect();
+                game["moves"] = thorbook::square::format_moves(&placed).into();
+                game
+            })
+            .collect();
+        assert_eq!(served, listed, "{moves} {filters:?}");
+    }
+    // Empty fields are no condition (a form's blank inputs); bad values are 400s naming
+    // the parameter.
+    let all = json(&ex.respond("GET", "/api/position?moves=f5&player=&as=&tournament=&years=").body);
+    assert_eq!(all["thor"], json(&ex.respond("GET", "/api/position?moves=f5").body)["thor"]);
+    for (url, says) in [
+        ("/api/position?moves=f5&as=red", "as must be"),
+        ("/api/position?moves=f5&years=2015..2013", "years"),
+        ("/api/games?moves=f5&years=abc", "years"),
+    ] {
+        let r = ex.respond("GET", url);
+        assert_eq!(r.status, 400, "{url}");
+        assert!(json(&r.body)["error"].as_str().unwrap().contains(says), "{url}");
+    }
 }
 
 #[test]

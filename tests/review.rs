@@ -4,7 +4,7 @@
 //! minus the next position's).
 
 use thorbook::book::BookSource;
-use thorbook::engine::review::{review_game, ValueSource};
+use thorbook::engine::review::{review_game, AnalysisStore, ValueSource};
 use thorbook::engine::{Engine, EngineConfig};
 use thorbook::search::{Level, Settings};
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
@@ -47,7 +47,7 @@ fn the_exact_value_at_the_theoretical_empties_is_the_records() {
         .find(|g| g.depth == 24 && g.theoretical_discs().is_some() && reaches_a_decision_at_24(&g.moves_with_passes()))
         .unwrap();
     let mut e = engine(1, Some(24), false);
-    let review = review_game(&mut e, &Position::START, &game.moves_with_passes(), &|_, _| {}).unwrap();
+    let review = review_game(&mut e, &Position::START, &game.moves_with_passes(), None, &|_, _| {}).unwrap();
     assert!(!review.interrupted);
     let at24 = review.plies.iter().find(|p| p.empties == 24).unwrap();
     assert_eq!(at24.source, ValueSource::Exact);
@@ -77,7 +77,7 @@ fn the_exact_value_at_the_theoretical_empties_is_the_records() {
 fn a_searched_value_is_analyzes_at_the_same_settings() {
     let moves = thorbook::square::parse_move_sequence("f5d6c3d3c4f4f6g5e6c5f3b5b4e3g4f7").unwrap();
     let mut e = engine(4, None, false);
-    let review = review_game(&mut e, &Position::START, &moves, &|_, _| {}).unwrap();
+    let review = review_game(&mut e, &Position::START, &moves, None, &|_, _| {}).unwrap();
     assert!(review.plies.iter().all(|p| p.source == ValueSource::Search));
     let mut pos = Position::START;
     let mut fresh = engine(4, None, false);
@@ -97,7 +97,7 @@ fn a_searched_value_is_analyzes_at_the_same_settings() {
 fn the_book_covers_the_opening_and_says_where_the_game_left_it() {
     let moves = thorbook::square::parse_move_sequence("f5d6c3d3c4f4f6g5e6c5f3b5b4e3g4f7e7g6c6h3c2d8").unwrap();
     let mut e = engine(2, None, true);
-    let review = review_game(&mut e, &Position::START, &moves, &|_, _| {}).unwrap();
+    let review = review_game(&mut e, &Position::START, &moves, None, &|_, _| {}).unwrap();
     assert_eq!(review.plies[0].source, ValueSource::Book);
     let left = review.left_book_at.expect("this line leaves the bundled book");
     assert!(review.plies.iter().filter(|p| p.ply < left).all(|p| p.source == ValueSource::Book));
@@ -149,7 +149,7 @@ fn plies_count_the_passes_of_a_game() {
     let played = game.moves_with_passes();
     let stored: Vec<_> = played.iter().copied().filter(|m| *m != thorbook::square::Move::Pass).collect();
     let mut e = engine(1, Some(8), false);
-    let review = review_game(&mut e, &Position::START, &stored, &|_, _| {}).unwrap();
+    let review = review_game(&mut e, &Position::START, &stored, None, &|_, _| {}).unwrap();
     assert!(!review.plies.is_empty());
     for p in &review.plies {
         assert_eq!(played[p.ply - 1], p.mv, "ply {}", p.ply);
@@ -158,4 +158,116 @@ fn plies_count_the_passes_of_a_game() {
             60 - played[..p.ply - 1].iter().filter(|m| **m != thorbook::square::Move::Pass).count()
         );
     }
+}
+
+/// A store makes a second review search nothing and give the same plies; another game
+/// through the same positions (here the same game turned by a symmetry) takes their
+/// values from the store too; the values equal a review without a store.
+#[test]
+fn a_stored_review_searches_nothing_again_and_gives_the_same_values() {
+    let moves = thorbook::square::parse_move_sequence("f5d6c3d3c4f4f6g5e6c5f3b5b4e3g4f7e7g6").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("reviews.jsonl");
+    let mut e = engine(3, Some(10), false);
+    let fresh = review_game(&mut e, &Position::START, &moves, None, &|_, _| {}).unwrap();
+    let store = AnalysisStore::open(&path).unwrap();
+    let first = review_game(&mut e, &Position::START, &moves, Some(&store), &|_, _| {}).unwrap();
+    assert_eq!(first.plies, fresh.plies);
+    assert_eq!((first.searched, first.from_store), (fresh.plies.len(), 0));
+    drop(store);
+    let store = AnalysisStore::open(&path).unwrap();
+    assert_eq!(store.len(), fresh.plies.len());
+    let again = review_game(&mut e, &Position::START, &moves, Some(&store), &|_, _| {}).unwrap();
+    assert_eq!(again.plies, fresh.plies);
+    assert_eq!((again.searched, again.from_store), (0, fresh.plies.len()));
+    // The same game turned (d3 for f5 ...): every position is a stored one turned.
+    let t = thorbook::Transform::ALL
+        .into_iter()
+        .find(|t| t.board(&Position::START.board) == Position::START.board && *t != thorbook::Transform::Identity)
+        .unwrap();
+    let turned: Vec<_> = moves.iter().map(|&m| t.apply_move(m)).collect();
+    let other = review_game(&mut e, &Position::START, &turned, Some(&store), &|_, _| {}).unwrap();
+    assert_eq!((other.searched, other.from_store), (0, fresh.plies.len()));
+    for (a, b) in other.plies.iter().zip(&fresh.plies) {
+        assert_eq!((a.value, a.played_value, a.loss, a.mv), (b.value, b.played_value, b.loss, t.apply_move(b.mv)));
+    }
+    // Other settings are other entries.
+    let mut deeper = engine(4, Some(10), false);
+    let d = review_game(&mut deeper, &Position::START, &moves, Some(&store), &|_, _| {}).unwrap();
+    assert_eq!(d.from_store, 0);
+}
+
+/// `review --all`: a JSON line per game of the filter, each game's plies as `review
+/// --game N` gives them; interrupted (here: its output cut in the middle of a line, as
+/// a crash leaves it) and run again, it reviews only what is missing.
+#[test]
+fn review_all_writes_every_game_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("all.jsonl");
+    let store = dir.path().join("store.jsonl");
+    let (o, st) = (out.to_str().unwrap(), store.to_str().unwrap());
+    let common = ["--tournament", "airplane", "--level", "1", "--exact-at", "12", "--no-book", "--store", st];
+    let mut args = vec!["review", "--all", "-o", o, "--jobs", "2"];
+    args.extend(common);
+    thorbook(&args).ok();
+    let lines =
+        |text: &str| -> Vec<serde_json::Value> { text.lines().map(|l| serde_json::from_str(l).unwrap()).collect() };
+    let whole = std::fs::read_to_string(&out).unwrap();
+    let all = lines(&whole);
+    let listed =
+        thorbook(&["thor", "games", "--tournament", "airplane", "--json", "--limit", "0"]).ok().lines().count();
+    assert_eq!((all.len(), listed), (8, 8));
+    let mut numbers: Vec<u64> = all.iter().map(|l| l["number"].as_u64().unwrap()).collect();
+    numbers.sort();
+    assert_eq!(numbers, (1..=8).collect::<Vec<u64>>());
+    // Game 3 as `review --game 3` reviews it.
+    let third = all.iter().find(|l| l["number"] == 3).unwrap();
+    let mut one = vec!["review", "--game", "3", "--json"];
+    one.extend(common);
+    let single = lines(thorbook(&one).ok());
+    assert_eq!(serde_json::Value::from(single[..single.len() - 1].to_vec()), third["plies"]);
+    assert_eq!(single.last().unwrap()["summary"]["game"], third["summary"]["game"]);
+    // Three whole lines and half of the fourth: the rest is reviewed, nothing twice.
+    let cut: usize =
+        whole.lines().take(3).map(|l| l.len() + 1).sum::<usize>() + whole.lines().nth(3).unwrap().len() / 2;
+    std::fs::write(&out, &whole[..cut]).unwrap();
+    let resumed = thorbook(&args);
+    assert!(resumed.stderr.contains("3 games reviewed already, 5 to go"), "{}", resumed.stderr);
+    let again = lines(&std::fs::read_to_string(&out).unwrap());
+    assert_eq!(again.len(), 8);
+    let key = |l: &serde_json::Value| {
+        (l["game"]["file"].to_string(), l["game"]["record"].as_u64().unwrap(), l["plies"].clone())
+    };
+    let mut a: Vec<_> = all.iter().map(key).collect();
+    let mut b: Vec<_> = again.iter().map(key).collect();
+    a.sort_by(|x, y| (&x.0, x.1).cmp(&(&y.0, y.1)));
+    b.sort_by(|x, y| (&x.0, x.1).cmp(&(&y.0, y.1)));
+    assert_eq!(a, b);
+    // The resumed games came from the store: nothing was searched again.
+    assert!(again[3..].iter().all(|l| l["summary"]["searched"] == 0), "{:?}", again[3]["summary"]);
+    // Not a review file: an error naming the line, the file left alone.
+    std::fs::write(&out, "{\"something\": 1}\n").unwrap();
+    assert!(thorbook(&args).fails().contains("line 1"));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "{\"something\": 1}\n");
+}
+
+#[test]
+fn review_svg_draws_a_point_per_decision() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("game.svg");
+    let out = thorbook(&[
+        "review",
+        "--moves",
+        "f5d6c3d3c4f4f6g5e6c5f3b5",
+        "--level",
+        "2",
+        "--json",
+        "--no-store",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    let decisions = out.ok().lines().count() - 1;
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"));
+    assert_eq!(text.matches("class=\"ply\"").count(), decisions);
 }

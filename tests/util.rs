@@ -36,6 +36,8 @@ pub fn thorbook_stdin(args: &[&str], input: &str) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_thorbook"))
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
+        // Reviews keep their analyses here, not in the user's cache.
+        .env("THORBOOK_CACHE_DIR", std::env::temp_dir().join(format!("thorbook-tests-{}", std::process::id())))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

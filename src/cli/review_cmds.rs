@@ -1,7 +1,12 @@
 //! `thorbook review`: a game's decisions scored against the book, a search or the
-//! exact solver ([`crate::engine::review`]), as a table or JSON lines.
+//! exact solver ([`crate::engine::review`]), as a table, JSON lines or a value graph;
+//! or every game of archives (`--all`), in parallel and resumable, as JSON lines.
 
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use clap::Args;
@@ -9,22 +14,34 @@ use clap::Args;
 use super::engine_cmds::EngineArgs;
 use super::progress::Meter;
 use super::thor_cmds::{ArchiveArgs, GameFieldArgs};
-use crate::engine::review::{review_game, GameReview, ValueSource};
+use crate::engine::review::{review_game, AnalysisStore, GameReview, ValueSource};
 use crate::engine::{Engine, EngineConfig};
+use crate::fileio::IoError;
 use crate::position::Position;
 use crate::square::{parse_move_sequence, Move};
-use crate::thor::SortKey;
+use crate::thor::{GameId, SortKey, ThorDatabase};
 
 /// Arguments of `thorbook review`.
 #[derive(Args, Debug)]
 pub struct ReviewArgs {
     /// The game's moves from the start position (`f5d6c3…`; passes may be left out).
-    #[arg(long, conflicts_with = "game", required_unless_present = "game")]
+    #[arg(long, conflicts_with_all = ["game", "all"], required_unless_present_any = ["game", "all"])]
     pub moves: Option<String>,
     /// The N-th game (from 1) that `thorbook thor games` lists for the same archives
     /// and filters (sorted by year).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", conflicts_with = "all")]
     pub game: Option<usize>,
+    /// Every game of the archives that passes the filters, in parallel on every core,
+    /// one JSON line per game written to --output. Run again with the same output to
+    /// resume: the games already written are skipped.
+    #[arg(long, requires = "output", conflicts_with_all = ["json", "svg"])]
+    pub all: bool,
+    /// With --all: the JSON lines file (appended to).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// With --all: games reviewed at once (default: one per core).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
     #[command(flatten)]
     pub archives: ArchiveArgs,
     /// With --game: which games are counted.
@@ -37,6 +54,17 @@ pub struct ReviewArgs {
     /// JSON lines: one object per decision, then one summary object.
     #[arg(long)]
     pub json: bool,
+    /// Also draw the value along the game (black's view) as SVG to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// The analysis store: positions searched before at the same settings are not
+    /// searched again, and those searched now are kept (default: reviews.jsonl in
+    /// $THORBOOK_CACHE_DIR, $XDG_CACHE_HOME/thorbook or ~/.cache/thorbook).
+    #[arg(long, value_name = "FILE", conflicts_with = "no_store")]
+    pub store: Option<PathBuf>,
+    /// Search every position again, keeping nothing.
+    #[arg(long)]
+    pub no_store: bool,
 }
 
 /// A game to review: its moves and, from an archive, what the record says.
@@ -66,28 +94,61 @@ impl ReviewArgs {
         db.sort_games(&mut ids, SortKey::Year);
         let id = *ids.get(n - 1).with_context(|| format!("--game {n}: only {} games match", ids.len()))?;
         let g = db.game(id);
-        let title = format!(
-            "{} {}: {} (black) - {} (white), {}",
-            g.year,
-            db.tournament_name(g),
-            db.black_name(g),
-            db.white_name(g),
-            g.black_discs().map_or("no result".to_string(), |b| format!("{b}-{}", 64 - b))
-        );
+        let title = title(&db, id);
         let theoretical = g.theoretical_discs().map(|t| (t, g.depth));
         Ok(Reviewed { moves: g.moves_with_passes(), title: Some(title), theoretical })
     }
 }
 
+/// Where reviews keep their analyses when no `--store` is given; `None` when no cache
+/// directory can be named (no home directory).
+fn default_store() -> Option<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    var("THORBOOK_CACHE_DIR")
+        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("thorbook")))
+        .or_else(|| var("HOME").map(|d| d.join(".cache/thorbook")))
+        .map(|d| d.join("reviews.jsonl"))
+}
+
+impl ReviewArgs {
+    fn store(&self) -> anyhow::Result<Option<AnalysisStore>> {
+        if self.no_store {
+            return Ok(None);
+        }
+        let Some(path) = self.store.clone().or_else(default_store) else {
+            eprintln!("note: no cache directory (set THORBOOK_CACHE_DIR or give --store): nothing is kept");
+            return Ok(None);
+        };
+        let store = AnalysisStore::open(&path).context("cannot open the analysis store (--no-store goes without)")?;
+        if let (n @ 1.., Some(first)) = store.damaged_lines() {
+            eprintln!("warning: {}: {n} damaged lines skipped (the first is line {first})", path.display());
+        }
+        Ok(Some(store))
+    }
+}
+
 pub(super) fn review(args: ReviewArgs) -> anyhow::Result<ExitCode> {
+    if args.all {
+        return review_all(&args);
+    }
+    if args.jobs.is_some() || args.output.is_some() {
+        return Err(super::flags::usage("--output and --jobs are for --all"));
+    }
     let game = args.game()?;
+    let store = args.store()?;
     let mut engine = Engine::new(EngineConfig::try_from(&args.engine)?)?;
     super::search_cmds::stop_on_ctrl_c(&engine)?;
     let meter = Meter::new("review", "moves");
-    let review = review_game(&mut engine, &Position::START, &game.moves, &|done, total| {
+    let review = review_game(&mut engine, &Position::START, &game.moves, store.as_ref(), &|done, total| {
         meter.update(done as u64, total as u64)
     })?;
     meter.finish();
+    if let Some(store) = &store {
+        store.sync()?;
+    }
+    if let Some(path) = &args.svg {
+        crate::fileio::atomic_write(path, review.value_graph_svg().as_bytes()).map_err(IoError::at(path))?;
+    }
     if args.json {
         for p in &review.plies {
             outln!("{}", serde_json::to_string(p)?);
@@ -103,6 +164,160 @@ pub(super) fn review(args: ReviewArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `review --all`: every game passing the filters, a JSON line each in `--output`.
+fn review_all(args: &ReviewArgs) -> anyhow::Result<ExitCode> {
+    let output = args.output.as_deref().context("--all needs --output FILE")?;
+    let db = args.archives.load(false)?;
+    let mut ids = db.select(&args.games.filter(None));
+    db.sort_games(&mut ids, SortKey::Year);
+    let done = reviewed_already(output)?;
+    // (the game's number in the listing, from 1; its id)
+    let todo: Vec<(usize, GameId)> = ids
+        .iter()
+        .enumerate()
+        .filter(|(_, &id)| !done.contains(&game_key(&db, id)))
+        .map(|(i, &id)| (i + 1, id))
+        .collect();
+    if !done.is_empty() {
+        eprintln!("{}: {} games reviewed already, {} to go", output.display(), ids.len() - todo.len(), todo.len());
+    }
+    let store = args.store()?;
+    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)).max(1);
+    let mut config = EngineConfig::try_from(&args.engine)?;
+    // One thread per engine, as many engines as jobs: games are the parallel unit.
+    config.search.threads = 1;
+    let engines: Vec<Engine> =
+        (0..jobs.min(todo.len().max(1))).map(|_| Engine::new(config.clone())).collect::<Result<_, _>>()?;
+    let stops: Vec<Arc<AtomicBool>> = engines.iter().map(Engine::stop_handle).collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        ctrlc::set_handler(move || {
+            stop.store(true, Ordering::Relaxed);
+            for s in &stops {
+                s.store(true, Ordering::Relaxed);
+            }
+        })?;
+    }
+    let file = std::fs::OpenOptions::new().create(true).append(true).open(output).map_err(IoError::at(output))?;
+    let out = Mutex::new(file);
+    let meter = Meter::new("review", "games");
+    let written = std::sync::atomic::AtomicUsize::new(0);
+    // Plain threads, one engine each, taking the next game: an engine's search runs on
+    // its own pool, and a rayon worker waiting on it would start another game.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = |mut engine: Engine| -> anyhow::Result<()> {
+        while !stop.load(Ordering::Relaxed) {
+            let Some(&(number, id)) = todo.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
+            let g = db.game(id);
+            let review = review_game(&mut engine, &Position::START, &g.moves_with_passes(), store.as_ref(), &|_, _| {})
+                // A game the archive replays is legal; say which if not.
+                .with_context(|| format!("game {number} ({} record {})", db.game_json(g, false).file, g.record))?;
+            if review.interrupted {
+                break;
+            }
+            let game = Reviewed {
+                moves: Vec::new(),
+                title: Some(title(&db, id)),
+                theoretical: g.theoretical_discs().map(|t| (t, g.depth)),
+            };
+            let mut line = serde_json::to_vec(&serde_json::json!({
+                "number": number,
+                "game": db.game_json(g, false),
+                "summary": summary_json(&review, &game),
+                "plies": review.plies,
+            }))?;
+            line.push(b'\n');
+            // One write per line: a line is whole or, after a crash, cut at the end.
+            out.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .write_all(&line)
+                .map_err(IoError::at(output))?;
+            let n = written.fetch_add(1, Ordering::Relaxed) + 1;
+            meter.update(n as u64, todo.len() as u64);
+        }
+        Ok(())
+    };
+    let result: anyhow::Result<()> = std::thread::scope(|scope| {
+        let workers: Vec<_> = engines.into_iter().map(|engine| scope.spawn(|| work(engine))).collect();
+        let mut first_error = Ok(());
+        for w in workers {
+            let r = w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            if r.is_err() {
+                // One failure stops the others; the first is reported.
+                stop.store(true, Ordering::Relaxed);
+                if first_error.is_ok() {
+                    first_error = r;
+                }
+            }
+        }
+        first_error
+    });
+    meter.finish();
+    out.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner).sync_data().map_err(IoError::at(output))?;
+    if let Some(store) = &store {
+        store.sync()?;
+    }
+    result?;
+    let n = written.load(Ordering::Relaxed);
+    eprintln!("{n} games reviewed into {}", output.display());
+    if stop.load(Ordering::Relaxed) {
+        eprintln!("interrupted: {} games to go; the same command resumes", todo.len() - n);
+        return Ok(ExitCode::from(130));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What identifies a game across runs: its file's name and record.
+fn game_key(db: &ThorDatabase, id: GameId) -> (String, u32) {
+    let g = db.game(id);
+    (db.game_json(g, false).file, g.record)
+}
+
+/// The games `output` holds already (file name and record of each whole line). A last
+/// line cut short by a crash is cut off, so that the next game starts a line.
+fn reviewed_already(output: &Path) -> anyhow::Result<std::collections::HashSet<(String, u32)>> {
+    let text = match std::fs::read(output) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),
+        Err(e) => return Err(IoError::new(output, e).into()),
+    };
+    let whole = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    if whole < text.len() {
+        eprintln!(
+            "{}: the last line was cut short ({} bytes); it is reviewed again",
+            output.display(),
+            text.len() - whole
+        );
+        let f = std::fs::OpenOptions::new().write(true).open(output).map_err(IoError::at(output))?;
+        f.set_len(whole as u64).map_err(IoError::at(output))?;
+        f.sync_data().map_err(IoError::at(output))?;
+    }
+    let mut done = std::collections::HashSet::new();
+    for (i, line) in text[..whole].split(|&b| b == b'\n').enumerate().filter(|(_, l)| !l.is_empty()) {
+        let v: serde_json::Value = serde_json::from_slice(line)
+            .with_context(|| format!("{} line {}: not a review line (another file?)", output.display(), i + 1))?;
+        let key = (v["game"]["file"].as_str(), v["game"]["record"].as_u64().and_then(|r| u32::try_from(r).ok()));
+        match key {
+            (Some(file), Some(record)) => done.insert((file.to_string(), record)),
+            _ => anyhow::bail!("{} line {}: no game file and record", output.display(), i + 1),
+        };
+    }
+    Ok(done)
+}
+
+fn title(db: &ThorDatabase, id: GameId) -> String {
+    let g = db.game(id);
+    format!(
+        "{} {}: {} (black) - {} (white), {}",
+        g.year,
+        db.tournament_name(g),
+        db.black_name(g),
+        db.white_name(g),
+        g.black_discs().map_or("no result".to_string(), |b| format!("{b}-{}", 64 - b))
+    )
+}
+
 fn summary_json(r: &GameReview, game: &Reviewed) -> serde_json::Value {
     serde_json::json!({
         "decisions": r.plies.len(),
@@ -115,6 +330,8 @@ fn summary_json(r: &GameReview, game: &Reviewed) -> serde_json::Value {
         "theoretical_black_discs": game.theoretical.map(|t| t.0),
         "theoretical_empties": game.theoretical.map(|t| t.1),
         "interrupted": r.interrupted,
+        "searched": r.searched,
+        "from_store": r.from_store,
     })
 }
 

@@ -121,7 +121,7 @@ pub struct GameFieldArgs {
     #[arg(long)]
     pub tournament: Option<String>,
     /// Years, inclusive: `1990..2000`, `1990`, `1990..`, `..2000`.
-    #[arg(long, value_parser = parse_years)]
+    #[arg(long, value_parser = crate::thor::parse_years)]
     pub years: Option<(u16, u16)>,
 }
 
@@ -166,28 +166,6 @@ pub enum PlayerSide {
     /// Either.
     #[default]
     Either,
-}
-
-fn parse_years(s: &str) -> Result<(u16, u16), String> {
-    let bad = || format!("`{s}` is not a year range (1990..2000, 1990, 1990.., ..2000)");
-    let year = |t: &str, default: u16| -> Result<u16, String> {
-        if t.is_empty() {
-            Ok(default)
-        } else {
-            t.trim().parse().map_err(|_| bad())
-        }
-    };
-    let (lo, hi) = match s.split_once("..") {
-        Some((a, b)) => (year(a, 0)?, year(b.trim_start_matches('='), u16::MAX)?),
-        None => {
-            let y = year(s, 0)?;
-            (y, y)
-        }
-    };
-    if lo > hi {
-        return Err(bad());
-    }
-    Ok((lo, hi))
 }
 
 impl FilterArgs {

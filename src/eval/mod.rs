@@ -33,6 +33,14 @@ pub trait Evaluator: Sync {
     /// A short name for logs and benchmarks.
     fn name(&self) -> &'static str;
 
+    /// A digest that changes whenever the evaluation's values do (a weight file's
+    /// CRC-32): stores of analyses ([`crate::engine::review::AnalysisStore`]) key their
+    /// entries by it. `None`, the default, for an evaluation that cannot say: its
+    /// analyses are never stored or reused.
+    fn identity(&self) -> Option<u32> {
+        None
+    }
+
     /// Multi-ProbCut: the standard deviation, in discs, of a depth-`depth` search's
     /// score around the score of its shallow companion search, at `empties` empties;
     /// `None` where no cut is fitted (the search then searches everything).
@@ -144,6 +152,10 @@ impl AnyEval {
 }
 
 impl Evaluator for AnyEval {
+    fn identity(&self) -> Option<u32> {
+        Some(self.digest())
+    }
+
     #[inline]
     fn evaluate(&self, board: &Board) -> i32 {
         match self {
@@ -283,6 +295,10 @@ impl ClassicEval {
 }
 
 impl Evaluator for ClassicEval {
+    fn identity(&self) -> Option<u32> {
+        Some(u32::from_le_bytes(*b"CLAS"))
+    }
+
     fn evaluate(&self, board: &Board) -> i32 {
         (ClassicEval::raw(board) / 16).clamp(-63, 63)
     }

@@ -202,6 +202,10 @@ fn rounded(raw: i32) -> i32 {
 }
 
 impl Evaluator for PatternEval {
+    fn identity(&self) -> Option<u32> {
+        Some(self.digest())
+    }
+
     #[inline]
     fn evaluate(&self, board: &Board) -> i32 {
         rounded(self.raw(board))

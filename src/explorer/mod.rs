@@ -6,9 +6,17 @@
 //! The API (documented in docs/explorer.md):
 //! - `GET /api/position?moves=f5d6c3` or `?board=TEXT`, optional `&level=N`: the
 //!   position, its opening name, the Thor statistics (as `thor stats --json`), the book
-//!   (as `book query --json`), the engine's scores at level N, and the SVG diagram;
-//! - `GET /api/games?moves=…[&sort=recent|oldest][&limit=N][&offset=K]`: the games
-//!   reaching the position;
+//!   (as `book query --json`, its line turned to the board's orientation), the engine's
+//!   scores at level N, and the SVG diagram;
+//! - `GET /api/games?moves=…[&sort=recent|oldest|year|black|white|tournament|score]
+//!   [&limit=N][&offset=K]`: the games reaching the position (as `thor games --json`,
+//!   passes written);
+//!
+//! Both take the game filters of `thor stats` and `thor games`, spelt as the CLI
+//! spells them: `player` (a substring of the name), `as` (`black`, `white` or
+//! `either`, the colour the player had), `tournament` (a substring) and `years`
+//! (`1990..2000`, `1990`, `1990..`, `..2000`); the answer is the CLI's for the same
+//! filters.
 //! - `GET /api/svg?moves=…`: the diagram alone.
 // Input handling: every narrowing or sign-changing conversion is checked (`try_from`,
 // `from_le_bytes`), never a silent `as`.
@@ -32,8 +40,9 @@ use crate::position::Position;
 use crate::search::{Level, Limits, Settings};
 use crate::square::{format_moves, parse_move_sequence, Move};
 use crate::svg::Diagram;
+use crate::symmetry::Transform;
 use crate::thor::export::GameJson;
-use crate::thor::{GameFilter, PositionStats, ThorDatabase};
+use crate::thor::{GameFilter, PositionStats, SortKey, ThorDatabase};
 
 /// The page, with its script and style inline: nothing is fetched from elsewhere.
 const PAGE: &str = include_str!("page.html");
@@ -264,12 +273,17 @@ impl Explorer {
             "/" | "/index.html" => {
                 Reply { status: 200, content_type: "text/html; charset=utf-8", body: PAGE.as_bytes().to_vec() }
             }
-            "/api/position" => match self.target(&params) {
-                Ok(t) => self.position(t, params.get("level")),
+            "/api/position" => match self.target(&params).and_then(|t| Ok((t, game_filter(&params)?))) {
+                Ok((t, filter)) => self.position(t, &filter, params.get("level")),
                 Err(e) => Reply::error(400, e),
             },
-            "/api/games" => match self.target(&params) {
-                Ok(t) => self.games_reply(&t.pos, params.get("sort"), params.get("limit"), params.get("offset")),
+            "/api/games" => match self.target(&params).and_then(|t| Ok((t, game_filter(&params)?))) {
+                Ok((t, filter)) => self.games_reply(
+                    GameFilter { position: Some(t.pos), ..filter },
+                    params.get("sort"),
+                    params.get("limit"),
+                    params.get("offset"),
+                ),
                 Err(e) => Reply::error(400, e),
             },
             "/api/svg" => match self.target(&params) {
@@ -301,7 +315,7 @@ impl Explorer {
         }
     }
 
-    fn position(&self, t: Target, level: Option<&str>) -> Reply {
+    fn position(&self, t: Target, filter: &GameFilter, level: Option<&str>) -> Reply {
         let max = self.max_engine_level;
         let level = match level.map(|l| l.parse::<u8>().ok().filter(|&n| n <= max).and_then(|n| Level::new(n).ok())) {
             None => None,
@@ -322,6 +336,14 @@ impl Explorer {
             _ => None,
         };
         let last = t.moves.as_ref().and_then(|m| m.last().copied());
+        let thor = self.db.stats(&pos, filter);
+        let book = self.book.as_ref().map(|b| {
+            let mut q = query(b, &pos);
+            if let Ok(line) = parse_move_sequence(&q.line) {
+                q.line = format_moves(&line_in_board_orientation(&pos, &line, &thor));
+            }
+            q
+        });
         let reply = PositionReply {
             board: pos.to_board_text(),
             side_to_move: pos.side.to_string(),
@@ -333,8 +355,8 @@ impl Explorer {
             must_pass: pos.board.must_pass(),
             game_over: pos.board.is_game_over(),
             opening: opening.map(|o| o.name),
-            thor: self.db.stats(&pos, &GameFilter::default()),
-            book: self.book.as_ref().map(|b| query(b, &pos)),
+            thor,
+            book,
             engine,
             svg: Diagram::with_legal_moves(pos, last).to_svg(),
         };
@@ -368,7 +390,7 @@ impl Explorer {
         })
     }
 
-    fn games_reply(&self, pos: &Position, sort: Option<&str>, limit: Option<&str>, offset: Option<&str>) -> Reply {
+    fn games_reply(&self, filter: GameFilter, sort: Option<&str>, limit: Option<&str>, offset: Option<&str>) -> Reply {
         let limit = match limit.map(str::parse::<usize>) {
             None => 20,
             Some(Ok(n)) if (1..=MAX_GAMES).contains(&n) => n,
@@ -379,13 +401,21 @@ impl Explorer {
             Some(Ok(n)) => n,
             Some(Err(_)) => return Reply::error(400, "offset must be a number"),
         };
-        let filter = GameFilter { position: Some(*pos), ..GameFilter::default() };
         let mut ids = self.db.select(&filter);
         match sort.unwrap_or("recent") {
             // Load order is by file (year) then record: the last are the most recent.
             "recent" => ids.sort_by_key(|&g| std::cmp::Reverse((self.db.game(g).year, g))),
             "oldest" => ids.sort_by_key(|&g| (self.db.game(g).year, g)),
-            s => return Reply::error(400, format!("sort must be recent or oldest, got `{s}`")),
+            // `thor games --sort KEY`'s orders, the same stable sort of the same list.
+            key => match key.parse::<SortKey>() {
+                Ok(key) => self.db.sort_games(&mut ids, key),
+                Err(_) => {
+                    return Reply::error(
+                        400,
+                        format!("sort must be recent, oldest, year, black, white, tournament or score, got `{key}`"),
+                    )
+                }
+            },
         }
         let total = ids.len();
         let games: Vec<GameReply> = ids
@@ -396,4 +426,36 @@ impl Explorer {
             .collect();
         Reply::json(200, &serde_json::json!({ "total": total, "offset": offset, "games": games }))
     }
+}
+
+/// The game filters of a request (`player`, `as`, `tournament`, `years`), as the CLI's
+/// `--player`, `--as`, `--tournament` and `--years` read them; an empty value is no
+/// condition (a form's empty field).
+fn game_filter(params: &Params) -> Result<GameFilter, String> {
+    let text = |name: &str| params.get(name).map(str::trim).filter(|v| !v.is_empty()).map(str::to_string);
+    let player_color = match params.get("as").map(str::trim).filter(|v| !v.is_empty()) {
+        None | Some("either") => None,
+        Some("black") => Some(crate::board::Color::Black),
+        Some("white") => Some(crate::board::Color::White),
+        Some(other) => return Err(format!("as must be black, white or either, got `{other}`")),
+    };
+    let years = text("years").map(|y| crate::thor::parse_years(&y).map_err(|e| format!("years: {e}"))).transpose()?;
+    Ok(GameFilter { player: text("player"), player_color, tournament: text("tournament"), years, position: None })
+}
+
+/// The book's `line` from `pos`, turned by a symmetry of `pos` itself (at the start,
+/// the four first moves are one) so that it begins with the move the games shown play
+/// most, and at the start with f5 when none does (the Thor convention): the line the
+/// board and the moves table show. A position without symmetries keeps its line.
+fn line_in_board_orientation(pos: &Position, line: &[Move], stats: &PositionStats) -> Vec<Move> {
+    let f5 = Move::Place(crate::square::Square::new(37)); // f5: column f (5), row 5 (4)
+    let games = |mv: Move| stats.moves.iter().find(|m| m.mv == mv.to_string()).map_or(0, |m| m.games);
+    Transform::ALL
+        .into_iter()
+        .filter(|t| t.board(&pos.board) == pos.board)
+        .map(|t| line.iter().map(|&m| t.apply_move(m)).collect::<Vec<Move>>())
+        // The first of the best: the identity's own line among equals.
+        .rev()
+        .max_by_key(|l| l.first().map(|&m| (games(m), m == f5)))
+        .unwrap_or_else(|| line.to_vec())
 }

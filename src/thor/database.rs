@@ -307,6 +307,30 @@ pub struct GameFilter {
     pub position: Option<Position>,
 }
 
+/// A range of years as `thorbook thor --years` and the explorer's `years` parameter
+/// spell it: `1990..2000` (inclusive), `1990`, `1990..`, `..2000`.
+pub(crate) fn parse_years(s: &str) -> Result<(u16, u16), String> {
+    let bad = || format!("`{s}` is not a year range (1990..2000, 1990, 1990.., ..2000)");
+    let year = |t: &str, default: u16| -> Result<u16, String> {
+        if t.is_empty() {
+            Ok(default)
+        } else {
+            t.trim().parse().map_err(|_| bad())
+        }
+    };
+    let (lo, hi) = match s.split_once("..") {
+        Some((a, b)) => (year(a, 0)?, year(b.trim_start_matches('='), u16::MAX)?),
+        None => {
+            let y = year(s, 0)?;
+            (y, y)
+        }
+    };
+    if lo > hi {
+        return Err(bad());
+    }
+    Ok((lo, hi))
+}
+
 impl ThorDatabase {
     /// Loads sources (files' bytes, any format, recognised by content), validating and
     /// replaying every game in parallel.

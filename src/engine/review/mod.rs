@@ -18,15 +18,24 @@
 //! Each search starts from an empty transposition table, so a position's review
 //! depends only on the position and the settings: it equals `thorbook analyze` of the
 //! same position at the same settings, whichever game reached it. (lichess's analysis
-//! board reviews positions the same way.) A move found better than the book's best
-//! counts as no loss, as lichess counts a move its engine preferred.
+//! board reviews positions the same way.) That is what lets an [`AnalysisStore`] keep
+//! each searched position's values for every later review through it. A move found
+//! better than the book's best counts as no loss, as lichess counts a move its engine
+//! preferred.
+
+mod graph;
+mod store;
+
+pub use store::AnalysisStore;
 
 use serde::Serialize;
+use store::StoredAnalysis;
 
 use super::{Engine, Game, GameError};
 use crate::board::Color;
 use crate::book::query::book_moves;
 use crate::eval::IncrementalEvaluator;
+use crate::fileio::IoError;
 use crate::position::Position;
 use crate::square::Move;
 
@@ -152,18 +161,39 @@ pub struct GameReview {
     /// Whether the review was stopped before the end (by the engine's stop flag); the
     /// plies reviewed until then are kept.
     pub interrupted: bool,
+    /// Positions searched for this review.
+    pub searched: usize,
+    /// Positions whose values came from the store instead.
+    pub from_store: usize,
+}
+
+/// Why a game cannot be reviewed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReviewError {
+    /// A move of the game is not legal (named with its ply).
+    #[error(transparent)]
+    Game(#[from] GameError),
+    /// The analysis store could not be written.
+    #[error("analysis store {0}")]
+    Store(#[from] IoError),
 }
 
 /// The review of `moves` played from `start`, with `engine`'s book and settings.
+/// `store` gives the values of positions searched before at the same settings, and
+/// keeps those searched now (an evaluation without an [`identity`] is never stored).
 /// `progress(done, total)` is called after each decision. A pass may be written or
 /// left out. Stopped through [`Engine::stop_handle`], it returns the plies reviewed so
 /// far with `interrupted` set.
+///
+/// [`identity`]: crate::eval::Evaluator::identity
 pub fn review_game<E: IncrementalEvaluator>(
     engine: &mut Engine<E>,
     start: &Position,
     moves: &[Move],
+    store: Option<&AnalysisStore>,
     progress: &dyn Fn(usize, usize),
-) -> Result<GameReview, GameError> {
+) -> Result<GameReview, ReviewError> {
     // Replay first: an illegal move is an error before any search is spent.
     let mut game = Game::new(*start);
     for &mv in moves {
@@ -179,12 +209,15 @@ pub fn review_game<E: IncrementalEvaluator>(
         .filter(|(_, (p, _))| p.board.legal_moves().count_ones() >= 2)
         .map(|(i, (p, mv))| (i + 1, p, mv))
         .collect();
+    let settings = store.and_then(|_| settings_key(engine));
+    let store = store.zip(settings.as_deref());
     let total = decisions.len();
+    let mut reviewer = Reviewer { engine, store, searched: 0, from_store: 0 };
     let mut plies = Vec::with_capacity(total);
     let mut interrupted = false;
     for (done, &(ply, p, mv)) in decisions.iter().enumerate() {
         // A stop between positions (a book one searches nothing to notice it in).
-        let reviewed = if engine.stopped() { None } else { review_position(engine, &p, mv, ply) };
+        let reviewed = if reviewer.engine.stopped() { None } else { reviewer.position(&p, mv, ply)? };
         let Some(r) = reviewed else {
             interrupted = true;
             break;
@@ -192,56 +225,92 @@ pub fn review_game<E: IncrementalEvaluator>(
         plies.push(r);
         progress(done + 1, total);
     }
-    Ok(summarise(plies, game.is_over().then(|| game.black_score()), interrupted))
+    let (searched, from_store) = (reviewer.searched, reviewer.from_store);
+    let mut review = summarise(plies, game.is_over().then(|| game.black_score()), interrupted);
+    (review.searched, review.from_store) = (searched, from_store);
+    Ok(review)
 }
 
-/// The review of the move `mv` in `pos` (two legal moves or more); `None` when the
-/// engine was stopped during its search.
-fn review_position<E: IncrementalEvaluator>(
-    engine: &mut Engine<E>,
-    pos: &Position,
-    mv: Move,
-    ply: usize,
-) -> Option<PlyReview> {
-    let empties = pos.board.empty_count();
-    let in_book = engine.book().map(|b| book_moves(b, pos)).unwrap_or_default();
-    // (best move, its value, the played move's value, source, confidence)
-    let (best_move, best, played, source, trust) = match (in_book.first(), in_book.iter().find(|b| b.mv == mv)) {
-        (Some(best), Some(played)) => {
-            let trust = if best.trust.exact { Confidence::Exact } else { Confidence::Book(best.trust.grade.clone()) };
-            (best.mv, best.score, played.score, ValueSource::Book, trust)
-        }
-        _ => {
-            // A fresh table for each position: the review of a position is its own.
-            engine.new_game();
-            let limits = engine.strength().limits(empties, None);
-            let result = engine.search(pos, limits, true);
-            if engine.stopped() {
-                return None;
+/// What a stored analysis is keyed by besides the position: everything that changes a
+/// value. `None` when the evaluation cannot say what it is.
+fn settings_key<E: IncrementalEvaluator>(engine: &Engine<E>) -> Option<String> {
+    let eval = engine.eval.identity()?;
+    Some(format!("thorbook {} | {:?} | eval {eval:08x}", env!("CARGO_PKG_VERSION"), engine.strength()))
+}
+
+struct Reviewer<'a, E: IncrementalEvaluator> {
+    engine: &'a mut Engine<E>,
+    /// The store and the settings key.
+    store: Option<(&'a AnalysisStore, &'a str)>,
+    searched: usize,
+    from_store: usize,
+}
+
+impl<E: IncrementalEvaluator> Reviewer<'_, E> {
+    /// The review of the move `mv` in `pos` (two legal moves or more); `None` when the
+    /// engine was stopped during its search.
+    fn position(&mut self, pos: &Position, mv: Move, ply: usize) -> Result<Option<PlyReview>, ReviewError> {
+        let empties = pos.board.empty_count();
+        let in_book = self.engine.book().map(|b| book_moves(b, pos)).unwrap_or_default();
+        // (best move, its value, the played move's value, source, confidence)
+        let (best_move, best, played, source, trust) = match (in_book.first(), in_book.iter().find(|b| b.mv == mv)) {
+            (Some(best), Some(played)) => {
+                let trust =
+                    if best.trust.exact { Confidence::Exact } else { Confidence::Book(best.trust.grade.clone()) };
+                (best.mv, best.score, played.score, ValueSource::Book, trust)
             }
-            let best = *result.moves.first()?;
-            let played = result.moves.iter().find(|m| m.mv == mv)?.score;
-            let (source, trust) = if result.exact {
-                (ValueSource::Exact, Confidence::Exact)
-            } else {
-                (ValueSource::Search, Confidence::Depth(result.depth))
-            };
-            (best.mv, best.score, played, source, trust)
+            _ => {
+                let Some(analysis) = self.analysis(pos)? else { return Ok(None) };
+                let Some(&(best_move, best)) = analysis.moves.first() else { return Ok(None) };
+                let Some(&(_, played)) = analysis.moves.iter().find(|(m, _)| *m == mv) else { return Ok(None) };
+                let (source, trust) = if analysis.exact {
+                    (ValueSource::Exact, Confidence::Exact)
+                } else {
+                    (ValueSource::Search, Confidence::Depth(analysis.depth))
+                };
+                (best_move, best, played, source, trust)
+            }
+        };
+        Ok(Some(PlyReview {
+            ply,
+            empties,
+            side_to_move: pos.side,
+            mv,
+            value: best,
+            source,
+            trust,
+            best_move,
+            best_value: best,
+            played_value: played,
+            loss: (best - played).max(0),
+        }))
+    }
+
+    /// Every move's value in `pos`: from the store, or searched (and stored); `None`
+    /// when the engine was stopped.
+    fn analysis(&mut self, pos: &Position) -> Result<Option<StoredAnalysis>, ReviewError> {
+        if let Some(found) = self.store.and_then(|(store, settings)| store.get(settings, &pos.board)) {
+            self.from_store += 1;
+            return Ok(Some(found));
         }
-    };
-    Some(PlyReview {
-        ply,
-        empties,
-        side_to_move: pos.side,
-        mv,
-        value: best,
-        source,
-        trust,
-        best_move,
-        best_value: best,
-        played_value: played,
-        loss: (best - played).max(0),
-    })
+        // A fresh table for each position: the review of a position is its own.
+        self.engine.new_game();
+        let limits = self.engine.strength().limits(pos.board.empty_count(), None);
+        let result = self.engine.search(pos, limits, true);
+        if self.engine.stopped() {
+            return Ok(None);
+        }
+        self.searched += 1;
+        let analysis = StoredAnalysis {
+            depth: result.depth,
+            exact: result.exact,
+            moves: result.moves.iter().map(|m| (m.mv, m.score)).collect(),
+        };
+        if let Some((store, settings)) = self.store {
+            store.put(settings, &pos.board, &analysis)?;
+        }
+        Ok(Some(analysis))
+    }
 }
 
 fn summarise(plies: Vec<PlyReview>, black_result: Option<i32>, interrupted: bool) -> GameReview {
@@ -277,5 +346,7 @@ fn summarise(plies: Vec<PlyReview>, black_result: Option<i32>, interrupted: bool
         black_result,
         interrupted,
         plies,
+        searched: 0,
+        from_store: 0,
     }
 }
