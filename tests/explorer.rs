@@ -17,6 +17,7 @@ use crate::util::thorbook;
 fn explorer() -> Explorer {
     let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: true)).unwrap();
     Explorer::new(db, BookSource::Bundled.open().unwrap())
+        .with_reviews(BookSource::Bundled, thorbook::engine::review::AnalysisStore::in_memory())
 }
 
 fn json(body: &[u8]) -> serde_json::Value {
@@ -94,7 +95,9 @@ fn api_answers_equal_the_cli_json() {
     assert!(String::from_utf8(svg.body).unwrap().contains(r#"data-square="c3""#));
     let page = ex.respond("GET", "/");
     assert_eq!(page.status, 200);
-    assert!(!String::from_utf8(page.body).unwrap().contains("http://"), "the page fetches nothing from elsewhere");
+    // Nothing is fetched from elsewhere: the only address is SVG's namespace name.
+    let page = String::from_utf8(page.body).unwrap().replace("\"http://www.w3.org/2000/svg\"", "");
+    assert!(!page.contains("http://") && !page.contains("https://"), "the page fetches nothing from elsewhere");
 }
 
 /// The explorer's filters are the CLI's: `/api/position`'s statistics equal `thor stats
@@ -160,6 +163,55 @@ fn filtered_answers_equal_the_cli_with_the_same_filters() {
         let r = ex.respond("GET", url);
         assert_eq!(r.status, 400, "{url}");
         assert!(json(&r.body)["error"].as_str().unwrap().contains(says), "{url}");
+    }
+}
+
+/// The game view's review is `thorbook review --json`'s, and the repertoire panel's
+/// tree is `thorbook book repertoire --json`'s.
+#[test]
+fn review_and_repertoire_answers_equal_the_cli() {
+    let ex = explorer();
+    let moves = "f5d6c3d3c4f4f6g5e6c5f3b5b4e3g4f7e7g6c6h3c2d8";
+    let r = ex.respond("GET", &format!("/api/review?moves={moves}&level=2"));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let api = json(&r.body);
+    let cli: Vec<serde_json::Value> =
+        thorbook(&["review", "--moves", moves, "--level", "2", "--threads", "1", "--json", "--no-store"])
+            .ok()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+    assert_eq!(api["plies"], serde_json::Value::from(cli[..cli.len() - 1].to_vec()));
+    let summary = &cli.last().unwrap()["summary"];
+    for key in ["decisions", "black", "white", "worst", "left_book_at", "black_result"] {
+        assert_eq!(api["summary"][key], summary[key], "{key}");
+    }
+    assert_eq!(api["summary"]["left_book_at"], 21, "the line leaves the book at ply 21");
+    let svg = api["svg"].as_str().unwrap();
+    assert_eq!(svg.matches("class=\"ply\"").count(), api["plies"].as_array().unwrap().len());
+    // Again: nothing is searched, the values are the same.
+    let again = json(&ex.respond("GET", &format!("/api/review?moves={moves}&level=2")).body);
+    assert_eq!((again["plies"].clone(), again["summary"]["searched"].as_u64()), (api["plies"].clone(), Some(0)));
+    for color in ["black", "white"] {
+        let api = json(&ex.respond("GET", &format!("/api/repertoire?color={color}&error=2&max_ply=12")).body);
+        let cli: serde_json::Value = serde_json::from_str(
+            thorbook(&["book", "repertoire", "--color", color, "--error", "2", "--max-ply", "12", "--json"]).ok(),
+        )
+        .unwrap();
+        assert_eq!(api, cli, "{color}");
+        assert!(api["lines"][0].as_str().unwrap().starts_with("f5"));
+    }
+    for (url, says) in [
+        ("/api/review?board=x", "board"),
+        ("/api/review?moves=f5d6c3c3", "ply 4"),
+        ("/api/review?moves=f5&level=99", "level"),
+        ("/api/repertoire?color=red", "color"),
+        ("/api/repertoire?color=black&error=-1", "error"),
+        ("/api/repertoire?color=black&max_ply=x", "max_ply"),
+    ] {
+        let r = ex.respond("GET", url);
+        assert_eq!(r.status, 400, "{url}");
+        assert!(json(&r.body)["error"].as_str().unwrap().contains(says), "{url}: {}", String::from_utf8_lossy(&r.body));
     }
 }
 

@@ -47,7 +47,7 @@ pub(crate) mod nodes;
 #[cfg(any(feature = "cli", feature = "testing", test))]
 pub(crate) mod plan;
 pub(crate) mod query;
-#[cfg(any(feature = "cli", feature = "testing", test))]
+#[cfg(any(feature = "explorer", test))]
 pub(crate) mod repertoire;
 #[cfg(any(feature = "cli", feature = "testing", test))]
 pub(crate) mod slurm;

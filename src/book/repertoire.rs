@@ -14,12 +14,13 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::query::{book_moves_ordered, BookMove};
+use super::query::{book_moves_ordered, turn_to_f5, BookMove};
 use super::Book;
 use crate::board::Color;
 use crate::position::Position;
 use crate::setting::{check, OutOfRange, Setting};
 use crate::square::Move;
+use crate::symmetry::Transform;
 
 /// What to prepare.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +80,37 @@ pub(crate) struct Repertoire {
 }
 
 impl Repertoire {
+    /// Turns the whole repertoire, as WTHOR shows games, so that its first line starts
+    /// with f5 (the book answers in whatever orientation it lists first).
+    pub fn turn_to_f5(&mut self) {
+        fn turn(nodes: &mut [RepertoireNode], t: Transform) {
+            for n in nodes {
+                n.mv = t.apply_move(n.mv);
+                turn(&mut n.children, t);
+            }
+        }
+        let t = turn_to_f5(self.lines.first().and_then(|l| l.first()).copied());
+        for line in &mut self.lines {
+            line.iter_mut().for_each(|m| *m = t.apply_move(*m));
+        }
+        turn(&mut self.roots, t);
+    }
+
+    /// As `book repertoire --json` and the explorer's `/api/repertoire` give it: the
+    /// settings, the counts, the transcripts and the tree.
+    pub fn to_json(&self, config: &RepertoireConfig) -> serde_json::Value {
+        serde_json::json!({
+            "color": config.color.to_string(),
+            "error": config.error,
+            "min_games": config.min_games,
+            "max_ply": config.max_ply,
+            "positions": self.positions,
+            "lines": self.lines.iter().map(|l| crate::square::format_moves(l)).collect::<Vec<_>>(),
+            "longest": self.longest(),
+            "tree": self.roots,
+        })
+    }
+
     /// The longest line, in plies.
     pub fn longest(&self) -> usize {
         self.lines.iter().map(Vec::len).max().unwrap_or(0)

@@ -23,12 +23,11 @@ use crate::board::Board;
 use crate::book::build::{BuildConfig, GameLine};
 use crate::book::format::BuildParams;
 use crate::book::interchange::{self, EdaxDate, ExportFormat};
-use crate::book::query::book_line;
+use crate::book::query::{book_line, turn_to_f5};
 use crate::book::{walk, Book};
 use crate::fileio::{atomic_write, Bytes};
 use crate::position::Position;
 use crate::square::{format_moves, Move};
-use crate::symmetry::Transform;
 
 /// The `book` subcommands.
 #[derive(Subcommand, Debug)]
@@ -290,16 +289,6 @@ fn run_builder(builder: Builder, games: &[GameLine], over: Over<'_>) -> anyhow::
 fn thor_orientation(line: &[Move]) -> Vec<Move> {
     let t = turn_to_f5(line.first().copied());
     line.iter().map(|&m| t.apply_move(m)).collect()
-}
-
-/// The symmetry of the start position that turns `first` into f5 (the identity when
-/// there is no first move or it is not one of the four openings).
-pub(super) fn turn_to_f5(first: Option<Move>) -> Transform {
-    let f5 = Move::Place("f5".parse().expect("a square"));
-    Transform::ALL
-        .into_iter()
-        .find(|t| t.board(&Board::START) == Board::START && first.map(|m| t.apply_move(m)) == Some(f5))
-        .unwrap_or(Transform::Identity)
 }
 
 /// Arguments of `book query`.

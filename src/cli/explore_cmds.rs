@@ -44,6 +44,9 @@ pub struct ExploreArgs {
     /// Open the page in the default browser.
     #[arg(long)]
     open: bool,
+    /// Game reviews' analyses.
+    #[command(flatten)]
+    store: super::review_cmds::StoreArgs,
 }
 
 pub(super) fn explore(args: ExploreArgs) -> anyhow::Result<ExitCode> {
@@ -63,11 +66,15 @@ pub(super) fn explore(args: ExploreArgs) -> anyhow::Result<ExitCode> {
         (None, false) => BookSource::Bundled,
     };
     let book = source.open()?;
+    let store = args.store.open()?.unwrap_or_else(crate::engine::review::AnalysisStore::in_memory);
     if let (Some(b), Some(p)) = (&book, &args.book) {
         b.verify().map_err(|e| anyhow::anyhow!("book {}: {e}", p.display()))?;
     }
     spinner.finish_and_clear();
-    let explorer = Explorer::new(db, book).with_max_engine_level(args.max_level).with_engine_time(engine_time);
+    let explorer = Explorer::new(db, book)
+        .with_max_engine_level(args.max_level)
+        .with_engine_time(engine_time)
+        .with_reviews(source, store);
     eprintln!(
         "indexed {} games ({} positions) in {:.1} s",
         explorer.games(),

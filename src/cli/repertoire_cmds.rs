@@ -7,11 +7,10 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use super::book_args::open_unverified;
-use super::book_cmds::{book_name, turn_to_f5};
+use super::book_cmds::book_name;
 use crate::board::Color;
 use crate::book::repertoire::{repertoire, RepertoireConfig, RepertoireNode};
 use crate::square::format_moves;
-use crate::symmetry::Transform;
 
 /// The colour a repertoire is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -73,25 +72,10 @@ pub(super) fn run(args: RepertoireArgs) -> anyhow::Result<ExitCode> {
     if let Some(damage) = book.damage() {
         anyhow::bail!("book {}: {damage}", book_name(args.book.as_deref()));
     }
-    // Shown as WTHOR shows games: the first line turned to start with f5 (the book
-    // answers in whatever orientation it lists first).
-    let t = turn_to_f5(r.lines.first().and_then(|l| l.first()).copied());
-    for line in &mut r.lines {
-        line.iter_mut().for_each(|m| *m = t.apply_move(*m));
-    }
-    turn(&mut r.roots, t);
+    r.turn_to_f5();
     let (positions, lines, longest) = (r.positions, r.lines.len(), r.longest());
     if args.json {
-        let v = serde_json::json!({
-            "color": config.color.to_string(),
-            "error": config.error,
-            "min_games": config.min_games,
-            "max_ply": config.max_ply,
-            "positions": positions,
-            "lines": r.lines.iter().map(|l| format_moves(l)).collect::<Vec<_>>(),
-            "longest": longest,
-            "tree": r.roots,
-        });
+        let v = r.to_json(&config);
         outln!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
     }
@@ -113,13 +97,6 @@ pub(super) fn run(args: RepertoireArgs) -> anyhow::Result<ExitCode> {
         config.max_ply
     );
     Ok(ExitCode::SUCCESS)
-}
-
-fn turn(nodes: &mut [RepertoireNode], t: Transform) {
-    for n in nodes {
-        n.mv = t.apply_move(n.mv);
-        turn(&mut n.children, t);
-    }
 }
 
 /// The tree, one move a row, indented by ply; the player's moves marked `*`.

@@ -57,6 +57,13 @@ pub struct ReviewArgs {
     /// Also draw the value along the game (black's view) as SVG to FILE.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// Where reviews keep their analyses.
+#[derive(Args, Debug, Clone, Default)]
+pub struct StoreArgs {
     /// The analysis store: positions searched before at the same settings are not
     /// searched again, and those searched now are kept (default: reviews.jsonl in
     /// $THORBOOK_CACHE_DIR, $XDG_CACHE_HOME/thorbook or ~/.cache/thorbook).
@@ -110,8 +117,9 @@ fn default_store() -> Option<PathBuf> {
         .map(|d| d.join("reviews.jsonl"))
 }
 
-impl ReviewArgs {
-    fn store(&self) -> anyhow::Result<Option<AnalysisStore>> {
+impl StoreArgs {
+    /// The store asked for (`None`: --no-store, or no cache directory to keep it in).
+    pub(super) fn open(&self) -> anyhow::Result<Option<AnalysisStore>> {
         if self.no_store {
             return Ok(None);
         }
@@ -135,7 +143,7 @@ pub(super) fn review(args: ReviewArgs) -> anyhow::Result<ExitCode> {
         return Err(super::flags::usage("--output and --jobs are for --all"));
     }
     let game = args.game()?;
-    let store = args.store()?;
+    let store = args.store.open()?;
     let mut engine = Engine::new(EngineConfig::try_from(&args.engine)?)?;
     super::search_cmds::stop_on_ctrl_c(&engine)?;
     let meter = Meter::new("review", "moves");
@@ -181,7 +189,7 @@ fn review_all(args: &ReviewArgs) -> anyhow::Result<ExitCode> {
     if !done.is_empty() {
         eprintln!("{}: {} games reviewed already, {} to go", output.display(), ids.len() - todo.len(), todo.len());
     }
-    let store = args.store()?;
+    let store = args.store.open()?;
     let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)).max(1);
     let mut config = EngineConfig::try_from(&args.engine)?;
     // One thread per engine, as many engines as jobs: games are the parallel unit.

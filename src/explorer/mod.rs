@@ -17,7 +17,12 @@
 //! `either`, the colour the player had), `tournament` (a substring) and `years`
 //! (`1990..2000`, `1990`, `1990..`, `..2000`); the answer is the CLI's for the same
 //! filters.
-//! - `GET /api/svg?moves=…`: the diagram alone.
+//! - `GET /api/svg?moves=…`: the diagram alone;
+//! - `GET /api/review?moves=…[&level=N]`: the game's review (as `thorbook review
+//!   --json`: the plies, the summary) at level N (5 by default) with the book, and its
+//!   value graph as SVG; analyses are kept in the explorer's store;
+//! - `GET /api/repertoire?color=black|white[&error=R][&min_games=G][&max_ply=P]`: the
+//!   book's repertoire for that colour (as `thorbook book repertoire --json`).
 // Input handling: every narrowing or sign-changing conversion is checked (`try_from`,
 // `from_le_bytes`), never a silent `as`.
 #![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
@@ -33,6 +38,8 @@ use serde::Serialize;
 use crate::board::Squares;
 use crate::book::query::{query, BookQuery};
 use crate::book::Book;
+use crate::book::BookSource;
+use crate::engine::review::{review_game, AnalysisStore};
 use crate::engine::{Engine, EngineConfig};
 use crate::fileio::Bytes;
 use crate::openings;
@@ -92,7 +99,16 @@ pub struct Explorer {
     /// costly to make): a request takes one, clears its table (the same request gets
     /// the same answer) and puts it back; concurrent requests make more.
     engines: std::sync::Mutex<Vec<Engine>>,
+    /// The book reviews are made with (their engines open it themselves).
+    review_book: BookSource,
+    /// Reviews' analyses, kept across requests.
+    review_store: AnalysisStore,
+    /// Engines for reviews, with the review book, reused as `engines` are.
+    reviewers: std::sync::Mutex<Vec<Engine>>,
 }
+
+/// The level a review is made at when the request names none: a game in a few seconds.
+pub(crate) const REVIEW_LEVEL: u8 = 5;
 
 /// `/api/position`'s answer.
 #[derive(Serialize)]
@@ -232,7 +248,17 @@ impl Explorer {
             max_engine_level: MAX_ENGINE_LEVEL,
             engine_time: ENGINE_TIME,
             engines: std::sync::Mutex::new(Vec::new()),
+            review_book: BookSource::None,
+            review_store: AnalysisStore::in_memory(),
+            reviewers: std::sync::Mutex::new(Vec::new()),
         }
+    }
+
+    /// The same explorer reviewing games with the book of `source` (the one it shows,
+    /// normally: reviews open it themselves) and keeping their analyses in `store`.
+    /// Without it, reviews use no book and keep analyses in memory.
+    pub fn with_reviews(self, source: BookSource, store: AnalysisStore) -> Explorer {
+        Explorer { review_book: source, review_store: store, reviewers: std::sync::Mutex::new(Vec::new()), ..self }
     }
 
     /// The same explorer stopping each engine search after `time` (at least 1 ms).
@@ -296,6 +322,12 @@ impl Explorer {
                 },
                 Err(e) => Reply::error(400, e),
             },
+            "/api/review" => match self.target(&params) {
+                Ok(Target { moves: Some(moves), .. }) => self.review(&moves, params.get("level")),
+                Ok(_) => Reply::error(400, "a review needs the game's moves, not a board"),
+                Err(e) => Reply::error(400, e),
+            },
+            "/api/repertoire" => self.repertoire(&params),
             _ => Reply::error(404, format!("no such page: {path}")),
         }
     }
@@ -361,6 +393,101 @@ impl Explorer {
             svg: Diagram::with_legal_moves(pos, last).to_svg(),
         };
         Reply::json(200, &reply)
+    }
+
+    /// The level a request names (at most the server's maximum), or `default`.
+    fn level(&self, level: Option<&str>, default: u8) -> Result<Option<Level>, String> {
+        let max = self.max_engine_level;
+        match level.map(|l| l.parse::<u8>().ok().filter(|&n| n <= max).and_then(|n| Level::new(n).ok())) {
+            None if max == 0 => Ok(None),
+            None => Ok(Level::new(default.min(max)).ok()),
+            Some(Some(l)) => Ok(Some(l)),
+            Some(None) if max == 0 => Err("engine scores are turned off on this server".into()),
+            Some(None) => Err(format!("level must be from 1 to {max}")),
+        }
+    }
+
+    fn review(&self, moves: &[Move], level: Option<&str>) -> Reply {
+        let level = match self.level(level, REVIEW_LEVEL) {
+            Ok(Some(l)) => l,
+            Ok(None) => return Reply::error(400, "engine scores are turned off on this server"),
+            Err(e) => return Reply::error(400, e),
+        };
+        let pooled = self.reviewers.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop();
+        let mut engine = match pooled {
+            Some(engine) => engine,
+            None => {
+                let search = Settings { hash_mib: 16, threads: 1, ..Settings::default() };
+                let config = EngineConfig { search, book: self.review_book.clone(), ..EngineConfig::default() };
+                match Engine::new(config) {
+                    Ok(e) => e,
+                    Err(e) => return Reply::error(500, e.to_string()),
+                }
+            }
+        };
+        // The level's depth and exact threshold, each position's search bounded as an
+        // engine score's is.
+        let strength = crate::search::Strength { time: Some(self.engine_time), ..Settings::at_level(level).strength() };
+        engine.set_strength(strength);
+        let reviewed = review_game(&mut engine, &Position::START, moves, Some(&self.review_store), &|_, _| {});
+        self.reviewers.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(engine);
+        match reviewed {
+            Ok(r) => Reply::json(
+                200,
+                &serde_json::json!({
+                    "level": level.number(),
+                    "plies": r.plies,
+                    "summary": {
+                        "decisions": r.plies.len(),
+                        "black": r.black,
+                        "white": r.white,
+                        "worst": r.worst,
+                        "left_book_at": r.left_book_at,
+                        "black_result": r.black_result,
+                        "searched": r.searched,
+                        "from_store": r.from_store,
+                    },
+                    "svg": r.value_graph_svg(),
+                }),
+            ),
+            Err(e) => Reply::error(400, format!("moves: {e}")),
+        }
+    }
+
+    fn repertoire(&self, params: &Params) -> Reply {
+        use crate::book::repertoire::{repertoire, RepertoireConfig};
+        let Some(book) = &self.book else { return Reply::error(404, "this explorer has no book") };
+        let number = |name: &str, default: i64| -> Result<i64, String> {
+            params
+                .get(name)
+                .filter(|v| !v.is_empty())
+                .map_or(Ok(default), |v| v.parse::<i64>().map_err(|_| format!("{name} must be a number, got `{v}`")))
+        };
+        let config = (|| -> Result<RepertoireConfig, String> {
+            let color = match params.get("color") {
+                Some("black") => crate::board::Color::Black,
+                Some("white") => crate::board::Color::White,
+                _ => return Err("color must be black or white".into()),
+            };
+            let error = i32::try_from(number("error", 2)?).map_err(|_| "error is out of range".to_string())?;
+            let max_ply = usize::try_from(number("max_ply", 20)?).map_err(|_| "max_ply is out of range".to_string())?;
+            let min_games = match params.get("min_games").filter(|v| !v.is_empty()) {
+                None => None,
+                Some(_) => {
+                    Some(u32::try_from(number("min_games", 0)?).map_err(|_| "min_games is out of range".to_string())?)
+                }
+            };
+            let config = RepertoireConfig { color, error, min_games, max_ply };
+            config.validate().map_err(|e| e.to_string())?;
+            Ok(config)
+        })();
+        let config = match config {
+            Ok(c) => c,
+            Err(e) => return Reply::error(400, e),
+        };
+        let mut r = repertoire(book, &config);
+        r.turn_to_f5();
+        Reply::json(200, &r.to_json(&config))
     }
 
     fn engine_scores(&self, pos: &Position, level: Level) -> Result<EngineReply, String> {
