@@ -391,7 +391,9 @@ impl WebDriver {
 
     fn find(&self, css: &str) -> Option<String> {
         let v = self.cmd("POST", "/element", serde_json::json!({"using": "css selector", "value": css}));
-        v.as_object()?.values().next()?.as_str().map(String::from)
+        // An element is `{"element-6066-…": id}`; a miss is `{"error": …}`.
+        let (key, id) = v.as_object()?.iter().next()?;
+        key.starts_with("element-").then(|| id.as_str().map(String::from))?
     }
 
     fn wait_for(&self, css: &str) -> String {
@@ -415,6 +417,11 @@ impl WebDriver {
             std::thread::sleep(Duration::from_millis(100));
         }
         panic!("{css} stayed empty");
+    }
+
+    /// Runs `script` in the page; its return value.
+    fn exec(&self, script: &str) -> serde_json::Value {
+        self.cmd("POST", "/execute/sync", serde_json::json!({"script": script, "args": []}))
     }
 
     fn text(&self, element: &str) -> String {
@@ -475,15 +482,68 @@ fn a_real_browser_loads_the_page_and_clicks_a_move() {
         wd.find("#line a.current").map(|e| wd.text(&e)) == Some("c4".into())
     });
     assert!(back, "the left arrow went back to c4");
-    let png = wd.cmd("GET", "/screenshot", serde_json::Value::Null);
-    let shot = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/explorer-screenshot.png");
-    std::fs::write(&shot, base64_decode(png.as_str().unwrap())).unwrap();
-    eprintln!("screenshot: {}", shot.display());
+    // The book's values are drawn on the legal moves it knows (f4, c5, ... after c4).
+    let labels = wd.exec("return document.querySelectorAll('#board .booklabel').length");
+    assert!(labels.as_u64().unwrap() >= 4, "book labels on the board: {labels}");
+    // Filters: a player typed into the form filters the statistics and the games, and
+    // the URL keeps the filter.
+    let input = wd.wait_for("#f-player");
+    wd.cmd("POST", &format!("/element/{input}/value"), serde_json::json!({"text": "odegard\n"}));
+    let (_, reply) = get(addr, "/api/games?moves=f5d6c3d3c4&player=odegard");
+    let body: serde_json::Value = serde_json::from_str(reply.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+    let want = format!("({},", body["total"]);
+    let filtered = wait_until(|| {
+        let url = wd.cmd("GET", "/url", serde_json::Value::Null);
+        url.as_str().unwrap().contains("player=odegard")
+            && wd.find("#gamecount").map(|e| wd.text(&e)).is_some_and(|t| t.starts_with(&want))
+    });
+    assert!(filtered, "filtered to Odegard's games {want}");
+    wd.exec("document.getElementById('f-clear').click()");
+    // The game view: a review draws its graph; a click on a point goes to that ply.
+    wd.exec("document.getElementById('review').click()");
+    wd.wait_for(r#"#graph circle.ply[data-ply="3"]"#);
+    wd.exec("document.querySelector('#graph circle.ply[data-ply=\"3\"]').dispatchEvent(new MouseEvent('click'))");
+    assert!(
+        wait_until(|| wd.find("#line a.current").map(|e| wd.text(&e)) == Some("d6".into())),
+        "a click on ply 3's point shows the position before it (after d6)"
+    );
+    // The repertoire panel: a tree of lines, starting f5.
+    wd.exec("const s = document.getElementById('rcolor'); s.value = 'black'; s.dispatchEvent(new Event('change'))");
+    assert_eq!(wd.text(&wd.wait_for("#tree a")), "f5");
+    let shots = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/explorer-screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let shoot = |name: &str| {
+        let png = wd.cmd("GET", "/screenshot", serde_json::Value::Null);
+        let path = shots.join(name);
+        std::fs::write(&path, base64_decode(png.as_str().unwrap())).unwrap();
+        eprintln!("screenshot: {}", path.display());
+    };
+    shoot("desktop.png");
+    // A phone's width: nothing wider than the screen.
+    wd.cmd("POST", "/window/rect", serde_json::json!({"width": 390, "height": 844}));
+    std::thread::sleep(Duration::from_millis(300));
+    let overflow = wd.exec("return document.documentElement.scrollWidth - window.innerWidth");
+    let wide = wd.exec(
+        "return [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1).slice(0, 8).map(e => e.tagName + '#' + e.id + '.' + e.className)",
+    );
+    assert!(overflow.as_i64().unwrap() <= 0, "the page is {overflow} px wider than a phone: {wide}");
+    shoot("phone.png");
     wd.cmd("DELETE", "", serde_json::Value::Null);
     let _ = driver.kill();
     let _ = driver.wait();
     stop.store(true, Ordering::Relaxed);
     handle.join().unwrap();
+}
+
+/// Whether `f` becomes true within ten seconds (a page's fetches are asynchronous).
+fn wait_until(mut f: impl FnMut() -> bool) -> bool {
+    (0..100).any(|_| {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        false
+    })
 }
 
 fn base64_decode(s: &str) -> Vec<u8> {

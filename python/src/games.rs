@@ -722,6 +722,27 @@ impl Game {
         Ok(out)
     }
 
+    /// The game reviewed move by move against the book (``book``: ``"bundled"``, a
+    /// path, or ``None``), a search at ``level`` and the exact solver (from ``exact_at``
+    /// empties, else the level's threshold): a ``Review``, whose ``plies`` are arrays
+    /// for a DataFrame and whose ``svg()`` a notebook shows. ``store`` (a path) keeps
+    /// each searched position's values for later reviews.
+    #[pyo3(
+        signature = (*, level = 8, exact_at = None, book = Some(std::path::PathBuf::from("bundled")), store = None, progress = None),
+        text_signature = "($self, *, level=8, exact_at=None, book='bundled', store=None, progress=None)"
+    )]
+    fn review(
+        &self,
+        py: Python<'_>,
+        level: i128,
+        exact_at: Option<i128>,
+        book: Option<std::path::PathBuf>,
+        store: Option<std::path::PathBuf>,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<crate::review::Review> {
+        crate::review::review_moves(py, self.game().moves_with_passes(), level, exact_at, book, store, progress)
+    }
+
     /// The position after the last move.
     fn final_position(&self) -> Position {
         Position::from(self.game().final_position())

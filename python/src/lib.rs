@@ -11,6 +11,7 @@ mod engine;
 mod errors;
 mod games;
 mod position;
+mod review;
 mod run;
 
 /// The native module; `thorbook/__init__.py` re-exports it.
@@ -21,6 +22,7 @@ fn _thorbook(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<games::Game>()?;
     m.add_class::<book::Book>()?;
     m.add_class::<engine::Engine>()?;
+    m.add_class::<review::Review>()?;
     m.add_function(wrap_pyfunction!(position::move_to_index, m)?)?;
     m.add_function(wrap_pyfunction!(position::index_to_move, m)?)?;
     m.add_function(wrap_pyfunction!(games::read_games, m)?)?;
@@ -30,6 +32,7 @@ fn _thorbook(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(data::label_exact, m)?)?;
     m.add_function(wrap_pyfunction!(data::label_search, m)?)?;
     m.add_function(wrap_pyfunction!(data::label_book, m)?)?;
+    m.add_function(wrap_pyfunction!(review::review_games, m)?)?;
     // What pickles hold, turned back into objects.
     m.add_function(wrap_pyfunction!(games::_games_from_state, m)?)?;
     m.add_function(wrap_pyfunction!(games::_game_from_state, m)?)?;

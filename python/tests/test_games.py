@@ -183,3 +183,39 @@ def test_every_text_source_reads_back_the_games(games, tmp_path, fmt, compress):
         assert [(g.black_player, g.white_player) for g in back] == [(g.black_player, g.white_player) for g in chosen]
     assert back.files[0]["format"] == {"text": fmt}
     assert back.files[0]["compression"] == {"gz": "gzip", "bz2": "bzip2", None: "none"}[compress]
+
+
+def test_a_review_is_the_clis_and_its_plies_are_arrays(cli, tmp_path):
+    game = tb.read_games().filter(tournament="airplane")[2]
+    review = game.review(level=2, exact_at=12, book=None)
+    lines = [json.loads(l) for l in cli("review", "--moves", game.transcript, "--level", "2", "--exact-at", "12",
+                                         "--no-book", "--threads", "1", "--json", "--no-store").splitlines()]
+    plies, summary = lines[:-1], lines[-1]["summary"]
+    p = review.plies
+    assert len(review) == len(plies) == len(p["ply"])
+    assert p["value"].dtype == np.int8 and p["move"].dtype.kind == "U"
+    for i, want in enumerate(plies):
+        for key in ["ply", "empties", "side_to_move", "move", "value", "source", "trust", "best_move", "best_value",
+                    "played_value", "loss"]:
+            assert p[key][i] == want[key], (i, key)
+    assert review.summary["black"] == summary["black"] and review.summary["worst"] == summary["worst"]
+    svg = review._repr_svg_()
+    assert svg.startswith("<svg") and svg.count('class="ply"') == len(review)
+    # Exact from 12 empties: the exact values chain and no exact move gains on the best.
+    exact = p["source"] == "exact"
+    assert exact.sum() >= 5 and (p["played_value"][exact] <= p["value"][exact]).all()
+
+
+def test_review_games_is_one_table_of_every_games_plies_and_a_store_saves_the_searches(tmp_path):
+    games = tb.read_games().filter(tournament="airplane")[:4]
+    store = tmp_path / "reviews.jsonl"
+    table = tb.review_games(games, level=1, exact_at=10, book="bundled", store=store, jobs=2)
+    assert set(table["game"]) == {0, 1, 2, 3}
+    for i in range(4):
+        one = games[i].review(level=1, exact_at=10, book="bundled", store=store)
+        rows = table["game"] == i
+        assert (table["ply"][rows] == one.plies["ply"]).all() and (table["loss"][rows] == one.plies["loss"]).all()
+        assert one.summary["searched"] == 0, "every position was stored by the batch"
+    assert (table["loss"] >= 0).all()
+    with pytest.raises(tb.SettingError, match="level"):
+        tb.review_games(games, level=0)

@@ -38,6 +38,7 @@ from thorbook._thorbook import (
     Game,
     Games,
     Position,
+    Review,
     index_to_move,
     label_book,
     label_exact,
@@ -46,6 +47,7 @@ from thorbook._thorbook import (
     planes,
     random_games,
     read_games,
+    review_games,
     selfplay_games,
 )
 from thorbook._types import BestMove, BookMove, BookParams, BookQuery, MoveStats, PositionStats, SearchResult, Trust
@@ -76,6 +78,7 @@ __all__ = [
     "Position",
     "PositionStats",
     "ResumeError",
+    "Review",
     "SearchResult",
     "SettingError",
     "Trust",
@@ -89,6 +92,7 @@ __all__ = [
     "random_game_batches",
     "random_games",
     "read_games",
+    "review_games",
     "selfplay_games",
     "unpack_masks",
     "write_random_games",

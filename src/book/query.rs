@@ -5,11 +5,10 @@ use serde::Serialize;
 
 use super::trust::Trust;
 use super::Book;
-use crate::board::{Board, Color, Squares};
+use crate::board::{Color, Squares};
 use crate::position::Position;
 use crate::results::win_rate;
 use crate::square::{format_moves, Move};
-use crate::symmetry::Transform;
 
 /// The principal variation through the book: at each position its best option (the
 /// first of [`book_moves`]: the most played among equals, a book move before the leaf,
@@ -251,12 +250,16 @@ pub fn query<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position) -> BookQuery {
     }
 }
 
+#[cfg(any(feature = "explorer", test))]
 /// The symmetry of the start position that turns `first` into f5 (the identity when
 /// there is no first move or it is not one of the four openings).
-pub(crate) fn turn_to_f5(first: Option<Move>) -> Transform {
+pub(crate) fn turn_to_f5(first: Option<Move>) -> crate::symmetry::Transform {
     let f5 = Move::Place("f5".parse().expect("a square"));
-    Transform::ALL
+    crate::symmetry::Transform::ALL
         .into_iter()
-        .find(|t| t.board(&Board::START) == Board::START && first.map(|m| t.apply_move(m)) == Some(f5))
-        .unwrap_or(Transform::Identity)
+        .find(|t| {
+            t.board(&crate::board::Board::START) == crate::board::Board::START
+                && first.map(|m| t.apply_move(m)) == Some(f5)
+        })
+        .unwrap_or(crate::symmetry::Transform::Identity)
 }

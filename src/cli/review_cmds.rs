@@ -14,7 +14,7 @@ use clap::Args;
 use super::engine_cmds::EngineArgs;
 use super::progress::Meter;
 use super::thor_cmds::{ArchiveArgs, GameFieldArgs};
-use crate::engine::review::{review_game, AnalysisStore, GameReview, ValueSource};
+use crate::engine::review::{review_game, review_games, AnalysisStore, BatchError, GameReview, ValueSource};
 use crate::engine::{Engine, EngineConfig};
 use crate::fileio::IoError;
 use crate::position::Position;
@@ -191,82 +191,65 @@ fn review_all(args: &ReviewArgs) -> anyhow::Result<ExitCode> {
     }
     let store = args.store.open()?;
     let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)).max(1);
-    let mut config = EngineConfig::try_from(&args.engine)?;
-    // One thread per engine, as many engines as jobs: games are the parallel unit.
-    config.search.threads = 1;
-    let engines: Vec<Engine> =
-        (0..jobs.min(todo.len().max(1))).map(|_| Engine::new(config.clone())).collect::<Result<_, _>>()?;
-    let stops: Vec<Arc<AtomicBool>> = engines.iter().map(Engine::stop_handle).collect();
+    let config = EngineConfig::try_from(&args.engine)?;
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = stop.clone();
-        ctrlc::set_handler(move || {
-            stop.store(true, Ordering::Relaxed);
-            for s in &stops {
-                s.store(true, Ordering::Relaxed);
-            }
-        })?;
+        ctrlc::set_handler(move || stop.store(true, Ordering::Relaxed))?;
     }
     let file = std::fs::OpenOptions::new().create(true).append(true).open(output).map_err(IoError::at(output))?;
     let out = Mutex::new(file);
     let meter = Meter::new("review", "games");
     let written = std::sync::atomic::AtomicUsize::new(0);
-    // Plain threads, one engine each, taking the next game: an engine's search runs on
-    // its own pool, and a rayon worker waiting on it would start another game.
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let work = |mut engine: Engine| -> anyhow::Result<()> {
-        while !stop.load(Ordering::Relaxed) {
-            let Some(&(number, id)) = todo.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
-            let g = db.game(id);
-            let review = review_game(&mut engine, &Position::START, &g.moves_with_passes(), store.as_ref(), &|_, _| {})
-                // A game the archive replays is legal; say which if not.
-                .with_context(|| format!("game {number} ({} record {})", db.game_json(g, false).file, g.record))?;
-            if review.interrupted {
-                break;
-            }
-            let game = Reviewed {
-                moves: Vec::new(),
-                title: Some(title(&db, id)),
-                theoretical: g.theoretical_discs().map(|t| (t, g.depth)),
-            };
-            let mut line = serde_json::to_vec(&serde_json::json!({
-                "number": number,
-                "game": db.game_json(g, false),
-                "summary": summary_json(&review, &game),
-                "plies": review.plies,
-            }))?;
+    let write_error = Mutex::new(None);
+    let games: Vec<Vec<Move>> = todo.iter().map(|&(_, id)| db.game(id).moves_with_passes()).collect();
+    let result = review_games(&config, &games, jobs, store.as_ref(), &stop, &|i, review| {
+        let (number, id) = todo[i];
+        let g = db.game(id);
+        let game = Reviewed {
+            moves: Vec::new(),
+            title: Some(title(&db, id)),
+            theoretical: g.theoretical_discs().map(|t| (t, g.depth)),
+        };
+        let line = serde_json::to_vec(&serde_json::json!({
+            "number": number,
+            "game": db.game_json(g, false),
+            "summary": summary_json(&review, &game),
+            "plies": review.plies,
+        }));
+        // One write per line: a line is whole or, after a crash, cut at the end.
+        let written_ok = line.map_err(anyhow::Error::from).and_then(|mut line| {
             line.push(b'\n');
-            // One write per line: a line is whole or, after a crash, cut at the end.
-            out.lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .write_all(&line)
-                .map_err(IoError::at(output))?;
-            let n = written.fetch_add(1, Ordering::Relaxed) + 1;
-            meter.update(n as u64, todo.len() as u64);
-        }
-        Ok(())
-    };
-    let result: anyhow::Result<()> = std::thread::scope(|scope| {
-        let workers: Vec<_> = engines.into_iter().map(|engine| scope.spawn(|| work(engine))).collect();
-        let mut first_error = Ok(());
-        for w in workers {
-            let r = w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            if r.is_err() {
-                // One failure stops the others; the first is reported.
-                stop.store(true, Ordering::Relaxed);
-                if first_error.is_ok() {
-                    first_error = r;
-                }
+            let mut f = out.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            f.write_all(&line).map_err(|e| IoError::new(output, e).into())
+        });
+        match written_ok {
+            Ok(()) => {
+                let n = written.fetch_add(1, Ordering::Relaxed) + 1;
+                meter.update(n as u64, todo.len() as u64);
+                true
+            }
+            Err(e) => {
+                write_error.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get_or_insert(e);
+                false
             }
         }
-        first_error
     });
     meter.finish();
     out.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner).sync_data().map_err(IoError::at(output))?;
     if let Some(store) = &store {
         store.sync()?;
     }
-    result?;
+    if let Some(e) = write_error.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
+        return Err(e);
+    }
+    result.map_err(|e| match e {
+        BatchError::Game { index, source } => {
+            let g = db.game(todo[index].1);
+            anyhow::anyhow!("game {} ({} record {}): {source}", todo[index].0, db.game_json(g, false).file, g.record)
+        }
+        e => e.into(),
+    })?;
     let n = written.load(Ordering::Relaxed);
     eprintln!("{n} games reviewed into {}", output.display());
     if stop.load(Ordering::Relaxed) {

@@ -348,12 +348,11 @@ impl Explorer {
     }
 
     fn position(&self, t: Target, filter: &GameFilter, level: Option<&str>) -> Reply {
-        let max = self.max_engine_level;
-        let level = match level.map(|l| l.parse::<u8>().ok().filter(|&n| n <= max).and_then(|n| Level::new(n).ok())) {
+        // No level asked for: no engine scores.
+        let level = match level.map(|l| self.level(Some(l), 0)) {
             None => None,
-            Some(Some(l)) => Some(l),
-            Some(None) if max == 0 => return Reply::error(400, "engine scores are turned off on this server"),
-            Some(None) => return Reply::error(400, format!("level must be from 1 to {max}")),
+            Some(Ok(l)) => l,
+            Some(Err(e)) => return Reply::error(400, e),
         };
         let pos = t.pos;
         let opening = match &t.moves {

@@ -307,6 +307,7 @@ pub struct GameFilter {
     pub position: Option<Position>,
 }
 
+#[cfg(any(feature = "explorer", test))]
 /// A range of years as `thorbook thor --years` and the explorer's `years` parameter
 /// spell it: `1990..2000` (inclusive), `1990`, `1990..`, `..2000`.
 pub(crate) fn parse_years(s: &str) -> Result<(u16, u16), String> {

@@ -30,6 +30,7 @@ use thiserror::Error;
 use crate::board::Color;
 use crate::square::{ParseError, Square};
 
+#[cfg(any(feature = "explorer", test))]
 pub(crate) use database::parse_years;
 pub use database::{
     FileSummary, GameFilter, GameId, LoadOptions, MoveStats, PositionStats, Reach, SortKey, ThorDatabase, ThorGame,

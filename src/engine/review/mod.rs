@@ -23,9 +23,11 @@
 //! better than the book's best counts as no loss, as lichess counts a move its engine
 //! preferred.
 
+mod batch;
 mod graph;
 mod store;
 
+pub use batch::{review_games, BatchError};
 pub use store::AnalysisStore;
 
 use serde::Serialize;
