@@ -518,6 +518,9 @@ fn a_real_browser_loads_the_page_and_clicks_a_move() {
         std::fs::write(&path, base64_decode(png.as_str().unwrap())).unwrap();
         eprintln!("screenshot: {}", path.display());
     };
+    // Tall enough to hold the game view and the repertoire below the board.
+    wd.cmd("POST", "/window/rect", serde_json::json!({"width": 1280, "height": 1700}));
+    std::thread::sleep(Duration::from_millis(300));
     shoot("desktop.png");
     // A phone's width: nothing wider than the screen.
     wd.cmd("POST", "/window/rect", serde_json::json!({"width": 390, "height": 844}));
