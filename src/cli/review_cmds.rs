@@ -310,20 +310,11 @@ fn title(db: &ThorDatabase, id: GameId) -> String {
 }
 
 fn summary_json(r: &GameReview, game: &Reviewed) -> serde_json::Value {
-    serde_json::json!({
-        "decisions": r.plies.len(),
-        "black": r.black,
-        "white": r.white,
-        "worst": r.worst,
-        "left_book_at": r.left_book_at,
-        "black_result": r.black_result,
-        "game": game.title,
-        "theoretical_black_discs": game.theoretical.map(|t| t.0),
-        "theoretical_empties": game.theoretical.map(|t| t.1),
-        "interrupted": r.interrupted,
-        "searched": r.searched,
-        "from_store": r.from_store,
-    })
+    let mut v = r.summary_json();
+    v["game"] = serde_json::json!(game.title);
+    v["theoretical_black_discs"] = serde_json::json!(game.theoretical.map(|t| t.0));
+    v["theoretical_empties"] = serde_json::json!(game.theoretical.map(|t| t.1));
+    v
 }
 
 fn print_table(r: &GameReview, game: &Reviewed) -> std::io::Result<()> {

@@ -436,16 +436,7 @@ impl Explorer {
                 &serde_json::json!({
                     "level": level.number(),
                     "plies": r.plies,
-                    "summary": {
-                        "decisions": r.plies.len(),
-                        "black": r.black,
-                        "white": r.white,
-                        "worst": r.worst,
-                        "left_book_at": r.left_book_at,
-                        "black_result": r.black_result,
-                        "searched": r.searched,
-                        "from_store": r.from_store,
-                    },
+                    "summary": r.summary_json(),
                     "svg": r.value_graph_svg(),
                 }),
             ),

@@ -169,6 +169,25 @@ pub struct GameReview {
     pub from_store: usize,
 }
 
+impl GameReview {
+    /// The totals as `review --json`'s summary line and the explorer's `/api/review`
+    /// give them (the CLI adds the game's record).
+    #[cfg(feature = "explorer")]
+    pub(crate) fn summary_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "decisions": self.plies.len(),
+            "black": self.black,
+            "white": self.white,
+            "worst": self.worst,
+            "left_book_at": self.left_book_at,
+            "black_result": self.black_result,
+            "interrupted": self.interrupted,
+            "searched": self.searched,
+            "from_store": self.from_store,
+        })
+    }
+}
+
 /// Why a game cannot be reviewed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
