@@ -171,8 +171,9 @@ impl Review {
         self.inner.value_graph_svg()
     }
 
+    /// What a notebook shows: the graph.
     fn _repr_svg_(&self) -> String {
-        self.inner.value_graph_svg()
+        self.svg()
     }
 
     fn __len__(&self) -> usize {

@@ -161,7 +161,12 @@ pub(super) fn review(args: ReviewArgs) -> anyhow::Result<ExitCode> {
         for p in &review.plies {
             outln!("{}", serde_json::to_string(p)?);
         }
-        outln!("{}", serde_json::to_string(&serde_json::json!({ "summary": summary_json(&review, &game) }))?);
+        outln!(
+            "{}",
+            serde_json::to_string(
+                &serde_json::json!({ "summary": summary_json(&review, game.title.as_deref(), game.theoretical) })
+            )?
+        );
     } else {
         print_table(&review, &game)?;
     }
@@ -206,15 +211,11 @@ fn review_all(args: &ReviewArgs) -> anyhow::Result<ExitCode> {
     let result = review_games(&config, &games, jobs, store.as_ref(), &stop, &|i, review| {
         let (number, id) = todo[i];
         let g = db.game(id);
-        let game = Reviewed {
-            moves: Vec::new(),
-            title: Some(title(&db, id)),
-            theoretical: g.theoretical_discs().map(|t| (t, g.depth)),
-        };
+        let theoretical = g.theoretical_discs().map(|t| (t, g.depth));
         let line = serde_json::to_vec(&serde_json::json!({
             "number": number,
             "game": db.game_json(g, false),
-            "summary": summary_json(&review, &game),
+            "summary": summary_json(&review, Some(&title(&db, id)), theoretical),
             "plies": review.plies,
         }));
         // One write per line: a line is whole or, after a crash, cut at the end.
@@ -246,7 +247,7 @@ fn review_all(args: &ReviewArgs) -> anyhow::Result<ExitCode> {
     result.map_err(|e| match e {
         BatchError::Game { index, source } => {
             let g = db.game(todo[index].1);
-            anyhow::anyhow!("game {} ({} record {}): {source}", todo[index].0, db.game_json(g, false).file, g.record)
+            anyhow::anyhow!("game {} ({} record {}): {source}", todo[index].0, db.file_name(g), g.record)
         }
         e => e.into(),
     })?;
@@ -262,7 +263,7 @@ fn review_all(args: &ReviewArgs) -> anyhow::Result<ExitCode> {
 /// What identifies a game across runs: its file's name and record.
 fn game_key(db: &ThorDatabase, id: GameId) -> (String, u32) {
     let g = db.game(id);
-    (db.game_json(g, false).file, g.record)
+    (db.file_name(g).to_string(), g.record)
 }
 
 /// The games `output` holds already (file name and record of each whole line). A last
@@ -309,11 +310,13 @@ fn title(db: &ThorDatabase, id: GameId) -> String {
     )
 }
 
-fn summary_json(r: &GameReview, game: &Reviewed) -> serde_json::Value {
+/// The review's summary with what the record says: its title and theoretical score
+/// (black's discs at that many empties).
+fn summary_json(r: &GameReview, title: Option<&str>, theoretical: Option<(u8, u8)>) -> serde_json::Value {
     let mut v = r.summary_json();
-    v["game"] = serde_json::json!(game.title);
-    v["theoretical_black_discs"] = serde_json::json!(game.theoretical.map(|t| t.0));
-    v["theoretical_empties"] = serde_json::json!(game.theoretical.map(|t| t.1));
+    v["game"] = serde_json::json!(title);
+    v["theoretical_black_discs"] = serde_json::json!(theoretical.map(|t| t.0));
+    v["theoretical_empties"] = serde_json::json!(theoretical.map(|t| t.1));
     v
 }
 

@@ -131,6 +131,9 @@ impl EvalSource {
     }
 }
 
+/// What the classic evaluation calls itself where a weight file gives its CRC-32.
+const CLASSIC_DIGEST: u32 = u32::from_le_bytes(*b"CLAS");
+
 /// An evaluation chosen at run time (what the command line and the protocols use).
 #[derive(Clone, Debug)]
 pub enum AnyEval {
@@ -146,7 +149,7 @@ impl AnyEval {
     pub(crate) fn digest(&self) -> u32 {
         match self {
             AnyEval::Pattern(e) => e.digest(),
-            AnyEval::Classic(_) => u32::from_le_bytes(*b"CLAS"),
+            AnyEval::Classic(_) => CLASSIC_DIGEST,
         }
     }
 }
@@ -296,7 +299,7 @@ impl ClassicEval {
 
 impl Evaluator for ClassicEval {
     fn identity(&self) -> Option<u32> {
-        Some(u32::from_le_bytes(*b"CLAS"))
+        Some(CLASSIC_DIGEST)
     }
 
     fn evaluate(&self, board: &Board) -> i32 {

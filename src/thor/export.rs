@@ -311,11 +311,16 @@ impl ThorDatabase {
         WthorExport { games, players: of(players), tournaments: of(tournaments), dropped }
     }
 
+    /// The name of the file game `g` was read from (what JSON exports call `file`).
+    pub(crate) fn file_name(&self, g: &ThorGame) -> &str {
+        &self.files[g.file as usize].name
+    }
+
     /// Game `g` as JSON.
     pub(crate) fn game_json(&self, g: &ThorGame, with_passes: bool) -> GameJson {
         GameJson {
             year: g.known_year(),
-            file: self.files[g.file as usize].name.clone(),
+            file: self.file_name(g).to_string(),
             record: g.record,
             tournament: self.tournament_name(g),
             black: self.black_name(g),

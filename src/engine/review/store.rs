@@ -136,11 +136,6 @@ impl AnalysisStore {
         Ok(AnalysisStore { path: Some(path.to_path_buf()), state: Mutex::new(state) })
     }
 
-    /// The file, if the store has one.
-    pub fn path(&self) -> Option<&Path> {
-        self.path.as_deref()
-    }
-
     /// Positions held (under every settings).
     pub fn len(&self) -> usize {
         self.lock().entries.len()
