@@ -39,6 +39,143 @@ impl IoError {
     }
 }
 
+/// The file system refused a lock (not "another process holds it"): the run goes on
+/// unlocked and its freshness rule guards it (a checkpoint's digest, a store's re-read
+/// before each append). Its OS error number, when it gave one (ENOSYS on Lustre mounted
+/// without `flock`, ENOLCK on NFS without a lock manager, EOPNOTSUPP).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LockRefused {
+    /// The OS error number.
+    pub os_error: Option<i32>,
+}
+
+impl std::fmt::Display for LockRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.os_error {
+            Some(code) => write!(f, "the file system refuses locks ({})", std::io::Error::from_raw_os_error(code)),
+            None => write!(f, "the file system refuses locks"),
+        }
+    }
+}
+
+/// How an exclusive lock on a file stands once asked for: held, or refused by a file
+/// system that cannot lock. Every file thorbook locks (leaf files, self-play output,
+/// the label store) goes through [`try_lock`] or [`lock`], so one rule says which
+/// errors mean "cannot lock" ([`refusal`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use]
+pub(crate) enum Lock {
+    /// This process holds the lock.
+    Held,
+    /// The file system cannot lock; the file is used unlocked.
+    Refused(LockRefused),
+}
+
+impl Lock {
+    /// The refusal, when the file system refused.
+    pub(crate) fn refused(self) -> Option<LockRefused> {
+        match self {
+            Lock::Held => None,
+            Lock::Refused(r) => Some(r),
+        }
+    }
+}
+
+/// Why [`try_lock`] did not lock.
+#[derive(Debug)]
+pub(crate) enum TryLockFault {
+    /// Another process (or another open of the file) holds the lock.
+    Busy,
+    /// Locking failed for a reason other than a file system that cannot lock.
+    Io(std::io::Error),
+}
+
+/// The refusal `e` stands for, if it says the file system cannot lock rather than that
+/// something went wrong: ENOSYS and ENOLCK (what Lustre and NFS answer), and
+/// `Unsupported` (EOPNOTSUPP, and platforms without locks). Any other error is a real
+/// failure: taking it for a refusal would let two runs append to one file.
+pub(crate) fn refusal(e: &std::io::Error) -> Option<LockRefused> {
+    #[cfg(unix)]
+    let by_number = matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::ENOLCK));
+    #[cfg(not(unix))]
+    let by_number = false;
+    (by_number || e.kind() == std::io::ErrorKind::Unsupported).then_some(LockRefused { os_error: e.raw_os_error() })
+}
+
+/// Takes `file`'s exclusive lock without waiting.
+pub(crate) fn try_lock(file: &File) -> Result<Lock, TryLockFault> {
+    match injected_refusal(file).map_or_else(|| file.try_lock(), |e| Err(std::fs::TryLockError::Error(e))) {
+        Ok(()) => Ok(Lock::Held),
+        Err(std::fs::TryLockError::WouldBlock) => Err(TryLockFault::Busy),
+        Err(std::fs::TryLockError::Error(e)) => refusal(&e).map(Lock::Refused).ok_or(TryLockFault::Io(e)),
+    }
+}
+
+/// Takes `file`'s exclusive lock, waiting for another holder to let it go.
+pub(crate) fn lock(file: &File) -> std::io::Result<Lock> {
+    match injected_refusal(file).map_or_else(|| file.lock(), Err) {
+        Ok(()) => Ok(Lock::Held),
+        Err(e) => refusal(&e).map(Lock::Refused).ok_or(e),
+    }
+}
+
+/// Whether some open of `file` holds its exclusive lock, asked by taking a shared lock
+/// (let go of at once when it is had); `None` when no answer can be had, as where the
+/// file system cannot lock.
+pub(crate) fn held_elsewhere(file: &File) -> Option<bool> {
+    match injected_refusal(file).map_or_else(|| file.try_lock_shared(), |e| Err(std::fs::TryLockError::Error(e))) {
+        Ok(()) => Some(false),
+        Err(std::fs::TryLockError::WouldBlock) => Some(true),
+        Err(std::fs::TryLockError::Error(_)) => None,
+    }
+}
+
+/// Lets go of a lock [`lock`] or [`try_lock`] took (nothing when it was refused).
+pub(crate) fn unlock(file: &File, lock: Lock) -> std::io::Result<()> {
+    match lock {
+        Lock::Held => file.unlock(),
+        Lock::Refused(_) => Ok(()),
+    }
+}
+
+/// Files whose locks fail as a file system that cannot lock answers, by device and
+/// inode, with the OS error ([`inject_lock_refusal`]).
+#[cfg(test)]
+static INJECTED_REFUSALS: std::sync::Mutex<Vec<((u64, u64), i32)>> = std::sync::Mutex::new(Vec::new());
+
+#[cfg(test)]
+fn file_id(file: &File) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    let m = file.metadata().expect("metadata of an open file");
+    (m.dev(), m.ino())
+}
+
+/// Makes every lock taken on the existing file at `path`, by any thread, fail with OS
+/// error `errno` (until `None`): how the tests stand in for Lustre or NFS. Keyed by the
+/// file itself, so tests running side by side on other files are unaffected.
+#[cfg(test)]
+pub(crate) fn inject_lock_refusal(path: &Path, errno: Option<i32>) {
+    let id = file_id(&File::open(path).expect("the file whose locks are to fail"));
+    let mut all = INJECTED_REFUSALS.lock().unwrap_or_else(|p| p.into_inner());
+    all.retain(|&(f, _)| f != id);
+    all.extend(errno.map(|e| (id, e)));
+}
+
+fn injected_refusal(file: &File) -> Option<std::io::Error> {
+    #[cfg(test)]
+    {
+        let id = file_id(file);
+        let all = INJECTED_REFUSALS.lock().unwrap_or_else(|p| p.into_inner());
+        return all.iter().find(|&&(f, _)| f == id).map(|&(_, e)| std::io::Error::from_raw_os_error(e));
+    }
+    #[cfg(not(test))]
+    {
+        let _ = file;
+        None
+    }
+}
+
 /// Maps a file read-only; `None` for an empty file (mapping zero bytes fails on some
 /// systems).
 pub(crate) fn map_file(path: &Path) -> std::io::Result<Option<Mmap>> {
@@ -227,6 +364,41 @@ fn sync_dir(dir: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_rule_says_which_lock_errors_mean_cannot_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let file = File::create(&path).unwrap();
+        for errno in [libc::ENOSYS, libc::ENOLCK, libc::EOPNOTSUPP] {
+            inject_lock_refusal(&path, Some(errno));
+            let refused = Lock::Refused(LockRefused { os_error: Some(errno) });
+            assert_eq!(try_lock(&file).unwrap(), refused, "errno {errno}");
+            assert_eq!(lock(&file).unwrap(), refused, "errno {errno}");
+            unlock(&file, refused).unwrap();
+        }
+        // Any other failure is a failure, never taken for a file system that cannot lock.
+        for errno in [libc::EIO, libc::EBADF, libc::EINTR] {
+            inject_lock_refusal(&path, Some(errno));
+            assert!(matches!(try_lock(&file), Err(TryLockFault::Io(e)) if e.raw_os_error() == Some(errno)));
+            assert_eq!(lock(&file).unwrap_err().raw_os_error(), Some(errno));
+        }
+        inject_lock_refusal(&path, None);
+        assert_eq!(try_lock(&file).unwrap(), Lock::Held);
+        let second = File::open(dir.path().join("f")).unwrap();
+        assert!(matches!(try_lock(&second), Err(TryLockFault::Busy)));
+        assert_eq!(held_elsewhere(&second), Some(true));
+        unlock(&file, Lock::Held).unwrap();
+        assert_eq!(held_elsewhere(&second), Some(false));
+        assert_eq!(try_lock(&second).unwrap(), Lock::Held);
+        inject_lock_refusal(&path, Some(libc::ENOLCK));
+        assert_eq!(held_elsewhere(&file), None);
+        inject_lock_refusal(&path, None);
+        assert_eq!(
+            LockRefused { os_error: Some(libc::ENOLCK) }.to_string(),
+            format!("the file system refuses locks ({})", std::io::Error::from_raw_os_error(libc::ENOLCK))
+        );
+    }
 
     #[test]
     fn atomic_write_replaces_and_leaves_no_temporary() {

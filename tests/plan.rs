@@ -232,15 +232,7 @@ fn submit_waits_for_running_jobs_and_resubmits_stopped_shards() {
 #[test]
 fn shards_run_where_locks_are_refused_and_submit_asks_the_scheduler() {
     let dir = tempfile::tempdir().unwrap();
-    let shim_c = dir.path().join("noflock.c");
-    std::fs::write(
-        &shim_c,
-        "#include <errno.h>\nint flock(int fd, int op) { (void)fd; (void)op; errno = ENOLCK; return -1; }\n",
-    )
-    .unwrap();
-    let shim = dir.path().join("libnoflock.so");
-    let cc = std::process::Command::new("cc").args(["-shared", "-fPIC", "-o"]).arg(&shim).arg(&shim_c).status();
-    assert!(cc.is_ok_and(|s| s.success()), "this test needs a C compiler (cc) to make its flock shim");
+    let shim = crate::util::no_flock_shim(dir.path());
     let work = dir.path().join("w");
     cli_plan(dir.path(), &work, 300, 6, 2, &[]);
     let shard = |index: &str, job: Option<&str>| {

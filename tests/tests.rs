@@ -26,6 +26,7 @@ mod examples;
 mod explorer;
 mod fuzz_inputs;
 mod interchange;
+mod locks;
 mod plan;
 mod properties;
 mod repertoire;

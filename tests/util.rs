@@ -126,3 +126,22 @@ pub fn reference_back_up(records: &[thorbook::book::Record], roots: &[thorbook::
         })
         .collect()
 }
+
+/// A shared library for `LD_PRELOAD` whose `flock` fails with ENOLCK, built in `dir`
+/// with the C compiler Rust links with: a file system that cannot lock (Lustre mounted
+/// without `-o flock`, NFS without a lock manager) for the binary.
+#[cfg(target_os = "linux")]
+pub fn no_flock_shim(dir: &std::path::Path) -> PathBuf {
+    let source = dir.join("noflock.c");
+    std::fs::write(
+        &source,
+        "#include <errno.h>\nint flock(int fd, int op) { (void)fd; (void)op; errno = ENOLCK; return -1; }\n",
+    )
+    .unwrap();
+    let lib = dir.join("libnoflock.so");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let built = std::process::Command::new(&cc).args(["-shared", "-fPIC", "-o"]).arg(&lib).arg(&source).output();
+    let built = built.unwrap_or_else(|e| panic!("{cc} (the C compiler Rust links with) cannot run: {e}"));
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    lib
+}

@@ -32,10 +32,11 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::build::{BuildError, Leaf, LeafSearch};
-use super::leaflog::{LeafLog, LeafLogError, LockRefused};
+use super::leaflog::{LeafLog, LeafLogError};
 use super::trust::{decider, Decider};
 use super::Book;
 use crate::board::{Board, Color};
+use crate::fileio::LockRefused;
 use crate::position::Position;
 use crate::search::{Settings, Strength};
 use crate::setting::{check, OutOfRange, Setting};

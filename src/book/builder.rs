@@ -20,12 +20,12 @@ use super::build::{self, BuildConfig, BuildError, GameLine, Leaf, LeafSearch, No
 use super::checkpoint::{games_digest, BuildIdentity, Checkpoint, PositionsDigest};
 use super::collect::Collector;
 use super::format::BuildParams;
-use super::leaflog::LockRefused;
 use super::nodes::{NodeReader, NodeWriter, PositionsError};
 use super::stream::{BookFile, StreamError};
 use super::{for_each_reachable, Book};
 use crate::board::Board;
 use crate::fileio::IoError;
+use crate::fileio::LockRefused;
 
 /// What a running build reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

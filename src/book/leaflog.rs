@@ -21,7 +21,7 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 
 use super::build::{BuildError, Leaf, LeafSearch};
 use super::format::LeafMove;
-use crate::fileio::IoError;
+use crate::fileio::{self, IoError, LockRefused, TryLockFault};
 use crate::parallel_count::ParallelCount;
 
 /// Why a file of scored positions cannot be read: the caller says what its header
@@ -123,23 +123,6 @@ pub(crate) struct LeafFile {
     lock_refused: Option<LockRefused>,
 }
 
-/// The file system refused a lock (not "another process holds it"): its OS error
-/// number, when it gave one (ENOSYS, ENOLCK, EOPNOTSUPP, …).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LockRefused {
-    /// The OS error number.
-    pub os_error: Option<i32>,
-}
-
-impl std::fmt::Display for LockRefused {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.os_error {
-            Some(code) => write!(f, "the file system refuses locks ({})", std::io::Error::from_raw_os_error(code)),
-            None => write!(f, "the file system refuses locks"),
-        }
-    }
-}
-
 impl LeafFile {
     /// Opens the file at `path` with `header`, locked: with `resume`, an existing file
     /// is continued (cut to its whole entries) and its entries returned, each read by
@@ -152,12 +135,12 @@ impl LeafFile {
     ) -> Result<(LeafFile, HashMap<u64, Leaf>), OpenFault> {
         let mut file =
             OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(OpenFault::Io)?;
-        let lock_refused = match file.try_lock() {
-            Ok(()) => None,
-            Err(std::fs::TryLockError::WouldBlock) => return Err(OpenFault::Locked),
-            // Not held by anyone: this file system cannot lock. Refusing to run here
-            // would make it unusable; the caller warns and its freshness rule guards.
-            Err(std::fs::TryLockError::Error(e)) => Some(LockRefused { os_error: e.raw_os_error() }),
+        // Where the file system cannot lock, refusing to run would make it unusable:
+        // the caller warns and its freshness rule guards.
+        let lock_refused = match fileio::try_lock(&file) {
+            Ok(lock) => lock.refused(),
+            Err(TryLockFault::Busy) => return Err(OpenFault::Locked),
+            Err(TryLockFault::Io(e)) => return Err(OpenFault::Io(e)),
         };
         let (done, whole) = if resume {
             let mut bytes = Vec::new();
@@ -480,6 +463,30 @@ mod tests {
         assert!(!path.exists());
         assert!(LeafFile::open(&path, b"H", true, decode).is_ok());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_leaf_file_goes_on_unlocked_where_the_file_system_refuses_locks() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let decode = |e: &[u8]| decode_leaf_entry(e, 0);
+        let leaf = Leaf { mv: LeafMove::from_byte(19), score: -3, depth: 7, exact: false, selectivity: 0 };
+        std::fs::write(&path, b"").unwrap();
+        crate::fileio::inject_lock_refusal(&path, Some(libc::ENOLCK));
+        let (file, _) = LeafFile::open(&path, b"H", false, decode).unwrap();
+        assert_eq!(file.lock_refused(), Some(LockRefused { os_error: Some(libc::ENOLCK) }));
+        file.append(5, &leaf).unwrap();
+        file.sync().unwrap();
+        // A failure that is not a refusal stops the open.
+        crate::fileio::inject_lock_refusal(&path, Some(libc::EIO));
+        assert!(
+            matches!(LeafFile::open(&path, b"H", true, decode), Err(OpenFault::Io(e)) if e.raw_os_error() == Some(libc::EIO))
+        );
+        crate::fileio::inject_lock_refusal(&path, None);
+        drop(file);
+        let (file, done) = LeafFile::open(&path, b"H", true, decode).unwrap();
+        assert_eq!(file.lock_refused(), None);
+        assert_eq!(done, HashMap::from([(5, leaf)]));
     }
 
     #[test]

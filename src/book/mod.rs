@@ -72,7 +72,7 @@ pub use builder::{BuildEvent, BuildSummary, Builder};
 pub use checkpoint::{BuildInput, CheckpointFault};
 pub use format::{BookError, BookRegion, BuildParams, CountsFault, FieldFault, LeafMove, Record};
 pub use grow::{Grower, Growth, GrowthConfig, GrowthError, GrowthEvent, GrowthInput, GrowthSummary, StopReason};
-pub use leaflog::{EntryFault, LockRefused};
+pub use leaflog::EntryFault;
 pub use merge::merge_into;
 pub use query::{book_line, book_moves, choose_move, query, BookChoice, BookMove, BookQuery};
 pub use stream::{StreamError, Written};

@@ -108,6 +108,7 @@ fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
     let order = crate::train::labels::solve_order(&args.eval.source().load()?);
     let games: Vec<_> = args.sample.pick(load_games(&args.archives)?)?;
     let mut store = open_labels(Some(&path))?;
+    let refused_at_open = store.lock_refused().is_some();
     let pool = super::flags::thread_pool(args.threads)?;
     let threads = pool.current_num_threads();
     let stop = stop_on_ctrl_c("the solves under way; run again to resume")?;
@@ -115,6 +116,9 @@ fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
     let b = bar();
     let outcome = pool.install(|| solve_shard(&games, &job, &order, &mut store, &stop, &progress_to(&b)));
     b.finish();
+    if !refused_at_open {
+        super::train_cmds::warn_lock_refused(&path, &store);
+    }
     let outcome = match outcome {
         Err(TrainError::Stopped) => {
             eprintln!("stopped: the solves made are kept in {}; run again to resume", path.display());

@@ -2,7 +2,7 @@
 //! training and measurement configs, progress bars, and the reports.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -362,6 +362,7 @@ pub(super) fn open_labels(path: Option<&PathBuf>) -> anyhow::Result<LabelStore> 
     let Some(path) = path else { return Ok(LabelStore::in_memory()) };
     let store = LabelStore::open(path)?;
     warn_cut_short(path, &store, "; they are labelled again");
+    warn_lock_refused(path, &store);
     if store.exact_len() + store.search_len() > 0 {
         eprintln!(
             "{}: {} exact and {} search labels kept from earlier runs",
@@ -371,6 +372,18 @@ pub(super) fn open_labels(path: Option<&PathBuf>) -> anyhow::Result<LabelStore> 
         );
     }
     Ok(store)
+}
+
+/// Warns that the label store at `path` is used unlocked, when its file system
+/// refused the lock: appends from several processes are then not serialised.
+pub(super) fn warn_lock_refused(path: &Path, store: &LabelStore) {
+    if let Some(refused) = store.lock_refused() {
+        eprintln!(
+            "warning: {}: {refused}: the store is appended to unlocked; give each process its own store \
+             (--labels with {{index}}) and merge them with `labels merge`",
+            path.display()
+        );
+    }
 }
 
 /// Runs `thorbook train`.

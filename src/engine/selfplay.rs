@@ -22,8 +22,8 @@ use rayon::prelude::*;
 
 use super::game::Game;
 use super::{Engine, EngineConfig, EngineError};
-use crate::book::LockRefused;
 use crate::fileio::IoError;
+use crate::fileio::{Lock, LockRefused, TryLockFault};
 use crate::setting::{OutOfRange, Setting};
 use crate::square::{format_moves, Move};
 
@@ -467,12 +467,11 @@ impl SelfPlayRun {
             return Err(SelfPlayError::Exists { path: path.clone() });
         }
         let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(&io)?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => return Err(SelfPlayError::Locked { path: path.clone() }),
-            Err(std::fs::TryLockError::Error(e)) => {
-                progress(SelfPlayEvent::LockRefused(LockRefused { os_error: e.raw_os_error() }))
-            }
+        match crate::fileio::try_lock(&file) {
+            Ok(Lock::Held) => {}
+            Ok(Lock::Refused(refused)) => progress(SelfPlayEvent::LockRefused(refused)),
+            Err(TryLockFault::Busy) => return Err(SelfPlayError::Locked { path: path.clone() }),
+            Err(TryLockFault::Io(e)) => return Err(IoError::new(path, e).into()),
         }
         if existing == 0 {
             let text = serde_json::Value::Object(identity).to_string() + "\n";

@@ -28,7 +28,7 @@ use std::sync::Mutex;
 use super::{stage_count, Progress, ProgressFn, Stage};
 use crate::board::Board;
 use crate::eval::{AnyEval, IncrementalEvaluator, PatternEval};
-use crate::fileio::IoError;
+use crate::fileio::{self, IoError, LockRefused, TryLockFault};
 use crate::search::labelling::{label_in_batches, solve_work};
 use crate::search::{exact_score, Limits, Search, Selectivity, TranspositionTable};
 
@@ -112,6 +112,9 @@ pub struct LabelStore {
     file: Option<(PathBuf, u64)>,
     /// Bytes of a chunk cut short that reading dropped.
     dropped: u64,
+    /// Set once the file system refused the file's lock: appends go on unlocked,
+    /// guarded by re-reading whatever another process appended since.
+    lock_refused: Option<LockRefused>,
 }
 
 impl LabelStore {
@@ -132,6 +135,16 @@ impl LabelStore {
         };
         let valid = if bytes.is_empty() { 0 } else { store.read(&name, &bytes)? };
         store.dropped = (bytes.len() - valid) as u64;
+        if !bytes.is_empty() {
+            // Asked now so that a file system that cannot lock is reported before the
+            // work starts, not after; a lock busy with another appender is no fault.
+            let f = OpenOptions::new().read(true).write(true).open(path).map_err(io)?;
+            match fileio::try_lock(&f) {
+                Ok(lock) => store.lock_refused = lock.refused(),
+                Err(TryLockFault::Busy) => {}
+                Err(TryLockFault::Io(e)) => return Err(io(e)),
+            }
+        }
         store.file = Some((path.to_path_buf(), valid as u64));
         Ok(store)
     }
@@ -198,6 +211,11 @@ impl LabelStore {
         Ok(at)
     }
 
+    /// Why the store's file is used unlocked, when its file system refused the lock.
+    pub(crate) fn lock_refused(&self) -> Option<LockRefused> {
+        self.lock_refused
+    }
+
     /// Bytes at the end of the file that held a chunk cut short (dropped on reading).
     pub(crate) fn dropped_bytes(&self) -> u64 {
         self.dropped
@@ -240,7 +258,8 @@ impl LabelStore {
                 OpenOptions::new().create(true).truncate(false).read(true).write(true).open(&path).map_err(io)?;
             // Several processes may share a store: one appends at a time, and chunks
             // another appended since this one last looked are read in first.
-            f.lock().map_err(io)?;
+            let lock = fileio::lock(&f).map_err(io)?;
+            self.lock_refused = self.lock_refused.or(lock.refused());
             let len = f.metadata().map_err(io)?.len();
             if valid == 0 && len == 0 {
                 f.write_all(MAGIC).map_err(io)?;
@@ -258,7 +277,7 @@ impl LabelStore {
             f.write_all(&bytes).map_err(io)?;
             f.set_len(valid + bytes.len() as u64).map_err(io)?;
             f.sync_data().map_err(io)?;
-            f.unlock().map_err(io)?;
+            fileio::unlock(&f, lock).map_err(io)?;
             self.file = Some((path, valid + bytes.len() as u64));
         }
         for &(board, score, spec) in labels {
@@ -556,6 +575,29 @@ mod tests {
         for p in first.iter().chain(&second) {
             assert!(all.exact(p).is_some());
         }
+    }
+
+    #[test]
+    fn a_store_appends_unlocked_where_the_file_system_refuses_locks() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("labels.bin");
+        let eval = PatternEval::bundled();
+        let stop = AtomicBool::new(false);
+        let (first, second) = (boards(11, 40, 9), boards(12, 40, 10));
+        // Lustre without `-o flock` answers ENOSYS; NFS without a lock manager ENOLCK.
+        std::fs::write(&path, b"").unwrap();
+        for (errno, batch) in [(libc::ENOSYS, &first), (libc::ENOLCK, &second)] {
+            crate::fileio::inject_lock_refusal(&path, Some(errno));
+            let mut store = LabelStore::open(&path).unwrap();
+            assert_eq!(store.solve_missing(batch, &eval, &stop, &|_| {}).unwrap(), 40);
+            assert_eq!(store.lock_refused(), Some(LockRefused { os_error: Some(errno) }));
+        }
+        crate::fileio::inject_lock_refusal(&path, Some(libc::EIO));
+        let failed = LabelStore::open(&path).unwrap_err();
+        assert!(matches!(&failed, LabelStoreError::Io(e) if e.source.raw_os_error() == Some(libc::EIO)), "{failed:?}");
+        crate::fileio::inject_lock_refusal(&path, None);
+        let all = LabelStore::open(&path).unwrap();
+        assert_eq!((all.exact_len(), all.dropped_bytes(), all.lock_refused()), (80, 0, None));
     }
 
     #[test]

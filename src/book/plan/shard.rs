@@ -18,10 +18,10 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 use super::error::{io, PlanError, PlanFault, ShardFault};
 use super::{Plan, Work};
 use crate::book::build::{self, Leaf, Node};
-use crate::book::leaflog::LockRefused;
 use crate::book::leaflog::{EntriesFault, EntryFault, LeafFile, OpenFault};
 use crate::book::nodes::{read_node_range, NODES_FILE};
 use crate::fileio::atomic_write;
+use crate::fileio::LockRefused;
 use crate::search::MAX_THREADS;
 use crate::setting::{check, Setting};
 
@@ -551,10 +551,8 @@ fn write_verified(digest: u64, verified: &HashMap<u32, (u64, u128)>) -> String {
 /// had; it is released at once when it can): `Some(true)` held, `Some(false)` free,
 /// `None` when the file system refuses locks here.
 fn locked(path: &std::path::Path) -> Option<bool> {
-    match File::open(path).map(|f| f.try_lock_shared()) {
-        Ok(Ok(())) => Some(false),
-        Ok(Err(std::fs::TryLockError::WouldBlock)) => Some(true),
-        Ok(Err(std::fs::TryLockError::Error(_))) => None,
+    match File::open(path) {
+        Ok(f) => crate::fileio::held_elsewhere(&f),
         // Gone since it was seen (the shard was just written): nothing holds it.
         Err(_) => Some(false),
     }
