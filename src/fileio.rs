@@ -162,18 +162,16 @@ pub(crate) fn inject_lock_refusal(path: &Path, errno: Option<i32>) {
     all.extend(errno.map(|e| (id, e)));
 }
 
+#[cfg(test)]
 fn injected_refusal(file: &File) -> Option<std::io::Error> {
-    #[cfg(test)]
-    {
-        let id = file_id(file);
-        let all = INJECTED_REFUSALS.lock().unwrap_or_else(|p| p.into_inner());
-        return all.iter().find(|&&(f, _)| f == id).map(|&(_, e)| std::io::Error::from_raw_os_error(e));
-    }
-    #[cfg(not(test))]
-    {
-        let _ = file;
-        None
-    }
+    let id = file_id(file);
+    let all = INJECTED_REFUSALS.lock().unwrap_or_else(|p| p.into_inner());
+    all.iter().find(|&&(f, _)| f == id).map(|&(_, e)| std::io::Error::from_raw_os_error(e))
+}
+
+#[cfg(not(test))]
+fn injected_refusal(_: &File) -> Option<std::io::Error> {
+    None
 }
 
 /// Maps a file read-only; `None` for an empty file (mapping zero bytes fails on some
