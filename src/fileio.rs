@@ -188,23 +188,62 @@ pub(crate) fn map_file(path: &Path) -> std::io::Result<Option<Mmap>> {
     Ok(Some(map))
 }
 
-/// Bytes that live in the binary, in a memory map, or in memory.
-pub enum Bytes {
-    /// Embedded in the binary.
+/// Bytes that live in the binary, in a memory map ([`read_mapped`]), or in memory:
+/// what a book or an archive is read from, whatever holds it. Opaque, so that the
+/// memory-map crate is not part of thorbook's API.
+pub struct Bytes(Held);
+
+/// Where [`Bytes`] live.
+enum Held {
     Static(&'static [u8]),
-    /// A read-only memory map.
     Mapped(Mmap),
-    /// Owned.
     Owned(Vec<u8>),
+}
+
+impl Bytes {
+    /// Bytes embedded in the binary (or otherwise living as long as the program).
+    pub const fn from_static(bytes: &'static [u8]) -> Bytes {
+        Bytes(Held::Static(bytes))
+    }
+
+    /// Whether the bytes are a memory map of a file.
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.0, Held::Mapped(_))
+    }
+}
+
+impl From<Vec<u8>> for Bytes {
+    fn from(bytes: Vec<u8>) -> Bytes {
+        Bytes(Held::Owned(bytes))
+    }
 }
 
 impl AsRef<[u8]> for Bytes {
     fn as_ref(&self) -> &[u8] {
-        match self {
-            Bytes::Static(b) => b,
-            Bytes::Mapped(m) => m,
-            Bytes::Owned(v) => v,
+        match &self.0 {
+            Held::Static(b) => b,
+            Held::Mapped(m) => m,
+            Held::Owned(v) => v,
         }
+    }
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        self.as_ref()
+    }
+}
+
+impl std::fmt::Debug for Bytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let held = match self.0 {
+            Held::Static(_) => "static",
+            Held::Mapped(_) => "mapped",
+            Held::Owned(_) => "owned",
+        };
+        write!(f, "Bytes({held}, {} bytes)", self.as_ref().len())
     }
 }
 
@@ -264,10 +303,10 @@ fn advise(bytes: &[u8], advice: Advice) {
 
 /// A file's bytes, memory-mapped (an empty file gives an empty buffer).
 pub fn read_mapped(path: &Path) -> std::io::Result<Bytes> {
-    Ok(match map_file(path)? {
-        Some(m) => Bytes::Mapped(m),
-        None => Bytes::Owned(Vec::new()),
-    })
+    Ok(Bytes(match map_file(path)? {
+        Some(m) => Held::Mapped(m),
+        None => Held::Owned(Vec::new()),
+    }))
 }
 
 /// Writes `bytes` to `path` atomically and durably: temporary file beside it, fsync,

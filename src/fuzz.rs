@@ -24,6 +24,22 @@ use crate::thor::format::{HEADER_LEN as THOR_HEADER_LEN, PLAYER_RECORD_LEN, TOUR
 use crate::thor::{bundled_sources, GameFilter, GameText, LoadOptions, Source, ThorDatabase};
 use crate::{Color, Position};
 
+/// Runs one input's check with rayon's work on the fuzzing thread itself: the global
+/// pool would start worker threads that are never joined, and at exit LeakSanitizer
+/// (cargo-fuzz's default address sanitizer) reports what their thread-locals hold. A
+/// one-thread pool made of the calling thread starts none; every target goes through
+/// here.
+pub fn on_this_thread<R: Send>(check: impl FnOnce() -> R + Send) -> R {
+    thread_local! {
+        static POOL: rayon::ThreadPool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .use_current_thread()
+            .build()
+            .expect("a pool of the current thread needs no new thread");
+    }
+    POOL.with(|pool| pool.install(check))
+}
+
 /// A target's check: any bytes in, a panic only on a broken promise.
 pub type Check = fn(&[u8]);
 

@@ -100,6 +100,7 @@ macro_rules! with {
 pub mod board;
 pub mod book;
 #[cfg(feature = "cli")]
+#[doc(hidden)]
 pub mod cli;
 mod cpu;
 pub mod dataset;
@@ -145,6 +146,6 @@ mod documentation_examples {
 }
 
 pub use board::{Board, Color};
-pub use position::{PlayError, Position, PositionError};
+pub use position::{MoveError, PlayError, Position, PositionError};
 pub use square::{BoardTextFault, Move, ParseError, Square};
 pub use symmetry::Transform;

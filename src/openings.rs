@@ -133,8 +133,8 @@ pub fn at(board: &Board) -> Option<Opening> {
 pub fn name_line(moves: &[Move]) -> Option<Opening> {
     let mut pos = Position::START;
     let mut found = None;
-    for (ply, &mv) in moves.iter().enumerate() {
-        match pos.try_play(mv, ply + 1) {
+    for &mv in moves {
+        match pos.try_play(mv) {
             Ok(next) => pos = next,
             Err(_) => break,
         }

@@ -62,22 +62,22 @@ impl Position {
         Position { board: self.board.pass(), side: !self.side }
     }
 
-    /// Plays `mv`, checking it. `ply` (1-based) is only used to label the error.
-    pub fn try_play(&self, mv: Move, ply: usize) -> Result<Position, PlayError> {
+    /// Plays `mv`, checking it.
+    pub fn try_play(&self, mv: Move) -> Result<Position, MoveError> {
         match mv {
             Move::Pass => {
                 if self.board.legal_moves() != 0 {
-                    Err(PlayError::PassWithMoves { ply, color: self.side })
+                    Err(MoveError::PassWithMoves { color: self.side })
                 } else if self.board.opponent_moves() == 0 {
-                    Err(PlayError::GameOver { ply, mv })
+                    Err(MoveError::GameOver { mv })
                 } else {
                     Ok(self.pass())
                 }
             }
             Move::Place(sq) => match self.board.play(sq) {
                 Some(board) => Ok(Position { board, side: !self.side }),
-                None if self.board.is_game_over() => Err(PlayError::GameOver { ply, mv }),
-                None => Err(PlayError::Illegal { ply, mv, color: self.side }),
+                None if self.board.is_game_over() => Err(MoveError::GameOver { mv }),
+                None => Err(MoveError::Illegal { mv, color: self.side }),
             },
         }
     }
@@ -111,7 +111,7 @@ impl Position {
     pub fn play_sequence(&self, moves: &[Move]) -> Result<Position, PlayError> {
         let mut pos = *self;
         for (i, &mv) in moves.iter().enumerate() {
-            pos = pos.with_inferred_pass(mv).try_play(mv, i + 1)?;
+            pos = pos.with_inferred_pass(mv).try_play(mv).map_err(|e| e.at(i + 1))?;
         }
         Ok(pos)
     }
@@ -328,35 +328,49 @@ pub(crate) fn parse_squares(text: &str) -> Result<(u64, u64, &str), ParseError> 
 }
 
 /// A move that cannot be played in the position it was given for.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
 #[non_exhaustive]
-pub enum PlayError {
+pub enum MoveError {
     /// The square is occupied or flips nothing.
-    #[error("ply {ply}: {mv} is not legal for {color}")]
+    #[error("{mv} is not legal for {color}")]
     Illegal {
-        /// 1-based ply in the sequence being played.
-        ply: usize,
         /// The move attempted.
         mv: Move,
         /// The side that tried it.
         color: Color,
     },
     /// A pass while the side to move has a legal move.
-    #[error("ply {ply}: {color} cannot pass, it has a legal move")]
+    #[error("{color} cannot pass, it has a legal move")]
     PassWithMoves {
-        /// 1-based ply.
-        ply: usize,
         /// The side that tried to pass.
         color: Color,
     },
     /// A move after the end of the game.
-    #[error("ply {ply}: the game is over, {mv} cannot be played")]
+    #[error("the game is over, {mv} cannot be played")]
     GameOver {
-        /// 1-based ply.
-        ply: usize,
         /// The move attempted.
         mv: Move,
     },
+}
+
+impl MoveError {
+    /// This error as the move at `ply` (1-based) of a sequence.
+    pub fn at(self, ply: usize) -> PlayError {
+        PlayError { ply, cause: self }
+    }
+}
+
+/// A move of a sequence that cannot be played: which, and why. The one place a ply is
+/// written into a message ("ply 9: b4 is not legal for black"), so that errors wrapping
+/// it name the ply once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[error("ply {ply}: {cause}")]
+#[non_exhaustive]
+pub struct PlayError {
+    /// 1-based ply in the sequence being played.
+    pub ply: usize,
+    /// Why the move cannot be played (in the message, so not also its source).
+    pub cause: MoveError,
 }
 
 /// Parsing then playing: the errors of `Position::from_moves`-style entry points.

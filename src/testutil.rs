@@ -210,7 +210,7 @@ pub mod build_steps {
                 if ply == max_ply as usize {
                     break;
                 }
-                pos = pos.try_play(mv, ply + 1).map_err(|source| BuildError::Game { game: g, source })?;
+                pos = pos.try_play(mv).map_err(|e| BuildError::Game { game: g, source: e.at(ply + 1) })?;
             }
         }
         let mut nodes: Vec<Node> = map.into_values().filter(|n| n.games >= min_games.max(1)).collect();

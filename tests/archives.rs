@@ -388,7 +388,7 @@ fn retaining_games_rebuilds_the_position_index() {
     let in_2015 = with!(GameFilter::default(), years: Some((2015, 2015)));
     let whole = db.stats(&pos, &in_2015);
     let transcripts = |db: &ThorDatabase, ids: Vec<thorbook::thor::GameId>| -> Vec<String> {
-        ids.into_iter().map(|g| db.game(g).transcript()).collect()
+        ids.into_iter().map(|g| db.game(g).unwrap().transcript()).collect()
     };
     let selected = transcripts(&db, db.select(&with!(in_2015.clone(), position: Some(pos))));
     db.retain(|g| g.year == 2015);

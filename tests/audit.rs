@@ -71,7 +71,7 @@ fn book_moves_show_how_far_their_scores_can_be_trusted() {
                 assert!(pos.board.empty_count() <= 16, "ply {i}: {t:?}");
             }
         }
-        pos = pos.try_play(mv, i + 1).unwrap();
+        pos = pos.try_play(mv).unwrap();
     }
     assert!(seen_exact && seen_searched);
     let json = thorbook(&["book", "query", "--moves", "f5", "--json"]);

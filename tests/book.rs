@@ -67,7 +67,7 @@ fn a_book_holds_exactly_the_positions_of_its_games_with_right_counts() {
             if ply == max_ply {
                 break;
             }
-            pos = pos.try_play(g.moves[ply], 0).unwrap();
+            pos = pos.try_play(g.moves[ply]).unwrap();
         }
     }
     let book = build_book(&games, &config(max_ply as u32, 2, 0));
@@ -680,7 +680,7 @@ fn engine_and_query_use_the_bundled_book() {
         if listed.iter().any(|m| m.in_book) {
             assert_eq!(listed[0].mv, mv, "at {}", at.to_board_text());
         }
-        at = at.try_play(mv, 0).unwrap();
+        at = at.try_play(mv).unwrap();
     }
 
     // Safety: where the stored value is above every playable move (an inconsistent

@@ -63,8 +63,8 @@ fn train_on_the_bundled_archives_then_use_the_weights() {
     assert!(exact["signed"].as_f64().is_some());
 
     let weights = Weights::load(&out).unwrap();
-    assert_eq!((weights.phases, weights.probcut_depths), (30, 32));
-    assert!(weights.note.starts_with("thorbook"), "{}", weights.note);
+    assert_eq!((weights.phases(), weights.probcut_depths()), (30, 32));
+    assert!(weights.note().starts_with("thorbook"), "{}", weights.note());
     let eval = PatternEval::new(&weights);
     let pos = Position::from_moves("f5d6c3d3c4f4f6").unwrap();
     for t in Transform::ALL {
@@ -97,7 +97,7 @@ fn train_on_the_bundled_archives_then_use_the_weights() {
         weighted.stderr
     );
     let reweighted = Weights::load(&out).unwrap();
-    assert!(reweighted.note.contains(" weighing "), "{}", reweighted.note);
+    assert!(reweighted.note().contains(" weighing "), "{}", reweighted.note());
     // The fit moved: positions of the games evaluate otherwise (the note alone differs
     // in any case, so the weights themselves are compared through their values).
     let (before, after) = (PatternEval::new(&weights), PatternEval::new(&reweighted));
@@ -408,7 +408,7 @@ fn eval_error_splits_the_lean_within_games_and_measures_calibration() {
         // [white, black]: errors at 9, 10 and 24 empties.
         let mut by_colour: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
         let (mut pos, mut reaches_24) = (Position::START, false);
-        for (i, mv) in g.moves_with_passes().into_iter().map(Some).chain([None]).enumerate() {
+        for mv in g.moves_with_passes().into_iter().map(Some).chain([None]) {
             let e = pos.board.empty_count();
             reaches_24 |= e == 24;
             if [9, 10, 24].contains(&e) && pos.board.legal_moves() != 0 {
@@ -418,7 +418,7 @@ fn eval_error_splits_the_lean_within_games_and_measures_calibration() {
             match mv {
                 None => break,
                 Some(thorbook::Move::Pass) => pos = pos.pass(),
-                Some(mv) => pos = pos.try_play(mv, i + 1).unwrap(),
+                Some(mv) => pos = pos.try_play(mv).unwrap(),
             }
         }
         let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
@@ -559,7 +559,7 @@ fn bundled_positions_at_24() -> Vec<ExactAt24> {
         .filter_map(|g| {
             let black = 2 * i32::from(g.theoretical_discs()?) - 64;
             let (mut pos, mut after_pass) = (Position::START, false);
-            for (i, mv) in g.moves_with_passes().into_iter().enumerate() {
+            for mv in g.moves_with_passes() {
                 if mv == thorbook::Move::Pass {
                     (pos, after_pass) = (pos.pass(), true);
                     continue;
@@ -568,7 +568,7 @@ fn bundled_positions_at_24() -> Vec<ExactAt24> {
                     let exact = if pos.side == thorbook::Color::Black { black } else { -black };
                     return Some(ExactAt24 { position: pos, exact, after_pass });
                 }
-                pos = pos.try_play(mv, i + 1).unwrap();
+                pos = pos.try_play(mv).unwrap();
             }
             None
         })
@@ -619,9 +619,10 @@ fn searches_do_not_lean_with_the_parity_of_their_depth() {
     assert!(corrected.iter().all(|e| e.abs() <= 0.3), "signed errors at depths 4..=9: {corrected:.2?}");
     assert!(swing(&corrected[1..]) <= 0.3, "signed errors at depths 4..=9: {corrected:.2?}");
     assert!((corrected[1] - corrected[0]).abs() <= 0.5, "signed errors at depths 4..=9: {corrected:.2?}");
-    let mut weights = Weights::bundled();
+    let mut weights = Weights::bundled().into_parts();
     assert!(weights.leaf_correction.iter().any(|&c| c != 0), "the bundled weights carry a leaf correction");
     weights.leaf_correction.clear();
+    let weights = Weights::try_from(weights).unwrap();
     let uncorrected = signed_errors_at_24(&PatternEval::new(&weights));
     assert!(swing(&uncorrected) >= 0.6, "without the correction: {uncorrected:.2?}");
 }
@@ -650,11 +651,11 @@ fn calibrate_writes_a_correction_beside_the_same_weights() {
     assert!(run.ok().contains("correction (discs)"), "{}", run.stdout);
     let written = Weights::load(&out).unwrap();
     let bundled = Weights::bundled();
-    assert_eq!((&written.values, &written.probcut), (&bundled.values, &bundled.probcut));
-    assert!(written.note.contains("search-leaf correction"), "{}", written.note);
-    assert_eq!(written.leaf_correction.len(), 61);
+    assert_eq!((written.values(), written.probcut()), (bundled.values(), bundled.probcut()));
+    assert!(written.note().contains("search-leaf correction"), "{}", written.note());
+    assert_eq!(written.leaf_correction().len(), 61);
     // Measured, not copied: one round from the bundled correction moves it.
-    assert_ne!(written.leaf_correction, bundled.leaf_correction);
+    assert_ne!(written.leaf_correction(), bundled.leaf_correction());
     let bad = thorbook(&["calibrate", "-o", out.to_str().unwrap(), "--rounds", "0"]);
     assert!(bad.fails().contains("--rounds must be from 1 to 10, got 0"), "{}", bad.stderr);
 }

@@ -196,7 +196,7 @@ fn check_engine_answer(engine: &mut Engine<AnyEval>, pos: &Position) -> Result<(
                 Move::Place(sq) => prop_assert!(board.is_legal(sq), "{} is illegal in {}", sq, pos.to_board_text()),
             }
             prop_assert!((-64..=64).contains(&m.score), "score {}", m.score);
-            prop_assert!(pos.try_play(m.mv, 1).is_ok());
+            prop_assert!(pos.try_play(m.mv).is_ok());
             if m.source == MoveSource::Book {
                 prop_assert!(thorbook::book::bundled().unwrap().probe(&board).is_some());
             }

@@ -25,11 +25,11 @@ fn engine(level: u8, exact_at: Option<u32>, book: bool) -> Engine {
 
 fn reaches_a_decision_at_24(moves: &[thorbook::square::Move]) -> bool {
     let mut pos = Position::START;
-    for (i, &mv) in moves.iter().enumerate() {
+    for &mv in moves {
         if pos.board.empty_count() == 24 {
             return pos.board.legal_moves().count_ones() >= 2;
         }
-        pos = pos.with_inferred_pass(mv).try_play(mv, i + 1).unwrap();
+        pos = pos.with_inferred_pass(mv).try_play(mv).unwrap();
     }
     false
 }
@@ -89,7 +89,7 @@ fn a_searched_value_is_analyzes_at_the_same_settings() {
             assert_eq!(r.played_value, played.score, "ply {}", r.ply);
             fresh.new_game();
         }
-        pos = pos.try_play(*mv, i + 1).unwrap();
+        pos = pos.try_play(*mv).unwrap();
     }
 }
 
@@ -111,7 +111,7 @@ fn the_book_covers_the_opening_and_says_where_the_game_left_it() {
             assert_eq!(Some(r.value), book.probe(&pos.board).map(|h| h.value()), "ply {}", r.ply);
             checked += 1;
         }
-        pos = pos.try_play(*mv, i + 1).unwrap();
+        pos = pos.try_play(*mv).unwrap();
     }
     assert!(checked >= 15, "{checked} book plies");
 }

@@ -110,7 +110,7 @@ fn shared_ffo_every_listed_move_score_of_some_positions() {
     let mut engine = Engine::new(config).unwrap();
     for p in set.iter().step_by(6) {
         engine.new_game();
-        let moves = engine.search(&p.position, Limits { exact: true, ..Limits::default() }, true).moves;
+        let moves = engine.search(&p.position, with!(Limits::default(), exact: true), true).moves;
         assert_eq!(moves.len(), p.scores.len(), "line {}", p.line);
         for &(mv, score) in &p.scores {
             let got = moves.iter().find(|m| m.mv == mv).unwrap_or_else(|| panic!("{mv} missing"));
@@ -133,7 +133,7 @@ fn check_theoretical_scores(db: &ThorDatabase, sample: usize) -> usize {
                 reached = Some(pos);
                 break;
             }
-            pos = pos.try_play(mv, 0).unwrap();
+            pos = pos.try_play(mv).unwrap();
         }
         let Some(pos) = reached else { continue };
         let Some(stored) = g.theoretical_discs().map(i32::from) else { continue };
@@ -389,7 +389,7 @@ fn ctrl_c_stops_solve_bestmove_and_analyze_with_what_they_found() {
         let (code, out, err) = interrupted(&args, wait);
         assert_eq!(code, Some(130), "{command}: {out}\n{err}");
         let pos = Position::from_moves("f5d6c3d3c4f4").unwrap();
-        let first = out.split_whitespace().find_map(|w| w.parse::<Move>().ok().filter(|m| pos.try_play(*m, 0).is_ok()));
+        let first = out.split_whitespace().find_map(|w| w.parse::<Move>().ok().filter(|m| pos.try_play(*m).is_ok()));
         assert!(first.is_some(), "{command} printed no legal move: {out}");
     }
 }

@@ -127,11 +127,11 @@ fn transpositions_merge_in_the_position_filter() {
         .game_ids()
         .filter(|&g| {
             let mut pos = Position::START;
-            for mv in db.game(g).moves_with_passes() {
+            for mv in db.game(g).unwrap().moves_with_passes() {
                 if pos.side == a.side && pos.board.canonical().0 == canon {
                     return true;
                 }
-                pos = pos.try_play(mv, 0).unwrap();
+                pos = pos.try_play(mv).unwrap();
             }
             pos.side == a.side && pos.board.canonical().0 == canon
         })
@@ -189,7 +189,7 @@ fn export_wtb_writes_a_loadable_subset() {
     assert_eq!(subset.games().len(), want.len());
     assert!(subset.games().iter().all(|g| g.year == 2015));
     let transcripts = |d: &ThorDatabase, ids: &[thorbook::thor::GameId]| -> Vec<String> {
-        ids.iter().map(|&i| d.game(i).transcript()).collect()
+        ids.iter().map(|&i| d.game(i).unwrap().transcript()).collect()
     };
     assert_eq!(transcripts(&subset, &subset.game_ids().collect::<Vec<_>>()), transcripts(&db, &want));
     assert!(Path::new(&path).exists());
@@ -264,7 +264,7 @@ fn shared_logistello_book_games_read_and_replay() {
                 p = p.pass();
             }
             let mv: Move = std::str::from_utf8(&m[1..]).unwrap().parse().unwrap();
-            p = p.try_play(mv, played.len() + 1).unwrap();
+            p = p.try_play(mv).unwrap();
             played.push(mv);
         }
         assert_eq!(g.moves_with_passes().into_iter().filter(|m| *m != Move::Pass).collect::<Vec<_>>(), played);

@@ -3,4 +3,4 @@
 //! thorbook text export imports back to the same bytes.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| thorbook::fuzz::book_import(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| thorbook::fuzz::on_this_thread(|| thorbook::fuzz::book_import(data)));

@@ -5,4 +5,4 @@
 //! so that mutations reach the records instead of stopping at a checksum.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| thorbook::fuzz::book_open(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| thorbook::fuzz::on_this_thread(|| thorbook::fuzz::book_open(data)));

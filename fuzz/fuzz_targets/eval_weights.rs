@@ -3,4 +3,4 @@
 //! the checksum to the ProbCut table and the note.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| thorbook::fuzz::eval_weights(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| thorbook::fuzz::on_this_thread(|| thorbook::fuzz::eval_weights(data)));

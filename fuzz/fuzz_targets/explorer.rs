@@ -3,4 +3,4 @@
 //! fuzzed through GTP and NBoard); a `level` parameter is still parsed and refused.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| thorbook::fuzz::explorer(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| thorbook::fuzz::on_this_thread(|| thorbook::fuzz::explorer(data)));

@@ -2,4 +2,4 @@
 //! parses to the same game, names, result and time control.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| thorbook::fuzz::ggf(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| thorbook::fuzz::on_this_thread(|| thorbook::fuzz::ggf(data)));

@@ -4,4 +4,4 @@
 //! protocol cannot deepen it (GTP's time commands only lower a budget).
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| thorbook::fuzz::gtp(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| thorbook::fuzz::on_this_thread(|| thorbook::fuzz::gtp(data)));

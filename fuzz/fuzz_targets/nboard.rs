@@ -3,4 +3,4 @@
 //! clamped to 1..=3 here so each input runs in milliseconds; everything else is as sent.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| thorbook::fuzz::nboard(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| thorbook::fuzz::on_this_thread(|| thorbook::fuzz::nboard(data)));

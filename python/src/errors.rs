@@ -45,10 +45,15 @@ pub(crate) fn setting(e: impl std::fmt::Display) -> PyErr {
     Python::attach(|py| raise(py, "SettingError", e.to_string(), &[]))
 }
 
-/// An `IllegalMoveError` (a `MoveError`, a `ValueError`), with the 1-based ply when the
-/// move is one of a sequence.
-pub(crate) fn illegal(e: &thorbook::PlayError, ply: Option<usize>) -> PyErr {
-    Python::attach(|py| raise(py, "IllegalMoveError", e.to_string(), &[("ply", int(py, ply.map(|p| p as u64)))]))
+/// An `IllegalMoveError` (a `MoveError`, a `ValueError`) for a move of a sequence, with
+/// its 1-based ply.
+pub(crate) fn illegal(e: &thorbook::PlayError) -> PyErr {
+    Python::attach(|py| raise(py, "IllegalMoveError", e.to_string(), &[("ply", int(py, Some(e.ply as u64)))]))
+}
+
+/// The `IllegalMoveError` of one move played on its own (`ply` None).
+pub(crate) fn illegal_move(e: &thorbook::MoveError) -> PyErr {
+    Python::attach(|py| raise(py, "IllegalMoveError", e.to_string(), &[("ply", int(py, None))]))
 }
 
 /// An `InvalidMoveError`: text that is not a move at all.
@@ -210,10 +215,7 @@ pub(crate) fn build(e: &BuildError, output: &Path) -> PyErr {
                 py,
                 "IllegalMoveError",
                 e.to_string(),
-                &[
-                    ("ply", int(py, crate::position::play_ply(source).map(|p| p as u64))),
-                    ("game", int(py, Some(*game as u64))),
-                ],
+                &[("ply", int(py, Some(source.ply as u64))), ("game", int(py, Some(*game as u64)))],
             )
         }),
         other => PyRuntimeError::new_err(other.to_string()),

@@ -134,7 +134,7 @@ impl Games {
 
     /// The selected games.
     pub(crate) fn games(&self) -> Vec<ThorGame> {
-        self.ids.iter().map(|&id| *self.db.game(id)).collect()
+        self.ids.iter().map(|&id| *self.db.game(id).expect("a selection holds ids of its own database")).collect()
     }
 
     fn game(&self, i: usize) -> Game {
@@ -588,7 +588,8 @@ fn game_filter(
 
 impl Game {
     fn game(&self) -> &ThorGame {
-        self.db.game(self.id)
+        // The database is shared, never changed, and made this id.
+        self.db.game(self.id).expect("a game holds an id of its own database")
     }
 
     /// Equal games: the same moves, players, tournament, year, results, file and
@@ -716,7 +717,7 @@ impl Game {
         let mut pos = thorbook::Position::START;
         let mut out = vec![Position::from(pos)];
         for (i, mv) in self.game().moves_with_passes().into_iter().enumerate() {
-            pos = pos.try_play(mv, i + 1).map_err(|e| errors::illegal(&e, Some(i + 1)))?;
+            pos = pos.try_play(mv).map_err(|e| errors::illegal(&e.at(i + 1)))?;
             out.push(Position::from(pos));
         }
         Ok(out)

@@ -4,7 +4,7 @@ use pyo3::prelude::*;
 
 use thorbook::board::{Board, Squares};
 use thorbook::square::{Move, Square};
-use thorbook::{Color, PlayError, Position as RsPosition, PositionError, Transform};
+use thorbook::{Color, Position as RsPosition, PositionError, Transform};
 
 use crate::errors;
 
@@ -30,31 +30,9 @@ impl From<RsPosition> for Position {
 /// for a move that is not legal where it comes.
 pub(crate) fn position_error(e: PositionError) -> PyErr {
     match &e {
-        PositionError::Play(p) => errors::illegal(p, play_ply(p)),
+        PositionError::Play(p) => errors::illegal(p),
         _ => errors::invalid_move(e.to_string()),
     }
-}
-
-/// The 1-based ply a sequence's play error names.
-pub(crate) fn play_ply(e: &PlayError) -> Option<usize> {
-    match e {
-        PlayError::Illegal { ply, .. } | PlayError::PassWithMoves { ply, .. } | PlayError::GameOver { ply, .. } => {
-            Some(*ply)
-        }
-        _ => None,
-    }
-}
-
-/// The `IllegalMoveError` of one move played on its own: the library's message
-/// without a sequence's ply.
-pub(crate) fn single_move_error(e: &PlayError) -> PyErr {
-    let message = match e {
-        PlayError::Illegal { mv, color, .. } => format!("{mv} is not legal for {color}"),
-        PlayError::PassWithMoves { color, .. } => format!("{color} cannot pass: it has a legal move"),
-        PlayError::GameOver { mv, .. } => format!("the game is over: {mv} cannot be played"),
-        other => other.to_string(),
-    };
-    Python::attach(|py| errors::raise(py, "IllegalMoveError", message, &[]))
 }
 
 /// A move given as ``"f5"``, ``"pass"``/``"PA"``, or a square index from 0 to 63 (64:
@@ -157,20 +135,20 @@ impl Position {
 
     /// Whether ``mv`` (a move string or index) is legal here.
     fn is_legal(&self, mv: &Bound<'_, PyAny>) -> PyResult<bool> {
-        Ok(self.inner.try_play(parse_move(mv)?, 1).is_ok())
+        Ok(self.inner.try_play(parse_move(mv)?).is_ok())
     }
 
     /// The position after ``mv`` (``"f5"``, a square index, or ``"pass"`` when the side
     /// to move has no move); ``IllegalMoveError`` when it is not legal.
     fn play(&self, mv: &Bound<'_, PyAny>) -> PyResult<Position> {
         let mv = parse_move(mv)?;
-        self.inner.try_play(mv, 1).map(Position::from).map_err(|e| single_move_error(&e))
+        self.inner.try_play(mv).map(Position::from).map_err(|e| errors::illegal_move(&e))
     }
 
     /// The position after the side to move passes (``IllegalMoveError`` when it has a
     /// move).
     fn pass_(&self) -> PyResult<Position> {
-        self.inner.try_play(Move::Pass, 1).map(Position::from).map_err(|e| single_move_error(&e))
+        self.inner.try_play(Move::Pass).map(Position::from).map_err(|e| errors::illegal_move(&e))
     }
 
     /// Whether neither side can move.

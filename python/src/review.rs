@@ -47,7 +47,7 @@ fn store(path: Option<PathBuf>) -> PyResult<Option<AnalysisStore>> {
 
 fn review_error(e: &ReviewError) -> PyErr {
     match e {
-        ReviewError::Game(GameError::Play(p)) => errors::illegal(p, None),
+        ReviewError::Game(GameError::Play(p)) => errors::illegal(p),
         ReviewError::Store(io) => errors::io(io),
         other => errors::setting(other.to_string()),
     }

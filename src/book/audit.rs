@@ -354,7 +354,7 @@ pub(crate) fn candidates<D: AsRef<[u8]>>(book: &Book<D>, config: &AuditConfig) -
         let options = super::query::book_moves(book, &pos);
         let Some(best) = options.first().map(|m| m.score) else { continue };
         for m in options.iter().filter(|m| m.in_book && m.score >= best - config.error) {
-            if let Ok(next) = pos.try_play(m.mv, 0) {
+            if let Ok(next) = pos.try_play(m.mv) {
                 let mut l = line.clone();
                 l.push(m.mv);
                 queue.push_back((next, l));
@@ -389,7 +389,7 @@ fn game_candidates<D: AsRef<[u8]>>(book: &Book<D>, games: &[Vec<Move>], config: 
                     }
                 }
             }
-            match pos.try_play(mv, i + 1) {
+            match pos.try_play(mv) {
                 Ok(next) => pos = next,
                 Err(_) => break,
             }
@@ -558,7 +558,7 @@ impl Choice {
             let canonical = b.canonical().0;
             (canonical.key(), canonical)
         };
-        let book_child = child(c.position.try_play(best.mv, 0).ok()?.board);
+        let book_child = child(c.position.try_play(best.mv).ok()?.board);
         // The compared search ran on the canonical board: its move is in that orientation.
         let canonical = c.position.board.canonical().0;
         let search_child = match compared.mv.get()? {

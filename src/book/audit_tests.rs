@@ -258,12 +258,12 @@ fn an_audit_weighs_the_book_s_moves_against_a_search_s() {
         };
         let engine_move = at(2, canonical).moves[0].mv;
         let search_child = crate::position::Position { board: canonical, side: crate::board::Color::Black }
-            .try_play(engine_move, 1)
+            .try_play(engine_move)
             .unwrap()
             .board
             .canonical()
             .0;
-        let book_child = pos.try_play(book_moves(&book, &pos)[0].mv, 1).unwrap().board.canonical().0;
+        let book_child = pos.try_play(book_moves(&book, &pos)[0].mv).unwrap().board.canonical().0;
         if book_child == search_child {
             continue;
         }

@@ -190,7 +190,7 @@ impl Collector {
             if ply == max_ply as usize {
                 break;
             }
-            pos = pos.try_play(mv, ply + 1).map_err(|source| BuildError::Game { game: g, source })?;
+            pos = pos.try_play(mv).map_err(|e| BuildError::Game { game: g, source: e.at(ply + 1) })?;
         }
         Ok(())
     }

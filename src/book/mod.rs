@@ -649,7 +649,7 @@ impl BookSource {
     pub fn open(&self) -> Result<Option<Book<Bytes>>, OpenError> {
         let bytes = match self {
             BookSource::None => return Ok(None),
-            BookSource::Bundled => Bytes::Static(bundled_bytes()),
+            BookSource::Bundled => Bytes::from_static(bundled_bytes()),
             BookSource::File(p) => read_mapped(p).map_err(IoError::at(p))?,
         };
         Book::open(bytes).map(Some).map_err(|source| OpenError::Format { from: self.clone(), source })

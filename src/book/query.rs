@@ -27,7 +27,7 @@ pub fn book_line<D: AsRef<[u8]>>(book: &Book<D>, from: &Position, max_len: usize
         match best {
             Some(mv) => {
                 line.push(mv);
-                pos = pos.try_play(mv, 0).expect("book moves are legal");
+                pos = pos.try_play(mv).expect("book moves are legal");
             }
             None => {
                 // The leaf as `book_moves` lists it: only when legal here (a damaged
@@ -44,6 +44,7 @@ pub fn book_line<D: AsRef<[u8]>>(book: &Book<D>, from: &Position, max_len: usize
 
 /// A move from a book position as the query shows it.
 #[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
 pub struct BookMove {
     /// The move in the query's orientation.
     #[serde(rename = "move")]
@@ -175,7 +176,7 @@ impl Default for BookChoice {
 pub fn choose_move<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position, choice: BookChoice, seed: u64) -> Option<BookMove> {
     let moves: Vec<BookMove> = moves(book, pos, Detail::Order)
         .into_iter()
-        .filter(|m| m.score >= -choice.max_loss && pos.try_play(m.mv, 1).is_ok())
+        .filter(|m| m.score >= -choice.max_loss && pos.try_play(m.mv).is_ok())
         .collect();
     let best = moves.first()?.score;
     let stored = book.probe(&pos.board)?.value();
@@ -200,7 +201,7 @@ pub fn choose_move<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position, choice: BookC
     // The trust of the move chosen, in full.
     let mut chosen = chosen.clone();
     if chosen.in_book {
-        let child = pos.try_play(chosen.mv, 1).ok()?.board;
+        let child = pos.try_play(chosen.mv).ok()?.board;
         chosen.trust = Trust::of_position(book, &child, &mut std::collections::HashMap::new());
     }
     Some(chosen)

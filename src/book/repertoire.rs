@@ -166,7 +166,7 @@ impl<D: AsRef<[u8]>> Walk<'_, D> {
         let mut nodes = Vec::with_capacity(chosen.len());
         let mut siblings = Vec::with_capacity(chosen.len());
         for m in chosen {
-            let child = pos.try_play(m.mv, line.len() + 1).expect("book moves are legal");
+            let child = pos.try_play(m.mv).expect("book moves are legal");
             let key = child.board.canonical_key();
             // Replies that are one position up to a symmetry of this one (the four first
             // moves) are one reply: the first stands for them all.
@@ -242,7 +242,7 @@ mod tests {
                     let m = options.iter().find(|m| m.mv == mv).unwrap();
                     assert!(m.in_book && options[0].score - m.score <= 2, "reply {} of {line:?}", i + 1);
                     for other in options.iter().filter(|o| o.in_book && options[0].score - o.score <= 2) {
-                        let key = pos.try_play(other.mv, 1).unwrap().board.canonical_key();
+                        let key = pos.try_play(other.mv).unwrap().board.canonical_key();
                         assert!(
                             on_lines.contains(&key),
                             "{color}: the reply {} after {:?} is not prepared",
@@ -260,8 +260,8 @@ mod tests {
     fn replay(line: &[Move]) -> Vec<Position> {
         let mut out = vec![Position::START];
         let mut pos = Position::START;
-        for (i, &mv) in line.iter().enumerate() {
-            pos = pos.with_inferred_pass(mv).try_play(mv, i + 1).unwrap();
+        for &mv in line {
+            pos = pos.with_inferred_pass(mv).try_play(mv).unwrap();
             out.push(pos);
         }
         out

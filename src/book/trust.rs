@@ -101,6 +101,7 @@ pub(crate) fn proven<D: AsRef<[u8]>>(book: &Book<D>, board: &Board, memo: &mut H
 
 /// How far one value can be trusted, as `book query`, `analyze` and the explorer show it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Trust {
     /// The value is proven: every option below it was solved to the end.
     pub exact: bool,

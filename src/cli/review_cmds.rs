@@ -100,7 +100,7 @@ impl ReviewArgs {
         let mut ids = db.select(&filter);
         db.sort_games(&mut ids, SortKey::Year);
         let id = *ids.get(n - 1).with_context(|| format!("--game {n}: only {} games match", ids.len()))?;
-        let g = db.game(id);
+        let g = db.own_game(id);
         let title = title(&db, id);
         let theoretical = g.theoretical_discs().map(|t| (t, g.depth));
         Ok(Reviewed { moves: g.moves_with_passes(), title: Some(title), theoretical })
@@ -207,10 +207,10 @@ fn review_all(args: &ReviewArgs) -> anyhow::Result<ExitCode> {
     let meter = Meter::new("review", "games");
     let written = std::sync::atomic::AtomicUsize::new(0);
     let write_error = Mutex::new(None);
-    let games: Vec<Vec<Move>> = todo.iter().map(|&(_, id)| db.game(id).moves_with_passes()).collect();
+    let games: Vec<Vec<Move>> = todo.iter().map(|&(_, id)| db.own_game(id).moves_with_passes()).collect();
     let result = review_games(&config, &games, jobs, store.as_ref(), &stop, &|i, review| {
         let (number, id) = todo[i];
-        let g = db.game(id);
+        let g = db.own_game(id);
         let theoretical = g.theoretical_discs().map(|t| (t, g.depth));
         let line = serde_json::to_vec(&serde_json::json!({
             "number": number,
@@ -246,7 +246,7 @@ fn review_all(args: &ReviewArgs) -> anyhow::Result<ExitCode> {
     }
     result.map_err(|e| match e {
         BatchError::Game { index, source } => {
-            let g = db.game(todo[index].1);
+            let g = db.own_game(todo[index].1);
             anyhow::anyhow!("game {} ({} record {}): {source}", todo[index].0, db.file_name(g), g.record)
         }
         e => e.into(),
@@ -262,7 +262,7 @@ fn review_all(args: &ReviewArgs) -> anyhow::Result<ExitCode> {
 
 /// What identifies a game across runs: its file's name and record.
 fn game_key(db: &ThorDatabase, id: GameId) -> (String, u32) {
-    let g = db.game(id);
+    let g = db.own_game(id);
     (db.file_name(g).to_string(), g.record)
 }
 
@@ -299,7 +299,7 @@ fn reviewed_already(output: &Path) -> anyhow::Result<std::collections::HashSet<(
 }
 
 fn title(db: &ThorDatabase, id: GameId) -> String {
-    let g = db.game(id);
+    let g = db.own_game(id);
     format!(
         "{} {}: {} (black) - {} (white), {}",
         g.year,

@@ -408,7 +408,7 @@ fn write_games(out: &mut dyn Write, db: &ThorDatabase, ids: &[GameId], format: G
             )?;
             let known = |v: Option<u8>| v.map_or("?".to_string(), |v| v.to_string());
             for &i in ids {
-                let g = db.game_json(db.game(i), false);
+                let g = db.game_json(db.own_game(i), false);
                 let score = g.black_score.map_or("?".to_string(), |b| format!("{b}-{}", 64 - i32::from(b)));
                 let mark = if g.outcome == crate::thor::Outcome::Unfinished { "*" } else { "" };
                 let year = g.year.map_or("?".to_string(), |y| y.to_string());

@@ -86,7 +86,7 @@ fn random_games_are_legal_games_and_batches_concatenate() {
             if pos.board.legal_moves() == 0 {
                 pos = pos.pass();
             }
-            pos = pos.try_play(Move::Place(sq), t + 1).expect("a legal move");
+            pos = pos.try_play(Move::Place(sq)).expect("a legal move");
             if pos.board.legal_moves() == 0 && !pos.board.is_game_over() {
                 pos = pos.pass();
             }
@@ -176,8 +176,7 @@ fn book_labels_are_the_book_values_with_the_trust_queries_show() {
     let book = crate::book::bundled().unwrap();
     let pos = Position::from_moves("f5d6").unwrap();
     let moves = crate::book::book_moves(&book, &pos);
-    let children: Vec<Board> =
-        moves.iter().filter(|m| m.in_book).map(|m| pos.try_play(m.mv, 1).unwrap().board).collect();
+    let children: Vec<Board> = moves.iter().filter(|m| m.in_book).map(|m| pos.try_play(m.mv).unwrap().board).collect();
     assert!(children.len() > 2);
     // Two discs in the corners: no game reaches it.
     let off_book = Board::new(1, 1 << 63).unwrap();
@@ -204,11 +203,11 @@ fn self_play_games_are_legal_reproducible_and_start_with_the_random_plies() {
         let tokens = &games.tokens[g * 60..][..60];
         assert_eq!(tokens[..6], random.tokens[g * 60..][..6], "game {g}: the random plies are the stream's");
         let mut pos = Position::START;
-        for (t, &tok) in tokens[..usize::from(games.lengths[g])].iter().enumerate() {
+        for &tok in &tokens[..usize::from(games.lengths[g])] {
             if pos.board.legal_moves() == 0 {
                 pos = pos.pass();
             }
-            pos = pos.try_play(Move::Place(Square::new(tok)), t + 1).expect("legal");
+            pos = pos.try_play(Move::Place(Square::new(tok))).expect("legal");
         }
         assert!(pos.board.is_game_over());
     }

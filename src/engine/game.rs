@@ -105,7 +105,7 @@ impl Game {
 
     /// Plays `mv` for the side to move (a pass only when it has no legal move).
     pub fn play(&mut self, mv: Move) -> Result<(), GameError> {
-        let next = self.current.try_play(mv, self.ply() + 1)?;
+        let next = self.current.try_play(mv).map_err(|e| e.at(self.ply() + 1))?;
         self.turns.push(Turn { mv, inferred_pass: false, before: self.current });
         self.current = next;
         Ok(())
@@ -125,7 +125,7 @@ impl Game {
         let pos = self.current;
         let mover = self.position_for(color)?;
         let inferred_pass = mover != pos;
-        let next = mover.try_play(mv, self.ply() + 1 + inferred_pass as usize)?;
+        let next = mover.try_play(mv).map_err(|e| e.at(self.ply() + 1 + usize::from(inferred_pass)))?;
         self.turns.push(Turn { mv, inferred_pass, before: pos });
         self.current = next;
         Ok(())
@@ -205,7 +205,7 @@ mod tests {
         assert!(matches!(g.play_for(Color::Black, mv), Err(GameError::Play(_))), "black has no move");
         g.play_for(Color::White, mv).unwrap();
         assert_eq!(g.moves(), vec![Move::Pass, mv]);
-        assert_eq!(g.positions(), vec![start, start.pass(), start.pass().try_play(mv, 1).unwrap()]);
+        assert_eq!(g.positions(), vec![start, start.pass(), start.pass().try_play(mv).unwrap()]);
         assert_eq!(g.ply(), 2);
         let mut h = Game::new(start);
         h.play_inferring_pass(mv).unwrap();

@@ -62,7 +62,7 @@ pub fn parse(text: &str) -> Result<GgfGame, GgfError> {
             err(
                 offset,
                 match e {
-                    GameError::Play(source) => TextFault::Play { ply, source },
+                    GameError::Play(e) => TextFault::Play { ply, source: e.cause },
                     GameError::NotYourTurn { to_move, named } => {
                         TextFault::WrongSide { ply, expected: to_move, found: named }
                     }

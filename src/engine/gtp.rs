@@ -44,6 +44,7 @@ pub(crate) const COMMANDS: &[&str] = &[
 
 /// A parsed GTP command.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Command {
     /// `protocol_version`
     ProtocolVersion,
@@ -317,7 +318,17 @@ pub fn run<E: IncrementalEvaluator>(
         else {
             return Ok(());
         };
-        let line = line?;
+        let line = match line {
+            Ok(line) => line,
+            Err(e) => match super::LineTooLong::of(&e) {
+                Some(too_long) => {
+                    write!(output, "? {too_long}\n\n")?;
+                    output.flush()?;
+                    continue;
+                }
+                None => return Err(e),
+            },
+        };
         let (id, reply) = match parse_line(&line) {
             Ok(None) => continue,
             Ok(Some(req)) => (req.id, session.handle(&req.command).map(|t| (t, req.command == Command::Quit))),
@@ -359,7 +370,13 @@ mod tests {
         assert!(e.message.contains("invalid color"), "{}", e.message);
         assert!(parse_line("play b z9").unwrap_err().message.contains("invalid move"));
         assert!(parse_line("frobnicate").unwrap_err().message.contains("unknown command"));
-        assert!(parse_line("time_settings 1e30 0 0").unwrap_err().message.contains("up to a year"));
+        // A value is written back as a person writes it, not as its 301 digits.
+        assert_eq!(
+            parse_line("time_settings 1e300 0 0").unwrap_err().message,
+            "main time must be a number of seconds from 0 up to a year, got 1e300"
+        );
+        assert!(parse_line("time_settings 1e-300 0 0").is_ok());
+        assert!(parse_line("time_left b -0.5 0").unwrap_err().message.ends_with("got -0.5"));
         assert!(parse_line("time_left b -1 0").unwrap_err().message.contains("from 0"));
         assert!(parse_line("99999999999999999999999 name").is_err());
     }
@@ -377,6 +394,38 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         assert!(text.starts_with("? unknown command `\u{fffd}\u{fffd}`\n\n"), "{text:?}");
         assert!(text.ends_with("=2 thorbook\n\n"), "{text:?}");
+    }
+
+    #[test]
+    fn a_line_over_the_bound_is_answered_as_an_error_and_the_session_goes_on() {
+        use crate::engine::MAX_LINE;
+        let config = super::super::EngineConfig {
+            search: crate::search::Settings { hash_mib: 1, ..Default::default() },
+            book: super::super::BookSource::None,
+            ..Default::default()
+        };
+        let mut engine = Engine::new(config).unwrap();
+        // Lines just under, at and just over the bound, then a stream with no newline.
+        for (len, ok) in [(MAX_LINE - 1, true), (MAX_LINE, true), (MAX_LINE + 1, false)] {
+            let mut input = format!("1 name #{}", "x".repeat(len - 8)).into_bytes();
+            assert_eq!(input.len(), len);
+            input.extend_from_slice(b"\n2 name\n");
+            let mut out = Vec::new();
+            run(&mut engine, std::io::Cursor::new(input), &mut out).unwrap();
+            let text = String::from_utf8(out).unwrap();
+            let expected = if ok {
+                "=1 thorbook\n\n=2 thorbook\n\n".to_string()
+            } else {
+                format!("? line 1 is longer than {MAX_LINE} bytes; it is ignored\n\n=2 thorbook\n\n")
+            };
+            assert_eq!(text, expected, "a line of {len} bytes");
+        }
+        let mut out = Vec::new();
+        run(&mut engine, std::io::Cursor::new(vec![b'x'; 3 * MAX_LINE]), &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            format!("? line 1 is longer than {MAX_LINE} bytes; it is ignored\n\n")
+        );
     }
 
     #[test]

@@ -148,6 +148,7 @@ pub enum MoveSource {
 
 /// The engine's move and what it knows of it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct EngineMove {
     /// The move (a pass when the side to move has none).
     #[serde(rename = "move")]
@@ -301,7 +302,7 @@ impl<E: IncrementalEvaluator> Engine<E> {
         let moves = board.legal_moves();
         if moves.count_ones() <= 1 {
             let mv = crate::square::Square::lowest(moves).map_or(Move::Pass, Move::Place);
-            let child = pos.try_play(mv, 1).expect("the only legal move, or a forced pass");
+            let child = pos.try_play(mv).expect("the only legal move, or a forced pass");
             let score = self.table_value(&child.board).map_or_else(|| -self.eval.evaluate(&child.board), |s| -s);
             return Ok(EngineMove {
                 mv,
@@ -442,7 +443,7 @@ impl<E: IncrementalEvaluator> Engine<E> {
         if chosen.leaf && searches_deeper(limits, &chosen) {
             return None;
         }
-        let after = pos.try_play(chosen.mv, 1).expect("choose_move checks legality");
+        let after = pos.try_play(chosen.mv).expect("choose_move checks legality");
         let mut pv = vec![chosen.mv];
         pv.extend(book_line(book, &after, 59));
         Some(EngineMove {
@@ -468,13 +469,62 @@ fn searches_deeper(limits: &Limits, leaf: &BookMove) -> bool {
     limits.exact || limits.depth.is_some_and(|d| d > leaf.depth.map_or(0, u32::from))
 }
 
+/// The longest protocol line read, in bytes: far beyond any real one (an NBoard `set
+/// game` of a whole game with clocks is under 2 KB), small enough that a stream
+/// without newlines cannot grow the reader's memory without end.
+pub(crate) const MAX_LINE: usize = 1 << 20;
+
+/// A protocol line longer than [`MAX_LINE`]: skipped to its end and answered as an
+/// error, the session going on.
+#[derive(Debug, thiserror::Error)]
+#[error("line {line} is longer than {max} bytes; it is ignored", max = MAX_LINE)]
+pub(crate) struct LineTooLong {
+    /// The line's 1-based number in the input.
+    pub(crate) line: u64,
+}
+
+impl LineTooLong {
+    /// The over-long line `e` reports, if that is what it is (else a real read error).
+    pub(crate) fn of(e: &std::io::Error) -> Option<&LineTooLong> {
+        e.get_ref().and_then(|inner| inner.downcast_ref())
+    }
+}
+
 /// The lines of a protocol's input, CR-LF or LF, as text: bytes that are not UTF-8
 /// become U+FFFD, so a garbled line is answered as a bad command and the session goes
-/// on, instead of ending it as `BufRead::lines` would.
-fn protocol_lines(input: impl std::io::BufRead) -> impl Iterator<Item = std::io::Result<String>> {
-    input.split(b'\n').map(|line| {
-        let bytes = line?;
-        let text = String::from_utf8_lossy(&bytes);
-        Ok(text.strip_suffix('\r').unwrap_or(&text).to_string())
+/// on, instead of ending it as `BufRead::lines` would; a line over [`MAX_LINE`] is read
+/// no further than that and comes as a [`LineTooLong`] error, after which the lines go
+/// on.
+fn protocol_lines(mut input: impl std::io::BufRead) -> impl Iterator<Item = std::io::Result<String>> {
+    use std::io::{BufRead, Read};
+    let mut number = 0u64;
+    std::iter::from_fn(move || {
+        number += 1;
+        let mut bytes = Vec::new();
+        match (&mut input).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut bytes) {
+            Ok(0) => return None,
+            Ok(_) => {}
+            Err(e) => return Some(Err(e)),
+        }
+        if bytes.len() > MAX_LINE && bytes.last() != Some(&b'\n') {
+            // Skip to the end of the line without keeping it.
+            loop {
+                let buf = match input.fill_buf() {
+                    Ok(buf) => buf,
+                    Err(e) => return Some(Err(e)),
+                };
+                if buf.is_empty() {
+                    break;
+                }
+                let (used, end) = buf.iter().position(|&b| b == b'\n').map_or((buf.len(), false), |i| (i + 1, true));
+                input.consume(used);
+                if end {
+                    break;
+                }
+            }
+            return Some(Err(std::io::Error::new(std::io::ErrorKind::InvalidData, LineTooLong { line: number })));
+        }
+        let text = String::from_utf8_lossy(bytes.strip_suffix(b"\n").unwrap_or(&bytes));
+        Some(Ok(text.strip_suffix('\r').unwrap_or(&text).to_string()))
     })
 }

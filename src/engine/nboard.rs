@@ -26,6 +26,7 @@ use crate::square::{format_moves, Move};
 
 /// A parsed NBoard command.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Command {
     /// `nboard VERSION`
     NBoard(u32),
@@ -188,7 +189,7 @@ impl<'e, E: IncrementalEvaluator> NBoardSession<'e, E> {
         if let Some(clock) = &mut self.clock {
             clock.spend(chosen.time);
             // The GUI echoes the move: pondering starts when the game stands after it.
-            if let (true, Ok(after)) = (self.engine.config().ponder, pos.try_play(chosen.mv, 1)) {
+            if let (true, Ok(after)) = (self.engine.config().ponder, pos.try_play(chosen.mv)) {
                 self.expectation = Some(Expectation::new(after, &chosen.pv));
             }
         }
@@ -292,7 +293,17 @@ pub fn run<E: IncrementalEvaluator>(
         else {
             return Ok(());
         };
-        let line = line?;
+        let line = match line {
+            Ok(line) => line,
+            Err(e) => match super::LineTooLong::of(&e) {
+                Some(too_long) => {
+                    writeln!(errors, "thorbook nboard: {too_long}")?;
+                    errors.flush()?;
+                    continue;
+                }
+                None => return Err(e),
+            },
+        };
         let outcome = match parse_line(&line) {
             Ok(None) => continue,
             Ok(Some(Command::Quit)) => return Ok(()),

@@ -33,7 +33,7 @@ pub(crate) struct Expectation {
 impl Expectation {
     /// After the engine played into `after_own_move` expecting `pv` (its move first).
     pub(crate) fn new(after_own_move: Position, pv: &[Move]) -> Expectation {
-        let search = pv.get(1).and_then(|&reply| after_own_move.try_play(reply, 1).ok()).unwrap_or(after_own_move);
+        let search = pv.get(1).and_then(|&reply| after_own_move.try_play(reply).ok()).unwrap_or(after_own_move);
         Expectation { after_own_move, search }
     }
 

@@ -13,7 +13,7 @@ pub(crate) mod weights;
 
 pub use features::InstanceIndices;
 pub use trained::PatternEval;
-pub use weights::{Weights, WeightsError, WeightsFault};
+pub use weights::{WeightParts, Weights, WeightsError, WeightsFault};
 
 use crate::board::{adjacent_empties, masks, Board, Squares};
 use crate::square::Square;

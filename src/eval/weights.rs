@@ -203,38 +203,159 @@ pub enum WeightsFault {
         /// The file's.
         found: i16,
     },
+    /// Another number of values than the phases need.
+    #[error("{found} values, {expected} for the phases")]
+    Values {
+        /// Given.
+        found: usize,
+        /// Phases times weights per phase.
+        expected: usize,
+    },
+    /// Another number of ProbCut σ than phases times depths.
+    #[error("{found} ProbCut σ, {expected} for the phases and depths")]
+    ProbCutLength {
+        /// Given.
+        found: usize,
+        /// Phases times ProbCut depths.
+        expected: usize,
+    },
+    /// A search-leaf correction of another length than none or one per empties.
+    #[error("search-leaf correction of {found} entries, expected 0 or {LEAF_ENTRIES}")]
+    LeafCorrectionLength {
+        /// Given.
+        found: usize,
+    },
     /// Version 3 with an all-zero correction table.
     #[error("version 3 without a search-leaf correction (such weights are version 2)")]
     EmptyLeafCorrection,
 }
 
 /// Trained weights as stored: per phase a bias and one weight per feature slot, in
-/// units of 1/`SCALE` disc, plus the Multi-ProbCut table.
+/// units of 1/`SCALE` disc, plus the Multi-ProbCut table and the search-leaf
+/// correction. Every `Weights` is valid (read from a file, the bundled ones, or checked
+/// from [`WeightParts`]), so evaluating and writing them never fail.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Weights {
-    /// How the weights were made (free text).
+    pub(crate) note: String,
+    pub(crate) phases: usize,
+    pub(crate) values: Vec<i16>,
+    pub(crate) probcut: Vec<f32>,
+    pub(crate) probcut_depths: usize,
+    pub(crate) leaf_correction: Vec<i16>,
+}
+
+/// The parts of [`Weights`], to edit: [`Weights::into_parts`], then
+/// `Weights::try_from(parts)`, which checks each invariant and names the first broken
+/// with a [`WeightsFault`].
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct WeightParts {
+    /// How the weights were made (free text, at most 64 KiB).
     pub note: String,
-    /// Number of phases (1..=`MAX_PHASES`).
+    /// Number of phases (1 to 60).
     pub phases: usize,
-    /// Per phase: the bias followed by the slot weights (`1 + slot_count` each).
+    /// Per phase: the bias followed by the slot weights (`phases` times
+    /// [`Weights::phase_len`]).
     pub values: Vec<i16>,
-    /// ProbCut σ in discs, `probcut[phase * probcut_depths + depth]`; 0 = no cut.
+    /// ProbCut σ in discs (0 to 64; 0 = no cut), `probcut[phase * probcut_depths +
+    /// depth]`: `phases` times `probcut_depths` long.
     pub probcut: Vec<f32>,
-    /// Deep depths in the ProbCut table.
+    /// Deep depths in the ProbCut table (at most 64).
     pub probcut_depths: usize,
     /// What a search adds to the evaluation of its leaves, per number of empties at the
-    /// leaf (0..=60), in weight units: the side that makes a search's last choice picks
-    /// among its moves the one the evaluation underrates most for the other side, so
-    /// an uncorrected search leans toward whoever moves last, and its score swings
-    /// with the parity of its depth (`thorbook calibrate` measures it). Empty
-    /// (no correction) or `LEAF_ENTRIES` long.
+    /// leaf (0 to 60), in weight units: the side that makes a search's last choice
+    /// picks among its moves the one the evaluation underrates most for the other
+    /// side, so an uncorrected search leans toward whoever moves last, and its score
+    /// swings with the parity of its depth (`thorbook calibrate` measures it). Empty
+    /// (no correction) or 61 long, each within ±512 (8 discs).
     pub leaf_correction: Vec<i16>,
+}
+
+impl TryFrom<WeightParts> for Weights {
+    type Error = WeightsFault;
+
+    fn try_from(p: WeightParts) -> Result<Weights, WeightsFault> {
+        if !(1..=MAX_PHASES).contains(&p.phases) {
+            return Err(WeightsFault::Phases { found: p.phases });
+        }
+        if p.note.len() > MAX_NOTE {
+            return Err(WeightsFault::NoteLength { found: p.note.len() });
+        }
+        let values = p.phases * Weights::phase_len();
+        if p.values.len() != values {
+            return Err(WeightsFault::Values { found: p.values.len(), expected: values });
+        }
+        if p.probcut_depths > MAX_PROBCUT_DEPTHS {
+            return Err(WeightsFault::ProbCutDepths { found: p.probcut_depths });
+        }
+        if p.probcut.len() != p.phases * p.probcut_depths {
+            return Err(WeightsFault::ProbCutLength { found: p.probcut.len(), expected: p.phases * p.probcut_depths });
+        }
+        if let Some(&found) = p.probcut.iter().find(|s| !(s.is_finite() && (0.0..=64.0).contains(*s))) {
+            return Err(WeightsFault::Sigma { found });
+        }
+        if !p.leaf_correction.is_empty() && p.leaf_correction.len() != LEAF_ENTRIES {
+            return Err(WeightsFault::LeafCorrectionLength { found: p.leaf_correction.len() });
+        }
+        if let Some(&found) = p.leaf_correction.iter().find(|c| c.unsigned_abs() > MAX_LEAF_CORRECTION.unsigned_abs()) {
+            return Err(WeightsFault::LeafCorrection { found });
+        }
+        let WeightParts { note, phases, values, probcut, probcut_depths, leaf_correction } = p;
+        Ok(Weights { note, phases, values, probcut, probcut_depths, leaf_correction })
+    }
 }
 
 impl Weights {
     /// Weights per phase, the bias included.
-    pub(crate) fn phase_len() -> usize {
+    pub fn phase_len() -> usize {
         1 + feature_set().slot_count
+    }
+
+    /// The parts, to edit and check again with `Weights::try_from`.
+    pub fn into_parts(self) -> WeightParts {
+        let Weights { note, phases, values, probcut, probcut_depths, leaf_correction } = self;
+        WeightParts { note, phases, values, probcut, probcut_depths, leaf_correction }
+    }
+
+    /// How the weights were made.
+    pub fn note(&self) -> &str {
+        &self.note
+    }
+
+    /// Sets the note, cut (at a character) to the 64 KiB a file holds.
+    pub(crate) fn set_note(&mut self, mut note: String) {
+        if note.len() > MAX_NOTE {
+            let cut = (0..=MAX_NOTE).rev().find(|&i| note.is_char_boundary(i)).unwrap_or(0);
+            note.truncate(cut);
+        }
+        self.note = note;
+    }
+
+    /// Number of phases.
+    pub fn phases(&self) -> usize {
+        self.phases
+    }
+
+    /// Per phase, the bias and then the slot weights, in units of 1/64 disc.
+    pub fn values(&self) -> &[i16] {
+        &self.values
+    }
+
+    /// The ProbCut σ table in discs, `[phase * probcut_depths + depth]`.
+    pub fn probcut(&self) -> &[f32] {
+        &self.probcut
+    }
+
+    /// Deep depths in the ProbCut table.
+    pub fn probcut_depths(&self) -> usize {
+        self.probcut_depths
+    }
+
+    /// The search-leaf correction per number of empties at the leaf, in units of 1/64
+    /// disc: empty, or one per number of empties from 0 to 60
+    /// ([`WeightParts::leaf_correction`]).
+    pub fn leaf_correction(&self) -> &[i16] {
+        &self.leaf_correction
     }
 
     #[cfg(any(feature = "cli", feature = "testing", test))]
@@ -466,6 +587,57 @@ impl Weights {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn weights_from_parts_name_each_broken_invariant_and_never_panic_later() {
+        let parts = Weights::bundled().into_parts();
+        let fault = |edit: &dyn Fn(&mut WeightParts)| {
+            let mut p = parts.clone();
+            edit(&mut p);
+            Weights::try_from(p).err()
+        };
+        assert_eq!(Weights::try_from(parts.clone()).unwrap(), Weights::bundled());
+        assert!(matches!(fault(&|p| p.phases = 0), Some(WeightsFault::Phases { found: 0 })));
+        assert!(matches!(fault(&|p| p.phases = 61), Some(WeightsFault::Phases { found: 61 })));
+        assert!(matches!(
+            fault(&|p| {
+                p.values.pop();
+            }),
+            Some(WeightsFault::Values { .. })
+        ));
+        assert!(matches!(fault(&|p| p.probcut_depths = 65), Some(WeightsFault::ProbCutDepths { found: 65 })));
+        assert!(matches!(
+            fault(&|p| {
+                p.probcut.pop();
+            }),
+            Some(WeightsFault::ProbCutLength { .. })
+        ));
+        assert!(matches!(fault(&|p| p.probcut[3] = f32::NAN), Some(WeightsFault::Sigma { .. })));
+        assert!(matches!(fault(&|p| p.probcut[3] = 65.0), Some(WeightsFault::Sigma { .. })));
+        assert!(matches!(
+            fault(&|p| {
+                p.leaf_correction.pop();
+            }),
+            Some(WeightsFault::LeafCorrectionLength { found: 60 })
+        ));
+        assert!(matches!(fault(&|p| p.leaf_correction[9] = 513), Some(WeightsFault::LeafCorrection { found: 513 })));
+        assert!(matches!(fault(&|p| p.note = "x".repeat(MAX_NOTE + 1)), Some(WeightsFault::NoteLength { .. })));
+        // What passes evaluates and writes: no correction, one phase, the longest note.
+        let mut one = parts.clone();
+        one.phases = 1;
+        one.values.truncate(Weights::phase_len());
+        one.probcut.truncate(one.probcut_depths);
+        one.leaf_correction.clear();
+        one.note = "é".repeat(MAX_NOTE / 2);
+        let w = Weights::try_from(one).unwrap();
+        assert_eq!(Weights::from_bytes(Path::new("w"), &w.to_bytes()).unwrap(), w);
+        let _ = crate::eval::PatternEval::new(&w).digest();
+        // A note grown in the crate is cut at a character, never past what a file holds.
+        let mut w = w;
+        w.set_note(format!("a{}", "é".repeat(MAX_NOTE)));
+        assert!(w.note().len() <= MAX_NOTE && w.note().len() >= MAX_NOTE - 1);
+        assert_eq!(w.digest(), Weights::from_bytes(Path::new("w"), &w.to_bytes()).unwrap().digest());
+    }
 
     #[test]
     fn the_bundled_digest_is_that_of_the_bundled_weights() {

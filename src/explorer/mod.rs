@@ -521,8 +521,8 @@ impl Explorer {
         let mut ids = self.db.select(&filter);
         match sort.unwrap_or("recent") {
             // Load order is by file (year) then record: the last are the most recent.
-            "recent" => ids.sort_by_key(|&g| std::cmp::Reverse((self.db.game(g).year, g))),
-            "oldest" => ids.sort_by_key(|&g| (self.db.game(g).year, g)),
+            "recent" => ids.sort_by_key(|&g| std::cmp::Reverse((self.db.own_game(g).year, g))),
+            "oldest" => ids.sort_by_key(|&g| (self.db.own_game(g).year, g)),
             // `thor games --sort KEY`'s orders, the same stable sort of the same list.
             key => match key.parse::<SortKey>() {
                 Ok(key) => self.db.sort_games(&mut ids, key),
@@ -539,7 +539,7 @@ impl Explorer {
             .into_iter()
             .skip(offset)
             .take(limit)
-            .map(|g| GameReply { index: g.index(), game: self.db.game_json(self.db.game(g), true) })
+            .map(|g| GameReply { index: g.index(), game: self.db.game_json(self.db.own_game(g), true) })
             .collect();
         Reply::json(200, &serde_json::json!({ "total": total, "offset": offset, "games": games }))
     }

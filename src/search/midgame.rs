@@ -25,6 +25,7 @@ use crate::square::{Move, Square};
 
 /// When to stop searching.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Limits {
     /// Maximum depth in plies (`None`: until another limit, or exact).
     pub depth: Option<u32>,
@@ -57,31 +58,39 @@ pub struct Limits {
 pub struct Selectivity(u8);
 
 impl Selectivity {
-    #[cfg(any(feature = "cli", feature = "testing", test))]
-    /// `t` standard deviations, 0.1..=10, rounded to tenths.
-    pub(crate) fn from_sigmas(t: f32) -> Option<Selectivity> {
+    /// `t` standard deviations, from 0.1 to 10, rounded to tenths; `None` outside
+    /// that range or for a value that is not a number.
+    pub fn from_sigmas(t: f32) -> Option<Selectivity> {
         let tenths = (t * 10.0).round();
+        // In range, so the conversion is exact.
         (t.is_finite() && (1.0..=100.0).contains(&tenths)).then_some(Selectivity(tenths as u8))
     }
 
     /// The number of standard deviations.
-    pub(crate) fn sigmas(self) -> f32 {
+    pub fn sigmas(self) -> f32 {
         f32::from(self.0) / 10.0
     }
 
-    /// In tenths of a standard deviation, as files store it (1..=100).
-    pub(crate) fn tenths(self) -> u8 {
+    /// In tenths of a standard deviation, as files store it (1 to 100).
+    pub fn tenths(self) -> u8 {
         self.0
     }
 
     /// From tenths of a standard deviation: `None` for 0 (full width) and beyond
     /// 10 σ.
-    pub(crate) const fn from_tenths(tenths: u8) -> Option<Selectivity> {
+    pub const fn from_tenths(tenths: u8) -> Option<Selectivity> {
         if tenths >= 1 && tenths <= 100 {
             Some(Selectivity(tenths))
         } else {
             None
         }
+    }
+}
+
+/// As the command line's `--selectivity` takes it: `1.5` (σ).
+impl std::fmt::Display for Selectivity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.sigmas())
     }
 }
 
@@ -100,6 +109,7 @@ pub(crate) fn probcut_shallow(depth: u32) -> u32 {
 
 /// What a search found.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SearchResult {
     /// The root moves with scores, best first (scores of moves other than the best may
     /// be bounds unless all moves were asked for).

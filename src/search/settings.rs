@@ -99,6 +99,16 @@ pub enum SettingsError {
     Table(#[from] TableError),
 }
 
+/// `value` as a person would write it back: plain for everyday sizes, in scientific
+/// notation beyond them (`1e300`, not its 301 digits; `1e-300`, not 300 zeros).
+pub(crate) fn shown(value: f64) -> String {
+    if value == 0.0 || !value.is_finite() || (1e-4..1e9).contains(&value.abs()) {
+        format!("{value}")
+    } else {
+        format!("{value:e}")
+    }
+}
+
 /// Seconds as a duration: finite, at most a year, and positive unless `zero_ok`. The
 /// one check behind every time setting (command line, GTP, book builds); the message
 /// completes a sentence that starts with the setting's name.
@@ -106,9 +116,9 @@ pub(crate) fn seconds(value: f64, zero_ok: bool) -> Result<Duration, String> {
     let low_ok = if zero_ok { value >= 0.0 } else { value > 0.0 };
     if !(low_ok && value <= MAX_SECONDS) {
         let what = if zero_ok { "a number of seconds from 0" } else { "a positive number of seconds" };
-        return Err(format!("must be {what} up to a year, got {value}"));
+        return Err(format!("must be {what} up to a year, got {}", shown(value)));
     }
-    Duration::try_from_secs_f64(value).map_err(|e| format!("{value}: {e}"))
+    Duration::try_from_secs_f64(value).map_err(|e| format!("{}: {e}", shown(value)))
 }
 
 /// Settings that passed every check, with the level resolved: what a search runs

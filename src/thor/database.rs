@@ -207,17 +207,31 @@ pub(crate) fn position_key(pos: &Position) -> (u64, Transform) {
 
 /// A game of a [`ThorDatabase`]: its place in [`ThorDatabase::games`], valid for the
 /// database that gave it until [`ThorDatabase::retain`] changes which games it holds.
+/// It carries the stamp of the database (and of the set of games) it was made for, so
+/// that [`ThorDatabase::game`] answers `None` to an id of another database instead of
+/// the wrong game or a panic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct GameId(u32);
+pub struct GameId {
+    index: u32,
+    stamp: Stamp,
+}
 
 impl GameId {
     /// Its index into [`ThorDatabase::games`].
     pub fn index(self) -> usize {
-        self.0 as usize
+        self.index as usize
     }
+}
 
-    pub(crate) fn new(index: usize) -> GameId {
-        GameId(u32::try_from(index).expect("a database holds fewer than 2^32 games"))
+/// Which database, and which set of its games, a [`GameId`] belongs to: a number no
+/// other database of the process has had (a clone shares it, holding the same games).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct Stamp(u64);
+
+impl Default for Stamp {
+    fn default() -> Stamp {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        Stamp(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
     }
 }
 
@@ -244,6 +258,8 @@ pub struct ThorDatabase {
     pub(crate) anomalies: Vec<Anomaly>,
     /// Built by `load` when asked, else by the first query that needs it.
     index: std::sync::OnceLock<Vec<IndexEntry>>,
+    /// What the ids of the games held now carry.
+    stamp: Stamp,
     /// Name to id in `players` and `tournaments`, for text sources.
     player_ids: HashMap<String, u32>,
     tournament_ids: HashMap<String, u32>,
@@ -565,11 +581,24 @@ impl ThorDatabase {
 
     /// The ids of every game, in load order.
     pub fn game_ids(&self) -> impl ExactSizeIterator<Item = GameId> + use<'_> {
-        (0..self.games.len()).map(GameId::new)
+        (0..self.games.len()).map(|i| self.id_at(i))
     }
 
-    /// The game `id` names.
-    pub fn game(&self, id: GameId) -> &ThorGame {
+    /// The id of the game at `index` of [`ThorDatabase::games`].
+    pub(crate) fn id_at(&self, index: usize) -> GameId {
+        let index = u32::try_from(index).expect("a database holds fewer than 2^32 games");
+        GameId { index, stamp: self.stamp }
+    }
+
+    /// The game `id` names; `None` for an id of another database, or of this one before
+    /// [`ThorDatabase::retain`] changed its games.
+    pub fn game(&self, id: GameId) -> Option<&ThorGame> {
+        (id.stamp == self.stamp).then(|| self.games.get(id.index())).flatten()
+    }
+
+    /// The game `id` names, `id` made by this database: the crate's own lookups.
+    pub(crate) fn own_game(&self, id: GameId) -> &ThorGame {
+        debug_assert_eq!(id.stamp, self.stamp, "an id of another database");
         &self.games[id.index()]
     }
 
@@ -593,6 +622,7 @@ impl ThorDatabase {
     /// index, if there was one, over them: ids given before no longer hold.
     pub fn retain(&mut self, keep: impl FnMut(&ThorGame) -> bool) {
         self.games.retain(keep);
+        self.stamp = Stamp::default();
         if self.index.get().is_some() {
             self.build_index();
         }
@@ -627,7 +657,7 @@ impl ThorDatabase {
                     NEXT_PASS => Some(Move::Pass),
                     sq => Some(Move::Place(back.square(to_canonical.square(Square::new(sq))))),
                 };
-                Reach { game: GameId(e.game), ply: e.ply, next: mv }
+                Reach { game: GameId { index: e.game, stamp: self.stamp }, ply: e.ply, next: mv }
             })
             .collect()
     }
@@ -691,17 +721,21 @@ impl ThorDatabase {
                 let mut ids: Vec<GameId> = self.games_reaching(pos).into_iter().map(|r| r.game).collect();
                 ids.sort_unstable();
                 ids.dedup();
-                ids.retain(|&g| self.matches_fields(self.game(g), filter));
+                ids.retain(|&g| self.matches_fields(self.own_game(g), filter));
                 ids
             }
-            None => self.game_ids().filter(|&g| self.matches_fields(self.game(g), filter)).collect(),
+            None => self.game_ids().filter(|&g| self.matches_fields(self.own_game(g), filter)).collect(),
         }
     }
 
-    /// Sorts game indices by `key` (stable: ties keep load order).
+    /// Sorts game indices by `key` (stable: ties keep load order); ids of another
+    /// database go last.
     pub fn sort_games(&self, ids: &mut [GameId], key: SortKey) {
         let cmp = |a: &GameId, b: &GameId| -> Ordering {
-            let (ga, gb) = (self.game(*a), self.game(*b));
+            let (ga, gb) = match (self.game(*a), self.game(*b)) {
+                (Some(ga), Some(gb)) => (ga, gb),
+                (ga, gb) => return ga.is_none().cmp(&gb.is_none()),
+            };
             match key {
                 SortKey::Year => ga.year.cmp(&gb.year),
                 SortKey::Black => self.black_name(ga).cmp(&self.black_name(gb)),

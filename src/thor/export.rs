@@ -242,14 +242,16 @@ impl ThorDatabase {
     /// too) and the name files are those loaded. Otherwise names are renumbered into
     /// new `.JOU` and `.TRN` tables holding the names the games use; what WTHOR
     /// cannot hold is counted in [`WthorExport::dropped`].
+    ///
+    /// Ids of another database are left out.
     pub fn to_wthor(&self, ids: &[GameId]) -> WthorExport {
-        let all_wthor = ids.iter().all(|&i| self.files[self.game(i).file as usize].format == SourceFormat::Wthor);
+        let all_wthor =
+            ids.iter().filter_map(|&i| self.game(i)).all(|g| self.files[g.file as usize].format == SourceFormat::Wthor);
         let mut dropped = Dropped::default();
         let mut players = Table::new(&self.players);
         let mut tournaments = Table::new(&self.tournaments);
         let mut groups: BTreeMap<(u16, u8), Vec<super::format::RawGame>> = BTreeMap::new();
-        for &i in ids {
-            let g = self.game(i);
+        for g in ids.iter().filter_map(|&i| self.game(i)) {
             let mut raw = g.raw;
             if !all_wthor {
                 raw.black = players.id(g.black, &mut dropped.names_lost);
@@ -333,15 +335,16 @@ impl ThorDatabase {
         }
     }
 
-    /// Games `ids` in `format`, a line each (after the header line of CSV).
+    /// Games `ids` in `format`, a line each (after the header line of CSV); ids of
+    /// another database are left out.
     pub fn write_games(&self, ids: &[GameId], format: GameText) -> String {
         let mut out = String::new();
         if format == GameText::Csv {
             out.push_str(CSV_HEADER);
             out.push('\n');
         }
-        for &id in ids {
-            out.push_str(&self.write_game(self.game(id), format));
+        for g in ids.iter().filter_map(|&i| self.game(i)) {
+            out.push_str(&self.write_game(g, format));
             out.push('\n');
         }
         out
@@ -442,7 +445,7 @@ mod tests {
             (0..n).map(|i| format!("{{\"black\":\"b{i}\",\"white\":\"w{i}\",\"moves\":\"f5\"}}\n")).collect();
         let db = ThorDatabase::load(&[Source::from_vec("x.jsonl", text.into_bytes())], LoadOptions::default()).unwrap();
         assert_eq!(db.players.len(), 2 * n);
-        let ids: Vec<GameId> = (0..n).map(GameId::new).collect();
+        let ids: Vec<GameId> = (0..n).map(|i| db.id_at(i)).collect();
         let export = db.to_wthor(&ids);
         assert_eq!(export.dropped.names_lost, 2 * n - 65_534);
         let players = export.players.clone().unwrap();

@@ -43,9 +43,11 @@ pub(crate) const TOURNAMENT_RECORD_LEN: usize = 26;
 /// Offset of the first move byte within a game record.
 pub(crate) const MOVES_OFFSET: usize = 8;
 
-/// The 16-byte header, every field kept (including the reserved byte) so that writing
-/// gives back the same bytes.
+/// A WTHOR file's 16-byte header, every field kept (including the reserved byte) so
+/// that writing gives back the same bytes; read from a file ([`super::FileSummary`]),
+/// never made outside the crate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Header {
     /// Century of creation (e.g. 20).
     pub century: u8,

@@ -36,7 +36,7 @@ pub use database::{
     FileSummary, GameFilter, GameId, LoadOptions, MoveStats, PositionStats, Reach, SortKey, ThorDatabase, ThorGame,
 };
 pub use export::{Dropped, GameText, WthorExport, WthorFile};
-pub use format::FileKind;
+pub use format::{FileKind, Header};
 pub use ggf::GgfError;
 
 pub use replay::Outcome;
@@ -46,6 +46,7 @@ pub use text::{SkipReason, TextFormat};
 /// What is wrong with a file or a game record.
 #[derive(Debug, Clone, PartialEq, Eq, Error, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum AnomalyKind {
     /// The file cannot be read, or its compressed data stops.
     #[error("{step}: {}", io_text(*error, *os_error))]
@@ -182,6 +183,7 @@ pub enum AnomalyKind {
 /// What a reader was doing when the system failed it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum IoStep {
     /// Opening or reading the file.
     Read,
@@ -276,7 +278,7 @@ pub enum TextFault {
         /// 1-based ply.
         ply: usize,
         /// Why.
-        source: crate::position::PlayError,
+        source: crate::position::MoveError,
     },
     /// A move for the colour not to move, at `ply`, when the side to move has a move.
     #[error("ply {ply}: a move for {found} where {expected} is to move")]
@@ -313,6 +315,7 @@ pub enum TextFault {
 
 /// A problem found in a file: where (file, record, byte, ply) and what.
 #[derive(Debug, Clone, PartialEq, Eq, Error, Serialize)]
+#[non_exhaustive]
 pub struct Anomaly {
     /// The file's path as given (the bundled archives' names for theirs).
     pub file: PathBuf,

@@ -169,12 +169,12 @@ pub struct Source {
 impl Source {
     /// Bytes from memory (the bundled archives).
     pub(crate) fn from_static(name: &str, bytes: &'static [u8]) -> Source {
-        Source { name: name.to_string(), data: Bytes::Static(bytes), path: None }
+        Source { name: name.to_string(), data: Bytes::from_static(bytes), path: None }
     }
 
     /// Bytes already in memory (an upload, standard input, a fuzzer's input).
     pub fn from_vec(name: &str, bytes: Vec<u8>) -> Source {
-        Source { name: name.to_string(), data: Bytes::Owned(bytes), path: None }
+        Source { name: name.to_string(), data: Bytes::from(bytes), path: None }
     }
 
     /// A file on disk, memory-mapped.

@@ -86,7 +86,7 @@ fn random_record(seed: u64, plies: usize, ids: (u16, u16, u16), theoretical: u8)
         let sq = rng.pick(pos.board.legal_moves());
         moves[n] = encode_square(sq);
         n += 1;
-        pos = pos.try_play(Move::Place(sq), n).unwrap();
+        pos = pos.try_play(Move::Place(sq)).unwrap();
     }
     let (tournament, black, white) = ids;
     let mut raw = RawGame { tournament, black, white, black_score: 0, theoretical_score: theoretical, moves };

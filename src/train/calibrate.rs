@@ -265,8 +265,10 @@ pub fn calibrate(
         Width::Full => "full width".to_string(),
         Width::Selective(s) => format!("selectivity {}", s.sigmas()),
     };
-    calibrated.note.push_str(&format!(
-        "\nsearch-leaf correction: thorbook calibrate, {} exact and {} swing positions of {} games, {} rounds, {width}",
+    calibrated.set_note(format!(
+        "{}\nsearch-leaf correction: thorbook calibrate, {} exact and {} swing positions of {} games, {} rounds, \
+         {width}",
+        calibrated.note(),
         data.exact.len(),
         data.swing.len(),
         games.len(),

@@ -435,7 +435,7 @@ impl<'a> Trainer<'a> {
         };
         let kept = rounds.iter().filter(|r| r.kept).map(|r| r.round).max().unwrap_or(0);
         let kept_round = &rounds[kept];
-        weights.note = format!(
+        weights.set_note(format!(
             "thorbook {} train: {} games{}, {} positions (+{} extra), {} phases, window {}, solve_at {}, \
              round {kept} of {} kept ({} exact, {} search, {} theoretical targets{}), lambda {}, {} iterations, \
              without [{}], probcut {:?}",
@@ -467,7 +467,7 @@ impl<'a> Trainer<'a> {
             self.config.fit.iterations,
             self.config.fit.without.join(", "),
             self.config.probcut.as_ref().map(|p| (p.positions_per_empties, p.max_measured_depth)),
-        );
+        ));
         let report = best.2;
         Ok(TrainingOutcome { weights, report, rounds, probcut_plane: plane })
     }

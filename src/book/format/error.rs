@@ -122,6 +122,7 @@ pub enum BookError {
 
 /// A part of a book that a block checksum covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BookRegion {
     /// A block of records.
     Block {

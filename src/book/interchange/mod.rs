@@ -92,6 +92,7 @@ impl BookFormat {
 
 /// Where in a file a fault is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Location {
     /// A binary record: its index and the byte where it starts.
     Record {

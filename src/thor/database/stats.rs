@@ -57,16 +57,19 @@ pub struct MoveStats {
 impl ThorDatabase {
     /// Statistics of the games that reach `pos` and pass `filter`'s other conditions.
     pub fn stats(&self, pos: &Position, filter: &GameFilter) -> PositionStats {
-        let reaching: Vec<Reach> =
-            self.games_reaching(pos).into_iter().filter(|r| self.matches_fields(self.game(r.game), filter)).collect();
-        let scores: Vec<Option<u8>> = reaching.iter().map(|r| self.game(r.game).black_discs()).collect();
+        let reaching: Vec<Reach> = self
+            .games_reaching(pos)
+            .into_iter()
+            .filter(|r| self.matches_fields(self.own_game(r.game), filter))
+            .collect();
+        let scores: Vec<Option<u8>> = reaching.iter().map(|r| self.own_game(r.game).black_discs()).collect();
         let mut stats = summarize(&scores);
         stats.ended_here = reaching.iter().filter(|r| r.next.is_none()).count();
         let continuing = stats.games - stats.ended_here;
         let mut by_move: std::collections::BTreeMap<Move, Vec<Option<u8>>> = Default::default();
         for r in &reaching {
             if let Some(mv) = r.next {
-                by_move.entry(mv).or_default().push(self.game(r.game).black_discs());
+                by_move.entry(mv).or_default().push(self.own_game(r.game).black_discs());
             }
         }
         stats.moves = by_move
