@@ -75,7 +75,7 @@ fn search_speed<E: IncrementalEvaluator>(
         for _ in 0..SEARCH_RUNS {
             engine.new_game();
             let start = Instant::now();
-            let r = engine.search(&pos, Limits { depth: Some(depth), selectivity, ..Limits::default() }, false);
+            let r = engine.search(&pos, limits(depth, selectivity), false);
             best = best.min(start.elapsed().as_secs_f64());
             n = r.nodes;
         }
@@ -99,9 +99,7 @@ fn main() {
         .flat_map(|&e| games.iter().take(4).map(move |g| g[60 - e]))
         .filter(|b| b.legal_moves() != 0)
         .collect();
-    for (depth, selectivity, label) in
-        [(9, None, "full width"), (12, thorbook::testutil::selectivity(1.5), "1.5 sigma")]
-    {
+    for (depth, selectivity, label) in [(9, None, "full width"), (12, Selectivity::from_sigmas(1.5), "1.5 sigma")] {
         let (pn, ps) = search_speed(pattern.clone(), &probes, depth, selectivity);
         let (cn, cs) = search_speed(ClassicEval, &probes, depth, selectivity);
         println!(
@@ -112,4 +110,13 @@ fn main() {
             (pn as f64 / ps) / (cn as f64 / cs)
         );
     }
+}
+
+/// A search to `depth` at `selectivity` (`Limits` is `#[non_exhaustive]`: made from its
+/// default, as any program outside the crate makes it).
+fn limits(depth: u32, selectivity: Option<Selectivity>) -> Limits {
+    let mut limits = Limits::default();
+    limits.depth = Some(depth);
+    limits.selectivity = selectivity;
+    limits
 }

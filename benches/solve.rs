@@ -45,7 +45,7 @@ fn main() {
         let mut engine = engine(threads, 256);
         for (i, p) in problems.iter().enumerate() {
             let start = Instant::now();
-            let r = engine.search(&p.position, Limits { exact: true, ..Default::default() }, false);
+            let r = engine.search(&p.position, exact(), false);
             let s = start.elapsed().as_secs_f64();
             assert_eq!(r.score(), p.best_score(), "line {}", p.line);
             println!(
@@ -75,9 +75,23 @@ fn main() {
         engine.new_game();
         let budget = Duration::from_millis(300);
         let start = Instant::now();
-        let r = engine.search(&pos, Limits { time: Some(budget), ..Default::default() }, false);
+        let r = engine.search(&pos, timed(budget), false);
         assert!(r.best_move().is_some());
         worst = worst.max(start.elapsed().saturating_sub(budget));
     }
     println!("time limit 300 ms: worst overshoot {:.2} ms over 12 positions", worst.as_secs_f64() * 1e3);
+}
+
+/// An exact solve (`Limits` is `#[non_exhaustive]`: made from its default).
+fn exact() -> Limits {
+    let mut limits = Limits::default();
+    limits.exact = true;
+    limits
+}
+
+/// A search for `budget`.
+fn timed(budget: Duration) -> Limits {
+    let mut limits = Limits::default();
+    limits.time = Some(budget);
+    limits
 }

@@ -112,6 +112,7 @@ pub(crate) fn try_lock(file: &File) -> Result<Lock, TryLockFault> {
     }
 }
 
+#[cfg(any(feature = "cli", feature = "testing", test))]
 /// Takes `file`'s exclusive lock, waiting for another holder to let it go.
 pub(crate) fn lock(file: &File) -> std::io::Result<Lock> {
     match injected_refusal(file).map_or_else(|| file.lock(), Err) {
@@ -120,6 +121,7 @@ pub(crate) fn lock(file: &File) -> std::io::Result<Lock> {
     }
 }
 
+#[cfg(any(feature = "cli", feature = "testing", test))]
 /// Whether some open of `file` holds its exclusive lock, asked by taking a shared lock
 /// (let go of at once when it is had); `None` when no answer can be had, as where the
 /// file system cannot lock.
@@ -131,6 +133,7 @@ pub(crate) fn held_elsewhere(file: &File) -> Option<bool> {
     }
 }
 
+#[cfg(any(feature = "cli", feature = "testing", test))]
 /// Lets go of a lock [`lock`] or [`try_lock`] took (nothing when it was refused).
 pub(crate) fn unlock(file: &File, lock: Lock) -> std::io::Result<()> {
     match lock {

@@ -464,11 +464,6 @@ pub const LEAF_NONE: u8 = crate::book::LeafMove::NONE.byte();
 /// The code of a pass.
 pub const LEAF_PASS: u8 = crate::book::LeafMove::PASS.byte();
 
-/// A standard deviation count as the midgame's selectivity (`None` outside 0.1..=10).
-pub fn selectivity(sigmas: f32) -> Option<crate::search::Selectivity> {
-    crate::search::Selectivity::from_sigmas(sigmas)
-}
-
 /// The bundled weights as a file's bytes.
 pub fn bundled_weight_bytes() -> Vec<u8> {
     crate::eval::Weights::bundled().to_bytes()

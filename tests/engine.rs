@@ -513,7 +513,7 @@ fn engine_choose_answers_any_board_legally() {
                 exact_at: Some(10),
                 time: None,
                 nodes: None,
-                selectivity: thorbook::testutil::selectivity(1.0),
+                selectivity: thorbook::search::Selectivity::from_sigmas(1.0),
             },
             2 => Strength { depth: None, exact_at: Some(60), time: None, nodes: Some(1), selectivity: None },
             3 => {

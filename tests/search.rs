@@ -268,7 +268,7 @@ fn the_same_settings_give_the_same_limits_in_every_command() {
     // book's settings.
     let open = leaf_strength_over(&with!(Settings::default(), hash_mib: 1), recorded(&book)).unwrap();
     assert_eq!((open.depth, open.exact_at), (Some(4), Some(10)));
-    assert_eq!(open.selectivity, thorbook::testutil::selectivity(2.0));
+    assert_eq!(open.selectivity, thorbook::search::Selectivity::from_sigmas(2.0));
     // A time budget alone deepens until the budget in every command (a measurement
     // searches rather than ignoring it).
     let timed = with!(Settings::default(), time: Some(std::time::Duration::from_millis(50)), hash_mib: 1);

@@ -18,6 +18,7 @@ mod audit;
 mod backup;
 mod board_cli;
 mod book;
+mod book_resume;
 mod deviate;
 mod docs;
 mod engine;

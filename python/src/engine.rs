@@ -254,7 +254,8 @@ impl Engine {
                  {SOLVE_UNLIMITED_EMPTIES} empties or fewer"
             )));
         }
-        let mut limits = Limits { exact: true, ..Limits::default() };
+        let mut limits = Limits::default();
+        limits.exact = true;
         limits.time = seconds("time", time)?;
         limits.nodes = nodes.map(|n| errors::int_arg("nodes", n, 1, i128::from(u64::MAX))).transpose()?;
         let r = self.run_search(py, pos, limits)?;

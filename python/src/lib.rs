@@ -10,6 +10,7 @@ mod data;
 mod engine;
 mod errors;
 mod games;
+mod pickle;
 mod position;
 mod review;
 mod run;
@@ -34,8 +35,8 @@ fn _thorbook(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(data::label_book, m)?)?;
     m.add_function(wrap_pyfunction!(review::review_games, m)?)?;
     // What pickles hold, turned back into objects.
-    m.add_function(wrap_pyfunction!(games::_games_from_state, m)?)?;
-    m.add_function(wrap_pyfunction!(games::_game_from_state, m)?)?;
+    m.add_function(wrap_pyfunction!(pickle::_games_from_state, m)?)?;
+    m.add_function(wrap_pyfunction!(pickle::_game_from_state, m)?)?;
     m.add_function(wrap_pyfunction!(engine::_engine_from_settings, m)?)?;
     Ok(())
 }

@@ -89,7 +89,7 @@ impl TryFrom<&AuditArgs> for AuditConfig {
         let games = if a.games.is_empty() {
             None
         } else {
-            let archives = super::thor_cmds::ArchiveArgs { paths: a.games.clone(), ..Default::default() };
+            let archives = super::archive_args::ArchiveArgs { paths: a.games.clone(), ..Default::default() };
             Some(archives.load(false)?.games.iter().map(|g| g.moves_with_passes()).collect())
         };
         Ok(AuditConfig {

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::Args;
 
+use super::archive_args::ArchiveArgs;
 use super::search_args::SearchArgs;
-use super::thor_cmds::ArchiveArgs;
 use crate::book::backup::BackUpRule;
 use crate::book::build::{BuildConfig, BuildError};
 use crate::book::{Book, BookSource};

@@ -11,13 +11,13 @@ use crate::book::backup::BackUpRule;
 use crate::book::{BuildEvent, Builder};
 use serde::Serialize;
 
+use super::archive_args::ArchiveArgs;
 use super::book_args::{
     book_search_defaults, build_error, open_book, open_unverified, position_from, BackUpArg, BuildArgs, DeepenArgs,
     DeviateArgs,
 };
 use super::progress::Meter;
 use super::search_args::SearchArgs;
-use super::thor_cmds::ArchiveArgs;
 use super::PositionArgs;
 use crate::board::Board;
 use crate::book::build::{BuildConfig, GameLine};

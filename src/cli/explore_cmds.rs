@@ -9,7 +9,7 @@ use std::time::Instant;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::thor_cmds::ArchiveArgs;
+use super::archive_args::ArchiveArgs;
 use crate::book::BookSource;
 use crate::explorer::{serve, Explorer, ServeOptions};
 

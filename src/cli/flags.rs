@@ -98,6 +98,14 @@ pub fn threads_phrase(threads: usize) -> String {
     format!("{threads} thread{}", if threads == 1 { "" } else { "s" })
 }
 
+/// A training error, an out-of-range setting named by its flag.
+pub(super) fn train_error(e: crate::train::trainer::TrainError) -> anyhow::Error {
+    match e {
+        crate::train::trainer::TrainError::Setting(e) => super::flags::out_of_range(&e),
+        e => e.into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;

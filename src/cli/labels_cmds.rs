@@ -8,8 +8,11 @@ use std::time::Instant;
 
 use clap::{Args, Subcommand};
 
-use super::thor_cmds::ArchiveArgs;
-use super::train_cmds::{bar, load_games, open_labels, progress_to, stop_on_ctrl_c, warn_cut_short};
+use super::archive_args::load_games;
+use super::archive_args::ArchiveArgs;
+use super::jobs::stop_on_ctrl_c;
+use super::label_store::{open_labels, warn_cut_short};
+use super::progress::{bar, progress_to};
 use super::EvalChoiceArgs;
 use crate::train::labeljob::{solve_shard, SolveJob};
 use crate::train::labels::LabelStore;
@@ -41,7 +44,7 @@ pub struct SolveArgs {
     #[arg(long, value_delimiter = ',')]
     solve_empties: Vec<u32>,
     #[command(flatten)]
-    sample: super::train_cmds::GameSampleArgs,
+    sample: super::archive_args::GameSampleArgs,
     /// Cut the positions into this many shards (by board: whatever the games' order);
     /// the shards' stores merged hold what one run would.
     #[arg(long, default_value_t = 1)]
@@ -117,7 +120,7 @@ fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
     let outcome = pool.install(|| solve_shard(&games, &job, &order, &mut store, &stop, &progress_to(&b)));
     b.finish();
     if !refused_at_open {
-        super::train_cmds::warn_lock_refused(&path, &store);
+        super::label_store::warn_lock_refused(&path, &store);
     }
     let outcome = match outcome {
         Err(TrainError::Stopped) => {

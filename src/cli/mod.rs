@@ -23,14 +23,18 @@ macro_rules! out {
     }};
 }
 
+mod archive_args;
 mod audit_cmds;
 mod board_cmds;
 mod book_args;
 mod book_cmds;
 mod docs_cmds;
 mod engine_cmds;
+mod eval_cmds;
 mod explore_cmds;
 mod flags;
+mod jobs;
+mod label_store;
 mod labels_cmds;
 mod plan_cmds;
 mod progress;
@@ -97,12 +101,12 @@ pub(crate) enum Command {
     Labels(labels_cmds::LabelsCommand),
     /// Measure and store the evaluation's search-leaf correction, which keeps searches
     /// from leaning toward the side that makes their last choice.
-    Calibrate(train_cmds::CalibrateArgs),
+    Calibrate(eval_cmds::CalibrateArgs),
     /// The static evaluation of a position (per-pattern contributions with --verbose).
-    Eval(train_cmds::EvalCommandArgs),
+    Eval(eval_cmds::EvalCommandArgs),
     /// Error of the evaluation (static or searched) against exact scores of archive games
     /// (and, without --exact-only, their theoretical scores corrected as `train` does).
-    EvalError(train_cmds::EvalErrorArgs),
+    EvalError(eval_cmds::EvalErrorArgs),
     /// The opening explorer in the browser: Thor statistics, book and engine per position.
     Explore(explore_cmds::ExploreArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -236,7 +240,7 @@ fn exit_status(err: &anyhow::Error) -> ExitCode {
 /// Runs a parsed command line.
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let code = run_command(cli)?;
-    let skipped = thor_cmds::SKIPPED_DAMAGED.load(std::sync::atomic::Ordering::Relaxed);
+    let skipped = archive_args::SKIPPED_DAMAGED.load(std::sync::atomic::Ordering::Relaxed);
     if skipped > 0 && code == ExitCode::SUCCESS {
         anyhow::bail!("{skipped} damaged games or files were skipped (see the warnings; --lenient exits 0)");
     }
@@ -260,9 +264,9 @@ fn run_command(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Match(args) => engine_cmds::run_match(args),
         Command::Train(args) => train_cmds::train(args),
         Command::Selfplay(args) => selfplay_cmds::selfplay(args),
-        Command::Eval(args) => train_cmds::eval(args),
-        Command::EvalError(args) => train_cmds::eval_error(args),
-        Command::Calibrate(args) => train_cmds::calibrate(args),
+        Command::Eval(args) => eval_cmds::eval(args),
+        Command::EvalError(args) => eval_cmds::eval_error(args),
+        Command::Calibrate(args) => eval_cmds::calibrate(args),
         Command::Labels(cmd) => labels_cmds::run(cmd),
         Command::Completions(args) => docs_cmds::completions(args),
         Command::Man(args) => docs_cmds::man(args),

@@ -3,6 +3,7 @@
 //! a stage ends and at most every [`LOG_EVERY`] between, so that a run on a cluster
 //! says how far it got and how long it has left.
 
+use crate::train::Progress;
 use std::borrow::Cow;
 use std::io::Write;
 use std::sync::Mutex;
@@ -182,6 +183,18 @@ fn clock(secs: f64) -> String {
         0..60 => format!("{s}s"),
         60..3600 => format!("{}m {:02}s", s / 60, s % 60),
         _ => format!("{}h {:02}m", s / 3600, s % 3600 / 60),
+    }
+}
+
+/// A progress meter labelled by the library's stage names.
+pub(super) fn bar() -> Meter {
+    Meter::new("", "")
+}
+
+pub(super) fn progress_to(bar: &Meter) -> impl Fn(Progress) + Sync + '_ {
+    move |p: Progress| {
+        bar.set_prefix(p.stage.label());
+        bar.update(p.done, p.total);
     }
 }
 

@@ -11,9 +11,10 @@ use std::sync::{Arc, Mutex};
 use anyhow::Context;
 use clap::Args;
 
+use super::archive_args::ArchiveArgs;
 use super::engine_cmds::EngineArgs;
 use super::progress::Meter;
-use super::thor_cmds::{ArchiveArgs, GameFieldArgs};
+use super::thor_cmds::GameFieldArgs;
 use crate::engine::review::{review_game, review_games, AnalysisStore, BatchError, GameReview, ValueSource};
 use crate::engine::{Engine, EngineConfig};
 use crate::fileio::IoError;
@@ -145,7 +146,7 @@ pub(super) fn review(args: ReviewArgs) -> anyhow::Result<ExitCode> {
     let game = args.game()?;
     let store = args.store.open()?;
     let mut engine = Engine::new(EngineConfig::try_from(&args.engine)?)?;
-    super::search_cmds::stop_on_ctrl_c(&engine)?;
+    super::jobs::stop_engine_on_ctrl_c(&engine)?;
     let meter = Meter::new("review", "moves");
     let review = review_game(&mut engine, &Position::START, &game.moves, store.as_ref(), &|done, total| {
         meter.update(done as u64, total as u64)

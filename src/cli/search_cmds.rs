@@ -139,7 +139,7 @@ struct MoveJson {
 pub(super) fn analyze(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
     let pos = args.position.position()?;
     let mut engine = Engine::new(EngineConfig::try_from(&args.engine)?)?;
-    stop_on_ctrl_c(&engine)?;
+    super::jobs::stop_engine_on_ctrl_c(&engine)?;
     let a = engine.analyze(&pos, None);
     warn_of_book_damage(&engine);
     let code = if engine.stopped() { ExitCode::from(INTERRUPTED) } else { ExitCode::SUCCESS };
@@ -213,7 +213,7 @@ pub(super) fn analyze(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
 pub(super) fn bestmove(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
     let pos = args.position.position()?;
     let mut engine = Engine::new(EngineConfig::try_from(&args.engine)?)?;
-    stop_on_ctrl_c(&engine)?;
+    super::jobs::stop_engine_on_ctrl_c(&engine)?;
     let m = engine.choose(&pos)?;
     warn_of_book_damage(&engine);
     let code = if engine.stopped() { ExitCode::from(INTERRUPTED) } else { ExitCode::SUCCESS };
@@ -251,10 +251,3 @@ fn warn_of_book_damage<E: crate::eval::IncrementalEvaluator>(engine: &Engine<E>)
 /// The exit code of a command stopped by Ctrl-C (128 + SIGINT), after printing what it
 /// had found.
 const INTERRUPTED: u8 = 130;
-
-/// Ctrl-C stops the engine's search; the command prints what it found.
-pub(super) fn stop_on_ctrl_c(engine: &Engine) -> anyhow::Result<()> {
-    let stop = engine.stop_handle();
-    ctrlc::set_handler(move || stop.store(true, std::sync::atomic::Ordering::Relaxed))?;
-    Ok(())
-}

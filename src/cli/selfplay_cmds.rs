@@ -65,7 +65,7 @@ pub(super) fn selfplay(args: SelfPlayArgs) -> anyhow::Result<ExitCode> {
         .map_err(selfplay_error)?
         .resume(args.resume);
     let output = run.output().to_path_buf();
-    let stop = super::train_cmds::stop_on_ctrl_c("the games in hand; --resume continues")?;
+    let stop = super::jobs::stop_on_ctrl_c("the games in hand; --resume continues")?;
     let bar = Meter::new("self-play", "games");
     let summary = run.run(&stop, &mut |event| match event {
         SelfPlayEvent::Resumed { games } => {

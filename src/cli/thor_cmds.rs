@@ -9,12 +9,13 @@ use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
 
+use super::archive_args::ArchiveArgs;
 use super::PositionArgs;
 use crate::board::Color;
 use crate::fileio::{atomic_write, IoError};
 use crate::thor::FileKind;
-use crate::thor::{bundled_sources, expand_paths, GameFilter, GameText, LoadOptions, SortKey, Source, ThorDatabase};
 use crate::thor::{Compression, GameId, SourceFormat, TextFormat};
+use crate::thor::{GameFilter, GameText, LoadOptions, SortKey, ThorDatabase};
 
 /// The `thor` subcommands.
 #[derive(Subcommand, Debug)]
@@ -29,83 +30,6 @@ pub enum ThorCommand {
     Check(CheckArgs),
     /// Export games for training pipelines (transcripts, CSV, JSON lines) or as a new WTHOR file.
     Export(ExportArgs),
-}
-
-/// Archives to load and how strictly.
-#[derive(Args, Debug, Clone, Default)]
-pub struct ArchiveArgs {
-    /// Game archives or directories of them: WTHOR (.wtb with .JOU/.TRN), GGF (GGS's
-    /// archives, .bz2 or .gz too), transcripts, JSON lines; recognised by content
-    /// (default: the WTHOR archives bundled in the binary, 2013–2015).
-    pub paths: Vec<PathBuf>,
-    /// Fail on the first damaged file or game instead of skipping it with a warning.
-    #[arg(long, conflicts_with = "lenient")]
-    pub strict: bool,
-    /// Exit 0 when damaged files or games were skipped (by default the command
-    /// finishes its output, then exits 1).
-    #[arg(long)]
-    pub lenient: bool,
-}
-
-/// Damaged games or files skipped by this run without --lenient: the command finishes,
-/// then exits 1 ([`super::run`] reads it).
-pub(super) static SKIPPED_DAMAGED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-impl ArchiveArgs {
-    /// The files' bytes, and an `Io` anomaly for each file that cannot be read (the
-    /// others are still loaded; with --strict the first is an error).
-    fn sources(&self) -> anyhow::Result<(Vec<Source>, Vec<crate::thor::Anomaly>)> {
-        if self.paths.is_empty() {
-            return Ok((bundled_sources(), Vec::new()));
-        }
-        let mut sources = Vec::new();
-        let mut unreadable = Vec::new();
-        for p in expand_paths(&self.paths)? {
-            match Source::open(&p) {
-                Ok(s) => sources.push(s),
-                Err(a) if self.strict => return Err(a.into()),
-                Err(a) => unreadable.push(a),
-            }
-        }
-        Ok((sources, unreadable))
-    }
-
-    /// Loads the archives, warning about (or with --strict failing on) damaged data or
-    /// unreadable files; an error when nothing valid could be read at all.
-    pub fn load(&self, index: bool) -> anyhow::Result<ThorDatabase> {
-        let (sources, unreadable) = self.sources()?;
-        let mut db = ThorDatabase::load(&sources, LoadOptions { strict: self.strict, index })?;
-        db.anomalies.splice(0..0, unreadable);
-        warn_skipped(&db);
-        if !self.lenient {
-            SKIPPED_DAMAGED.fetch_add(db.anomalies.len(), std::sync::atomic::Ordering::Relaxed);
-        }
-        let nothing = db.games.is_empty() && db.players.is_empty() && db.tournaments.is_empty();
-        if nothing && !db.anomalies.is_empty() {
-            anyhow::bail!(
-                "nothing valid was read from {} ({} anomalies: `thorbook thor check` lists them)",
-                self.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
-                db.anomalies.len()
-            );
-        }
-        Ok(db)
-    }
-}
-
-fn warn_skipped(db: &ThorDatabase) {
-    if db.anomalies.is_empty() {
-        return;
-    }
-    for a in db.anomalies.iter().take(5) {
-        eprintln!("warning: skipped: {a}");
-    }
-    if db.anomalies.len() > 5 {
-        eprintln!("warning: … and {} more", db.anomalies.len() - 5);
-    }
-    eprintln!(
-        "warning: {} anomalies; the damaged games or files were skipped (`thorbook thor check` lists them, --strict fails at once, --lenient exits 0)",
-        db.anomalies.len()
-    );
 }
 
 /// Which games, by what the records say: player, tournament, years.

@@ -322,6 +322,7 @@ impl Weights {
         &self.note
     }
 
+    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// Sets the note, cut (at a character) to the 64 KiB a file holds.
     pub(crate) fn set_note(&mut self, mut note: String) {
         if note.len() > MAX_NOTE {
