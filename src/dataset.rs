@@ -7,6 +7,7 @@
 //! Squares are numbered a1 = 0, b1 = 1, …, h8 = 63 (`row * 8 + column`); a move column
 //! holds a square, [`PASS`] or [`PADDING`].
 
+use crate::stop::StopHandle;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
@@ -278,9 +279,10 @@ pub fn self_play_games(
     random_plies: u32,
     boards: Option<BoardEncoding>,
     legal: bool,
-    stop: &AtomicBool,
+    stop: &StopHandle,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<RandomGames, LabelError> {
+    let stop = stop.flag();
     let strength = Settings::at_level(level).effective_strength()?;
     let eval = PatternEval::bundled();
     let started = AtomicU64::new(0);
@@ -502,9 +504,10 @@ fn label_all<T: Send + Default + Clone>(
 pub fn exact_scores(
     boards: &[Board],
     max_empties: u32,
-    stop: &AtomicBool,
+    stop: &StopHandle,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Vec<Option<i8>>, LabelError> {
+    let stop = stop.flag();
     let order = PatternEval::bundled();
     let work = |b: &Board| if b.empty_count() > max_empties { 1 } else { solve_work(b) };
     label_all(boards, work, stop, progress, |tt, board| {
@@ -521,9 +524,10 @@ pub fn exact_scores(
 pub fn search_scores(
     boards: &[Board],
     level: Level,
-    stop: &AtomicBool,
+    stop: &StopHandle,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Vec<i16>, LabelError> {
+    let stop = stop.flag();
     let strength = Settings::at_level(level).effective_strength()?;
     let eval = PatternEval::bundled();
     label_all(

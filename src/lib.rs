@@ -40,12 +40,15 @@
 //!   (the arrays the Python package hands to numpy).
 //!
 //! Configurations are `#[non_exhaustive]` with a `Default`: start from it and set
-//! fields. Errors are typed: a value out of range is a [`setting::OutOfRange`] naming
+//! fields. Long work (builds, growth, self-play, labelling, batch reviews, the
+//! explorer's server, an engine's search) stops through one [`stop::StopHandle`],
+//! keeping what it finished. Errors are typed: a value out of range is a [`setting::OutOfRange`] naming
 //! its [`setting::Setting`]; a failed read or write is a [`fileio::IoError`] naming the
 //! file.
 //!
 //! Layers, each using only those listed before it:
 //! - [`setting`]: settings by name and the one out-of-range error;
+//! - [`stop`]: the one way long work is asked to stop;
 //! - [`square`]: squares, moves, their notation and its parse error;
 //! - [`board`]: the bitboard core (move generation, flips, scores);
 //! - [`position`]: absolute colours, board text (one alphabet) and checked move
@@ -123,6 +126,7 @@ pub mod search;
 pub mod setting;
 pub mod square;
 mod stability;
+pub mod stop;
 mod svg;
 pub mod symmetry;
 #[cfg(any(test, feature = "testing"))]

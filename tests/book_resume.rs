@@ -84,20 +84,19 @@ fn the_library_builder_reports_progress_and_resumes_from_its_checkpoint() {
 /// only the rest and writes the book of an uninterrupted one.
 #[test]
 fn a_stopped_build_keeps_its_leaves_and_resumes_to_the_same_book() {
-    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-    use std::sync::Arc;
     use thorbook::book::{BuildEvent, Builder};
+    use thorbook::stop::StopHandle;
     let dir = tempfile::tempdir().unwrap();
     let games = bundled_games(60);
     let whole = dir.path().join("whole.tbk");
     let summary = Builder::new(config(10, 3, 0), &whole).run(&games, &|_| {}).unwrap();
     let out = dir.path().join("stopped.tbk");
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = StopHandle::new();
     let err = Builder::new(config(10, 3, 0), &out)
         .stop_on(stop.clone())
         .run(&games, &|e| {
             if let BuildEvent::Scored { done: 10, .. } = e {
-                stop.store(true, Relaxed);
+                stop.stop();
             }
         })
         .unwrap_err();

@@ -174,12 +174,12 @@ fn a_stopped_deviation_keeps_its_rounds_and_resumes_to_the_identical_book() {
     let whole = run(&input, config(Some(600)), &dir.path().join("whole.tbk"), 2);
     assert!(whole.rounds >= 2, "the run needs several rounds for this test ({} rounds)", whole.rounds);
     let out = dir.path().join("stopped.tbk");
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop = thorbook::stop::StopHandle::new();
     let stopped = Grower::new(config(Some(600)), Board::START, &out)
         .stop_on(stop.clone())
         .run(&input, &|e| {
             if let GrowthEvent::Written { .. } = e {
-                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                stop.stop();
             }
         })
         .unwrap();

@@ -4,9 +4,9 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use thorbook::stop::StopHandle;
 
 use thorbook::book::BookSource;
 use thorbook::explorer::{serve, Explorer, ServeOptions};
@@ -290,9 +290,9 @@ fn get(addr: SocketAddr, target: &str) -> (u16, String) {
 }
 
 /// Starts the server on a free loopback port; returns its address and the stop flag.
-fn start() -> (SocketAddr, Arc<AtomicBool>, std::thread::JoinHandle<()>) {
+fn start() -> (SocketAddr, StopHandle, std::thread::JoinHandle<()>) {
     let ex = Arc::new(explorer());
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = StopHandle::new();
     let (tx, rx) = std::sync::mpsc::channel();
     let s = stop.clone();
     let handle = std::thread::spawn(move || {
@@ -337,7 +337,7 @@ fn a_burst_of_concurrent_requests_is_all_answered_and_the_server_stops_cleanly()
     s.write_all(b"\x00\x01garbage\r\n\r\n").unwrap();
     drop(s);
     assert_eq!(get(addr, "/api/position?moves=f5").0, 200);
-    stop.store(true, Ordering::Relaxed);
+    stop.stop();
     handle.join().unwrap();
     // The listener closes shortly after the workers stop.
     let released = (0..40).any(|_| {
@@ -534,7 +534,7 @@ fn a_real_browser_loads_the_page_and_clicks_a_move() {
     wd.cmd("DELETE", "", serde_json::Value::Null);
     let _ = driver.kill();
     let _ = driver.wait();
-    stop.store(true, Ordering::Relaxed);
+    stop.stop();
     handle.join().unwrap();
 }
 

@@ -1,7 +1,6 @@
 //! `Book`: an opening book, memory-mapped; its queries, and building one from games.
 
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use numpy::{IntoPyArray, PyReadonlyArray1};
@@ -14,6 +13,7 @@ use thorbook::book::{
 };
 use thorbook::fileio::Bytes;
 use thorbook::search::Level;
+use thorbook::stop::StopHandle;
 
 use crate::errors;
 use crate::games::Games;
@@ -266,7 +266,7 @@ impl Book {
             config.search = config.search.with_level(self::level(level)?);
         }
         config.growth = if deepen { Growth::Deepen } else { Growth::Deviate };
-        let stop = Arc::new(AtomicBool::new(false));
+        let stop = StopHandle::new();
         let grower = Grower::new(config, thorbook::Position::START.board, &path).resume(resume).stop_on(stop.clone());
         let book = &*self.inner;
         // Rounds count their leaves from 0: the bar counts every round's, the total
@@ -335,7 +335,7 @@ fn run_build(
     over: Over<'_>,
 ) -> PyResult<Book> {
     let lines: Vec<GameLine> = games.games().iter().map(GameLine::from).collect();
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = StopHandle::new();
     let builder = Builder::new(config, &path).resume(resume).stop_on(stop.clone());
     let result = job(py, &stop, progress, |report| {
         let events = |event| {

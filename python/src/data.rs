@@ -1,7 +1,6 @@
 //! Datasets for learning: synthetic games, planes, and labels (exact, search, book).
 
 use std::borrow::Cow;
-use std::sync::atomic::AtomicBool;
 
 use numpy::{IntoPyArray, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -10,6 +9,7 @@ use pyo3::types::PyDict;
 use thorbook::board::Board;
 use thorbook::dataset::{self, BoardEncoding};
 use thorbook::search::Level;
+use thorbook::stop::StopHandle;
 
 use crate::book::Book;
 use crate::errors;
@@ -40,13 +40,13 @@ pub(crate) fn random_games<'py>(
     let seed: u64 = errors::int_arg("seed", seed, 0, i128::from(u64::MAX))?;
     let first: u64 = errors::int_arg("first", first, 0, i128::from(u64::MAX) - n as i128)?;
     let encoding = encoding(n, boards)?;
-    let stop = AtomicBool::new(false);
+    let stop = StopHandle::new();
     let games = job(py, &stop, None, |_| {
         // In chunks, so that Ctrl-C is seen between them: game `i` depends on `i`
         // only, so the chunks concatenate to the set made at once.
         let mut all = dataset::random_games(seed, first, 0, encoding, legal);
         let mut done = 0usize;
-        while done < n && !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        while done < n && !stop.is_stopped() {
             let count = RANDOM_CHUNK.min(n - done);
             let chunk = dataset::random_games(seed, first + done as u64, count, encoding, legal);
             all.tokens.extend_from_slice(&chunk.tokens);
@@ -147,7 +147,7 @@ pub(crate) fn selfplay_games<'py>(
     let seed: u64 = errors::int_arg("seed", seed, 0, i128::from(u64::MAX))?;
     let first: u64 = errors::int_arg("first", first, 0, i128::from(u64::MAX) - n as i128)?;
     let encoding = encoding(n, boards)?;
-    let stop = AtomicBool::new(false);
+    let stop = StopHandle::new();
     let games = job(py, &stop, progress, |report| {
         dataset::self_play_games(seed, first, n, level, random_plies, encoding, legal, &stop, &|d, t| {
             report.report(d, t)
@@ -210,7 +210,7 @@ pub(crate) fn label_exact<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let max_empties: u32 = errors::int_arg("max_empties", max_empties, 0, LABEL_EXACT_MAX_EMPTIES)?;
     let boards = boards_of(&player, &opponent)?;
-    let stop = AtomicBool::new(false);
+    let stop = StopHandle::new();
     let scores = job(py, &stop, progress, |report| {
         dataset::exact_scores(&boards, max_empties, &stop, &|d, t| report.report(d, t))
     })?
@@ -236,7 +236,7 @@ pub(crate) fn label_search<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let level = Level::new(errors::int_arg("level", level, 1, 14)?).map_err(errors::setting)?;
     let boards = boards_of(&player, &opponent)?;
-    let stop = AtomicBool::new(false);
+    let stop = StopHandle::new();
     let scores =
         job(py, &stop, progress, |report| dataset::search_scores(&boards, level, &stop, &|d, t| report.report(d, t)))?
             .map_err(|e| errors::label(&e))?;

@@ -1,8 +1,6 @@
 //! `Engine`: the book, then a search — best moves, analyses, exact solves and the
 //! static evaluation, the GIL released and Ctrl-C returning what was found.
 
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::Arc;
 use std::time::Duration;
 
 use pyo3::prelude::*;
@@ -12,6 +10,7 @@ use thorbook::book::BookSource;
 use thorbook::engine::{Engine as RsEngine, EngineConfig, MoveSource};
 use thorbook::eval::{AnyEval, Evaluator, PatternEval};
 use thorbook::search::{Level, Limits, SearchResult, Settings};
+use thorbook::stop::StopHandle;
 
 use crate::book::Book;
 use crate::errors;
@@ -28,7 +27,7 @@ use crate::run::{interruptible, with_partial};
 #[pyclass(module = "thorbook")]
 pub(crate) struct Engine {
     inner: RsEngine<AnyEval>,
-    stop: Arc<AtomicBool>,
+    stop: StopHandle,
     eval: PatternEval,
     /// The settings it was made with, for pickling.
     settings: EngineArgs,
@@ -96,7 +95,7 @@ impl Engine {
     /// Runs a search of `pos`, Ctrl-C raising `KeyboardInterrupt` with the result so far
     /// as its `partial`.
     fn run_search<'py>(&mut self, py: Python<'py>, pos: thorbook::Position, limits: Limits) -> PyResult<SearchResult> {
-        self.stop.store(false, Relaxed);
+        self.stop.reset();
         let inner = &mut self.inner;
         let (r, signal) = interruptible(py, &self.stop, || inner.search(&pos, limits, false));
         match signal {
@@ -165,7 +164,7 @@ impl Engine {
                 pos.board.final_score()
             )));
         }
-        self.stop.store(false, Relaxed);
+        self.stop.reset();
         let inner = &mut self.inner;
         let (chosen, signal) = interruptible(py, &self.stop, || inner.choose(&pos));
         let book = self.settings.book.clone();
@@ -222,7 +221,7 @@ impl Engine {
     ) -> PyResult<Vec<(String, i32)>> {
         let pos = position.inner;
         let limits = self.limits(&pos, time, nodes, depth)?;
-        self.stop.store(false, Relaxed);
+        self.stop.reset();
         let inner = &mut self.inner;
         let (a, signal) = interruptible(py, &self.stop, || inner.analyze(&pos, Some(limits)));
         let scores: Vec<(String, i32)> = a.search.moves.iter().map(|m| (move_name(m.mv), m.score)).collect();

@@ -3,8 +3,8 @@
 //! (many games in parallel, one table of arrays for a DataFrame).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -16,6 +16,7 @@ use thorbook::engine::review::{
 use thorbook::engine::{Engine as RsEngine, EngineConfig, GameError};
 use thorbook::search::{Level, Settings};
 use thorbook::square::Move;
+use thorbook::stop::StopHandle;
 
 use crate::errors;
 use crate::run::job;
@@ -249,7 +250,7 @@ pub(crate) fn review_games<'py>(
     };
     let moves: Vec<Vec<Move>> = games.get().games().iter().map(|g| g.moves_with_passes()).collect();
     let total = moves.len() as u64;
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = StopHandle::new();
     let reviews: Mutex<Vec<(usize, GameReview)>> = Mutex::new(Vec::with_capacity(moves.len()));
     let done = AtomicU64::new(0);
     let result = job(py, &stop, progress, |report| {

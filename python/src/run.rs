@@ -2,9 +2,11 @@
 //! the calling thread waits for it and, every few tens of milliseconds, lets Python
 //! look at its signals.
 
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
+
 use std::sync::mpsc;
 use std::time::Duration;
+use thorbook::stop::StopHandle;
 
 use pyo3::prelude::*;
 
@@ -17,7 +19,7 @@ const SIGNAL_POLL: Duration = Duration::from_millis(50);
 /// returning (a search's best move so far) or the exception is raised.
 pub(crate) fn interruptible<T: Send>(
     py: Python<'_>,
-    stop: &AtomicBool,
+    stop: &StopHandle,
     work: impl FnOnce() -> T + Send,
 ) -> (T, Option<PyErr>) {
     py.detach(|| {
@@ -32,7 +34,7 @@ pub(crate) fn interruptible<T: Send>(
             while let Err(mpsc::RecvTimeoutError::Timeout) = done_rx.recv_timeout(SIGNAL_POLL) {
                 if signal.is_none() {
                     if let Err(e) = Python::attach(|py| py.check_signals()) {
-                        stop.store(true, Relaxed);
+                        stop.stop();
                         signal = Some(e);
                     }
                 }
@@ -83,14 +85,14 @@ pub(crate) fn with_partial(py: Python<'_>, signal: PyErr, partial: &Bound<'_, Py
 /// an exception it raises stops the work through `stop` and is kept for the caller.
 pub(crate) struct Progress<'a> {
     callback: Option<Py<PyAny>>,
-    stop: &'a AtomicBool,
+    stop: &'a StopHandle,
     error: std::sync::Mutex<Option<PyErr>>,
     /// What a `tqdm`-like object was last told.
     last: std::sync::atomic::AtomicU64,
 }
 
 impl<'a> Progress<'a> {
-    pub(crate) fn new(callback: Option<Py<PyAny>>, stop: &'a AtomicBool) -> Progress<'a> {
+    pub(crate) fn new(callback: Option<Py<PyAny>>, stop: &'a StopHandle) -> Progress<'a> {
         Progress { callback, stop, error: std::sync::Mutex::new(None), last: std::sync::atomic::AtomicU64::new(0) }
     }
 
@@ -108,7 +110,7 @@ impl<'a> Progress<'a> {
                     .and_then(|()| cb.call_method1("update", (done.saturating_sub(last),)).map(drop))
             };
             if let Err(e) = called {
-                self.stop.store(true, Relaxed);
+                self.stop.stop();
                 self.error.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get_or_insert(e);
             }
         });
@@ -125,7 +127,7 @@ impl<'a> Progress<'a> {
 /// is the error; else the job's own result is returned for the caller to map.
 pub(crate) fn job<T: Send>(
     py: Python<'_>,
-    stop: &AtomicBool,
+    stop: &StopHandle,
     progress: Option<Py<PyAny>>,
     work: impl FnOnce(&Progress<'_>) -> T + Send,
 ) -> PyResult<T> {

@@ -142,8 +142,8 @@ impl Builder {
 
     /// Stops the build between leaves once `stop` is set: it then fails with
     /// [`BuildError::Interrupted`], the leaves searched kept in the checkpoint.
-    pub fn stop_on(mut self, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Builder {
-        self.stop = Some(stop);
+    pub fn stop_on(mut self, stop: crate::stop::StopHandle) -> Builder {
+        self.stop = Some(stop.shared());
         self
     }
 

@@ -332,8 +332,8 @@ impl Grower {
     /// Stops between leaf searches once `stop` is set ([`StopReason::Interrupted`]): the
     /// book of the rounds finished is written, and `resume` searches the round in
     /// progress again.
-    pub fn stop_on(mut self, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Grower {
-        self.stop = Some(stop);
+    pub fn stop_on(mut self, stop: crate::stop::StopHandle) -> Grower {
+        self.stop = Some(stop.shared());
         self
     }
 

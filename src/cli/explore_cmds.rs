@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -81,10 +80,10 @@ pub(super) fn explore(args: ExploreArgs) -> anyhow::Result<ExitCode> {
         explorer.index_len(),
         start.elapsed().as_secs_f64()
     );
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = crate::stop::StopHandle::new();
     {
         let stop = stop.clone();
-        ctrlc::set_handler(move || stop.store(true, Ordering::Relaxed))?;
+        ctrlc::set_handler(move || stop.stop())?;
     }
     let mut options = ServeOptions::default();
     (options.addr, options.workers) = (std::net::SocketAddr::new(args.bind, args.port), args.workers);

@@ -2,21 +2,20 @@
 //! watch (finishing what is under way and keeping what is done), or an engine's own stop
 //! handle; a second Ctrl-C quits at once.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-
 use crate::engine::Engine;
+use crate::stop::StopHandle;
 
 /// A stop flag that Ctrl-C sets: long work stops after `what` (the batches running,
 /// the games in hand), keeping what it finished; a second Ctrl-C quits at once.
-pub(super) fn stop_on_ctrl_c(what: &str) -> anyhow::Result<Arc<AtomicBool>> {
+pub(super) fn stop_on_ctrl_c(what: &str) -> anyhow::Result<StopHandle> {
     let what = what.to_string();
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&stop);
+    let stop = StopHandle::new();
+    let handle = stop.clone();
     ctrlc::set_handler(move || {
-        if flag.swap(true, Ordering::Relaxed) {
+        if handle.is_stopped() {
             std::process::exit(130);
         }
+        handle.stop();
         eprintln!("\nstopping after {what} (Ctrl-C again to quit at once)");
     })?;
     Ok(stop)
@@ -25,6 +24,6 @@ pub(super) fn stop_on_ctrl_c(what: &str) -> anyhow::Result<Arc<AtomicBool>> {
 /// Ctrl-C stops the engine's search; the command prints what it found.
 pub(super) fn stop_engine_on_ctrl_c(engine: &Engine) -> anyhow::Result<()> {
     let stop = engine.stop_handle();
-    ctrlc::set_handler(move || stop.store(true, std::sync::atomic::Ordering::Relaxed))?;
+    ctrlc::set_handler(move || stop.stop())?;
     Ok(())
 }

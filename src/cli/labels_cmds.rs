@@ -117,7 +117,7 @@ fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
     let stop = stop_on_ctrl_c("the solves under way; run again to resume")?;
     let started = Instant::now();
     let b = bar();
-    let outcome = pool.install(|| solve_shard(&games, &job, &order, &mut store, &stop, &progress_to(&b)));
+    let outcome = pool.install(|| solve_shard(&games, &job, &order, &mut store, stop.flag(), &progress_to(&b)));
     b.finish();
     if !refused_at_open {
         super::label_store::warn_lock_refused(&path, &store);

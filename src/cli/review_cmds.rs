@@ -5,8 +5,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
 
 use anyhow::Context;
 use clap::Args;
@@ -198,10 +198,10 @@ fn review_all(args: &ReviewArgs) -> anyhow::Result<ExitCode> {
     let store = args.store.open()?;
     let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)).max(1);
     let config = EngineConfig::try_from(&args.engine)?;
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = crate::stop::StopHandle::new();
     {
         let stop = stop.clone();
-        ctrlc::set_handler(move || stop.store(true, Ordering::Relaxed))?;
+        ctrlc::set_handler(move || stop.stop())?;
     }
     let file = std::fs::OpenOptions::new().create(true).append(true).open(output).map_err(IoError::at(output))?;
     let out = Mutex::new(file);
@@ -254,7 +254,7 @@ fn review_all(args: &ReviewArgs) -> anyhow::Result<ExitCode> {
     })?;
     let n = written.load(Ordering::Relaxed);
     eprintln!("{n} games reviewed into {}", output.display());
-    if stop.load(Ordering::Relaxed) {
+    if stop.is_stopped() {
         eprintln!("interrupted: {} games to go; the same command resumes", todo.len() - n);
         return Ok(ExitCode::from(130));
     }

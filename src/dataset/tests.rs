@@ -1,4 +1,4 @@
-use std::sync::atomic::AtomicBool;
+use crate::stop::StopHandle;
 
 use super::*;
 use crate::position::Position;
@@ -142,7 +142,7 @@ fn exact_scores_match_plain_alpha_beta() {
     let mut boards: Vec<Board> = (0..150).map(|i| random_position(&mut rng, 4 + i % 7)).collect();
     // A finished game (the side to move wiped out, 6 empties): its final score, 0–64.
     boards.push(Board { player: 0, opponent: (1 << 58) - 1 });
-    let stop = AtomicBool::new(false);
+    let stop = StopHandle::new();
     let scores = exact_scores(&boards, 8, &stop, &|_, _| {}).unwrap();
     assert_eq!(scores.last(), Some(&Some(-64)));
     for (board, score) in boards.iter().zip(&scores) {
@@ -152,7 +152,7 @@ fn exact_scores_match_plain_alpha_beta() {
             assert_eq!(i32::from(score.expect("solved")), plain_alpha_beta(board, -64, 64), "{board:?}");
         }
     }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    stop.stop();
     assert!(matches!(exact_scores(&boards, 8, &stop, &|_, _| {}), Err(LabelError::Interrupted)));
 }
 
@@ -160,7 +160,7 @@ fn exact_scores_match_plain_alpha_beta() {
 fn search_scores_do_not_depend_on_threads_or_order() {
     let mut rng = Rng(0x5EA6);
     let boards: Vec<Board> = (0..96).map(|_| random_position(&mut rng, 30)).collect();
-    let stop = AtomicBool::new(false);
+    let stop = StopHandle::new();
     let level = Level::new(4).unwrap();
     let pooled = search_scores(&boards, level, &stop, &|_, _| {}).unwrap();
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
@@ -191,7 +191,7 @@ fn book_labels_are_the_book_values_with_the_trust_queries_show() {
 
 #[test]
 fn self_play_games_are_legal_reproducible_and_start_with_the_random_plies() {
-    let stop = AtomicBool::new(false);
+    let stop = StopHandle::new();
     let level = Level::new(2).unwrap();
     let games =
         self_play_games(9, 40, 24, level, 6, Some(BoardEncoding::BlackWhite), false, &stop, &|_, _| {}).unwrap();
@@ -212,6 +212,6 @@ fn self_play_games_are_legal_reproducible_and_start_with_the_random_plies() {
         assert!(pos.board.is_game_over());
     }
     assert_ne!(games.tokens, random.tokens, "searched moves are not the random stream's");
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    stop.stop();
     assert!(matches!(self_play_games(9, 0, 4, level, 0, None, false, &stop, &|_, _| {}), Err(LabelError::Interrupted)));
 }

@@ -307,7 +307,7 @@ pub fn run<E: IncrementalEvaluator>(
     input: impl BufRead + Send + 'static,
     mut output: impl Write,
 ) -> std::io::Result<()> {
-    let gate = PonderGate::new(engine.stop_handle());
+    let gate = PonderGate::new(engine.stop_handle().shared());
     // GTP is synchronous: no line stops a search the GUI waits for.
     let lines = ponder::read_on_thread(input, gate.clone(), None);
     let mut session = GtpSession::new(engine);
@@ -453,7 +453,7 @@ mod tests {
         let mut queue = VecDeque::new();
         let mut replies = Vec::new();
         for engine in [&mut pondering, &mut off] {
-            let gate = PonderGate::new(engine.stop_handle());
+            let gate = PonderGate::new(engine.stop_handle().shared());
             let mut session = GtpSession::new(engine);
             handle(&mut session, "time_settings 60 0 0");
             handle(&mut session, "play b f5");

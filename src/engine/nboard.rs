@@ -276,7 +276,7 @@ pub fn run<E: IncrementalEvaluator>(
     mut errors: impl Write,
 ) -> std::io::Result<()> {
     use std::sync::atomic::Ordering::SeqCst;
-    let stop = engine.stop_handle();
+    let stop = engine.stop_handle().shared();
     let gate = PonderGate::new(stop.clone());
     // Lines are numbered from 1: a line stops only a search of an earlier line, never
     // its own.

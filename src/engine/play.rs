@@ -66,7 +66,7 @@ pub fn run<E: IncrementalEvaluator>(
     engine.new_game();
     let mut clock = control.map(Clock::new);
     let mut game = Game::default();
-    let gate = PonderGate::new(engine.stop_handle());
+    let gate = PonderGate::new(engine.stop_handle().shared());
     let lines = ponder::read_on_thread(input, gate.clone(), None);
     let mut queue = VecDeque::new();
     let mut expectation: Option<Expectation> = None;

@@ -10,12 +10,13 @@
 //! runs, and resumes it only under the settings it was started with (recorded beside
 //! it field by field, so that a refusal names what changed).
 
+use crate::stop::StopHandle;
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufWriter, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -163,9 +164,10 @@ impl SelfPlayConfig {
 pub fn play_games(
     config: &SelfPlayConfig,
     range: Range<u64>,
-    stop: &AtomicBool,
+    stop: &StopHandle,
     on_game: &mut dyn FnMut(SelfPlayGame) -> std::io::Result<()>,
 ) -> Result<u64, SelfPlayError> {
+    let stop = stop.flag();
     config.check()?;
     let threads = config.threads.max(1);
     let pool = rayon::ThreadPoolBuilder::new()
@@ -497,7 +499,7 @@ impl SelfPlayRun {
     /// played; `progress` is called on this thread.
     pub fn run(
         &self,
-        stop: &AtomicBool,
+        stop: &StopHandle,
         progress: &mut dyn FnMut(SelfPlayEvent),
     ) -> Result<SelfPlaySummary, SelfPlayError> {
         let start = Instant::now();
@@ -584,7 +586,7 @@ mod tests {
     }
 
     fn run(config: SelfPlayConfig, output: &Path, resume: bool) -> Result<SelfPlaySummary, SelfPlayError> {
-        SelfPlayRun::new(config, 4, 2, 1, output)?.resume(resume).run(&AtomicBool::new(false), &mut |_| {})
+        SelfPlayRun::new(config, 4, 2, 1, output)?.resume(resume).run(&crate::stop::StopHandle::new(), &mut |_| {})
     }
 
     /// A run refuses what would mix games of two runs in one file: an output another

@@ -3,7 +3,7 @@
 //! Ctrl-C (or when the caller's stop flag is set).
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,9 +32,10 @@ impl Default for ServeOptions {
 pub fn serve(
     explorer: Arc<Explorer>,
     options: &ServeOptions,
-    stop: Arc<AtomicBool>,
+    stop: crate::stop::StopHandle,
     ready: impl FnOnce(SocketAddr),
 ) -> std::io::Result<()> {
+    let stop = stop.shared();
     let server = tiny_http::Server::http(options.addr).map_err(std::io::Error::other)?;
     let addr = server.server_addr().to_ip().ok_or_else(|| std::io::Error::other("not an IP listener"))?;
     let server = Arc::new(server);

@@ -2,6 +2,7 @@
 //! game, so that a machine's cores review different games (a review's searches are
 //! short, and one game's positions depend on nothing but themselves).
 
+use crate::stop::StopHandle;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -39,9 +40,10 @@ pub fn review_games(
     games: &[Vec<Move>],
     jobs: usize,
     store: Option<&AnalysisStore>,
-    stop: &AtomicBool,
+    stop: &StopHandle,
     done: &(dyn Fn(usize, GameReview) -> bool + Sync),
 ) -> Result<(), BatchError> {
+    let stop = stop.flag();
     let mut config = config.clone();
     config.search.threads = 1;
     let workers = jobs.max(1).min(games.len());
@@ -68,7 +70,7 @@ pub fn review_games(
         scope.spawn(|| {
             while !finished.load(Ordering::Relaxed) {
                 if stop.load(Ordering::Relaxed) {
-                    handles.iter().for_each(|h| h.store(true, Ordering::Relaxed));
+                    handles.iter().for_each(|h| h.stop());
                     break;
                 }
                 std::thread::sleep(Duration::from_millis(20));

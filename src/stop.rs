@@ -1,0 +1,69 @@
+//! Stopping long work: one [`StopHandle`] taken by every interruptible pipeline (book
+//! builds and growth, self-play, labelling, batch reviews, the explorer's server, a
+//! search), so that a GUI's button, Ctrl-C in the command line and Python's signal
+//! check stop each the same way.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// A request to stop, shared by whoever asks and the work that watches it. The work
+/// finishes what is under way (a search returns its best so far, a build its leaves
+/// in hand), keeps what is done, and returns: a stopped pipeline resumes where it was.
+/// Clones share one request.
+#[derive(Clone, Debug, Default)]
+pub struct StopHandle(Arc<AtomicBool>);
+
+impl StopHandle {
+    /// A handle nobody has asked to stop yet.
+    pub fn new() -> StopHandle {
+        StopHandle::default()
+    }
+
+    /// Asks the work to stop (from any thread; a signal handler may call it).
+    pub fn stop(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether a stop was asked for.
+    pub fn is_stopped(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Withdraws the request, so that the next work runs (an engine between
+    /// searches).
+    pub fn reset(&self) {
+        self.0.store(false, Ordering::Relaxed);
+    }
+
+    /// The flag the work polls.
+    pub(crate) fn flag(&self) -> &AtomicBool {
+        &self.0
+    }
+
+    /// The shared flag, for work that keeps it (an engine, a server).
+    pub(crate) fn shared(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.0)
+    }
+
+    /// The handle of a flag the crate already shares.
+    pub(crate) fn of(flag: Arc<AtomicBool>) -> StopHandle {
+        StopHandle(flag)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clones_share_one_request() {
+        let a = StopHandle::new();
+        let b = a.clone();
+        assert!(!b.is_stopped());
+        a.stop();
+        assert!(b.is_stopped() && b.flag().load(Ordering::Relaxed));
+        b.reset();
+        assert!(!a.is_stopped());
+        assert!(Arc::ptr_eq(&a.shared(), &StopHandle::of(b.shared()).shared()));
+    }
+}
