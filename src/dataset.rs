@@ -7,7 +7,7 @@
 //! Squares are numbered a1 = 0, b1 = 1, …, h8 = 63 (`row * 8 + column`); a move column
 //! holds a square, [`PASS`] or [`PADDING`].
 
-use crate::stop::StopHandle;
+use crate::work::{Progress, StopHandle};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
@@ -280,8 +280,9 @@ pub fn self_play_games(
     boards: Option<BoardEncoding>,
     legal: bool,
     stop: &StopHandle,
-    progress: &(dyn Fn(u64, u64) + Sync),
+    progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<RandomGames, LabelError> {
+    let progress = &|done, total| progress(Progress::new(done, total));
     let stop = stop.flag();
     let strength = Settings::at_level(level).effective_strength()?;
     let eval = PatternEval::bundled();
@@ -505,8 +506,9 @@ pub fn exact_scores(
     boards: &[Board],
     max_empties: u32,
     stop: &StopHandle,
-    progress: &(dyn Fn(u64, u64) + Sync),
+    progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Vec<Option<i8>>, LabelError> {
+    let progress = &|done, total| progress(Progress::new(done, total));
     let stop = stop.flag();
     let order = PatternEval::bundled();
     let work = |b: &Board| if b.empty_count() > max_empties { 1 } else { solve_work(b) };
@@ -525,8 +527,9 @@ pub fn search_scores(
     boards: &[Board],
     level: Level,
     stop: &StopHandle,
-    progress: &(dyn Fn(u64, u64) + Sync),
+    progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Vec<i16>, LabelError> {
+    let progress = &|done, total| progress(Progress::new(done, total));
     let stop = stop.flag();
     let strength = Settings::at_level(level).effective_strength()?;
     let eval = PatternEval::bundled();

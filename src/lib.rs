@@ -41,14 +41,14 @@
 //!
 //! Configurations are `#[non_exhaustive]` with a `Default`: start from it and set
 //! fields. Long work (builds, growth, self-play, labelling, batch reviews, the
-//! explorer's server, an engine's search) stops through one [`stop::StopHandle`],
+//! explorer's server, an engine's search) stops through one [`work::StopHandle`],
 //! keeping what it finished. Errors are typed: a value out of range is a [`setting::OutOfRange`] naming
 //! its [`setting::Setting`]; a failed read or write is a [`fileio::IoError`] naming the
 //! file.
 //!
 //! Layers, each using only those listed before it:
 //! - [`setting`]: settings by name and the one out-of-range error;
-//! - [`stop`]: the one way long work is asked to stop;
+//! - [`work`]: how long work is asked to stop and how it reports progress;
 //! - [`square`]: squares, moves, their notation and its parse error;
 //! - [`board`]: the bitboard core (move generation, flips, scores);
 //! - [`position`]: absolute colours, board text (one alphabet) and checked move
@@ -126,13 +126,13 @@ pub mod search;
 pub mod setting;
 pub mod square;
 mod stability;
-pub mod stop;
 mod svg;
 pub mod symmetry;
 #[cfg(any(test, feature = "testing"))]
 #[doc(hidden)]
 pub mod testutil;
 pub mod thor;
+pub mod work;
 // Training is a pipeline only the binary drives: its product is the weight file that
 // `eval::{Weights, PatternEval}` load.
 #[cfg(any(feature = "cli", feature = "testing", test))]

@@ -85,7 +85,7 @@ fn the_library_builder_reports_progress_and_resumes_from_its_checkpoint() {
 #[test]
 fn a_stopped_build_keeps_its_leaves_and_resumes_to_the_same_book() {
     use thorbook::book::{BuildEvent, Builder};
-    use thorbook::stop::StopHandle;
+    use thorbook::work::StopHandle;
     let dir = tempfile::tempdir().unwrap();
     let games = bundled_games(60);
     let whole = dir.path().join("whole.tbk");

@@ -174,7 +174,7 @@ fn a_stopped_deviation_keeps_its_rounds_and_resumes_to_the_identical_book() {
     let whole = run(&input, config(Some(600)), &dir.path().join("whole.tbk"), 2);
     assert!(whole.rounds >= 2, "the run needs several rounds for this test ({} rounds)", whole.rounds);
     let out = dir.path().join("stopped.tbk");
-    let stop = thorbook::stop::StopHandle::new();
+    let stop = thorbook::work::StopHandle::new();
     let stopped = Grower::new(config(Some(600)), Board::START, &out)
         .stop_on(stop.clone())
         .run(&input, &|e| {

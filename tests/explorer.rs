@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::time::Duration;
-use thorbook::stop::StopHandle;
+use thorbook::work::StopHandle;
 
 use thorbook::book::BookSource;
 use thorbook::explorer::{serve, Explorer, ServeOptions};

@@ -47,7 +47,7 @@ fn the_exact_value_at_the_theoretical_empties_is_the_records() {
         .find(|g| g.depth == 24 && g.theoretical_discs().is_some() && reaches_a_decision_at_24(&g.moves_with_passes()))
         .unwrap();
     let mut e = engine(1, Some(24), false);
-    let review = review_game(&mut e, &Position::START, &game.moves_with_passes(), None, &|_, _| {}).unwrap();
+    let review = review_game(&mut e, &Position::START, &game.moves_with_passes(), None, &|_| {}).unwrap();
     assert!(!review.interrupted);
     let at24 = review.plies.iter().find(|p| p.empties == 24).unwrap();
     assert_eq!(at24.source, ValueSource::Exact);
@@ -77,7 +77,7 @@ fn the_exact_value_at_the_theoretical_empties_is_the_records() {
 fn a_searched_value_is_analyzes_at_the_same_settings() {
     let moves = thorbook::square::parse_move_sequence("f5d6c3d3c4f4f6g5e6c5f3b5b4e3g4f7").unwrap();
     let mut e = engine(4, None, false);
-    let review = review_game(&mut e, &Position::START, &moves, None, &|_, _| {}).unwrap();
+    let review = review_game(&mut e, &Position::START, &moves, None, &|_| {}).unwrap();
     assert!(review.plies.iter().all(|p| p.source == ValueSource::Search));
     let mut pos = Position::START;
     let mut fresh = engine(4, None, false);
@@ -97,7 +97,7 @@ fn a_searched_value_is_analyzes_at_the_same_settings() {
 fn the_book_covers_the_opening_and_says_where_the_game_left_it() {
     let moves = thorbook::square::parse_move_sequence("f5d6c3d3c4f4f6g5e6c5f3b5b4e3g4f7e7g6c6h3c2d8").unwrap();
     let mut e = engine(2, None, true);
-    let review = review_game(&mut e, &Position::START, &moves, None, &|_, _| {}).unwrap();
+    let review = review_game(&mut e, &Position::START, &moves, None, &|_| {}).unwrap();
     assert_eq!(review.plies[0].source, ValueSource::Book);
     let left = review.left_book_at.expect("this line leaves the bundled book");
     assert!(review.plies.iter().filter(|p| p.ply < left).all(|p| p.source == ValueSource::Book));
@@ -149,7 +149,7 @@ fn plies_count_the_passes_of_a_game() {
     let played = game.moves_with_passes();
     let stored: Vec<_> = played.iter().copied().filter(|m| *m != thorbook::square::Move::Pass).collect();
     let mut e = engine(1, Some(8), false);
-    let review = review_game(&mut e, &Position::START, &stored, None, &|_, _| {}).unwrap();
+    let review = review_game(&mut e, &Position::START, &stored, None, &|_| {}).unwrap();
     assert!(!review.plies.is_empty());
     for p in &review.plies {
         assert_eq!(played[p.ply - 1], p.mv, "ply {}", p.ply);
@@ -169,15 +169,15 @@ fn a_stored_review_searches_nothing_again_and_gives_the_same_values() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("reviews.jsonl");
     let mut e = engine(3, Some(10), false);
-    let fresh = review_game(&mut e, &Position::START, &moves, None, &|_, _| {}).unwrap();
+    let fresh = review_game(&mut e, &Position::START, &moves, None, &|_| {}).unwrap();
     let store = AnalysisStore::open(&path).unwrap();
-    let first = review_game(&mut e, &Position::START, &moves, Some(&store), &|_, _| {}).unwrap();
+    let first = review_game(&mut e, &Position::START, &moves, Some(&store), &|_| {}).unwrap();
     assert_eq!(first.plies, fresh.plies);
     assert_eq!((first.searched, first.from_store), (fresh.plies.len(), 0));
     drop(store);
     let store = AnalysisStore::open(&path).unwrap();
     assert_eq!(store.len(), fresh.plies.len());
-    let again = review_game(&mut e, &Position::START, &moves, Some(&store), &|_, _| {}).unwrap();
+    let again = review_game(&mut e, &Position::START, &moves, Some(&store), &|_| {}).unwrap();
     assert_eq!(again.plies, fresh.plies);
     assert_eq!((again.searched, again.from_store), (0, fresh.plies.len()));
     // The same game turned (d3 for f5 ...): every position is a stored one turned.
@@ -186,14 +186,14 @@ fn a_stored_review_searches_nothing_again_and_gives_the_same_values() {
         .find(|t| t.board(&Position::START.board) == Position::START.board && *t != thorbook::Transform::Identity)
         .unwrap();
     let turned: Vec<_> = moves.iter().map(|&m| t.apply_move(m)).collect();
-    let other = review_game(&mut e, &Position::START, &turned, Some(&store), &|_, _| {}).unwrap();
+    let other = review_game(&mut e, &Position::START, &turned, Some(&store), &|_| {}).unwrap();
     assert_eq!((other.searched, other.from_store), (0, fresh.plies.len()));
     for (a, b) in other.plies.iter().zip(&fresh.plies) {
         assert_eq!((a.value, a.played_value, a.loss, a.mv), (b.value, b.played_value, b.loss, t.apply_move(b.mv)));
     }
     // Other settings are other entries.
     let mut deeper = engine(4, Some(10), false);
-    let d = review_game(&mut deeper, &Position::START, &moves, Some(&store), &|_, _| {}).unwrap();
+    let d = review_game(&mut deeper, &Position::START, &moves, Some(&store), &|_| {}).unwrap();
     assert_eq!(d.from_store, 0);
 }
 

@@ -13,7 +13,7 @@ use thorbook::book::{
 };
 use thorbook::fileio::Bytes;
 use thorbook::search::Level;
-use thorbook::stop::StopHandle;
+use thorbook::work::StopHandle;
 
 use crate::errors;
 use crate::games::Games;

@@ -9,7 +9,7 @@ use pyo3::types::PyDict;
 use thorbook::board::Board;
 use thorbook::dataset::{self, BoardEncoding};
 use thorbook::search::Level;
-use thorbook::stop::StopHandle;
+use thorbook::work::StopHandle;
 
 use crate::book::Book;
 use crate::errors;
@@ -149,8 +149,8 @@ pub(crate) fn selfplay_games<'py>(
     let encoding = encoding(n, boards)?;
     let stop = StopHandle::new();
     let games = job(py, &stop, progress, |report| {
-        dataset::self_play_games(seed, first, n, level, random_plies, encoding, legal, &stop, &|d, t| {
-            report.report(d, t)
+        dataset::self_play_games(seed, first, n, level, random_plies, encoding, legal, &stop, &|p| {
+            report.report(p.done, p.total)
         })
     })?
     .map_err(|e| errors::label(&e))?;
@@ -212,7 +212,7 @@ pub(crate) fn label_exact<'py>(
     let boards = boards_of(&player, &opponent)?;
     let stop = StopHandle::new();
     let scores = job(py, &stop, progress, |report| {
-        dataset::exact_scores(&boards, max_empties, &stop, &|d, t| report.report(d, t))
+        dataset::exact_scores(&boards, max_empties, &stop, &|p| report.report(p.done, p.total))
     })?
     .map_err(|e| errors::label(&e))?;
     let out = PyDict::new(py);
@@ -237,9 +237,10 @@ pub(crate) fn label_search<'py>(
     let level = Level::new(errors::int_arg("level", level, 1, 14)?).map_err(errors::setting)?;
     let boards = boards_of(&player, &opponent)?;
     let stop = StopHandle::new();
-    let scores =
-        job(py, &stop, progress, |report| dataset::search_scores(&boards, level, &stop, &|d, t| report.report(d, t)))?
-            .map_err(|e| errors::label(&e))?;
+    let scores = job(py, &stop, progress, |report| {
+        dataset::search_scores(&boards, level, &stop, &|p| report.report(p.done, p.total))
+    })?
+    .map_err(|e| errors::label(&e))?;
     Ok(scores.into_pyarray(py).into_any())
 }
 

@@ -10,7 +10,7 @@ use thorbook::book::BookSource;
 use thorbook::engine::{Engine as RsEngine, EngineConfig, MoveSource};
 use thorbook::eval::{AnyEval, Evaluator, PatternEval};
 use thorbook::search::{Level, Limits, SearchResult, Settings};
-use thorbook::stop::StopHandle;
+use thorbook::work::StopHandle;
 
 use crate::book::Book;
 use crate::errors;

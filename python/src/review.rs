@@ -16,7 +16,7 @@ use thorbook::engine::review::{
 use thorbook::engine::{Engine as RsEngine, EngineConfig, GameError};
 use thorbook::search::{Level, Settings};
 use thorbook::square::Move;
-use thorbook::stop::StopHandle;
+use thorbook::work::StopHandle;
 
 use crate::errors;
 use crate::run::job;
@@ -209,8 +209,8 @@ pub(crate) fn review_moves(
         .map_err(|e| errors::engine(&e, book.as_deref().filter(|p| p.as_os_str() != "bundled")))?;
     let stop = engine.stop_handle();
     let reviewed = job(py, &stop, progress, |report| {
-        review_game(&mut engine, &thorbook::Position::START, &moves, store.as_ref(), &|done, total| {
-            report.report(done as u64, total as u64)
+        review_game(&mut engine, &thorbook::Position::START, &moves, store.as_ref(), &|p| {
+            report.report(p.done, p.total)
         })
     })?;
     let inner = reviewed.map_err(|e| review_error(&e))?;

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use std::sync::mpsc;
 use std::time::Duration;
-use thorbook::stop::StopHandle;
+use thorbook::work::StopHandle;
 
 use pyo3::prelude::*;
 

@@ -142,7 +142,7 @@ impl Builder {
 
     /// Stops the build between leaves once `stop` is set: it then fails with
     /// [`BuildError::Interrupted`], the leaves searched kept in the checkpoint.
-    pub fn stop_on(mut self, stop: crate::stop::StopHandle) -> Builder {
+    pub fn stop_on(mut self, stop: crate::work::StopHandle) -> Builder {
         self.stop = Some(stop.shared());
         self
     }

@@ -332,7 +332,7 @@ impl Grower {
     /// Stops between leaf searches once `stop` is set ([`StopReason::Interrupted`]): the
     /// book of the rounds finished is written, and `resume` searches the round in
     /// progress again.
-    pub fn stop_on(mut self, stop: crate::stop::StopHandle) -> Grower {
+    pub fn stop_on(mut self, stop: crate::work::StopHandle) -> Grower {
         self.stop = Some(stop.shared());
         self
     }

@@ -80,7 +80,7 @@ pub(super) fn explore(args: ExploreArgs) -> anyhow::Result<ExitCode> {
         explorer.index_len(),
         start.elapsed().as_secs_f64()
     );
-    let stop = crate::stop::StopHandle::new();
+    let stop = crate::work::StopHandle::new();
     {
         let stop = stop.clone();
         ctrlc::set_handler(move || stop.stop())?;

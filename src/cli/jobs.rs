@@ -3,7 +3,7 @@
 //! handle; a second Ctrl-C quits at once.
 
 use crate::engine::Engine;
-use crate::stop::StopHandle;
+use crate::work::StopHandle;
 
 /// A stop flag that Ctrl-C sets: long work stops after `what` (the batches running,
 /// the games in hand), keeping what it finished; a second Ctrl-C quits at once.

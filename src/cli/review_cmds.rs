@@ -148,9 +148,8 @@ pub(super) fn review(args: ReviewArgs) -> anyhow::Result<ExitCode> {
     let mut engine = Engine::new(EngineConfig::try_from(&args.engine)?)?;
     super::jobs::stop_engine_on_ctrl_c(&engine)?;
     let meter = Meter::new("review", "moves");
-    let review = review_game(&mut engine, &Position::START, &game.moves, store.as_ref(), &|done, total| {
-        meter.update(done as u64, total as u64)
-    })?;
+    let review =
+        review_game(&mut engine, &Position::START, &game.moves, store.as_ref(), &|p| meter.update(p.done, p.total))?;
     meter.finish();
     if let Some(store) = &store {
         store.sync()?;
@@ -198,7 +197,7 @@ fn review_all(args: &ReviewArgs) -> anyhow::Result<ExitCode> {
     let store = args.store.open()?;
     let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)).max(1);
     let config = EngineConfig::try_from(&args.engine)?;
-    let stop = crate::stop::StopHandle::new();
+    let stop = crate::work::StopHandle::new();
     {
         let stop = stop.clone();
         ctrlc::set_handler(move || stop.stop())?;

@@ -67,7 +67,7 @@ pub(super) fn selfplay(args: SelfPlayArgs) -> anyhow::Result<ExitCode> {
     let output = run.output().to_path_buf();
     let stop = super::jobs::stop_on_ctrl_c("the games in hand; --resume continues")?;
     let bar = Meter::new("self-play", "games");
-    let summary = run.run(&stop, &mut |event| match event {
+    let summary = run.run(&stop, &|event| match event {
         SelfPlayEvent::Resumed { games } => {
             bar.suspend(|| eprintln!("resuming: {games} games already in {}", output.display()))
         }

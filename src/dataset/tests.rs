@@ -1,4 +1,4 @@
-use crate::stop::StopHandle;
+use crate::work::StopHandle;
 
 use super::*;
 use crate::position::Position;
@@ -143,7 +143,7 @@ fn exact_scores_match_plain_alpha_beta() {
     // A finished game (the side to move wiped out, 6 empties): its final score, 0–64.
     boards.push(Board { player: 0, opponent: (1 << 58) - 1 });
     let stop = StopHandle::new();
-    let scores = exact_scores(&boards, 8, &stop, &|_, _| {}).unwrap();
+    let scores = exact_scores(&boards, 8, &stop, &|_| {}).unwrap();
     assert_eq!(scores.last(), Some(&Some(-64)));
     for (board, score) in boards.iter().zip(&scores) {
         if board.empty_count() > 8 {
@@ -153,7 +153,7 @@ fn exact_scores_match_plain_alpha_beta() {
         }
     }
     stop.stop();
-    assert!(matches!(exact_scores(&boards, 8, &stop, &|_, _| {}), Err(LabelError::Interrupted)));
+    assert!(matches!(exact_scores(&boards, 8, &stop, &|_| {}), Err(LabelError::Interrupted)));
 }
 
 #[test]
@@ -162,10 +162,10 @@ fn search_scores_do_not_depend_on_threads_or_order() {
     let boards: Vec<Board> = (0..96).map(|_| random_position(&mut rng, 30)).collect();
     let stop = StopHandle::new();
     let level = Level::new(4).unwrap();
-    let pooled = search_scores(&boards, level, &stop, &|_, _| {}).unwrap();
+    let pooled = search_scores(&boards, level, &stop, &|_| {}).unwrap();
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
     let reversed: Vec<Board> = boards.iter().rev().copied().collect();
-    let mut alone = one.install(|| search_scores(&reversed, level, &stop, &|_, _| {})).unwrap();
+    let mut alone = one.install(|| search_scores(&reversed, level, &stop, &|_| {})).unwrap();
     alone.reverse();
     assert_eq!(pooled, alone);
     assert!(pooled.iter().any(|&s| s != pooled[0]), "the scores are the positions', not a constant");
@@ -193,10 +193,9 @@ fn book_labels_are_the_book_values_with_the_trust_queries_show() {
 fn self_play_games_are_legal_reproducible_and_start_with_the_random_plies() {
     let stop = StopHandle::new();
     let level = Level::new(2).unwrap();
-    let games =
-        self_play_games(9, 40, 24, level, 6, Some(BoardEncoding::BlackWhite), false, &stop, &|_, _| {}).unwrap();
+    let games = self_play_games(9, 40, 24, level, 6, Some(BoardEncoding::BlackWhite), false, &stop, &|_| {}).unwrap();
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-    let alone = one.install(|| self_play_games(9, 40, 24, level, 6, None, false, &stop, &|_, _| {})).unwrap();
+    let alone = one.install(|| self_play_games(9, 40, 24, level, 6, None, false, &stop, &|_| {})).unwrap();
     assert_eq!(games.tokens, alone.tokens, "the same games on one thread as on the pool");
     let random = random_games(9, 40, 24, None, false);
     for g in 0..24 {
@@ -213,5 +212,5 @@ fn self_play_games_are_legal_reproducible_and_start_with_the_random_plies() {
     }
     assert_ne!(games.tokens, random.tokens, "searched moves are not the random stream's");
     stop.stop();
-    assert!(matches!(self_play_games(9, 0, 4, level, 0, None, false, &stop, &|_, _| {}), Err(LabelError::Interrupted)));
+    assert!(matches!(self_play_games(9, 0, 4, level, 0, None, false, &stop, &|_| {}), Err(LabelError::Interrupted)));
 }

@@ -379,8 +379,8 @@ impl<E: IncrementalEvaluator> Engine<E> {
     /// another thread): the search returns what its last finished iteration found (a
     /// legal move at least). The engine never clears it: a stopped engine's next
     /// searches stop at once until it is cleared (`store(false)`).
-    pub fn stop_handle(&self) -> crate::stop::StopHandle {
-        crate::stop::StopHandle::of(self.stop.clone())
+    pub fn stop_handle(&self) -> crate::work::StopHandle {
+        crate::work::StopHandle::of(self.stop.clone())
     }
 
     /// What a move under a clock is searched with.

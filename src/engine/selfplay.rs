@@ -10,7 +10,7 @@
 //! runs, and resumes it only under the settings it was started with (recorded beside
 //! it field by field, so that a refusal names what changed).
 
-use crate::stop::StopHandle;
+use crate::work::StopHandle;
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufWriter, Write};
@@ -459,7 +459,7 @@ impl SelfPlayRun {
 
     /// Opens the output, locked: the games it holds when resuming (a line cut by an
     /// interruption is removed, to be played again), else none.
-    fn open(&self, progress: &mut dyn FnMut(SelfPlayEvent)) -> Result<(File, u64), SelfPlayError> {
+    fn open(&self, progress: &(dyn Fn(SelfPlayEvent) + Sync)) -> Result<(File, u64), SelfPlayError> {
         let path = &self.output;
         let io = IoError::at(path);
         let identity = self.identity()?;
@@ -500,7 +500,7 @@ impl SelfPlayRun {
     pub fn run(
         &self,
         stop: &StopHandle,
-        progress: &mut dyn FnMut(SelfPlayEvent),
+        progress: &(dyn Fn(SelfPlayEvent) + Sync),
     ) -> Result<SelfPlaySummary, SelfPlayError> {
         let start = Instant::now();
         self.config.check()?;
@@ -586,7 +586,7 @@ mod tests {
     }
 
     fn run(config: SelfPlayConfig, output: &Path, resume: bool) -> Result<SelfPlaySummary, SelfPlayError> {
-        SelfPlayRun::new(config, 4, 2, 1, output)?.resume(resume).run(&crate::stop::StopHandle::new(), &mut |_| {})
+        SelfPlayRun::new(config, 4, 2, 1, output)?.resume(resume).run(&crate::work::StopHandle::new(), &|_| {})
     }
 
     /// A run refuses what would mix games of two runs in one file: an output another

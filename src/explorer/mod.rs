@@ -428,7 +428,7 @@ impl Explorer {
         // engine score's is.
         let strength = crate::search::Strength { time: Some(self.engine_time), ..Settings::at_level(level).strength() };
         engine.set_strength(strength);
-        let reviewed = review_game(&mut engine, &Position::START, moves, Some(&self.review_store), &|_, _| {});
+        let reviewed = review_game(&mut engine, &Position::START, moves, Some(&self.review_store), &|_| {});
         self.reviewers.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(engine);
         match reviewed {
             Ok(r) => Reply::json(

@@ -32,7 +32,7 @@ impl Default for ServeOptions {
 pub fn serve(
     explorer: Arc<Explorer>,
     options: &ServeOptions,
-    stop: crate::stop::StopHandle,
+    stop: crate::work::StopHandle,
     ready: impl FnOnce(SocketAddr),
 ) -> std::io::Result<()> {
     let stop = stop.shared();

@@ -2,7 +2,7 @@
 //! game, so that a machine's cores review different games (a review's searches are
 //! short, and one game's positions depend on nothing but themselves).
 
-use crate::stop::StopHandle;
+use crate::work::StopHandle;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -55,7 +55,7 @@ pub fn review_games(
         while !stop.load(Ordering::Relaxed) {
             let index = next.fetch_add(1, Ordering::Relaxed);
             let Some(moves) = games.get(index) else { break };
-            let review = review_game(&mut engine, &Position::START, moves, store, &|_, _| {}).map_err(|source| {
+            let review = review_game(&mut engine, &Position::START, moves, store, &|_| {}).map_err(|source| {
                 stop.store(true, Ordering::Relaxed);
                 BatchError::Game { index, source }
             })?;

@@ -30,6 +30,7 @@ mod store;
 pub use batch::{review_games, BatchError};
 pub use store::AnalysisStore;
 
+use crate::work::Progress;
 use serde::Serialize;
 use store::StoredAnalysis;
 
@@ -203,7 +204,7 @@ pub enum ReviewError {
 /// The review of `moves` played from `start`, with `engine`'s book and settings.
 /// `store` gives the values of positions searched before at the same settings, and
 /// keeps those searched now (an evaluation without an [`identity`] is never stored).
-/// `progress(done, total)` is called after each decision. A pass may be written or
+/// `progress` is called after each decision (decisions done of all). A pass may be written or
 /// left out. Stopped through [`Engine::stop_handle`], it returns the plies reviewed so
 /// far with `interrupted` set.
 ///
@@ -213,7 +214,7 @@ pub fn review_game<E: IncrementalEvaluator>(
     start: &Position,
     moves: &[Move],
     store: Option<&AnalysisStore>,
-    progress: &dyn Fn(usize, usize),
+    progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<GameReview, ReviewError> {
     // Replay first: an illegal move is an error before any search is spent.
     let mut game = Game::new(*start);
@@ -244,7 +245,7 @@ pub fn review_game<E: IncrementalEvaluator>(
             break;
         };
         plies.push(r);
-        progress(done + 1, total);
+        progress(Progress::new(done as u64 + 1, total as u64));
     }
     let (searched, from_store) = (reviewer.searched, reviewer.from_store);
     let mut review = summarise(plies, game.is_over().then(|| game.black_score()), interrupted);

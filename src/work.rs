@@ -1,7 +1,9 @@
-//! Stopping long work: one [`StopHandle`] taken by every interruptible pipeline (book
-//! builds and growth, self-play, labelling, batch reviews, the explorer's server, a
-//! search), so that a GUI's button, Ctrl-C in the command line and Python's signal
-//! check stop each the same way.
+//! Long work, one convention: one [`StopHandle`] taken by every interruptible pipeline
+//! (book builds and growth, self-play, labelling, batch reviews, the explorer's
+//! server, a search), so that a GUI's button, Ctrl-C in the command line and Python's
+//! signal check stop each the same way; and progress reported through a callback of
+//! type `&(dyn Fn(Event) + Sync)`, called from any worker thread, with [`Progress`] as
+//! the event of a pipeline that has no richer one.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -48,6 +50,24 @@ impl StopHandle {
     /// The handle of a flag the crate already shares.
     pub(crate) fn of(flag: Arc<AtomicBool>) -> StopHandle {
         StopHandle(flag)
+    }
+}
+
+/// How far long work has come: `done` of `total` units (positions, games, plies),
+/// `done` never beyond `total`. The event of a pipeline with nothing richer to say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Progress {
+    /// Units finished.
+    pub done: u64,
+    /// Units in all.
+    pub total: u64,
+}
+
+impl Progress {
+    /// `done` of `total`.
+    pub(crate) fn new(done: u64, total: u64) -> Progress {
+        Progress { done, total }
     }
 }
 
