@@ -265,23 +265,53 @@ pub fn random_games(seed: u64, first: u64, count: usize, boards: Option<BoardEnc
     play_games(seed, first, count, boards, legal, || (), |_, draws, _, moves, _| Some(random_square(draws, moves)))
 }
 
+/// Which games [`self_play_games`] plays, and what it hands over with them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SelfPlayGames {
+    /// The seed of the random opening moves.
+    pub seed: u64,
+    /// The first game's number in the stream of this seed.
+    pub first: u64,
+    /// How many games.
+    pub count: usize,
+    /// How hard each move after the random ones is searched.
+    pub level: Level,
+    /// Moves drawn uniformly at the start of each game, so that games differ.
+    pub random_plies: u32,
+    /// Each position's board as planes, when wanted ([`RandomGames::boards`]).
+    pub boards: Option<BoardEncoding>,
+    /// Each position's legal moves too ([`RandomGames::legal`]).
+    pub legal: bool,
+}
+
+impl Default for SelfPlayGames {
+    /// No game yet: seed 0 from game 0, the default level, 8 random plies, no boards
+    /// or legal moves.
+    fn default() -> SelfPlayGames {
+        SelfPlayGames {
+            seed: 0,
+            first: 0,
+            count: 0,
+            level: Level::default(),
+            random_plies: 8,
+            boards: None,
+            legal: false,
+        }
+    }
+}
+
 /// Games `first..first + count` of self-play at `level` (the bundled evaluation, one
 /// thread per game, every core busy), in the form of [`random_games`]: the first
 /// `random_plies` moves are drawn uniformly under `seed` so that games differ, the
 /// rest are the search's best. Each game starts from an empty table, so game `i`
 /// depends only on `seed`, `i`, the level and `random_plies`.
-#[allow(clippy::too_many_arguments)]
 pub fn self_play_games(
-    seed: u64,
-    first: u64,
-    count: usize,
-    level: Level,
-    random_plies: u32,
-    boards: Option<BoardEncoding>,
-    legal: bool,
+    games: &SelfPlayGames,
     stop: &StopHandle,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<RandomGames, LabelError> {
+    let SelfPlayGames { seed, first, count, level, random_plies, boards, legal } = *games;
     let progress = &|done, total| progress(Progress::new(done, total));
     let stop = stop.flag();
     let strength = Settings::at_level(level).effective_strength()?;

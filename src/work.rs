@@ -71,6 +71,31 @@ impl Progress {
     }
 }
 
+/// Which part of a run one process does: shard `index` (from 0) of `of` consecutive
+/// shards, whose outputs concatenated in order are the whole run's. The default is the
+/// whole run, one shard of one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Shard {
+    /// This shard, from 0.
+    pub index: u64,
+    /// How many shards the run is cut into (at least 1).
+    pub of: u64,
+}
+
+impl Shard {
+    /// Shard `index` of `of` (checked where a run takes it).
+    pub fn new(index: u64, of: u64) -> Shard {
+        Shard { index, of }
+    }
+}
+
+impl Default for Shard {
+    fn default() -> Shard {
+        Shard { index: 0, of: 1 }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -149,9 +149,10 @@ pub(crate) fn selfplay_games<'py>(
     let encoding = encoding(n, boards)?;
     let stop = StopHandle::new();
     let games = job(py, &stop, progress, |report| {
-        dataset::self_play_games(seed, first, n, level, random_plies, encoding, legal, &stop, &|p| {
-            report.report(p.done, p.total)
-        })
+        let mut games = dataset::SelfPlayGames::default();
+        (games.seed, games.first, games.count, games.level) = (seed, first, n, level);
+        (games.random_plies, games.boards, games.legal) = (random_plies, encoding, legal);
+        dataset::self_play_games(&games, &stop, &|p| report.report(p.done, p.total))
     })?
     .map_err(|e| errors::label(&e))?;
     games_dict(py, games, n, encoding.is_some(), legal)

@@ -61,7 +61,7 @@ pub(super) fn selfplay(args: SelfPlayArgs) -> anyhow::Result<ExitCode> {
     let index = super::plan_cmds::run_shard_index(args.shards, args.index)?;
     let threads = engine.search.threads.max(1);
     let config = SelfPlayConfig { engine, openings, threads };
-    let run = SelfPlayRun::new(config, args.games, args.shards, index, &args.output)
+    let run = SelfPlayRun::new(config, args.games, crate::work::Shard::new(index, args.shards), &args.output)
         .map_err(selfplay_error)?
         .resume(args.resume);
     let output = run.output().to_path_buf();

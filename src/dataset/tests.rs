@@ -1,3 +1,4 @@
+use crate::dataset::SelfPlayGames;
 use crate::work::StopHandle;
 
 use super::*;
@@ -193,9 +194,10 @@ fn book_labels_are_the_book_values_with_the_trust_queries_show() {
 fn self_play_games_are_legal_reproducible_and_start_with_the_random_plies() {
     let stop = StopHandle::new();
     let level = Level::new(2).unwrap();
-    let games = self_play_games(9, 40, 24, level, 6, Some(BoardEncoding::BlackWhite), false, &stop, &|_| {}).unwrap();
+    let spec = |first, count, random_plies, boards| with!(SelfPlayGames::default(), seed: 9, first: first, count: count, level: level, random_plies: random_plies, boards: boards);
+    let games = self_play_games(&spec(40, 24, 6, Some(BoardEncoding::BlackWhite)), &stop, &|_| {}).unwrap();
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-    let alone = one.install(|| self_play_games(9, 40, 24, level, 6, None, false, &stop, &|_| {})).unwrap();
+    let alone = one.install(|| self_play_games(&spec(40, 24, 6, None), &stop, &|_| {})).unwrap();
     assert_eq!(games.tokens, alone.tokens, "the same games on one thread as on the pool");
     let random = random_games(9, 40, 24, None, false);
     for g in 0..24 {
@@ -212,5 +214,5 @@ fn self_play_games_are_legal_reproducible_and_start_with_the_random_plies() {
     }
     assert_ne!(games.tokens, random.tokens, "searched moves are not the random stream's");
     stop.stop();
-    assert!(matches!(self_play_games(9, 0, 4, level, 0, None, false, &stop, &|_| {}), Err(LabelError::Interrupted)));
+    assert!(matches!(self_play_games(&spec(0, 4, 0, None), &stop, &|_| {}), Err(LabelError::Interrupted)));
 }

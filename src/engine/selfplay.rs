@@ -10,7 +10,7 @@
 //! runs, and resumes it only under the settings it was started with (recorded beside
 //! it field by field, so that a refusal names what changed).
 
-use crate::work::StopHandle;
+use crate::work::{Shard, StopHandle};
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufWriter, Write};
@@ -372,18 +372,13 @@ pub struct SelfPlayRun {
 }
 
 impl SelfPlayRun {
-    /// The games `index` of `shards` consecutive shards of a run of `games` games
-    /// (shard `index` plays games `games × index / shards ..`), written to `output`
+    /// The games of `shard` of a run of `games` games (shard `index` of `of` plays games
+    /// `games × index / of ..`), written to `output`
     /// (`.ggf`: GGF, `.jsonl`: JSON lines, else transcripts with the result; `{index}`
     /// in its name becomes the shard's index). The shards' outputs, concatenated in
     /// order, are the whole run's.
-    pub fn new(
-        config: SelfPlayConfig,
-        games: u64,
-        shards: u64,
-        index: u64,
-        output: &Path,
-    ) -> Result<SelfPlayRun, SelfPlayError> {
+    pub fn new(config: SelfPlayConfig, games: u64, shard: Shard, output: &Path) -> Result<SelfPlayRun, SelfPlayError> {
+        let Shard { index, of: shards } = shard;
         crate::setting::check(Setting::Games, games, 1..=u64::MAX)?;
         crate::setting::check(Setting::Shards, shards, 1..=games)?;
         crate::setting::check(Setting::ShardIndex, index, 0..=shards - 1)?;
@@ -586,7 +581,9 @@ mod tests {
     }
 
     fn run(config: SelfPlayConfig, output: &Path, resume: bool) -> Result<SelfPlaySummary, SelfPlayError> {
-        SelfPlayRun::new(config, 4, 2, 1, output)?.resume(resume).run(&crate::work::StopHandle::new(), &|_| {})
+        SelfPlayRun::new(config, 4, Shard::new(1, 2), output)?
+            .resume(resume)
+            .run(&crate::work::StopHandle::new(), &|_| {})
     }
 
     /// A run refuses what would mix games of two runs in one file: an output another
@@ -634,7 +631,12 @@ mod tests {
 
     #[test]
     fn shard_settings_out_of_range_are_refused_by_name() {
-        let setting = |games, shards, index| match SelfPlayRun::new(config(1), games, shards, index, Path::new("x")) {
+        let setting = |games, shards, index| match SelfPlayRun::new(
+            config(1),
+            games,
+            Shard::new(index, shards),
+            Path::new("x"),
+        ) {
             Err(SelfPlayError::Setting(e)) => Some(e.setting),
             _ => None,
         };
