@@ -318,17 +318,8 @@ pub fn run<E: IncrementalEvaluator>(
         else {
             return Ok(());
         };
-        let line = match line {
-            Ok(line) => line,
-            Err(e) => match super::LineTooLong::of(&e) {
-                Some(too_long) => {
-                    write!(output, "? {too_long}\n\n")?;
-                    output.flush()?;
-                    continue;
-                }
-                None => return Err(e),
-            },
-        };
+        let answer = |too_long: &_| write!(output, "? {too_long}\n\n").and_then(|()| output.flush());
+        let Some(line) = super::protocol_line(line, answer)? else { continue };
         let (id, reply) = match parse_line(&line) {
             Ok(None) => continue,
             Ok(Some(req)) => (req.id, session.handle(&req.command).map(|t| (t, req.command == Command::Quit))),

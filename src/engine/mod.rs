@@ -485,8 +485,23 @@ pub(crate) struct LineTooLong {
 
 impl LineTooLong {
     /// The over-long line `e` reports, if that is what it is (else a real read error).
-    pub(crate) fn of(e: &std::io::Error) -> Option<&LineTooLong> {
+    fn of(e: &std::io::Error) -> Option<&LineTooLong> {
         e.get_ref().and_then(|inner| inner.downcast_ref())
+    }
+}
+
+/// A protocol loop's line as read: the text, or `None` for an over-long line once
+/// `answer` has answered it (the session goes on); a real read error ends the session.
+pub(crate) fn protocol_line(
+    line: std::io::Result<String>,
+    answer: impl FnOnce(&LineTooLong) -> std::io::Result<()>,
+) -> std::io::Result<Option<String>> {
+    match line {
+        Ok(text) => Ok(Some(text)),
+        Err(e) => match LineTooLong::of(&e) {
+            Some(too_long) => answer(too_long).map(|()| None),
+            None => Err(e),
+        },
     }
 }
 

@@ -293,17 +293,8 @@ pub fn run<E: IncrementalEvaluator>(
         else {
             return Ok(());
         };
-        let line = match line {
-            Ok(line) => line,
-            Err(e) => match super::LineTooLong::of(&e) {
-                Some(too_long) => {
-                    writeln!(errors, "thorbook nboard: {too_long}")?;
-                    errors.flush()?;
-                    continue;
-                }
-                None => return Err(e),
-            },
-        };
+        let answer = |too_long: &_| writeln!(errors, "thorbook nboard: {too_long}").and_then(|()| errors.flush());
+        let Some(line) = super::protocol_line(line, answer)? else { continue };
         let outcome = match parse_line(&line) {
             Ok(None) => continue,
             Ok(Some(Command::Quit)) => return Ok(()),

@@ -127,16 +127,7 @@ pub fn run<E: IncrementalEvaluator>(
             writeln!(out, "\nend of input: the game is left unfinished")?;
             return Ok(game);
         };
-        let line = match line {
-            Ok(line) => line,
-            Err(e) => match super::LineTooLong::of(&e) {
-                Some(too_long) => {
-                    writeln!(out, "{too_long}")?;
-                    continue;
-                }
-                None => return Err(e),
-            },
-        };
+        let Some(line) = super::protocol_line(line, |too_long| writeln!(out, "{too_long}"))? else { continue };
         let words: Vec<&str> = line.split_whitespace().collect();
         match words.as_slice() {
             [] => {}
