@@ -76,17 +76,33 @@ fn problem_solver_matches_plain_alpha_beta_and_flags_wrong_listings() {
     }
 }
 
+/// Bad settings are refused with their typed cause, by the engine and by the solver
+/// of problem files alike.
 #[test]
-fn problem_solver_refuses_bad_settings_with_errors() {
+fn bad_settings_are_refused_with_their_typed_cause() {
+    use thorbook::engine::EngineError;
+    use thorbook::eval::WeightsError;
+    use thorbook::search::{SettingsError, TableError};
+    use thorbook::setting::Setting;
+    let missing = EvalSource::File("/nonexistent/weights.bin".into());
     let bad = [
         with!(Settings::default(), threads: 0),
         with!(Settings::default(), hash_mib: 0),
         with!(Settings::default(), hash_mib: 1 << 40),
-        with!(Settings::default(), eval: EvalSource::File("/nonexistent/weights.bin".into())),
+        with!(Settings::default(), eval: missing),
     ];
-    for s in bad {
-        let err = ProblemSolver::new(&s, Goal::Exact).err().expect("refused").to_string();
-        assert!(!err.is_empty());
+    for (i, s) in bad.into_iter().enumerate() {
+        assert!(ProblemSolver::new(&s, Goal::Exact).is_err(), "settings {i}");
+        let err = Engine::new(with!(EngineConfig::default(), search: s, book: BookSource::None)).err().unwrap();
+        let typed = match i {
+            0 => matches!(&err, EngineError::Settings(SettingsError::OutOfRange(e)) if e.setting == Setting::Threads),
+            1 => matches!(&err, EngineError::Settings(SettingsError::Table(TableError::Size { mib: 0 }))),
+            2 => {
+                matches!(&err, EngineError::Settings(SettingsError::Table(TableError::Size { mib }) ) if *mib == 1 << 40)
+            }
+            _ => matches!(&err, EngineError::Eval(WeightsError::Io(e)) if e.path.ends_with("weights.bin")),
+        };
+        assert!(typed, "settings {i}: {err:?}");
     }
 }
 

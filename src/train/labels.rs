@@ -1,6 +1,6 @@
 //! The label store: every label training and measurement ever computed — exact solves
 //! and searches by a given evaluation — kept in an append-only file keyed by the
-//! canonical board, so nothing is computed twice and an interrupted labeling resumes
+//! canonical board, so nothing is computed twice and an interrupted labelling resumes
 //! where it stopped.
 //!
 //! File layout (little-endian): the magic `TBKLABL2`, then chunks, each
@@ -10,7 +10,7 @@
 //! depth and selectivity in tenths of σ (0: full width), and the digest of the
 //! evaluation that searched (0 for a solve).
 //!
-//! Labeling appends a chunk and syncs it as each batch of positions finishes. A chunk
+//! Labelling appends a chunk and syncs it as each batch of positions finishes. A chunk
 //! cut short at the end of the file (the process was killed while writing it) is
 //! dropped on reading and overwritten by the next append; damage anywhere else is an
 //! error naming the byte.
