@@ -27,17 +27,20 @@ use crate::{Color, Position};
 /// Runs one input's check with rayon's work on the fuzzing thread itself: the global
 /// pool would start worker threads that are never joined, and at exit LeakSanitizer
 /// (cargo-fuzz's default address sanitizer) reports what their thread-locals hold. A
-/// one-thread pool made of the calling thread starts none; every target goes through
-/// here.
+/// one-thread pool made of the calling thread starts none. It lives in a static, not
+/// a thread-local: a thread-local with a destructor registers it on first use, inside
+/// an input's run, and LeakSanitizer reports that registration as that input's leak.
+/// Every target goes through here, from the one fuzzing thread.
 pub fn on_this_thread<R: Send>(check: impl FnOnce() -> R + Send) -> R {
-    thread_local! {
-        static POOL: rayon::ThreadPool = rayon::ThreadPoolBuilder::new()
+    static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
             .num_threads(1)
             .use_current_thread()
             .build()
-            .expect("a pool of the current thread needs no new thread");
-    }
-    POOL.with(|pool| pool.install(check))
+            .expect("a pool of the current thread needs no new thread")
+    })
+    .install(check)
 }
 
 /// A target's check: any bytes in, a panic only on a broken promise.
