@@ -208,11 +208,6 @@ impl Bytes {
     pub const fn from_static(bytes: &'static [u8]) -> Bytes {
         Bytes(Held::Static(bytes))
     }
-
-    /// Whether the bytes are a memory map of a file.
-    pub fn is_mapped(&self) -> bool {
-        matches!(self.0, Held::Mapped(_))
-    }
 }
 
 impl From<Vec<u8>> for Bytes {
