@@ -75,7 +75,7 @@ fn search_speed<E: IncrementalEvaluator>(
         for _ in 0..SEARCH_RUNS {
             engine.new_game();
             let start = Instant::now();
-            let r = engine.search(&pos, limits(depth, selectivity), false);
+            let r = engine.search(&pos, limits(depth, selectivity));
             best = best.min(start.elapsed().as_secs_f64());
             n = r.nodes;
         }

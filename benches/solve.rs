@@ -45,7 +45,7 @@ fn main() {
         let mut engine = engine(threads, 256);
         for (i, p) in problems.iter().enumerate() {
             let start = Instant::now();
-            let r = engine.search(&p.position, exact(), false);
+            let r = engine.search(&p.position, exact());
             let s = start.elapsed().as_secs_f64();
             assert_eq!(r.score(), p.best_score(), "line {}", p.line);
             println!(
@@ -75,7 +75,7 @@ fn main() {
         engine.new_game();
         let budget = Duration::from_millis(300);
         let start = Instant::now();
-        let r = engine.search(&pos, timed(budget), false);
+        let r = engine.search(&pos, timed(budget));
         assert!(r.best_move().is_some());
         worst = worst.max(start.elapsed().saturating_sub(budget));
     }

@@ -146,7 +146,7 @@ def data(out, thor):
     save_parts(out, thor, [("train", range(1977, 2011), EMPTIES), ("held", range(2011, 2016), EMPTIES)], solved)
 
 
-MOVE_LOSS = 2.3  # discs a move, as `train` measures it (src/train/dataset.rs)
+MOVE_LOSS = 2.3  # discs a move, as `train` measures it (src/train/positions.rs)
 
 
 def theoretical(out, thor, empties):

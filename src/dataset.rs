@@ -19,7 +19,7 @@ use crate::book::Book;
 use crate::eval::PatternEval;
 use crate::parallel_count::ParallelCount;
 use crate::rng::Draws;
-use crate::search::labelling::{label_in_batches, solve_work, WorkerTables};
+use crate::search::batch::{label_in_batches, solve_work, WorkerTables};
 use crate::search::{exact_score, Level, Search, Settings, TableError, TranspositionTable};
 use crate::square::{Move, Square};
 use crate::thor::ThorGame;
@@ -341,8 +341,7 @@ pub fn self_play_games(
             if ply < random_plies {
                 return Some(random_square(draws, moves));
             }
-            let result =
-                Search::new(&eval, &*tt, stop, 1).run(board, strength.limits(board.empty_count(), None), false);
+            let result = Search::new(&eval, &*tt, stop, 1).run(board, strength.limits(&board), false);
             match result.best_move() {
                 Some(Move::Place(sq)) if !stop.load(Relaxed) => Some(sq),
                 _ => None,
@@ -573,8 +572,7 @@ pub fn search_scores(
                 return Some(board.final_score() as i16);
             }
             tt.clear();
-            let result =
-                Search::new(&eval, &*tt, stop, 1).run(board, strength.limits(board.empty_count(), None), false);
+            let result = Search::new(&eval, &*tt, stop, 1).run(board, strength.limits(&board), false);
             (!stop.load(Relaxed)).then(|| result.score().unwrap_or(0) as i16)
         },
     )

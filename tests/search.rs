@@ -126,7 +126,7 @@ fn shared_ffo_every_listed_move_score_of_some_positions() {
     let mut engine = Engine::new(config).unwrap();
     for p in set.iter().step_by(6) {
         engine.new_game();
-        let moves = engine.search(&p.position, with!(Limits::default(), exact: true), true).moves;
+        let moves = engine.search_all_moves(&p.position, with!(Limits::default(), exact: true)).moves;
         assert_eq!(moves.len(), p.scores.len(), "line {}", p.line);
         for &(mv, score) in &p.scores {
             let got = moves.iter().find(|m| m.mv == mv).unwrap_or_else(|| panic!("{mv} missing"));

@@ -80,7 +80,11 @@ impl Engine {
         nodes: Option<i128>,
         depth: Option<i128>,
     ) -> PyResult<Limits> {
-        let mut limits = self.inner.strength().limits(pos.board.empty_count(), seconds("time", time)?);
+        let strength = self.inner.strength();
+        let mut limits = match seconds("time", time)? {
+            Some(time) => strength.limits_within(&pos.board, time),
+            None => strength.limits(&pos.board),
+        };
         if let Some(n) = nodes {
             limits.nodes = Some(errors::int_arg("nodes", n, 1, i128::from(u64::MAX))?);
         }
@@ -97,7 +101,7 @@ impl Engine {
     fn run_search<'py>(&mut self, py: Python<'py>, pos: thorbook::Position, limits: Limits) -> PyResult<SearchResult> {
         self.stop.reset();
         let inner = &mut self.inner;
-        let (r, signal) = interruptible(py, &self.stop, || inner.search(&pos, limits, false));
+        let (r, signal) = interruptible(py, &self.stop, || inner.search(&pos, limits));
         match signal {
             Some(e) => Err(with_partial(py, e, result_dict(py, &r)?.as_any())),
             None => Ok(r),

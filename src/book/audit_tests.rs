@@ -254,7 +254,7 @@ fn an_audit_weighs_the_book_s_moves_against_a_search_s() {
             |n: u8| Engine::new(with!(EngineConfig::default(), search: one(n), book: BookSource::None)).unwrap();
         let at = |n: u8, board: crate::board::Board| {
             let limits = settings_limits(&one(n), board.empty_count());
-            fresh(n).search(&crate::position::Position { board, side: crate::board::Color::Black }, limits, false)
+            fresh(n).search(&crate::position::Position { board, side: crate::board::Color::Black }, limits)
         };
         let engine_move = at(2, canonical).moves[0].mv;
         let search_child = crate::position::Position { board: canonical, side: crate::board::Color::Black }
@@ -278,7 +278,7 @@ fn an_audit_weighs_the_book_s_moves_against_a_search_s() {
 }
 
 fn settings_limits(settings: &Settings, empties: u32) -> crate::search::Limits {
-    settings.resolve_over(AuditConfig::FALLBACK).unwrap().strength().limits(empties, None)
+    settings.resolve_over(AuditConfig::FALLBACK).unwrap().strength().limits_at(empties, None)
 }
 
 fn audit_of(bytes: &[u8], held: &[Vec<crate::square::Move>], search: Settings) -> AuditReport {

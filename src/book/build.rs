@@ -12,7 +12,6 @@
 
 use std::sync::atomic::AtomicBool;
 
-use rayon::prelude::*;
 use thiserror::Error;
 
 use super::backup::BackUpRule;
@@ -21,6 +20,7 @@ use crate::board::{Board, Color, Squares};
 use crate::eval::AnyEval;
 use crate::fileio::IoError;
 use crate::position::Position;
+use crate::search::batch::map_with_tables;
 use crate::search::tt::TableError;
 use crate::search::{Search, Selectivity, Settings, SettingsError, Strength, TranspositionTable};
 use crate::setting::{check, OutOfRange, Setting};
@@ -283,12 +283,7 @@ impl LeafSearch {
         jobs: &[T],
         score: impl Fn(&T, &mut TranspositionTable) -> R + Sync + Send,
     ) -> Result<Vec<R>, BuildError> {
-        jobs.par_iter()
-            .map_init(
-                || TranspositionTable::try_new(self.hash_mib),
-                |tt, job| Ok(score(job, tt.as_mut().map_err(|e| e.clone())?)),
-            )
-            .collect()
+        map_with_tables(jobs, self.hash_mib, |table, job| Ok(score(job, table.get()?)))
     }
 }
 
@@ -534,7 +529,7 @@ pub(crate) fn score_leaf(
 pub(crate) fn search_position(board: &Board, exclude: u64, search: &LeafSearch, tt: &mut TranspositionTable) -> Leaf {
     tt.clear();
     let stop = AtomicBool::new(false);
-    let limits = crate::search::Limits { exclude, ..search.strength.limits(board.empty_count(), None) };
+    let limits = crate::search::Limits { exclude, ..search.strength.limits(&board) };
     let r = Search::new(&search.eval, tt, &stop, 1).run(board, limits, false);
     match r.moves.first() {
         Some(m) => Leaf {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::thor::{bundled_sources, expand_paths, LoadOptions, Source, ThorDatabase};
-use crate::train::dataset::TrainGame;
+use crate::train::positions::TrainGame;
 
 /// Archives to load and how strictly.
 #[derive(Args, Debug, Clone, Default)]

@@ -419,14 +419,14 @@ mod tests {
         assert_eq!((c.search.strength().depth, c.search.strength().exact_at), (None, None));
         assert_eq!(c.search.strength().time, Some(Duration::from_millis(400)));
         // The exact threshold follows each move's budget: its own, or a clock's share.
-        assert!(c.search.strength().limits(18, None).exact && !c.search.strength().limits(19, None).exact);
-        assert!(c.search.strength().limits(22, Some(Duration::from_secs(5))).exact);
+        assert!(c.search.strength().limits_at(18, None).exact && !c.search.strength().limits_at(19, None).exact);
+        assert!(c.search.strength().limits_at(22, Some(Duration::from_secs(5))).exact);
         let c = config(|a| {
             a.search.time = Some(0.4);
             a.search.exact_at = Some(12);
         })
         .unwrap();
-        assert!(!c.search.strength().limits(13, Some(Duration::from_secs(5))).exact, "an explicit threshold stays");
+        assert!(!c.search.strength().limits_at(13, Some(Duration::from_secs(5))).exact, "an explicit threshold stays");
         // A lone depth takes the exact threshold of the level with that depth.
         let c = config(|a| a.search.depth = Some(Level::DEFAULT.spec().depth)).unwrap();
         assert_eq!(c.search.strength(), Strength::level(Level::DEFAULT));
@@ -437,7 +437,7 @@ mod tests {
         .unwrap();
         assert_eq!((c.search.strength().depth, c.search.strength().exact_at), (Some(6), Some(20)));
         let c = config(|a| a.search.exact = true).unwrap();
-        assert!((0..=60).all(|e| c.search.strength().limits(e, None).exact));
+        assert!((0..=60).all(|e| c.search.strength().limits_at(e, None).exact));
         assert_eq!(config(|a| a.no_book = true).unwrap().book, BookSource::None);
         for bad in [
             config(|a| a.search.time = Some(f64::NAN)),

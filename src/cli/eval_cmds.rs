@@ -22,8 +22,8 @@ use crate::eval::{AnyEval, Evaluator, Weights};
 use crate::fileio::AtomicFile;
 use crate::search::{Settings, Width};
 use crate::train::calibrate::{self, CalibrateConfig};
-use crate::train::dataset::TrainGame;
 use crate::train::measure::{measure_error, positions_csv, ErrorConfig, ErrorRun};
+use crate::train::positions::TrainGame;
 use crate::train::trainer::TrainError;
 
 /// `thorbook eval`.
@@ -156,7 +156,7 @@ pub fn eval_error(args: EvalErrorArgs) -> anyhow::Result<ExitCode> {
     let mut store = open_labels(args.labels.as_ref())?;
     let stop = stop_on_ctrl_c("the positions in hand")?;
     let b = bar();
-    let report = pool.install(|| measure_error(&eval, &games, &config, &mut store, stop.flag(), &progress_to(&b)));
+    let report = pool.install(|| measure_error(&eval, &games, &config, &mut store, &stop, &progress_to(&b)));
     b.finish();
     let report = match report {
         Err(TrainError::Stopped) => {
@@ -359,7 +359,7 @@ pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
     let stop = stop_on_ctrl_c("the positions in hand")?;
     let b = bar();
     let calibration =
-        threads.install(|| calibrate::calibrate(&weights, &games, &config, &mut store, stop.flag(), &progress_to(&b)));
+        threads.install(|| calibrate::calibrate(&weights, &games, &config, &mut store, &stop, &progress_to(&b)));
     b.finish();
     let calibration = match calibration {
         Err(TrainError::Stopped) => {

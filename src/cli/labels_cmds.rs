@@ -14,7 +14,7 @@ use super::jobs::stop_on_ctrl_c;
 use super::label_store::{open_labels, warn_cut_short};
 use super::progress::{bar, progress_to};
 use super::EvalChoiceArgs;
-use crate::train::labeljob::{solve_shard, SolveJob};
+use crate::train::labels::shard::{solve_shard, SolveJob};
 use crate::train::labels::LabelStore;
 use crate::train::trainer::TrainError;
 
@@ -117,7 +117,7 @@ fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
     let stop = stop_on_ctrl_c("the solves under way; run again to resume")?;
     let started = Instant::now();
     let b = bar();
-    let outcome = pool.install(|| solve_shard(&games, &job, &order, &mut store, stop.flag(), &progress_to(&b)));
+    let outcome = pool.install(|| solve_shard(&games, &job, &order, &mut store, &stop, &progress_to(&b)));
     b.finish();
     if !refused_at_open {
         super::label_store::warn_lock_refused(&path, &store);

@@ -240,9 +240,8 @@ pub fn train(args: TrainArgs) -> anyhow::Result<ExitCode> {
             )
         }),
     };
-    let outcome = pool.install(|| {
-        Trainer::new(config, &start_eval, &mut store, stop.flag())?.run(games, validation, &extra, &on_event)
-    });
+    let outcome = pool
+        .install(|| Trainer::new(config, &start_eval, &mut store, &stop)?.run(games, validation, &extra, &on_event));
     b.finish();
     let outcome = match outcome {
         Err(TrainError::Stopped) => {

@@ -462,8 +462,8 @@ mod tests {
         assert_eq!(replies[1], (None, None), "--no-ponder: nothing expected, nothing searched");
         // The ponder hit: the position it searched is answered from it, with the move
         // a fresh search at the same settings finds.
-        let limits = pondering.strength().limits(expected.board.empty_count(), None);
-        let fresh_move = fresh.search(&expected, limits, false).best_move();
+        let limits = pondering.strength().limits(&expected.board);
+        let fresh_move = fresh.search(&expected, limits).best_move();
         let hit = pondering.choose(&expected).unwrap();
         assert_eq!(hit.nodes, ponder_nodes, "the hit is the ponder's search, not a new one");
         assert_eq!(Some(hit.mv), fresh_move);

@@ -317,7 +317,7 @@ impl<E: IncrementalEvaluator> Engine<E> {
         }
         let limits = match budget {
             Some(b) => self.under_clock().clock_limits(board.empty_count(), b.limit, b.target),
-            None => self.strength.limits(board.empty_count(), None),
+            None => self.strength.limits(&board),
         };
         if let Some(m) = self.book_move(pos, &limits) {
             return Ok(EngineMove { time: start.elapsed(), ..m });
@@ -335,14 +335,14 @@ impl<E: IncrementalEvaluator> Engine<E> {
             }
             // Under a budget, the deeper of the ponder's and this search's results.
             Some(Pondered { result: p, .. }) if limits.time.is_some() || limits.target.is_some() => {
-                let r = self.search(pos, limits, false);
+                let r = self.search(pos, limits);
                 if (p.exact && !r.exact) || (p.exact == r.exact && p.depth > r.depth) {
                     SearchResult { nodes: r.nodes, ..p }
                 } else {
                     r
                 }
             }
-            _ => self.search(pos, limits, false),
+            _ => self.search(pos, limits),
         };
         // A search of a position with a legal move always returns one (see `Search::run`).
         let best = r.moves[0];
@@ -363,8 +363,8 @@ impl<E: IncrementalEvaluator> Engine<E> {
     pub fn analyze(&mut self, pos: &Position, limits: Option<Limits>) -> Analysis {
         let book = self.book.as_ref().map(|b| book_moves(b, pos)).unwrap_or_default();
         let line = self.book.as_ref().map(|b| book_line(b, pos, 60)).unwrap_or_default();
-        let limits = limits.unwrap_or_else(|| self.strength.limits(pos.board.empty_count(), None));
-        let search = self.search(pos, limits, true);
+        let limits = limits.unwrap_or_else(|| self.strength.limits(&pos.board));
+        let search = self.search_all_moves(pos, limits);
         // The book line is the best move's PV only when it starts with that move (book
         // ties can be broken another way than the search's).
         let pv = if search.best_move().is_some_and(|best| line.first() == Some(&best)) {
@@ -396,8 +396,8 @@ impl<E: IncrementalEvaluator> Engine<E> {
         if pos.board.is_game_over() || self.stopped() {
             return true;
         }
-        let limits = Limits { time: None, nodes: None, ..self.under_clock().limits(pos.board.empty_count(), None) };
-        let result = self.search(pos, limits, false);
+        let limits = Limits { time: None, nodes: None, ..self.under_clock().limits(&pos.board) };
+        let result = self.search(pos, limits);
         let finished = !self.stopped();
         // A stopped search's result is its last finished iteration (with a better root
         // move its unfinished one found, which only a budgeted move takes).
@@ -411,8 +411,20 @@ impl<E: IncrementalEvaluator> Engine<E> {
         self.stop.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// A search of `pos` on the engine's threads and table.
-    pub fn search(&mut self, pos: &Position, limits: Limits, all_moves: bool) -> SearchResult {
+    /// A search of `pos` on the engine's threads and table, for its best move and
+    /// value (and principal variation).
+    pub fn search(&mut self, pos: &Position, limits: Limits) -> SearchResult {
+        self.run_search(pos, limits, false)
+    }
+
+    /// A search of `pos` for the value of every legal move ([`SearchResult::moves`],
+    /// best first), as an analysis board shows them: each move is searched with a full
+    /// window, so this costs more than [`Engine::search`].
+    pub fn search_all_moves(&mut self, pos: &Position, limits: Limits) -> SearchResult {
+        self.run_search(pos, limits, true)
+    }
+
+    fn run_search(&mut self, pos: &Position, limits: Limits, all_moves: bool) -> SearchResult {
         let (eval, tt, stop, threads) = (&self.eval, &self.tt, &*self.stop, self.config.search.threads);
         self.pool.install(|| Search::new(eval, tt, stop, threads).run(&pos.board, limits, all_moves))
     }

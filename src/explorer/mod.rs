@@ -483,7 +483,7 @@ impl Explorer {
     fn engine_scores(&self, pos: &Position, level: Level) -> Result<EngineReply, String> {
         // The level's depth and exact threshold, stopped at the request's bound.
         let strength = Settings::at_level(level).strength();
-        let limits = Limits { time: Some(self.engine_time), ..strength.limits(pos.board.empty_count(), None) };
+        let limits = Limits { time: Some(self.engine_time), ..strength.limits(&pos.board) };
         let pooled = self.engines.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop();
         let mut engine = match pooled {
             Some(engine) => engine,

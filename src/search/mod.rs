@@ -5,8 +5,8 @@
 //! shares, checked once into what a search runs with
 //! ([`Settings::effective_strength`] tells it).
 
+pub(crate) mod batch;
 pub(crate) mod endgame;
-pub(crate) mod labelling;
 pub(crate) mod level;
 pub(crate) mod midgame;
 pub(crate) mod moves;

@@ -13,6 +13,7 @@ use std::time::Duration;
 use super::level::Level;
 use super::midgame::{Limits, Selectivity};
 use super::tt::{TableError, TranspositionTable};
+use crate::board::Board;
 use crate::eval::EvalSource;
 use crate::setting::{check, OutOfRange, Setting};
 
@@ -413,9 +414,21 @@ impl Strength {
         })
     }
 
+    /// The search limits of `board` at this strength (exact when few enough squares are
+    /// empty for its time).
+    pub fn limits(&self, board: &Board) -> Limits {
+        self.limits_at(board.empty_count(), None)
+    }
+
+    /// The search limits of `board` with `time` in place of this strength's budget (and
+    /// the exact threshold that time allows, unless this strength has its own).
+    pub fn limits_within(&self, board: &Board, time: Duration) -> Limits {
+        self.limits_at(board.empty_count(), Some(time))
+    }
+
     /// The search limits for a position with `empties` empty squares, the time budget
     /// replaced by `time` when given.
-    pub fn limits(&self, empties: u32, time: Option<Duration>) -> Limits {
+    pub(crate) fn limits_at(&self, empties: u32, time: Option<Duration>) -> Limits {
         let time = time.or(self.time);
         Limits {
             depth: self.depth,
@@ -437,7 +450,7 @@ impl Strength {
             time: Some(limit),
             target,
             exact: empties <= self.exact_at_with(Some(aim)),
-            ..self.limits(empties, Some(limit))
+            ..self.limits_at(empties, Some(limit))
         }
     }
 }
@@ -478,7 +491,7 @@ mod tests {
         assert_eq!(d, Strength::for_depth(13));
         let t = Settings { time: Some(Duration::from_millis(100)), ..Settings::default() }.strength();
         assert_eq!((t.depth, t.exact_at, t.selectivity), (None, None, Level::DEFAULT.spec().selectivity));
-        assert!(t.limits(16, None).exact && !t.limits(17, None).exact);
+        assert!(t.limits_at(16, None).exact && !t.limits_at(17, None).exact);
         // Under a clock: no depth, the clock's width unless one is given, and none of
         // it with a level or a depth (they cap the search).
         let clock = Settings::default().clock_strength().unwrap();

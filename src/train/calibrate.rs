@@ -43,18 +43,18 @@
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
-use rayon::prelude::*;
-
-use super::dataset::{game_positions, GamePosition, TrainGame, THEORETICAL_EMPTIES};
 use super::labels::{LabelStore, LabelStoreError};
+use super::positions::{game_positions, GamePosition, TrainGame, THEORETICAL_EMPTIES};
 use super::trainer::TrainError;
 use super::{stage_count, ProgressFn, Stage};
 use crate::board::Board;
 use crate::eval::weights::{LEAF_ENTRIES, MAX_LEAF_CORRECTION, SCALE};
 use crate::eval::{PatternEval, Weights};
+use crate::search::batch::map_with_tables;
 use crate::search::tt::TableError;
 use crate::search::{Limits, Search, Selectivity, TranspositionTable, Width};
 use crate::setting::{check, OutOfRange, Setting};
+use crate::work::StopHandle;
 
 /// How to measure.
 #[derive(Clone, Debug, PartialEq)]
@@ -241,9 +241,10 @@ pub fn calibrate(
     games: &[TrainGame],
     config: &CalibrateConfig,
     store: &mut LabelStore,
-    stop: &AtomicBool,
+    stop: &StopHandle,
     progress: ProgressFn,
 ) -> Result<Calibration, TrainError> {
+    let stop = stop.flag();
     config.validate()?;
     let order = PatternEval::new(weights);
     let data = CalibrationData::from_games(
@@ -348,18 +349,11 @@ fn all_depth_scores(
     stop: &AtomicBool,
     tick: &(dyn Fn() + Sync),
 ) -> Result<Vec<Vec<Option<i32>>>, TableError> {
-    boards
-        .par_iter()
-        .map_init(
-            || TranspositionTable::try_new(config.hash_mib),
-            |tt, board| {
-                let tt = tt.as_mut().map_err(|e| e.clone())?;
-                let scores = depth_scores(eval, tt, board, max, config.width.selectivity(), stop);
-                tick();
-                Ok(scores)
-            },
-        )
-        .collect()
+    map_with_tables(boards, config.hash_mib, |table, board| {
+        let scores = depth_scores(eval, table.get()?, board, max, config.width.selectivity(), stop);
+        tick();
+        Ok(scores)
+    })
 }
 
 /// Signed error per (root empties, depth), from searches of the exact positions;

@@ -18,8 +18,8 @@ use std::ops::RangeInclusive;
 
 use rayon::prelude::*;
 
-use super::dataset::{Dataset, Labeled};
 use super::measure::{ErrorStats, PositionErrors};
+use super::positions::{Dataset, Labeled};
 use super::{Progress, ProgressFn, Stage};
 use crate::eval::features::{feature_set, FEATURES};
 use crate::eval::weights::{phase_empties, phase_of, Weights, DEFAULT_PHASES, MAX_PHASES, SCALE};
@@ -359,7 +359,7 @@ mod tests {
         assert!((mae - 5200.0 / 1010.0).abs() < 1e-9, "{mae}");
         assert_eq!(report.exact_validation_mae(26), None);
     }
-    use crate::train::dataset::LabelKind;
+    use crate::train::positions::LabelKind;
 
     /// Positions labelled by a known function of the board (disc difference plus
     /// corners, plus 3 discs when the number of empties is odd): training must learn

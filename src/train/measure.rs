@@ -10,16 +10,18 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
-use super::dataset::{game_positions, label_positions, Dataset, LabelKind, Labeled, TrainGame};
-use super::labeljob::solve_targets;
+use super::labels::shard::solve_targets;
 use super::labels::{solve_order, LabelStore};
+use super::positions::{game_positions, label_positions, Dataset, LabelKind, Labeled, TrainGame};
 use super::trainer::{TrainError, DEFAULT_MOVE_LOSS};
 use super::{stage_count, ProgressFn, Stage};
 use crate::board::Board;
 use crate::eval::{AnyEval, IncrementalEvaluator};
+use crate::search::batch::{map_with_tables, WorkerTable};
 use crate::search::tt::TableError;
-use crate::search::{Search, Settings, SettingsError, Strength, TranspositionTable, Width};
+use crate::search::{Search, Settings, SettingsError, Strength, Width};
 use crate::setting::{check, Setting};
+use crate::work::StopHandle;
 
 /// Error statistics of a set of positions, in discs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
@@ -295,24 +297,20 @@ pub struct EmptiesError {
 }
 
 /// The score of `l`'s board by `eval` as `config` says (static: unrounded). A search
-/// runs from a cleared table, made in `table` the first time one is needed (a static
-/// measurement makes none).
+/// runs from a cleared table (a static measurement asks for none).
 pub(crate) fn scored<E: IncrementalEvaluator>(
     eval: &E,
-    table: &mut Option<TranspositionTable>,
+    table: &mut WorkerTable,
     l: &Labeled,
     config: &MeasureConfig,
 ) -> Result<f64, TableError> {
     let Some(search) = config.search else {
         return Ok(eval.discs(&l.board));
     };
-    let tt = match table {
-        Some(tt) => tt,
-        None => table.insert(TranspositionTable::try_new(config.hash_mib)?),
-    };
+    let tt = table.get()?;
     tt.clear();
     let stop = AtomicBool::new(false);
-    let limits = search.limits(l.board.empty_count(), None);
+    let limits = search.limits(&l.board);
     Ok(f64::from(Search::new(eval, tt, &stop, 1).run(&l.board, limits, false).score().unwrap_or(0)))
 }
 
@@ -335,17 +333,11 @@ pub(crate) fn error_by_empties<E: IncrementalEvaluator>(
     let mut kept = Vec::new();
     for empties in (1..=60u32).rev() {
         let rows: Vec<Labeled> = data.at(empties).iter().filter(wanted).copied().collect();
-        let scores = rows
-            .par_iter()
-            .map_init(
-                || None,
-                |table, l| {
-                    let v = scored(eval, table, l, config)?;
-                    count.add(1);
-                    Ok(v)
-                },
-            )
-            .collect::<Result<Vec<f64>, TableError>>()?;
+        let scores: Vec<f64> = map_with_tables(&rows, config.hash_mib, |table, l| {
+            let v = scored(eval, table, l, config)?;
+            count.add(1);
+            Ok::<_, TableError>(v)
+        })?;
         let pairs = rows.iter().zip(&scores).map(|(l, &v)| (v, i32::from(l.target))).collect();
         kept.extend(rows.iter().zip(&scores).filter(|(l, _)| keep(l)).map(|(l, &score)| ScoredPosition {
             board: l.board,
@@ -483,9 +475,10 @@ pub fn measure_error(
     games: &[TrainGame],
     config: &ErrorConfig,
     store: &mut LabelStore,
-    stop: &AtomicBool,
+    stop: &StopHandle,
     progress: ProgressFn,
 ) -> Result<ErrorReport, TrainError> {
+    let stop = stop.flag();
     check(Setting::SolveAt, config.solve_at, 0..=24)?;
     for &e in &config.solve_empties {
         check(Setting::SolveEmpties, e, 1..=30)?;
@@ -509,7 +502,7 @@ pub fn measure_error(
         return Err(TrainError::Stopped);
     }
     // Targets as training sees them: theoretical scores corrected for the move they
-    // understate (see `train::dataset`).
+    // understate (see `train::positions`).
     let data = label_positions(&positions, &[], store, None, DEFAULT_MOVE_LOSS);
     // Each game's exact positions and who is to move there, for the lean within games.
     let exact: HashSet<Board> = data.iter().filter(|l| l.exact()).map(|l| l.board).collect();
@@ -679,12 +672,12 @@ mod tests {
     fn solved_empties_are_exact_and_kept_in_the_store() {
         let games: Vec<TrainGame> = crate::train::bundled_games().into_iter().step_by(400).collect();
         let eval = AnyEval::Classic(crate::eval::ClassicEval);
-        let stop = AtomicBool::new(false);
+        let stop = StopHandle::new();
         let mut store = LabelStore::in_memory();
         let config = ErrorConfig { solve_at: 4, solve_empties: vec![20], exact_only: true, ..ErrorConfig::default() };
         measure_error(&eval, &games, &config, &mut store, &stop, &|_| {}).unwrap();
         let mut solver = crate::testutil::searches::Searcher::new(16);
-        let boards = crate::train::dataset::game_positions(&games);
+        let boards = crate::train::positions::game_positions(&games);
         let at20: Vec<_> = boards.iter().map(|p| p.board).filter(|b| b.empty_count() == 20).collect();
         assert!(at20.len() >= 10, "{} positions at 20 empties", at20.len());
         for board in &at20 {
@@ -695,7 +688,7 @@ mod tests {
     #[test]
     fn measure_error_refuses_what_it_cannot_solve_by_setting() {
         let eval = AnyEval::Classic(crate::eval::ClassicEval);
-        let stop = AtomicBool::new(false);
+        let stop = StopHandle::new();
         let mut store = LabelStore::in_memory();
         for (config, setting) in [
             (ErrorConfig { solve_at: 25, ..ErrorConfig::default() }, Setting::SolveAt),

@@ -1,5 +1,5 @@
 //! Training the evaluation: positions from games and self-play, deduplicated by
-//! canonical board ([`TrainGame`](dataset::TrainGame),
+//! canonical board ([`TrainGame`](positions::TrainGame),
 //! [`SelfPlayConfig`](selfplay::SelfPlayConfig)); targets from exact solves, the WTHOR
 //! theoretical scores and searches, kept in a resumable label store
 //! ([`LabelStore`](labels::LabelStore)); ridge regression per phase by preconditioned
@@ -15,16 +15,15 @@
 //! `engine`, which only consume the weights.
 
 pub(crate) mod calibrate;
-pub(crate) mod dataset;
 pub(crate) mod fit;
-pub(crate) mod labeljob;
 pub(crate) mod labels;
 pub(crate) mod measure;
+pub(crate) mod positions;
 pub(crate) mod probcut;
 pub(crate) mod selfplay;
 pub(crate) mod trainer;
 
-pub(crate) use dataset::LabelKind;
+pub(crate) use positions::LabelKind;
 
 use crate::parallel_count::ParallelCount;
 
@@ -90,8 +89,8 @@ pub(crate) fn stage_count<'a>(
 
 /// The bundled archives' games that carry a theoretical score, for the tests.
 #[cfg(test)]
-pub(crate) fn bundled_games() -> Vec<dataset::TrainGame> {
+pub(crate) fn bundled_games() -> Vec<positions::TrainGame> {
     let options = crate::thor::LoadOptions { strict: true, index: false };
     let db = crate::thor::ThorDatabase::load(&crate::thor::bundled_sources(), options).unwrap();
-    db.games.iter().filter_map(dataset::TrainGame::from_thor).collect()
+    db.games.iter().filter_map(positions::TrainGame::from_thor).collect()
 }

@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 
 use rayon::prelude::*;
 
-use super::dataset::Dataset;
+use super::positions::Dataset;
 use super::{stage_count, ProgressFn, Stage};
 use crate::eval::weights::phase_empties;
 use crate::eval::IncrementalEvaluator;
@@ -183,7 +183,7 @@ mod tests {
 
     #[test]
     fn a_table_that_cannot_be_had_is_an_error_not_a_panic() {
-        use crate::train::dataset::{LabelKind, Labeled};
+        use crate::train::positions::{LabelKind, Labeled};
         let mut rng = crate::testutil::Rng(3);
         let positions = (0..16).map(|_| Labeled {
             board: crate::testutil::random_position(&mut rng, 30),

@@ -8,13 +8,12 @@
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
-use rayon::prelude::*;
-
-use super::dataset::TrainGame;
+use super::positions::TrainGame;
 use super::{stage_count, ProgressFn, Stage};
 use crate::board::{Board, Squares};
 use crate::eval::IncrementalEvaluator;
 use crate::rng::Draws;
+use crate::search::batch::map_with_tables;
 use crate::search::{Limits, Search, TableError, TranspositionTable};
 use crate::setting::{check, OutOfRange, Setting};
 use crate::square::{Move, Square};
@@ -78,21 +77,15 @@ pub(crate) fn self_play_positions<E: IncrementalEvaluator>(
         return Ok(Vec::new());
     }
     let count = stage_count(Stage::SelfPlay, config.games as u64, 64, progress);
-    let games: Vec<Vec<Board>> = (0..config.games)
-        .into_par_iter()
-        .map_init(
-            || TranspositionTable::try_new(table_mib),
-            |tt, i| {
-                let tt = tt.as_mut().map_err(|e| e.clone())?;
-                if stop.load(Relaxed) {
-                    return Ok(Vec::new());
-                }
-                let out = play_one(openings, eval, config, i as u64, tt);
-                count.add(1);
-                Ok(out)
-            },
-        )
-        .collect::<Result<_, TableError>>()?;
+    let games = map_with_tables(0..config.games, table_mib, |table, i| {
+        let tt = table.get()?;
+        if stop.load(Relaxed) {
+            return Ok::<_, TableError>(Vec::new());
+        }
+        let out = play_one(openings, eval, config, i as u64, tt);
+        count.add(1);
+        Ok(out)
+    })?;
     count.finish();
     Ok(games.into_iter().flatten().collect())
 }

@@ -14,9 +14,11 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::Instant;
 
-use super::dataset::{game_positions, label_positions, Dataset, GamePosition, Labeled, TrainGame, THEORETICAL_EMPTIES};
 use super::fit::{train, train_backward, TrainConfig, TrainReport};
 use super::labels::{LabelStore, LabelStoreError, SearchSpec};
+use super::positions::{
+    game_positions, label_positions, Dataset, GamePosition, Labeled, TrainGame, THEORETICAL_EMPTIES,
+};
 use super::probcut::{self, fit_probcut, ProbCutConfig};
 use super::selfplay::{self, self_play_positions, SelfPlayConfig};
 use super::LabelKind;
@@ -25,6 +27,7 @@ use crate::board::Board;
 use crate::eval::{PatternEval, Weights};
 use crate::search::Width;
 use crate::setting::{check, OutOfRange, Setting};
+use crate::work::StopHandle;
 
 /// The mean loss of a played move in the Thor games, in discs: exact solves of every
 /// tenth training game of 2010–2012 against its theoretical score are +2.15 ± 0.40
@@ -86,7 +89,7 @@ pub struct TrainerConfig {
     /// Positions with at most this many empties are solved exactly (≤ 24).
     pub solve_at: u32,
     /// Discs a played move loses on average: the games' theoretical targets are
-    /// raised by this much per move they understate (see `train::dataset`).
+    /// raised by this much per move they understate (see `train::positions`).
     pub move_loss: f64,
     /// Bootstrapping rounds (`None`: round 0 only).
     pub bootstrap: Option<Bootstrap>,
@@ -330,10 +333,10 @@ impl<'a> Trainer<'a> {
         config: TrainerConfig,
         start: &'a PatternEval,
         store: &'a mut LabelStore,
-        stop: &'a AtomicBool,
+        stop: &'a StopHandle,
     ) -> Result<Trainer<'a>, TrainError> {
         config.validate()?;
-        Ok(Trainer { config, start, store, stop })
+        Ok(Trainer { config, start, store, stop: stop.flag() })
     }
 
     /// Trains on `games` (plus `extra` positions, e.g. a book's), measuring on the

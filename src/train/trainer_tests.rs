@@ -20,7 +20,7 @@ fn train_run(
     train: &[TrainGame],
     validation: &[TrainGame],
 ) -> (TrainingOutcome, LabelStore, Vec<TrainerEvent>) {
-    let (start, stop) = (PatternEval::bundled(), AtomicBool::new(false));
+    let (start, stop) = (PatternEval::bundled(), StopHandle::new());
     let mut store = LabelStore::in_memory();
     let events = std::sync::Mutex::new(Vec::new());
     let outcome = Trainer::new(config, &start, &mut store, &stop)
@@ -88,7 +88,7 @@ fn backward_labels_come_from_the_phases_nearer_the_end_only() {
     let (train_games, validation_games) = all.split_at(all.len() - 300);
     let train_games = &train_games[..1200];
     let start = PatternEval::bundled();
-    let stop = AtomicBool::new(false);
+    let stop = StopHandle::new();
     let backward = Backward { depth: 5, share: 0.3, keep_theoretical: false };
     let config = TrainerConfig {
         bootstrap: None,
@@ -153,7 +153,8 @@ fn backward_labels_come_from_the_phases_nearer_the_end_only() {
 #[test]
 fn bad_settings_are_refused_and_a_stop_keeps_the_labels() {
     let start = PatternEval::bundled();
-    let stop = AtomicBool::new(true);
+    let stop = StopHandle::new();
+    stop.stop();
     let mut store = LabelStore::in_memory();
     let bad = TrainerConfig { solve_at: 30, ..small_config() };
     let refused = Trainer::new(bad, &start, &mut store, &stop).err().unwrap();
@@ -168,7 +169,7 @@ fn bad_settings_are_refused_and_a_stop_keeps_the_labels() {
         .unwrap_err();
     assert!(matches!(err, TrainError::Stopped), "{err}");
     assert!(matches!(
-        Trainer::new(small_config(), &start, &mut store, &AtomicBool::new(false)).unwrap().run(
+        Trainer::new(small_config(), &start, &mut store, &StopHandle::new()).unwrap().run(
             Vec::new(),
             Validation::HeldOut(0.0),
             &[],

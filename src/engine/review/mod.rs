@@ -317,8 +317,8 @@ impl<E: IncrementalEvaluator> Reviewer<'_, E> {
         }
         // A fresh table for each position: the review of a position is its own.
         self.engine.new_game();
-        let limits = self.engine.strength().limits(pos.board.empty_count(), None);
-        let result = self.engine.search(pos, limits, true);
+        let limits = self.engine.strength().limits(&pos.board);
+        let result = self.engine.search_all_moves(pos, limits);
         if self.engine.stopped() {
             return Ok(None);
         }

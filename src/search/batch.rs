@@ -1,6 +1,8 @@
-//! Many positions labelled in parallel (exact solves or searches, a table per worker)
-//! in batches of about equal work: the one loop the label store and the Python
-//! datasets share, and the worker tables self-play shares with it.
+//! Many positions searched in parallel, a transposition table per worker: the one
+//! home of that loop. [`map_with_tables`] for work that returns a result per item
+//! (book leaves, self-play games, error measurement, calibration), and
+//! [`label_in_batches`] for labelling that can stop midway, in batches of about equal
+//! work (the label store and the Python datasets).
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -45,6 +47,39 @@ fn batches(boards: &[Board], work: impl Fn(&Board) -> u64) -> Vec<Range<usize>> 
         out.push(start..boards.len());
     }
     out
+}
+
+/// A worker's table, made the first time the worker needs one (a loop whose items
+/// need no search, as a static measurement, makes none). A table that cannot be had
+/// is the error of every item that asks for it.
+pub(crate) struct WorkerTable {
+    mib: usize,
+    made: Option<Result<TranspositionTable, TableError>>,
+}
+
+impl WorkerTable {
+    /// The worker's table of the loop's size.
+    pub(crate) fn get(&mut self) -> Result<&mut TranspositionTable, TableError> {
+        let mib = self.mib;
+        self.made.get_or_insert_with(|| TranspositionTable::try_new(mib)).as_mut().map_err(|e| e.clone())
+    }
+}
+
+/// `work(table, item)` for every item, in parallel on the current rayon pool, each
+/// worker with a table of `table_mib` MiB of its own (kept from item to item, so that
+/// `work` clears it where a search must not depend on the one before); the results in
+/// the items' order, or the first error.
+pub(crate) fn map_with_tables<I, R, E>(
+    items: I,
+    table_mib: usize,
+    work: impl Fn(&mut WorkerTable, I::Item) -> Result<R, E> + Sync + Send,
+) -> Result<Vec<R>, E>
+where
+    I: IntoParallelIterator,
+    R: Send,
+    E: Send,
+{
+    items.into_par_iter().map_init(|| WorkerTable { mib: table_mib, made: None }, work).collect()
 }
 
 /// The tables of parallel workers, one each, made lazily by rayon's `*_init`: the first

@@ -14,6 +14,9 @@
 //! cut short at the end of the file (the process was killed while writing it) is
 //! dropped on reading and overwritten by the next append; damage anywhere else is an
 //! error naming the byte.
+//!
+//! The solves that need a cluster run as a job cut into shards, each with a store of
+//! its own ([`shard`]); the stores merged are the one store.
 // Input handling: every narrowing or sign-changing conversion is checked (`try_from`,
 // `from_le_bytes`), never a silent `as`.
 #![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_possible_wrap)]
@@ -25,11 +28,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Mutex;
 
+pub(crate) mod shard;
+
 use super::{stage_count, Progress, ProgressFn, Stage};
 use crate::board::Board;
 use crate::eval::{AnyEval, IncrementalEvaluator, PatternEval};
 use crate::fileio::{self, IoError, LockRefused, TryLockFault};
-use crate::search::labelling::{label_in_batches, solve_work};
+use crate::search::batch::{label_in_batches, solve_work};
 use crate::search::{exact_score, Limits, Search, Selectivity, TranspositionTable};
 
 /// File magic (the version is its last byte).
@@ -512,7 +517,7 @@ fn distinct<'b>(boards: impl Iterator<Item = &'b Board>) -> Vec<Board> {
 mod tests {
     use super::*;
     use crate::eval::PatternEval;
-    use crate::search::labelling::BATCH_WORK;
+    use crate::search::batch::BATCH_WORK;
     use crate::search::Solver;
     use crate::testutil::{random_position, Rng};
 

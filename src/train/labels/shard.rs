@@ -12,15 +12,16 @@
 //! ([`in_shard`]), so shards never overlap whatever the games' order, and a shard
 //! stopped and started again solves only what its store lacks.
 
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 
-use super::dataset::{game_positions, GamePosition, TrainGame};
-use super::labels::LabelStore;
-use super::trainer::TrainError;
-use super::ProgressFn;
+use super::LabelStore;
 use crate::board::Board;
 use crate::eval::PatternEval;
 use crate::setting::{check, Setting};
+use crate::train::positions::{game_positions, GamePosition, TrainGame};
+use crate::train::trainer::TrainError;
+use crate::train::ProgressFn;
+use crate::work::StopHandle;
 
 /// The most shards a job is cut into.
 pub(crate) const MAX_SHARDS: u32 = 100_000;
@@ -88,9 +89,10 @@ pub(crate) fn solve_shard(
     job: &SolveJob,
     order: &PatternEval,
     store: &mut LabelStore,
-    stop: &AtomicBool,
+    stop: &StopHandle,
     progress: ProgressFn,
 ) -> Result<SolveOutcome, TrainError> {
+    let stop = stop.flag();
     job.validate()?;
     let targets: Vec<Board> = solve_targets(&game_positions(games), job.solve_at, &job.solve_empties)
         .into_iter()
@@ -121,7 +123,7 @@ mod tests {
         let games = games();
         let job = SolveJob { solve_at: 8, solve_empties: vec![13], shards: 1, index: 0 };
         let eval = PatternEval::bundled();
-        let stop = AtomicBool::new(false);
+        let stop = StopHandle::new();
         let mut whole = LabelStore::in_memory();
         let all = solve_shard(&games, &job, &eval, &mut whole, &stop, &|_| {}).unwrap();
         let targets = solve_targets(&game_positions(&games), 8, &[13]);
