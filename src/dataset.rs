@@ -341,7 +341,7 @@ pub fn self_play_games(
             if ply < random_plies {
                 return Some(random_square(draws, moves));
             }
-            let result = Search::new(&eval, &*tt, stop, 1).run(board, strength.limits(&board), false);
+            let result = Search::new(&eval, &*tt, stop, 1).run(board, strength.limits(board), false);
             match result.best_move() {
                 Some(Move::Place(sq)) if !stop.load(Relaxed) => Some(sq),
                 _ => None,
@@ -572,7 +572,7 @@ pub fn search_scores(
                 return Some(board.final_score() as i16);
             }
             tt.clear();
-            let result = Search::new(&eval, &*tt, stop, 1).run(board, strength.limits(&board), false);
+            let result = Search::new(&eval, &*tt, stop, 1).run(board, strength.limits(board), false);
             (!stop.load(Relaxed)).then(|| result.score().unwrap_or(0) as i16)
         },
     )

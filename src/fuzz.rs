@@ -402,7 +402,7 @@ pub fn leaf_log(data: &[u8]) {
             e[12..].copy_from_slice(&crc.to_le_bytes());
         }
     }
-    if let Ok(done) = crate::book::leaflog::LeafLog::parse(&bytes) {
+    if let Ok(done) = crate::book::build::leaflog::LeafLog::parse(&bytes) {
         assert!(done.len() <= bytes.len().saturating_sub(32) / 16);
         for leaf in done.values() {
             assert!(leaf.mv.is_valid() && (-64..=64).contains(&leaf.score));
@@ -431,7 +431,7 @@ fn assert_leaf(leaf: &crate::book::build::Leaf) {
 /// reads holds the count the header names, in strictly increasing key order, every
 /// leaf in range.
 pub fn shard_file(data: &[u8]) {
-    use crate::book::plan::shard::{parse_partial, parse_shard, SHARD_HEADER};
+    use crate::book::cluster::plan::shard::{parse_partial, parse_shard, SHARD_HEADER};
     let Some((&selector, bytes)) = data.split_first() else { return };
     let mut bytes = bytes.to_vec();
     if bytes.len() < SHARD_HEADER {
@@ -455,7 +455,7 @@ pub fn shard_file(data: &[u8]) {
     let header: [u8; SHARD_HEADER] = bytes[..SHARD_HEADER].try_into().expect("a whole header");
     let positions =
         usize::try_from(u64::from_le_bytes(header[24..32].try_into().expect("8 bytes"))).unwrap_or(usize::MAX);
-    let decode = |e: &[u8]| crate::book::leaflog::decode_leaf_entry(e, selector >> 1);
+    let decode = |e: &[u8]| crate::book::build::leaflog::decode_leaf_entry(e, selector >> 1);
     if let Ok(leaves) = parse_shard(&bytes, &header, positions, decode) {
         assert_eq!(leaves.len(), positions);
         assert!(leaves.windows(2).all(|w| w[0].0 < w[1].0));
@@ -473,7 +473,7 @@ pub fn shard_file(data: &[u8]) {
 /// that reaches the end has read the count the header names, in strictly increasing
 /// key order, each key its board's.
 pub fn nodes_file(data: &[u8]) {
-    use crate::book::nodes::NodeReader;
+    use crate::book::build::nodes::NodeReader;
     let Some((&selector, bytes)) = data.split_first() else { return };
     let mut bytes = bytes.to_vec();
     if selector & 1 != 0 && bytes.len() >= 24 {
@@ -503,7 +503,7 @@ pub fn nodes_file(data: &[u8]) {
 /// `plan.json` read as opening a plan reads it (before its positions and evaluation):
 /// whatever is accepted writes out and reads back the same.
 pub fn plan_json(data: &[u8]) {
-    use crate::book::plan::spec::{to_json, PlanFile};
+    use crate::book::cluster::plan::spec::{to_json, PlanFile};
     let Ok(text) = std::str::from_utf8(data) else { return };
     let path = std::path::Path::new("plan.json");
     if let Ok(file) = PlanFile::parse(path, text) {
@@ -519,7 +519,7 @@ pub fn plan_json(data: &[u8]) {
 /// byte), whose entries must be refused. Whatever reads holds at most one leaf an
 /// entry, each in range.
 pub fn build_checkpoint(data: &[u8]) {
-    use crate::book::checkpoint::{Checkpoint, CHECKPOINT_HEADER};
+    use crate::book::build::checkpoint::{Checkpoint, CHECKPOINT_HEADER};
     let Some((&selector, bytes)) = data.split_first() else { return };
     let mut bytes = bytes.to_vec();
     let mut want = [0u8; CHECKPOINT_HEADER];

@@ -182,7 +182,7 @@ pub mod build_steps {
     use std::collections::HashMap;
 
     use crate::board::Board;
-    use crate::book::backup::{self, Reached};
+    use crate::book::build::backup::{self, Reached};
     use crate::book::build::{self, BuildConfig, BuildError, GameLine, Leaf, LeafSearch, LeafSpec, Node};
     use crate::book::format::{BookError, BuildParams, Writer};
     use crate::book::Record;
@@ -190,7 +190,7 @@ pub mod build_steps {
 
     /// Every position of `games` up to `max_ply` reached by `min_games` games, by key:
     /// the naive reference (a map of every canonical board) for the library's one
-    /// collector, the external sort of `book::collect`.
+    /// collector, the external sort of `book::build::collect`.
     pub fn collect(games: &[GameLine], max_ply: u32, min_games: u32) -> Result<Vec<Node>, BuildError> {
         use crate::board::Color;
         use crate::position::Position;
@@ -232,12 +232,13 @@ pub mod build_steps {
         min_games: u32,
         dir: &std::path::Path,
         budget: usize,
-    ) -> Result<(Vec<Node>, usize), crate::book::plan::PlanError> {
+    ) -> Result<(Vec<Node>, usize), crate::book::cluster::plan::PlanError> {
         let mut nodes = Vec::new();
-        let collected = crate::book::collect::collect(games.iter(), max_ply, min_games, dir, budget, &mut |n| {
-            nodes.push(*n);
-            Ok(())
-        })?;
+        let collected =
+            crate::book::build::collect::collect(games.iter(), max_ply, min_games, dir, budget, &mut |n| {
+                nodes.push(*n);
+                Ok(())
+            })?;
         Ok((nodes, collected.runs))
     }
 
@@ -317,7 +318,7 @@ pub mod build_steps {
     /// `book::merge_into` is checked against.
     pub fn merge_in_memory(a: &[u8], b: &[u8]) -> Vec<u8> {
         let (a, b) = (crate::book::Book::open(a).unwrap(), crate::book::Book::open(b).unwrap());
-        crate::book::merge::merge(&a, &b).to_bytes().unwrap()
+        crate::book::build::merge::merge(&a, &b).to_bytes().unwrap()
     }
 
     /// The book positions reachable from the start through book positions, by key,
@@ -348,7 +349,8 @@ pub mod build_steps {
         shards: u32,
     ) -> (usize, f64, f64) {
         let start = std::time::Instant::now();
-        let plan = crate::book::plan::Plan::create_build(dir, games, config, shards, &dir.join("book.tbk")).unwrap();
+        let plan =
+            crate::book::cluster::plan::Plan::create_build(dir, games, config, shards, &dir.join("book.tbk")).unwrap();
         let planned = start.elapsed().as_secs_f64();
         let start = std::time::Instant::now();
         for index in 0..shards {

@@ -7,8 +7,6 @@
 
 use byteorder::{ByteOrder, LittleEndian as LE};
 
-use super::backup::BackUpRule;
-
 mod error;
 use crate::board::Board;
 use crate::square::{Move, Square};
@@ -676,5 +674,57 @@ impl Writer {
             w.push(r)?;
         }
         Ok(w.finish())
+    }
+}
+
+/// How a position's value is made from its options: its leaf's score and minus each
+/// book child's value. Books record it (header byte 48).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackUpRule {
+    /// The best option: plain negamax (books written before the rule was recorded).
+    #[default]
+    Negamax,
+    /// The best option less what the best of several noisy estimates is expected to
+    /// exceed its own true value by (the winner's curse). Each option is an estimate
+    /// with a standard deviation — a searched leaf's from its depth, width and empties
+    /// (`leaf_sd`), an exact leaf's 0, a child's from its own back-up —; the options'
+    /// expected maximum `E` comes from Clark's formulas for the maximum of normal
+    /// variables (taken two at a time, best first), and the value is `2·max − E`: the
+    /// best option less `E − max`. The position's deviation is that of the maximum.
+    Corrected,
+}
+
+impl BackUpRule {
+    /// The header byte.
+    pub(crate) fn byte(self) -> u8 {
+        match self {
+            BackUpRule::Negamax => 0,
+            BackUpRule::Corrected => 1,
+        }
+    }
+
+    /// From the header byte; `None` for a rule this build does not know.
+    pub(crate) fn from_byte(byte: u8) -> Option<BackUpRule> {
+        match byte {
+            0 => Some(BackUpRule::Negamax),
+            1 => Some(BackUpRule::Corrected),
+            _ => None,
+        }
+    }
+
+    /// The name people write (`negamax`, `corrected`).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            BackUpRule::Negamax => "negamax",
+            BackUpRule::Corrected => "corrected",
+        }
+    }
+}
+
+/// The name people write (`negamax`, `corrected`), as the command line takes it.
+impl std::fmt::Display for BackUpRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }

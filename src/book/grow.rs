@@ -13,7 +13,7 @@
 //! therefore depends on the book and the settings, not on the thread count, on
 //! interruptions or on where the searches ran: the book is written after every round
 //! and a resumed run picks up from it, and a round planned as shards
-//! ([`super::plan`]) is the same computation as a local one.
+//! ([`super::cluster::plan`]) is the same computation as a local one.
 //!
 //! Draw policy: most main lines are draws under perfect play, and a walk that treats
 //! a draw like any other score never asks what else a side could try. With a
@@ -28,9 +28,9 @@ use std::time::{Duration, Instant};
 
 use thiserror::Error;
 
+use super::build::stream::{StreamError, Written};
 use super::build::{score_leaf, BuildError, Leaf, LeafSearch, LeafSpec};
 use super::format::{BookError, BuildParams};
-use super::stream::{StreamError, Written};
 use super::tree::{below, write_changed, Target};
 use super::Book;
 use crate::board::Board;

@@ -1,15 +1,15 @@
 //! Changing a book round by round (a growth round, a fix round) as a stream: the input
 //! book's records are read in key order with the round's leaves merged in, written by
-//! [`BookFile`] and valued by the one back-up ([`super::backup`]) from compact arrays,
+//! [`BookFile`] and valued by the one back-up ([`super::build::backup`]) from compact arrays,
 //! so that a round holds its own leaves, never the book. Also the level a deepening or
 //! a fix raises leaves to.
 
 use std::path::Path;
 
-use super::backup::Reached;
+use super::build::backup::Reached;
+use super::build::stream::{BookFile, StreamError, Written};
 use super::build::{leaf_record, Leaf, LeafSpec};
 use super::format::{BuildParams, Counts, LeafLevel, Record};
-use super::stream::{BookFile, StreamError, Written};
 use super::Book;
 use crate::board::Board;
 

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::backup::{leaf_sd, LeafInput};
+use super::build::backup::{leaf_sd, LeafInput};
 use super::format::{LeafLevel, Record};
 use super::Book;
 use crate::board::Board;

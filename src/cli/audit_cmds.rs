@@ -10,8 +10,8 @@ use clap::Args;
 use super::book_args::{open_book, position_from};
 use super::progress::Meter;
 use super::search_args::SearchArgs;
-use crate::book::audit::{audit, checks, AuditConfig, AuditError, AuditEvent, AuditReport, Checks, Group};
-use crate::book::fix::{FixConfig, FixError, FixEvent, Fixer};
+use crate::book::check::audit::{audit, checks, AuditConfig, AuditError, AuditEvent, AuditReport, Checks, Group};
+use crate::book::check::fix::{FixConfig, FixError, FixEvent, Fixer};
 use crate::search::Settings;
 use crate::setting::OutOfRange;
 

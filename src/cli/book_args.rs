@@ -9,8 +9,8 @@ use clap::Args;
 
 use super::archive_args::ArchiveArgs;
 use super::search_args::SearchArgs;
-use crate::book::backup::BackUpRule;
 use crate::book::build::{BuildConfig, BuildError};
+use crate::book::BackUpRule;
 use crate::book::{Book, BookSource};
 use crate::fileio::Bytes;
 use crate::position::Position;

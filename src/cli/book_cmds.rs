@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 
-use crate::book::backup::BackUpRule;
+use crate::book::BackUpRule;
 use crate::book::{BuildEvent, Builder};
 use serde::Serialize;
 
@@ -551,7 +551,7 @@ fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let bytes = std::fs::read(&args.input).with_context(|| format!("reading {}", args.input.display()))?;
     let imported = interchange::import(&bytes).with_context(|| format!("{}", args.input.display()))?;
     let out = match args.back_up {
-        Some(rule) => crate::book::backup::revalue(&Book::open(&imported.bytes[..])?, rule.into())?,
+        Some(rule) => crate::book::build::backup::revalue(&Book::open(&imported.bytes[..])?, rule.into())?,
         None => imported.bytes.clone(),
     };
     atomic_write(&args.output, &out).with_context(|| format!("writing {}", args.output.display()))?;
@@ -594,7 +594,7 @@ fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     let pool = super::flags::thread_pool(args.threads)?;
     let books = args.books.iter().map(|p| open_book(Some(p))).collect::<anyhow::Result<Vec<_>>>()?;
     let refs: Vec<&Book<Bytes>> = books.iter().collect();
-    let (written, _) = pool.install(|| crate::book::merge::merge_into(&refs, &args.output))?;
+    let (written, _) = pool.install(|| crate::book::build::merge::merge_into(&refs, &args.output))?;
     let sizes: Vec<String> = books.iter().map(|b| b.len().to_string()).collect();
     eprintln!(
         "wrote {} ({} positions: {} before merging)",

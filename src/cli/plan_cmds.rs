@@ -11,13 +11,13 @@ use clap::{Args, Subcommand};
 use super::audit_cmds::{audit_checks, fix_checks, AuditArgs, FixArgs};
 use super::book_args::{build_error, open_book, position_from, BuildArgs, DeepenArgs, DeviateArgs, GrowArgs};
 use super::progress::Meter;
-use crate::book::audit::{Checks, ChecksKind};
+use crate::book::build::collect;
 use crate::book::build::{BuildConfig, GameLine};
-use crate::book::collect;
+use crate::book::check::audit::{Checks, ChecksKind};
+use crate::book::cluster::plan::{AfterRound, Planned};
+use crate::book::cluster::plan::{Plan, PlanError, ShardEvent, ShardState, PLAN_FILE};
+use crate::book::cluster::slurm::{self, SlurmOptions};
 use crate::book::grow::Growth;
-use crate::book::plan::{AfterRound, Planned};
-use crate::book::plan::{Plan, PlanError, ShardEvent, ShardState, PLAN_FILE};
-use crate::book::slurm::{self, SlurmOptions};
 
 /// What `book plan` plans.
 #[derive(Subcommand, Debug)]
@@ -512,7 +512,7 @@ pub(super) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
     let plan = Plan::open(&args.dir).map_err(plan_error)?;
     let finished = plan.finished().map_err(plan_error)?;
     let shards = plan.status();
-    let here = crate::book::plan::host_name();
+    let here = crate::book::cluster::plan::host_name();
     let count = |f: &dyn Fn(&ShardState) -> bool| shards.iter().filter(|s| f(&s.state)).count();
     let done = count(&|s| matches!(s, ShardState::Done));
     let running = count(&|s| matches!(s, ShardState::Running { .. }));

@@ -9,7 +9,7 @@ use super::{
     ImportFault, InterchangeError, Location, Parsed, Shortfall,
 };
 use crate::board::{masks, Board, Color};
-use crate::book::backup::LeafInput;
+use crate::book::build::backup::LeafInput;
 use crate::book::format::{stored_score, BuildParams, LeafMove, Record};
 use crate::position::{parse_side, parse_squares};
 use crate::square::{Move, Square};

@@ -9,15 +9,15 @@
 //! pass records); each format's reader and writer is in its own file: `text` (thorbook
 //! text), `edax` (binary and text), `egaroucid`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
 
 use byteorder::{ByteOrder, LittleEndian as LE};
 use thiserror::Error;
 
-use super::backup::{back_up_records, Reached};
+use super::build::backup::{back_up_records, Reached};
 use super::format::{stored_score, BookError, BuildParams, LeafMove, Record, Writer, FLAG_LEAF_EXACT};
-use super::{walk, walk_from, Book};
+use super::Book;
 use crate::board::Board;
 use crate::square::{ParseError, Square};
 
@@ -459,7 +459,7 @@ pub fn import(bytes: &[u8]) -> Result<Imported, InterchangeError> {
 /// Writes `book` in `format`.
 pub fn export<D: AsRef<[u8]>>(book: &Book<D>, format: ExportFormat) -> Result<Exported, InterchangeError> {
     book.verify()?;
-    let boards = known_boards(book);
+    let boards = crate::book::probe::known_boards(book);
     let unreachable = book.len() - boards.len();
     let mut positions: Vec<(Board, Record)> =
         boards.iter().map(|(&key, &board)| (board, book.get(key).expect("walk finds book positions"))).collect();
@@ -589,51 +589,6 @@ fn import_thorbook(bytes: &[u8]) -> Result<Imported, InterchangeError> {
         passes_added: 0,
     })
 }
-
-/// The boards of the book's positions, found by play from the start: through book
-/// positions, and across up to [`BRIDGE_PLIES`] positions outside the book, since a
-/// position reached by transposition from two rarer lines (each below a build's
-/// minimum game count) is in the book while its parents are not.
-pub(crate) fn known_boards<D: AsRef<[u8]>>(book: &Book<D>) -> HashMap<u64, Board> {
-    let mut found = walk(book);
-    if found.len() == book.len() {
-        // Every position is reachable through the book (always so for built books).
-        return found;
-    }
-    let mut frontier: Vec<Board> = found.values().copied().collect();
-    let mut outside: std::collections::HashSet<u64> = std::collections::HashSet::new();
-    for _ in 0..BRIDGE_PLIES {
-        let mut next = Vec::new();
-        for board in frontier {
-            for (_, child) in board.successors() {
-                let canon = child.canonical().0;
-                let key = canon.key();
-                if book.get(key).is_some() || found.contains_key(&key) || !outside.insert(key) {
-                    continue;
-                }
-                next.push(canon);
-            }
-        }
-        // Book positions one ply past the new outside positions, and everything in the
-        // book below them.
-        for board in &next {
-            for (_, child) in board.successors() {
-                let canon = child.canonical().0;
-                if book.get(canon.key()).is_some() && !found.contains_key(&canon.key()) {
-                    found.extend(walk_from(book, canon));
-                }
-            }
-        }
-        if found.len() == book.len() {
-            break;
-        }
-        frontier = next;
-    }
-    found
-}
-
-/// Non-book plies [`known_boards`] crosses between book positions.
-pub(crate) const BRIDGE_PLIES: usize = 2;
 
 /// Checks a binary header: its length, the version byte at `version_at`, and a
 /// non-negative i32 position count at `count_at`, which it returns.

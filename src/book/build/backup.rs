@@ -18,8 +18,8 @@
 
 use std::sync::atomic::{AtomicI8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
-use super::format::{find_key, stored_score, LeafLevel, LeafMove, Record};
 use crate::board::Board;
+use crate::book::format::{find_key, stored_score, BackUpRule, LeafLevel, LeafMove, Record};
 use crate::search::MAX_MOVES;
 
 /// What the back-up reads of a position's leaf: its move, score and how it was found.
@@ -62,58 +62,6 @@ impl LeafInput {
             return 0.0;
         }
         leaf_sd(LeafLevel { depth: self.depth, selectivity_tenths: self.selectivity, exact: self.exact })
-    }
-}
-
-/// How a position's value is made from its options: its leaf's score and minus each
-/// book child's value. Books record it (header byte 48).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BackUpRule {
-    /// The best option: plain negamax (books written before the rule was recorded).
-    #[default]
-    Negamax,
-    /// The best option less what the best of several noisy estimates is expected to
-    /// exceed its own true value by (the winner's curse). Each option is an estimate
-    /// with a standard deviation — a searched leaf's from its depth, width and empties
-    /// (`leaf_sd`), an exact leaf's 0, a child's from its own back-up —; the options'
-    /// expected maximum `E` comes from Clark's formulas for the maximum of normal
-    /// variables (taken two at a time, best first), and the value is `2·max − E`: the
-    /// best option less `E − max`. The position's deviation is that of the maximum.
-    Corrected,
-}
-
-impl BackUpRule {
-    /// The header byte.
-    pub(crate) fn byte(self) -> u8 {
-        match self {
-            BackUpRule::Negamax => 0,
-            BackUpRule::Corrected => 1,
-        }
-    }
-
-    /// From the header byte; `None` for a rule this build does not know.
-    pub(crate) fn from_byte(byte: u8) -> Option<BackUpRule> {
-        match byte {
-            0 => Some(BackUpRule::Negamax),
-            1 => Some(BackUpRule::Corrected),
-            _ => None,
-        }
-    }
-
-    /// The name people write (`negamax`, `corrected`).
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            BackUpRule::Negamax => "negamax",
-            BackUpRule::Corrected => "corrected",
-        }
-    }
-}
-
-/// The name people write (`negamax`, `corrected`), as the command line takes it.
-impl std::fmt::Display for BackUpRule {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
     }
 }
 
@@ -457,11 +405,14 @@ impl<'a> KeyIndex<'a> {
 
 /// `book` with its values backed up again by `rule` (walking from every board the book
 /// lets play find, as a growth does), the rule recorded in its header.
-pub fn revalue<D: AsRef<[u8]>>(book: &super::Book<D>, rule: BackUpRule) -> Result<Vec<u8>, super::BookError> {
-    let boards = super::interchange::known_boards(book);
+pub fn revalue<D: AsRef<[u8]>>(
+    book: &crate::book::Book<D>,
+    rule: BackUpRule,
+) -> Result<Vec<u8>, crate::book::BookError> {
+    let boards = crate::book::probe::known_boards(book);
     let mut records: Vec<Record> = book.records().collect();
     back_up_records(&mut records, boards.into_values(), rule, Reached::KeepOthers);
-    super::format::Writer::write_all(&records, super::BuildParams { back_up: rule, ..book.params() })
+    crate::book::format::Writer::write_all(&records, crate::book::BuildParams { back_up: rule, ..book.params() })
 }
 
 #[cfg(test)]

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 
 use rayon::slice::ParallelSliceMut;
 
-use super::build::{BuildError, GameLine, Node};
 use super::nodes::{decode_node, encode_node, io, PositionsError, PositionsFault, NODE_FIELDS};
+use super::{BuildError, GameLine, Node};
 use crate::board::{Board, Color};
 use crate::position::Position;
 

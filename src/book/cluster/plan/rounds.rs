@@ -10,10 +10,10 @@ use super::error::{io, PlanError, PlanFault};
 use super::spec::{hex, to_json, utf8_paths, PlanFile, PlanKind, RoundFile, PLAN_FORMAT};
 use super::{check_shards, Assembled, Plan, Work, PLAN_FILE};
 use crate::board::Board;
+use crate::book::build::checkpoint::positions_digest;
+use crate::book::build::nodes::{read_nodes, write_nodes, NODES_FILE};
 use crate::book::build::{Leaf, LeafSpec, Node};
-use crate::book::checkpoint::positions_digest;
 use crate::book::grow::{Grower, Growth, GrowthConfig, GrowthError, Next, Round, StopReason};
-use crate::book::nodes::{read_nodes, write_nodes, NODES_FILE};
 use crate::book::Book;
 use crate::fileio::{atomic_write, read_mapped, Bytes, Digest};
 

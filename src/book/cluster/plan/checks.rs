@@ -13,11 +13,11 @@ use super::error::{io, PlanError, PlanFault};
 use super::rounds::{round_dir, INPUT_FILE};
 use super::spec::{hex, to_json, utf8_paths, PlanFile, PlanKind, PLAN_FORMAT};
 use super::{check_shards, Assembled, Plan, Work, PLAN_FILE};
-use crate::book::audit::{Checks, ChecksKind};
+use crate::book::build::checkpoint::positions_digest;
+use crate::book::build::leaflog::{LeafLog, LeafLogError};
+use crate::book::build::nodes::{write_nodes, NODES_FILE};
 use crate::book::build::{LeafSpec, Node};
-use crate::book::checkpoint::positions_digest;
-use crate::book::leaflog::{LeafLog, LeafLogError};
-use crate::book::nodes::{write_nodes, NODES_FILE};
+use crate::book::check::audit::{Checks, ChecksKind};
 use crate::fileio::{atomic_write, Digest};
 
 /// The part of `plan.json` a checks plan adds.

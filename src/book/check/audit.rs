@@ -31,11 +31,11 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::build::{BuildError, Leaf, LeafSearch};
-use super::leaflog::{LeafLog, LeafLogError};
-use super::trust::{decider, Decider};
-use super::Book;
 use crate::board::{Board, Color};
+use crate::book::build::leaflog::{LeafLog, LeafLogError};
+use crate::book::build::{BuildError, Leaf, LeafSearch};
+use crate::book::trust::{decider, Decider};
+use crate::book::Book;
 use crate::fileio::LockRefused;
 use crate::position::Position;
 use crate::search::{Settings, Strength};
@@ -351,7 +351,7 @@ pub(crate) fn candidates<D: AsRef<[u8]>>(book: &Book<D>, config: &AuditConfig) -
         if ply >= config.min_ply && !pos.board.is_game_over() {
             out.push(Candidate { position: pos, line: line.clone(), key, games: hit.record.games });
         }
-        let options = super::query::book_moves(book, &pos);
+        let options = crate::book::query::book_moves(book, &pos);
         let Some(best) = options.first().map(|m| m.score) else { continue };
         for m in options.iter().filter(|m| m.in_book && m.score >= best - config.error) {
             if let Ok(next) = pos.try_play(m.mv) {
@@ -431,7 +431,7 @@ pub(crate) fn identity(chosen: &[Candidate], search: &LeafSearch) -> u64 {
 
 /// The searches of whole positions (without the book) a run makes before anything
 /// else — an audit's, or a fix's checks — for planning them in shards
-/// ([`super::plan::Plan::create_checks`]). The shards' results are assembled into
+/// ([`crate::book::cluster::plan::Plan::create_checks`]). The shards' results are assembled into
 /// `log`, where the run, started with resume, finds them all and searches nothing
 /// again.
 pub struct Checks {
@@ -553,7 +553,7 @@ struct Choice {
 
 impl Choice {
     fn of<D: AsRef<[u8]>>(book: &Book<D>, c: &Candidate, compared: &Leaf) -> Option<Choice> {
-        let best = super::query::book_moves(book, &c.position).into_iter().next()?;
+        let best = crate::book::query::book_moves(book, &c.position).into_iter().next()?;
         let child = |b: Board| {
             let canonical = b.canonical().0;
             (canonical.key(), canonical)
@@ -645,7 +645,7 @@ fn search_all(
 }
 
 /// Searches `jobs` (canonical keys and boards) in full, without the book, on `pool`,
-/// through the logged search loop ([`crate::book::leaflog::search_logged`]): the loop
+/// through the logged search loop ([`crate::book::build::search::search_logged`]): the loop
 /// an audit's searches and a fix's checks share.
 pub(crate) fn search_logged(
     pool: &rayon::ThreadPool,
@@ -657,11 +657,11 @@ pub(crate) fn search_logged(
 ) -> Result<Vec<(u64, Leaf)>, BuildError> {
     let key_of = |job: &&(u64, Board)| job.0;
     let score = |job: &&(u64, Board), tt: &mut crate::search::TranspositionTable| {
-        super::build::search_position(&job.1, 0, search, tt)
+        crate::book::build::search_position(&job.1, 0, search, tt)
     };
     let none = HashMap::new();
     pool.install(|| {
-        crate::book::leaflog::search_logged(
+        crate::book::build::search::search_logged(
             jobs,
             &key_of,
             search,

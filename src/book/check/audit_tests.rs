@@ -4,8 +4,8 @@
 //! level on positions it was not fixed on, the same way every time; both planned in
 //! shards equal the local runs.
 
-use crate::book::audit::{audit, AuditConfig, AuditReport};
-use crate::book::fix::{FixConfig, FixEvent, FixStop, Fixer};
+use crate::book::check::audit::{audit, AuditConfig, AuditReport};
+use crate::book::check::fix::{FixConfig, FixEvent, FixStop, Fixer};
 use crate::book::{Book, BuildConfig, Builder, GameLine};
 use crate::search::{Level, Settings};
 use crate::thor::{bundled_sources, LoadOptions, ThorDatabase};
@@ -160,8 +160,8 @@ fn an_audit_samples_by_its_seed_and_resumes_from_its_log() {
 /// nothing again.
 #[test]
 fn audits_and_fixes_planned_in_shards_equal_local_runs() {
-    use crate::book::audit::checks;
-    use crate::book::plan::Plan;
+    use crate::book::check::audit::checks;
+    use crate::book::cluster::plan::Plan;
     let (built, _) = games();
     let bytes = shallow_book(&built);
     let book = Book::open_verified(&bytes[..]).unwrap();

@@ -14,8 +14,8 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::backup::{LeafInput, Reached, Values};
-use super::format::{BookError, BuildParams, Encoder, Record, HEADER_LEN, RECORD_LEN, WIDE_RECORD_LEN};
 use crate::board::Board;
+use crate::book::format::{BookError, BuildParams, Encoder, Record, HEADER_LEN, RECORD_LEN, WIDE_RECORD_LEN};
 use crate::fileio::AtomicFile;
 use crate::fileio::IoError;
 
@@ -180,8 +180,8 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> StreamError + '_ {
 
 #[cfg(test)]
 mod tests {
-    use super::super::format::LeafMove;
     use super::*;
+    use crate::book::format::LeafMove;
 
     fn record(key: u64) -> Record {
         Record {
@@ -216,9 +216,9 @@ mod tests {
         }
         let kept = book.finish(&[Board::START], Reached::KeepOthers).unwrap();
         let expected =
-            super::super::format::Writer::write_all(&[record(1), record(2), record(3)], BuildParams::default());
+            crate::book::format::Writer::write_all(&[record(1), record(2), record(3)], BuildParams::default());
         assert_eq!(kept, Written { positions: 3, bytes: expected.unwrap().len() as u64 });
-        let b = super::super::Book::open_verified(std::fs::read(&path).unwrap()).unwrap();
+        let b = crate::book::Book::open_verified(std::fs::read(&path).unwrap()).unwrap();
         assert!(b.records().all(|r| r.value == 5));
         let mut book = BookFile::create(&path, BuildParams::default()).unwrap();
         book.push(&record(1)).unwrap();
@@ -230,7 +230,7 @@ mod tests {
         assert!(matches!(book.push(&record(9)), Err(StreamError::Book(BookError::Order { index: 1, key: 9 }))));
         book.push(&record(5)).unwrap();
         let first_two = book.finish(&[Board::START], Reached::KeepOthers).unwrap();
-        let expected = super::super::format::Writer::write_all(&[record(2), record(5)], BuildParams::default());
+        let expected = crate::book::format::Writer::write_all(&[record(2), record(5)], BuildParams::default());
         assert!(std::fs::read(&path).unwrap() == expected.unwrap() && first_two.positions == 2);
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -16,14 +16,14 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use super::backup::Reached;
-use super::build::{self, BuildConfig, BuildError, GameLine, Leaf, LeafSearch, Node};
 use super::checkpoint::{games_digest, BuildIdentity, Checkpoint, PositionsDigest};
 use super::collect::Collector;
-use super::format::BuildParams;
 use super::nodes::{NodeReader, NodeWriter, PositionsError};
 use super::stream::{BookFile, StreamError};
-use super::{for_each_reachable, Book};
+use super::{leaf, BuildConfig, BuildError, GameLine, Leaf, LeafSearch, Node};
 use crate::board::Board;
+use crate::book::format::BuildParams;
+use crate::book::{for_each_reachable, Book};
 use crate::fileio::IoError;
 use crate::fileio::LockRefused;
 
@@ -256,7 +256,7 @@ impl Builder {
         let keys = &collected.keys;
         // Keys are uniform: interpolation finds one in a few reads where bisection of
         // 10^7 keys misses the cache 20 times.
-        let in_new = |k: u64| super::format::find_key(keys.len(), |i| keys[i], k).is_some();
+        let in_new = |k: u64| crate::book::format::find_key(keys.len(), |i| keys[i], k).is_some();
         let reuse = match base.book() {
             Some(book) => {
                 let reuse = Reuse::new(book, keys, collected.reachable.take());
@@ -314,9 +314,9 @@ impl Builder {
             let found = pool.install(|| {
                 let in_book = &in_new;
                 let score = |n: &&Node, tt: &mut crate::search::TranspositionTable| {
-                    build::score_leaf(&n.board, in_book, &search, tt)
+                    leaf::score_leaf(&n.board, in_book, &search, tt)
                 };
-                super::leaflog::search_logged(
+                super::search::search_logged(
                     &jobs,
                     &|n| n.key,
                     &search,
@@ -343,7 +343,7 @@ impl Builder {
                     // A stopped search returned above, so every job has its leaf, in job order.
                     found.next().expect("a leaf for every job").1
                 };
-                book.push(&build::record(n, &leaf)).map_err(stream_error)?;
+                book.push(&leaf::record(n, &leaf)).map_err(stream_error)?;
             }
             index += chunk.len();
         }

@@ -14,7 +14,7 @@
 //!
 //! Deviation and deepening are planned a round at a time ([`Plan::create_rounds`]): a
 //! round's plan lists the leaf searches of one `Round` of the local
-//! [`Grower`](super::grow::Grower), its assembly writes the round's book and plans the next round from it,
+//! [`Grower`](crate::book::grow::Grower), its assembly writes the round's book and plans the next round from it,
 //! and the last writes the output — the same book as the local run.
 //!
 //! An audit's searches, or a fix's checks, are planned as one set of whole-position
@@ -23,7 +23,7 @@
 //!
 //! Each leaf search starts from a cleared table on one thread and depends only on the
 //! position, which of its moves stay in the book and the settings, so the assembled
-//! book is byte-identical to [`Builder`](super::Builder)'s for any number of shards and
+//! book is byte-identical to [`Builder`](crate::book::Builder)'s for any number of shards and
 //! threads — when the leaves are limited by depth or nodes; a time budget makes them
 //! depend on the machine's speed (see `book-format.md`).
 //!
@@ -39,13 +39,13 @@ use std::borrow::Borrow;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use super::backup::Reached;
-use super::build::{self, BuildConfig, GameLine, LeafSpec};
-use super::checkpoint::BuildIdentity;
-use super::collect;
-use super::format::BuildParams;
-use super::stream::{BookFile, StreamError};
 use crate::board::Board;
+use crate::book::build::backup::Reached;
+use crate::book::build::checkpoint::BuildIdentity;
+use crate::book::build::collect;
+use crate::book::build::stream::{BookFile, StreamError};
+use crate::book::build::{self, BuildConfig, GameLine, LeafSpec};
+use crate::book::format::BuildParams;
 use crate::fileio::atomic_write;
 
 use crate::setting::{check, Setting};
@@ -61,7 +61,7 @@ pub use rounds::{AfterRound, Finished, Planned};
 pub(crate) use shard::host_name;
 pub use shard::{shard_of, ShardEvent, ShardState, ShardStatus};
 
-use crate::book::nodes::{read_nodes, NodeReader, NodeWriter, NODES_FILE};
+use crate::book::build::nodes::{read_nodes, NodeReader, NodeWriter, NODES_FILE};
 use error::io;
 use rounds::{finished, last_round, RoundWork};
 use spec::{hex, plan_digest, to_json, utf8_paths, PlanFile, PlanKind};
@@ -172,8 +172,8 @@ impl Plan {
         let search = search.spec().clone();
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         let games = games.into_iter();
-        let mut games_digest = crate::book::checkpoint::GamesDigest::new(games.len());
-        let mut positions_digest = crate::book::checkpoint::PositionsDigest::default();
+        let mut games_digest = crate::book::build::checkpoint::GamesDigest::new(games.len());
+        let mut positions_digest = crate::book::build::checkpoint::PositionsDigest::default();
         let mut keys = Vec::new();
         let mut nodes_out = NodeWriter::create(&dir.join(NODES_FILE))?;
         let mut game_count = 0usize;
@@ -302,7 +302,7 @@ impl Plan {
         {
             return Err(PlanError::file(
                 &nodes_path,
-                PlanFault::Positions(crate::book::nodes::PositionsFault::NotThePlans),
+                PlanFault::Positions(crate::book::build::nodes::PositionsFault::NotThePlans),
             ));
         }
         Ok(self.keys.get_or_init(|| keys))
@@ -353,7 +353,7 @@ impl Plan {
     /// The index of `key` among the plan's positions (its keys read first).
     fn index_of(&self, key: u64) -> Option<usize> {
         let keys = self.loaded_keys();
-        super::format::find_key(keys.len(), |i| keys[i], key)
+        crate::book::format::find_key(keys.len(), |i| keys[i], key)
     }
 
     /// Where assembly writes the book unless told otherwise.

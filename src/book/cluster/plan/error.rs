@@ -60,9 +60,9 @@ pub enum PlanError {
     },
 }
 
-impl From<crate::book::nodes::PositionsError> for PlanError {
-    fn from(e: crate::book::nodes::PositionsError) -> PlanError {
-        use crate::book::nodes::PositionsError;
+impl From<crate::book::build::nodes::PositionsError> for PlanError {
+    fn from(e: crate::book::build::nodes::PositionsError) -> PlanError {
+        use crate::book::build::nodes::PositionsError;
         match e {
             PositionsError::Build(e) => PlanError::Build(e),
             PositionsError::Io(e) => PlanError::Io(e),
@@ -125,7 +125,7 @@ pub enum PlanFault {
     NoPositions,
     /// The positions file is unusable, or not the one the plan was made with.
     #[error(transparent)]
-    Positions(#[from] crate::book::nodes::PositionsFault),
+    Positions(#[from] crate::book::build::nodes::PositionsFault),
     /// Positions out of key order.
     #[error("the positions are not in strictly increasing key order")]
     KeysOutOfOrder,
@@ -163,7 +163,7 @@ pub enum PlanFault {
         /// Its offset.
         byte: u64,
         /// What is wrong.
-        fault: crate::book::leaflog::EntryFault,
+        fault: crate::book::EntryFault,
     },
     /// JSON that could not be written or read back (the parser's message).
     #[error("{0}")]
@@ -218,7 +218,7 @@ pub enum ShardFault {
         /// Its offset.
         byte: u64,
         /// What is wrong.
-        problem: crate::book::leaflog::EntryFault,
+        problem: crate::book::EntryFault,
     },
     /// Another runner holds its checkpoint's lock.
     #[error(
@@ -236,7 +236,7 @@ pub enum ShardFault {
         /// Its offset.
         byte: u64,
         /// What is wrong.
-        problem: crate::book::leaflog::EntryFault,
+        problem: crate::book::EntryFault,
     },
 }
 

@@ -8,10 +8,10 @@ use std::collections::BinaryHeap;
 use std::path::Path;
 
 use super::backup::Reached;
-use super::format::{BuildParams, Record};
 use super::stream::{BookFile, StreamError, Written};
-use super::Book;
 use crate::board::Board;
+use crate::book::format::{BuildParams, Record};
+use crate::book::Book;
 
 /// A merged book: its records in key order and the parameters its header states.
 #[cfg(any(test, feature = "testing"))]
@@ -26,8 +26,8 @@ pub(crate) struct Merged {
 #[cfg(any(test, feature = "testing"))]
 impl Merged {
     /// The book file's bytes.
-    pub(crate) fn to_bytes(&self) -> Result<Vec<u8>, super::format::BookError> {
-        super::format::Writer::write_all(&self.records, self.params)
+    pub(crate) fn to_bytes(&self) -> Result<Vec<u8>, crate::book::format::BookError> {
+        crate::book::format::Writer::write_all(&self.records, self.params)
     }
 }
 

@@ -7,10 +7,10 @@ use serde::{Deserialize, Serialize};
 
 use super::checks;
 use super::error::{PlanError, PlanFault};
-use crate::book::backup::BackUpRule;
+use crate::book::build::checkpoint::{build_identity_bytes, BuildIdentity};
 use crate::book::build::LeafSpec;
-use crate::book::checkpoint::{build_identity_bytes, BuildIdentity};
 use crate::book::grow::Growth;
+use crate::book::BackUpRule;
 use crate::eval::EvalSource;
 use crate::fileio::Digest;
 use crate::search::{Selectivity, Strength};

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 
 use byteorder::{ByteOrder, LittleEndian as LE};
 
-use super::build::{BuildError, Node};
 #[cfg(any(feature = "cli", feature = "testing", test))]
 use super::checkpoint::PositionsDigest;
+use super::{BuildError, Node};
 use crate::board::Board;
 use crate::fileio::IoError;
 

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use byteorder::{ByteOrder, LittleEndian as LE};
 
-use super::build::{BuildConfig, BuildError, GameLine, Leaf, LeafSearch, LeafSpec, Node};
-use super::leaflog::{decode_leaf_entry, EntriesFault, EntryFault, LeafFile, OpenFault};
+use super::error::{BuildInput, CheckpointFault};
+use super::leaflog::{decode_leaf_entry, EntriesFault, LeafFile, OpenFault};
+use super::{BuildConfig, BuildError, GameLine, Leaf, LeafSearch, LeafSpec, Node};
 use crate::fileio::{Digest, IoError};
 use crate::square::Square;
 
@@ -215,75 +216,5 @@ impl Checkpoint {
             // The reserved bytes (28..32, 56..64) are zero in every checkpoint written.
             None => CheckpointFault::Reserved,
         }
-    }
-}
-
-/// Why a build's checkpoint cannot be resumed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum CheckpointFault {
-    /// Another build holds its lock.
-    #[error("another build is using it (it is locked)")]
-    Locked,
-    /// An entry before the end is damaged.
-    #[error("entry {index} (byte {byte}): {fault}: the checkpoint is damaged: build afresh instead of resuming")]
-    Damaged {
-        /// The entry.
-        index: usize,
-        /// Its first byte.
-        byte: usize,
-        /// What is wrong with it.
-        fault: EntryFault,
-    },
-    /// Written by an older thorbook.
-    #[error("made by an older thorbook (another checkpoint format): build afresh instead of resuming")]
-    OlderFormat,
-    /// Not a checkpoint.
-    #[error("not a thorbook checkpoint (byte 0)")]
-    NotACheckpoint,
-    /// Made by a build that differs from this one in `field`.
-    #[error("made from {field} than this build: build afresh instead of resuming")]
-    Differs {
-        /// The first input that differs.
-        field: BuildInput,
-    },
-    /// Reserved header bytes are set.
-    #[error("its header is damaged (reserved bytes are not zero): build afresh instead of resuming")]
-    Reserved,
-}
-
-/// An input of a build that its checkpoint records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum BuildInput {
-    /// Last ply, depth, exact threshold, selectivity, game minimum.
-    Parameters,
-    /// The time per leaf.
-    TimePerLeaf,
-    /// The evaluation's weights.
-    Evaluation,
-    /// The transposition table's size.
-    TableSize,
-    /// The node budget per leaf.
-    NodeBudget,
-    /// The games (archives).
-    Games,
-    /// The positions.
-    Positions,
-}
-
-impl std::fmt::Display for BuildInput {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            BuildInput::Parameters => {
-                "other build parameters (last ply, depth, exact threshold, selectivity, game minimum)"
-            }
-            BuildInput::TimePerLeaf => "another time per leaf",
-            BuildInput::Evaluation => "another evaluation (weights digest)",
-            BuildInput::TableSize => "another table size",
-            BuildInput::NodeBudget => "another node budget",
-            BuildInput::Games => "other games (archives)",
-            BuildInput::Positions => "another set of positions",
-        })
     }
 }

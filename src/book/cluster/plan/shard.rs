@@ -17,9 +17,10 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 
 use super::error::{io, PlanError, PlanFault, ShardFault};
 use super::{Plan, Work};
+use crate::book::build::leaflog::{EntriesFault, LeafFile, OpenFault};
+use crate::book::build::nodes::{read_node_range, NODES_FILE};
 use crate::book::build::{self, Leaf, Node};
-use crate::book::leaflog::{EntriesFault, EntryFault, LeafFile, OpenFault};
-use crate::book::nodes::{read_node_range, NODES_FILE};
+use crate::book::EntryFault;
 use crate::fileio::atomic_write;
 use crate::fileio::LockRefused;
 use crate::search::MAX_THREADS;
@@ -28,7 +29,7 @@ use crate::setting::{check, Setting};
 const SHARD_MAGIC: &[u8; 8] = b"TBSHARD1";
 const SHARD_END: &[u8; 8] = b"TBSHDEND";
 pub(crate) const SHARD_HEADER: usize = 32;
-const ENTRY: usize = crate::book::leaflog::LEAF_ENTRY;
+const ENTRY: usize = crate::book::build::leaflog::LEAF_ENTRY;
 const TRAILER: usize = 24;
 
 /// The shard of `key` among `shards`: the key's slice of the 64-bit key space, so each
@@ -342,7 +343,7 @@ impl Plan {
         };
         let all = search.pool()?.install(|| {
             let key_of = |n: &Node| n.key;
-            crate::book::leaflog::search_logged(
+            crate::book::build::search::search_logged(
                 &mine,
                 &key_of,
                 &search,
@@ -385,7 +386,7 @@ impl Plan {
         let mut bytes = Vec::with_capacity(SHARD_HEADER + all.len() * ENTRY + TRAILER);
         bytes.extend_from_slice(&self.header(index));
         for (key, leaf) in all {
-            bytes.extend_from_slice(&crate::book::leaflog::encode_leaf_entry(*key, leaf));
+            bytes.extend_from_slice(&crate::book::build::leaflog::encode_leaf_entry(*key, leaf));
         }
         let crc = crc32fast::hash(&bytes[SHARD_HEADER..]);
         bytes.extend_from_slice(SHARD_END);
@@ -419,10 +420,10 @@ impl Plan {
         })
     }
 
-    /// Checks an entry ([`crate::book::leaflog::decode_leaf_entry`]) and that its key is a position
+    /// Checks an entry ([`crate::book::build::leaflog::decode_leaf_entry`]) and that its key is a position
     /// of this shard.
     fn decode_entry(&self, index: u32, e: &[u8]) -> Result<(u64, Leaf), EntryFault> {
-        let (key, leaf) = crate::book::leaflog::decode_leaf_entry(e, self.search.selectivity_tenths())?;
+        let (key, leaf) = crate::book::build::leaflog::decode_leaf_entry(e, self.search.selectivity_tenths())?;
         if shard_of(key, self.file.shards) != index || self.index_of(key).is_none() {
             return Err(EntryFault::Stranger { key });
         }
@@ -615,7 +616,7 @@ pub(crate) fn parse_partial(
     header: &[u8; SHARD_HEADER],
     decode: impl Fn(&[u8]) -> Result<(u64, Leaf), EntryFault>,
 ) -> Result<HashMap<u64, Leaf>, ShardFault> {
-    crate::book::leaflog::parse_entries(bytes, header, decode).map(|(done, _)| done).map_err(partial_fault)
+    crate::book::build::leaflog::parse_entries(bytes, header, decode).map(|(done, _)| done).map_err(partial_fault)
 }
 
 /// What a fault of a shard's checkpoint means.

@@ -14,15 +14,14 @@ use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Mutex;
 
 use byteorder::{ByteOrder, LittleEndian as LE};
 
-use super::build::{BuildError, Leaf, LeafSearch};
-use super::format::LeafMove;
-use crate::fileio::{self, IoError, LockRefused, TryLockFault};
-use crate::parallel_count::ParallelCount;
+use super::error::EntryFault;
+use super::Leaf;
+use crate::book::format::LeafMove;
+use crate::fileio::{self, LockRefused, TryLockFault};
 
 /// Why a file of scored positions cannot be read: the caller says what its header
 /// means and names the file.
@@ -43,32 +42,6 @@ pub(crate) enum EntriesFault {
         /// What is wrong.
         fault: EntryFault,
     },
-}
-
-/// What is wrong with one entry of a file of scored positions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum EntryFault {
-    /// Its checksum fails.
-    #[error("checksum mismatch")]
-    Checksum,
-    /// A move code or score out of range.
-    #[error("move code {code} and score {score} out of range")]
-    Range {
-        /// The move byte.
-        code: u8,
-        /// The score.
-        score: i8,
-    },
-    /// A key that is not one of the file's positions.
-    #[error("key {key:016x} is not a position of this shard")]
-    Stranger {
-        /// The key.
-        key: u64,
-    },
-    /// A key not above the previous entry's (where entries are sorted).
-    #[error("keys out of order")]
-    Order,
 }
 
 /// The entries of a file of scored positions whose header must be `header`, each read
@@ -198,53 +171,6 @@ const OLD_MAGIC: &[u8; 8] = b"TBLEAFL1";
 #[cfg(any(feature = "cli", feature = "testing", test))]
 const HEADER: usize = 32;
 
-/// The one logged search loop (builds, shards, audits and fixes): `score(job, table)`
-/// for every job whose key `done` does not hold, in parallel on the current rayon
-/// pool, each worker with a table of its own; each new result is appended to `log`
-/// before it counts, so an interrupted run resumes from the log. `stop` ends the
-/// work early (the searches under way finish and are kept); `progress` gets (done,
-/// total) over the jobs left to search. The first failed write stops the work with
-/// its error: nothing searched after it could be kept. Returns the results of `done`
-/// for the jobs it holds, then the new ones, each as (key, leaf), in job order.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn search_logged<T: Sync>(
-    jobs: &[T],
-    key_of: &(dyn Fn(&T) -> u64 + Sync),
-    search: &LeafSearch,
-    done: &HashMap<u64, Leaf>,
-    log: Option<&LeafFile>,
-    stop: &(dyn Fn() -> bool + Sync),
-    score: &(dyn Fn(&T, &mut crate::search::TranspositionTable) -> Leaf + Sync),
-    progress: &(dyn Fn(u64, u64) + Sync),
-) -> Result<Vec<(u64, Leaf)>, BuildError> {
-    let total = jobs.iter().filter(|j| !done.contains_key(&key_of(j))).count() as u64;
-    let count = ParallelCount::new(total, 1, progress);
-    let failed = AtomicBool::new(false);
-    let write_error = Mutex::new(None);
-    let results = search.par_map(jobs, |job, tt| {
-        let key = key_of(job);
-        if let Some(&leaf) = done.get(&key) {
-            return Some((key, leaf));
-        }
-        if failed.load(Relaxed) || stop() {
-            return None;
-        }
-        let leaf = score(job, tt);
-        if let Some(Err(e)) = log.map(|log| log.append(key, &leaf)) {
-            failed.store(true, Relaxed);
-            write_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
-            return None;
-        }
-        count.add(1);
-        Some((key, leaf))
-    })?;
-    count.finish();
-    if let (Some(e), Some(log)) = (write_error.into_inner().unwrap_or_else(|p| p.into_inner()), log) {
-        return Err(BuildError::Io(IoError::new(log.path(), e)));
-    }
-    Ok(results.into_iter().flatten().collect())
-}
-
 #[cfg(any(feature = "cli", feature = "testing", test))]
 /// Why a log cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -252,7 +178,7 @@ pub(crate) fn search_logged<T: Sync>(
 pub enum LeafLogError {
     /// Reading or writing it failed.
     #[error(transparent)]
-    Io(#[from] IoError),
+    Io(#[from] fileio::IoError),
     /// It belongs to another run, or is not a log.
     #[error("{}: {why}", path.display())]
     Foreign {
@@ -315,7 +241,7 @@ impl LeafLog {
         let header = LeafLog::header(identity, selectivity);
         match LeafFile::open(path, &header, resume, |e| decode_leaf_entry(e, selectivity)) {
             Ok((file, done)) => Ok((LeafLog(file), done)),
-            Err(OpenFault::Io(source)) => Err(IoError::new(path, source).into()),
+            Err(OpenFault::Io(source)) => Err(fileio::IoError::new(path, source).into()),
             Err(OpenFault::Locked) => Err(LeafLogError::Locked { path: path.to_path_buf() }),
             Err(OpenFault::Entries(fault)) => Err(LeafLog::explain(path, fault)),
         }
@@ -356,20 +282,20 @@ impl LeafLog {
             .map_err(|fault| LeafLog::explain(Path::new("log"), fault))
     }
 
-    /// The file, for [`search_logged`].
+    /// The file, for [`search_logged`](super::search::search_logged).
     pub(crate) fn file(&self) -> &LeafFile {
         &self.0
     }
 
     /// Appends a result.
     pub(crate) fn append(&self, key: u64, leaf: &Leaf) -> Result<(), LeafLogError> {
-        self.0.append(key, leaf).map_err(|source| IoError::new(self.0.path(), source).into())
+        self.0.append(key, leaf).map_err(|source| fileio::IoError::new(self.0.path(), source).into())
     }
 
     /// Makes every appended result durable (for a log written in one go, not appended
     /// to by a run).
     pub(crate) fn sync(&self) -> Result<(), LeafLogError> {
-        self.0.sync().map_err(|source| IoError::new(self.0.path(), source).into())
+        self.0.sync().map_err(|source| fileio::IoError::new(self.0.path(), source).into())
     }
 
     /// Why the log is not locked, when the file system refused the lock.
@@ -444,10 +370,10 @@ mod tests {
             Err(EntriesFault::Damaged { index: 0, byte: 24, .. })
         ));
         // The build checkpoint and the shard checkpoint follow the same rule.
-        let want = [0u8; crate::book::checkpoint::CHECKPOINT_HEADER];
-        assert!(crate::book::checkpoint::Checkpoint::parse(&want[..10], &want).unwrap().is_empty());
-        let shard = [0u8; crate::book::plan::shard::SHARD_HEADER];
-        assert!(crate::book::plan::shard::parse_partial(&shard[..10], &shard, decode).unwrap().is_empty());
+        let want = [0u8; crate::book::build::checkpoint::CHECKPOINT_HEADER];
+        assert!(crate::book::build::checkpoint::Checkpoint::parse(&want[..10], &want).unwrap().is_empty());
+        let shard = [0u8; crate::book::cluster::plan::shard::SHARD_HEADER];
+        assert!(crate::book::cluster::plan::shard::parse_partial(&shard[..10], &shard, decode).unwrap().is_empty());
     }
 
     /// A second opener of a file of scored positions is refused while the first holds it.
