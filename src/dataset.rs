@@ -18,6 +18,7 @@ use crate::book::trust::Trust;
 use crate::book::Book;
 use crate::eval::PatternEval;
 use crate::parallel_count::ParallelCount;
+use crate::playout::play_out;
 use crate::rng::Draws;
 use crate::search::batch::{label_in_batches, solve_work, WorkerTables};
 use crate::search::{exact_score, Level, Search, Settings, TableError, TranspositionTable};
@@ -411,36 +412,36 @@ fn play_games<S>(
             let tokens = &mut rows.tokens[g * GAME_TOKENS..][..GAME_TOKENS];
             let mut board_rows = (board_len > 0).then(|| rows.boards[g * board_len..][..board_len].chunks_mut(64));
             let mut legal_rows = legal.then(|| rows.legal[g * legal_len..][..legal_len].iter_mut());
-            let (mut board, mut black_to_move) = (Board::START, true);
-            let mut len = 0;
-            while len < GAME_TOKENS {
-                let moves = board.legal_moves();
-                if moves == 0 {
-                    break;
-                }
-                let Some(sq) = choose(state, &mut draws, &board, moves, len as u32) else { break };
-                tokens[len] = sq.index() as u8;
-                len += 1;
-                board = board.play_flips(sq, board.flips(sq));
-                black_to_move = !black_to_move;
-                if board.legal_moves() == 0 && !board.is_game_over() {
-                    board = board.pass();
-                    black_to_move = !black_to_move;
-                }
-                if let Some(rows) = board_rows.as_mut() {
-                    encode(
-                        &board,
-                        black_to_move,
-                        boards.unwrap_or(BoardEncoding::BlackWhite),
-                        rows.next().unwrap_or_default(),
-                    );
-                }
-                if let Some(rows) = legal_rows.as_mut() {
-                    if let Some(cell) = rows.next() {
-                        *cell = board.legal_moves();
+            let (mut black_to_move, mut len) = (true, 0);
+            let board = play_out(
+                Board::START,
+                |board, moves, ply| {
+                    // A game has at most 60 moves: the bound only keeps the rows in range.
+                    if ply as usize >= GAME_TOKENS {
+                        return None;
                     }
-                }
-            }
+                    choose(state, &mut draws, board, moves, ply)
+                },
+                |played| {
+                    let after = &played.after;
+                    tokens[len] = played.square.index() as u8;
+                    len += 1;
+                    black_to_move ^= !played.passed;
+                    if let Some(rows) = board_rows.as_mut() {
+                        encode(
+                            after,
+                            black_to_move,
+                            boards.unwrap_or(BoardEncoding::BlackWhite),
+                            rows.next().unwrap_or_default(),
+                        );
+                    }
+                    if let Some(rows) = legal_rows.as_mut() {
+                        if let Some(cell) = rows.next() {
+                            *cell = after.legal_moves();
+                        }
+                    }
+                },
+            );
             rows.lengths[g] = len as u8;
             let score = board.final_score();
             rows.final_score[g] = (if black_to_move { score } else { -score }) as i8;

@@ -119,6 +119,7 @@ pub mod obf;
 pub mod openings;
 mod parallel_count;
 pub mod perft;
+mod playout;
 pub mod position;
 mod results;
 mod rng;

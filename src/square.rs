@@ -104,7 +104,9 @@ impl Square {
 
 impl fmt::Display for Square {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", (b'a' + self.col()) as char, (b'1' + self.row()) as char)
+        // `pad`, so that widths and alignment (`{:<5}`) apply as they do to a string.
+        let name = [b'a' + self.col(), b'1' + self.row()];
+        f.pad(std::str::from_utf8(&name).expect("a1..h8 is ASCII"))
     }
 }
 
@@ -171,7 +173,7 @@ impl fmt::Display for Move {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Move::Place(sq) => sq.fmt(f),
-            Move::Pass => f.write_str("pass"),
+            Move::Pass => f.pad("pass"),
         }
     }
 }
@@ -247,6 +249,9 @@ mod tests {
         assert_eq!("a1".parse::<Square>().unwrap().index(), 0);
         assert_eq!("h8".parse::<Square>().unwrap().index(), 63);
         assert_eq!("F5".parse::<Square>().unwrap().index(), 4 * 8 + 5);
+        // Widths apply as to strings (the command line's tables rely on it).
+        let f5 = Move::Place("f5".parse().unwrap());
+        assert_eq!(format!("{f5:<4}|{:>5}|{f5}", Move::Pass), "f5  | pass|f5");
     }
 
     #[test]

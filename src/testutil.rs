@@ -176,6 +176,23 @@ pub fn assert_export_reloads(db: &crate::thor::ThorDatabase) {
     assert_eq!(before, after, "the export reloads to other games");
 }
 
+/// The book positions reachable from the start through book positions, by key, with
+/// their canonical boards: a naive reference walk over the public `Book::probe` (the
+/// crate walks with a key filter and a bit a record).
+pub fn walk<D: AsRef<[u8]>>(book: &crate::book::Book<D>) -> std::collections::HashMap<u64, Board> {
+    let mut found = std::collections::HashMap::new();
+    let mut todo = vec![Board::START];
+    while let Some(board) = todo.pop() {
+        let canon = board.canonical().0;
+        if found.contains_key(&canon.key()) || book.probe(&canon).is_none() {
+            continue;
+        }
+        found.insert(canon.key(), canon);
+        todo.extend(canon.successors().map(|(_, child)| child));
+    }
+    found
+}
+
 /// A book build's steps one at a time, for the tests and benchmarks that check or time
 /// them (internal steps, not the library's API; [`crate::book::Builder`] runs them).
 pub mod build_steps {
@@ -183,10 +200,9 @@ pub mod build_steps {
 
     use crate::board::Board;
     use crate::book::build::backup::{self, Reached};
-    use crate::book::build::{self, BuildConfig, BuildError, GameLine, Leaf, LeafSearch, LeafSpec, Node};
+    use crate::book::build::{self, BuildConfig, BuildError, GameLine, Leaf, Node};
     use crate::book::format::{BookError, BuildParams, Writer};
     use crate::book::Record;
-    use crate::search::{Settings, Strength};
 
     /// Every position of `games` up to `max_ply` reached by `min_games` games, by key:
     /// the naive reference (a map of every canonical board) for the library's one
@@ -240,21 +256,6 @@ pub mod build_steps {
                 Ok(())
             })?;
         Ok((nodes, collected.runs))
-    }
-
-    /// The strength of the leaf search `config` resolves to.
-    pub fn leaf_strength(config: &BuildConfig) -> Result<Strength, BuildError> {
-        Ok(config.leaf_search()?.strength)
-    }
-
-    /// The strength of the leaf search of `settings` over `fallback` (a deviation's).
-    pub fn leaf_strength_over(settings: &Settings, fallback: Strength) -> Result<Strength, BuildError> {
-        Ok(LeafSearch::new(settings, fallback)?.strength)
-    }
-
-    /// The strength a book's header records.
-    pub fn recorded(params: &BuildParams) -> Strength {
-        LeafSpec::recorded(params)
     }
 
     /// The header parameters of a book `config` builds.
@@ -321,12 +322,6 @@ pub mod build_steps {
         crate::book::build::merge::merge(&a, &b).to_bytes().unwrap()
     }
 
-    /// The book positions reachable from the start through book positions, by key,
-    /// with their canonical boards.
-    pub fn walk<D: AsRef<[u8]>>(book: &crate::book::Book<D>) -> std::collections::HashMap<u64, Board> {
-        crate::book::walk(book)
-    }
-
     /// The value a record's leaf gives its position `board` (the back-up's reading).
     pub fn leaf_contribution(record: &Record, board: &Board) -> Option<i32> {
         backup::LeafInput::of(record).contribution(board)
@@ -365,74 +360,58 @@ pub mod build_steps {
     }
 }
 
-/// Exact and fixed-depth searches of single positions, for tests that check other code
-/// against them (the search's own parts are tested inside the crate).
+/// Exact and fixed-depth searches of single positions through the public
+/// [`Engine`](crate::engine::Engine), for tests that check other code against them.
 pub mod searches {
-    use std::sync::atomic::AtomicBool;
+    use crate::board::{Board, Color};
+    use crate::book::BookSource;
+    use crate::engine::{Engine, EngineConfig};
+    use crate::eval::EvalSource;
+    use crate::position::Position;
+    use crate::search::{Limits, Selectivity, Settings};
 
-    use crate::board::Board;
-    use crate::eval::{IncrementalEvaluator, PatternEval};
-    use crate::search::{Limits, Search, Selectivity, Solver, TranspositionTable};
-
-    /// A transposition table and a stop flag that is never set, reused across searches.
+    /// An engine without a book, on one thread, its table cleared before each search.
+    /// Use one per plain thread, not inside rayon's workers: the engine searches on
+    /// its own pool, and a rayon worker that waits for another pool takes on more of
+    /// its own work meanwhile, nesting searches on its stack.
     pub struct Searcher {
-        table: TranspositionTable,
-        stop: AtomicBool,
+        engine: Engine,
     }
 
     impl Searcher {
-        /// A searcher with a table of `mib` MiB.
+        /// A searcher with the bundled evaluation and a table of `mib` MiB.
         pub fn new(mib: usize) -> Searcher {
-            Searcher { table: TranspositionTable::new(mib), stop: AtomicBool::new(false) }
+            Searcher::with_eval(mib, EvalSource::Bundled)
         }
 
-        /// The exact score of `board` for the side to move (one thread).
+        /// A searcher with `eval` and a table of `mib` MiB.
+        pub fn with_eval(mib: usize, eval: EvalSource) -> Searcher {
+            let search = Settings { hash_mib: mib, threads: 1, eval, ..Settings::default() };
+            let config = EngineConfig { search, book: BookSource::None, ..EngineConfig::default() };
+            Searcher { engine: Engine::new(config).expect("an engine of the bundled data") }
+        }
+
+        fn run(&mut self, board: &Board, limits: Limits) -> i32 {
+            self.engine.new_game();
+            let pos = Position { board: *board, side: Color::Black };
+            self.engine.search(&pos, limits).score().expect("a search of a position with a move scores it")
+        }
+
+        /// The exact score of `board` for the side to move (passes played here).
         pub fn exact(&mut self, board: &Board) -> i32 {
-            self.table.clear();
-            Solver::new(&self.table, &self.stop, 1).solve(board, -64, 64).score
+            if board.legal_moves() == 0 {
+                let passed = board.pass();
+                return if passed.legal_moves() == 0 { board.final_score() } else { -self.exact(&passed) };
+            }
+            self.run(board, Limits { exact: true, ..Limits::default() })
         }
 
         /// The score of a search of `board` to `depth` at `sigmas` (none: full width),
-        /// without a solve, from an empty table (one thread).
-        pub fn depth<E: IncrementalEvaluator>(
-            &mut self,
-            eval: &E,
-            board: &Board,
-            depth: u32,
-            sigmas: Option<f32>,
-        ) -> i32 {
-            self.table.clear();
+        /// without a solve.
+        pub fn depth(&mut self, board: &Board, depth: u32, sigmas: Option<f32>) -> i32 {
             let selectivity = sigmas.and_then(Selectivity::from_sigmas);
-            let limits = Limits { depth: Some(depth), selectivity, ..Limits::default() };
-            let r = Search::new(eval, &self.table, &self.stop, 1).run(board, limits, false);
-            r.score().expect("a search of a position with a move scores it")
+            self.run(board, Limits { depth: Some(depth), selectivity, exact: false, ..Limits::default() })
         }
-    }
-
-    /// The exact score of `board` proved inside `(want - 1, want + 1)` on 2 threads,
-    /// after a depth-10 search that seeds the move ordering, as the exact search does:
-    /// `want` when it is the score, a value outside the window otherwise.
-    pub fn verify_exact(board: &Board, want: i32) -> i32 {
-        let tt = TranspositionTable::new(64);
-        let eval = PatternEval::bundled();
-        let stop = AtomicBool::new(false);
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("a pool of 2 threads");
-        pool.install(|| {
-            Search::new(&eval, &tt, &stop, 2).run(board, Limits { depth: Some(10), ..Default::default() }, false);
-            Solver::new(&tt, &stop, 2).solve(board, want - 1, want + 1).score
-        })
-    }
-}
-
-/// Training's internal steps, for the integration tests that check the command line's
-/// figures against them.
-pub mod train_steps {
-    use crate::search::{Settings, SettingsError, Strength};
-    use crate::train::measure::MeasureConfig;
-
-    /// The search a measurement with `settings` runs (`None`: the static evaluation).
-    pub fn measure_strength(settings: &Settings) -> Result<Option<Strength>, SettingsError> {
-        Ok(MeasureConfig::new(settings, false)?.search)
     }
 }
 
@@ -441,18 +420,6 @@ pub mod train_steps {
 /// the `wthor` crate's parser, the record layer being crate-private.
 pub fn parse_wthor_games(name: &str, bytes: &[u8]) -> Option<usize> {
     crate::thor::format::ThorFile::parse(name, bytes).ok().map(|(file, _)| file.len())
-}
-
-/// The FFO problem-set runner of `thorbook solve` (crate-private: engine authors solve
-/// with [`crate::engine::Engine`]), for the tests and the benchmark that time it.
-pub mod problems {
-    pub use crate::search::problems::{Goal, ProblemResult, ProblemSetError, ProblemSolver, ProblemTotals};
-}
-
-/// Weights of zeros for `phases` phases (an evaluation that scores every position 0), as
-/// a file's bytes: for tests of weight files.
-pub fn zero_weight_bytes(phases: usize) -> Vec<u8> {
-    crate::eval::Weights::zero(phases).to_bytes()
 }
 
 /// A record's leaf move by its code in the file (0..=63 a square, 64 a pass, 255 none),
@@ -465,8 +432,3 @@ pub fn leaf_move(code: u8) -> crate::book::LeafMove {
 pub const LEAF_NONE: u8 = crate::book::LeafMove::NONE.byte();
 /// The code of a pass.
 pub const LEAF_PASS: u8 = crate::book::LeafMove::PASS.byte();
-
-/// The bundled weights as a file's bytes.
-pub fn bundled_weight_bytes() -> Vec<u8> {
-    crate::eval::Weights::bundled().to_bytes()
-}

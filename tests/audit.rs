@@ -2,7 +2,7 @@
 //! `src/book/audit_tests.rs`), and the trust a book's moves show.
 
 use thorbook::book::Book;
-use thorbook::book::{BuildConfig, GameLine};
+use thorbook::book::{BuildConfig, GameLine, Grade};
 use thorbook::search::Settings;
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 
@@ -55,14 +55,18 @@ fn book_moves_show_how_far_their_scores_can_be_trusted() {
         for m in thorbook::book::book_moves(&book, &pos) {
             let t = &m.trust;
             if t.exact {
-                assert_eq!(t.grade, "exact");
+                assert_eq!(t.grade, Grade::Exact);
+                assert_eq!(t.grade.to_string(), "exact");
                 assert_eq!(t.uncertainty, 0.0);
                 seen_exact |= m.in_book;
             } else if t.leaf_depth == 0 {
                 // Decided by a solved leaf, a searched option beside it: a lower bound.
-                assert_eq!((t.grade.as_str(), t.uncertainty), ("≥", 0.0), "{t:?}");
+                assert_eq!((t.grade, t.uncertainty), (Grade::AtLeast, 0.0), "{t:?}");
+                assert_eq!(t.grade.to_string(), "≥");
             } else {
-                assert!(t.grade.starts_with('±'), "{t:?}");
+                // The grade is the uncertainty rounded (one standard deviation, discs).
+                assert!(matches!(t.grade, Grade::Within(n) if f64::from(n) == t.uncertainty.round().max(1.0)), "{t:?}");
+                assert!(t.grade.to_string().starts_with('±'), "{t:?}");
                 assert!(t.uncertainty >= 1.0 && t.leaf_depth == 2, "{t:?}");
                 seen_searched = true;
             }

@@ -12,8 +12,9 @@ use thorbook::book::{interchange, Book, Record};
 use thorbook::book::{BuildConfig, GameLine};
 use thorbook::book::{Grower, Growth, GrowthConfig};
 use thorbook::search::Settings;
+use thorbook::testutil::build_steps::merge_in_memory;
 use thorbook::testutil::build_steps::{collect, write_book};
-use thorbook::testutil::build_steps::{merge_in_memory, walk};
+use thorbook::testutil::walk;
 use thorbook::testutil::{leaf_move, LEAF_NONE};
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 

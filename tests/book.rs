@@ -6,15 +6,15 @@ use std::path::Path;
 use std::process::Command;
 
 use thorbook::board::{Board, Squares};
-use thorbook::book::BuildParams;
 use thorbook::book::{book_line, book_moves};
 use thorbook::book::{bundled, Book, Record};
+use thorbook::book::{BookError, BuildParams, FieldFault};
 use thorbook::book::{BuildConfig, GameLine};
 use thorbook::search::Settings;
 use thorbook::setting::Setting;
-use thorbook::testutil::build_steps::walk;
 use thorbook::testutil::build_steps::{collect, params, score_all, write_book};
 use thorbook::testutil::searches::Searcher;
+use thorbook::testutil::walk;
 use thorbook::testutil::{leaf_move, LEAF_PASS};
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 use thorbook::{Move, Position, Transform};
@@ -275,16 +275,21 @@ fn damaged_books_are_refused_with_a_clear_error() {
     }
     let mut magic = good.clone();
     magic[0] = b'X';
-    assert!(Book::open(&magic[..]).err().unwrap().to_string().contains("not a thorbook book"));
+    let err = Book::open(&magic[..]).err().unwrap();
+    assert!(matches!(err, BookError::Magic { found } if &found == b"XHORBOOK"), "{err}");
+    assert!(err.to_string().contains("not a thorbook book"), "{err}");
     // A record field out of range, under valid checksums: named by record and byte.
     let mut out_of_range = recs.clone();
     out_of_range[2].leaf_move = leaf_move(70);
     let bytes = encode_book(&out_of_range, params(&config(6, 2, 0)).unwrap());
-    let err = Book::open_verified(&bytes[..]).err().unwrap().to_string();
+    let err = Book::open_verified(&bytes[..]).err().unwrap();
+    assert!(matches!(err, BookError::Field { index: 2, what: FieldFault::LeafMove { code: 70 }, .. }), "{err}");
+    let err = err.to_string();
     assert!(err.contains("record 2 (byte 96,") && err.contains("leaf move code 70"), "{err}");
     let mut version = good.clone();
     version[8] = 9;
-    assert!(Book::open(&version[..]).err().unwrap().to_string().contains("version 9"));
+    let err = Book::open(&version[..]).err().unwrap();
+    assert!(matches!(err, BookError::Version { found: 9 }), "{err}");
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad.tbk");
@@ -417,7 +422,7 @@ fn assert_counts_match_thor<D: AsRef<[u8]>>(db: &ThorDatabase, book: &Book<D>) {
         let stats = db.stats(&pos, &Default::default());
         let moves = book_moves(book, &pos);
         for m in stats.moves.iter().filter(|m| m.games >= 2) {
-            let b = moves.iter().find(|b| b.mv.to_string() == m.mv).unwrap_or_else(|| panic!("{seq} {} missing", m.mv));
+            let b = moves.iter().find(|b| b.mv == m.mv).unwrap_or_else(|| panic!("{seq} {} missing", m.mv));
             assert_eq!(b.games as usize, m.games, "{seq} {}", m.mv);
             let rate = b.black_win_rate.unwrap();
             assert!((rate - m.black_win_rate).abs() < 1e-9, "{seq} {}: {rate} vs {}", m.mv, m.black_win_rate);
@@ -594,15 +599,25 @@ fn builder_and_deviator_refuse_unusable_settings_with_errors() {
     let dir = tempfile::tempdir().unwrap();
     let games = bundled_games(20);
     let out = dir.path().join("x.tbk");
-    for (search, words) in [
-        (with!(Settings::default(), hash_mib: 0), "0 MiB is out of range"),
-        (with!(Settings::default(), hash_mib: 1 << 20), "MiB"),
-        (with!(Settings::default(), threads: 0), "threads must be"),
-        (with!(Settings::default(), depth: Some(0)), "depth must be"),
-    ] {
+    use thorbook::book::{BuildError, GrowthError};
+    use thorbook::search::{SettingsError, TableError};
+    // Each bad setting with the cause both pipelines must give for it.
+    let by_setting =
+        |setting: Setting| move |e: &SettingsError| matches!(e, SettingsError::OutOfRange(r) if r.setting == setting);
+    type Cause<'a> = &'a dyn Fn(&SettingsError) -> bool;
+    let cases: [(Settings, Cause); 4] = [
+        (with!(Settings::default(), hash_mib: 0), &|e| matches!(e, SettingsError::Table(TableError::Size { mib: 0 }))),
+        (
+            with!(Settings::default(), hash_mib: 1 << 20),
+            &|e| matches!(e, SettingsError::Table(TableError::Size { mib } | TableError::MoreThanAvailable { mib, .. } | TableError::Allocation { mib }) if *mib == 1 << 20),
+        ),
+        (with!(Settings::default(), threads: 0), &by_setting(Setting::Threads)),
+        (with!(Settings::default(), depth: Some(0)), &by_setting(Setting::Depth)),
+    ];
+    for (search, cause) in cases {
         let config = with!(BuildConfig::default(), max_ply: 6, min_games: 1, search: search.clone());
-        let err = thorbook::book::Builder::new(config, &out).run(&games, &|_| {}).unwrap_err().to_string();
-        assert!(err.contains(words), "{err}");
+        let err = thorbook::book::Builder::new(config, &out).run(&games, &|_| {}).unwrap_err();
+        assert!(matches!(&err, BuildError::Settings(e) if cause(e)), "{err:?}");
         let deviate = with!(
             GrowthConfig::default(),
             error: 2,
@@ -615,8 +630,8 @@ fn builder_and_deviator_refuse_unusable_settings_with_errors() {
             growth: Default::default(),
         );
         let book = bundled().unwrap();
-        let err = Grower::new(deviate, Board::START, &out).run(&book, &|_| {}).unwrap_err().to_string();
-        assert!(err.contains(words), "{err}");
+        let err = Grower::new(deviate, Board::START, &out).run(&book, &|_| {}).unwrap_err();
+        assert!(matches!(&err, GrowthError::Search(BuildError::Settings(e)) if cause(e)), "{err:?}");
     }
     let err = thorbook::book::Builder::new(with!(BuildConfig::default(), max_ply: 0, min_games: 1), &out)
         .run(&games, &|_| {})

@@ -9,7 +9,7 @@ use thorbook::book::{BuildConfig, GameLine};
 use thorbook::book::{Grower, GrowthConfig, GrowthError, GrowthEvent, GrowthInput, StopReason};
 use thorbook::search::Settings;
 use thorbook::testutil::build_steps::leaf_contribution;
-use thorbook::testutil::build_steps::walk;
+use thorbook::testutil::walk;
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 
 use crate::util::{build_book_bytes, thorbook};

@@ -2,7 +2,7 @@
 //! files given to the engine, damaged weight files.
 
 use crate::util::thorbook;
-use thorbook::eval::{Evaluator, PatternEval, Weights};
+use thorbook::eval::{EvalSource, Evaluator, PatternEval, Weights};
 use thorbook::symmetry::Transform;
 use thorbook::Position;
 
@@ -217,7 +217,9 @@ fn eval_explains_and_agrees_with_the_library() {
 #[test]
 fn damaged_or_foreign_weight_files_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let good = thorbook::testutil::zero_weight_bytes(60);
+    let zeros = dir.path().join("zeros.tbe");
+    crate::util::zero_weights(60).save(&zeros).unwrap();
+    let good = std::fs::read(&zeros).unwrap();
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("empty.tbe", Vec::new(), "byte 0: not a thorbook weight file"),
         ("short.tbe", good[..good.len() / 2].to_vec(), "header describes"),
@@ -579,21 +581,32 @@ fn bundled_positions_at_24() -> Vec<ExactAt24> {
 /// and depths 4..=9, no solve, over every position at 24 empties with black to move of
 /// the bundled games (WTHOR 2013–2015, which neither the weights nor their leaf
 /// correction were fitted on); their theoretical scores are exact there.
-fn signed_errors_at_24(eval: &PatternEval) -> Vec<f64> {
-    use rayon::prelude::*;
+fn signed_errors_at_24(eval: &EvalSource) -> Vec<f64> {
     use thorbook::testutil::searches::Searcher;
     let positions: Vec<(thorbook::Board, i32)> =
         bundled_positions_at_24().into_iter().filter(|p| !p.after_pass).map(|p| (p.position.board, p.exact)).collect();
     assert!(positions.len() > 5000, "{} positions", positions.len());
+    // Plain threads, each with its searcher: an engine searches on its own pool, and a
+    // rayon worker waiting for another pool takes on more of its own work meanwhile,
+    // nesting searches on its stack.
+    let threads = std::thread::available_parallelism().map_or(2, usize::from);
+    let chunk = positions.len().div_ceil(threads);
     (4..=9)
         .map(|depth| {
-            let sum: i64 = positions
-                .par_iter()
-                .map_init(
-                    || Searcher::new(4),
-                    |searcher, (board, exact)| i64::from(searcher.depth(eval, board, depth, Some(2.0)) - exact),
-                )
-                .sum();
+            let sum: i64 = std::thread::scope(|s| {
+                let parts: Vec<_> = positions
+                    .chunks(chunk)
+                    .map(|part| {
+                        s.spawn(move || {
+                            let mut searcher = Searcher::with_eval(4, eval.clone());
+                            part.iter()
+                                .map(|(board, exact)| i64::from(searcher.depth(board, depth, Some(2.0)) - exact))
+                                .sum::<i64>()
+                        })
+                    })
+                    .collect();
+                parts.into_iter().map(|p| p.join().expect("a searching thread")).sum()
+            });
             sum as f64 / positions.len() as f64
         })
         .collect()
@@ -613,8 +626,7 @@ fn signed_errors_at_24(eval: &PatternEval) -> Vec<f64> {
 /// (`train::calibrate`'s module doc). The 4 → 5 step is bounded at 0.5.
 #[test]
 fn searches_do_not_lean_with_the_parity_of_their_depth() {
-    let bundled = PatternEval::bundled();
-    let corrected = signed_errors_at_24(&bundled);
+    let corrected = signed_errors_at_24(&EvalSource::Bundled);
     let swing = |e: &[f64]| e.windows(2).map(|w| (w[1] - w[0]).abs()).fold(0.0, f64::max);
     assert!(corrected.iter().all(|e| e.abs() <= 0.3), "signed errors at depths 4..=9: {corrected:.2?}");
     assert!(swing(&corrected[1..]) <= 0.3, "signed errors at depths 4..=9: {corrected:.2?}");
@@ -622,8 +634,10 @@ fn searches_do_not_lean_with_the_parity_of_their_depth() {
     let mut weights = Weights::bundled().into_parts();
     assert!(weights.leaf_correction.iter().any(|&c| c != 0), "the bundled weights carry a leaf correction");
     weights.leaf_correction.clear();
-    let weights = Weights::try_from(weights).unwrap();
-    let uncorrected = signed_errors_at_24(&PatternEval::new(&weights));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("uncorrected.tbe");
+    Weights::try_from(weights).unwrap().save(&path).unwrap();
+    let uncorrected = signed_errors_at_24(&EvalSource::File(path));
     assert!(swing(&uncorrected) >= 0.6, "without the correction: {uncorrected:.2?}");
 }
 

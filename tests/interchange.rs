@@ -11,8 +11,8 @@ use thorbook::book::interchange::{
 use thorbook::book::{Book, Record};
 use thorbook::book::{BuildConfig, GameLine};
 use thorbook::search::Settings;
-use thorbook::testutil::build_steps::walk;
 use thorbook::testutil::searches::Searcher;
+use thorbook::testutil::walk;
 use thorbook::testutil::{leaf_move, LEAF_NONE};
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 use thorbook::Move;

@@ -329,7 +329,7 @@ fn plans_and_logs_of_older_formats_are_refused_by_name() {
 fn only_a_shard_that_searches_loads_the_evaluation() {
     let dir = tempfile::tempdir().unwrap();
     let weights = dir.path().join("weights.bin");
-    std::fs::write(&weights, thorbook::testutil::bundled_weight_bytes()).unwrap();
+    thorbook::eval::Weights::bundled().save(&weights).unwrap();
     let work = dir.path().join("w");
     let w = work.to_str().unwrap();
     cli_plan(dir.path(), &work, 40, 2, 2, &["--eval", weights.to_str().unwrap()]);
@@ -340,7 +340,7 @@ fn only_a_shard_that_searches_loads_the_evaluation() {
     assert!(status.ok().contains("1 done"), "{}", status.stdout);
     let missing = thorbook(&["book", "shard", w, "--index", "1"]);
     assert!(missing.fails().contains("weights.bin"), "{}", missing.stderr);
-    std::fs::write(&weights, thorbook::testutil::zero_weight_bytes(1)).unwrap();
+    crate::util::zero_weights(1).save(&weights).unwrap();
     let changed = thorbook(&["book", "shard", w, "--index", "1", "--threads", "1"]);
     assert!(changed.fails().contains("weights.bin") && changed.stderr.contains("changed"), "{}", changed.stderr);
     std::fs::write(&weights, &original).unwrap();

@@ -76,8 +76,7 @@ fn check_stats_after_f5(db: &ThorDatabase) {
     assert_eq!(mirrored.games, s.games);
     assert_eq!(mirrored.moves.len(), s.moves.len());
     for m in &s.moves {
-        let sq: Move = m.mv.parse().unwrap();
-        let want = t.apply_move(sq).to_string();
+        let want = t.apply_move(m.mv);
         let got = mirrored.moves.iter().find(|x| x.mv == want).unwrap_or_else(|| panic!("{want} missing"));
         assert_eq!((got.games, got.black_wins, got.draws), (m.games, m.black_wins, m.draws));
     }
@@ -102,7 +101,7 @@ fn shared_move_order_counts() {
     let db = load_shared(true);
     let count = |seq: &str| {
         let s = db.stats(&Position::from_moves(seq).unwrap(), &GameFilter::default());
-        s.moves.iter().map(|m| (m.mv.clone(), m.games)).collect::<std::collections::HashMap<_, _>>()
+        s.moves.iter().map(|m| (m.mv.to_string(), m.games)).collect::<std::collections::HashMap<_, _>>()
     };
     let after_f5 = count("f5");
     assert_eq!((after_f5["d6"], after_f5["f6"], after_f5["f4"]), (75_766, 38_800, 1_254));

@@ -145,3 +145,13 @@ pub fn no_flock_shim(dir: &std::path::Path) -> PathBuf {
     assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
     lib
 }
+
+/// Weights of zeros for `phases` phases (an evaluation that scores every position 0),
+/// made through the public parts.
+pub fn zero_weights(phases: usize) -> thorbook::eval::Weights {
+    let mut parts = thorbook::eval::WeightParts::default();
+    parts.note = "zeros".into();
+    parts.phases = phases;
+    parts.values = vec![0; phases * thorbook::eval::Weights::phase_len()];
+    thorbook::eval::Weights::try_from(parts).expect("zero weights keep every invariant")
+}

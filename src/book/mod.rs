@@ -53,4 +53,4 @@ pub(crate) use probe::for_each_reachable;
 pub(crate) use probe::walk;
 pub use probe::{bundled, Book, BookHit, BookSource, OpenError};
 pub use query::{book_line, book_moves, choose_move, query, BookChoice, BookMove, BookQuery};
-pub use trust::Trust;
+pub use trust::{Grade, Trust};

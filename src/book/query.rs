@@ -211,10 +211,11 @@ pub fn choose_move<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position, choice: BookC
 /// API show it.
 #[derive(Clone, Debug, Serialize)]
 pub struct BookQuery {
-    /// The position, as board text.
-    pub board: String,
-    /// `black` or `white`.
-    pub side_to_move: String,
+    /// The position (`board` in JSON, as board text).
+    #[serde(rename = "board", serialize_with = "board_text")]
+    pub position: Position,
+    /// The side to move (`black` or `white`).
+    pub side_to_move: Color,
     /// Whether the position is a book position.
     pub in_book: bool,
     /// Its value for the side to move.
@@ -224,9 +225,18 @@ pub struct BookQuery {
     /// Book moves and the leaf, best first.
     pub moves: Vec<BookMove>,
     /// Legal moves the book knows nothing about.
-    pub not_in_book: Vec<String>,
-    /// The principal line through the book.
-    pub line: String,
+    pub not_in_book: Vec<Move>,
+    /// The principal line through the book (in JSON, as one string of moves).
+    #[serde(serialize_with = "moves_text")]
+    pub line: Vec<Move>,
+}
+
+fn board_text<S: serde::Serializer>(pos: &Position, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(&pos.to_board_text())
+}
+
+fn moves_text<S: serde::Serializer>(moves: &[Move], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(&format_moves(moves))
 }
 
 /// The book's view of `pos`.
@@ -234,20 +244,17 @@ pub fn query<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position) -> BookQuery {
     let hit = book.probe(&pos.board);
     let moves = book_moves(book, pos);
     let listed: Vec<Move> = moves.iter().map(|m| m.mv).collect();
-    let not_in_book: Vec<String> = Squares(pos.board.legal_moves())
-        .map(Move::Place)
-        .filter(|m| !listed.contains(m))
-        .map(|m| m.to_string())
-        .collect();
+    let not_in_book: Vec<Move> =
+        Squares(pos.board.legal_moves()).map(Move::Place).filter(|m| !listed.contains(m)).collect();
     BookQuery {
-        board: pos.to_board_text(),
-        side_to_move: pos.side.to_string(),
+        position: *pos,
+        side_to_move: pos.side,
         in_book: hit.is_some(),
         value: hit.map(|h| h.value()),
         games: hit.map(|h| h.record.games),
         moves,
         not_in_book,
-        line: format_moves(&book_line(book, pos, 60)),
+        line: book_line(book, pos, 60),
     }
 }
 

@@ -111,10 +111,43 @@ pub struct Trust {
     pub leaf_below: u32,
     /// Standard deviation of that leaf's score, discs (`leaf_sd`): 0 when proven.
     pub uncertainty: f64,
-    /// `exact` (proven); `≥` (decided by a solved leaf while a searched option remains:
-    /// the true value is at least this); else `±N`, N the uncertainty rounded (at
-    /// least 1).
-    pub grade: String,
+    /// The trust in a word: `exact`, `≥`, `±N` or `?` ([`Grade`]).
+    pub grade: Grade,
+}
+
+/// How far a value can be trusted, in a word, as `book query`, `analyze`, reviews and
+/// the explorer write it (and their JSON, as a string).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Grade {
+    /// `exact`: proven, every option below it solved to the end.
+    Exact,
+    /// `≥`: decided by a solved leaf while a searched option remains, so the true value
+    /// is at least this.
+    AtLeast,
+    /// `±N`: decided by a searched leaf whose score errs by about N discs (one standard
+    /// deviation, rounded, at least 1).
+    Within(u8),
+    /// `?`: no leaf decides it (its uncertainty reads 0).
+    Unknown,
+}
+
+impl std::fmt::Display for Grade {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // `pad`, so that the tables' widths (`{:>6}`) apply.
+        match self {
+            Grade::Exact => f.pad("exact"),
+            Grade::AtLeast => f.pad("≥"),
+            Grade::Within(n) => f.pad(&format!("±{n}")),
+            Grade::Unknown => f.pad("?"),
+        }
+    }
+}
+
+impl Serialize for Grade {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 impl Trust {
@@ -144,13 +177,15 @@ impl Trust {
 
     fn new(exact: bool, leaf_depth: u8, leaf_below: u32, uncertainty: f64) -> Trust {
         let grade = if exact {
-            "exact".to_string()
+            Grade::Exact
         } else if uncertainty == 0.0 {
-            "≥".to_string()
+            Grade::AtLeast
         } else if uncertainty.is_finite() {
-            format!("±{}", uncertainty.round().max(1.0))
+            // Clamped into u8's range just before: the cast cannot truncate.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            Grade::Within(uncertainty.round().clamp(1.0, 255.0) as u8)
         } else {
-            "?".to_string()
+            Grade::Unknown
         };
         Trust {
             exact,

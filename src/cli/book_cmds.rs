@@ -338,9 +338,10 @@ fn query(args: QueryArgs) -> anyhow::Result<ExitCode> {
         outln!("{:<5} {:>+6} {:>6}  {:<26} {:>7} {:>10}", m.mv.to_string(), m.score, t.grade, source, games, rate);
     }
     if !out.not_in_book.is_empty() {
-        outln!("not in book: {}", out.not_in_book.join(" "));
+        let moves: Vec<String> = out.not_in_book.iter().map(Move::to_string).collect();
+        outln!("not in book: {}", moves.join(" "));
     }
-    outln!("book line: {}", out.line);
+    outln!("book line: {}", format_moves(&out.line));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -192,12 +192,12 @@ pub(super) fn analyze(args: EngineCommandArgs) -> anyhow::Result<ExitCode> {
         let book = a.book.iter().find(|b| b.mv.to_string() == m.mv);
         let (score, grade, source) = match book {
             Some(b) if b.in_book => {
-                (format!("{:+}", b.score), b.trust.grade.clone(), format!("book, {} games", b.games))
+                (format!("{:+}", b.score), b.trust.grade.to_string(), format!("book, {} games", b.games))
             }
-            Some(b) if b.exact => (format!("{:+}", b.score), b.trust.grade.clone(), "leaf, exact".to_string()),
+            Some(b) if b.exact => (format!("{:+}", b.score), b.trust.grade.to_string(), "leaf, exact".to_string()),
             Some(b) => (
                 format!("{:+}", b.score),
-                b.trust.grade.clone(),
+                b.trust.grade.to_string(),
                 format!("leaf, depth {}", b.depth.unwrap_or(b.trust.leaf_depth)),
             ),
             None => (String::new(), String::new(), String::new()),

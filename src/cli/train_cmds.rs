@@ -20,7 +20,7 @@ use crate::train::fit::TrainConfig;
 use crate::train::fit::TrainReport;
 use crate::train::measure::ErrorStats;
 use crate::train::probcut::ProbCutConfig;
-use crate::train::selfplay::SelfPlayConfig;
+use crate::train::selfplay::SelfPlayPositions;
 use crate::train::trainer::{Backward, Bootstrap, TrainError, Validation};
 use crate::train::trainer::{Trainer, TrainerConfig, TrainerEvent};
 
@@ -114,13 +114,13 @@ pub struct TrainArgs {
     #[arg(long, default_value_t = 0)]
     self_play_games: usize,
     /// Search depth of the self-play moves.
-    #[arg(long, default_value_t = SelfPlayConfig::default().depth)]
+    #[arg(long, default_value_t = SelfPlayPositions::default().depth)]
     self_play_depth: u32,
     /// Share of self-play moves played at random.
-    #[arg(long, default_value_t = SelfPlayConfig::default().randomness)]
+    #[arg(long, default_value_t = SelfPlayPositions::default().randomness)]
     self_play_randomness: f64,
     /// Seed of the self-play draws.
-    #[arg(long, default_value_t = SelfPlayConfig::default().seed)]
+    #[arg(long, default_value_t = SelfPlayPositions::default().seed)]
     seed: u64,
     /// Add the positions of this book (e.g. those its deviation reached).
     #[arg(long)]
@@ -172,12 +172,12 @@ impl TryFrom<&TrainArgs> for TrainerConfig {
                 share: args.backward_share,
                 keep_theoretical: args.keep_theoretical,
             }),
-            self_play: SelfPlayConfig {
+            self_play: SelfPlayPositions {
                 games: args.self_play_games,
                 depth: args.self_play_depth,
                 randomness: args.self_play_randomness,
                 seed: args.seed,
-                ..SelfPlayConfig::default()
+                ..SelfPlayPositions::default()
             },
             probcut: (args.probcut_positions > 0).then_some(ProbCutConfig {
                 positions_per_empties: args.probcut_positions,

@@ -275,33 +275,66 @@ impl TryFrom<WeightParts> for Weights {
     type Error = WeightsFault;
 
     fn try_from(p: WeightParts) -> Result<Weights, WeightsFault> {
-        if !(1..=MAX_PHASES).contains(&p.phases) {
-            return Err(WeightsFault::Phases { found: p.phases });
-        }
-        if p.note.len() > MAX_NOTE {
-            return Err(WeightsFault::NoteLength { found: p.note.len() });
-        }
+        check_phases(p.phases)?;
+        check_note_length(p.note.len())?;
         let values = p.phases * Weights::phase_len();
         if p.values.len() != values {
             return Err(WeightsFault::Values { found: p.values.len(), expected: values });
         }
-        if p.probcut_depths > MAX_PROBCUT_DEPTHS {
-            return Err(WeightsFault::ProbCutDepths { found: p.probcut_depths });
-        }
+        check_probcut_depths(p.probcut_depths)?;
         if p.probcut.len() != p.phases * p.probcut_depths {
             return Err(WeightsFault::ProbCutLength { found: p.probcut.len(), expected: p.phases * p.probcut_depths });
         }
-        if let Some(&found) = p.probcut.iter().find(|s| !(s.is_finite() && (0.0..=64.0).contains(*s))) {
-            return Err(WeightsFault::Sigma { found });
-        }
+        p.probcut.iter().try_for_each(|&s| check_sigma(s))?;
         if !p.leaf_correction.is_empty() && p.leaf_correction.len() != LEAF_ENTRIES {
             return Err(WeightsFault::LeafCorrectionLength { found: p.leaf_correction.len() });
         }
-        if let Some(&found) = p.leaf_correction.iter().find(|c| c.unsigned_abs() > MAX_LEAF_CORRECTION.unsigned_abs()) {
-            return Err(WeightsFault::LeafCorrection { found });
-        }
+        p.leaf_correction.iter().try_for_each(|&c| check_leaf_correction(c))?;
         let WeightParts { note, phases, values, probcut, probcut_depths, leaf_correction } = p;
         Ok(Weights { note, phases, values, probcut, probcut_depths, leaf_correction })
+    }
+}
+
+// Each invariant of `Weights`, checked once here: by `Weights::try_from` and by the
+// file reader, which names the byte of the field at fault.
+
+fn check_phases(phases: usize) -> Result<(), WeightsFault> {
+    if (1..=MAX_PHASES).contains(&phases) {
+        Ok(())
+    } else {
+        Err(WeightsFault::Phases { found: phases })
+    }
+}
+
+fn check_note_length(len: usize) -> Result<(), WeightsFault> {
+    if len <= MAX_NOTE {
+        Ok(())
+    } else {
+        Err(WeightsFault::NoteLength { found: len })
+    }
+}
+
+fn check_probcut_depths(depths: usize) -> Result<(), WeightsFault> {
+    if depths <= MAX_PROBCUT_DEPTHS {
+        Ok(())
+    } else {
+        Err(WeightsFault::ProbCutDepths { found: depths })
+    }
+}
+
+fn check_sigma(s: f32) -> Result<(), WeightsFault> {
+    if s.is_finite() && (0.0..=64.0).contains(&s) {
+        Ok(())
+    } else {
+        Err(WeightsFault::Sigma { found: s })
+    }
+}
+
+fn check_leaf_correction(c: i16) -> Result<(), WeightsFault> {
+    if c.unsigned_abs() <= MAX_LEAF_CORRECTION.unsigned_abs() {
+        Ok(())
+    } else {
+        Err(WeightsFault::LeafCorrection { found: c })
     }
 }
 
@@ -432,7 +465,6 @@ impl Weights {
         out
     }
 
-    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// The file bytes, gzip-compressed (how the bundled copy is stored).
     pub(crate) fn to_gzip_bytes(&self) -> Vec<u8> {
         let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
@@ -488,9 +520,7 @@ impl Weights {
             return Err(invalid(12, WeightsFault::FeatureSet { found: field(1) }));
         }
         let phases = field(2) as usize;
-        if !(1..=MAX_PHASES).contains(&phases) {
-            return Err(invalid(16, WeightsFault::Phases { found: phases }));
-        }
+        check_phases(phases).map_err(|fault| invalid(16, fault))?;
         let slots = feature_set().slot_count;
         if field(3) as usize != slots {
             return Err(invalid(20, WeightsFault::Slots { found: field(3), expected: slots }));
@@ -499,13 +529,9 @@ impl Weights {
             return Err(invalid(24, WeightsFault::Scale { found: field(4) }));
         }
         let depths = field(5) as usize;
-        if depths > MAX_PROBCUT_DEPTHS {
-            return Err(invalid(28, WeightsFault::ProbCutDepths { found: depths }));
-        }
+        check_probcut_depths(depths).map_err(|fault| invalid(28, fault))?;
         let note_len = field(6) as usize;
-        if note_len > MAX_NOTE {
-            return Err(invalid(32, WeightsFault::NoteLength { found: note_len }));
-        }
+        check_note_length(note_len).map_err(|fault| invalid(32, fault))?;
         let values_len = phases * (1 + slots);
         let expected = 36usize
             .checked_add(note_len)
@@ -527,18 +553,14 @@ impl Weights {
         let mut probcut = Vec::with_capacity(phases * depths);
         for _ in 0..phases * depths {
             let s = f32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
-            if !(s.is_finite() && (0.0..=64.0).contains(&s)) {
-                return Err(invalid(at, WeightsFault::Sigma { found: s }));
-            }
+            check_sigma(s).map_err(|fault| invalid(at, fault))?;
             probcut.push(s);
             at += 4;
         }
         let mut leaf_correction = Vec::with_capacity(leaf_len / 2);
         for c in bytes[at..at + leaf_len].chunks_exact(2) {
             let v = i16::from_le_bytes([c[0], c[1]]);
-            if v.unsigned_abs() > MAX_LEAF_CORRECTION.unsigned_abs() {
-                return Err(invalid(at, WeightsFault::LeafCorrection { found: v }));
-            }
+            check_leaf_correction(v).map_err(|fault| invalid(at, fault))?;
             leaf_correction.push(v);
             at += 2;
         }
@@ -568,10 +590,11 @@ impl Weights {
         Weights::from_bytes(path, &bytes)
     }
 
-    #[cfg(any(feature = "cli", feature = "testing", test))]
     /// Writes the weight file atomically and durably, gzip-compressed when the name
-    /// ends in `.gz`; returns the number of bytes written.
-    pub(crate) fn save(&self, path: &Path) -> Result<usize, WeightsError> {
+    /// ends in `.gz`; returns the number of bytes written. How weights edited through
+    /// [`Weights::into_parts`] and `Weights::try_from` reach an engine
+    /// ([`EvalSource::File`](crate::eval::EvalSource::File)).
+    pub fn save(&self, path: &Path) -> Result<usize, WeightsError> {
         let gz = path.extension().is_some_and(|e| e == "gz");
         let bytes = if gz { self.to_gzip_bytes() } else { self.to_bytes() };
         crate::fileio::atomic_write(path, &bytes).map_err(IoError::at(path))?;

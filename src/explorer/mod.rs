@@ -370,9 +370,7 @@ impl Explorer {
         let thor = self.db.stats(&pos, filter);
         let book = self.book.as_ref().map(|b| {
             let mut q = query(b, &pos);
-            if let Ok(line) = parse_move_sequence(&q.line) {
-                q.line = format_moves(&line_in_board_orientation(&pos, &line, &thor));
-            }
+            q.line = line_in_board_orientation(&pos, &q.line, &thor);
             q
         });
         let reply = PositionReply {
@@ -566,7 +564,7 @@ fn game_filter(params: &Params) -> Result<GameFilter, String> {
 /// board and the moves table show. A position without symmetries keeps its line.
 fn line_in_board_orientation(pos: &Position, line: &[Move], stats: &PositionStats) -> Vec<Move> {
     let f5 = Move::Place(crate::square::Square::new(37)); // f5: column f (5), row 5 (4)
-    let games = |mv: Move| stats.moves.iter().find(|m| m.mv == mv.to_string()).map_or(0, |m| m.games);
+    let games = |mv: Move| stats.moves.iter().find(|m| m.mv == mv).map_or(0, |m| m.games);
     Transform::ALL
         .into_iter()
         .filter(|t| t.board(&pos.board) == pos.board)

@@ -124,4 +124,8 @@ pub(crate) fn exact_score<E: crate::eval::IncrementalEvaluator>(
 }
 
 #[cfg(test)]
+mod precedence_tests;
+#[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod truth_tests;

@@ -1,6 +1,6 @@
 //! Training the evaluation: positions from games and self-play, deduplicated by
 //! canonical board ([`TrainGame`](positions::TrainGame),
-//! [`SelfPlayConfig`](selfplay::SelfPlayConfig)); targets from exact solves, the WTHOR
+//! [`SelfPlayPositions`](selfplay::SelfPlayPositions)); targets from exact solves, the WTHOR
 //! theoretical scores and searches, kept in a resumable label store
 //! ([`LabelStore`](labels::LabelStore)); ridge regression per phase by preconditioned
 //! conjugate gradient (`fit`); bootstrapping rounds that relabel the midgame with the

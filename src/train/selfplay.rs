@@ -4,7 +4,8 @@
 //!
 //! Everything depends only on the seed, the openings and the evaluation: game `i`
 //! draws its opening, its departure ply and its random moves from its own generator,
-//! and every search starts from an empty table.
+//! and every search starts from an empty table. The games are played by the one
+//! game loop of bare-board self-play (`playout`), with this module's chooser.
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
@@ -12,16 +13,18 @@ use super::positions::TrainGame;
 use super::{stage_count, ProgressFn, Stage};
 use crate::board::{Board, Squares};
 use crate::eval::IncrementalEvaluator;
+use crate::playout::play_out;
 use crate::rng::Draws;
 use crate::search::batch::map_with_tables;
 use crate::search::{Limits, Search, TableError, TranspositionTable};
 use crate::setting::{check, OutOfRange, Setting};
 use crate::square::{Move, Square};
 
-/// How to play.
+/// Which self-play positions training makes, and how their games are played (the
+/// engine's self-play has its own `engine::selfplay::SelfPlayConfig`).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
-pub struct SelfPlayConfig {
+pub struct SelfPlayPositions {
     /// Games to play.
     pub games: usize,
     /// The ply at which a game leaves its Thor game is drawn from this range.
@@ -34,13 +37,13 @@ pub struct SelfPlayConfig {
     pub seed: u64,
 }
 
-impl Default for SelfPlayConfig {
+impl Default for SelfPlayPositions {
     fn default() -> Self {
-        SelfPlayConfig { games: 0, leave_at: (8, 30), depth: 4, randomness: 0.1, seed: 1 }
+        SelfPlayPositions { games: 0, leave_at: (8, 30), depth: 4, randomness: 0.1, seed: 1 }
     }
 }
 
-impl SelfPlayConfig {
+impl SelfPlayPositions {
     /// Checks every setting; the message names the one at fault.
     pub(crate) fn validate(&self) -> Result<(), OutOfRange> {
         check(Setting::SelfPlayGames, self.games, 0..=10_000_000)?;
@@ -68,7 +71,7 @@ pub(crate) const TABLE_MIB: usize = 2;
 pub(crate) fn self_play_positions<E: IncrementalEvaluator>(
     openings: &[TrainGame],
     eval: &E,
-    config: &SelfPlayConfig,
+    config: &SelfPlayPositions,
     stop: &AtomicBool,
     progress: ProgressFn,
     table_mib: usize,
@@ -93,7 +96,7 @@ pub(crate) fn self_play_positions<E: IncrementalEvaluator>(
 fn play_one<E: IncrementalEvaluator>(
     openings: &[TrainGame],
     eval: &E,
-    config: &SelfPlayConfig,
+    config: &SelfPlayPositions,
     index: u64,
     tt: &mut TranspositionTable,
 ) -> Vec<Board> {
@@ -113,26 +116,24 @@ fn play_one<E: IncrementalEvaluator>(
     }
     let stop = AtomicBool::new(false);
     let mut out = Vec::with_capacity(60);
-    while !board.is_game_over() {
-        let moves = board.legal_moves();
-        if moves == 0 {
-            board = board.pass();
-            continue;
-        }
-        out.push(board);
-        let sq = if draws.unit() < config.randomness {
-            let k = draws.below(u64::from(moves.count_ones())) as usize;
-            Squares(moves).nth(k).expect("k is below the move count")
-        } else {
-            tt.clear();
-            let limits = Limits { depth: Some(config.depth), ..Limits::default() };
-            match Search::new(eval, tt, &stop, 1).run(&board, limits, false).best_move() {
-                Some(Move::Place(sq)) => sq,
-                _ => Square::new(moves.trailing_zeros() as u8),
-            }
-        };
-        board = board.play(sq).expect("a legal move");
-    }
+    play_out(
+        board,
+        |board, moves, _| {
+            out.push(*board);
+            Some(if draws.unit() < config.randomness {
+                let k = draws.below(u64::from(moves.count_ones())) as usize;
+                Squares(moves).nth(k).expect("k is below the move count")
+            } else {
+                tt.clear();
+                let limits = Limits { depth: Some(config.depth), ..Limits::default() };
+                match Search::new(eval, tt, &stop, 1).run(board, limits, false).best_move() {
+                    Some(Move::Place(sq)) => sq,
+                    _ => Square::new(moves.trailing_zeros() as u8),
+                }
+            })
+        },
+        |_| {},
+    );
     out
 }
 
@@ -150,7 +151,7 @@ mod tests {
         let openings = openings();
         let eval = PatternEval::bundled();
         let stop = AtomicBool::new(false);
-        let config = SelfPlayConfig { games: 12, depth: 2, ..SelfPlayConfig::default() };
+        let config = SelfPlayPositions { games: 12, depth: 2, ..SelfPlayPositions::default() };
         let a = self_play_positions(&openings, &eval, &config, &stop, &|_| {}, TABLE_MIB).unwrap();
         let b = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
@@ -167,14 +168,14 @@ mod tests {
         let new = a.iter().filter(|p| !known.contains(&p.canonical().0)).count();
         assert!(new * 2 > a.len(), "{new} of {} positions are new", a.len());
         let other =
-            self_play_positions(&openings, &eval, &SelfPlayConfig { seed: 2, ..config }, &stop, &|_| {}, TABLE_MIB)
+            self_play_positions(&openings, &eval, &SelfPlayPositions { seed: 2, ..config }, &stop, &|_| {}, TABLE_MIB)
                 .unwrap();
         assert_ne!(a, other);
     }
 
     #[test]
     fn a_table_that_cannot_be_had_is_an_error_not_a_panic() {
-        let config = SelfPlayConfig { games: 4, depth: 2, ..SelfPlayConfig::default() };
+        let config = SelfPlayPositions { games: 4, depth: 2, ..SelfPlayPositions::default() };
         let stop = AtomicBool::new(false);
         let got = self_play_positions(&openings(), &PatternEval::bundled(), &config, &stop, &|_| {}, 0);
         assert!(matches!(got, Err(TableError::Size { mib: 0 })), "{got:?}");

@@ -20,7 +20,7 @@ use super::positions::{
     game_positions, label_positions, Dataset, GamePosition, Labeled, TrainGame, THEORETICAL_EMPTIES,
 };
 use super::probcut::{self, fit_probcut, ProbCutConfig};
-use super::selfplay::{self, self_play_positions, SelfPlayConfig};
+use super::selfplay::{self, self_play_positions, SelfPlayPositions};
 use super::LabelKind;
 use super::Progress;
 use crate::board::Board;
@@ -97,7 +97,7 @@ pub struct TrainerConfig {
     /// scores).
     pub backward: Option<Backward>,
     /// Self-play games added to the positions (0 games: none).
-    pub self_play: SelfPlayConfig,
+    pub self_play: SelfPlayPositions,
     /// The Multi-ProbCut fit of the kept weights (`None`: no table).
     pub probcut: Option<ProbCutConfig>,
 }
@@ -110,7 +110,7 @@ impl Default for TrainerConfig {
             move_loss: DEFAULT_MOVE_LOSS,
             bootstrap: None,
             backward: None,
-            self_play: SelfPlayConfig::default(),
+            self_play: SelfPlayPositions::default(),
             probcut: Some(ProbCutConfig::default()),
         }
     }

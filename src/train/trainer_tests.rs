@@ -8,7 +8,7 @@ fn small_config() -> TrainerConfig {
         move_loss: DEFAULT_MOVE_LOSS,
         bootstrap: Some(Bootstrap { rounds: 2, depth: 2, width: Width::Full, share: 1.0 }),
         backward: None,
-        self_play: SelfPlayConfig { games: 20, depth: 1, ..SelfPlayConfig::default() },
+        self_play: SelfPlayPositions { games: 20, depth: 1, ..SelfPlayPositions::default() },
         probcut: Some(ProbCutConfig { positions_per_empties: 4, max_measured_depth: 4 }),
     }
 }
@@ -93,7 +93,7 @@ fn backward_labels_come_from_the_phases_nearer_the_end_only() {
     let config = TrainerConfig {
         bootstrap: None,
         backward: Some(backward),
-        self_play: SelfPlayConfig { games: 10, depth: 1, ..SelfPlayConfig::default() },
+        self_play: SelfPlayPositions { games: 10, depth: 1, ..SelfPlayPositions::default() },
         probcut: None,
         ..small_config()
     };

@@ -37,6 +37,7 @@ use store::StoredAnalysis;
 use super::{Engine, Game, GameError};
 use crate::board::Color;
 use crate::book::query::book_moves;
+use crate::book::trust::Grade;
 use crate::eval::IncrementalEvaluator;
 use crate::fileio::IoError;
 use crate::position::Position;
@@ -76,7 +77,7 @@ pub enum Confidence {
     /// Proven: solved to the end.
     Exact,
     /// A book grade (`≥`, `±N`) of a value that is not proven.
-    Book(String),
+    Book(Grade),
     /// A midgame search of this depth.
     Depth(u32),
 }
@@ -85,7 +86,7 @@ impl std::fmt::Display for Confidence {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Confidence::Exact => f.write_str("exact"),
-            Confidence::Book(grade) => f.write_str(grade),
+            Confidence::Book(grade) => grade.fmt(f),
             Confidence::Depth(d) => write!(f, "depth {d}"),
         }
     }
@@ -277,8 +278,7 @@ impl<E: IncrementalEvaluator> Reviewer<'_, E> {
         // (best move, its value, the played move's value, source, confidence)
         let (best_move, best, played, source, trust) = match (in_book.first(), in_book.iter().find(|b| b.mv == mv)) {
             (Some(best), Some(played)) => {
-                let trust =
-                    if best.trust.exact { Confidence::Exact } else { Confidence::Book(best.trust.grade.clone()) };
+                let trust = if best.trust.exact { Confidence::Exact } else { Confidence::Book(best.trust.grade) };
                 (best.mv, best.score, played.score, ValueSource::Book, trust)
             }
             _ => {

@@ -39,7 +39,7 @@ pub struct PositionStats {
 pub struct MoveStats {
     /// The move, in the query's orientation (`pass` for a forced pass).
     #[serde(rename = "move")]
-    pub mv: String,
+    pub mv: Move,
     /// Games that played it.
     pub games: usize,
     /// Share of the games that continued from the position.
@@ -78,7 +78,7 @@ impl ThorDatabase {
                 let s = summarize(&scores);
                 let decided = (s.games - s.results_unknown) as u64;
                 MoveStats {
-                    mv: mv.to_string(),
+                    mv,
                     games: s.games,
                     share: s.games as f64 / continuing.max(1) as f64,
                     black_wins: s.black_wins,
@@ -88,7 +88,13 @@ impl ThorDatabase {
                 }
             })
             .collect();
-        stats.moves.sort_by(|a, b| b.games.cmp(&a.games).then_with(|| a.mv.cmp(&b.mv)));
+        // Ties in the order of the moves' names (a1, a2, …, h8, pass), as the
+        // command line and the explorer have always listed them.
+        let name_order = |m: &Move| match m {
+            Move::Place(sq) => (sq.index() % 8, sq.index() / 8),
+            Move::Pass => (8, 0),
+        };
+        stats.moves.sort_by(|a, b| b.games.cmp(&a.games).then_with(|| name_order(&a.mv).cmp(&name_order(&b.mv))));
         stats
     }
 }
