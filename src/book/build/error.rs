@@ -92,7 +92,7 @@ pub enum BuildError {
         /// Its size.
         bytes: usize,
     },
-    /// The stop flag ([`Builder::stop_on`](super::Builder::stop_on)) was set: the
+    /// The stop flag ([`Builder::stop_on`](crate::book::Builder::stop_on)) was set: the
     /// leaves searched so far are in the checkpoint, and a resumed build continues.
     #[error("the build was interrupted (resume it to continue)")]
     Interrupted,
