@@ -8,6 +8,8 @@
 use byteorder::{ByteOrder, LittleEndian as LE};
 
 mod error;
+#[cfg(test)]
+mod tests;
 use crate::board::Board;
 use crate::square::{Move, Square};
 pub use error::{BookError, BookRegion, CountsFault, FieldFault};
