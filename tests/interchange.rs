@@ -8,7 +8,7 @@ use thorbook::board::Board;
 use thorbook::book::interchange::{
     self, BookFormat, EdaxDate, ExportFormat, ImportFault, InterchangeError, Location, Shortfall,
 };
-use thorbook::book::{Book, Record};
+use thorbook::book::{Book, BookError, FieldFault, Record};
 use thorbook::book::{BuildConfig, GameLine};
 use thorbook::search::Settings;
 use thorbook::testutil::searches::Searcher;
@@ -316,7 +316,9 @@ fn foreign_and_damaged_files_are_located_errors() {
     let bytes = mixed_book();
     let book = Book::open_verified(&bytes[..]).unwrap();
     let eg = interchange::export(&book, ExportFormat::Egaroucid).unwrap().bytes;
-    let msg = interchange::import(&eg[..eg.len() - 7]).unwrap_err().to_string();
+    let err = interchange::import(&eg[..eg.len() - 7]).unwrap_err();
+    assert!(matches!(err, InterchangeError::Truncated { what: Shortfall::Positions { .. }, .. }), "{err}");
+    let msg = err.to_string();
     assert!(msg.contains("truncated") && msg.contains("position"), "{msg}");
     let mut v2 = eg.clone();
     v2[9] = 2;
@@ -435,7 +437,16 @@ fn version_1_and_2_books_are_read_and_upgraded() {
     let mut deep = records.clone();
     let i = deep.iter().position(|r| r.leaf().is_some()).unwrap();
     deep[i].leaf_depth = 64;
-    let err = interchange::import(&old_format_book(&deep, new.params(), 2)).unwrap_err().to_string();
+    let err = interchange::import(&old_format_book(&deep, new.params(), 2)).unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            InterchangeError::Book(BookError::Field { index, what: FieldFault::LeafDepth { depth: 64 }, .. })
+                if *index == i as u64
+        ),
+        "{err}"
+    );
+    let err = err.to_string();
     assert!(err.contains(&format!("record {i} ")) && err.contains("leaf depth 64"), "{err}");
 }
 
@@ -480,6 +491,14 @@ fn game_counts_beyond_a_record_are_located_errors() {
 fn edax_text_boards_are_split_by_character() {
     let start = "---------------------------OX------XO--------------------------- X,18,F5,0\n";
     let line = format!("{}ڧ O,18,D6,-1\n", "-".repeat(63));
-    let err = interchange::import(format!("{start}{line}").as_bytes()).unwrap_err().to_string();
+    let err = interchange::import(format!("{start}{line}").as_bytes()).unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            InterchangeError::Invalid { at: Location::Line(2), what: ImportFault::Text { field: "board", .. }, .. }
+        ),
+        "{err}"
+    );
+    let err = err.to_string();
     assert!(err.contains("line 2") && err.contains("(`ڧ`) at square h8 is not X, O or -"), "{err}");
 }
