@@ -224,6 +224,12 @@ pub fn parse_move_sequence(text: &str) -> Result<Vec<Move>, ParseError> {
     Ok(moves)
 }
 
+/// Serializes moves as one string of [`format_moves`] (`serialize_with` for JSON that
+/// shows a line as the command line writes it).
+pub(crate) fn serialize_moves<S: serde::Serializer>(moves: &[Move], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(&format_moves(moves))
+}
+
 /// Writes moves as a compact transcript, e.g. `f5d6c3` (a pass is written `ps`).
 pub fn format_moves(moves: &[Move]) -> String {
     let mut s = String::with_capacity(moves.len() * 2);

@@ -8,7 +8,7 @@ use super::Book;
 use crate::board::{Color, Squares};
 use crate::position::Position;
 use crate::results::win_rate;
-use crate::square::{format_moves, Move};
+use crate::square::Move;
 
 /// The principal variation through the book: at each position its best option (the
 /// first of [`book_moves`]: the most played among equals, a book move before the leaf,
@@ -227,16 +227,12 @@ pub struct BookQuery {
     /// Legal moves the book knows nothing about.
     pub not_in_book: Vec<Move>,
     /// The principal line through the book (in JSON, as one string of moves).
-    #[serde(serialize_with = "moves_text")]
+    #[serde(serialize_with = "crate::square::serialize_moves")]
     pub line: Vec<Move>,
 }
 
 fn board_text<S: serde::Serializer>(pos: &Position, s: S) -> Result<S::Ok, S::Error> {
     s.collect_str(&pos.to_board_text())
-}
-
-fn moves_text<S: serde::Serializer>(moves: &[Move], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(&format_moves(moves))
 }
 
 /// The book's view of `pos`.

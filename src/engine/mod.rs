@@ -38,7 +38,7 @@ use crate::search::{
     Limits, Resolved, Search, SearchResult, Settings, SettingsError, Strength, TableKey, TranspositionTable,
 };
 use crate::setting::{check, OutOfRange, Setting};
-use crate::square::{format_moves, Move};
+use crate::square::Move;
 
 use crate::book::BookSource;
 pub use game::{Game, GameError};
@@ -163,17 +163,13 @@ pub struct EngineMove {
     /// True when the score is proven (exact search, or an exact book leaf).
     pub exact: bool,
     /// Principal variation from the move, through the book where it knows the line.
-    #[serde(serialize_with = "ser_moves")]
+    #[serde(serialize_with = "crate::square::serialize_moves")]
     pub pv: Vec<Move>,
     /// Nodes searched.
     pub nodes: u64,
     /// Time taken (`seconds` in JSON).
     #[serde(rename = "seconds", serialize_with = "ser_secs")]
     pub time: Duration,
-}
-
-fn ser_moves<S: serde::Serializer>(m: &[Move], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(&format_moves(m))
 }
 
 fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

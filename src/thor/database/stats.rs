@@ -91,7 +91,7 @@ impl ThorDatabase {
         // Ties in the order of the moves' names (a1, a2, …, h8, pass), as the
         // command line and the explorer have always listed them.
         let name_order = |m: &Move| match m {
-            Move::Place(sq) => (sq.index() % 8, sq.index() / 8),
+            Move::Place(sq) => (sq.col(), sq.row()),
             Move::Pass => (8, 0),
         };
         stats.moves.sort_by(|a, b| b.games.cmp(&a.games).then_with(|| name_order(&a.mv).cmp(&name_order(&b.mv))));
