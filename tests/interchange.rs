@@ -188,6 +188,28 @@ fn egaroucid_and_text_round_trips() {
     let back = interchange::import(&text.bytes).unwrap();
     assert_eq!(back.format, BookFormat::Text);
     assert_eq!(back.bytes, bytes, "text export then import is the identical book");
+    // The back-up rule is header byte 48: a corrected book comes back corrected, and
+    // an export written before the rule was (no `back_up=`) reads as negamax.
+    let corrected = thorbook::book::revalue(&book, thorbook::book::BackUpRule::Corrected).unwrap();
+    let corrected_book = Book::open_verified(&corrected[..]).unwrap();
+    let text = interchange::export(&corrected_book, ExportFormat::Text).unwrap();
+    assert_eq!(interchange::import(&text.bytes).unwrap().bytes, corrected, "a corrected book round trips");
+    let old = String::from_utf8(text.bytes).unwrap().replace(" back_up=corrected", "");
+    let back = Book::open_verified(interchange::import(old.as_bytes()).unwrap().bytes).unwrap();
+    assert_eq!(back.params().back_up, thorbook::book::BackUpRule::Negamax);
+    let bad = old.replacen("# params ", "# params back_up=minimax ", 1);
+    let err = interchange::import(bad.as_bytes()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            InterchangeError::Invalid {
+                at: Location::Line(2),
+                what: ImportFault::Syntax { field: "back_up", .. },
+                ..
+            }
+        ),
+        "{err}"
+    );
 }
 
 /// A position where the side to move has exactly one move, after which the opponent

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use super::{utf8, ImportFault, InterchangeError, Location, Parsed};
 use crate::board::{Board, Color};
-use crate::book::format::{BuildParams, LeafMove, Record, FLAG_LEAF_EXACT};
+use crate::book::format::{BackUpRule, BuildParams, LeafMove, Record, FLAG_LEAF_EXACT};
 use crate::book::Book;
 use crate::position::Position;
 use crate::square::Move;
@@ -16,8 +16,8 @@ pub(super) fn write_text<D: AsRef<[u8]>>(book: &Book<D>, boards: &HashMap<u64, B
     let p = book.params();
     let mut text = format!(
         "{TEXT_FIRST_LINE}: key value leaf_move leaf_score leaf_depth exact games wins draws board leaf_selectivity\n\
-         # params max_ply={} depth={} exact_at={} selectivity={} min_games={} eval={:08x}\n",
-        p.max_ply, p.depth, p.exact_at, p.selectivity_tenths, p.min_games, p.eval_digest
+         # params max_ply={} depth={} exact_at={} selectivity={} min_games={} eval={:08x} back_up={}\n",
+        p.max_ply, p.depth, p.exact_at, p.selectivity_tenths, p.min_games, p.eval_digest, p.back_up
     );
     for r in book.records() {
         let leaf = match r.leaf_move {
@@ -81,6 +81,18 @@ pub(super) fn parse_text(bytes: &[u8]) -> Result<Parsed, InterchangeError> {
                     "eval" => {
                         params.eval_digest = u32::from_str_radix(v, 16)
                             .map_err(|_| bad(ImportFault::Syntax { field: "eval", expected: "8 hex digits" }))?
+                    }
+                    "back_up" => {
+                        params.back_up = match v {
+                            "negamax" => BackUpRule::Negamax,
+                            "corrected" => BackUpRule::Corrected,
+                            _ => {
+                                return Err(bad(ImportFault::Syntax {
+                                    field: "back_up",
+                                    expected: "negamax or corrected",
+                                }))
+                            }
+                        }
                     }
                     _ => return Err(bad(ImportFault::UnknownParameter)),
                 }
