@@ -1,54 +1,58 @@
 //! Book building and probing: positions scored per second with 1 and 2 threads on the
-//! same positions (from the bundled archives), bytes per position, the time to open
-//! a book, and the time per probe (warm, from a memory map).
+//! same positions (from the bundled archives, by the public `Builder`), bytes per
+//! position, the time to open a book, and the time per probe (warm, from a memory map).
 //!
 //! `cargo bench --bench book`.
 
-use std::collections::HashMap;
 use std::time::Instant;
 
 use thorbook::board::Board;
-use thorbook::book::Book;
+use thorbook::book::{Book, Builder, Record};
 use thorbook::book::{BuildConfig, GameLine};
 use thorbook::fileio::read_mapped;
 use thorbook::search::Settings;
-use thorbook::testutil::build_steps::{self, collect, score_all};
 use thorbook::testutil::Rng;
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 
+/// The tests' helpers: the book of any records, through the public text import.
+#[allow(dead_code)]
+#[path = "../tests/util.rs"]
+mod util;
+
 fn main() {
     let db = ThorDatabase::load(&bundled_sources(), LoadOptions::default().with_strict(true)).unwrap();
-    let games: Vec<GameLine> =
-        db.games().iter().map(|g| GameLine { moves: g.moves_with_passes(), black_score: g.black_discs() }).collect();
-    let mut config = BuildConfig::default();
-    config.max_ply = 16;
-    config.min_games = 2;
-    config.search = Settings::default().with_depth(8).with_hash_mib(4);
-    let nodes = collect(&games, config.max_ply, config.min_games).unwrap();
-    println!("{} positions (bundled archives, ply <= 16, >= 2 games), leaf depth 8", nodes.len());
+    let games: Vec<GameLine> = db.games().iter().map(GameLine::from).collect();
+    let dir = std::env::temp_dir().join(format!("thorbook-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("built.tbk");
     let mut rates = Vec::new();
-    let mut leaves = Vec::new();
+    let mut built = None;
     for threads in [1, 2] {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        let start = Instant::now();
-        leaves = pool.install(|| score_all(&nodes, &config, &HashMap::new())).unwrap();
-        let secs = start.elapsed().as_secs_f64();
-        let rate = nodes.len() as f64 / secs;
-        println!("{threads} thread(s): {secs:.2} s, {rate:.1} positions/s");
+        let mut config = BuildConfig::default();
+        config.max_ply = 16;
+        config.min_games = 2;
+        config.search = Settings::default().with_depth(8).with_hash_mib(4).with_threads(threads);
+        let summary = Builder::new(config, &path).run(&games, &|_| {}).unwrap();
+        let secs = summary.search_time.as_secs_f64();
+        let rate = summary.searched as f64 / secs;
+        if threads == 1 {
+            println!("{} positions (bundled archives, ply <= 16, >= 2 games), leaf depth 8", summary.positions);
+        }
+        println!("{threads} thread(s): {secs:.2} s searching, {rate:.1} positions/s");
         rates.push(rate);
+        built = Some(summary);
     }
     println!("speed-up with 2 threads: {:.2}x", rates[1] / rates[0]);
-
-    let mut records = build_steps::records(&nodes, &leaves);
-    build_steps::back_up(&mut records, &config);
-    let params = build_steps::params(&config).unwrap();
-    let bytes = build_steps::write_book(&records, params).unwrap();
+    let built = built.unwrap();
     println!(
         "{} bytes for {} positions: {:.2} bytes/position",
-        bytes.len(),
-        records.len(),
-        bytes.len() as f64 / records.len() as f64
+        built.size,
+        built.positions,
+        built.size as f64 / built.positions as f64
     );
+    let book = Book::open(std::fs::read(&path).unwrap()).unwrap();
+    let records: Vec<Record> = book.records().collect();
+    let params = book.params();
 
     // A large synthetic book (1 M positions, random keys) for open and probe times.
     let mut rng = Rng(1);
@@ -60,11 +64,9 @@ fn main() {
     }
     big.sort_by_key(|r| r.key);
     big.dedup_by_key(|r| r.key);
-    let dir = std::env::temp_dir().join(format!("thorbook-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     for (name, recs) in [("small", &records), ("1M", &big)] {
         let path = dir.join(format!("{name}.tbk"));
-        std::fs::write(&path, build_steps::write_book(recs, params).unwrap()).unwrap();
+        std::fs::write(&path, util::book_from_records(recs, params)).unwrap();
         let start = Instant::now();
         let book = Book::open(read_mapped(&path).unwrap()).unwrap();
         let open = start.elapsed();

@@ -1,9 +1,11 @@
 //! Books at cluster scale, on synthetic data (nothing of it is committed):
 //!
-//! - `cargo bench --bench book_scale -- plan POSITIONS SHARDS DIR` makes a build plan
-//!   of at least POSITIONS positions (from random games, up to ply 24) in SHARDS
-//!   shards in DIR, and writes every shard with synthetic leaves (a legal move, a
-//!   score drawn from the key) instead of searching them;
+//! - `cargo bench --bench book_scale -- plan POSITIONS SHARDS DIR` writes random games
+//!   (up to ply 24, transcripts in `DIR/games.txt`) for at least POSITIONS positions,
+//!   plans a build of them in SHARDS shards in DIR with `thorbook book plan build`, and
+//!   writes every shard with synthetic leaves (a legal move, a score drawn from the
+//!   key) instead of searching them, as `book-format.md`'s *Sharded builds* describes
+//!   the plan's `nodes.bin` and the shard files;
 //! - `/usr/bin/time -v thorbook book assemble DIR -o BOOK` then measures the assembly
 //!   (wall time, peak RSS);
 //! - `cargo bench --bench book_scale -- probe BOOK` measures opening the book, a full
@@ -22,7 +24,7 @@ use thorbook::book::{BuildConfig, BuildEvent, Builder, GameLine, UpdateChoices};
 use thorbook::fileio::read_mapped;
 use thorbook::search::Settings;
 use thorbook::square::Move;
-use thorbook::testutil::{build_steps, Rng};
+use thorbook::testutil::Rng;
 
 const MAX_PLY: u32 = 24;
 
@@ -79,17 +81,107 @@ fn new_games(count: usize) -> impl Iterator<Item = GameLine> {
 }
 
 fn plan(positions: usize, shards: u32, dir: &std::path::Path) {
-    // The games are made as the plan reads them, one at a time, so that the peak RSS
-    // is the library's.
+    use std::io::Write;
+    std::fs::create_dir_all(dir).unwrap();
     let games = plan_games(positions);
     let count = games.len();
-    let mut config = BuildConfig::default();
-    config.max_ply = MAX_PLY;
-    config.min_games = 1;
-    config.search = Settings::default().with_depth(1).with_exact_at(0).with_hash_mib(1);
-    let (positions, planned, written) = build_steps::synthetic_plan(dir, games, &config, shards);
+    let transcripts = dir.join("games.txt");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&transcripts).unwrap());
+    for game in games {
+        writeln!(out, "{}", thorbook::square::format_moves(&game.moves)).unwrap();
+    }
+    out.into_inner().unwrap().sync_all().unwrap();
+    let start = Instant::now();
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_thorbook"))
+        .args(["book", "plan", "build", "--strict", "--max-ply", &MAX_PLY.to_string(), "--min-games", "1"])
+        .args(["--depth", "1", "--exact-at", "0", "--shards", &shards.to_string()])
+        .arg("--work-dir")
+        .arg(dir)
+        .arg("-o")
+        .arg(dir.join("book.tbk"))
+        .arg(&transcripts)
+        .status()
+        .unwrap();
+    assert!(status.success(), "book plan build failed");
+    let planned = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    let positions = write_synthetic_shards(dir);
     println!("planned {positions} positions from {count} random games in {shards} shards: {planned:.1} s");
-    println!("wrote {shards} synthetic shards: {written:.1} s");
+    println!("wrote {shards} synthetic shards: {:.1} s", start.elapsed().as_secs_f64());
+}
+
+/// Writes every shard of the build plan in `dir` complete, each position's leaf its
+/// first legal move (a pass if none) at depth 1 with a score drawn from its key, in
+/// the layout `book-format.md` gives; returns the plan's positions.
+fn write_synthetic_shards(dir: &std::path::Path) -> usize {
+    use std::io::{BufWriter, Read, Write};
+    let plan: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("plan.json")).unwrap()).unwrap();
+    let digest = u64::from_str_radix(plan["digest"].as_str().unwrap(), 16).unwrap();
+    let shards = plan["shards"].as_u64().unwrap() as u32;
+    let mut nodes = std::io::BufReader::new(std::fs::File::open(dir.join("nodes.bin")).unwrap());
+    let mut head = [0u8; 16];
+    nodes.read_exact(&mut head).unwrap();
+    assert_eq!(&head[..8], b"TBNODES1");
+    let total = u64::from_le_bytes(head[8..16].try_into().unwrap());
+    // Shards are contiguous key ranges, so the positions (in key order) fill them in
+    // turn; the one being written, by index.
+    type Shard = (u32, BufWriter<std::fs::File>, crc32fast::Hasher, u64);
+    let finish = |(_, mut file, crc, entries): Shard| {
+        file.write_all(b"TBSHDEND").unwrap();
+        file.write_all(&entries.to_le_bytes()).unwrap();
+        file.write_all(&crc.finalize().to_le_bytes()).unwrap();
+        file.write_all(&[0; 4]).unwrap();
+        file.into_inner().unwrap().sync_all().unwrap();
+    };
+    let open = |index: u32| -> Shard {
+        let path = dir.join(format!("shard-{index:04}.tbs"));
+        let mut file = BufWriter::new(std::fs::File::create(path).unwrap());
+        let in_shard = plan["shard_positions"][index as usize].as_u64().unwrap();
+        file.write_all(b"TBSHARD1").unwrap();
+        file.write_all(&digest.to_le_bytes()).unwrap();
+        file.write_all(&index.to_le_bytes()).unwrap();
+        file.write_all(&shards.to_le_bytes()).unwrap();
+        file.write_all(&in_shard.to_le_bytes()).unwrap();
+        (index, file, crc32fast::Hasher::new(), 0)
+    };
+    // Finishes the shard being written, if any: the index of the next.
+    let next = |current: Option<Shard>| match current {
+        Some(done) => {
+            let index = done.0 + 1;
+            finish(done);
+            index
+        }
+        None => 0,
+    };
+    let mut current: Option<Shard> = None;
+    let mut node = [0u8; 40];
+    for _ in 0..total {
+        nodes.read_exact(&mut node).unwrap();
+        let word = |i: usize| u64::from_le_bytes(node[i..i + 8].try_into().unwrap());
+        let (key, board) = (word(0), Board { player: word(8), opponent: word(16) });
+        let of = (((key >> 32) * u64::from(shards)) >> 32) as u32;
+        while current.as_ref().is_none_or(|c| c.0 < of) {
+            let index = next(current.take());
+            current = Some(open(index));
+        }
+        let legal = board.legal_moves();
+        let mv = if legal == 0 { 64 } else { legal.trailing_zeros() as u8 };
+        let score = ((key % 129) as i64 - 64) as i8;
+        let mut entry = [0u8; 16];
+        entry[..8].copy_from_slice(&key.to_le_bytes());
+        entry[8..12].copy_from_slice(&[mv, score as u8, 1, 0]);
+        let crc = crc32fast::hash(&entry[..12]);
+        entry[12..].copy_from_slice(&crc.to_le_bytes());
+        let (_, file, crc, entries) = current.as_mut().unwrap();
+        file.write_all(&entry).unwrap();
+        crc.update(&entry);
+        *entries += 1;
+    }
+    // The last shard, and any past the last position's (empty).
+    for index in next(current)..shards {
+        finish(open(index));
+    }
+    total as usize
 }
 
 fn probe(path: &std::path::Path) {

@@ -1,13 +1,16 @@
-//! WTHOR loading speed on the shared archives (`../shared/thor`, 1977–2015):
-//! parse only (thorbook vs the `wthor` crate, same bytes, same run), then thorbook's
-//! full load (parse, replay, validate, index), then `stats` queries.
+//! WTHOR loading speed on the shared archives (`../shared/thor`, 1977–2015): bytes
+//! to replayed games on one thread (thorbook's load against the `wthor` crate's parse
+//! followed by a replay on thorbook's board, same bytes, same run), then thorbook's
+//! full load on every thread (parse, replay, validate, then the index), then `stats`
+//! queries.
 //!
 //! `cargo bench --bench thor`. Each figure is the best of several runs.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use thorbook::testutil::parse_wthor_games;
+use thorbook::board::Board;
+use thorbook::square::Square;
 use thorbook::thor::{expand_paths, GameFilter, LoadOptions, Source, ThorDatabase};
 use thorbook::Position;
 
@@ -23,6 +26,23 @@ fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
     (best, out.unwrap())
 }
 
+/// Whether a game's moves (as the `wthor` crate reads them) replay legally from the
+/// start on thorbook's board, passes inferred.
+fn replays(moves: &[wthor::game_archive::Position]) -> bool {
+    let mut board = Board::START;
+    for mv in moves {
+        let Some(sq) = Square::from_coords(mv.file, mv.rank) else { return false };
+        if board.legal_moves() == 0 {
+            board = board.pass();
+        }
+        match board.play(sq) {
+            Some(next) => board = next,
+            None => return false,
+        }
+    }
+    true
+}
+
 fn main() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/thor");
     if !dir.exists() {
@@ -35,18 +55,30 @@ fn main() {
         paths.iter().map(|p| (p.display().to_string(), std::fs::read(p).unwrap())).collect();
     let bytes: usize = files.iter().map(|(_, b)| b.len()).sum();
 
-    let (ours, n) = best_of(20, || files.iter().map(|(name, b)| parse_wthor_games(name, b).unwrap()).sum::<usize>());
-    let (theirs, m) = best_of(20, || {
+    // One thread for both: the comparison is of work, not of parallelism.
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let sources: Vec<Source> = files.iter().map(|(name, b)| Source::from_vec(name, b.clone())).collect();
+    let (ours, n) = best_of(10, || {
+        one.install(|| ThorDatabase::load(&sources, LoadOptions::default().with_strict(true)).unwrap().games().len())
+    });
+    let (theirs, m) = best_of(10, || {
         files
             .iter()
-            .map(|(_, b)| wthor::parse::<wthor::game_archive::GameArchive>(b).unwrap().games.len())
+            .map(|(_, b)| {
+                let archive = wthor::parse::<wthor::game_archive::GameArchive>(b).unwrap();
+                archive.games.iter().filter(|g| replays(&g.moves)).count()
+            })
             .sum::<usize>()
     });
-    assert_eq!(n, m);
+    assert_eq!(n, m, "both read and replay every game");
     println!("{} files, {n} games, {:.1} MB", files.len(), bytes as f64 / 1e6);
-    println!("parse only, thorbook     {:>8.2} ms  {:>6.1} M games/s", ours * 1e3, n as f64 / ours / 1e6);
-    println!("parse only, wthor 0.6    {:>8.2} ms  {:>6.1} M games/s", theirs * 1e3, m as f64 / theirs / 1e6);
-    println!("thorbook / wthor parse speed: {:.1}x", theirs / ours);
+    println!("to replayed games, thorbook load       {:>8.2} ms  {:>6.2} M games/s", ours * 1e3, n as f64 / ours / 1e6);
+    println!(
+        "to replayed games, wthor 0.6 + replay  {:>8.2} ms  {:>6.2} M games/s",
+        theirs * 1e3,
+        m as f64 / theirs / 1e6
+    );
+    println!("thorbook / (wthor + replay) speed: {:.2}x (1 thread each)", theirs / ours);
 
     let all = expand_paths(&[PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/thor")]).unwrap();
     let (load, db) = best_of(5, || {

@@ -1,5 +1,8 @@
-//! Independent references for tests and benchmarks: a deliberately naive
-//! square-by-square move generator, a small deterministic PRNG and random play.
+//! Independent references for tests and benchmarks, over public types only: a
+//! deliberately naive square-by-square move generator, a small deterministic PRNG and
+//! random play, plain alpha-beta, an export round trip, a naive book walk and exact
+//! searches through the public engine. (The crate's own tests of its internal steps
+//! also find a naive collector here, test-only.)
 //!
 //! Nothing here is fast or clever on purpose; the bitboard code is checked against it.
 
@@ -193,21 +196,19 @@ pub fn walk<D: AsRef<[u8]>>(book: &crate::book::Book<D>) -> std::collections::Ha
     found
 }
 
-/// A book build's steps one at a time, for the tests and benchmarks that check or time
-/// them (internal steps, not the library's API; [`crate::book::Builder`] runs them).
-pub mod build_steps {
+/// The build's collection by a naive reference, for the crate's own tests of its
+/// internal steps.
+#[cfg(test)]
+pub(crate) mod build_steps {
     use std::collections::HashMap;
 
     use crate::board::Board;
-    use crate::book::build::backup::{self, Reached};
-    use crate::book::build::{self, BuildConfig, BuildError, GameLine, Leaf, Node};
-    use crate::book::format::{BookError, BuildParams, Writer};
-    use crate::book::Record;
+    use crate::book::build::{BuildError, GameLine, Node};
 
     /// Every position of `games` up to `max_ply` reached by `min_games` games, by key:
     /// the naive reference (a map of every canonical board) for the library's one
     /// collector, the external sort of `book::build::collect`.
-    pub fn collect(games: &[GameLine], max_ply: u32, min_games: u32) -> Result<Vec<Node>, BuildError> {
+    pub(crate) fn collect(games: &[GameLine], max_ply: u32, min_games: u32) -> Result<Vec<Node>, BuildError> {
         use crate::board::Color;
         use crate::position::Position;
         let mut map: HashMap<Board, Node> = HashMap::new();
@@ -241,7 +242,6 @@ pub mod build_steps {
 
     /// The positions of `games` collected as a plan collects them, in a buffer of
     /// `budget` bytes spilling sorted runs to `dir`; and how many runs were spilled.
-    #[cfg(test)]
     pub(crate) fn collect_sorted(
         games: &[GameLine],
         max_ply: u32,
@@ -256,107 +256,6 @@ pub mod build_steps {
                 Ok(())
             })?;
         Ok((nodes, collected.runs))
-    }
-
-    /// The header parameters of a book `config` builds.
-    pub fn params(config: &BuildConfig) -> Result<BuildParams, BuildError> {
-        config.params()
-    }
-
-    /// Every node's leaf (those of `done` kept), searched as `config` says in parallel
-    /// on the current rayon pool.
-    pub fn score_all(nodes: &[Node], config: &BuildConfig, done: &HashMap<u64, Leaf>) -> Result<Vec<Leaf>, BuildError> {
-        build::score_nodes(nodes, &config.leaf_search()?, done, None, &|_, _| {})
-    }
-
-    /// The records of nodes valued at their leaves, before the back-up.
-    pub fn records(nodes: &[Node], leaves: &[Leaf]) -> Vec<Record> {
-        build::records(nodes, leaves)
-    }
-
-    /// Backs `records` up from the start under `config`'s rule, dropping what the start
-    /// does not reach.
-    pub fn back_up(records: &mut Vec<Record>, config: &BuildConfig) {
-        backup::back_up_records(records, [Board::START], config.back_up, Reached::DropOthers);
-    }
-
-    /// A book file of sorted `records` under `params`.
-    pub fn write_book(records: &[Record], params: BuildParams) -> Result<Vec<u8>, BookError> {
-        Writer::write_all(records, params)
-    }
-
-    /// The same records as a file of format version 1 or 2 (24-byte records, as thorbook
-    /// wrote before version 3), written from `book-format.md`'s description of it.
-    pub fn old_format_book(records: &[Record], params: BuildParams, version: u32) -> Vec<u8> {
-        let mut body = Vec::new();
-        for r in records {
-            let mut wide = r.to_wide_bytes();
-            if version == 1 {
-                wide[23] = 0;
-            }
-            body.extend_from_slice(&wide);
-        }
-        let mut h = vec![0u8; 64];
-        h[0..8].copy_from_slice(b"THORBOOK");
-        h[8..12].copy_from_slice(&version.to_le_bytes());
-        h[12..16].copy_from_slice(&64u32.to_le_bytes());
-        h[16..20].copy_from_slice(&24u32.to_le_bytes());
-        h[20..28].copy_from_slice(&(records.len() as u64).to_le_bytes());
-        h[28..36].copy_from_slice(&Board::START.key().to_le_bytes());
-        h[36..39].copy_from_slice(&[params.max_ply, params.depth, params.exact_at]);
-        h[39] = params.selectivity_tenths;
-        h[40..44].copy_from_slice(&params.min_games.to_le_bytes());
-        h[44..48].copy_from_slice(&params.eval_digest.to_le_bytes());
-        h[48] = params.back_up.byte();
-        h[56..60].copy_from_slice(&crc32fast::hash(&body).to_le_bytes());
-        let crc = crc32fast::hash(&h[..60]);
-        h[60..64].copy_from_slice(&crc.to_le_bytes());
-        h.extend_from_slice(&body);
-        h
-    }
-
-    /// The in-memory merge of two books' bytes, the reference the streamed
-    /// `book::merge_into` is checked against.
-    pub fn merge_in_memory(a: &[u8], b: &[u8]) -> Vec<u8> {
-        let (a, b) = (crate::book::Book::open(a).unwrap(), crate::book::Book::open(b).unwrap());
-        crate::book::build::merge::merge(&a, &b).to_bytes().unwrap()
-    }
-
-    /// The value a record's leaf gives its position `board` (the back-up's reading).
-    pub fn leaf_contribution(record: &Record, board: &Board) -> Option<i32> {
-        backup::LeafInput::of(record).contribution(board)
-    }
-
-    /// A leaf of move `mv` (a square index, 64 for a pass) scoring `score` at depth 1.
-    pub(crate) fn shallow_leaf(mv: u8, score: i8) -> Leaf {
-        Leaf { mv: crate::book::LeafMove::from_byte(mv), score, depth: 1, exact: false, selectivity: 0 }
-    }
-
-    /// Plans a build of `games` with `config` in `shards` shards in `dir` (the book to
-    /// `dir/book.tbk`) and writes every shard complete with a synthetic leaf instead
-    /// of a search (the first legal move, a score drawn from the key): synthetic plans
-    /// for measuring assembly at scale. Returns the plan's positions and the seconds
-    /// the planning and the shards took.
-    pub fn synthetic_plan(
-        dir: &std::path::Path,
-        games: impl IntoIterator<Item = GameLine, IntoIter: ExactSizeIterator>,
-        config: &BuildConfig,
-        shards: u32,
-    ) -> (usize, f64, f64) {
-        let start = std::time::Instant::now();
-        let plan =
-            crate::book::cluster::plan::Plan::create_build(dir, games, config, shards, &dir.join("book.tbk")).unwrap();
-        let planned = start.elapsed().as_secs_f64();
-        let start = std::time::Instant::now();
-        for index in 0..shards {
-            plan.write_unsearched_shard(index, |node: &Node| {
-                let legal = node.board.legal_moves();
-                let mv = if legal == 0 { 64 } else { legal.trailing_zeros() as u8 };
-                shallow_leaf(mv, i8::try_from((node.key % 129) as i64 - 64).expect("in -64..=64"))
-            })
-            .unwrap();
-        }
-        (plan.positions(), planned, start.elapsed().as_secs_f64())
     }
 }
 
@@ -414,21 +313,3 @@ pub mod searches {
         }
     }
 }
-
-/// The games of a WTHOR game file parsed by the record layer alone (no replay, no
-/// index), or `None` when the file is refused: what `benches/thor.rs` times against
-/// the `wthor` crate's parser, the record layer being crate-private.
-pub fn parse_wthor_games(name: &str, bytes: &[u8]) -> Option<usize> {
-    crate::thor::format::ThorFile::parse(name, bytes).ok().map(|(file, _)| file.len())
-}
-
-/// A record's leaf move by its code in the file (0..=63 a square, 64 a pass, 255 none),
-/// for tests that write records of every kind.
-pub fn leaf_move(code: u8) -> crate::book::LeafMove {
-    crate::book::LeafMove::from_byte(code)
-}
-
-/// The code of "no leaf move" (the leaf's move is in the book, or the game is over).
-pub const LEAF_NONE: u8 = crate::book::LeafMove::NONE.byte();
-/// The code of a pass.
-pub const LEAF_PASS: u8 = crate::book::LeafMove::PASS.byte();

@@ -8,17 +8,14 @@ use std::collections::{HashMap, HashSet};
 use thorbook::board::Board;
 use thorbook::book::merge_into;
 use thorbook::book::BuildParams;
-use thorbook::book::{interchange, Book, Record};
+use thorbook::book::{interchange, Book, LeafMove, Record};
 use thorbook::book::{BuildConfig, GameLine};
 use thorbook::book::{Grower, Growth, GrowthConfig};
 use thorbook::search::Settings;
-use thorbook::testutil::build_steps::merge_in_memory;
-use thorbook::testutil::build_steps::{collect, write_book};
 use thorbook::testutil::walk;
-use thorbook::testutil::{leaf_move, LEAF_NONE};
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 
-use crate::util::{build_book_bytes, reference_back_up};
+use crate::util::{book_from_records, build_book_bytes, reference_back_up};
 
 fn games() -> Vec<GameLine> {
     let db = ThorDatabase::load(&bundled_sources(), with!(LoadOptions::default(), strict: true, index: false)).unwrap();
@@ -61,7 +58,6 @@ fn every_pipeline_backs_values_up_as_the_reference_does() {
     merge_into(&[&ba, &bb], &merged).unwrap();
     let merged = std::fs::read(&merged).unwrap();
     assert_backed_up(&merged, &[Board::START]);
-    assert_eq!(merge_in_memory(&a, &b), merged, "in memory and streamed merges agree");
 
     for (growth, depth) in [(Growth::Deviate, 2), (Growth::Deepen, 4)] {
         let cfg = with!(
@@ -111,8 +107,21 @@ fn a_position_no_walk_reaches_keeps_its_value_in_a_merge_and_is_dropped_by_a_bui
     // A build keeps a position only if it is reachable through kept positions: the
     // naive rule over the collected positions.
     let cfg = config(20, 2, 1);
-    let collected = collect(&games, cfg.max_ply, cfg.min_games).unwrap();
-    let keys: HashSet<u64> = collected.iter().map(|n| n.key).collect();
+    // The canonical keys of every game's positions up to the book's last ply, with
+    // the games through each: those of at least the minimum are collected.
+    let mut through: HashMap<u64, u32> = HashMap::new();
+    for game in &games {
+        let mut board = Board::START;
+        for ply in 0..=cfg.max_ply as usize {
+            *through.entry(board.canonical_key()).or_default() += 1;
+            match game.moves.get(ply) {
+                Some(thorbook::Move::Pass) => board = board.pass(),
+                Some(thorbook::Move::Place(sq)) => board = board.play(*sq).unwrap(),
+                None => break,
+            }
+        }
+    }
+    let keys: HashSet<u64> = through.into_iter().filter(|&(_, n)| n >= cfg.min_games).map(|(k, _)| k).collect();
     let mut reachable = HashSet::new();
     let mut stack = vec![Board::START.canonical().0];
     while let Some(b) = stack.pop() {
@@ -139,7 +148,7 @@ fn a_position_no_walk_reaches_keeps_its_value_in_a_merge_and_is_dropped_by_a_bui
     let orphan = Record {
         key: orphan_board.key(),
         value: 17,
-        leaf_move: leaf_move(LEAF_NONE),
+        leaf_move: LeafMove::NONE,
         leaf_score: -5,
         leaf_depth: 0,
         games: 1,
@@ -148,7 +157,7 @@ fn a_position_no_walk_reaches_keeps_its_value_in_a_merge_and_is_dropped_by_a_bui
         flags: 0,
         leaf_selectivity: 0,
     };
-    let lone = write_book(&[orphan], BuildParams::default()).unwrap();
+    let lone = book_from_records(&[orphan], BuildParams::default());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("m.tbk");
     merge_into(&[&built, &Book::open(lone).unwrap()], &out).unwrap();

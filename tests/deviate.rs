@@ -8,7 +8,6 @@ use thorbook::book::Book;
 use thorbook::book::{BuildConfig, GameLine};
 use thorbook::book::{Grower, GrowthConfig, GrowthError, GrowthEvent, GrowthInput, StopReason};
 use thorbook::search::Settings;
-use thorbook::testutil::build_steps::leaf_contribution;
 use thorbook::testutil::walk;
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 
@@ -54,7 +53,8 @@ fn assert_negamax_consistent(book: &Book<Vec<u8>>) {
     let boards = walk(book);
     for (key, board) in &boards {
         let r = book.get(*key).unwrap();
-        let mut best = leaf_contribution(&r, board);
+        // The leaf's score where a move leaves the book or the game is over.
+        let mut best = (r.leaf().is_some() || board.is_game_over()).then_some(i32::from(r.leaf_score));
         for (_, child) in board.successors() {
             if let Some(c) = book.get(child.canonical().0.key()) {
                 best = Some(best.map_or(-(c.value as i32), |b: i32| b.max(-(c.value as i32))));

@@ -8,12 +8,11 @@ use thorbook::board::Board;
 use thorbook::book::interchange::{
     self, BookFormat, EdaxDate, ExportFormat, ImportFault, InterchangeError, Location, Shortfall,
 };
-use thorbook::book::{Book, BookError, FieldFault, Record};
+use thorbook::book::{Book, BookError, FieldFault, LeafMove, Record};
 use thorbook::book::{BuildConfig, GameLine};
 use thorbook::search::Settings;
 use thorbook::testutil::searches::Searcher;
 use thorbook::testutil::walk;
-use thorbook::testutil::{leaf_move, LEAF_NONE};
 use thorbook::thor::{bundled_sources, LoadOptions, ThorDatabase};
 use thorbook::Move;
 
@@ -202,11 +201,7 @@ fn egaroucid_and_text_round_trips() {
     assert!(
         matches!(
             err,
-            InterchangeError::Invalid {
-                at: Location::Line(2),
-                what: ImportFault::Syntax { field: "back_up", .. },
-                ..
-            }
+            InterchangeError::Invalid { at: Location::Line(2), what: ImportFault::Syntax { field: "back_up", .. }, .. }
         ),
         "{err}"
     );
@@ -296,8 +291,8 @@ fn a_hand_written_edax_book_with_a_pass_and_no_leaf_imports_correctly() {
     let book = Book::open_verified(&imported.bytes[..]).unwrap();
     let (ha, hb, hc) = (book.probe(&a).unwrap(), book.probe(&b).unwrap(), book.probe(&c).unwrap());
     assert_eq!((ha.value(), hb.value(), hc.value()), (c_score as i32, -c_score as i32, c_score as i32));
-    assert_eq!(ha.record.leaf_move, leaf_move(LEAF_NONE), "A has no leaf: its move is in the book");
-    assert_eq!(hb.record.leaf_move, leaf_move(LEAF_NONE), "B's pass is in the book");
+    assert_eq!(ha.record.leaf_move, LeafMove::NONE, "A has no leaf: its move is in the book");
+    assert_eq!(hb.record.leaf_move, LeafMove::NONE, "B's pass is in the book");
     assert_eq!(hc.leaf_move(), Some(Move::Place(c_best.1)), "C's leaf, mapped back to C's orientation");
     assert_eq!(hc.record.leaf_score, c_score);
     assert!(hc.record.leaf_exact() && hc.record.leaf_depth as u32 == c.empty_count(), "level 60 is exact");
@@ -418,7 +413,7 @@ fn edax_text_export_imports_with_values_backed_up() {
 /// with the same records.
 #[test]
 fn version_1_and_2_books_are_read_and_upgraded() {
-    use thorbook::testutil::build_steps::old_format_book;
+    use crate::util::old_format_book;
     let bytes = mixed_book();
     let new = Book::open_verified(&bytes[..]).unwrap();
     assert_eq!(new.version(), 3);

@@ -81,6 +81,93 @@ pub fn build_book_bytes(games: &[thorbook::book::GameLine], config: &thorbook::b
     std::fs::read(&out).unwrap()
 }
 
+/// The stored byte of a valid record's leaf move, by `book-format.md`: a square
+/// 0..=63, 64 a pass, 255 none.
+pub fn leaf_move_byte(record: &thorbook::book::Record) -> u8 {
+    match record.leaf() {
+        Some(thorbook::Move::Place(sq)) => sq.index() as u8,
+        Some(thorbook::Move::Pass) => 64,
+        None => {
+            assert_eq!(record.leaf_move, thorbook::book::LeafMove::NONE, "a valid leaf move");
+            255
+        }
+    }
+}
+
+/// A book of sorted `records` under `params`, through the public text import: the
+/// records written as `book-format.md`'s *Text export* states (keys in hex, boards
+/// not given), which `book import` turns into the book of exactly those records.
+pub fn book_from_records(records: &[thorbook::book::Record], params: thorbook::book::BuildParams) -> Vec<u8> {
+    use std::fmt::Write;
+    let mut text = format!(
+        "# thorbook book export: key value leaf_move leaf_score leaf_depth exact games wins draws board \
+         leaf_selectivity\n# params max_ply={} depth={} exact_at={} selectivity={} min_games={} eval={:08x} back_up={}\n",
+        params.max_ply,
+        params.depth,
+        params.exact_at,
+        params.selectivity_tenths,
+        params.min_games,
+        params.eval_digest,
+        params.back_up
+    );
+    for r in records {
+        let leaf = r.leaf().map_or("-".to_string(), |m| m.to_string());
+        writeln!(
+            text,
+            "{:016x} {} {leaf} {} {} {} {} {} {} ? {}",
+            r.key,
+            r.value,
+            r.leaf_score,
+            r.leaf_depth,
+            r.flags & 1,
+            r.games,
+            r.wins,
+            r.draws,
+            r.leaf_selectivity
+        )
+        .unwrap();
+    }
+    thorbook::book::interchange::import(text.as_bytes()).expect("records a book can hold").bytes
+}
+
+/// The same records as a book of format version 1 or 2 (24-byte records, as thorbook
+/// wrote before version 3), written from `book-format.md`'s description of it.
+pub fn old_format_book(
+    records: &[thorbook::book::Record],
+    params: thorbook::book::BuildParams,
+    version: u32,
+) -> Vec<u8> {
+    let mut body = Vec::new();
+    for r in records {
+        body.extend_from_slice(&r.key.to_le_bytes());
+        body.extend_from_slice(&[r.value as u8, leaf_move_byte(r), r.leaf_score as u8, r.leaf_depth]);
+        body.extend_from_slice(&r.games.to_le_bytes());
+        body.extend_from_slice(&r.wins.to_le_bytes());
+        body.extend_from_slice(&r.draws.to_le_bytes());
+        body.extend_from_slice(&[r.flags, if version == 1 { 0 } else { r.leaf_selectivity }]);
+    }
+    let mut h = vec![0u8; 64];
+    h[0..8].copy_from_slice(b"THORBOOK");
+    h[8..12].copy_from_slice(&version.to_le_bytes());
+    h[12..16].copy_from_slice(&64u32.to_le_bytes());
+    h[16..20].copy_from_slice(&24u32.to_le_bytes());
+    h[20..28].copy_from_slice(&(records.len() as u64).to_le_bytes());
+    h[28..36].copy_from_slice(&0xd882_292b_5bdd_2f7au64.to_le_bytes());
+    h[36..39].copy_from_slice(&[params.max_ply, params.depth, params.exact_at]);
+    h[39] = params.selectivity_tenths;
+    h[40..44].copy_from_slice(&params.min_games.to_le_bytes());
+    h[44..48].copy_from_slice(&params.eval_digest.to_le_bytes());
+    h[48] = match params.back_up {
+        thorbook::book::BackUpRule::Negamax => 0,
+        thorbook::book::BackUpRule::Corrected => 1,
+    };
+    h[56..60].copy_from_slice(&crc32fast::hash(&body).to_le_bytes());
+    let crc = crc32fast::hash(&h[..60]);
+    h[60..64].copy_from_slice(&crc.to_le_bytes());
+    h.extend_from_slice(&body);
+    h
+}
+
 /// A naive reference of the back-up `book-format.md` states, over `records` in key
 /// order: every position reached from one of `roots` through book positions gets the
 /// best of its leaf and minus its book children's values (memoised recursion over a

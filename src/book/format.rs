@@ -74,10 +74,12 @@ fn bits(field: u64, shift: u32, bits: u32) -> u64 {
 pub struct LeafMove(u8);
 
 impl LeafMove {
-    /// No move leaves the book.
-    pub(crate) const NONE: LeafMove = LeafMove(255);
+    /// No move leaves the book (every move is in it, or the game is over). Public with
+    /// `PASS` and `From<Square>` so that a record of every kind can be written outside
+    /// the crate, `Record`'s fields being public.
+    pub const NONE: LeafMove = LeafMove(255);
     /// The side to move passes.
-    pub(crate) const PASS: LeafMove = LeafMove(64);
+    pub const PASS: LeafMove = LeafMove(64);
 
     /// A move (in canonical orientation).
     pub(crate) fn of(mv: Move) -> LeafMove {

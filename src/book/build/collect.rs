@@ -26,7 +26,7 @@ use crate::position::Position;
 /// keys a plan keeps (8 bytes a position), planning 10^8 positions stays within 2 GiB.
 pub(crate) const DEFAULT_SORT_MIB: u32 = 768;
 /// [`DEFAULT_SORT_MIB`] in bytes.
-#[cfg(any(test, feature = "testing"))]
+#[cfg(test)]
 pub(crate) const DEFAULT_SORT_BUDGET: usize = (DEFAULT_SORT_MIB as usize) << 20;
 
 /// The smallest budget accepted: a buffer of 64 positions (tests force many runs).

@@ -277,13 +277,6 @@ pub(crate) fn search_position(board: &Board, exclude: u64, search: &LeafSearch, 
     }
 }
 
-/// The book records of nodes and their leaves, valued at their leaves until the
-/// back-up ([`super::backup`]) gives them their values.
-#[cfg(any(test, feature = "testing"))]
-pub(crate) fn records(nodes: &[Node], leaves: &[Leaf]) -> Vec<Record> {
-    nodes.iter().zip(leaves).map(|(n, l)| record(n, l)).collect()
-}
-
 /// The book record of a position with its leaf, valued at the leaf.
 pub(crate) fn record(n: &Node, leaf: &Leaf) -> Record {
     let draws = u16::try_from(n.draws).unwrap_or(u16::MAX);

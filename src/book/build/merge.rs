@@ -14,7 +14,7 @@ use crate::book::format::{BuildParams, Record};
 use crate::book::Book;
 
 /// A merged book: its records in key order and the parameters its header states.
-#[cfg(any(test, feature = "testing"))]
+#[cfg(test)]
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Merged {
     /// Records in key order.
@@ -23,7 +23,7 @@ pub(crate) struct Merged {
     pub params: BuildParams,
 }
 
-#[cfg(any(test, feature = "testing"))]
+#[cfg(test)]
 impl Merged {
     /// The book file's bytes.
     pub(crate) fn to_bytes(&self) -> Result<Vec<u8>, crate::book::format::BookError> {
@@ -62,7 +62,7 @@ impl BuildParams {
 /// positions reachable from the start; others keep the value of the record chosen.
 /// Every choice depends only on the two records, so `merge(a, b)` and `merge(b, a)`
 /// are the same book; the header's parameters are `BuildParams::merged`.
-#[cfg(any(test, feature = "testing"))]
+#[cfg(test)]
 pub(crate) fn merge<A: AsRef<[u8]>, B: AsRef<[u8]>>(a: &Book<A>, b: &Book<B>) -> Merged {
     let mut by_key: std::collections::BTreeMap<u64, Record> = a.records().map(|r| (r.key, r)).collect();
     for r in b.records() {

@@ -21,14 +21,14 @@ pub(crate) mod merge;
 pub(crate) mod nodes;
 pub(crate) mod search;
 pub(crate) mod stream;
+#[cfg(test)]
+mod tests;
 
 pub(crate) use error::BuildError;
-#[cfg(any(test, feature = "testing"))]
-pub(crate) use leaf::records;
 pub(crate) use leaf::{leaf_record, score_leaf, Leaf, LeafSearch, LeafSpec};
 #[cfg(any(feature = "cli", feature = "testing", test))]
 pub(crate) use leaf::{record, search_position};
-#[cfg(any(test, feature = "testing"))]
+#[cfg(test)]
 pub(crate) use search::score_nodes;
 
 use super::format::BuildParams;

@@ -15,7 +15,7 @@ use crate::parallel_count::ParallelCount;
 /// The leaves of a build's `nodes` (sorted by key), scored by the logged search loop
 /// ([`super::leaflog::search_logged`]): each position's moves into the other nodes
 /// stay in the book.
-#[cfg(any(test, feature = "testing"))]
+#[cfg(test)]
 pub(crate) fn score_nodes(
     nodes: &[super::Node],
     search: &LeafSearch,

@@ -66,3 +66,31 @@ proptest! {
         }
     }
 }
+
+/// A leaf move code no position has (65..=254), written under valid checksums (the
+/// writer keeps the byte as it is, as it keeps a damaged book's), is refused by the
+/// full verification, named by record and byte; a probe of it reads no leaf move.
+#[test]
+fn a_leaf_move_code_out_of_range_is_refused_by_record_and_byte() {
+    let records: Vec<Record> = (0..5u8)
+        .map(|i| Record {
+            key: u64::from(i) << 40,
+            value: 3,
+            leaf_move: LeafMove::from_byte(if i == 2 { 70 } else { i }),
+            leaf_score: 3,
+            leaf_depth: 4,
+            games: 2,
+            wins: 1,
+            draws: 0,
+            flags: 0,
+            leaf_selectivity: 0,
+        })
+        .collect();
+    let bytes = Writer::write_all(&records, BuildParams::default()).unwrap();
+    let book = Book::open(&bytes[..]).unwrap();
+    assert_eq!(book.get(2 << 40).unwrap().leaf(), None);
+    let err = Book::open_verified(&bytes[..]).err().unwrap();
+    assert!(matches!(err, BookError::Field { index: 2, what: FieldFault::LeafMove { code: 70 }, .. }), "{err}");
+    let text = err.to_string();
+    assert!(text.contains("record 2 (byte 96,") && text.contains("leaf move code 70"), "{text}");
+}

@@ -133,7 +133,7 @@ impl Plan {
     /// positions collected in bounded memory (768 MiB for the
     /// buffer; see [`Plan::create_build_with_budget`]). The binary gives the budget
     /// (`--sort-mib`); tests and the synthetic plans take the default.
-    #[cfg(any(test, feature = "testing"))]
+    #[cfg(test)]
     pub fn create_build<I>(
         dir: &Path,
         games: I,

@@ -396,16 +396,6 @@ impl Plan {
         atomic_write(&final_path, &bytes).map_err(io(&final_path))
     }
 
-    /// Writes shard `index` complete with the leaves `leaf` gives instead of searches:
-    /// synthetic plans for measuring assembly at scale.
-    #[cfg(feature = "testing")]
-    #[doc(hidden)]
-    pub(crate) fn write_unsearched_shard(&self, index: u32, leaf: impl Fn(&Node) -> Leaf) -> Result<(), PlanError> {
-        self.check_index(index)?;
-        let all: Vec<(u64, Leaf)> = self.shard_nodes(index)?.iter().map(|n| (n.key, leaf(n))).collect();
-        self.write_shard_file(index, &all)
-    }
-
     /// Opens shard `index`'s checkpoint for appending, created with its header when
     /// absent, and locks it; returns it with the leaves it holds. A checkpoint of
     /// another plan or shard is an error (it is not overwritten); a cut-off last entry
