@@ -353,7 +353,19 @@ fn foreign_and_damaged_files_are_located_errors() {
     );
     let mut overlap = eg.clone();
     overlap[14 + 8..14 + 16].copy_from_slice(&eg[14..22]);
-    let msg = interchange::import(&overlap).unwrap_err().to_string();
+    let err = interchange::import(&overlap).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            InterchangeError::Invalid {
+                at: Location::Record { index: 0, byte: 14 },
+                what: ImportFault::BothColours,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let msg = err.to_string();
     assert!(msg.contains("position 0 (byte 14)"), "{msg}");
     for foreign in [&b"PK\x03\x04 zip"[..], b"", b"hello world\n"] {
         assert!(matches!(interchange::import(foreign), Err(InterchangeError::Unrecognised { .. })));
