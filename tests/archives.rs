@@ -223,11 +223,7 @@ fn damaged_text_is_located_and_the_rest_is_read() {
         "{}",
         db.anomalies()[1]
     );
-    assert!(
-        matches!(db.anomalies()[2].kind, AnomalyKind::Syntax { fault: TextFault::Cut }),
-        "{}",
-        db.anomalies()[2]
-    );
+    assert!(matches!(db.anomalies()[2].kind, AnomalyKind::Syntax { fault: TextFault::Cut }), "{}", db.anomalies()[2]);
     assert!(db.anomalies()[2].to_string().starts_with("broken.ggf: line 5 (byte"), "{}", db.anomalies()[2]);
 
     // Transcripts: an illegal move names its ply; JSON lines a syntax error.

@@ -7,11 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 use super::error::{io, PlanError, PlanFault};
-use super::rounds::{round_dir, INPUT_FILE};
-use super::spec::{hex, to_json, utf8_paths, PlanFile, PlanKind, PLAN_FORMAT};
+use super::spec::{hex, holds_growth, to_json, utf8_paths, ChecksFile, PlanFile, PlanKind, PLAN_FORMAT};
 use super::{check_shards, Assembled, Plan, Work, PLAN_FILE};
 use crate::book::build::checkpoint::positions_digest;
 use crate::book::build::leaflog::{LeafLog, LeafLogError};
@@ -19,15 +16,6 @@ use crate::book::build::nodes::{write_nodes, NODES_FILE};
 use crate::book::build::{LeafSpec, Node};
 use crate::book::check::audit::{Checks, ChecksKind};
 use crate::fileio::{atomic_write, Digest};
-
-/// The part of `plan.json` a checks plan adds.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(super) struct ChecksFile {
-    /// Whose searches: an audit's or a fix's.
-    run: ChecksKind,
-    /// The identity of the run's log.
-    identity: String,
-}
 
 /// A checks plan, opened.
 pub(super) struct ChecksWork {
@@ -92,7 +80,7 @@ impl Plan {
             }
             return Err(bad(PlanFault::OtherPlan));
         }
-        if dir.join(INPUT_FILE).exists() || round_dir(dir, 1).exists() {
+        if holds_growth(dir) {
             return Err(bad(PlanFault::HoldsGrowth));
         }
         std::fs::create_dir_all(dir).map_err(io(dir))?;

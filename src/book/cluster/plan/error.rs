@@ -87,8 +87,13 @@ pub enum PlanFault {
     #[error("not a thorbook plan: {0}")]
     NotAPlan(String),
     /// A plan of another format version.
-    #[error("format `{0}` is not `{format}`: made by another thorbook version; plan again with this one", format = super::spec::PLAN_FORMAT)]
-    Format(String),
+    #[error("format `{found}` is not `{expected}`: made by another thorbook version; plan again with this one")]
+    Format {
+        /// The format the file states.
+        found: String,
+        /// The format this build reads and writes.
+        expected: &'static str,
+    },
     /// A digest or a count in the plan disagrees with its settings or positions.
     #[error("the plan's settings or positions do not match its digest (edited or damaged)")]
     DigestMismatch,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::error::{io, PlanError, PlanFault};
-use super::spec::{hex, to_json, utf8_paths, PlanFile, PlanKind, RoundFile, PLAN_FORMAT};
+use super::spec::{hex, round_dir, to_json, utf8_paths, PlanFile, PlanKind, RoundFile, INPUT_FILE, PLAN_FORMAT};
 use super::{check_shards, Assembled, Plan, Work, PLAN_FILE};
 use crate::board::Board;
 use crate::book::build::checkpoint::positions_digest;
@@ -19,8 +19,6 @@ use crate::fileio::{atomic_write, read_mapped, Bytes, Digest};
 
 /// The file a rounds directory gets when its growth is over.
 pub(super) const FINISHED_FILE: &str = "finished.json";
-/// The input book copied into a rounds directory.
-pub(super) const INPUT_FILE: &str = "input.tbk";
 /// A round's book, in its own directory.
 const ROUND_BOOK: &str = "book.tbk";
 
@@ -70,11 +68,6 @@ pub enum Planned {
     Round(Box<Plan>),
     /// Nothing to do: the book (the input with the growth's header) is written.
     Finished(Finished),
-}
-
-/// The directory of round `number` in a rounds directory.
-pub(super) fn round_dir(rounds_dir: &Path, number: u32) -> PathBuf {
-    rounds_dir.join(format!("round-{number:04}"))
 }
 
 /// The last round planned in `dir`, if it holds rounds.

@@ -1,20 +1,44 @@
-//! `plan.json`: what a plan records (every setting, its inputs' identity, its kind)
-//! and the digests that tie a plan's files together.
+//! `plan.json`: what a plan records (every setting, its inputs' identity, its kind),
+//! the digests that tie a plan's files together, and the names of a plan directory's
+//! files that more than one kind of plan reads. (Below the plan kinds: `checks` and
+//! `rounds` use it, it uses neither.)
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::checks;
 use super::error::{PlanError, PlanFault};
 use crate::book::build::checkpoint::{build_identity_bytes, BuildIdentity};
 use crate::book::build::LeafSpec;
+use crate::book::check::audit::ChecksKind;
 use crate::book::grow::Growth;
 use crate::book::BackUpRule;
 use crate::eval::EvalSource;
 use crate::fileio::Digest;
 use crate::search::{Selectivity, Strength};
 use std::time::Duration;
+
+/// The input book copied into a rounds directory.
+pub(super) const INPUT_FILE: &str = "input.tbk";
+
+/// The directory of round `number` in a rounds directory.
+pub(super) fn round_dir(rounds_dir: &Path, number: u32) -> PathBuf {
+    rounds_dir.join(format!("round-{number:04}"))
+}
+
+/// Whether `dir` holds a growth's rounds (its input book or its first round).
+pub(super) fn holds_growth(dir: &Path) -> bool {
+    dir.join(INPUT_FILE).exists() || round_dir(dir, 1).exists()
+}
+
+/// The part of `plan.json` a checks plan adds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(super) struct ChecksFile {
+    /// Whose searches: an audit's or a fix's.
+    pub(super) run: ChecksKind,
+    /// The identity of the run's log.
+    pub(super) identity: String,
+}
 
 /// The format `plan.json` names. Format 1 plans (digests of two CRC-32s, the planning
 /// host's thread count) are refused: plan again.
@@ -97,7 +121,7 @@ pub(crate) struct PlanFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) round: Option<RoundFile>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(super) checks: Option<checks::ChecksFile>,
+    pub(super) checks: Option<ChecksFile>,
     /// A build's positions in each shard, so that reporting on a plan needs no more
     /// than this file (plans made before: empty, and the positions file is read).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -156,7 +180,7 @@ impl PlanFile {
         let bad = |fault: PlanFault| PlanError::file(path, fault);
         let file: PlanFile = serde_json::from_str(text).map_err(|e| bad(PlanFault::NotAPlan(e.to_string())))?;
         if file.format != PLAN_FORMAT {
-            return Err(bad(PlanFault::Format(file.format)));
+            return Err(bad(PlanFault::Format { found: file.format, expected: PLAN_FORMAT }));
         }
         let kind_ok = match file.kind {
             PlanKind::Build => file.round.is_none() && file.checks.is_none(),
