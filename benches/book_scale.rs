@@ -1,11 +1,12 @@
 //! Books at cluster scale, on synthetic data (nothing of it is committed):
 //!
 //! - `cargo bench --bench book_scale -- plan POSITIONS SHARDS DIR` writes random games
-//!   (up to ply 24, transcripts in `DIR/games.txt`) for at least POSITIONS positions,
-//!   plans a build of them in SHARDS shards in DIR with `thorbook book plan build`, and
-//!   writes every shard with synthetic leaves (a legal move, a score drawn from the
-//!   key) instead of searching them, as `book-format.md`'s *Sharded builds* describes
-//!   the plan's `nodes.bin` and the shard files;
+//!   (up to ply 24, a draw unless over sooner; transcripts in `DIR/games.txt`) for at
+//!   least POSITIONS positions, plans a build of them in SHARDS shards in DIR with
+//!   `thorbook book plan build`, and writes every shard with synthetic leaves (a legal
+//!   move, a score drawn from the key) instead of searching them, as
+//!   `book-format.md`'s *Sharded builds* describes the plan's `nodes.bin` and the
+//!   shard files;
 //! - `/usr/bin/time -v thorbook book assemble DIR -o BOOK` then measures the assembly
 //!   (wall time, peak RSS);
 //! - `cargo bench --bench book_scale -- probe BOOK` measures opening the book, a full
@@ -62,7 +63,14 @@ fn random_game(rng: &mut Rng) -> GameLine {
         moves.push(Move::Place(sq));
         board = board.play(sq).expect("legal");
     }
-    GameLine { moves, black_score: Some(32) }
+    // A game that ended keeps its score; one cut at the last ply is called a draw.
+    let black_to_move = moves.len() % 2 == 0;
+    let black_difference = match (board.is_game_over(), black_to_move) {
+        (false, _) => 0,
+        (true, true) => board.final_score(),
+        (true, false) => -board.final_score(),
+    };
+    GameLine { moves, black_score: Some(u8::try_from(32 + black_difference / 2).expect("0..=64 discs")) }
 }
 
 /// The random games of `plan POSITIONS`, made as they are read.
@@ -88,7 +96,10 @@ fn plan(positions: usize, shards: u32, dir: &std::path::Path) {
     let transcripts = dir.join("games.txt");
     let mut out = std::io::BufWriter::new(std::fs::File::create(&transcripts).unwrap());
     for game in games {
-        writeln!(out, "{}", thorbook::square::format_moves(&game.moves)).unwrap();
+        // With its result, black's disc difference, so that `update` (which takes the
+        // games as they are made) and the plan count the same games the same way.
+        let black_difference = 2 * i32::from(game.black_score.expect("a result")) - 64;
+        writeln!(out, "{} {black_difference:+}", thorbook::square::format_moves(&game.moves)).unwrap();
     }
     out.into_inner().unwrap().sync_all().unwrap();
     let start = Instant::now();

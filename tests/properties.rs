@@ -7,7 +7,6 @@
 use proptest::prelude::*;
 use thorbook::board::{Board, Squares};
 use thorbook::book::interchange::{ImportFault, InterchangeError};
-
 use thorbook::book::Book;
 use thorbook::engine::{Engine, EngineConfig, EngineError, MoveSource};
 use thorbook::eval::AnyEval;

@@ -211,11 +211,10 @@ pub fn choose_move<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position, choice: BookC
 /// API show it.
 #[derive(Clone, Debug, Serialize)]
 pub struct BookQuery {
-    /// The position (`board` in JSON, as board text).
-    #[serde(rename = "board", serialize_with = "board_text")]
+    /// The position, its side to move included (in JSON, `board` as board text and
+    /// `side_to_move`, `black` or `white`).
+    #[serde(flatten, serialize_with = "position_fields")]
     pub position: Position,
-    /// The side to move (`black` or `white`).
-    pub side_to_move: Color,
     /// Whether the position is a book position.
     pub in_book: bool,
     /// Its value for the side to move.
@@ -231,8 +230,13 @@ pub struct BookQuery {
     pub line: Vec<Move>,
 }
 
-fn board_text<S: serde::Serializer>(pos: &Position, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(&pos.to_board_text())
+/// The position as the JSON has always shown it: two fields, one of them derived.
+fn position_fields<S: serde::Serializer>(pos: &Position, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeStruct;
+    let mut fields = s.serialize_struct("Position", 2)?;
+    fields.serialize_field("board", &pos.to_board_text())?;
+    fields.serialize_field("side_to_move", &pos.side)?;
+    fields.end()
 }
 
 /// The book's view of `pos`.
@@ -244,7 +248,6 @@ pub fn query<D: AsRef<[u8]>>(book: &Book<D>, pos: &Position) -> BookQuery {
         Squares(pos.board.legal_moves()).map(Move::Place).filter(|m| !listed.contains(m)).collect();
     BookQuery {
         position: *pos,
-        side_to_move: pos.side,
         in_book: hit.is_some(),
         value: hit.map(|h| h.value()),
         games: hit.map(|h| h.record.games),

@@ -335,7 +335,7 @@ fn query(args: QueryArgs) -> anyhow::Result<ExitCode> {
         };
         let rate = m.black_win_rate.map_or(String::new(), |r| format!("{:.1}%", 100.0 * r));
         let games = if m.in_book { m.games.to_string() } else { String::new() };
-        outln!("{:<5} {:>+6} {:>6}  {:<26} {:>7} {:>10}", m.mv.to_string(), m.score, t.grade, source, games, rate);
+        outln!("{:<5} {:>+6} {:>6}  {:<26} {:>7} {:>10}", m.mv, m.score, t.grade, source, games, rate);
     }
     if !out.not_in_book.is_empty() {
         let moves: Vec<String> = out.not_in_book.iter().map(Move::to_string).collect();

@@ -206,7 +206,6 @@ impl TranspositionTable {
     /// When the memory cannot be had; use [`TranspositionTable::try_new`] for sizes a
     /// user chose. Tests only: the library sizes tables through `try_new`.
     #[cfg(test)]
-    #[cfg(test)]
     pub(crate) fn new(mib: usize) -> TranspositionTable {
         TranspositionTable::try_new(mib).unwrap_or_else(|e| panic!("{e}"))
     }
