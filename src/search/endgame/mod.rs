@@ -3,12 +3,7 @@
 //!
 //! Layers by number of empty squares, because the best technique changes with the
 //! size of the tree:
-//! - 1–4 empties: dedicated code over explicit square lists, no move generation, no
-//!   table (most nodes of any solve live here; they must be cheap);
-//! - 5–`SHALLOW_MAX`: null-window search without a table, with stability cut-offs;
-//!   at 5 empties moves in quadrants with an odd number of empties first, better
-//!   squares first within each (corners first, X squares last); from 6 empties
-//!   fewest opponent replies first, parity breaking ties;
+//! - 1–`SHALLOW_MAX` empties: null-window search without a table ([`shallow`]);
 //! - above: null-window search with a transposition table (bounds and best move),
 //!   fastest-first ordering (fewest opponent replies first, corners counted double,
 //!   potential mobility as tie-break, the table's move before all; from
@@ -35,11 +30,15 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::moves::{insert_sorted, MoveList, OrderedMove};
+mod order;
+mod shallow;
+
+use order::{fastest_first, ordered_moves};
+use super::moves::{MoveList, OrderedMove};
 use super::split::{self, SplitSearch};
 use super::tt::{TableKey, TranspositionTable};
 use super::NodeBudget;
-use crate::board::{flips, last_flip_count, legal_moves, Board, Squares};
+use crate::board::{flips, legal_moves, Board, Squares};
 use crate::eval::Evaluator;
 use crate::square::{Move, Square};
 use crate::stability::stable_discs;
@@ -58,32 +57,8 @@ const SPLIT_MIN: u32 = 14;
 /// `midgame::EXACT_SEED_SELECTIVITY`: from 12, 101.7 M nodes in 5.26 s; from 13,
 /// 106.4 M, 4.84 s; from 14, 109.9 M, 4.58 s; from 16, 121.4 M, 4.58 s.
 pub(crate) const EVAL_ORDER_MIN: u32 = 14;
-/// From this many empties the null-window search without a table orders its moves by
-/// the opponent's replies, as the sorted search does (FFO #20–39 on one thread: 176.3 M
-/// nodes ordered by parity and square class alone, 151.1 M sorting at 7 empties,
-/// 135.8 M at 6 and 7, in no more time: 7.23–7.34 s against 7.44–7.85 s for 194.2 M
-/// before either change; 125.2 M sorting from 5 took 5% longer; adding the sorted
-/// search's potential-mobility tie-break gave 136.1 M, slower).
-const SHALLOW_SORT_MIN: u32 = 6;
-/// Squares by how good a move there usually is, the shallowest searches' order within
-/// a parity class: corners, the centre's diagonal and the rest of the centre, edges,
-/// the second ring, C and X squares (FFO #20–39 on one thread: 194.2 M nodes in
-/// square-number order, 176.3 M in this one).
-const SQUARE_CLASSES: [u64; 7] = [
-    0x8100_0000_0000_0081,
-    0x0000_2400_0024_0000,
-    0x0000_1824_2418_0000,
-    0x3C00_8181_8181_003C,
-    0x003C_4242_4242_3C00,
-    0x4281_0000_0000_8142,
-    0x0042_0000_0000_4200,
-];
 /// Nodes between checks of the stop flag.
 const STOP_CHECK_INTERVAL: u64 = 1024;
-
-/// Quadrant masks for parity ordering.
-const QUADRANTS: [u64; 4] =
-    [0x0000_0000_0F0F_0F0F, 0x0000_0000_F0F0_F0F0, 0x0F0F_0F0F_0000_0000, 0xF0F0_F0F0_0000_0000];
 
 /// Alpha from which a stability cut-off is worth trying, by empties (a cut needs
 /// many stable opponent discs, so low alphas never cut).
@@ -97,18 +72,6 @@ const STABILITY_THRESHOLD: [i32; 61] = {
     }
     t
 };
-
-/// Squares in quadrants holding an odd number of empties.
-#[inline]
-fn odd_quadrants(empty: u64) -> u64 {
-    let mut odd = 0;
-    for q in QUADRANTS {
-        if (empty & q).count_ones() & 1 == 1 {
-            odd |= q;
-        }
-    }
-    odd
-}
 
 /// The solver's state for one thread: shared table, own node counter.
 pub(crate) struct Solver<'a> {
@@ -468,185 +431,6 @@ impl<'a> Solver<'a> {
         best
     }
 
-    /// Null-window search of 1–7 empties without a table: 1–4 by [`Solver::solve_small`],
-    /// 5–7 with a stability cut-off and moves sorted by the opponent's replies from
-    /// [`SHALLOW_SORT_MIN`] empties, by parity and square class below.
-    fn nws_shallow(&mut self, p: u64, o: u64, alpha: i32, empties: u32) -> i32 {
-        self.nws_shallow_moves(p, o, alpha, empties, None)
-    }
-
-    /// [`Solver::nws_shallow`] where the parent may know the legal moves already (its
-    /// sorting generated them).
-    fn nws_shallow_moves(&mut self, p: u64, o: u64, alpha: i32, empties: u32, known: Option<u64>) -> i32 {
-        if empties <= 4 {
-            return self.solve_small(p, o, alpha);
-        }
-        self.nodes += 1;
-        if alpha >= STABILITY_THRESHOLD[empties as usize] {
-            let upper = 64 - 2 * stable_discs(o, p).count_ones() as i32;
-            if upper <= alpha {
-                return upper;
-            }
-        }
-        let moves = known.unwrap_or_else(|| legal_moves(p, o));
-        if moves == 0 {
-            if legal_moves(o, p) == 0 {
-                return Board { player: p, opponent: o }.final_score();
-            }
-            return -self.nws_shallow(o, p, -alpha - 1, empties);
-        }
-        let odd = odd_quadrants(!(p | o));
-        let mut best = -65;
-        if empties >= SHALLOW_SORT_MIN {
-            // Fastest first, an odd quadrant breaking ties; each child's moves are the
-            // replies counted here, so it need not generate them again.
-            let mut list =
-                [OrderedMove { square: Square::new(0), flips: 0, cost: 0, replies: 0 }; SHALLOW_MAX as usize];
-            for (n, sq) in Squares(moves).enumerate() {
-                let f = flips(p, o, sq);
-                let replies = legal_moves(o ^ f, p | f | sq.bit());
-                let cost = replies_cost(replies) - if odd & sq.bit() != 0 { 8 } else { 0 };
-                insert_sorted(&mut list, n, OrderedMove { square: sq, flips: f, cost, replies }, |m| m.cost);
-            }
-            for &m in &list[..moves.count_ones() as usize] {
-                let (cp, co) = (o ^ m.flips, p | m.flips | m.square.bit());
-                let v = -self.nws_shallow_moves(cp, co, -alpha - 1, empties - 1, Some(m.replies));
-                if v > best {
-                    best = v;
-                    if v > alpha {
-                        return v;
-                    }
-                }
-            }
-            return best;
-        }
-        let (order, n) = by_parity_and_class(moves, odd);
-        for &sq in &order[..n] {
-            let f = flips(p, o, sq);
-            let v = -self.nws_shallow(o ^ f, p | f | sq.bit(), -alpha - 1, empties - 1);
-            if v > best {
-                best = v;
-                if v > alpha {
-                    return v;
-                }
-            }
-        }
-        best
-    }
-
-    /// Dispatch for 1–4 empties, squares in parity and square-class order.
-    #[inline]
-    fn solve_small(&mut self, p: u64, o: u64, alpha: i32) -> i32 {
-        let empty = !(p | o);
-        let (order, n) = by_parity_and_class(empty, odd_quadrants(empty));
-        let sq = [order[0], order[1], order[2], order[3]];
-        match n {
-            4 => self.solve4(p, o, alpha, sq),
-            3 => self.solve3(p, o, alpha, sq[0], sq[1], sq[2]),
-            2 => self.solve2(p, o, alpha, sq[0], sq[1]),
-            1 => self.solve1(p, o, sq[0]),
-            _ => Board { player: p, opponent: o }.final_score(),
-        }
-    }
-
-    fn solve4(&mut self, p: u64, o: u64, alpha: i32, sq: [Square; 4]) -> i32 {
-        self.nodes += 1;
-        let mut best = -65;
-        for i in 0..4 {
-            let x = sq[i];
-            let f = flips(p, o, x);
-            if f != 0 {
-                let rest = match i {
-                    0 => [sq[1], sq[2], sq[3]],
-                    1 => [sq[0], sq[2], sq[3]],
-                    2 => [sq[0], sq[1], sq[3]],
-                    _ => [sq[0], sq[1], sq[2]],
-                };
-                let v = -self.solve3(o ^ f, p | f | x.bit(), -alpha - 1, rest[0], rest[1], rest[2]);
-                if v > best {
-                    best = v;
-                    if v > alpha {
-                        return v;
-                    }
-                }
-            }
-        }
-        if best > -65 {
-            return best;
-        }
-        if sq.iter().any(|&x| flips(o, p, x) != 0) {
-            return -self.solve4(o, p, -alpha - 1, sq);
-        }
-        Board { player: p, opponent: o }.final_score()
-    }
-
-    fn solve3(&mut self, p: u64, o: u64, alpha: i32, a: Square, b: Square, c: Square) -> i32 {
-        self.nodes += 1;
-        let mut best = -65;
-        for (x, y, z) in [(a, b, c), (b, a, c), (c, a, b)] {
-            let f = flips(p, o, x);
-            if f != 0 {
-                let v = -self.solve2(o ^ f, p | f | x.bit(), -alpha - 1, y, z);
-                if v > best {
-                    best = v;
-                    if v > alpha {
-                        return v;
-                    }
-                }
-            }
-        }
-        if best > -65 {
-            return best;
-        }
-        if flips(o, p, a) | flips(o, p, b) | flips(o, p, c) != 0 {
-            return -self.solve3(o, p, -alpha - 1, a, b, c);
-        }
-        Board { player: p, opponent: o }.final_score()
-    }
-
-    fn solve2(&mut self, p: u64, o: u64, alpha: i32, a: Square, b: Square) -> i32 {
-        self.nodes += 1;
-        let mut best = -65;
-        let f = flips(p, o, a);
-        if f != 0 {
-            best = -self.solve1(o ^ f, p | f | a.bit(), b);
-            if best > alpha {
-                return best;
-            }
-        }
-        let f = flips(p, o, b);
-        if f != 0 {
-            return best.max(-self.solve1(o ^ f, p | f | b.bit(), a));
-        }
-        if best > -65 {
-            return best;
-        }
-        if flips(o, p, a) | flips(o, p, b) != 0 {
-            return -self.solve2(o, p, -alpha - 1, a, b);
-        }
-        Board { player: p, opponent: o }.final_score()
-    }
-
-    /// One empty square: the last move decides everything.
-    #[inline]
-    fn solve1(&mut self, p: u64, o: u64, x: Square) -> i32 {
-        self.nodes += 1;
-        let discs = p.count_ones() as i32;
-        let n = last_flip_count(p, x) as i32;
-        if n > 0 {
-            return 2 * (discs + n + 1) - 64;
-        }
-        let n = last_flip_count(o, x) as i32;
-        if n > 0 {
-            return 2 * (discs - n) - 64;
-        }
-        // Nobody can play: 63 discs, the empty square goes to the winner.
-        if 2 * discs > 63 {
-            2 * discs - 62
-        } else {
-            2 * discs - 64
-        }
-    }
 }
 
 impl SplitSearch for Solver<'_> {
@@ -700,83 +484,3 @@ impl SplitSearch for Solver<'_> {
     }
 }
 
-/// Each square's place in [`SQUARE_CLASSES`].
-const SQUARE_CLASS: [u8; 64] = {
-    let mut table = [0; 64];
-    let mut c = 0;
-    while c < SQUARE_CLASSES.len() {
-        let mut sq = 0;
-        while sq < 64 {
-            if SQUARE_CLASSES[c] & (1 << sq) != 0 {
-                table[sq] = c as u8;
-            }
-            sq += 1;
-        }
-        c += 1;
-    }
-    table
-};
-
-/// The most squares [`by_parity_and_class`] orders: the moves of a node that is not
-/// sorted, or the empties of one solved by [`Solver::solve_small`].
-const PARITY_ORDER_MAX: usize = SHALLOW_SORT_MIN as usize - 1;
-const _: () = assert!(PARITY_ORDER_MAX >= 4);
-
-/// The squares of `set` (at most [`PARITY_ORDER_MAX`]): those in `odd` first, each part
-/// in [`SQUARE_CLASSES`] order; and how many there are.
-#[inline]
-fn by_parity_and_class(set: u64, odd: u64) -> ([Square; PARITY_ORDER_MAX], usize) {
-    let mut out = [(0u8, Square::new(0)); PARITY_ORDER_MAX];
-    let mut n = 0;
-    for sq in Squares(set) {
-        let key = SQUARE_CLASS[sq.index()] + if odd & sq.bit() != 0 { 0 } else { 8 };
-        insert_sorted(&mut out, n, (key, sq), |&(k, _)| k);
-        n += 1;
-    }
-    (out.map(|(_, sq)| sq), n)
-}
-
-/// The ordering cost of leaving the opponent `replies` (fastest first): 64 per reply, a
-/// corner reply counting double.
-#[inline]
-fn replies_cost(replies: u64) -> i32 {
-    (replies.count_ones() + (replies & crate::board::masks::CORNERS).count_ones()) as i32 * 64
-}
-
-/// The moves of a node with ordering costs attached (sorted by the caller): the
-/// table's move first, then fewest opponent replies (a reply on a corner counts
-/// double, 64 per reply), ties broken by `tiebreak(position after the move, move,
-/// its replies)`. With `tt`, each child's table bucket is prefetched.
-/// Generic so that each ordering compiles to its own loop: this runs at every node.
-#[inline]
-fn ordered_moves(
-    board: &Board,
-    moves: u64,
-    tt_move: Option<Square>,
-    tt: Option<&TranspositionTable>,
-    tiebreak: impl Fn(&Board, Square, u64) -> i32,
-) -> MoveList {
-    let mut list = MoveList::new();
-    for sq in Squares(moves) {
-        let f = flips(board.player, board.opponent, sq);
-        let child = board.play_flips(sq, f);
-        if let Some(tt) = tt {
-            tt.prefetch(TableKey::of(&child));
-        }
-        let replies = child.legal_moves();
-        let cost = if Some(sq) == tt_move { i32::MIN } else { replies_cost(replies) + tiebreak(&child, sq, replies) };
-        list.push(OrderedMove { square: sq, flips: f, cost, replies });
-    }
-    list
-}
-
-/// Fastest-first ties: potential mobility, corners taken, an odd quadrant.
-#[inline]
-fn fastest_first(board: &Board, moves: u64, tt_move: Option<Square>, tt: Option<&TranspositionTable>) -> MoveList {
-    let odd = odd_quadrants(board.empties());
-    ordered_moves(board, moves, tt_move, tt, |child, sq, _| {
-        let potential = crate::board::adjacent_empties(child.opponent, child.empties()).count_ones() as i32;
-        let corner_stab = (child.opponent & crate::board::masks::CORNERS).count_ones() as i32;
-        potential * 4 - corner_stab * 32 - if odd & sq.bit() != 0 { 8 } else { 0 }
-    })
-}
