@@ -112,14 +112,11 @@ crate::cpu::dispatched! {
     /// Kogge–Stone flood with doubling: for each of the 8 directions, three shift steps
     /// cover runs of up to six opponent discs. The x86-64-v3 copy runs the eight
     /// directions as four-lane AVX2 shifts (`crate::cpu`).
-    pub(crate) fn legal_moves(p: u64, o: u64) -> u64 = legal_moves_inline / legal_moves_v3, legal_moves_v4, legal_moves_base;
+    pub(crate) fn legal_moves(p: u64, o: u64) -> u64 = legal_moves_body / legal_moves_v3, legal_moves_v4, legal_moves_base;
 }
 
-/// [`legal_moves`] for a caller compiled for one CPU level (a copy made by
-/// `crate::cpu::dispatched!`), which inlines it with that level's instructions rather
-/// than calling the dispatcher.
 #[inline(always)]
-pub(crate) fn legal_moves_inline(p: u64, o: u64) -> u64 {
+fn legal_moves_body(p: u64, o: u64) -> u64 {
     let empty = !(p | o);
     let inner = o & masks::NOT_A_H_FILES;
     let moves = flood_left(p, inner, 1)
@@ -159,12 +156,11 @@ crate::cpu::dispatched! {
     ///
     /// Per ray, the first square that is not an opponent disc is found with one
     /// trailing/leading-zero count; the run before it flips when that square is `p`'s.
-    pub(crate) fn flips(p: u64, o: u64, sq: Square) -> u64 = flips_inline / flips_v3, flips_v4, flips_base;
+    pub(crate) fn flips(p: u64, o: u64, sq: Square) -> u64 = flips_body / flips_v3, flips_v4, flips_base;
 }
 
-/// [`flips`] for a caller compiled for one CPU level, as [`legal_moves_inline`].
 #[inline(always)]
-pub(crate) fn flips_inline(p: u64, o: u64, sq: Square) -> u64 {
+fn flips_body(p: u64, o: u64, sq: Square) -> u64 {
     let rays = &RAYS[sq.index()];
     let mut flipped = 0u64;
     let mut d = 0;

@@ -248,7 +248,7 @@ impl<'a> Solver<'a> {
     }
 
     /// Principal-variation search of a node with a full window.
-    fn pvs(&mut self, board: &Board, mut alpha: i32, beta: i32) -> (i32, Option<Square>) {
+    pub(crate) fn pvs(&mut self, board: &Board, mut alpha: i32, beta: i32) -> (i32, Option<Square>) {
         self.nodes += 1;
         let empties = board.empty_count();
         if empties <= SHALLOW_MAX {
@@ -458,8 +458,8 @@ impl SplitSearch for Solver<'_> {
         helper
     }
 
-    fn cut_flags(&mut self) -> &mut Vec<Arc<AtomicBool>> {
-        &mut self.cut_flags
+    fn add_cut_flag(&mut self, flag: Arc<AtomicBool>) {
+        self.cut_flags.push(flag);
     }
 
     fn must_stop(&self) -> bool {

@@ -54,9 +54,8 @@ const SQUARE_CLASS: [u8; 64] = {
     table
 };
 
-/// The most squares [`by_parity_and_class`] orders: the moves of a node of 5 empties
-/// (which are not sorted by replies), or the empties of one of 4.
-pub(super) const PARITY_ORDER_MAX: usize = 5;
+/// The most squares [`by_parity_and_class`] orders: the empties of a node of 4.
+pub(super) const PARITY_ORDER_MAX: usize = 4;
 
 /// The squares of `set` (at most [`PARITY_ORDER_MAX`]): those in `odd` first, each part
 /// in [`SQUARE_CLASSES`] order; and how many there are.

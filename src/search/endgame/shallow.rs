@@ -2,35 +2,31 @@
 //! where most nodes of any solve are (FFO #20–39: 78% of the nodes have 4 empties or
 //! fewer, 95% 7 or fewer).
 //!
-//! - 5–[`SHALLOW_MAX`] empties: a stability cut-off, then the moves: from
-//!   [`SHALLOW_SORT_MIN`] empties sorted by the opponent's replies (each child takes the
-//!   replies counted for it as its own moves), below in quadrants with an odd number
-//!   of empties first and by square class within each;
-//! - 1–4 empties: dedicated code over the explicit empty squares in parity and class
-//!   order, with no move generation (a square is tried where it flips something), and
-//!   the last move's flips counted from tables ([`last_flip_count`]).
+//! - 5–[`SHALLOW_MAX`] empties: a stability cut-off, then the moves sorted by the
+//!   opponent's replies, a quadrant with an odd number of empties breaking ties (each
+//!   child takes the replies counted for it as its own moves);
+//! - 1–4 empties: a stability cut-off at 4, then dedicated code over the explicit
+//!   empty squares in parity and class order, with no move generation (a square is
+//!   tried where an opponent disc is next to it and it flips something), and the last
+//!   move's flips counted from tables ([`last_flip_count`]).
 //!
-//! The whole layer is compiled once per CPU level (`crate::cpu::dispatched!`) with
-//! move generation and flips inlined into it, so that a node costs no call for its
-//! kernels and no level check but its own: the 1–4-empty solver runs a few hundred
-//! million flips a second, and a call apiece cost a fifth of its time.
+//! Compiling this layer once per CPU level with move generation and flips inlined
+//! (`crate::cpu::dispatched!`) instead of calling the kernels' dispatchers made it no
+//! faster (FFO #20–39, one thread, 6 runs each: median 3.45 s against 3.29 s).
 
 use super::order::{by_parity_and_class, odd_quadrants, replies_cost, NO_MOVE};
 use super::{Solver, SHALLOW_MAX, STABILITY_THRESHOLD};
-use crate::board::{flips_inline, last_flip_count, legal_moves_inline, Board, Squares};
+use crate::board::{flips, last_flip_count, legal_moves, Board, Squares};
 use crate::search::moves::{insert_sorted, OrderedMove};
 use crate::square::Square;
 use crate::stability::stable_discs;
 
-/// From this many empties the null-window search without a table orders its moves by
-/// the opponent's replies, as the sorted search does (FFO #20–39 on one thread: 176.3 M
-/// nodes ordered by parity and square class alone, 151.1 M sorting at 7 empties,
-/// 135.8 M at 6 and 7, in no more time: 7.23–7.34 s against 7.44–7.85 s for 194.2 M
-/// before either change; 125.2 M sorting from 5 took 5% longer; adding the sorted
-/// search's potential-mobility tie-break gave 136.1 M, slower).
-pub(super) const SHALLOW_SORT_MIN: u32 = 6;
-const _: () = assert!(SHALLOW_SORT_MIN as usize - 1 <= super::order::PARITY_ORDER_MAX);
-
+/// Sorting the moves by the opponent's replies pays from 5 empties: FFO #20–39 on one
+/// thread, with the selective passes of `midgame::end`, 69.2 M nodes sorting from 6
+/// and 64.7 M from 5 (3.70 s and 3.83 s); in the first measures, before the passes,
+/// 176.3 M ordered by parity and square class alone, 151.1 M sorting at 7, 135.8 M at
+/// 6 and 7 (in no more time), 125.2 M from 5 but 5% slower; the sorted search's
+/// potential-mobility tie-break gave 136.1 M, slower.
 /// The squares around each square: a move there flips something only if one of them
 /// holds an opponent disc, which is checked before the flips are computed (at the last
 /// empties many squares are not a move for the side to move).
@@ -56,14 +52,14 @@ static NEIGHBOURS: [u64; 64] = {
     t
 };
 
-/// The discs of `o` that `p` flips by playing the empty square `sq`: [`flips_inline`]
+/// The discs of `o` that `p` flips by playing the empty square `sq`: [`flips`]
 /// after the cheap check that an opponent disc is next to it.
-#[inline(always)]
+#[inline]
 fn flips_near(p: u64, o: u64, sq: Square) -> u64 {
     if NEIGHBOURS[sq.index()] & o == 0 {
         return 0;
     }
-    flips_inline(p, o, sq)
+    flips(p, o, sq)
 }
 
 impl Solver<'_> {
@@ -74,15 +70,9 @@ impl Solver<'_> {
         self.nws_shallow_moves(p, o, alpha, empties, None)
     }
 
-    crate::cpu::dispatched! {
-        /// [`Solver::nws_shallow`] where the parent may know the legal moves already
-        /// (its sorting generated them).
-        pub(super) fn nws_shallow_moves(&mut self, p: u64, o: u64, alpha: i32, empties: u32, known: Option<u64>) -> i32
-            = nws_shallow_body / nws_shallow_v3, nws_shallow_v4, nws_shallow_base;
-    }
-
-    #[inline(always)]
-    fn nws_shallow_body(&mut self, p: u64, o: u64, alpha: i32, empties: u32, known: Option<u64>) -> i32 {
+    /// [`Solver::nws_shallow`] where the parent may know the legal moves already (its
+    /// sorting generated them).
+    pub(super) fn nws_shallow_moves(&mut self, p: u64, o: u64, alpha: i32, empties: u32, known: Option<u64>) -> i32 {
         if empties <= 4 {
             return self.solve_small(p, o, alpha);
         }
@@ -93,41 +83,27 @@ impl Solver<'_> {
                 return upper;
             }
         }
-        let moves = known.unwrap_or_else(|| legal_moves_inline(p, o));
+        let moves = known.unwrap_or_else(|| legal_moves(p, o));
         if moves == 0 {
-            if legal_moves_inline(o, p) == 0 {
+            if legal_moves(o, p) == 0 {
                 return Board { player: p, opponent: o }.final_score();
             }
             return -self.nws_shallow_moves(o, p, -alpha - 1, empties, None);
         }
+        // Fastest first, an odd quadrant breaking ties; each child's moves are the
+        // replies counted here, so it need not generate them again.
         let odd = odd_quadrants(!(p | o));
-        let mut best = -65;
-        if empties >= SHALLOW_SORT_MIN {
-            // Fastest first, an odd quadrant breaking ties; each child's moves are the
-            // replies counted here, so it need not generate them again.
-            let mut list = [NO_MOVE; SHALLOW_MAX as usize];
-            for (n, sq) in Squares(moves).enumerate() {
-                let f = flips_inline(p, o, sq);
-                let replies = legal_moves_inline(o ^ f, p | f | sq.bit());
-                let cost = replies_cost(replies) - if odd & sq.bit() != 0 { 8 } else { 0 };
-                insert_sorted(&mut list, n, OrderedMove { square: sq, flips: f, cost, replies }, |m| m.cost);
-            }
-            for &m in &list[..moves.count_ones() as usize] {
-                let (cp, co) = (o ^ m.flips, p | m.flips | m.square.bit());
-                let v = -self.nws_shallow_moves(cp, co, -alpha - 1, empties - 1, Some(m.replies));
-                if v > best {
-                    best = v;
-                    if v > alpha {
-                        return v;
-                    }
-                }
-            }
-            return best;
+        let mut list = [NO_MOVE; SHALLOW_MAX as usize];
+        for (n, sq) in Squares(moves).enumerate() {
+            let f = flips(p, o, sq);
+            let replies = legal_moves(o ^ f, p | f | sq.bit());
+            let cost = replies_cost(replies) - if odd & sq.bit() != 0 { 8 } else { 0 };
+            insert_sorted(&mut list, n, OrderedMove { square: sq, flips: f, cost, replies }, |m| m.cost);
         }
-        let (order, n) = by_parity_and_class(moves, odd);
-        for &sq in &order[..n] {
-            let f = flips_inline(p, o, sq);
-            let v = -self.nws_shallow_moves(o ^ f, p | f | sq.bit(), -alpha - 1, empties - 1, None);
+        let mut best = -65;
+        for &m in &list[..moves.count_ones() as usize] {
+            let (cp, co) = (o ^ m.flips, p | m.flips | m.square.bit());
+            let v = -self.nws_shallow_moves(cp, co, -alpha - 1, empties - 1, Some(m.replies));
             if v > best {
                 best = v;
                 if v > alpha {
@@ -138,11 +114,21 @@ impl Solver<'_> {
         best
     }
 
-    /// 1–4 empties, the squares in parity and square-class order.
-    #[inline(always)]
+    /// 1–4 empties, the squares in parity and square-class order. At 4, a stability
+    /// cut-off first, as from 5 (FFO #20–39 on one thread: 2.5% fewer nodes in no
+    /// more time; 27% fewer on a hard 24-empty Thor position, whose sides hold many
+    /// stable discs; a cut counts as a node).
+    #[inline]
     fn solve_small(&mut self, p: u64, o: u64, alpha: i32) -> i32 {
         let empty = !(p | o);
         let (order, n) = by_parity_and_class(empty, odd_quadrants(empty));
+        if n == 4 && alpha >= STABILITY_THRESHOLD[4] {
+            let upper = 64 - 2 * stable_discs(o, p).count_ones() as i32;
+            if upper <= alpha {
+                self.nodes += 1;
+                return upper;
+            }
+        }
         match n {
             4 => self.solve4(p, o, alpha, [order[0], order[1], order[2], order[3]]),
             3 => self.solve3(p, o, alpha, order[0], order[1], order[2]),
@@ -153,7 +139,7 @@ impl Solver<'_> {
     }
 
     /// Four empties: each side's moves by [`Solver::moves4`], the opponent's after a pass.
-    #[inline(always)]
+    #[inline]
     fn solve4(&mut self, p: u64, o: u64, alpha: i32, sq: [Square; 4]) -> i32 {
         self.nodes += 1;
         if let Some(v) = self.moves4(p, o, alpha, sq) {
@@ -171,7 +157,7 @@ impl Solver<'_> {
 
     /// The best of `p`'s moves on four empties (`None` when it has none), stopping at
     /// the first above alpha.
-    #[inline(always)]
+    #[inline]
     fn moves4(&mut self, p: u64, o: u64, alpha: i32, sq: [Square; 4]) -> Option<i32> {
         let mut best = -65;
         for i in 0..4 {
@@ -197,7 +183,7 @@ impl Solver<'_> {
     }
 
     /// Three empties, as four.
-    #[inline(always)]
+    #[inline]
     fn solve3(&mut self, p: u64, o: u64, alpha: i32, a: Square, b: Square, c: Square) -> i32 {
         self.nodes += 1;
         if let Some(v) = self.moves3(p, o, alpha, a, b, c) {
@@ -212,7 +198,7 @@ impl Solver<'_> {
         }
     }
 
-    #[inline(always)]
+    #[inline]
     fn moves3(&mut self, p: u64, o: u64, alpha: i32, a: Square, b: Square, c: Square) -> Option<i32> {
         let mut best = -65;
         for (x, y, z) in [(a, b, c), (b, a, c), (c, a, b)] {
@@ -231,7 +217,7 @@ impl Solver<'_> {
     }
 
     /// Two empties, as four.
-    #[inline(always)]
+    #[inline]
     fn solve2(&mut self, p: u64, o: u64, alpha: i32, a: Square, b: Square) -> i32 {
         self.nodes += 1;
         if let Some(v) = self.moves2(p, o, alpha, a, b) {
@@ -246,7 +232,7 @@ impl Solver<'_> {
         }
     }
 
-    #[inline(always)]
+    #[inline]
     fn moves2(&mut self, p: u64, o: u64, alpha: i32, a: Square, b: Square) -> Option<i32> {
         let mut best = -65;
         let f = flips_near(p, o, a);
@@ -264,7 +250,7 @@ impl Solver<'_> {
     }
 
     /// One empty square: the last move decides everything.
-    #[inline(always)]
+    #[inline]
     fn solve1(&mut self, p: u64, o: u64, x: Square) -> i32 {
         self.nodes += 1;
         let discs = p.count_ones() as i32;
