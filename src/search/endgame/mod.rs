@@ -73,6 +73,19 @@ const STABILITY_THRESHOLD: [i32; 61] = {
     t
 };
 
+/// The stability cut-off: the score's upper bound from the opponent's stable discs,
+/// when it is at most `alpha`. Counting stable discs is costly, so it is done only
+/// from [`STABILITY_THRESHOLD`] and when the opponent has discs enough.
+#[inline]
+fn stability_cut(p: u64, o: u64, alpha: i32, empties: u32) -> Option<i32> {
+    // Stable discs are at most all the opponent's: with too few, no cut is possible.
+    if alpha < STABILITY_THRESHOLD[empties as usize] || 64 - 2 * o.count_ones() as i32 > alpha {
+        return None;
+    }
+    let upper = 64 - 2 * stable_discs(o, p).count_ones() as i32;
+    (upper <= alpha).then_some(upper)
+}
+
 /// The solver's state for one thread: shared table, own node counter.
 pub(crate) struct Solver<'a> {
     tt: &'a TranspositionTable,
@@ -366,11 +379,8 @@ impl<'a> Solver<'a> {
             return 0;
         }
         let (p, o) = (board.player, board.opponent);
-        if alpha >= STABILITY_THRESHOLD[empties as usize] {
-            let upper = 64 - 2 * stable_discs(o, p).count_ones() as i32;
-            if upper <= alpha {
-                return upper;
-            }
+        if let Some(upper) = stability_cut(p, o, alpha, empties) {
+            return upper;
         }
         let key = TableKey::of(board);
         let mut tt_move = None;
@@ -385,12 +395,31 @@ impl<'a> Solver<'a> {
                 }
             }
         }
-        let moves = known.unwrap_or_else(|| legal_moves(p, o));
+        let mut moves = known.unwrap_or_else(|| legal_moves(p, o));
         if moves == 0 {
             if legal_moves(o, p) == 0 {
                 return board.final_score();
             }
             return -self.nws(&board.pass(), -alpha - 1);
+        }
+        let mut best = -65;
+        let mut best_move = None;
+        // Below ETC_MIN, where no child is looked up first, the table's move is searched
+        // before the others are listed and ordered: it usually refutes the node, and
+        // then their ordering is saved (FFO #20–39 on one thread: the same nodes, N%
+        // less time).
+        let mut searched = 0;
+        if let Some(sq) = tt_move.filter(|sq| empties < ETC_MIN && moves & sq.bit() != 0) {
+            let v = -self.nws(&board.play_flips(sq, flips(p, o, sq)), -alpha - 1);
+            (best, best_move, searched) = (v, Some(sq), 1);
+            moves &= !sq.bit();
+            if v > alpha || moves == 0 {
+                if self.aborted {
+                    return 0;
+                }
+                self.tt.store(key, empties as u8, 0, alpha, alpha + 1, best, best_move);
+                return best;
+            }
         }
         let mut list = self.ordered(board, moves, tt_move);
         if empties >= ETC_MIN {
@@ -401,9 +430,7 @@ impl<'a> Solver<'a> {
             }
         }
         list.sort();
-        let mut best = -65;
-        let mut best_move = None;
-        let n = list.len();
+        let n = list.len() + searched;
         for (i, m) in list.iter().enumerate() {
             let v = -self.nws_moves(&board.play_flips(m.square, m.flips), -alpha - 1, Some(m.replies));
             if v > best {
@@ -413,7 +440,7 @@ impl<'a> Solver<'a> {
                     break;
                 }
             }
-            if split::splits_now(self, board, &(), i + 1, n) {
+            if split::splits_now(self, board, &(), searched + i + 1, n) {
                 // The first moves did not cut: the others are searched in parallel.
                 if let (v, Some(sq)) = split::split(self, board, &(), &list.as_slice()[i + 1..], alpha, alpha + 1) {
                     if v > best {

@@ -15,11 +15,10 @@
 //! faster (FFO #20–39, one thread, 6 runs each: median 3.45 s against 3.29 s).
 
 use super::order::{by_parity_and_class, odd_quadrants, replies_cost, NO_MOVE};
-use super::{Solver, SHALLOW_MAX, STABILITY_THRESHOLD};
+use super::{stability_cut, Solver, SHALLOW_MAX};
 use crate::board::{flips, last_flip_count, legal_moves, Board, Squares};
 use crate::search::moves::{insert_sorted, OrderedMove};
 use crate::square::Square;
-use crate::stability::stable_discs;
 
 /// Sorting the moves by the opponent's replies pays from 5 empties: FFO #20–39 on one
 /// thread, with the selective passes of `midgame::end`, 69.2 M nodes sorting from 6
@@ -74,14 +73,11 @@ impl Solver<'_> {
     /// sorting generated them).
     pub(super) fn nws_shallow_moves(&mut self, p: u64, o: u64, alpha: i32, empties: u32, known: Option<u64>) -> i32 {
         if empties <= 4 {
-            return self.solve_small(p, o, alpha);
+            return self.solve_small(p, o, alpha, known);
         }
         self.nodes += 1;
-        if alpha >= STABILITY_THRESHOLD[empties as usize] {
-            let upper = 64 - 2 * stable_discs(o, p).count_ones() as i32;
-            if upper <= alpha {
-                return upper;
-            }
+        if let Some(upper) = stability_cut(p, o, alpha, empties) {
+            return upper;
         }
         let moves = known.unwrap_or_else(|| legal_moves(p, o));
         if moves == 0 {
@@ -119,18 +115,17 @@ impl Solver<'_> {
     /// more time; 27% fewer on a hard 24-empty Thor position, whose sides hold many
     /// stable discs; a cut counts as a node).
     #[inline]
-    fn solve_small(&mut self, p: u64, o: u64, alpha: i32) -> i32 {
+    fn solve_small(&mut self, p: u64, o: u64, alpha: i32, known: Option<u64>) -> i32 {
         let empty = !(p | o);
         let (order, n) = by_parity_and_class(empty, odd_quadrants(empty));
-        if n == 4 && alpha >= STABILITY_THRESHOLD[4] {
-            let upper = 64 - 2 * stable_discs(o, p).count_ones() as i32;
-            if upper <= alpha {
+        if n == 4 {
+            if let Some(upper) = stability_cut(p, o, alpha, 4) {
                 self.nodes += 1;
                 return upper;
             }
         }
         match n {
-            4 => self.solve4(p, o, alpha, [order[0], order[1], order[2], order[3]]),
+            4 => self.solve4(p, o, alpha, [order[0], order[1], order[2], order[3]], known.unwrap_or(!0)),
             3 => self.solve3(p, o, alpha, order[0], order[1], order[2]),
             2 => self.solve2(p, o, alpha, order[0], order[1]),
             1 => self.solve1(p, o, order[0]),
@@ -139,14 +134,16 @@ impl Solver<'_> {
     }
 
     /// Four empties: each side's moves by [`Solver::moves4`], the opponent's after a pass.
+    /// `legal` holds the side to move's moves when the parent counted them (all
+    /// squares otherwise): the others are not tried.
     #[inline]
-    fn solve4(&mut self, p: u64, o: u64, alpha: i32, sq: [Square; 4]) -> i32 {
+    fn solve4(&mut self, p: u64, o: u64, alpha: i32, sq: [Square; 4], legal: u64) -> i32 {
         self.nodes += 1;
-        if let Some(v) = self.moves4(p, o, alpha, sq) {
+        if let Some(v) = self.moves4(p, o, alpha, sq, legal) {
             return v;
         }
         // A pass: the opponent's node (counted when it has a move, as every node is).
-        match self.moves4(o, p, -alpha - 1, sq) {
+        match self.moves4(o, p, -alpha - 1, sq, !0) {
             Some(v) => {
                 self.nodes += 1;
                 -v
@@ -156,12 +153,15 @@ impl Solver<'_> {
     }
 
     /// The best of `p`'s moves on four empties (`None` when it has none), stopping at
-    /// the first above alpha.
+    /// the first above alpha; squares outside `legal` are not tried.
     #[inline]
-    fn moves4(&mut self, p: u64, o: u64, alpha: i32, sq: [Square; 4]) -> Option<i32> {
+    fn moves4(&mut self, p: u64, o: u64, alpha: i32, sq: [Square; 4], legal: u64) -> Option<i32> {
         let mut best = -65;
         for i in 0..4 {
             let x = sq[i];
+            if legal & x.bit() == 0 {
+                continue;
+            }
             let f = flips_near(p, o, x);
             if f != 0 {
                 let rest = match i {
