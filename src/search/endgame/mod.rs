@@ -44,7 +44,7 @@ use crate::square::{Move, Square};
 use crate::stability::stable_discs;
 
 /// Above this many empties the solver uses the transposition table and sorted moves.
-pub(crate) const SHALLOW_MAX: u32 = 7;
+pub(crate) const SHALLOW_MAX: u32 = 6;
 /// From this many empties, children are looked up in the table before searching
 /// (FFO #20–39 on one thread: 245.5 M nodes from 14 empties, 237.4 M from 11 in no
 /// more time; from 9, 231.7 M but slower; with today's seeding, 112.2 M from 13,
