@@ -361,6 +361,9 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
                 }
             };
             let exact = iteration == Iteration::Exact;
+            if std::env::var_os("TB_TRACE").is_some() {
+                eprintln!("TRACE {:?} nodes {} t {:.4} score {:?}", iteration, self.nodes + self.solver.nodes, start.elapsed().as_secs_f64(), moves.first().map(|m| m.score));
+            }
             if self.aborted || self.solver.aborted() {
                 if !exact && !all_moves {
                     adopt_unfinished(&mut result, &moves);
