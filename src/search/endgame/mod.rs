@@ -162,18 +162,20 @@ impl<'a> Solver<'a> {
         // Children that will probe the table (above the table-less shallow search)
         // start loading their buckets as they are listed.
         let tt = (board.empty_count() > SHALLOW_MAX + 1).then_some(self.tt);
+        let mut list = MoveList::new();
         match self.eval {
             // The evaluation after the opponent's best reply, one disc weighing a
             // quarter of a reply: a move's static value misjudges it more often (FFO
             // #20–39 on one thread: 267.9 M nodes ordered by the static value, 245.5 M
             // by the reply's, in the same time; weights of 8 and 32 did worse).
             Some(eval) if board.empty_count() >= EVAL_ORDER_MIN => {
-                ordered_moves(board, moves, tt_move, tt, |child, _, replies| {
+                ordered_moves(&mut list, board, moves, tt_move, tt, |child, _, replies| {
                     -eval.after_best_reply(child, replies) * 16
                 })
             }
-            _ => fastest_first(board, moves, tt_move, tt),
+            _ => fastest_first(&mut list, board, moves, tt_move, tt),
         }
+        list
     }
 
     /// True once the stop flag was seen; results after that are meaningless.

@@ -81,17 +81,19 @@ pub(super) fn replies_cost(replies: u64) -> i32 {
 /// The moves of a node with ordering costs attached (sorted by the caller): the
 /// table's move first, then fewest opponent replies (a reply on a corner counts
 /// double, 64 per reply), ties broken by `tiebreak(position after the move, move,
-/// its replies)`. With `tt`, each child's table bucket is prefetched.
-/// Generic so that each ordering compiles to its own loop: this runs at every node.
+/// its replies)`, into `list` (empty). With `tt`, each child's table bucket is
+/// prefetched. Generic so that each ordering compiles to its own loop: this runs at
+/// every node. The list is filled in place: returned by value from the branches of a
+/// choice of ordering, its 1.5 KiB were copied at every node (1% of a solve's time).
 #[inline]
 pub(super) fn ordered_moves(
+    list: &mut MoveList,
     board: &Board,
     moves: u64,
     tt_move: Option<Square>,
     tt: Option<&TranspositionTable>,
     tiebreak: impl Fn(&Board, Square, u64) -> i32,
-) -> MoveList {
-    let mut list = MoveList::new();
+) {
     for sq in Squares(moves) {
         let f = flips(board.player, board.opponent, sq);
         let child = board.play_flips(sq, f);
@@ -102,19 +104,19 @@ pub(super) fn ordered_moves(
         let cost = if Some(sq) == tt_move { i32::MIN } else { replies_cost(replies) + tiebreak(&child, sq, replies) };
         list.push(OrderedMove { square: sq, flips: f, cost, replies });
     }
-    list
 }
 
 /// Fastest-first ties: potential mobility, corners taken, an odd quadrant.
 #[inline]
 pub(super) fn fastest_first(
+    list: &mut MoveList,
     board: &Board,
     moves: u64,
     tt_move: Option<Square>,
     tt: Option<&TranspositionTable>,
-) -> MoveList {
+) {
     let odd = odd_quadrants(board.empties());
-    ordered_moves(board, moves, tt_move, tt, |child, sq, _| {
+    ordered_moves(list, board, moves, tt_move, tt, |child, sq, _| {
         let potential = crate::board::adjacent_empties(child.opponent, child.empties()).count_ones() as i32;
         let corner_stab = (child.opponent & crate::board::masks::CORNERS).count_ones() as i32;
         potential * 4 - corner_stab * 32 - if odd & sq.bit() != 0 { 8 } else { 0 }
