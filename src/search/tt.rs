@@ -212,6 +212,15 @@ impl TranspositionTable {
         TranspositionTable::try_new(mib).unwrap_or_else(|e| panic!("{e}"))
     }
 
+    /// A table of one bucket (four entries, each probe of the search colliding with
+    /// every other): the smallest table there is, for tests that scores do not depend
+    /// on what the table keeps.
+    #[cfg(test)]
+    pub(crate) fn one_bucket() -> TranspositionTable {
+        let buckets = TableMemory::new(1).expect("one bucket");
+        TranspositionTable { buckets, mask: 0, age: AtomicU8::new(0) }
+    }
+
     /// Checks a size without allocating: 1..=[`MAX_TABLE_MIB`] MiB.
     pub(crate) fn check_size(mib: usize) -> Result<(), TableError> {
         if mib == 0 || mib > MAX_TABLE_MIB {

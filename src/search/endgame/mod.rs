@@ -33,7 +33,6 @@ use std::time::Instant;
 mod order;
 mod shallow;
 
-use order::{fastest_first, ordered_moves};
 use super::moves::{MoveList, OrderedMove};
 use super::split::{self, SplitSearch};
 use super::tt::{TableKey, TranspositionTable};
@@ -42,6 +41,7 @@ use crate::board::{flips, legal_moves, Board, Squares};
 use crate::eval::Evaluator;
 use crate::square::{Move, Square};
 use crate::stability::stable_discs;
+use order::{fastest_first, ordered_moves};
 
 /// Above this many empties the solver uses the transposition table and sorted moves.
 pub(crate) const SHALLOW_MAX: u32 = 6;
@@ -459,7 +459,6 @@ impl<'a> Solver<'a> {
         self.tt.store(key, empties as u8, 0, alpha, alpha + 1, best, best_move);
         best
     }
-
 }
 
 impl SplitSearch for Solver<'_> {
@@ -512,4 +511,3 @@ impl SplitSearch for Solver<'_> {
         self.merge_helper_nodes(nodes);
     }
 }
-

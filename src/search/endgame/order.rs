@@ -126,4 +126,3 @@ pub(super) fn fastest_first(
 /// A sorted list's entry for a move whose cost is not yet known (the buffers of the
 /// table-less searches start filled with it).
 pub(super) const NO_MOVE: OrderedMove = OrderedMove { square: Square::new(0), flips: 0, cost: 0, replies: 0 };
-

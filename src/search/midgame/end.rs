@@ -187,7 +187,13 @@ impl<E: IncrementalEvaluator> Search<'_, E> {
     }
 
     /// A selective pass's iteration at the root: every line to the end at `selectivity`.
-    pub(super) fn end_pass(&mut self, board: &Board, selectivity: Selectivity, guess: Option<i32>, all: bool) -> Vec<RootMove> {
+    pub(super) fn end_pass(
+        &mut self,
+        board: &Board,
+        selectivity: Selectivity,
+        guess: Option<i32>,
+        all: bool,
+    ) -> Vec<RootMove> {
         self.selectivity = Some(selectivity);
         self.root(board, board.empty_count(), guess, all)
     }

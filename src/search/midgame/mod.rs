@@ -346,7 +346,8 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
         }
         let passes = end::end_passes(empties);
         // Small exact searches go straight to the end; others deepen first.
-        let mut iteration = if limits.exact && empties <= 14 { Iteration::to_end(passes) } else { Iteration::Midgame(1) };
+        let mut iteration =
+            if limits.exact && empties <= 14 { Iteration::to_end(passes) } else { Iteration::Midgame(1) };
         loop {
             let moves = match iteration {
                 Iteration::Midgame(depth) => {
@@ -361,9 +362,6 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
                 }
             };
             let exact = iteration == Iteration::Exact;
-            if std::env::var_os("TB_TRACE").is_some() {
-                eprintln!("TRACE {:?} nodes {} t {:.4} score {:?}", iteration, self.nodes + self.solver.nodes, start.elapsed().as_secs_f64(), moves.first().map(|m| m.score));
-            }
             if self.aborted || self.solver.aborted() {
                 if !exact && !all_moves {
                     adopt_unfinished(&mut result, &moves);
