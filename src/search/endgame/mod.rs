@@ -16,13 +16,14 @@
 //! PV nodes use principal-variation search: the first move with the full window, the
 //! others with a null window and a re-search when they fail high.
 //!
-//! Where the time goes (FFO #20–39, one thread, `perf record`, shares of the whole
-//! run): `nws` with what is inlined into it (table, key, ETC) 22% and `ordered` 2%,
-//! `flips` 19% (the moves of the 2–4-empty solvers and of every ordering),
-//! `legal_moves` 13% (the replies counted to order moves), the shallow null-window
-//! searches 7%, the evaluation 8% and the midgame seeding search 4%, the 1–4-empty
-//! solvers 8%, the parity-and-square order 4%, and 8% the system zeroing the table's
-//! pages at start.
+//! Where the time goes (FFO #20–39, one thread, `perf record` at 3dd5b48, shares of
+//! the whole run): `flips` 15% (the moves of the small solvers and of every
+//! ordering), `ordered` 12% and `nws_moves` 10% (with the table, key and ETC inlined),
+//! `legal_moves` 10% (the replies counted to order moves), the 5–6-empty searches 9%,
+//! the evaluation 9% (ordering from [`EVAL_ORDER_MIN`] empties and the selective
+//! passes), the 1–4-empty solvers 6%, the midgame seeding and passes' own nodes 5%,
+//! and 12% the system zeroing the table's pages before the first problem (outside the
+//! times `solve` reports).
 //! The last move of a game counts its flips with `last_flip_count` (a table per
 //! line) instead of finding them.
 

@@ -496,7 +496,32 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
         let alpha0 = alpha;
         let mut best = -65;
         let mut best_move = None;
-        let ordered = self.order(board, features, moves, depth, entry.and_then(|e| e.best));
+        let mut moves = moves;
+        let tt_move = entry.and_then(|e| e.best).filter(|sq| moves & sq.bit() != 0);
+        // The table's move before the others are generated and ordered (Edax and
+        // Egaroucid do the same): where it refutes the node, as it mostly does in a
+        // null-window search, the ordering's shallow searches are never paid.
+        let searched_first = match tt_move {
+            Some(sq) if depth >= 2 => {
+                let f = flips(board.player, board.opponent, sq);
+                let child = board.play_flips(sq, f);
+                let v = -self.pvs(&child, &self.eval.after_move(features, sq, f), -beta, -alpha, depth - 1);
+                if self.stopped() {
+                    return 0;
+                }
+                best = v;
+                best_move = Some(sq);
+                alpha = alpha.max(v);
+                moves &= !sq.bit();
+                if v >= beta || moves == 0 {
+                    self.tt.store(key, depth as u8, self.width(), alpha0, beta, best, best_move);
+                    return best;
+                }
+                1
+            }
+            _ => 0,
+        };
+        let ordered = self.order(board, features, moves, depth, if searched_first == 1 { None } else { tt_move });
         if depth >= ETC_MIN_DEPTH {
             // Enhanced transposition cutoff (the children's buckets were prefetched as
             // they were listed).
@@ -524,10 +549,10 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
             self.tt.store(key, 1, self.width(), alpha0, beta, best, best_move);
             return best;
         }
-        let n = ordered.len();
+        let n = ordered.len() + searched_first;
         for (i, &OrderedMove { square: sq, flips: f, .. }) in ordered.iter().enumerate() {
             let node = MidgameNode { features, depth };
-            if split::splits_now(self, board, &node, i, n) {
+            if split::splits_now(self, board, &node, i + searched_first, n) {
                 let (v, mv) = split::split(self, board, &node, &ordered.as_slice()[i..], alpha, beta);
                 if self.stopped() {
                     return 0;
@@ -540,7 +565,7 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
             }
             let child = board.play_flips(sq, f);
             let cf = self.eval.after_move(features, sq, f);
-            let v = if i == 0 {
+            let v = if i + searched_first == 0 {
                 -self.pvs(&child, &cf, -beta, -alpha, depth - 1)
             } else {
                 let v = -self.pvs(&child, &cf, -alpha - 1, -alpha, depth - 1);
