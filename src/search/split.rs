@@ -60,8 +60,9 @@ pub(crate) trait SplitSearch: Sized + Sync {
     /// flag, and the cut flags of the splits this one works under.
     fn helper(&self) -> Self;
 
-    /// The cut flags a helper works under (a refuted split above stops it).
-    fn cut_flags(&mut self) -> &mut Vec<Arc<AtomicBool>>;
+    /// Adds a cut flag this helper works under: a refuted split above stops it (and
+    /// whatever searches it runs, such as the midgame's solver).
+    fn add_cut_flag(&mut self, flag: Arc<AtomicBool>);
 
     /// Whether a stop applies now: the stop flag, the deadline, the node budget or a
     /// refuted split above.
@@ -115,7 +116,7 @@ pub(crate) fn parallel_children<S: SplitSearch>(
         .map(|_| {
             let mut h = parent.helper();
             if cut_at.is_some() {
-                h.cut_flags().push(cut.clone());
+                h.add_cut_flag(cut.clone());
             }
             let mut scores = Vec::new();
             // `must_stop` reads the node's cut flag too (pushed above when a move can refute).
@@ -333,8 +334,8 @@ mod tests {
             }
         }
 
-        fn cut_flags(&mut self) -> &mut Vec<Arc<AtomicBool>> {
-            &mut self.cut_flags
+        fn add_cut_flag(&mut self, flag: Arc<AtomicBool>) {
+            self.cut_flags.push(flag);
         }
 
         fn must_stop(&self) -> bool {

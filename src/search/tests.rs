@@ -87,6 +87,64 @@ fn exact_labels_are_the_full_window_solve_on_either_route() {
     assert_eq!(super::exact_score(&eval, &TranspositionTable::new(1), &stop, &boards[2]), None);
 }
 
+/// The whole exact search `thorbook solve` runs (seeding iterations, the selective
+/// full-depth passes where the empties allow them, the exact pass from a narrow
+/// window, on 1 and 2 threads) against plain full-window alpha-beta on random
+/// positions of 6 to 14 empties: the same score, and a best move whose own plain
+/// value reaches it. The win/draw/loss solve agrees with it in sign.
+#[test]
+fn exact_search_equals_plain_alpha_beta_up_to_14_empties() {
+    let eval = PatternEval::bundled();
+    let stop = AtomicBool::new(false);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    let mut rng = Rng(9393);
+    for i in 0..45 {
+        let b = random_position(&mut rng, 6 + (i % 9) as u32);
+        let want = plain_alpha_beta(&b, -64, 64);
+        let threads = 1 + i % 2;
+        let tt = TranspositionTable::new(16);
+        let exact = Limits { exact: true, ..Limits::default() };
+        let r = pool.install(|| Search::new(&eval, &tt, &stop, threads).run(&b, exact, false));
+        assert!(r.exact);
+        let best = r.moves[0];
+        assert_eq!(best.score, want, "{b:?} on {threads} threads");
+        let child = match best.mv {
+            Move::Place(sq) => b.play(sq).expect("the search's move is legal"),
+            Move::Pass => b.pass(),
+        };
+        assert_eq!(-plain_alpha_beta(&child, -64, 64), want, "{b:?}: {} does not reach {want}", best.mv);
+        let tt = TranspositionTable::new(1);
+        assert_eq!(Solver::new(&tt, &stop, 1).solve(&b, -1, 1).score.signum(), want.signum(), "{b:?}");
+    }
+}
+
+/// The table only speeds the search up: with one bucket (four entries, every probe
+/// colliding) and with 1 GiB, the exact search of random positions of 14 to 20 empties
+/// — where the selective passes run and the exact pass leans on the table for its
+/// window and moves — gives the same scores, on 1 and 2 threads.
+#[test]
+fn a_table_of_one_bucket_and_of_a_gib_give_the_same_scores() {
+    let eval = PatternEval::bundled();
+    let stop = AtomicBool::new(false);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    let big = TranspositionTable::new(1024);
+    assert_eq!(big.entries(), 4 << 24);
+    let mut rng = Rng(1024);
+    let exact = Limits { exact: true, ..Limits::default() };
+    for i in 0..14 {
+        let b = random_position(&mut rng, 14 + (i % 7) as u32);
+        let threads = 1 + i % 2;
+        let large = pool.install(|| Search::new(&eval, &big, &stop, threads).run(&b, exact, false));
+        let tiny = TranspositionTable::one_bucket();
+        assert_eq!(tiny.entries(), 4);
+        let small = pool.install(|| Search::new(&eval, &tiny, &stop, threads).run(&b, exact, false));
+        assert!(large.exact && small.exact);
+        assert_eq!(small.score(), large.score(), "{b:?} on {threads} threads");
+        let tiny = TranspositionTable::one_bucket();
+        assert_eq!(Solver::new(&tiny, &stop, 1).solve(&b, -64, 64).score, large.score().unwrap(), "{b:?}");
+    }
+}
+
 #[test]
 fn midgame_search_always_returns_a_legal_move() {
     let mut rng = Rng(99);

@@ -5,8 +5,11 @@
 //! ([`IncrementalEvaluator`]). With more than one thread, a node from
 //! `SPLIT_MIN_DEPTH` searches its first move alone and the others in parallel (young
 //! brothers wait, shared with the solver: [`super::split`]).
-//! When the remaining depth reaches the number of empty squares, the exact endgame
-//! solver takes over, so deep enough searches return proven scores.
+//! When the remaining depth reaches the number of empty squares, the search goes to
+//! the end: selective passes first ([`end`]), then the exact endgame solver, so deep
+//! enough searches return proven scores.
+
+mod end;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
@@ -203,6 +206,28 @@ const SPLIT_MIN_DEPTH: u32 = 7;
 /// Nodes between time checks.
 const CHECK_INTERVAL: u64 = 2048;
 
+/// An iteration of [`Search::run`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Iteration {
+    /// To this depth, short of the end.
+    Midgame(u32),
+    /// The selective pass of this index in [`end::end_passes`], to the end.
+    Pass(usize),
+    /// To the end, exactly.
+    Exact,
+}
+
+impl Iteration {
+    /// The first iteration to the end: the first pass, if any.
+    fn to_end(passes: &[Selectivity]) -> Iteration {
+        if passes.is_empty() {
+            Iteration::Exact
+        } else {
+            Iteration::Pass(0)
+        }
+    }
+}
+
 /// A midgame searcher for one thread.
 pub(crate) struct Search<'a, E: IncrementalEvaluator> {
     eval: &'a E,
@@ -254,7 +279,9 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
         h.solver.deadline = self.deadline;
         h.solver.share_budget(self.budget.clone());
         h.selectivity = self.selectivity;
-        h.cut_flags = self.cut_flags.clone();
+        for flag in &self.cut_flags {
+            h.add_cut_flag(flag.clone());
+        }
         h
     }
 
@@ -317,17 +344,24 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
             result.exact = board.is_game_over();
             return result;
         }
-        let mut depth = if limits.exact && empties <= 14 { empties } else { 1 };
+        let passes = end::end_passes(empties);
+        // Small exact searches go straight to the end; others deepen first.
+        let mut iteration =
+            if limits.exact && empties <= 14 { Iteration::to_end(passes) } else { Iteration::Midgame(1) };
         loop {
-            let exact = depth >= empties;
-            let moves = if exact {
-                let prev = result.score().unwrap_or(0);
-                self.solve_exact(board, prev, all_moves)
-            } else {
-                // An exact search's midgame iterations only seed the solve.
-                self.selectivity = if limits.exact { Some(EXACT_SEED_SELECTIVITY) } else { limits.selectivity };
-                self.root(board, depth, result.score(), all_moves)
+            let moves = match iteration {
+                Iteration::Midgame(depth) => {
+                    // An exact search's midgame iterations only seed the solve.
+                    self.selectivity = if limits.exact { Some(EXACT_SEED_SELECTIVITY) } else { limits.selectivity };
+                    self.root(board, depth, result.score(), all_moves)
+                }
+                Iteration::Pass(i) => self.end_pass(board, passes[i], result.score(), all_moves),
+                Iteration::Exact => {
+                    self.selectivity = None;
+                    self.solve_exact(board, result.score().unwrap_or(0), all_moves)
+                }
             };
+            let exact = iteration == Iteration::Exact;
             if self.aborted || self.solver.aborted() {
                 if !exact && !all_moves {
                     adopt_unfinished(&mut result, &moves);
@@ -335,20 +369,29 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
                 break;
             }
             result.moves = moves;
-            result.depth = depth.min(empties);
+            result.depth = match iteration {
+                Iteration::Midgame(depth) => depth,
+                _ => empties,
+            };
             result.exact = exact;
-            if exact || depth >= max_depth {
+            if exact || matches!(iteration, Iteration::Midgame(d) if d >= max_depth) {
                 break;
             }
             if limits.target.is_some_and(|target| start.elapsed() * 2 >= target) {
                 break;
             }
-            // Near the end, jump straight to the exact solve (it is cheaper than the
-            // midgame iterations it would replace).
-            depth = if limits.exact && (depth + EXACT_JUMP >= empties || depth >= EXACT_SEED_MAX_DEPTH) {
-                empties
-            } else {
-                depth + 1
+            iteration = match iteration {
+                // Near the end, jump straight to the end (it is cheaper than the
+                // midgame iterations it would replace).
+                Iteration::Midgame(depth)
+                    if depth + 1 >= empties
+                        || limits.exact && (depth + EXACT_JUMP >= empties || depth >= EXACT_SEED_MAX_DEPTH) =>
+                {
+                    Iteration::to_end(passes)
+                }
+                Iteration::Midgame(depth) => Iteration::Midgame(depth + 1),
+                Iteration::Pass(i) if i + 1 < passes.len() => Iteration::Pass(i + 1),
+                _ => Iteration::Exact,
             };
         }
         if result.moves.is_empty() {
@@ -371,19 +414,6 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
             None => Vec::new(),
         };
         result
-    }
-
-    /// The exact solve of the root, with an aspiration window around `guess`.
-    fn solve_exact(&mut self, board: &Board, guess: i32, all: bool) -> Vec<RootMove> {
-        if all {
-            return self.solver.solve_root(board, -64, 64, true);
-        }
-        let (lo, hi) = ((guess - 2).max(-64), (guess + 2).min(64));
-        let moves = self.solver.solve_root(board, lo, hi, false);
-        match moves.first() {
-            Some(m) if m.score > lo && m.score < hi => moves,
-            _ => self.solver.solve_root(board, -64, 64, false),
-        }
     }
 
     /// One iteration at the root, with an aspiration window around the last score.
@@ -423,16 +453,19 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
         out
     }
 
-    /// Principal-variation search to `depth` plies, short of the end: an iteration
-    /// that reaches the end is the solver's (`solve_exact`), and depth falls by a ply
-    /// with every disc played, so `depth < empties` holds throughout.
+    /// Principal-variation search to `depth` plies. A search to the end (`depth` the
+    /// empties) is a selective pass's ([`end`]) above [`end::END_HANDOFF`] empties and
+    /// the exact solver's everywhere else; depth falls by a ply with every disc played,
+    /// so a search that starts short of the end stays short of it.
     fn pvs(&mut self, board: &Board, features: &E::Features, mut alpha: i32, beta: i32, depth: u32) -> i32 {
+        let empties = board.empty_count();
+        if depth >= empties && (empties <= end::END_HANDOFF || self.selectivity.is_none()) {
+            return self.solve_node(board, alpha, beta);
+        }
         self.nodes += 1;
         if self.check() {
             return 0;
         }
-        let empties = board.empty_count();
-        debug_assert!(depth < empties, "a midgame search reaching the end is the solver's");
         if depth == 0 {
             return self.eval.evaluate_leaf(board, features);
         }
@@ -463,7 +496,32 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
         let alpha0 = alpha;
         let mut best = -65;
         let mut best_move = None;
-        let ordered = self.order(board, features, moves, depth, entry.and_then(|e| e.best));
+        let mut moves = moves;
+        let tt_move = entry.and_then(|e| e.best).filter(|sq| moves & sq.bit() != 0);
+        // The table's move before the others are generated and ordered (Edax and
+        // Egaroucid do the same): where it refutes the node, as it mostly does in a
+        // null-window search, the ordering's shallow searches are never paid.
+        let searched_first = match tt_move {
+            Some(sq) if depth >= 2 => {
+                let f = flips(board.player, board.opponent, sq);
+                let child = board.play_flips(sq, f);
+                let v = -self.pvs(&child, &self.eval.after_move(features, sq, f), -beta, -alpha, depth - 1);
+                if self.stopped() {
+                    return 0;
+                }
+                best = v;
+                best_move = Some(sq);
+                alpha = alpha.max(v);
+                moves &= !sq.bit();
+                if v >= beta || moves == 0 {
+                    self.tt.store(key, depth as u8, self.width(), alpha0, beta, best, best_move);
+                    return best;
+                }
+                1
+            }
+            _ => 0,
+        };
+        let ordered = self.order(board, features, moves, depth, if searched_first == 1 { None } else { tt_move });
         if depth >= ETC_MIN_DEPTH {
             // Enhanced transposition cutoff (the children's buckets were prefetched as
             // they were listed).
@@ -491,10 +549,10 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
             self.tt.store(key, 1, self.width(), alpha0, beta, best, best_move);
             return best;
         }
-        let n = ordered.len();
+        let n = ordered.len() + searched_first;
         for (i, &OrderedMove { square: sq, flips: f, .. }) in ordered.iter().enumerate() {
             let node = MidgameNode { features, depth };
-            if split::splits_now(self, board, &node, i, n) {
+            if split::splits_now(self, board, &node, i + searched_first, n) {
                 let (v, mv) = split::split(self, board, &node, &ordered.as_slice()[i..], alpha, beta);
                 if self.stopped() {
                     return 0;
@@ -507,7 +565,7 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
             }
             let child = board.play_flips(sq, f);
             let cf = self.eval.after_move(features, sq, f);
-            let v = if i == 0 {
+            let v = if i + searched_first == 0 {
                 -self.pvs(&child, &cf, -beta, -alpha, depth - 1)
             } else {
                 let v = -self.pvs(&child, &cf, -alpha - 1, -alpha, depth - 1);
@@ -545,6 +603,9 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
     /// window predicts the deep result; returns the bound it predicts.
     fn probcut(&mut self, board: &Board, features: &E::Features, alpha: i32, depth: u32, empties: u32) -> Option<i32> {
         let t = self.selectivity?.sigmas();
+        if depth >= empties {
+            return self.end_probcut(board, features, alpha, t);
+        }
         let sigma = self.eval.probcut_sigma(empties, depth)?;
         let margin = ((t * sigma).round() as i32).max(1);
         let shallow = probcut_shallow(depth);
@@ -570,6 +631,9 @@ impl<'a, E: IncrementalEvaluator> Search<'a, E> {
         depth: u32,
         tt_move: Option<Square>,
     ) -> MoveList {
+        if depth >= board.empty_count() {
+            return self.order_to_end(board, features, moves, tt_move);
+        }
         let mut list = MoveList::new();
         for sq in Squares(moves) {
             let f = flips(board.player, board.opponent, sq);
@@ -626,8 +690,10 @@ impl<E: IncrementalEvaluator> SplitSearch for Search<'_, E> {
         Search::helper(self)
     }
 
-    fn cut_flags(&mut self) -> &mut Vec<Arc<AtomicBool>> {
-        &mut self.cut_flags
+    fn add_cut_flag(&mut self, flag: Arc<AtomicBool>) {
+        // The solver this searcher hands the last plies to works under it too.
+        self.solver.add_cut_flag(flag.clone());
+        self.cut_flags.push(flag);
     }
 
     fn must_stop(&self) -> bool {

@@ -3,12 +3,7 @@
 //!
 //! Layers by number of empty squares, because the best technique changes with the
 //! size of the tree:
-//! - 1–4 empties: dedicated code over explicit square lists, no move generation, no
-//!   table (most nodes of any solve live here; they must be cheap);
-//! - 5–`SHALLOW_MAX`: null-window search without a table, with stability cut-offs;
-//!   at 5 empties moves in quadrants with an odd number of empties first, better
-//!   squares first within each (corners first, X squares last); from 6 empties
-//!   fewest opponent replies first, parity breaking ties;
+//! - 1–`SHALLOW_MAX` empties: null-window search without a table ([`shallow`]);
 //! - above: null-window search with a transposition table (bounds and best move),
 //!   fastest-first ordering (fewest opponent replies first, corners counted double,
 //!   potential mobility as tie-break, the table's move before all; from
@@ -21,13 +16,14 @@
 //! PV nodes use principal-variation search: the first move with the full window, the
 //! others with a null window and a re-search when they fail high.
 //!
-//! Where the time goes (FFO #20–39, one thread, `perf record`, shares of the whole
-//! run): `nws` with what is inlined into it (table, key, ETC) 22% and `ordered` 2%,
-//! `flips` 19% (the moves of the 2–4-empty solvers and of every ordering),
-//! `legal_moves` 13% (the replies counted to order moves), the shallow null-window
-//! searches 7%, the evaluation 8% and the midgame seeding search 4%, the 1–4-empty
-//! solvers 8%, the parity-and-square order 4%, and 8% the system zeroing the table's
-//! pages at start.
+//! Where the time goes (FFO #20–39, one thread, `perf record` at 3dd5b48, shares of
+//! the whole run): `flips` 15% (the moves of the small solvers and of every
+//! ordering), `ordered` 12% and `nws_moves` 10% (with the table, key and ETC inlined),
+//! `legal_moves` 10% (the replies counted to order moves), the 5–6-empty searches 9%,
+//! the evaluation 9% (ordering from [`EVAL_ORDER_MIN`] empties and the selective
+//! passes), the 1–4-empty solvers 6%, the midgame seeding and passes' own nodes 5%,
+//! and 12% the system zeroing the table's pages before the first problem (outside the
+//! times `solve` reports).
 //! The last move of a game counts its flips with `last_flip_count` (a table per
 //! line) instead of finding them.
 
@@ -35,17 +31,21 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::moves::{insert_sorted, MoveList, OrderedMove};
+mod order;
+mod shallow;
+
+use super::moves::{MoveList, OrderedMove};
 use super::split::{self, SplitSearch};
 use super::tt::{TableKey, TranspositionTable};
 use super::NodeBudget;
-use crate::board::{flips, last_flip_count, legal_moves, Board, Squares};
+use crate::board::{flips, legal_moves, Board, Squares};
 use crate::eval::Evaluator;
 use crate::square::{Move, Square};
 use crate::stability::stable_discs;
+use order::{fastest_first, ordered_moves};
 
 /// Above this many empties the solver uses the transposition table and sorted moves.
-pub(crate) const SHALLOW_MAX: u32 = 7;
+pub(crate) const SHALLOW_MAX: u32 = 6;
 /// From this many empties, children are looked up in the table before searching
 /// (FFO #20–39 on one thread: 245.5 M nodes from 14 empties, 237.4 M from 11 in no
 /// more time; from 9, 231.7 M but slower; with today's seeding, 112.2 M from 13,
@@ -58,32 +58,8 @@ const SPLIT_MIN: u32 = 14;
 /// `midgame::EXACT_SEED_SELECTIVITY`: from 12, 101.7 M nodes in 5.26 s; from 13,
 /// 106.4 M, 4.84 s; from 14, 109.9 M, 4.58 s; from 16, 121.4 M, 4.58 s.
 pub(crate) const EVAL_ORDER_MIN: u32 = 14;
-/// From this many empties the null-window search without a table orders its moves by
-/// the opponent's replies, as the sorted search does (FFO #20–39 on one thread: 176.3 M
-/// nodes ordered by parity and square class alone, 151.1 M sorting at 7 empties,
-/// 135.8 M at 6 and 7, in no more time: 7.23–7.34 s against 7.44–7.85 s for 194.2 M
-/// before either change; 125.2 M sorting from 5 took 5% longer; adding the sorted
-/// search's potential-mobility tie-break gave 136.1 M, slower).
-const SHALLOW_SORT_MIN: u32 = 6;
-/// Squares by how good a move there usually is, the shallowest searches' order within
-/// a parity class: corners, the centre's diagonal and the rest of the centre, edges,
-/// the second ring, C and X squares (FFO #20–39 on one thread: 194.2 M nodes in
-/// square-number order, 176.3 M in this one).
-const SQUARE_CLASSES: [u64; 7] = [
-    0x8100_0000_0000_0081,
-    0x0000_2400_0024_0000,
-    0x0000_1824_2418_0000,
-    0x3C00_8181_8181_003C,
-    0x003C_4242_4242_3C00,
-    0x4281_0000_0000_8142,
-    0x0042_0000_0000_4200,
-];
 /// Nodes between checks of the stop flag.
 const STOP_CHECK_INTERVAL: u64 = 1024;
-
-/// Quadrant masks for parity ordering.
-const QUADRANTS: [u64; 4] =
-    [0x0000_0000_0F0F_0F0F, 0x0000_0000_F0F0_F0F0, 0x0F0F_0F0F_0000_0000, 0xF0F0_F0F0_0000_0000];
 
 /// Alpha from which a stability cut-off is worth trying, by empties (a cut needs
 /// many stable opponent discs, so low alphas never cut).
@@ -98,16 +74,17 @@ const STABILITY_THRESHOLD: [i32; 61] = {
     t
 };
 
-/// Squares in quadrants holding an odd number of empties.
+/// The stability cut-off: the score's upper bound from the opponent's stable discs,
+/// when it is at most `alpha`. Counting stable discs is costly, so it is done only
+/// from [`STABILITY_THRESHOLD`] and when the opponent has discs enough.
 #[inline]
-fn odd_quadrants(empty: u64) -> u64 {
-    let mut odd = 0;
-    for q in QUADRANTS {
-        if (empty & q).count_ones() & 1 == 1 {
-            odd |= q;
-        }
+fn stability_cut(p: u64, o: u64, alpha: i32, empties: u32) -> Option<i32> {
+    // Stable discs are at most all the opponent's: with too few, no cut is possible.
+    if alpha < STABILITY_THRESHOLD[empties as usize] || 64 - 2 * o.count_ones() as i32 > alpha {
+        return None;
     }
-    odd
+    let upper = 64 - 2 * stable_discs(o, p).count_ones() as i32;
+    (upper <= alpha).then_some(upper)
 }
 
 /// The solver's state for one thread: shared table, own node counter.
@@ -186,18 +163,20 @@ impl<'a> Solver<'a> {
         // Children that will probe the table (above the table-less shallow search)
         // start loading their buckets as they are listed.
         let tt = (board.empty_count() > SHALLOW_MAX + 1).then_some(self.tt);
+        let mut list = MoveList::new();
         match self.eval {
             // The evaluation after the opponent's best reply, one disc weighing a
             // quarter of a reply: a move's static value misjudges it more often (FFO
             // #20–39 on one thread: 267.9 M nodes ordered by the static value, 245.5 M
             // by the reply's, in the same time; weights of 8 and 32 did worse).
             Some(eval) if board.empty_count() >= EVAL_ORDER_MIN => {
-                ordered_moves(board, moves, tt_move, tt, |child, _, replies| {
+                ordered_moves(&mut list, board, moves, tt_move, tt, |child, _, replies| {
                     -eval.after_best_reply(child, replies) * 16
                 })
             }
-            _ => fastest_first(board, moves, tt_move, tt),
+            _ => fastest_first(&mut list, board, moves, tt_move, tt),
         }
+        list
     }
 
     /// True once the stop flag was seen; results after that are meaningless.
@@ -285,7 +264,7 @@ impl<'a> Solver<'a> {
     }
 
     /// Principal-variation search of a node with a full window.
-    fn pvs(&mut self, board: &Board, mut alpha: i32, beta: i32) -> (i32, Option<Square>) {
+    pub(crate) fn pvs(&mut self, board: &Board, mut alpha: i32, beta: i32) -> (i32, Option<Square>) {
         self.nodes += 1;
         let empties = board.empty_count();
         if empties <= SHALLOW_MAX {
@@ -403,11 +382,8 @@ impl<'a> Solver<'a> {
             return 0;
         }
         let (p, o) = (board.player, board.opponent);
-        if alpha >= STABILITY_THRESHOLD[empties as usize] {
-            let upper = 64 - 2 * stable_discs(o, p).count_ones() as i32;
-            if upper <= alpha {
-                return upper;
-            }
+        if let Some(upper) = stability_cut(p, o, alpha, empties) {
+            return upper;
         }
         let key = TableKey::of(board);
         let mut tt_move = None;
@@ -422,12 +398,31 @@ impl<'a> Solver<'a> {
                 }
             }
         }
-        let moves = known.unwrap_or_else(|| legal_moves(p, o));
+        let mut moves = known.unwrap_or_else(|| legal_moves(p, o));
         if moves == 0 {
             if legal_moves(o, p) == 0 {
                 return board.final_score();
             }
             return -self.nws(&board.pass(), -alpha - 1);
+        }
+        let mut best = -65;
+        let mut best_move = None;
+        // Below ETC_MIN, where no child is looked up first, the table's move is searched
+        // before the others are listed and ordered: it usually refutes the node, and
+        // then their ordering is saved (FFO #20–39 on one thread: the same nodes, N%
+        // less time).
+        let mut searched = 0;
+        if let Some(sq) = tt_move.filter(|sq| empties < ETC_MIN && moves & sq.bit() != 0) {
+            let v = -self.nws(&board.play_flips(sq, flips(p, o, sq)), -alpha - 1);
+            (best, best_move, searched) = (v, Some(sq), 1);
+            moves &= !sq.bit();
+            if v > alpha || moves == 0 {
+                if self.aborted {
+                    return 0;
+                }
+                self.tt.store(key, empties as u8, 0, alpha, alpha + 1, best, best_move);
+                return best;
+            }
         }
         let mut list = self.ordered(board, moves, tt_move);
         if empties >= ETC_MIN {
@@ -438,9 +433,7 @@ impl<'a> Solver<'a> {
             }
         }
         list.sort();
-        let mut best = -65;
-        let mut best_move = None;
-        let n = list.len();
+        let n = list.len() + searched;
         for (i, m) in list.iter().enumerate() {
             let v = -self.nws_moves(&board.play_flips(m.square, m.flips), -alpha - 1, Some(m.replies));
             if v > best {
@@ -450,7 +443,7 @@ impl<'a> Solver<'a> {
                     break;
                 }
             }
-            if split::splits_now(self, board, &(), i + 1, n) {
+            if split::splits_now(self, board, &(), searched + i + 1, n) {
                 // The first moves did not cut: the others are searched in parallel.
                 if let (v, Some(sq)) = split::split(self, board, &(), &list.as_slice()[i + 1..], alpha, alpha + 1) {
                     if v > best {
@@ -466,186 +459,6 @@ impl<'a> Solver<'a> {
         }
         self.tt.store(key, empties as u8, 0, alpha, alpha + 1, best, best_move);
         best
-    }
-
-    /// Null-window search of 1–7 empties without a table: 1–4 by [`Solver::solve_small`],
-    /// 5–7 with a stability cut-off and moves sorted by the opponent's replies from
-    /// [`SHALLOW_SORT_MIN`] empties, by parity and square class below.
-    fn nws_shallow(&mut self, p: u64, o: u64, alpha: i32, empties: u32) -> i32 {
-        self.nws_shallow_moves(p, o, alpha, empties, None)
-    }
-
-    /// [`Solver::nws_shallow`] where the parent may know the legal moves already (its
-    /// sorting generated them).
-    fn nws_shallow_moves(&mut self, p: u64, o: u64, alpha: i32, empties: u32, known: Option<u64>) -> i32 {
-        if empties <= 4 {
-            return self.solve_small(p, o, alpha);
-        }
-        self.nodes += 1;
-        if alpha >= STABILITY_THRESHOLD[empties as usize] {
-            let upper = 64 - 2 * stable_discs(o, p).count_ones() as i32;
-            if upper <= alpha {
-                return upper;
-            }
-        }
-        let moves = known.unwrap_or_else(|| legal_moves(p, o));
-        if moves == 0 {
-            if legal_moves(o, p) == 0 {
-                return Board { player: p, opponent: o }.final_score();
-            }
-            return -self.nws_shallow(o, p, -alpha - 1, empties);
-        }
-        let odd = odd_quadrants(!(p | o));
-        let mut best = -65;
-        if empties >= SHALLOW_SORT_MIN {
-            // Fastest first, an odd quadrant breaking ties; each child's moves are the
-            // replies counted here, so it need not generate them again.
-            let mut list =
-                [OrderedMove { square: Square::new(0), flips: 0, cost: 0, replies: 0 }; SHALLOW_MAX as usize];
-            for (n, sq) in Squares(moves).enumerate() {
-                let f = flips(p, o, sq);
-                let replies = legal_moves(o ^ f, p | f | sq.bit());
-                let cost = replies_cost(replies) - if odd & sq.bit() != 0 { 8 } else { 0 };
-                insert_sorted(&mut list, n, OrderedMove { square: sq, flips: f, cost, replies }, |m| m.cost);
-            }
-            for &m in &list[..moves.count_ones() as usize] {
-                let (cp, co) = (o ^ m.flips, p | m.flips | m.square.bit());
-                let v = -self.nws_shallow_moves(cp, co, -alpha - 1, empties - 1, Some(m.replies));
-                if v > best {
-                    best = v;
-                    if v > alpha {
-                        return v;
-                    }
-                }
-            }
-            return best;
-        }
-        let (order, n) = by_parity_and_class(moves, odd);
-        for &sq in &order[..n] {
-            let f = flips(p, o, sq);
-            let v = -self.nws_shallow(o ^ f, p | f | sq.bit(), -alpha - 1, empties - 1);
-            if v > best {
-                best = v;
-                if v > alpha {
-                    return v;
-                }
-            }
-        }
-        best
-    }
-
-    /// Dispatch for 1–4 empties, squares in parity and square-class order.
-    #[inline]
-    fn solve_small(&mut self, p: u64, o: u64, alpha: i32) -> i32 {
-        let empty = !(p | o);
-        let (order, n) = by_parity_and_class(empty, odd_quadrants(empty));
-        let sq = [order[0], order[1], order[2], order[3]];
-        match n {
-            4 => self.solve4(p, o, alpha, sq),
-            3 => self.solve3(p, o, alpha, sq[0], sq[1], sq[2]),
-            2 => self.solve2(p, o, alpha, sq[0], sq[1]),
-            1 => self.solve1(p, o, sq[0]),
-            _ => Board { player: p, opponent: o }.final_score(),
-        }
-    }
-
-    fn solve4(&mut self, p: u64, o: u64, alpha: i32, sq: [Square; 4]) -> i32 {
-        self.nodes += 1;
-        let mut best = -65;
-        for i in 0..4 {
-            let x = sq[i];
-            let f = flips(p, o, x);
-            if f != 0 {
-                let rest = match i {
-                    0 => [sq[1], sq[2], sq[3]],
-                    1 => [sq[0], sq[2], sq[3]],
-                    2 => [sq[0], sq[1], sq[3]],
-                    _ => [sq[0], sq[1], sq[2]],
-                };
-                let v = -self.solve3(o ^ f, p | f | x.bit(), -alpha - 1, rest[0], rest[1], rest[2]);
-                if v > best {
-                    best = v;
-                    if v > alpha {
-                        return v;
-                    }
-                }
-            }
-        }
-        if best > -65 {
-            return best;
-        }
-        if sq.iter().any(|&x| flips(o, p, x) != 0) {
-            return -self.solve4(o, p, -alpha - 1, sq);
-        }
-        Board { player: p, opponent: o }.final_score()
-    }
-
-    fn solve3(&mut self, p: u64, o: u64, alpha: i32, a: Square, b: Square, c: Square) -> i32 {
-        self.nodes += 1;
-        let mut best = -65;
-        for (x, y, z) in [(a, b, c), (b, a, c), (c, a, b)] {
-            let f = flips(p, o, x);
-            if f != 0 {
-                let v = -self.solve2(o ^ f, p | f | x.bit(), -alpha - 1, y, z);
-                if v > best {
-                    best = v;
-                    if v > alpha {
-                        return v;
-                    }
-                }
-            }
-        }
-        if best > -65 {
-            return best;
-        }
-        if flips(o, p, a) | flips(o, p, b) | flips(o, p, c) != 0 {
-            return -self.solve3(o, p, -alpha - 1, a, b, c);
-        }
-        Board { player: p, opponent: o }.final_score()
-    }
-
-    fn solve2(&mut self, p: u64, o: u64, alpha: i32, a: Square, b: Square) -> i32 {
-        self.nodes += 1;
-        let mut best = -65;
-        let f = flips(p, o, a);
-        if f != 0 {
-            best = -self.solve1(o ^ f, p | f | a.bit(), b);
-            if best > alpha {
-                return best;
-            }
-        }
-        let f = flips(p, o, b);
-        if f != 0 {
-            return best.max(-self.solve1(o ^ f, p | f | b.bit(), a));
-        }
-        if best > -65 {
-            return best;
-        }
-        if flips(o, p, a) | flips(o, p, b) != 0 {
-            return -self.solve2(o, p, -alpha - 1, a, b);
-        }
-        Board { player: p, opponent: o }.final_score()
-    }
-
-    /// One empty square: the last move decides everything.
-    #[inline]
-    fn solve1(&mut self, p: u64, o: u64, x: Square) -> i32 {
-        self.nodes += 1;
-        let discs = p.count_ones() as i32;
-        let n = last_flip_count(p, x) as i32;
-        if n > 0 {
-            return 2 * (discs + n + 1) - 64;
-        }
-        let n = last_flip_count(o, x) as i32;
-        if n > 0 {
-            return 2 * (discs - n) - 64;
-        }
-        // Nobody can play: 63 discs, the empty square goes to the winner.
-        if 2 * discs > 63 {
-            2 * discs - 62
-        } else {
-            2 * discs - 64
-        }
     }
 }
 
@@ -674,8 +487,8 @@ impl SplitSearch for Solver<'_> {
         helper
     }
 
-    fn cut_flags(&mut self) -> &mut Vec<Arc<AtomicBool>> {
-        &mut self.cut_flags
+    fn add_cut_flag(&mut self, flag: Arc<AtomicBool>) {
+        self.cut_flags.push(flag);
     }
 
     fn must_stop(&self) -> bool {
@@ -698,85 +511,4 @@ impl SplitSearch for Solver<'_> {
     fn absorb(&mut self, nodes: u64) {
         self.merge_helper_nodes(nodes);
     }
-}
-
-/// Each square's place in [`SQUARE_CLASSES`].
-const SQUARE_CLASS: [u8; 64] = {
-    let mut table = [0; 64];
-    let mut c = 0;
-    while c < SQUARE_CLASSES.len() {
-        let mut sq = 0;
-        while sq < 64 {
-            if SQUARE_CLASSES[c] & (1 << sq) != 0 {
-                table[sq] = c as u8;
-            }
-            sq += 1;
-        }
-        c += 1;
-    }
-    table
-};
-
-/// The most squares [`by_parity_and_class`] orders: the moves of a node that is not
-/// sorted, or the empties of one solved by [`Solver::solve_small`].
-const PARITY_ORDER_MAX: usize = SHALLOW_SORT_MIN as usize - 1;
-const _: () = assert!(PARITY_ORDER_MAX >= 4);
-
-/// The squares of `set` (at most [`PARITY_ORDER_MAX`]): those in `odd` first, each part
-/// in [`SQUARE_CLASSES`] order; and how many there are.
-#[inline]
-fn by_parity_and_class(set: u64, odd: u64) -> ([Square; PARITY_ORDER_MAX], usize) {
-    let mut out = [(0u8, Square::new(0)); PARITY_ORDER_MAX];
-    let mut n = 0;
-    for sq in Squares(set) {
-        let key = SQUARE_CLASS[sq.index()] + if odd & sq.bit() != 0 { 0 } else { 8 };
-        insert_sorted(&mut out, n, (key, sq), |&(k, _)| k);
-        n += 1;
-    }
-    (out.map(|(_, sq)| sq), n)
-}
-
-/// The ordering cost of leaving the opponent `replies` (fastest first): 64 per reply, a
-/// corner reply counting double.
-#[inline]
-fn replies_cost(replies: u64) -> i32 {
-    (replies.count_ones() + (replies & crate::board::masks::CORNERS).count_ones()) as i32 * 64
-}
-
-/// The moves of a node with ordering costs attached (sorted by the caller): the
-/// table's move first, then fewest opponent replies (a reply on a corner counts
-/// double, 64 per reply), ties broken by `tiebreak(position after the move, move,
-/// its replies)`. With `tt`, each child's table bucket is prefetched.
-/// Generic so that each ordering compiles to its own loop: this runs at every node.
-#[inline]
-fn ordered_moves(
-    board: &Board,
-    moves: u64,
-    tt_move: Option<Square>,
-    tt: Option<&TranspositionTable>,
-    tiebreak: impl Fn(&Board, Square, u64) -> i32,
-) -> MoveList {
-    let mut list = MoveList::new();
-    for sq in Squares(moves) {
-        let f = flips(board.player, board.opponent, sq);
-        let child = board.play_flips(sq, f);
-        if let Some(tt) = tt {
-            tt.prefetch(TableKey::of(&child));
-        }
-        let replies = child.legal_moves();
-        let cost = if Some(sq) == tt_move { i32::MIN } else { replies_cost(replies) + tiebreak(&child, sq, replies) };
-        list.push(OrderedMove { square: sq, flips: f, cost, replies });
-    }
-    list
-}
-
-/// Fastest-first ties: potential mobility, corners taken, an odd quadrant.
-#[inline]
-fn fastest_first(board: &Board, moves: u64, tt_move: Option<Square>, tt: Option<&TranspositionTable>) -> MoveList {
-    let odd = odd_quadrants(board.empties());
-    ordered_moves(board, moves, tt_move, tt, |child, sq, _| {
-        let potential = crate::board::adjacent_empties(child.opponent, child.empties()).count_ones() as i32;
-        let corner_stab = (child.opponent & crate::board::masks::CORNERS).count_ones() as i32;
-        potential * 4 - corner_stab * 32 - if odd & sq.bit() != 0 { 8 } else { 0 }
-    })
 }
