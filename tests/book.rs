@@ -284,12 +284,12 @@ fn synthetic_records(n: usize, seed: u64, games: impl Fn(usize) -> u32) -> Vec<R
         .enumerate()
         .map(|(i, &key)| Record {
             key,
-            value: (i % 129) as i8 - 64,
+            value: ((i % 129) as i32 - 64) as i8,
             leaf_move: match i % 65 {
                 64 => LeafMove::PASS,
                 sq => LeafMove::from(thorbook::square::Square::new(sq as u8)),
             },
-            leaf_score: (i % 129) as i8 - 64,
+            leaf_score: ((i % 129) as i32 - 64) as i8,
             leaf_depth: (i % 64) as u8,
             games: games(i),
             wins: games(i) / 3,

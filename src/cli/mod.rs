@@ -220,7 +220,10 @@ pub fn main() -> ExitCode {
 fn parse() -> Cli {
     use clap::{CommandFactory, FromArgMatches};
     fn negatives(cmd: clap::Command) -> clap::Command {
-        cmd.mut_args(|a| a.allow_negative_numbers(true)).mut_subcommands(negatives)
+        // Only on options that take values: clap's debug assertions (on in a debug
+        // build) refuse the setting on a flag, and `thorbook` would panic at start.
+        cmd.mut_args(|a| if a.get_action().takes_values() { a.allow_negative_numbers(true) } else { a })
+            .mut_subcommands(negatives)
     }
     // `--version` also says which copies of the hot code this CPU runs (`crate::cpu`).
     let long_version = format!("{}\nCPU: runs the {} copies", env!("CARGO_PKG_VERSION"), crate::cpu::level().name());
