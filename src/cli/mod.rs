@@ -215,10 +215,18 @@ pub fn main() -> ExitCode {
 }
 
 /// Parses the command line as `thorbook` does (exiting with clap's message and status
-/// 2 on a wrong one). Negative numbers are values, so that `--time -1` is refused by
-/// the option's own range check rather than taken for an unknown flag.
+/// 2 on a wrong one).
 fn parse() -> Cli {
-    use clap::{CommandFactory, FromArgMatches};
+    use clap::FromArgMatches;
+    let matches = command().get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
+/// The command line's definition as `thorbook` parses it. Negative numbers are values,
+/// so that `--time -1` is refused by the option's own range check rather than taken for
+/// an unknown flag.
+fn command() -> clap::Command {
+    use clap::CommandFactory;
     fn negatives(cmd: clap::Command) -> clap::Command {
         // Only on options that take values: clap's debug assertions (on in a debug
         // build) refuse the setting on a flag, and `thorbook` would panic at start.
@@ -227,8 +235,7 @@ fn parse() -> Cli {
     }
     // `--version` also says which copies of the hot code this CPU runs (`crate::cpu`).
     let long_version = format!("{}\nCPU: runs the {} copies", env!("CARGO_PKG_VERSION"), crate::cpu::level().name());
-    let matches = negatives(Cli::command().long_version(long_version)).get_matches();
-    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    negatives(Cli::command().long_version(long_version))
 }
 
 /// The exit status for an error: 2 for a wrong argument (a value out of range), else 1.
@@ -311,5 +318,15 @@ mod error_message_tests {
         assert_eq!(error_message(&err), "writing the book: x.tbk: No such file");
         let plain = anyhow::anyhow!("inner").context("outer");
         assert_eq!(error_message(&plain), "outer: inner");
+    }
+}
+
+#[cfg(test)]
+mod command_tests {
+    /// clap's own checks of a definition run only in debug builds, where a failing one
+    /// makes `thorbook` panic at start; here they run in every build the tests run in.
+    #[test]
+    fn the_command_line_passes_clap_s_own_checks() {
+        super::command().debug_assert();
     }
 }
