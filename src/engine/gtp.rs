@@ -14,7 +14,7 @@ use std::io::{BufRead, Write};
 use std::time::{Duration, Instant};
 
 use super::clock::{Clock, TimeControl};
-use super::game::Game;
+use super::game::{Game, GameError};
 use super::ponder::{self, Expectation, PonderGate};
 use super::{Engine, EngineError};
 use crate::board::Color;
@@ -198,6 +198,39 @@ fn color_index(c: Color) -> usize {
     }
 }
 
+/// Why [`GtpSession::handle`] refused a command: the `?` reply, its text the message.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GtpFailure {
+    /// `boardsize` other than 8.
+    #[error("unacceptable size")]
+    UnacceptableSize,
+    /// A move played after the end of the game.
+    #[error("the game is over: {mv} cannot be played")]
+    GameOver {
+        /// The move refused.
+        mv: Move,
+    },
+    /// A move the rules refuse.
+    #[error("illegal move: {0}")]
+    IllegalMove(GameError),
+    /// `undo` at the start of the game.
+    #[error("cannot undo")]
+    CannotUndo,
+    /// `final_score` before the end.
+    #[error("the game is not over")]
+    GameNotOver,
+    /// `genmove` for a side that cannot be to move.
+    #[error("{0}")]
+    NotToMove(GameError),
+    /// The engine could not choose a move.
+    #[error("{0}")]
+    Engine(EngineError),
+    /// The engine chose a move the game refuses (a bug).
+    #[error("internal error: the engine chose {0}")]
+    EngineChoseIllegal(GameError),
+}
+
 impl<'e, E: IncrementalEvaluator> GtpSession<'e, E> {
     /// A session on a new game from the start position.
     pub fn new(engine: &'e mut Engine<E>) -> GtpSession<'e, E> {
@@ -210,8 +243,8 @@ impl<'e, E: IncrementalEvaluator> GtpSession<'e, E> {
         &self.game
     }
 
-    /// Answers one command: `Ok(text)` for `=`, `Err(message)` for `?`.
-    pub fn handle(&mut self, command: &Command) -> Result<String, String> {
+    /// Answers one command: `Ok(text)` for `=`, `Err(failure)` for `?` and its message.
+    pub fn handle(&mut self, command: &Command) -> Result<String, GtpFailure> {
         match command {
             Command::ProtocolVersion => Ok("2".into()),
             Command::Name => Ok("thorbook".into()),
@@ -219,7 +252,7 @@ impl<'e, E: IncrementalEvaluator> GtpSession<'e, E> {
             Command::KnownCommand(name) => Ok(COMMANDS.contains(&name.as_str()).to_string()),
             Command::ListCommands => Ok(COMMANDS.join("\n")),
             Command::BoardSize(8) => Ok(String::new()),
-            Command::BoardSize(_) => Err("unacceptable size".into()),
+            Command::BoardSize(_) => Err(GtpFailure::UnacceptableSize),
             Command::ClearBoard => {
                 self.game = Game::default();
                 self.engine.new_game();
@@ -229,21 +262,21 @@ impl<'e, E: IncrementalEvaluator> GtpSession<'e, E> {
             Command::Komi => Ok(String::new()),
             Command::Play(color, mv) => {
                 if self.game.is_over() {
-                    return Err(format!("the game is over ({}): {mv} cannot be played", self.game.result_text()));
+                    return Err(GtpFailure::GameOver { mv: *mv });
                 }
-                self.game.play_for(*color, *mv).map_err(|e| format!("illegal move: {e}"))?;
+                self.game.play_for(*color, *mv).map_err(GtpFailure::IllegalMove)?;
                 Ok(String::new())
             }
             Command::Genmove(color) => self.genmove(*color),
             Command::Undo => match self.game.undo() {
                 Some(_) => Ok(String::new()),
-                None => Err("cannot undo".into()),
+                None => Err(GtpFailure::CannotUndo),
             },
             Command::FinalScore => {
                 if self.game.is_over() {
                     Ok(self.game.result_text())
                 } else {
-                    Err("the game is not over".into())
+                    Err(GtpFailure::GameNotOver)
                 }
             }
             Command::ShowBoard => Ok(showboard(&self.game.position())),
@@ -262,20 +295,20 @@ impl<'e, E: IncrementalEvaluator> GtpSession<'e, E> {
         }
     }
 
-    fn genmove(&mut self, color: Color) -> Result<String, String> {
+    fn genmove(&mut self, color: Color) -> Result<String, GtpFailure> {
         if self.game.is_over() {
             return Ok("pass".into());
         }
-        let to_move = self.game.position_for(color).map_err(|e| e.to_string())?;
+        let to_move = self.game.position_for(color).map_err(GtpFailure::NotToMove)?;
         let start = Instant::now();
         let budget = self.clocks[color_index(color)].and_then(|c| c.budget(to_move.board.empty_count()));
         let chosen = match self.engine.choose_with_time(&to_move, budget) {
             Ok(m) => m,
             Err(EngineError::GameOver { .. }) => return Ok("pass".into()),
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(GtpFailure::Engine(e)),
         };
         let under_clock = self.clocks[color_index(color)].as_mut().map(|clock| clock.spend(start.elapsed())).is_some();
-        self.game.play_for(color, chosen.mv).map_err(|e| format!("internal error: the engine chose {e}"))?;
+        self.game.play_for(color, chosen.mv).map_err(GtpFailure::EngineChoseIllegal)?;
         self.expectation =
             (under_clock && self.engine.config().ponder).then(|| Expectation::new(self.game.position(), &chosen.pv));
         Ok(match chosen.mv {
@@ -322,7 +355,10 @@ pub fn run<E: IncrementalEvaluator>(
         let Some(line) = super::protocol_line(line, answer)? else { continue };
         let (id, reply) = match parse_line(&line) {
             Ok(None) => continue,
-            Ok(Some(req)) => (req.id, session.handle(&req.command).map(|t| (t, req.command == Command::Quit))),
+            Ok(Some(req)) => (
+                req.id,
+                session.handle(&req.command).map(|t| (t, req.command == Command::Quit)).map_err(|e| e.to_string()),
+            ),
             Err(bad) => (bad.id, Err(bad.message)),
         };
         let id = id.map(|i| i.to_string()).unwrap_or_default();

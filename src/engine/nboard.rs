@@ -15,7 +15,7 @@
 use std::io::{BufRead, Write};
 
 use super::clock::{Clock, TimeControl};
-use super::game::Game;
+use super::game::{Game, GameError};
 use super::ggf::{self, move_text, GgfGame};
 use super::ponder::{self, Expectation, Interrupts, LineGeneration, PonderGate};
 use super::{Engine, EngineError, MoveSource};
@@ -114,6 +114,33 @@ pub struct NBoardSession<'e, E: IncrementalEvaluator> {
     expectation: Option<Expectation>,
 }
 
+/// Why [`NBoardSession::handle`] refused a command (its message goes to the error
+/// stream; the session goes on).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum NBoardFailure {
+    /// An `nboard` version other than 2.
+    #[error("protocol version {0} is not supported (thorbook speaks 2)")]
+    Version(u32),
+    /// A game whose time control cannot be read: it is played without a clock.
+    #[error("set game: the time control cannot be read; playing without a clock")]
+    TimeControl,
+    /// A move the game refuses.
+    #[error("move {mv}: {error}")]
+    Move {
+        /// The move refused.
+        mv: Move,
+        /// Why.
+        error: GameError,
+    },
+    /// `go` after the end of the game.
+    #[error("go: the game is over")]
+    GameOver,
+    /// The engine could not choose a move.
+    #[error("go: {0}")]
+    Engine(EngineError),
+}
+
 impl<'e, E: IncrementalEvaluator> NBoardSession<'e, E> {
     /// A session on a new game from the start position.
     pub fn new(engine: &'e mut Engine<E>) -> NBoardSession<'e, E> {
@@ -126,12 +153,12 @@ impl<'e, E: IncrementalEvaluator> NBoardSession<'e, E> {
         &self.game
     }
 
-    /// Handles one command, writing replies to `out`; `Err` is a message for the error
-    /// stream.
-    pub fn handle(&mut self, command: Command, out: &mut impl Write) -> std::io::Result<Result<(), String>> {
+    /// Handles one command, writing replies to `out`; `Err` is a refusal, its message
+    /// for the error stream.
+    pub fn handle(&mut self, command: Command, out: &mut impl Write) -> std::io::Result<Result<(), NBoardFailure>> {
         match command {
             Command::NBoard(2) => writeln!(out, "set myname thorbook")?,
-            Command::NBoard(v) => return Ok(Err(format!("protocol version {v} is not supported (thorbook speaks 2)"))),
+            Command::NBoard(v) => return Ok(Err(NBoardFailure::Version(v))),
             Command::SetDepth(d) => self.engine.set_strength(Strength::for_depth(d)),
             Command::SetGame(g) => {
                 let same_start = g.game.start() == self.game.start();
@@ -145,9 +172,9 @@ impl<'e, E: IncrementalEvaluator> NBoardSession<'e, E> {
                 self.game = g.game;
                 let control = match g.time.as_deref().map(TimeControl::parse_ggf).transpose() {
                     Ok(control) => control,
-                    Err(e) => {
+                    Err(_) => {
                         self.clock = None;
-                        return Ok(Err(format!("set game: {e}; playing without a clock")));
+                        return Ok(Err(NBoardFailure::TimeControl));
                     }
                 };
                 // A new game or a new control restarts the clock; a game that goes on
@@ -160,7 +187,7 @@ impl<'e, E: IncrementalEvaluator> NBoardSession<'e, E> {
             Command::SetContempt(_) => {}
             Command::Move(mv) => {
                 if let Err(e) = self.game.play_inferring_pass(mv) {
-                    return Ok(Err(format!("move {mv}: {e}")));
+                    return Ok(Err(NBoardFailure::Move { mv, error: e }));
                 }
             }
             Command::Hint(n) => self.hint(n, out)?,
@@ -173,7 +200,7 @@ impl<'e, E: IncrementalEvaluator> NBoardSession<'e, E> {
         Ok(Ok(()))
     }
 
-    fn go(&mut self, out: &mut impl Write) -> std::io::Result<Result<(), String>> {
+    fn go(&mut self, out: &mut impl Write) -> std::io::Result<Result<(), NBoardFailure>> {
         writeln!(out, "status thorbook is thinking")?;
         out.flush()?;
         let pos = self.game.position();
@@ -182,9 +209,9 @@ impl<'e, E: IncrementalEvaluator> NBoardSession<'e, E> {
             Ok(m) => m,
             Err(EngineError::GameOver { .. }) => {
                 writeln!(out, "status thorbook is waiting")?;
-                return Ok(Err("go: the game is over".into()));
+                return Ok(Err(NBoardFailure::GameOver));
             }
-            Err(e) => return Ok(Err(format!("go: {e}"))),
+            Err(e) => return Ok(Err(NBoardFailure::Engine(e))),
         };
         if let Some(clock) = &mut self.clock {
             clock.spend(chosen.time);
@@ -308,7 +335,7 @@ pub fn run<E: IncrementalEvaluator>(
                 }
                 let outcome = session.handle(cmd, &mut output);
                 generation.end();
-                outcome?
+                outcome?.map_err(|e| e.to_string())
             }
             Err(message) => Err(message),
         };

@@ -763,17 +763,26 @@ pub enum SortKey {
     Score,
 }
 
-impl std::str::FromStr for SortKey {
-    type Err = String;
+/// A sort key that is not one of [`SortKey`]'s names.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SortKeyError {
+    /// None of the names (the caller knows the text it gave).
+    #[error("not a sort key (year, black, white, tournament, score)")]
+    Unknown,
+}
 
-    fn from_str(s: &str) -> Result<SortKey, String> {
+impl std::str::FromStr for SortKey {
+    type Err = SortKeyError;
+
+    fn from_str(s: &str) -> Result<SortKey, SortKeyError> {
         Ok(match s.to_ascii_lowercase().as_str() {
             "year" => SortKey::Year,
             "black" => SortKey::Black,
             "white" => SortKey::White,
             "tournament" => SortKey::Tournament,
             "score" => SortKey::Score,
-            _ => return Err(format!("`{s}` is not a sort key (year, black, white, tournament, score)")),
+            _ => return Err(SortKeyError::Unknown),
         })
     }
 }

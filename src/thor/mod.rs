@@ -33,7 +33,8 @@ use crate::square::{ParseError, Square};
 #[cfg(any(feature = "explorer", test))]
 pub(crate) use database::parse_years;
 pub use database::{
-    FileSummary, GameFilter, GameId, LoadOptions, MoveStats, PositionStats, Reach, SortKey, ThorDatabase, ThorGame,
+    FileSummary, GameFilter, GameId, LoadOptions, MoveStats, PositionStats, Reach, SortKey, SortKeyError, ThorDatabase,
+    ThorGame,
 };
 pub use export::{Dropped, GameText, WthorExport, WthorFile};
 pub use format::{FileKind, Header};
